@@ -1,0 +1,113 @@
+/* qdqc.h: the public C API of qdqc, an ahead-of-time compiler for quantized (QDQ) networks.
+ *
+ * Conventions (see docs/api.md):
+ *  - Handles are opaque pointers. Ownership is in the verb: _create/_parse/_import hand the
+ *    result to the caller (pair with _destroy), _get lends, _take moves.
+ *  - A failing call returns a status other than QDQC_OK and leaves diagnostics in the context;
+ *    the library never prints and never exits.
+ *  - No global state: separate contexts may be used from separate threads. One context and the
+ *    modules created from it must be used by one thread at a time.
+ */
+#ifndef QDQC_QDQC_H
+#define QDQC_QDQC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QDQC_VERSION_MAJOR 0
+#define QDQC_VERSION_MINOR 1
+#define QDQC_VERSION_PATCH 0
+#define QDQC_VERSION_HEX \
+    ((QDQC_VERSION_MAJOR << 16) | (QDQC_VERSION_MINOR << 8) | QDQC_VERSION_PATCH)
+
+#if defined(_WIN32)
+#define QDQC_API
+#else
+#define QDQC_API __attribute__((visibility("default")))
+#endif
+
+/* Status codes. ABI: append, never renumber. The list lives in qdqc/status.def. */
+typedef enum qdqc_status {
+#define QDQC_STATUS(NAME, VALUE, TEXT) QDQC_##NAME = VALUE,
+#include "qdqc/status.def"
+#undef QDQC_STATUS
+} qdqc_status;
+
+typedef enum qdqc_severity {
+    QDQC_SEV_NOTE = 0,
+    QDQC_SEV_REMARK = 1,
+    QDQC_SEV_WARNING = 2,
+    QDQC_SEV_ERROR = 3,
+} qdqc_severity;
+
+typedef struct qdqc_context qdqc_context;
+typedef struct qdqc_module qdqc_module;
+
+/* Diagnostic callback. `location` is e.g. "net.qir:12:9" or "model.onnx: node 'c' (Conv)";
+ * `message` has no location and no severity prefix. Both strings live only during the call. */
+typedef void (*qdqc_diag_handler)(void *user, qdqc_severity sev, const char *location,
+                                  const char *message);
+
+/* ---- version ---- */
+QDQC_API unsigned qdqc_version(void); /* == QDQC_VERSION_HEX of the library */
+QDQC_API const char *qdqc_version_string(void);
+QDQC_API const char *qdqc_status_name(qdqc_status s); /* "QDQC_ERR_PARSE"; never NULL */
+
+/* ---- context ---- */
+QDQC_API qdqc_context *qdqc_context_create(void);
+QDQC_API void qdqc_context_destroy(qdqc_context *ctx); /* NULL is a no-op */
+/* With a handler, diagnostics go to it and are not collected. NULL restores collection. */
+QDQC_API void qdqc_context_set_diag_handler(qdqc_context *ctx, qdqc_diag_handler fn, void *user);
+/* Collected diagnostics, one per line, "LOCATION: error: MESSAGE\n". Lent; valid until the next
+ * call on ctx. Empty string when there are none. */
+QDQC_API const char *qdqc_context_get_diagnostics(qdqc_context *ctx);
+QDQC_API size_t qdqc_context_get_error_count(const qdqc_context *ctx);
+QDQC_API void qdqc_context_clear_diagnostics(qdqc_context *ctx);
+/* Where pass-manager dumps (--print-after, --print-after-all) go. Without a handler they are
+ * not produced. */
+typedef void (*qdqc_print_handler)(void *user, const char *text);
+QDQC_API void qdqc_context_set_print_handler(qdqc_context *ctx, qdqc_print_handler fn,
+                                             void *user);
+/* Options as "name=value" (e.g. "requant=fixed", "remarks=1", "verify-each=1"). */
+QDQC_API qdqc_status qdqc_context_set_option(qdqc_context *ctx, const char *name,
+                                             const char *value);
+
+/* ---- modules ---- */
+/* Parse qdqc textual IR. `filename` names the buffer in diagnostics (may be NULL). */
+QDQC_API qdqc_status qdqc_module_parse(qdqc_context *ctx, const char *text, size_t len,
+                                       const char *filename, qdqc_module **out);
+/* Import an ONNX model from a file (external data is resolved beside it) or from bytes. */
+QDQC_API qdqc_status qdqc_module_import_onnx_file(qdqc_context *ctx, const char *path,
+                                                  qdqc_module **out);
+QDQC_API qdqc_status qdqc_module_import_onnx_bytes(qdqc_context *ctx, const void *data,
+                                                   size_t len, const char *filename,
+                                                   qdqc_module **out);
+/* Load by file extension: .onnx, .mlir, otherwise text IR. */
+QDQC_API qdqc_status qdqc_module_load_file(qdqc_context *ctx, const char *path,
+                                           qdqc_module **out);
+QDQC_API void qdqc_module_destroy(qdqc_module *m); /* NULL is a no-op */
+/* Fix a dynamic input dimension set: spec "NAME=1x3x224x224". Applies to later imports. */
+QDQC_API qdqc_status qdqc_context_add_input_shape(qdqc_context *ctx, const char *spec);
+
+/* Textual IR of the module; free with qdqc_string_free. */
+QDQC_API char *qdqc_module_print(const qdqc_module *m);
+QDQC_API void qdqc_string_free(char *s);
+QDQC_API qdqc_status qdqc_module_verify(qdqc_module *m);
+
+/* ---- passes ---- */
+/* `pipeline` is a comma-separated list of pass names, or NULL / "default" for the default
+ * pipeline. */
+QDQC_API qdqc_status qdqc_module_run_passes(qdqc_module *m, const char *pipeline);
+/* Number of registered passes, and their names/descriptions (lent, static). */
+QDQC_API size_t qdqc_pass_count(void);
+QDQC_API const char *qdqc_pass_name(size_t i);
+QDQC_API const char *qdqc_pass_description(size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QDQC_QDQC_H */

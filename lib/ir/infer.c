@@ -1,0 +1,785 @@
+/* infer.c: result types of every op from its operands and attributes.
+ * Shared by the verifier (which compares them with the declared types) and by the readers
+ * (which use them to type what they build). Only element type and shape are inferred here;
+ * quantization annotations are checked by the verifier (verify.c). Attribute conventions of
+ * every op are in docs/ir.md. */
+#include "ir.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define FAIL(...)                        \
+    do {                                 \
+        node_error(g, n, __VA_ARGS__);   \
+        return false;                    \
+    } while (0)
+
+static const Type *
+in_type(Graph *g, Node *n, uint32_t i)
+{
+    if (i >= n->nin || !n->in[i].id)
+        return NULL;
+    return &ir_value(g, n->in[i])->type;
+}
+
+bool
+shape_broadcast(const Type *a, const Type *b, Type *out)
+{
+    int r = a->rank > b->rank ? a->rank : b->rank;
+    Type t = *a;
+    t.q = NULL;
+    t.rank = (uint8_t)r;
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - a->rank), ib = i - (r - b->rank);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da == db || db == 1)
+            t.dims[i] = da;
+        else if (da == 1)
+            t.dims[i] = db;
+        else
+            return false;
+    }
+    *out = t;
+    return true;
+}
+
+static void
+fmt_shape(char *buf, size_t len, const Type *t)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, len - o, "[");
+    for (int i = 0; i < t->rank && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, i ? ",%lld" : "%lld", (long long)t->dims[i]);
+    if (o < len)
+        snprintf(buf + o, len - o, "]");
+}
+
+/* Read an ints attribute of exactly `want` values (or `dflt_val` repeated if absent). */
+static bool
+ints_attr(Graph *g, Node *n, const char *name, int64_t *out, int want, int64_t dflt_val)
+{
+    int64_t tmp[2 * IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, name, tmp, 2 * IR_MAX_RANK);
+    if (k < 0) {
+        for (int i = 0; i < want; i++)
+            out[i] = dflt_val;
+        return true;
+    }
+    if (k != want) {
+        node_error(g, n, "'%s' has %d values, expected %d", name, k, want);
+        return false;
+    }
+    memcpy(out, tmp, (size_t)want * sizeof(int64_t));
+    return true;
+}
+
+static bool
+norm_axis(Graph *g, Node *n, int64_t axis, int rank, int64_t *out, const char *what)
+{
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank) {
+        node_error(g, n, "%s %lld out of range for rank %d", what, (long long)axis, rank);
+        return false;
+    }
+    *out = a;
+    return true;
+}
+
+/* Spatial output size of a window op along one axis. */
+static bool
+window_out(Graph *g, Node *n, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb,
+           int64_t pe, bool ceil_mode, int64_t *out)
+{
+    if (k <= 0 || s <= 0 || d <= 0)
+        FAIL("kernel, stride and dilation must be positive");
+    if (pb < 0 || pe < 0)
+        FAIL("pads must not be negative");
+    if (k > (1 << 20) || s > (1 << 20) || d > (1 << 20) || pb > (1 << 20) || pe > (1 << 20))
+        FAIL("kernel, stride, dilation or pad is too large");
+    int64_t ek = (k - 1) * d + 1;
+    int64_t span = in + pb + pe - ek;
+    if (span < 0)
+        FAIL("window of %lld does not fit input extent %lld with pads %lld+%lld",
+             (long long)ek, (long long)in, (long long)pb, (long long)pe);
+    int64_t o = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
+    /* ONNX: with ceil_mode the last window must start inside the input or left pad */
+    if (ceil_mode && (o - 1) * s >= in + pb)
+        o--;
+    *out = o;
+    return true;
+}
+
+/* conv / qconv / pools: attributes strides, pads, dilations over `ns` spatial dims */
+static bool
+conv_like(Graph *g, Node *n, const Type *x, const int64_t *kernel, int ns, Type *o,
+          bool allow_ceil)
+{
+    int64_t strides[IR_MAX_RANK], dil[IR_MAX_RANK], pads[2 * IR_MAX_RANK];
+    if (!ints_attr(g, n, "strides", strides, ns, 1) || !ints_attr(g, n, "dilations", dil, ns, 1) ||
+        !ints_attr(g, n, "pads", pads, 2 * ns, 0))
+        return false;
+    bool ceil_mode = allow_ceil && ir_attr_int(g, n, "ceil_mode", 0) != 0;
+    for (int i = 0; i < ns; i++)
+        if (!window_out(g, n, x->dims[2 + i], kernel[i], strides[i], dil[i], pads[i],
+                        pads[ns + i], ceil_mode, &o->dims[2 + i]))
+            return false;
+    return true;
+}
+
+static bool
+infer_conv(Graph *g, Node *n, Type *out, bool transpose)
+{
+    const Type *x = in_type(g, n, 0), *w = in_type(g, n, 1), *b = in_type(g, n, 2);
+    if (x->rank < 3 || x->rank > 5)
+        FAIL("input must have rank 3 to 5, got %d", x->rank);
+    if (w->rank != x->rank)
+        FAIL("weight rank %d differs from input rank %d", w->rank, x->rank);
+    int64_t group = ir_attr_int(g, n, "group", 1);
+    if (group <= 0)
+        FAIL("group must be positive, got %lld", (long long)group);
+    int ns = x->rank - 2;
+    Type o = *x;
+    o.q = NULL;
+    int64_t cin = x->dims[1], m;
+    if (!transpose) {
+        m = w->dims[0];
+        if (cin % group || m % group)
+            FAIL("channels %lld and %lld are not divisible by group %lld", (long long)cin,
+                 (long long)m, (long long)group);
+        if (w->dims[1] * group != cin)
+            FAIL("weight has %lld input channels per group, input has %lld channels in %lld groups",
+                 (long long)w->dims[1], (long long)cin, (long long)group);
+        int64_t ks[IR_MAX_RANK];
+        for (int i = 0; i < ns; i++)
+            ks[i] = w->dims[2 + i];
+        int64_t kattr[IR_MAX_RANK];
+        int kk = ir_attr_ints(g, n, "kernel_shape", kattr, IR_MAX_RANK);
+        if (kk >= 0) {
+            if (kk != ns)
+                FAIL("kernel_shape has %d values, expected %d", kk, ns);
+            for (int i = 0; i < ns; i++)
+                if (kattr[i] != ks[i])
+                    FAIL("kernel_shape does not match the weight shape");
+        }
+        o.dims[1] = m;
+        if (!conv_like(g, n, x, ks, ns, &o, false))
+            return false;
+    } else {
+        if (w->dims[0] != cin)
+            FAIL("weight has %lld input channels, input has %lld", (long long)w->dims[0],
+                 (long long)cin);
+        if (cin % group)
+            FAIL("channels %lld not divisible by group %lld", (long long)cin, (long long)group);
+        m = w->dims[1] * group;
+        o.dims[1] = m;
+        int64_t strides[IR_MAX_RANK], dil[IR_MAX_RANK], pads[2 * IR_MAX_RANK], opad[IR_MAX_RANK];
+        if (!ints_attr(g, n, "strides", strides, ns, 1) ||
+            !ints_attr(g, n, "dilations", dil, ns, 1) || !ints_attr(g, n, "pads", pads, 2 * ns, 0) ||
+            !ints_attr(g, n, "output_padding", opad, ns, 0))
+            return false;
+        for (int i = 0; i < ns; i++) {
+            if (strides[i] <= 0 || dil[i] <= 0 || pads[i] < 0 || pads[ns + i] < 0 || opad[i] < 0)
+                FAIL("strides and dilations must be positive, pads non-negative");
+            if (strides[i] > (1 << 20) || dil[i] > (1 << 20) || pads[i] > (1 << 20) ||
+                pads[ns + i] > (1 << 20) || opad[i] > (1 << 20))
+                FAIL("stride, dilation or pad is too large");
+            int64_t v = strides[i] * (x->dims[2 + i] - 1) + opad[i] +
+                        (w->dims[2 + i] - 1) * dil[i] + 1 - pads[i] - pads[ns + i];
+            if (v <= 0)
+                FAIL("output extent %lld is not positive", (long long)v);
+            o.dims[2 + i] = v;
+        }
+    }
+    if (b && (b->rank != 1 || b->dims[0] != m))
+        FAIL("bias must have shape [%lld]", (long long)m);
+    *out = o;
+    return true;
+}
+
+static bool
+infer_matmul(Graph *g, Node *n, const Type *a, const Type *b, Type *out)
+{
+    if (a->rank < 1 || b->rank < 1)
+        FAIL("operands must have rank >= 1");
+    Type a2 = *a, b2 = *b;
+    bool va = a->rank == 1, vb = b->rank == 1;
+    if (va) {
+        a2.rank = 2;
+        a2.dims[0] = 1;
+        a2.dims[1] = a->dims[0];
+    }
+    if (vb) {
+        b2.rank = 2;
+        b2.dims[0] = b->dims[0];
+        b2.dims[1] = 1;
+    }
+    int64_t k1 = a2.dims[a2.rank - 1], k2 = b2.dims[b2.rank - 2];
+    if (k1 != k2)
+        FAIL("inner dimensions differ: %lld vs %lld", (long long)k1, (long long)k2);
+    Type ba = a2, bb = b2;
+    ba.rank -= 2;
+    bb.rank -= 2;
+    Type bt;
+    if (!shape_broadcast(&ba, &bb, &bt))
+        FAIL("batch dimensions do not broadcast");
+    Type o = bt;
+    o.elem = a->elem;
+    if (!va)
+        o.dims[o.rank++] = a2.dims[a2.rank - 2];
+    if (!vb)
+        o.dims[o.rank++] = b2.dims[b2.rank - 1];
+    if (o.rank > IR_MAX_RANK)
+        FAIL("result rank too large");
+    *out = o;
+    return true;
+}
+
+static bool
+infer_pool(Graph *g, Node *n, const Type *x, Type *out)
+{
+    if (x->rank < 3)
+        FAIL("input must have rank >= 3, got %d", x->rank);
+    int ns = x->rank - 2;
+    int64_t ks[IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, "kernel_shape", ks, IR_MAX_RANK);
+    if (k != ns)
+        FAIL("kernel_shape must have %d values", ns);
+    Type o = *x;
+    o.q = NULL;
+    if (!conv_like(g, n, x, ks, ns, &o, true))
+        return false;
+    *out = o;
+    return true;
+}
+
+static bool
+infer_reduce(Graph *g, Node *n, const Type *x, Type *out)
+{
+    int64_t axes[IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, "axes", axes, IR_MAX_RANK);
+    bool keep = ir_attr_int(g, n, "keepdims", 1) != 0;
+    bool red[IR_MAX_RANK] = {0};
+    if (k < 0) {
+        for (int i = 0; i < x->rank; i++)
+            red[i] = true;
+    } else {
+        if (k > x->rank)
+            FAIL("too many axes");
+        for (int i = 0; i < k; i++) {
+            int64_t a;
+            if (!norm_axis(g, n, axes[i], x->rank, &a, "axis"))
+                return false;
+            if (red[a])
+                FAIL("axis %lld repeated", (long long)axes[i]);
+            red[a] = true;
+        }
+    }
+    Type o = *x;
+    o.q = NULL;
+    o.rank = 0;
+    for (int i = 0; i < x->rank; i++) {
+        if (!red[i])
+            o.dims[o.rank++] = x->dims[i];
+        else if (keep)
+            o.dims[o.rank++] = 1;
+    }
+    *out = o;
+    return true;
+}
+
+static ElemType
+attr_elem(Graph *g, Node *n, const char *name, ElemType dflt)
+{
+    const char *s = ir_attr_string(g, n, name, NULL);
+    if (!s)
+        return dflt;
+    return elem_from_name(s, strlen(s));
+}
+
+bool
+ir_infer_types(Graph *g, Node *n, Type *out)
+{
+    const OpInfo *info = op_info(n->op);
+    /* operand presence */
+    for (int i = 0; i < info->min_in; i++)
+        if ((uint32_t)i >= n->nin || !n->in[i].id)
+            FAIL("operand %d is required", i);
+    const Type *x = in_type(g, n, 0);
+    Type o = {0};
+    if (x) {
+        o = *x;
+        o.q = NULL;
+    }
+    switch (n->op) {
+    case OP_INVALID:
+    case OP_COUNT:
+        FAIL("invalid op");
+    case OP_CONST: {
+        const Attr *a = ir_attr(g, n, "value");
+        if (!a || a->kind != ATTR_TENSOR)
+            FAIL("missing tensor 'value'");
+        o = a->t->type;
+        o.q = NULL;
+        break;
+    }
+    case OP_QUANTIZE: {
+        if (!elem_is_float(x->elem) && x->elem != ET_I32)
+            FAIL("input must be float or i32, got %s", elem_name(x->elem));
+        if (n->q) {
+            o.elem = n->q->storage;
+        } else {
+            const Type *s = in_type(g, n, 1), *z = in_type(g, n, 2);
+            if (!s)
+                FAIL("needs a scale");
+            if (!elem_is_float(s->elem))
+                FAIL("scale must be float");
+            o.elem = z ? z->elem : ET_U8;
+        }
+        break;
+    }
+    case OP_DEQUANTIZE:
+        if (!elem_is_quant_storage(x->elem))
+            FAIL("input must be an integer type, got %s", elem_name(x->elem));
+        if (!n->q) {
+            const Type *s = in_type(g, n, 1);
+            if (!s)
+                FAIL("needs a scale");
+            if (!elem_is_float(s->elem))
+                FAIL("scale must be float");
+        }
+        o.elem = attr_elem(g, n, "to", ET_F32);
+        if (!elem_is_float(o.elem))
+            FAIL("result must be float");
+        break;
+    case OP_DYNAMIC_QUANTIZE:
+        if (x->elem != ET_F32)
+            FAIL("input must be f32");
+        out[0] = o;
+        out[0].elem = ET_U8;
+        out[1] = type_make(ET_F32, 0, NULL);
+        out[2] = type_make(ET_U8, 0, NULL);
+        return true;
+    case OP_CONV:
+    case OP_QCONV:
+        if (!infer_conv(g, n, &o, false))
+            return false;
+        if (n->op == OP_QCONV)
+            o.elem = ET_NONE; /* any of i8/u8/i32/f32: checked by the verifier */
+        break;
+    case OP_CONV_TRANSPOSE:
+    case OP_QCONV_TRANSPOSE:
+        if (!infer_conv(g, n, &o, true))
+            return false;
+        if (n->op == OP_QCONV_TRANSPOSE)
+            o.elem = ET_NONE;
+        break;
+    case OP_MATMUL:
+    case OP_QMATMUL:
+        if (!infer_matmul(g, n, x, in_type(g, n, 1), &o))
+            return false;
+        if (n->op == OP_QMATMUL) {
+            const Type *b = in_type(g, n, 2);
+            int64_t nn = o.dims[o.rank - 1];
+            if (b && (b->rank != 1 || b->dims[0] != nn))
+                FAIL("bias must have shape [%lld]", (long long)nn);
+            o.elem = ET_NONE;
+        }
+        break;
+    case OP_GEMM: {
+        const Type *b = in_type(g, n, 1), *c = in_type(g, n, 2);
+        if (x->rank != 2 || b->rank != 2)
+            FAIL("operands must be rank 2");
+        bool ta = ir_attr_int(g, n, "transA", 0), tb = ir_attr_int(g, n, "transB", 0);
+        int64_t m = ta ? x->dims[1] : x->dims[0], k = ta ? x->dims[0] : x->dims[1];
+        int64_t k2 = tb ? b->dims[1] : b->dims[0], nn = tb ? b->dims[0] : b->dims[1];
+        if (k != k2)
+            FAIL("inner dimensions differ: %lld vs %lld", (long long)k, (long long)k2);
+        o.rank = 2;
+        o.dims[0] = m;
+        o.dims[1] = nn;
+        if (c) {
+            Type bt;
+            if (!shape_broadcast(&o, c, &bt) || !type_shape_equal(&bt, &o))
+                FAIL("C does not broadcast to [%lld,%lld]", (long long)m, (long long)nn);
+        }
+        break;
+    }
+    case OP_BATCHNORM: {
+        if (x->rank < 2)
+            FAIL("input must have rank >= 2");
+        for (uint32_t i = 1; i < 5; i++) {
+            const Type *p = in_type(g, n, i);
+            if (p->rank != 1 || p->dims[0] != x->dims[1])
+                FAIL("operand %u must have shape [%lld]", i, (long long)x->dims[1]);
+        }
+        break;
+    }
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_PRELU:
+    case OP_QADD: case OP_QSUB: case OP_QMUL: {
+        const Type *b = in_type(g, n, 1);
+        if (!(info->flags & OPF_INT) && x->elem != b->elem)
+            FAIL("operand types differ: %s vs %s", elem_name(x->elem), elem_name(b->elem));
+        if (!shape_broadcast(x, b, &o)) {
+            char sa[128], sb[128];
+            fmt_shape(sa, sizeof sa, x);
+            fmt_shape(sb, sizeof sb, b);
+            FAIL("shapes %s and %s do not broadcast", sa, sb);
+        }
+        if (n->op == OP_PRELU && !type_shape_equal(&o, x))
+            FAIL("slope must broadcast to the input shape");
+        if (info->flags & OPF_INT)
+            o.elem = ET_NONE;
+        break;
+    }
+    case OP_RELU: case OP_CLIP: case OP_LEAKY_RELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
+    case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU:
+        for (uint32_t i = 1; i < n->nin; i++) {
+            const Type *t = in_type(g, n, i);
+            if (t && (t->rank != 0 || t->elem != x->elem))
+                FAIL("operand %u must be a scalar %s", i, elem_name(x->elem));
+        }
+        break;
+    case OP_SOFTMAX: {
+        int64_t a;
+        if (!norm_axis(g, n, ir_attr_int(g, n, "axis", -1), x->rank, &a, "axis"))
+            return false;
+        break;
+    }
+    case OP_LAYERNORM: {
+        int64_t a;
+        if (!norm_axis(g, n, ir_attr_int(g, n, "axis", -1), x->rank, &a, "axis"))
+            return false;
+        for (uint32_t i = 1; i < n->nin; i++) {
+            const Type *t = in_type(g, n, i);
+            if (!t)
+                continue;
+            Type tail = *x;
+            tail.rank = (uint8_t)(x->rank - a);
+            memmove(tail.dims, x->dims + a, (size_t)tail.rank * sizeof(int64_t));
+            Type bt;
+            if (!shape_broadcast(&tail, t, &bt) || !type_shape_equal(&bt, &tail))
+                FAIL("operand %u does not broadcast to the normalized shape", i);
+        }
+        break;
+    }
+    case OP_REDUCE_MEAN:
+    case OP_QREDUCE_MEAN:
+        if (!infer_reduce(g, n, x, &o))
+            return false;
+        if (n->op == OP_QREDUCE_MEAN)
+            o.elem = ET_NONE;
+        break;
+    case OP_AVGPOOL:
+    case OP_MAXPOOL:
+        if (!infer_pool(g, n, x, &o))
+            return false;
+        break;
+    case OP_QAVGPOOL:
+        if (ir_attr_int(g, n, "global", 0)) {
+            if (x->rank < 3)
+                FAIL("input must have rank >= 3");
+            for (int i = 2; i < x->rank; i++)
+                o.dims[i] = 1;
+        } else if (!infer_pool(g, n, x, &o)) {
+            return false;
+        }
+        o.elem = ET_NONE;
+        break;
+    case OP_GLOBAL_AVGPOOL:
+        if (x->rank < 3)
+            FAIL("input must have rank >= 3");
+        for (int i = 2; i < x->rank; i++)
+            o.dims[i] = 1;
+        break;
+    case OP_RESIZE: {
+        int64_t sizes[IR_MAX_RANK];
+        int k = ir_attr_ints(g, n, "sizes", sizes, IR_MAX_RANK);
+        if (k != x->rank)
+            FAIL("'sizes' must have %d values", x->rank);
+        for (int i = 0; i < k; i++) {
+            if (sizes[i] <= 0)
+                FAIL("sizes must be positive");
+            o.dims[i] = sizes[i];
+        }
+        const char *mode = ir_attr_string(g, n, "mode", "nearest");
+        if (strcmp(mode, "nearest") && strcmp(mode, "linear"))
+            FAIL("mode '%s' is not supported (nearest, linear)", mode);
+        break;
+    }
+    case OP_CAST:
+        o.elem = attr_elem(g, n, "to", ET_NONE);
+        if (o.elem == ET_NONE)
+            FAIL("'to' must name an element type");
+        break;
+    case OP_CONCAT: {
+        int64_t a;
+        if (x->rank == 0)
+            FAIL("operands must have rank >= 1");
+        if (!norm_axis(g, n, ir_attr_int(g, n, "axis", 0), x->rank, &a, "axis"))
+            return false;
+        int64_t sum = 0;
+        for (uint32_t i = 0; i < n->nin; i++) {
+            const Type *t = in_type(g, n, i);
+            if (!t)
+                FAIL("operand %u is missing", i);
+            if (t->rank != x->rank || t->elem != x->elem)
+                FAIL("operand %u has a different rank or element type", i);
+            for (int d = 0; d < x->rank; d++)
+                if (d != a && t->dims[d] != x->dims[d])
+                    FAIL("operand %u differs in dimension %d", i, d);
+            sum += t->dims[a];
+        }
+        o.dims[a] = sum;
+        break;
+    }
+    case OP_SPLIT: {
+        int64_t a;
+        if (!norm_axis(g, n, ir_attr_int(g, n, "axis", 0), x->rank, &a, "axis"))
+            return false;
+        int64_t sp[64];
+        int k = ir_attr_ints(g, n, "split", sp, 64);
+        if (k < 0) {
+            if (x->dims[a] % n->nout)
+                FAIL("dimension %lld does not split evenly into %u", (long long)x->dims[a],
+                     n->nout);
+            for (uint32_t i = 0; i < n->nout && i < 64; i++)
+                sp[i] = x->dims[a] / n->nout;
+            k = (int)n->nout;
+        }
+        if ((uint32_t)k != n->nout)
+            FAIL("'split' has %d values for %u results", k, n->nout);
+        if (k > 64)
+            FAIL("too many results");
+        int64_t sum = 0;
+        for (int i = 0; i < k; i++) {
+            if (sp[i] < 0)
+                FAIL("split sizes must not be negative");
+            sum += sp[i];
+        }
+        if (sum != x->dims[a])
+            FAIL("split sizes sum to %lld, dimension is %lld", (long long)sum,
+                 (long long)x->dims[a]);
+        for (int i = 0; i < k; i++) {
+            out[i] = o;
+            out[i].dims[a] = sp[i];
+        }
+        return true;
+    }
+    case OP_SLICE: {
+        int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], stp[IR_MAX_RANK];
+        int k = ir_attr_ints(g, n, "starts", st, IR_MAX_RANK);
+        if (k < 0 || ir_attr_ints(g, n, "ends", en, IR_MAX_RANK) != k)
+            FAIL("'starts' and 'ends' must be given with equal lengths");
+        if (k > x->rank)
+            FAIL("too many slice axes");
+        if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
+            for (int i = 0; i < k; i++)
+                ax[i] = i;
+        else if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) != k)
+            FAIL("'axes' must have %d values", k);
+        if (ir_attr_ints(g, n, "steps", stp, IR_MAX_RANK) < 0)
+            for (int i = 0; i < k; i++)
+                stp[i] = 1;
+        else if (ir_attr_ints(g, n, "steps", stp, IR_MAX_RANK) != k)
+            FAIL("'steps' must have %d values", k);
+        bool seen[IR_MAX_RANK] = {0};
+        for (int i = 0; i < k; i++) {
+            int64_t a;
+            if (!norm_axis(g, n, ax[i], x->rank, &a, "axis"))
+                return false;
+            if (seen[a])
+                FAIL("axis %lld repeated", (long long)ax[i]);
+            seen[a] = true;
+            int64_t d = x->dims[a], s = st[i], e = en[i], step = stp[i];
+            if (step == 0)
+                FAIL("slice step must not be 0");
+            if (s < 0)
+                s += d;
+            if (e < 0)
+                e += d;
+            if (step > 0) {
+                s = s < 0 ? 0 : s > d ? d : s;
+                e = e < 0 ? 0 : e > d ? d : e;
+                o.dims[a] = e > s ? (e - s + step - 1) / step : 0;
+            } else {
+                s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
+                e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
+                o.dims[a] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+            }
+        }
+        break;
+    }
+    case OP_PAD: {
+        int64_t pads[2 * IR_MAX_RANK];
+        int k = ir_attr_ints(g, n, "pads", pads, 2 * IR_MAX_RANK);
+        if (k != 2 * x->rank)
+            FAIL("'pads' must have %d values", 2 * x->rank);
+        const char *mode = ir_attr_string(g, n, "mode", "constant");
+        if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
+            FAIL("pad mode '%s' is not supported", mode);
+        for (int i = 0; i < x->rank; i++) {
+            int64_t d = x->dims[i] + pads[i] + pads[x->rank + i];
+            if (pads[i] > (1 << 24) || pads[x->rank + i] > (1 << 24) || d < 0)
+                FAIL("pads make dimension %d invalid", i);
+            o.dims[i] = d;
+        }
+        break;
+    }
+    case OP_RESHAPE: {
+        int64_t sh[IR_MAX_RANK + 1];
+        int k = ir_attr_ints(g, n, "shape", sh, IR_MAX_RANK + 1);
+        if (k < 0 || k > IR_MAX_RANK)
+            FAIL("'shape' must have at most %d values", IR_MAX_RANK);
+        o.rank = (uint8_t)k;
+        for (int i = 0; i < k; i++) {
+            if (sh[i] < 0)
+                FAIL("reshape dimensions must be resolved (non-negative), got %lld",
+                     (long long)sh[i]);
+            o.dims[i] = sh[i];
+        }
+        size_t a, b;
+        if (!type_numel(x, &a) || !type_numel(&o, &b) || a != b)
+            FAIL("reshape changes the number of elements");
+        break;
+    }
+    case OP_TRANSPOSE: {
+        int64_t perm[IR_MAX_RANK];
+        int k = ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK);
+        if (k < 0) {
+            k = x->rank;
+            for (int i = 0; i < k; i++)
+                perm[i] = k - 1 - i;
+        }
+        if (k != x->rank)
+            FAIL("'perm' must have %d values", x->rank);
+        bool seen[IR_MAX_RANK] = {0};
+        for (int i = 0; i < k; i++) {
+            if (perm[i] < 0 || perm[i] >= k || seen[perm[i]])
+                FAIL("'perm' is not a permutation");
+            seen[perm[i]] = true;
+            o.dims[i] = x->dims[perm[i]];
+        }
+        break;
+    }
+    case OP_SQUEEZE: {
+        int64_t axes[IR_MAX_RANK];
+        int k = ir_attr_ints(g, n, "axes", axes, IR_MAX_RANK);
+        bool rm[IR_MAX_RANK] = {0};
+        if (k < 0) {
+            for (int i = 0; i < x->rank; i++)
+                rm[i] = x->dims[i] == 1;
+        } else {
+            for (int i = 0; i < k; i++) {
+                int64_t a;
+                if (!norm_axis(g, n, axes[i], x->rank, &a, "axis"))
+                    return false;
+                if (x->dims[a] != 1)
+                    FAIL("cannot squeeze dimension %lld of size %lld", (long long)a,
+                         (long long)x->dims[a]);
+                rm[a] = true;
+            }
+        }
+        o.rank = 0;
+        for (int i = 0; i < x->rank; i++)
+            if (!rm[i])
+                o.dims[o.rank++] = x->dims[i];
+        break;
+    }
+    case OP_UNSQUEEZE: {
+        int64_t axes[IR_MAX_RANK];
+        int k = ir_attr_ints(g, n, "axes", axes, IR_MAX_RANK);
+        if (k < 0)
+            FAIL("'axes' is required");
+        int r = x->rank + k;
+        if (r > IR_MAX_RANK)
+            FAIL("result rank %d exceeds %d", r, IR_MAX_RANK);
+        bool ins[IR_MAX_RANK] = {0};
+        for (int i = 0; i < k; i++) {
+            int64_t a;
+            if (!norm_axis(g, n, axes[i], r, &a, "axis"))
+                return false;
+            if (ins[a])
+                FAIL("axis repeated");
+            ins[a] = true;
+        }
+        o.rank = (uint8_t)r;
+        for (int i = 0, j = 0; i < r; i++)
+            o.dims[i] = ins[i] ? 1 : x->dims[j++];
+        break;
+    }
+    case OP_FLATTEN: {
+        int64_t a = ir_attr_int(g, n, "axis", 1);
+        if (a < 0)
+            a += x->rank;
+        if (a < 0 || a > x->rank)
+            FAIL("axis out of range");
+        int64_t d0 = 1, d1 = 1;
+        for (int i = 0; i < x->rank; i++)
+            *(i < a ? &d0 : &d1) *= x->dims[i];
+        o.rank = 2;
+        o.dims[0] = d0;
+        o.dims[1] = d1;
+        break;
+    }
+    case OP_IDENTITY:
+        break;
+    case OP_GATHER: {
+        const Type *idx = in_type(g, n, 1);
+        if (idx->elem != ET_I64 && idx->elem != ET_I32)
+            FAIL("indices must be i32 or i64");
+        int64_t a;
+        if (!norm_axis(g, n, ir_attr_int(g, n, "axis", 0), x->rank, &a, "axis"))
+            return false;
+        int r = x->rank - 1 + idx->rank;
+        if (r > IR_MAX_RANK)
+            FAIL("result rank too large");
+        o.rank = 0;
+        for (int i = 0; i < a; i++)
+            o.dims[o.rank++] = x->dims[i];
+        for (int i = 0; i < idx->rank; i++)
+            o.dims[o.rank++] = idx->dims[i];
+        for (int i = (int)a + 1; i < x->rank; i++)
+            o.dims[o.rank++] = x->dims[i];
+        break;
+    }
+    case OP_SHAPE: {
+        int64_t s = ir_attr_int(g, n, "start", 0), e = ir_attr_int(g, n, "end", x->rank);
+        if (s < 0) s += x->rank;
+        if (e < 0) e += x->rank;
+        s = s < 0 ? 0 : s > x->rank ? x->rank : s;
+        e = e < 0 ? 0 : e > x->rank ? x->rank : e;
+        o = type_make(ET_I64, 1, (int64_t[]){e > s ? e - s : 0});
+        break;
+    }
+    case OP_CONSTANT_OF_SHAPE: {
+        const Tensor *t = ir_const_of(g, n->in[0]);
+        if (!t || x->elem != ET_I64 || x->rank != 1)
+            FAIL("shape operand must be a constant i64 vector");
+        if (x->dims[0] > IR_MAX_RANK)
+            FAIL("shape has more than %d dimensions", IR_MAX_RANK);
+        const Attr *v = ir_attr(g, n, "value");
+        o.elem = v && v->kind == ATTR_TENSOR ? v->t->type.elem : ET_F32;
+        o.rank = (uint8_t)x->dims[0];
+        for (int i = 0; i < o.rank; i++) {
+            o.dims[i] = tensor_get_i(t, (size_t)i);
+            if (o.dims[i] < 0)
+                FAIL("negative dimension");
+        }
+        break;
+    }
+    case OP_REQUANTIZE:
+        o.elem = ET_NONE;
+        break;
+    case OP_LUT: {
+        const Attr *t = ir_attr(g, n, "table");
+        if (x->elem != ET_I8 && x->elem != ET_U8)
+            FAIL("input must be i8 or u8");
+        if (!t || t->kind != ATTR_TENSOR || t->t->type.rank != 1 || t->t->type.dims[0] != 256)
+            FAIL("'table' must be a tensor of 256 entries");
+        o.elem = t->t->type.elem;
+        break;
+    }
+    }
+    out[0] = o;
+    return true;
+}

@@ -1,0 +1,972 @@
+/* ir.c: construction and editing of the graph IR: modules, values, nodes, attributes,
+ * quantization parameters, tensors, use lists, compaction. */
+#include "ir.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- element types ---- */
+static const struct {
+    const char *name;
+    size_t size;
+} elem_tab[ET_COUNT] = {
+    [ET_NONE] = {"none", 0}, [ET_F32] = {"f32", 4}, [ET_F16] = {"f16", 2},
+    [ET_F64] = {"f64", 8},   [ET_I8] = {"i8", 1},   [ET_U8] = {"u8", 1},
+    [ET_I16] = {"i16", 2},   [ET_U16] = {"u16", 2}, [ET_I32] = {"i32", 4},
+    [ET_U32] = {"u32", 4},   [ET_I64] = {"i64", 8}, [ET_I4] = {"i4", 1},
+    [ET_U4] = {"u4", 1},     [ET_BOOL] = {"bool", 1},
+};
+
+const char *
+elem_name(ElemType t)
+{
+    return t < ET_COUNT ? elem_tab[t].name : "?";
+}
+
+ElemType
+elem_from_name(const char *s, size_t n)
+{
+    for (int i = 1; i < ET_COUNT; i++)
+        if (strlen(elem_tab[i].name) == n && memcmp(elem_tab[i].name, s, n) == 0)
+            return (ElemType)i;
+    return ET_NONE;
+}
+
+size_t
+elem_size(ElemType t)
+{
+    return t < ET_COUNT ? elem_tab[t].size : 0;
+}
+
+bool
+elem_is_float(ElemType t)
+{
+    return t == ET_F32 || t == ET_F16 || t == ET_F64;
+}
+
+bool
+elem_is_int(ElemType t)
+{
+    return t != ET_NONE && !elem_is_float(t) && t < ET_COUNT;
+}
+
+bool
+elem_is_quant_storage(ElemType t)
+{
+    switch (t) {
+    case ET_I4: case ET_U4: case ET_I8: case ET_U8: case ET_I16: case ET_U16: case ET_I32:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void
+elem_range(ElemType t, int64_t *lo, int64_t *hi)
+{
+    switch (t) {
+    case ET_I4: *lo = -8; *hi = 7; break;
+    case ET_U4: *lo = 0; *hi = 15; break;
+    case ET_I8: *lo = -128; *hi = 127; break;
+    case ET_U8: *lo = 0; *hi = 255; break;
+    case ET_I16: *lo = -32768; *hi = 32767; break;
+    case ET_U16: *lo = 0; *hi = 65535; break;
+    case ET_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+    case ET_U32: *lo = 0; *hi = UINT32_MAX; break;
+    case ET_BOOL: *lo = 0; *hi = 1; break;
+    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    }
+}
+
+/* ---- ops ---- */
+static const OpInfo op_tab[OP_COUNT] = {
+    [OP_INVALID] = {"<invalid>", 0, 0, 0, 0, 0},
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS) \
+    [OP_##E] = {NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS},
+#include "ops.def"
+#undef OP
+};
+
+const OpInfo *
+op_info(OpKind k)
+{
+    return &op_tab[k < OP_COUNT ? k : OP_INVALID];
+}
+
+OpKind
+op_from_name(const char *s, size_t n)
+{
+    for (int i = 1; i < OP_COUNT; i++)
+        if (strlen(op_tab[i].name) == n && memcmp(op_tab[i].name, s, n) == 0)
+            return (OpKind)i;
+    return OP_INVALID;
+}
+
+/* ---- module ---- */
+Module *
+ir_module_create(qdqc_context *ctx, const char *filename)
+{
+    Module *m = xcalloc(1, sizeof *m);
+    m->ctx = ctx;
+    arena_init(&m->arena);
+    intern_init(&m->strs);
+    m->filename = intern_str(&m->strs, intern(&m->strs, filename ? filename : "<input>"));
+    Graph *g = &m->g;
+    g->m = m;
+    g->name = intern(&m->strs, "main");
+    Node n0 = {0};
+    vec_push(&g->nodes, n0);
+    Value v0 = {0};
+    vec_push(&g->values, v0);
+    return m;
+}
+
+static void
+graph_free(Graph *g)
+{
+    vec_free(&g->nodes);
+    vec_free(&g->values);
+    vec_free(&g->inputs);
+    vec_free(&g->outputs);
+    free(g->use_start);
+    free(g->uses);
+    g->use_start = NULL;
+    g->uses = NULL;
+}
+
+void
+ir_module_destroy(Module *m)
+{
+    if (!m)
+        return;
+    graph_free(&m->g);
+    intern_free(&m->strs);
+    arena_free(&m->arena);
+    free(m);
+}
+
+const char *
+ir_value_name(const Graph *g, ValueId v)
+{
+    return ir_str(g, g->values.data[v.id].name);
+}
+
+/* ---- values ---- */
+ValueId
+ir_lookup_value(Graph *g, const char *name)
+{
+    uint32_t id = intern_lookup(&g->m->strs, name);
+    if (!id)
+        return VNONE;
+    for (uint32_t i = 1; i < g->values.len; i++)
+        if (g->values.data[i].name == id)
+            return (ValueId){i};
+    return VNONE;
+}
+
+static bool
+name_taken(Graph *g, uint32_t id)
+{
+    for (uint32_t i = 1; i < g->values.len; i++)
+        if (g->values.data[i].name == id)
+            return true;
+    return false;
+}
+
+ValueId
+ir_add_value(Graph *g, const char *name, const Type *t)
+{
+    uint32_t id = 0;
+    if (name && *name) {
+        id = intern(&g->m->strs, name);
+        if (name_taken(g, id))
+            id = 0;
+    }
+    if (!id) {
+        const char *base = name && *name ? name : "t";
+        char buf[512];
+        do {
+            snprintf(buf, sizeof buf, "%.400s.%u", base, ++g->name_counter);
+            id = intern(&g->m->strs, buf);
+        } while (name_taken(g, id));
+    }
+    Value v = {0};
+    v.name = id;
+    v.type = *t;
+    vec_push(&g->values, v);
+    g->uses_valid = false;
+    return (ValueId){g->values.len - 1};
+}
+
+ValueId
+ir_add_input(Graph *g, const char *name, const Type *t)
+{
+    ValueId v = ir_add_value(g, name, t);
+    ir_value(g, v)->is_input = true;
+    ir_value(g, v)->def_index = g->inputs.len;
+    vec_push(&g->inputs, v);
+    return v;
+}
+
+NodeId
+ir_add_node(Graph *g, OpKind op, uint32_t nin, const ValueId *in, uint32_t nout, Loc loc)
+{
+    Node n = {0};
+    n.op = op;
+    n.nin = nin;
+    n.nout = nout;
+    n.in = arena_alloc(&g->m->arena, (nin ? nin : 1) * sizeof(ValueId));
+    if (in && nin)
+        memcpy(n.in, in, nin * sizeof(ValueId));
+    n.out = arena_alloc(&g->m->arena, (nout ? nout : 1) * sizeof(ValueId));
+    n.loc = loc;
+    vec_push(&g->nodes, n);
+    g->uses_valid = false;
+    return (NodeId){g->nodes.len - 1};
+}
+
+void
+ir_set_result(Graph *g, NodeId n, uint32_t i, ValueId v)
+{
+    Node *nd = ir_node(g, n);
+    QDQC_ASSERT(i < nd->nout);
+    nd->out[i] = v;
+    Value *val = ir_value(g, v);
+    val->def = n;
+    val->def_index = i;
+    val->is_input = false;
+}
+
+ValueId
+ir_add_result(Graph *g, NodeId n, uint32_t i, const char *name, const Type *t)
+{
+    ValueId v = ir_add_value(g, name, t);
+    ir_set_result(g, n, i, v);
+    return v;
+}
+
+Node *
+ir_def(Graph *g, ValueId v)
+{
+    if (!v.id)
+        return NULL;
+    Value *val = ir_value(g, v);
+    return val->def.id ? ir_node(g, val->def) : NULL;
+}
+
+/* ---- attributes ---- */
+static Attr *
+attr_slot(Graph *g, NodeId nid, uint32_t name)
+{
+    Node *n = ir_node(g, nid);
+    for (uint32_t i = 0; i < n->nattr; i++)
+        if (n->attrs[i].name == name)
+            return &n->attrs[i];
+    Attr *na = arena_alloc(&g->m->arena, (n->nattr + 1) * sizeof(Attr));
+    if (n->nattr)
+        memcpy(na, n->attrs, n->nattr * sizeof(Attr));
+    n->attrs = na;
+    Attr *a = &n->attrs[n->nattr++];
+    a->name = name;
+    return a;
+}
+
+void
+ir_set_attr(Graph *g, NodeId n, const Attr *src)
+{
+    Attr *a = attr_slot(g, n, src->name);
+    *a = *src;
+    Arena *ar = &g->m->arena;
+    if (a->kind == ATTR_INTS)
+        a->ints.v = arena_dup(ar, src->ints.v, src->ints.n * sizeof(int64_t));
+    else if (a->kind == ATTR_FLOATS)
+        a->floats.v = arena_dup(ar, src->floats.v, src->floats.n * sizeof(float));
+}
+
+void
+ir_set_attr_int(Graph *g, NodeId n, const char *name, int64_t v)
+{
+    Attr *a = attr_slot(g, n, intern(&g->m->strs, name));
+    a->kind = ATTR_INT;
+    a->i = v;
+}
+
+void
+ir_set_attr_float(Graph *g, NodeId n, const char *name, float v)
+{
+    Attr *a = attr_slot(g, n, intern(&g->m->strs, name));
+    a->kind = ATTR_FLOAT;
+    a->f = v;
+}
+
+void
+ir_set_attr_ints(Graph *g, NodeId n, const char *name, const int64_t *v, uint32_t k)
+{
+    Attr *a = attr_slot(g, n, intern(&g->m->strs, name));
+    a->kind = ATTR_INTS;
+    a->ints.v = arena_dup(&g->m->arena, v, k * sizeof(int64_t));
+    a->ints.n = k;
+}
+
+void
+ir_set_attr_floats(Graph *g, NodeId n, const char *name, const float *v, uint32_t k)
+{
+    Attr *a = attr_slot(g, n, intern(&g->m->strs, name));
+    a->kind = ATTR_FLOATS;
+    a->floats.v = arena_dup(&g->m->arena, v, k * sizeof(float));
+    a->floats.n = k;
+}
+
+void
+ir_set_attr_string(Graph *g, NodeId n, const char *name, const char *s)
+{
+    uint32_t sid = intern(&g->m->strs, s);
+    Attr *a = attr_slot(g, n, intern(&g->m->strs, name));
+    a->kind = ATTR_STRING;
+    a->s = sid;
+}
+
+void
+ir_set_attr_tensor(Graph *g, NodeId n, const char *name, Tensor *t)
+{
+    Attr *a = attr_slot(g, n, intern(&g->m->strs, name));
+    a->kind = ATTR_TENSOR;
+    a->t = t;
+}
+
+const Attr *
+ir_attr(const Graph *g, const Node *n, const char *name)
+{
+    uint32_t id = intern_lookup(&g->m->strs, name);
+    if (!id)
+        return NULL;
+    for (uint32_t i = 0; i < n->nattr; i++)
+        if (n->attrs[i].name == id)
+            return &n->attrs[i];
+    return NULL;
+}
+
+int64_t
+ir_attr_int(const Graph *g, const Node *n, const char *name, int64_t dflt)
+{
+    const Attr *a = ir_attr(g, n, name);
+    if (!a)
+        return dflt;
+    if (a->kind == ATTR_INT)
+        return a->i;
+    if (a->kind == ATTR_FLOAT)
+        return (int64_t)a->f;
+    return dflt;
+}
+
+float
+ir_attr_float(const Graph *g, const Node *n, const char *name, float dflt)
+{
+    const Attr *a = ir_attr(g, n, name);
+    if (!a)
+        return dflt;
+    if (a->kind == ATTR_FLOAT)
+        return a->f;
+    if (a->kind == ATTR_INT)
+        return (float)a->i;
+    return dflt;
+}
+
+int
+ir_attr_ints(const Graph *g, const Node *n, const char *name, int64_t *out, int max)
+{
+    const Attr *a = ir_attr(g, n, name);
+    if (!a)
+        return -1;
+    if (a->kind == ATTR_INT) {
+        if (max > 0)
+            out[0] = a->i;
+        return 1;
+    }
+    if (a->kind != ATTR_INTS)
+        return -1;
+    for (uint32_t i = 0; i < a->ints.n && (int)i < max; i++)
+        out[i] = a->ints.v[i];
+    return (int)a->ints.n;
+}
+
+const char *
+ir_attr_string(const Graph *g, const Node *n, const char *name, const char *dflt)
+{
+    const Attr *a = ir_attr(g, n, name);
+    if (!a || a->kind != ATTR_STRING)
+        return dflt;
+    return ir_str(g, a->s);
+}
+
+/* ---- quantization parameters ---- */
+QParams *
+ir_qparams_new(Module *m, ElemType storage, int32_t axis, uint32_t n)
+{
+    QParams *q = arena_alloc(&m->arena, sizeof *q);
+    q->storage = storage;
+    q->axis = axis;
+    q->n = n;
+    q->scale = arena_alloc(&m->arena, (n ? n : 1) * sizeof(float));
+    q->zp = arena_alloc(&m->arena, (n ? n : 1) * sizeof(int32_t));
+    int64_t lo, hi;
+    elem_range(storage, &lo, &hi);
+    q->qmin = (int32_t)lo;
+    q->qmax = (int32_t)hi;
+    return q;
+}
+
+QParams *
+ir_qparams_per_tensor(Module *m, ElemType storage, float scale, int32_t zp)
+{
+    QParams *q = ir_qparams_new(m, storage, -1, 1);
+    q->scale[0] = scale;
+    q->zp[0] = zp;
+    return q;
+}
+
+bool
+qparams_equal(const QParams *a, const QParams *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (a->storage != b->storage || a->axis != b->axis || a->n != b->n || a->qmin != b->qmin ||
+        a->qmax != b->qmax)
+        return false;
+    for (uint32_t i = 0; i < a->n; i++) {
+        if (a->zp[i] != b->zp[i])
+            return false;
+        if (memcmp(&a->scale[i], &b->scale[i], sizeof(float)) != 0)
+            return false;
+    }
+    return true;
+}
+
+bool
+qparams_is_full_range(const QParams *q)
+{
+    int64_t lo, hi;
+    elem_range(q->storage, &lo, &hi);
+    return q->qmin == lo && q->qmax == hi;
+}
+
+/* ---- types and tensors ---- */
+Type
+type_make(ElemType e, int rank, const int64_t *dims)
+{
+    Type t = {0};
+    t.elem = e;
+    t.rank = (uint8_t)rank;
+    for (int i = 0; i < rank; i++)
+        t.dims[i] = dims[i];
+    return t;
+}
+
+bool
+type_numel(const Type *t, size_t *out)
+{
+    size_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] < 0)
+            return false;
+        if (!size_mul(n, (size_t)t->dims[i], &n))
+            return false;
+    }
+    *out = n;
+    return true;
+}
+
+size_t
+type_numel_unchecked(const Type *t)
+{
+    size_t n = 1;
+    for (int i = 0; i < t->rank; i++)
+        n *= (size_t)t->dims[i];
+    return n;
+}
+
+bool
+type_shape_equal(const Type *a, const Type *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+bool
+type_equal(const Type *a, const Type *b)
+{
+    return a->elem == b->elem && type_shape_equal(a, b) && qparams_equal(a->q, b->q);
+}
+
+Tensor *
+ir_tensor_new(Module *m, const Type *t)
+{
+    size_t n, bytes;
+    if (!type_numel(t, &n) || !size_mul(n, elem_size(t->elem), &bytes))
+        return NULL;
+    Tensor *ts = arena_alloc(&m->arena, sizeof *ts);
+    ts->type = *t;
+    ts->nbytes = bytes;
+    ts->data = arena_alloc(&m->arena, bytes ? bytes : 1);
+    return ts;
+}
+
+static float
+f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    uint32_t bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else {
+            int e = -1;
+            do {
+                e++;
+                man <<= 1;
+            } while (!(man & 0x400));
+            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static uint16_t
+f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t man = x & 0x7fffff;
+    if (((x >> 23) & 0xff) == 0xff)
+        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+    if (exp >= 31)
+        return (uint16_t)(sign | 0x7c00);
+    if (exp <= 0) {
+        if (exp < -10)
+            return (uint16_t)sign;
+        man |= 0x800000;
+        uint32_t shift = (uint32_t)(14 - exp);
+        uint32_t h = man >> shift;
+        uint32_t rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1)))
+            h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = sign | ((uint32_t)exp << 10) | (man >> 13);
+    uint32_t rem = man & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+        h++;
+    return (uint16_t)h;
+}
+
+double
+tensor_get_f(const Tensor *t, size_t i)
+{
+    const unsigned char *p = t->data;
+    switch (t->type.elem) {
+    case ET_F32: { float f; memcpy(&f, p + 4 * i, 4); return f; }
+    case ET_F64: { double d; memcpy(&d, p + 8 * i, 8); return d; }
+    case ET_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return f16_to_f32(h); }
+    default: return (double)tensor_get_i(t, i);
+    }
+}
+
+int64_t
+tensor_get_i(const Tensor *t, size_t i)
+{
+    const unsigned char *p = t->data;
+    switch (t->type.elem) {
+    case ET_I8: case ET_I4: return (int8_t)p[i];
+    case ET_U8: case ET_U4: case ET_BOOL: return p[i];
+    case ET_I16: { int16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+    case ET_U16: { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+    case ET_I32: { int32_t v; memcpy(&v, p + 4 * i, 4); return v; }
+    case ET_U32: { uint32_t v; memcpy(&v, p + 4 * i, 4); return v; }
+    case ET_I64: { int64_t v; memcpy(&v, p + 8 * i, 8); return v; }
+    case ET_F32: case ET_F64: case ET_F16: {
+        double d = tensor_get_f(t, i);
+        if (!(d > -9.2e18 && d < 9.2e18))
+            return 0;
+        return (int64_t)d;
+    }
+    default: return 0;
+    }
+}
+
+void
+tensor_set_f(Tensor *t, size_t i, double v)
+{
+    unsigned char *p = t->data;
+    switch (t->type.elem) {
+    case ET_F32: { float f = (float)v; memcpy(p + 4 * i, &f, 4); return; }
+    case ET_F64: memcpy(p + 8 * i, &v, 8); return;
+    case ET_F16: { uint16_t h = f32_to_f16((float)v); memcpy(p + 2 * i, &h, 2); return; }
+    default: tensor_set_i(t, i, (int64_t)v); return;
+    }
+}
+
+void
+tensor_set_i(Tensor *t, size_t i, int64_t v)
+{
+    unsigned char *p = t->data;
+    switch (t->type.elem) {
+    case ET_I8: case ET_U8: case ET_I4: case ET_U4: case ET_BOOL: p[i] = (unsigned char)v; return;
+    case ET_I16: case ET_U16: { uint16_t x = (uint16_t)v; memcpy(p + 2 * i, &x, 2); return; }
+    case ET_I32: case ET_U32: { uint32_t x = (uint32_t)v; memcpy(p + 4 * i, &x, 4); return; }
+    case ET_I64: memcpy(p + 8 * i, &v, 8); return;
+    case ET_F32: case ET_F64: case ET_F16: tensor_set_f(t, i, (double)v); return;
+    default: return;
+    }
+}
+
+const Tensor *
+ir_const_of(Graph *g, ValueId v)
+{
+    Node *d = ir_def(g, v);
+    if (!d || d->op != OP_CONST)
+        return NULL;
+    const Attr *a = ir_attr(g, d, "value");
+    return a && a->kind == ATTR_TENSOR ? a->t : NULL;
+}
+
+ValueId
+ir_add_const(Graph *g, const char *name, Tensor *t, Loc loc)
+{
+    NodeId n = ir_add_node(g, OP_CONST, 0, NULL, 1, loc);
+    ir_set_attr_tensor(g, n, "value", t);
+    return ir_add_result(g, n, 0, name, &t->type);
+}
+
+/* ---- uses ---- */
+void
+ir_fill_uses(Graph *g)
+{
+    uint32_t nv = g->values.len;
+    free(g->use_start);
+    free(g->uses);
+    uint32_t *cnt = xcalloc(nv + 1, sizeof(uint32_t));
+    for (uint32_t i = 1; i < g->nodes.len; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead)
+            continue;
+        for (uint32_t k = 0; k < n->nin; k++)
+            if (n->in[k].id)
+                cnt[n->in[k].id]++;
+    }
+    for (uint32_t k = 0; k < g->outputs.len; k++)
+        cnt[g->outputs.data[k].id]++;
+    uint32_t *start = xcalloc(nv + 1, sizeof(uint32_t));
+    uint32_t total = 0;
+    for (uint32_t v = 0; v < nv; v++) {
+        start[v] = total;
+        total += cnt[v];
+    }
+    start[nv] = total;
+    Use *uses = xcalloc(total ? total : 1, sizeof(Use));
+    memset(cnt, 0, (nv + 1) * sizeof(uint32_t));
+    for (uint32_t i = 1; i < g->nodes.len; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead)
+            continue;
+        for (uint32_t k = 0; k < n->nin; k++) {
+            uint32_t v = n->in[k].id;
+            if (v)
+                uses[start[v] + cnt[v]++] = (Use){(NodeId){i}, k};
+        }
+    }
+    for (uint32_t k = 0; k < g->outputs.len; k++) {
+        uint32_t v = g->outputs.data[k].id;
+        uses[start[v] + cnt[v]++] = (Use){NNONE, k};
+    }
+    free(cnt);
+    g->use_start = start;
+    g->uses = uses;
+    g->uses_valid = true;
+}
+
+uint32_t
+ir_num_uses(Graph *g, ValueId v)
+{
+    QDQC_ASSERT(g->uses_valid);
+    return g->use_start[v.id + 1] - g->use_start[v.id];
+}
+
+const Use *
+ir_uses(Graph *g, ValueId v)
+{
+    QDQC_ASSERT(g->uses_valid);
+    return g->uses + g->use_start[v.id];
+}
+
+void
+ir_replace_all_uses(Graph *g, ValueId from, ValueId to)
+{
+    /* Graph outputs keep their names (they are the model's ABI): when `from` is an output and
+     * `to` is an internal value, `to` takes over the name. */
+    bool from_out = false, to_ext = ir_value(g, to)->is_input;
+    for (uint32_t k = 0; k < g->outputs.len; k++) {
+        from_out |= g->outputs.data[k].id == from.id;
+        to_ext |= g->outputs.data[k].id == to.id;
+    }
+    if (from_out && !to_ext) {
+        uint32_t t = ir_value(g, from)->name;
+        ir_value(g, from)->name = ir_value(g, to)->name;
+        ir_value(g, to)->name = t;
+    }
+    for (uint32_t i = 1; i < g->nodes.len; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead)
+            continue;
+        for (uint32_t k = 0; k < n->nin; k++)
+            if (n->in[k].id == from.id)
+                n->in[k] = to;
+    }
+    for (uint32_t k = 0; k < g->outputs.len; k++)
+        if (g->outputs.data[k].id == from.id)
+            g->outputs.data[k] = to;
+    g->uses_valid = false;
+}
+
+/* ---- compaction and topological order ---- */
+bool
+ir_compact(Graph *g)
+{
+    uint32_t nn = g->nodes.len, nv = g->values.len;
+    /* 1. liveness: nodes reachable backwards from outputs are live; others are dead. */
+    bool *vlive = xcalloc(nv, sizeof(bool));
+    bool *nlive = xcalloc(nn, sizeof(bool));
+    uint32_t *stack = xmalloc((nv + 1) * sizeof(uint32_t));
+    uint32_t sp = 0;
+    for (uint32_t k = 0; k < g->outputs.len; k++) {
+        uint32_t v = g->outputs.data[k].id;
+        if (v && !vlive[v]) {
+            vlive[v] = true;
+            stack[sp++] = v;
+        }
+    }
+    while (sp) {
+        uint32_t v = stack[--sp];
+        uint32_t d = g->values.data[v].def.id;
+        if (!d || nlive[d])
+            continue;
+        if (g->nodes.data[d].dead)
+            qdqc_fatal(__FILE__, __LINE__, "a live value is defined by a node marked dead");
+        nlive[d] = true;
+        Node *n = &g->nodes.data[d];
+        for (uint32_t k = 0; k < n->nin; k++) {
+            uint32_t u = n->in[k].id;
+            if (u && !vlive[u]) {
+                vlive[u] = true;
+                stack[sp++] = u;
+            }
+        }
+        for (uint32_t k = 0; k < n->nout; k++)
+            vlive[n->out[k].id] = true;
+    }
+    for (uint32_t k = 0; k < g->inputs.len; k++)
+        vlive[g->inputs.data[k].id] = true;
+
+    /* 2. stable topological sort of live nodes (Kahn, lowest index first). */
+    uint32_t *indeg = xcalloc(nn, sizeof(uint32_t));
+    for (uint32_t i = 1; i < nn; i++) {
+        if (!nlive[i])
+            continue;
+        Node *n = &g->nodes.data[i];
+        for (uint32_t k = 0; k < n->nin; k++) {
+            uint32_t u = n->in[k].id;
+            if (u && g->values.data[u].def.id && nlive[g->values.data[u].def.id])
+                indeg[i]++;
+        }
+    }
+    /* consumers lists */
+    uint32_t *cstart = xcalloc(nv + 1, sizeof(uint32_t));
+    for (uint32_t i = 1; i < nn; i++) {
+        if (!nlive[i])
+            continue;
+        Node *n = &g->nodes.data[i];
+        for (uint32_t k = 0; k < n->nin; k++)
+            if (n->in[k].id)
+                cstart[n->in[k].id + 1]++;
+    }
+    for (uint32_t v = 0; v < nv; v++)
+        cstart[v + 1] += cstart[v];
+    uint32_t *cons = xmalloc((cstart[nv] + 1) * sizeof(uint32_t));
+    uint32_t *cfill = xcalloc(nv, sizeof(uint32_t));
+    for (uint32_t i = 1; i < nn; i++) {
+        if (!nlive[i])
+            continue;
+        Node *n = &g->nodes.data[i];
+        for (uint32_t k = 0; k < n->nin; k++) {
+            uint32_t u = n->in[k].id;
+            if (u)
+                cons[cstart[u] + cfill[u]++] = i;
+        }
+    }
+    /* min-heap of ready node indices */
+    uint32_t *heap = xmalloc(nn * sizeof(uint32_t));
+    uint32_t hn = 0;
+#define HEAP_PUSH(x)                                                        \
+    do {                                                                    \
+        uint32_t _i = hn++;                                                 \
+        heap[_i] = (x);                                                     \
+        while (_i && heap[(_i - 1) / 2] > heap[_i]) {                       \
+            uint32_t _t = heap[_i]; heap[_i] = heap[(_i - 1) / 2];          \
+            heap[(_i - 1) / 2] = _t; _i = (_i - 1) / 2;                     \
+        }                                                                   \
+    } while (0)
+    for (uint32_t i = 1; i < nn; i++)
+        if (nlive[i] && indeg[i] == 0)
+            HEAP_PUSH(i);
+    uint32_t *order = xmalloc(nn * sizeof(uint32_t));
+    uint32_t no = 0;
+    while (hn) {
+        uint32_t top = heap[0];
+        heap[0] = heap[--hn];
+        for (uint32_t i = 0;;) {
+            uint32_t l = 2 * i + 1, r = l + 1, s = i;
+            if (l < hn && heap[l] < heap[s]) s = l;
+            if (r < hn && heap[r] < heap[s]) s = r;
+            if (s == i) break;
+            uint32_t t = heap[i]; heap[i] = heap[s]; heap[s] = t;
+            i = s;
+        }
+        order[no++] = top;
+        Node *n = &g->nodes.data[top];
+        /* each result's consumers lose one dependency per operand edge */
+        for (uint32_t k = 0; k < n->nout; k++) {
+            uint32_t v = n->out[k].id;
+            for (uint32_t c = cstart[v]; c < cstart[v + 1]; c++) {
+                uint32_t ci = cons[c];
+                if (--indeg[ci] == 0)
+                    HEAP_PUSH(ci);
+            }
+        }
+    }
+#undef HEAP_PUSH
+    uint32_t nlive_count = 0;
+    for (uint32_t i = 1; i < nn; i++)
+        nlive_count += nlive[i];
+    bool ok = no == nlive_count;
+    if (!ok) {
+        /* report the first node left on a cycle */
+        for (uint32_t i = 1; i < nn; i++)
+            if (nlive[i] && indeg[i]) {
+                node_error(g, &g->nodes.data[i], "graph has a cycle through this node");
+                break;
+            }
+    } else {
+        /* 3. renumber values: inputs first in input order, then results in node order. */
+        uint32_t *vmap = xcalloc(nv, sizeof(uint32_t));
+        Graph ng = {0};
+        ng.m = g->m;
+        ng.name = g->name;
+        ng.name_counter = g->name_counter;
+        Node n0 = {0};
+        Value v0 = {0};
+        vec_push(&ng.nodes, n0);
+        vec_push(&ng.values, v0);
+        for (uint32_t k = 0; k < g->inputs.len; k++) {
+            uint32_t v = g->inputs.data[k].id;
+            Value val = g->values.data[v];
+            val.def_index = k;
+            vec_push(&ng.values, val);
+            vmap[v] = ng.values.len - 1;
+            ValueId nid = {ng.values.len - 1};
+            vec_push(&ng.inputs, nid);
+        }
+        for (uint32_t oi = 0; oi < no; oi++) {
+            Node n = g->nodes.data[order[oi]];
+            uint32_t newid = ng.nodes.len;
+            for (uint32_t k = 0; k < n.nout; k++) {
+                uint32_t v = n.out[k].id;
+                Value val = g->values.data[v];
+                val.def = (NodeId){newid};
+                vec_push(&ng.values, val);
+                vmap[v] = ng.values.len - 1;
+            }
+            vec_push(&ng.nodes, n);
+        }
+        for (uint32_t i = 1; i < ng.nodes.len; i++) {
+            Node *n = &ng.nodes.data[i];
+            for (uint32_t k = 0; k < n->nin; k++)
+                n->in[k].id = vmap[n->in[k].id];
+            for (uint32_t k = 0; k < n->nout; k++)
+                n->out[k].id = vmap[n->out[k].id];
+        }
+        for (uint32_t k = 0; k < g->outputs.len; k++) {
+            ValueId o = {vmap[g->outputs.data[k].id]};
+            vec_push(&ng.outputs, o);
+        }
+        free(vmap);
+        graph_free(g);
+        *g = ng;
+    }
+    free(vlive);
+    free(nlive);
+    free(stack);
+    free(indeg);
+    free(cstart);
+    free(cons);
+    free(cfill);
+    free(heap);
+    free(order);
+    return ok;
+}
+
+/* ---- node diagnostics ---- */
+static void
+node_diag(Graph *g, const Node *n, qdqc_severity sev, const char *fmt, va_list ap)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "%s: ", op_info(n->op)->name);
+    sb_vprintf(&b, fmt, ap);
+    char *s = sb_take(&b);
+    Loc l = n->loc;
+    if (!l.file)
+        l.file = g->m->filename;
+    /* ONNX locations already name the op type; text locations get the op name prefix. */
+    diag_emit(g->m->ctx, sev, &l, "%s", l.line || !l.optype ? s : s + strlen(op_info(n->op)->name) + 2);
+    free(s);
+}
+
+void
+node_error(Graph *g, const Node *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    node_diag(g, n, QDQC_SEV_ERROR, fmt, ap);
+    va_end(ap);
+}
+
+void
+node_remark(Graph *g, const Node *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    node_diag(g, n, QDQC_SEV_REMARK, fmt, ap);
+    va_end(ap);
+}
+
+void
+node_warning(Graph *g, const Node *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    node_diag(g, n, QDQC_SEV_WARNING, fmt, ap);
+    va_end(ap);
+}

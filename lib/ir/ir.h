@@ -1,0 +1,239 @@
+/* ir.h: the qdqc graph IR (internal).
+ *
+ * A module owns one graph, an arena (attributes, tensor bytes, quantization parameters) and a
+ * string interner (value names, attribute names, file names). Nodes and values live in
+ * growable arrays and refer to each other by 32-bit indices (NodeId, ValueId), so pointers to
+ * a Node or Value are invalidated by ir_add_node/ir_add_value: re-fetch after adding.
+ *
+ * Graph invariants (checked by ir_verify):
+ *  - every value has exactly one definition: a graph input or one node result;
+ *  - nodes are in topological order (ir_compact restores it after a pass appended nodes);
+ *  - result types agree with ir_infer_types; quantization parameters are valid.
+ * Semantics of every op: docs/ir.md. Quantization parameters appear in two places:
+ *  - on quantize/dequantize nodes (Node.q): the ONNX scale/zero point of that node;
+ *  - on integer value types (Type.q): what the integers mean, read by integer ops.
+ */
+#ifndef QDQC_IR_H
+#define QDQC_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "support/support.h"
+
+#define IR_MAX_RANK 8
+
+typedef enum ElemType {
+    ET_NONE = 0,
+    ET_F32, ET_F16, ET_F64, ET_I8, ET_U8, ET_I16, ET_U16, ET_I32, ET_U32, ET_I64, ET_I4, ET_U4,
+    ET_BOOL,
+    ET_COUNT
+} ElemType;
+
+const char *elem_name(ElemType t);             /* "f32", "i8", ... */
+ElemType elem_from_name(const char *s, size_t n);
+size_t elem_size(ElemType t);                  /* bytes per element; i4/u4 -> 1 (unpacked) */
+bool elem_is_float(ElemType t);
+bool elem_is_int(ElemType t);                  /* includes bool */
+bool elem_is_quant_storage(ElemType t);        /* i4 u4 i8 u8 i16 u16 (i32 for bias) */
+void elem_range(ElemType t, int64_t *lo, int64_t *hi);
+
+/* Quantization parameters: real = (q - zp[c]) * scale[c]. Immutable once built; arena-owned. */
+typedef struct QParams {
+    ElemType storage; /* i8, u8, i16, u16, i4, u4, i32 */
+    int32_t axis;     /* -1: per-tensor (n == 1); else the channel axis (non-negative) */
+    uint32_t n;       /* number of scales / zero points */
+    float *scale;
+    int32_t *zp;
+    int32_t qmin, qmax; /* storage range; narrower for narrow-range ([-127,127]) */
+} QParams;
+
+typedef struct Type {
+    ElemType elem;
+    uint8_t rank;
+    int64_t dims[IR_MAX_RANK];
+    const QParams *q; /* NULL: plain numbers */
+} Type;
+
+typedef struct { uint32_t id; } ValueId; /* index into Graph.values; 0 = none */
+typedef struct { uint32_t id; } NodeId;  /* index into Graph.nodes; 0 = none */
+#define VNONE ((ValueId){0})
+#define NNONE ((NodeId){0})
+
+typedef struct Tensor {
+    Type type;
+    void *data;    /* arena-owned, little-endian, elem_size(type.elem) per element */
+    size_t nbytes;
+} Tensor;
+
+typedef enum AttrKind { ATTR_INT, ATTR_FLOAT, ATTR_INTS, ATTR_FLOATS, ATTR_STRING, ATTR_TENSOR } AttrKind;
+
+typedef struct Attr {
+    uint32_t name; /* interned */
+    AttrKind kind;
+    union {
+        int64_t i;
+        float f;
+        struct { int64_t *v; uint32_t n; } ints;
+        struct { float *v; uint32_t n; } floats;
+        uint32_t s; /* interned string */
+        Tensor *t;
+    };
+} Attr;
+
+typedef enum OpKind {
+    OP_INVALID = 0,
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS) OP_##E,
+#include "ops.def"
+#undef OP
+    OP_COUNT
+} OpKind;
+
+enum { OPF_ELEMWISE = 1, OPF_LAYOUT = 2, OPF_INT = 4, OPF_QDQ = 8 };
+
+typedef struct OpInfo {
+    const char *name;
+    int min_in, max_in, min_out, max_out;
+    unsigned flags;
+} OpInfo;
+const OpInfo *op_info(OpKind k);
+OpKind op_from_name(const char *s, size_t n);
+
+typedef struct Node {
+    OpKind op;
+    bool dead;
+    uint32_t nin, nout, nattr;
+    ValueId *in;   /* arena; an absent optional operand is VNONE */
+    ValueId *out;
+    Attr *attrs;
+    QParams *q;    /* quantize/dequantize parameters (static form); NULL otherwise */
+    Loc loc;
+} Node;
+
+typedef struct Value {
+    uint32_t name; /* interned, unique in the graph */
+    Type type;
+    NodeId def;    /* NNONE for graph inputs */
+    uint32_t def_index; /* result index in def, or input index */
+    bool is_input;
+} Value;
+
+typedef struct Use {
+    NodeId node;   /* NNONE: used as graph output number `index` */
+    uint32_t index;
+} Use;
+
+typedef struct qdqc_module Module;
+
+typedef struct Graph {
+    Module *m;
+    uint32_t name;
+    VEC(Node) nodes;  /* nodes.data[0] is a placeholder so that NodeId 0 means none */
+    VEC(Value) values;/* values.data[0] likewise */
+    VEC(ValueId) inputs;
+    VEC(ValueId) outputs;
+    /* derived by ir_fill_uses (stale after edits until refilled) */
+    uint32_t *use_start; /* per value: first index into uses; size values.len + 1 */
+    Use *uses;
+    bool uses_valid;
+    uint32_t name_counter;
+} Graph;
+
+struct qdqc_module {
+    qdqc_context *ctx;
+    Arena arena;
+    Interner strs;
+    Graph g;
+    const char *filename; /* interned */
+};
+
+/* ---- module / graph construction ---- */
+Module *ir_module_create(qdqc_context *ctx, const char *filename);
+void ir_module_destroy(Module *m);
+static inline Node *ir_node(Graph *g, NodeId n) { return &g->nodes.data[n.id]; }
+static inline Value *ir_value(Graph *g, ValueId v) { return &g->values.data[v.id]; }
+static inline const char *ir_str(const Graph *g, uint32_t id) { return intern_str(&g->m->strs, id); }
+const char *ir_value_name(const Graph *g, ValueId v);
+
+/* A new value with `name` (NULL or taken: a fresh unique name derived from it). */
+ValueId ir_add_value(Graph *g, const char *name, const Type *t);
+ValueId ir_add_input(Graph *g, const char *name, const Type *t);
+/* A new node; its results must be set with ir_set_result (or created with ir_add_result). */
+NodeId ir_add_node(Graph *g, OpKind op, uint32_t nin, const ValueId *in, uint32_t nout, Loc loc);
+void ir_set_result(Graph *g, NodeId n, uint32_t i, ValueId v);
+ValueId ir_add_result(Graph *g, NodeId n, uint32_t i, const char *name, const Type *t);
+/* Look up a value by name; VNONE if absent. */
+ValueId ir_lookup_value(Graph *g, const char *name);
+
+/* Attributes (stored in the module arena). Setting an existing name replaces it. */
+void ir_set_attr_int(Graph *g, NodeId n, const char *name, int64_t v);
+void ir_set_attr_float(Graph *g, NodeId n, const char *name, float v);
+void ir_set_attr_ints(Graph *g, NodeId n, const char *name, const int64_t *v, uint32_t k);
+void ir_set_attr_floats(Graph *g, NodeId n, const char *name, const float *v, uint32_t k);
+void ir_set_attr_string(Graph *g, NodeId n, const char *name, const char *s);
+void ir_set_attr_tensor(Graph *g, NodeId n, const char *name, Tensor *t);
+void ir_set_attr(Graph *g, NodeId n, const Attr *a); /* copies; a->name must be interned in g */
+const Attr *ir_attr(const Graph *g, const Node *n, const char *name); /* NULL if absent */
+int64_t ir_attr_int(const Graph *g, const Node *n, const char *name, int64_t dflt);
+float ir_attr_float(const Graph *g, const Node *n, const char *name, float dflt);
+/* Ints attribute into out[max]; returns count, or -1 if absent. */
+int ir_attr_ints(const Graph *g, const Node *n, const char *name, int64_t *out, int max);
+const char *ir_attr_string(const Graph *g, const Node *n, const char *name, const char *dflt);
+
+/* Quantization parameters (arena-owned). */
+QParams *ir_qparams_new(Module *m, ElemType storage, int32_t axis, uint32_t n);
+QParams *ir_qparams_per_tensor(Module *m, ElemType storage, float scale, int32_t zp);
+bool qparams_equal(const QParams *a, const QParams *b); /* NULL-safe */
+bool qparams_is_full_range(const QParams *q);
+
+/* Tensors (arena-owned). */
+Tensor *ir_tensor_new(Module *m, const Type *t); /* zeroed data; NULL if the size overflows */
+bool type_numel(const Type *t, size_t *out);     /* false on overflow */
+size_t type_numel_unchecked(const Type *t);
+bool type_equal(const Type *a, const Type *b);   /* elem, shape and quant */
+bool type_shape_equal(const Type *a, const Type *b);
+Type type_make(ElemType e, int rank, const int64_t *dims);
+/* Element i of a tensor as double / int64, whatever its element type. */
+double tensor_get_f(const Tensor *t, size_t i);
+int64_t tensor_get_i(const Tensor *t, size_t i);
+void tensor_set_f(Tensor *t, size_t i, double v);
+void tensor_set_i(Tensor *t, size_t i, int64_t v);
+/* The constant tensor that defines v, or NULL if v is not a const result. */
+const Tensor *ir_const_of(Graph *g, ValueId v);
+/* Append a const node producing t; returns its value. */
+ValueId ir_add_const(Graph *g, const char *name, Tensor *t, Loc loc);
+
+/* Uses: rebuilt by ir_fill_uses, stale after any edit. */
+void ir_fill_uses(Graph *g);
+uint32_t ir_num_uses(Graph *g, ValueId v);
+const Use *ir_uses(Graph *g, ValueId v); /* ir_num_uses(g, v) entries */
+/* Replace every use of `from` (operands and graph outputs) by `to`. Invalidates uses. */
+void ir_replace_all_uses(Graph *g, ValueId from, ValueId to);
+/* (a graph output keeps its name: `to` takes it over when `to` is internal) */
+/* The node defining v, or NULL for graph inputs. */
+Node *ir_def(Graph *g, ValueId v);
+
+/* Remove dead nodes and unused values, renumber, and sort nodes topologically (stable).
+ * Returns false (with a diagnostic) if the graph has a cycle. */
+bool ir_compact(Graph *g);
+
+/* ---- analyses ---- */
+/* Result types of n from its operands and attributes; false with a diagnostic at n's
+ * location on invalid input. */
+bool ir_infer_types(Graph *g, Node *n, Type *out);
+bool ir_verify(Graph *g);
+/* Broadcast shapes (numpy rules); false if incompatible. */
+bool shape_broadcast(const Type *a, const Type *b, Type *out);
+
+/* ---- text form ---- */
+char *ir_print(Graph *g);          /* caller frees */
+void ir_print_type(StrBuf *b, const Type *t);
+/* Parse one module from text; NULL with diagnostics on error. */
+Module *ir_parse(qdqc_context *ctx, const char *text, size_t len, const char *filename);
+
+/* Diagnostics at a node. */
+void node_error(Graph *g, const Node *n, const char *fmt, ...) QDQC_PRINTF(3, 4);
+void node_remark(Graph *g, const Node *n, const char *fmt, ...) QDQC_PRINTF(3, 4);
+void node_warning(Graph *g, const Node *n, const char *fmt, ...) QDQC_PRINTF(3, 4);
+
+#endif

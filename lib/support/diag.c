@@ -1,0 +1,287 @@
+/* diag.c: the diagnostics engine and the context object.
+ * Diagnostics are either delivered to the user's handler or collected in the context; the
+ * library never prints. Locations render as "file:line:col" (text IR) or
+ * "file: node 'name' (OpType)" (ONNX). */
+#define _POSIX_C_SOURCE 200809L
+#include "support.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *
+severity_name(qdqc_severity s)
+{
+    switch (s) {
+    case QDQC_SEV_NOTE: return "note";
+    case QDQC_SEV_REMARK: return "remark";
+    case QDQC_SEV_WARNING: return "warning";
+    case QDQC_SEV_ERROR: return "error";
+    }
+    return "error";
+}
+
+void
+loc_format(StrBuf *b, const Loc *l)
+{
+    if (!l)
+        return;
+    const char *file = l->file && *l->file ? l->file : "<input>";
+    if (l->line) {
+        sb_printf(b, "%s:%u:%u", file, l->line, l->col);
+    } else if (l->node || l->optype) {
+        sb_printf(b, "%s: node '%s' (%s)", file, l->node ? l->node : "",
+                  l->optype ? l->optype : "?");
+    } else {
+        sb_puts(b, file);
+    }
+}
+
+void
+diag_vemit(qdqc_context *ctx, qdqc_severity sev, const Loc *loc, const char *fmt, va_list ap)
+{
+    StrBuf lb, mb;
+    sb_init(&lb);
+    sb_init(&mb);
+    loc_format(&lb, loc);
+    sb_vprintf(&mb, fmt, ap);
+    char *ls = sb_take(&lb), *ms = sb_take(&mb);
+    if (sev == QDQC_SEV_ERROR)
+        ctx->nerrors++;
+    if (ctx->handler) {
+        ctx->handler(ctx->handler_user, sev, ls, ms);
+        free(ls);
+        free(ms);
+        return;
+    }
+    Diag d = {sev, ls, ms};
+    vec_push(&ctx->diags, d);
+}
+
+void
+diag_emit(qdqc_context *ctx, qdqc_severity sev, const Loc *loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vemit(ctx, sev, loc, fmt, ap);
+    va_end(ap);
+}
+
+char *
+read_file_all(qdqc_context *ctx, const char *path, size_t max, size_t *len)
+{
+    Loc l = {.file = path};
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        diag_error(ctx, &l, "cannot open file: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        diag_error(ctx, &l, "cannot read file: is a directory");
+        return NULL;
+    }
+    StrBuf b;
+    sb_init(&b);
+    char tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
+        if (b.len + n > max) {
+            fclose(f);
+            sb_free(&b);
+            diag_error(ctx, &l, "file is larger than the limit of %zu bytes", max);
+            return NULL;
+        }
+        sb_putn(&b, tmp, n);
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        sb_free(&b);
+        diag_error(ctx, &l, "read error");
+        return NULL;
+    }
+    *len = b.len;
+    return sb_take(&b);
+}
+
+/* ---- public context API ---- */
+qdqc_context *
+qdqc_context_create(void)
+{
+    qdqc_context *ctx = xcalloc(1, sizeof *ctx);
+    return ctx;
+}
+
+void
+qdqc_context_clear_diagnostics(qdqc_context *ctx)
+{
+    for (uint32_t i = 0; i < ctx->diags.len; i++) {
+        free(ctx->diags.data[i].loc);
+        free(ctx->diags.data[i].msg);
+    }
+    ctx->diags.len = 0;
+    ctx->nerrors = 0;
+    free(ctx->rendered);
+    ctx->rendered = NULL;
+}
+
+void
+qdqc_context_destroy(qdqc_context *ctx)
+{
+    if (!ctx)
+        return;
+    qdqc_context_clear_diagnostics(ctx);
+    vec_free(&ctx->diags);
+    for (uint32_t i = 0; i < ctx->input_shapes.len; i++)
+        free(ctx->input_shapes.data[i].name);
+    vec_free(&ctx->input_shapes);
+    free(ctx->opt.print_after);
+    free(ctx);
+}
+
+void
+qdqc_context_set_diag_handler(qdqc_context *ctx, qdqc_diag_handler fn, void *user)
+{
+    ctx->handler = fn;
+    ctx->handler_user = user;
+}
+
+void
+qdqc_context_set_print_handler(qdqc_context *ctx, qdqc_print_handler fn, void *user)
+{
+    ctx->print_sink = fn;
+    ctx->print_user = user;
+}
+
+const char *
+qdqc_context_get_diagnostics(qdqc_context *ctx)
+{
+    StrBuf b;
+    sb_init(&b);
+    for (uint32_t i = 0; i < ctx->diags.len; i++) {
+        Diag *d = &ctx->diags.data[i];
+        if (*d->loc)
+            sb_printf(&b, "%s: ", d->loc);
+        sb_printf(&b, "%s: %s\n", severity_name(d->sev), d->msg);
+    }
+    free(ctx->rendered);
+    ctx->rendered = sb_take(&b);
+    return ctx->rendered;
+}
+
+size_t
+qdqc_context_get_error_count(const qdqc_context *ctx)
+{
+    return ctx->nerrors;
+}
+
+static int
+parse_bool(const char *v)
+{
+    return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "on") == 0);
+}
+
+qdqc_status
+qdqc_context_set_option(qdqc_context *ctx, const char *name, const char *value)
+{
+    if (!ctx || !name || !value)
+        return QDQC_ERR_INVALID_ARG;
+    if (strcmp(name, "requant") == 0) {
+        if (strcmp(value, "float") == 0)
+            ctx->opt.requant_fixed = 0;
+        else if (strcmp(value, "fixed") == 0)
+            ctx->opt.requant_fixed = 1;
+        else {
+            diag_error(ctx, NULL, "unknown requant mode '%s' (expected float or fixed)", value);
+            return QDQC_ERR_INVALID_ARG;
+        }
+    } else if (strcmp(name, "remarks") == 0) {
+        ctx->opt.remarks = parse_bool(value);
+    } else if (strcmp(name, "verify-each") == 0) {
+        ctx->opt.verify_each = parse_bool(value);
+    } else if (strcmp(name, "print-after-all") == 0) {
+        ctx->opt.print_after_all = parse_bool(value);
+    } else if (strcmp(name, "time-passes") == 0) {
+        ctx->opt.time_passes = parse_bool(value);
+    } else if (strcmp(name, "print-after") == 0) {
+        free(ctx->opt.print_after);
+        ctx->opt.print_after = xstrdup(value);
+    } else {
+        diag_error(ctx, NULL, "unknown option '%s'", name);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    return QDQC_OK;
+}
+
+qdqc_status
+qdqc_context_add_input_shape(qdqc_context *ctx, const char *spec)
+{
+    const char *eq = strrchr(spec, '=');
+    if (!eq || eq == spec) {
+        diag_error(ctx, NULL, "input shape '%s': expected NAME=D0xD1x..., e.g. x=1x3x224x224",
+                   spec);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    InputShape is = {0};
+    const char *p = eq + 1;
+    while (1) {
+        char *end;
+        errno = 0;
+        long long d = strtoll(p, &end, 10);
+        if (end == p || d <= 0 || errno || d > (1LL << 40)) {
+            diag_error(ctx, NULL, "input shape '%s': dimensions must be positive integers", spec);
+            return QDQC_ERR_INVALID_ARG;
+        }
+        if (is.rank == 8) {
+            diag_error(ctx, NULL, "input shape '%s': more than 8 dimensions", spec);
+            return QDQC_ERR_INVALID_ARG;
+        }
+        is.dims[is.rank++] = d;
+        if (*end == 0)
+            break;
+        if (*end != 'x' && *end != ',') {
+            diag_error(ctx, NULL, "input shape '%s': dimensions must be separated by 'x'", spec);
+            return QDQC_ERR_INVALID_ARG;
+        }
+        p = end + 1;
+    }
+    is.name = xstrndup(spec, (size_t)(eq - spec));
+    vec_push(&ctx->input_shapes, is);
+    return QDQC_OK;
+}
+
+unsigned
+qdqc_version(void)
+{
+    return QDQC_VERSION_HEX;
+}
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+const char *
+qdqc_version_string(void)
+{
+    return STR(QDQC_VERSION_MAJOR) "." STR(QDQC_VERSION_MINOR) "." STR(QDQC_VERSION_PATCH);
+}
+
+const char *
+qdqc_status_name(qdqc_status s)
+{
+    switch (s) {
+#define QDQC_STATUS(NAME, VALUE, TEXT) \
+    case QDQC_##NAME: return "QDQC_" #NAME;
+#include "qdqc/status.def"
+#undef QDQC_STATUS
+    }
+    return "QDQC_UNKNOWN";
+}
+
+void
+qdqc_string_free(char *s)
+{
+    free(s);
+}

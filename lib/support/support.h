@@ -1,0 +1,154 @@
+/* support.h: arena, string interning, growable buffers, diagnostics engine, contexts.
+ * Internal to libqdqc. Nothing here touches global state. */
+#ifndef QDQC_SUPPORT_H
+#define QDQC_SUPPORT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "qdqc/qdqc.h"
+
+#define QDQC_UNREACHABLE() qdqc_fatal(__FILE__, __LINE__, "unreachable")
+#define QDQC_ASSERT(c) ((c) ? (void)0 : qdqc_fatal(__FILE__, __LINE__, "assertion failed: " #c))
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define QDQC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define QDQC_NORETURN __attribute__((noreturn))
+#else
+#define QDQC_PRINTF(f, a)
+#define QDQC_NORETURN
+#endif
+
+/* An internal error (our bug): print file:line and abort. */
+QDQC_NORETURN void qdqc_fatal(const char *file, int line, const char *msg);
+
+/* Allocation that aborts on out-of-memory (internal sizes are bounded by the readers). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/* Overflow-checked size arithmetic: false on overflow. */
+bool size_mul(size_t a, size_t b, size_t *out);
+bool size_add(size_t a, size_t b, size_t *out);
+
+/* ---- arena ---- */
+typedef struct ArenaBlock ArenaBlock;
+typedef struct Arena {
+    ArenaBlock *head;
+    size_t used_total;
+} Arena;
+void arena_init(Arena *a);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t n);       /* zeroed, 16-byte aligned */
+void *arena_dup(Arena *a, const void *p, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+
+/* ---- growable byte buffer / string builder ---- */
+typedef struct StrBuf {
+    char *data;
+    size_t len, cap;
+} StrBuf;
+void sb_init(StrBuf *b);
+void sb_free(StrBuf *b);
+void sb_putc(StrBuf *b, char c);
+void sb_puts(StrBuf *b, const char *s);
+void sb_putn(StrBuf *b, const char *s, size_t n);
+void sb_printf(StrBuf *b, const char *fmt, ...) QDQC_PRINTF(2, 3);
+void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
+char *sb_take(StrBuf *b); /* NUL-terminated, caller frees; buffer is reset */
+
+/* Growable array of POD elements. */
+#define VEC(T) struct { T *data; uint32_t len, cap; }
+#define vec_push(v, x)                                                                  \
+    do {                                                                                \
+        if ((v)->len == (v)->cap) {                                                     \
+            (v)->cap = (v)->cap ? (v)->cap * 2 : 8;                                     \
+            (v)->data = xrealloc((v)->data, (size_t)(v)->cap * sizeof(*(v)->data));     \
+        }                                                                               \
+        (v)->data[(v)->len++] = (x);                                                    \
+    } while (0)
+#define vec_free(v) (free((v)->data), (v)->data = NULL, (v)->len = (v)->cap = 0)
+
+/* ---- string interning (per module) ---- */
+typedef struct Interner {
+    char **strs; /* id -> string; id 0 is "" */
+    uint32_t nstrs, cap;
+    uint32_t *table; /* open addressing: slot -> id+1, 0 = empty */
+    uint32_t tcap;
+} Interner;
+void intern_init(Interner *in);
+void intern_free(Interner *in);
+uint32_t intern(Interner *in, const char *s);
+uint32_t intern_n(Interner *in, const char *s, size_t n);
+const char *intern_str(const Interner *in, uint32_t id);
+uint32_t intern_lookup(const Interner *in, const char *s); /* 0 when absent */
+
+/* ---- float printing that round-trips ---- */
+/* Shortest decimal that parses back (strtof) to exactly f; always has '.', 'e', "nan" or
+ * "inf" so it reads as a float. Writes at most 32 bytes. */
+void fmt_float(char *buf, float f);
+void fmt_double(char *buf, double d);
+
+/* ---- diagnostics ---- */
+/* A source location. Text IR: file:line:col. ONNX: file + node name + op type. */
+typedef struct Loc {
+    const char *file; /* interned in the module, or static; may be NULL */
+    uint32_t line, col;
+    const char *node; /* ONNX node name; NULL if none */
+    const char *optype; /* ONNX op type; NULL if none */
+} Loc;
+
+typedef struct Diag {
+    qdqc_severity sev;
+    char *loc;
+    char *msg;
+} Diag;
+
+typedef struct QdqcOptions {
+    int requant_fixed; /* --requant=fixed */
+    int remarks;       /* collect remarks */
+    int verify_each;
+    int print_after_all;
+    int time_passes;
+    char *print_after; /* comma list or NULL */
+} QdqcOptions;
+
+typedef struct InputShape {
+    char *name;
+    int64_t dims[8];
+    int rank;
+} InputShape;
+
+struct qdqc_context {
+    VEC(Diag) diags;
+    size_t nerrors;
+    qdqc_diag_handler handler;
+    void *handler_user;
+    char *rendered; /* cache for qdqc_context_get_diagnostics */
+    QdqcOptions opt;
+    VEC(InputShape) input_shapes;
+    /* output sink for --print-after etc. (the CLI sets it; the library writes only here) */
+    void (*print_sink)(void *user, const char *text);
+    void *print_user;
+};
+
+void loc_format(StrBuf *b, const Loc *l);
+void diag_emit(qdqc_context *ctx, qdqc_severity sev, const Loc *loc, const char *fmt, ...)
+    QDQC_PRINTF(4, 5);
+void diag_vemit(qdqc_context *ctx, qdqc_severity sev, const Loc *loc, const char *fmt,
+                va_list ap);
+#define diag_error(ctx, loc, ...) diag_emit((ctx), QDQC_SEV_ERROR, (loc), __VA_ARGS__)
+#define diag_warning(ctx, loc, ...) diag_emit((ctx), QDQC_SEV_WARNING, (loc), __VA_ARGS__)
+#define diag_remark(ctx, loc, ...) diag_emit((ctx), QDQC_SEV_REMARK, (loc), __VA_ARGS__)
+const char *severity_name(qdqc_severity s);
+
+/* File reading with a size cap; returns NULL and emits a diagnostic on failure. */
+char *read_file_all(qdqc_context *ctx, const char *path, size_t max, size_t *len);
+
+#endif

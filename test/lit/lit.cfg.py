@@ -1,0 +1,24 @@
+# lit configuration for qdqc. Tests: *.qir (text IR), *.test (RUN lines over other inputs).
+import os
+import lit.formats
+
+config.name = "qdqc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".qir", ".test", ".c", ".py", ".mlir"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.qdqc_obj_root, "test", "lit")
+
+path = os.pathsep.join([config.qdqc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.environment["PATH"] = path
+for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME", "TMPDIR"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+config.substitutions.append(("%qdqc_src", config.qdqc_src_root))
+config.substitutions.append(("%qdqc_obj", config.qdqc_obj_root))
+config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))
+
+if config.qdqc_sanitize:
+    config.available_features.add("asan")

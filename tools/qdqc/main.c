@@ -1,0 +1,346 @@
+/* main.c: the qdqc command line. Flags, printing diagnostics, exit codes; no compiler logic
+ * (everything goes through the public API in include/qdqc/).
+ *
+ * Exit codes: 0 success, 1 bad input (diagnostics printed), 2 usage error. Internal errors
+ * abort with file:line. */
+#define _POSIX_C_SOURCE 200809L
+#include <qdqc/qdqc.h>
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+typedef struct Opts {
+    const char *cmd; /* NULL (compile), "opt" */
+    const char *input;
+    const char *output;
+    const char *emit;
+    const char *passes;
+    bool split_input_file;
+    bool remarks;
+    bool list_passes;
+    qdqc_context *ctx;
+} Opts;
+
+static const char usage_text[] =
+    "usage: qdqc MODEL [options]          compile MODEL (.onnx, .qir, .mlir)\n"
+    "       qdqc opt FILE [options]       run passes on text IR (test driver)\n"
+    "\n"
+    "options:\n"
+    "  -o FILE                 output file ('-' for standard output, the default)\n"
+    "  --emit=ir               what to write: ir (text IR after the pipeline)\n"
+    "  --passes=A,B,...        passes to run ('default' = the default pipeline);\n"
+    "                          compile mode runs the default pipeline, opt mode none\n"
+    "  --list-passes           list the passes and exit\n"
+    "  --verify-each           run the verifier after every pass\n"
+    "  --print-after=A,B       print the IR after the named passes (to stderr)\n"
+    "  --print-after-all       print the IR after every pass (to stderr)\n"
+    "  --time-passes           report the time each pass takes\n"
+    "  --requant=float|fixed   requantization arithmetic (docs/numerics.md)\n"
+    "  --input-shape NAME=DIMS fix a dynamic input shape, e.g. x=1x3x224x224 (repeatable)\n"
+    "  --split-input-file      (opt) treat '// -----' lines as separate inputs\n"
+    "  -Rpass                  print optimization remarks\n"
+    "  --help, --version\n";
+
+static void
+diag_printer(void *user, qdqc_severity sev, const char *loc, const char *msg)
+{
+    Opts *o = user;
+    if (sev == QDQC_SEV_REMARK && !o->remarks)
+        return;
+    static const char *names[] = {"note", "remark", "warning", "error"};
+    if (loc && *loc)
+        fprintf(stderr, "%s: %s: %s\n", loc, names[sev], msg);
+    else
+        fprintf(stderr, "qdqc: %s: %s\n", names[sev], msg);
+}
+
+static void
+print_to_stderr(void *user, const char *text)
+{
+    (void)user;
+    fputs(text, stderr);
+}
+
+static int
+usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "qdqc: error: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see qdqc --help)\n");
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+static FILE *
+open_output(const char *path)
+{
+    if (!path || strcmp(path, "-") == 0)
+        return stdout;
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        fprintf(stderr, "qdqc: error: cannot write '%s'\n", path);
+    return f;
+}
+
+static char *
+slurp(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t k;
+    while (buf && (k = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    if (f != stdin)
+        fclose(f);
+    *len = n;
+    return buf;
+}
+
+/* Process one text-IR buffer in opt mode; returns an exit code. */
+static int
+opt_one(Opts *o, const char *text, size_t len, const char *name, FILE *out)
+{
+    qdqc_module *m = NULL;
+    if (qdqc_module_parse(o->ctx, text, len, name, &m) != QDQC_OK)
+        return EXIT_INPUT;
+    int rc = EXIT_OK;
+    if (o->passes && qdqc_module_run_passes(m, o->passes) != QDQC_OK)
+        rc = EXIT_INPUT;
+    if (rc == EXIT_OK) {
+        char *s = qdqc_module_print(m);
+        fputs(s, out);
+        qdqc_string_free(s);
+    }
+    qdqc_module_destroy(m);
+    return rc;
+}
+
+static int
+run_opt(Opts *o)
+{
+    size_t len;
+    char *text = slurp(o->input, &len);
+    if (!text) {
+        fprintf(stderr, "%s: error: cannot read file\n", o->input);
+        return EXIT_INPUT;
+    }
+    FILE *out = open_output(o->output);
+    if (!out) {
+        free(text);
+        return EXIT_INPUT;
+    }
+    int rc = EXIT_OK;
+    if (!o->split_input_file) {
+        rc = opt_one(o, text, len, o->input, out);
+    } else {
+        /* Split at lines "// -----"; each chunk keeps its line numbers by being prefixed
+         * with the newlines that precede it. */
+        size_t start = 0, line = 1, chunk_line = 1;
+        bool first = true;
+        for (size_t i = 0; i <= len; i++) {
+            bool at_line_start = i == 0 || text[i - 1] == '\n';
+            bool sep = at_line_start && len - i >= 8 && strncmp(text + i, "// -----", 8) == 0;
+            if (sep || i == len) {
+                size_t clen = i - start;
+                char *buf = malloc(chunk_line - 1 + clen + 1);
+                memset(buf, '\n', chunk_line - 1);
+                memcpy(buf + chunk_line - 1, text + start, clen);
+                if (!first)
+                    fputs("// -----\n", out);
+                first = false;
+                int r = opt_one(o, buf, chunk_line - 1 + clen, o->input, out);
+                if (r != EXIT_OK)
+                    rc = r;
+                free(buf);
+                qdqc_context_clear_diagnostics(o->ctx);
+                if (i == len)
+                    break;
+                /* skip the separator line */
+                while (i < len && text[i] != '\n')
+                    i++;
+                start = i + 1;
+                line++;
+                chunk_line = line + 0;
+                continue;
+            }
+            if (i < len && text[i] == '\n') {
+                line++;
+            }
+        }
+    }
+    if (out != stdout)
+        fclose(out);
+    free(text);
+    return rc;
+}
+
+static int
+run_compile(Opts *o)
+{
+    const char *emit = o->emit ? o->emit : "ir";
+    if (strcmp(emit, "ir") != 0)
+        return usage_error("--emit=%s is not supported (supported: ir)", emit);
+    qdqc_module *m = NULL;
+    if (qdqc_module_load_file(o->ctx, o->input, &m) != QDQC_OK)
+        return EXIT_INPUT;
+    int rc = EXIT_OK;
+    if (qdqc_module_run_passes(m, o->passes ? o->passes : "default") != QDQC_OK)
+        rc = EXIT_INPUT;
+    if (rc == EXIT_OK) {
+        FILE *out = open_output(o->output);
+        if (!out) {
+            rc = EXIT_INPUT;
+        } else {
+            char *s = qdqc_module_print(m);
+            fputs(s, out);
+            qdqc_string_free(s);
+            if (out != stdout)
+                fclose(out);
+        }
+    }
+    qdqc_module_destroy(m);
+    return rc;
+}
+
+/* "--name=value" or "--name value": returns the value or NULL. Advances *i when it takes the
+ * next argument. */
+static const char *
+flag_value(int argc, char **argv, int *i, const char *name, bool *matched)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    *matched = false;
+    if (strncmp(a, name, n) != 0)
+        return NULL;
+    if (a[n] == '=') {
+        *matched = true;
+        return a + n + 1;
+    }
+    if (a[n] == 0) {
+        *matched = true;
+        if (*i + 1 < argc)
+            return argv[++*i];
+        return NULL;
+    }
+    return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+    Opts o = {0};
+    o.ctx = qdqc_context_create();
+    qdqc_context_set_diag_handler(o.ctx, diag_printer, &o);
+    qdqc_context_set_print_handler(o.ctx, print_to_stderr, NULL);
+    int rc = EXIT_OK;
+    int argi = 1;
+    if (argc > 1 && strcmp(argv[1], "opt") == 0) {
+        o.cmd = "opt";
+        argi = 2;
+    }
+    for (int i = argi; i < argc; i++) {
+        const char *a = argv[i];
+        bool m;
+        const char *v;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_text, stdout);
+            goto done;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("qdqc %s\n", qdqc_version_string());
+            goto done;
+        } else if (strcmp(a, "--list-passes") == 0) {
+            o.list_passes = true;
+        } else if (strcmp(a, "-o") == 0) {
+            if (i + 1 >= argc) {
+                rc = usage_error("-o needs a file name");
+                goto done;
+            }
+            o.output = argv[++i];
+        } else if ((v = flag_value(argc, argv, &i, "--emit", &m)) || m) {
+            if (!v) {
+                rc = usage_error("--emit needs a value");
+                goto done;
+            }
+            o.emit = v;
+        } else if ((v = flag_value(argc, argv, &i, "--passes", &m)) || m) {
+            if (!v) {
+                rc = usage_error("--passes needs a value");
+                goto done;
+            }
+            o.passes = v;
+        } else if ((v = flag_value(argc, argv, &i, "--print-after", &m)) || m) {
+            if (!v) {
+                rc = usage_error("--print-after needs a pass name");
+                goto done;
+            }
+            qdqc_context_set_option(o.ctx, "print-after", v);
+        } else if (strcmp(a, "--print-after-all") == 0) {
+            qdqc_context_set_option(o.ctx, "print-after-all", "1");
+        } else if (strcmp(a, "--verify-each") == 0) {
+            qdqc_context_set_option(o.ctx, "verify-each", "1");
+        } else if (strcmp(a, "--time-passes") == 0) {
+            qdqc_context_set_option(o.ctx, "time-passes", "1");
+            o.remarks = true;
+        } else if (strcmp(a, "-Rpass") == 0) {
+            qdqc_context_set_option(o.ctx, "remarks", "1");
+            o.remarks = true;
+        } else if ((v = flag_value(argc, argv, &i, "--requant", &m)) || m) {
+            if (!v || (strcmp(v, "float") != 0 && strcmp(v, "fixed") != 0)) {
+                rc = usage_error("--requant must be 'float' or 'fixed'");
+                goto done;
+            }
+            qdqc_context_set_option(o.ctx, "requant", v);
+        } else if ((v = flag_value(argc, argv, &i, "--input-shape", &m)) || m) {
+            if (!v || qdqc_context_add_input_shape(o.ctx, v) != QDQC_OK) {
+                rc = v ? EXIT_USAGE : usage_error("--input-shape needs NAME=DIMS");
+                goto done;
+            }
+        } else if (strcmp(a, "--split-input-file") == 0) {
+            o.split_input_file = true;
+        } else if (a[0] == '-' && a[1] != 0) {
+            rc = usage_error("unknown option '%s'", a);
+            goto done;
+        } else if (!o.input) {
+            o.input = a;
+        } else {
+            rc = usage_error("more than one input file ('%s' and '%s')", o.input, a);
+            goto done;
+        }
+    }
+    if (o.list_passes) {
+        for (size_t i = 0; i < qdqc_pass_count(); i++)
+            printf("  %-24s %s\n", qdqc_pass_name(i), qdqc_pass_description(i));
+        goto done;
+    }
+    if (!o.input) {
+        rc = usage_error("no input file");
+        goto done;
+    }
+    if (o.split_input_file && !o.cmd) {
+        rc = usage_error("--split-input-file is for 'qdqc opt'");
+        goto done;
+    }
+    rc = o.cmd ? run_opt(&o) : run_compile(&o);
+done:
+    qdqc_context_destroy(o.ctx);
+    return rc;
+}
