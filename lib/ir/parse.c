@@ -136,7 +136,7 @@ lex_string(Parser *P)
         char c = *P->p;
         if (c == '\n') {
             sb_free(&b);
-            perr(P, P->line, P->col, "unterminated string");
+            perr(P, P->tline, P->tcol, "unterminated string");
             return false;
         }
         if (c == '\\') {
@@ -593,10 +593,28 @@ qspec_build(Parser *P, QSpec *q, ElemType storage)
     return qp;
 }
 
+/* At a '{': does a quantization spec follow ("{scale=", "{zp=", "{axis=", "{range=")? A '{'
+ * after a graph's single result type opens the body instead. Peeks without consuming. */
+static bool
+brace_starts_quant(Parser *P)
+{
+    const char *p = P->p;
+    while (p < P->end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    static const char *keys[] = {"scale", "zp", "axis", "range"};
+    for (int i = 0; i < 4; i++) {
+        size_t n = strlen(keys[i]);
+        if ((size_t)(P->end - p) > n && strncmp(p, keys[i], n) == 0 && !is_ident_char(p[n]))
+            return true;
+    }
+    return false;
+}
+
 static bool
 parse_type(Parser *P, Type *t)
 {
     memset(t, 0, sizeof *t);
+    uint32_t tl = P->tline, tc = P->tcol;
     if (P->tok != T_IDENT) {
         ERR("expected a type, got %s", tok_desc(P->tok));
         return false;
@@ -634,10 +652,10 @@ parse_type(Parser *P, Type *t)
     }
     size_t n;
     if (!type_numel(t, &n) || n > ((size_t)1 << 40)) {
-        perr(P, P->tline, P->tcol, "type has too many elements");
+        perr(P, tl, tc, "type has too many elements");
         return false;
     }
-    if (P->tok == T_LBRACE) {
+    if (P->tok == T_LBRACE && brace_starts_quant(P)) {
         uint32_t bl = P->tline, bc = P->tcol;
         next(P);
         QSpec q = {0};
@@ -718,8 +736,9 @@ parse_tensor(Parser *P)
             return NULL;
         }
         if (l.v.len != n) {
+            uint32_t got = l.v.len;
             vec_free(&l.v);
-            perr(P, ll, lc, "tensor literal has %u values, type needs %zu", l.v.len, n);
+            perr(P, ll, lc, "tensor literal has %u values, type needs %zu", got, n);
             return NULL;
         }
         for (size_t i = 0; i < n; i++) {

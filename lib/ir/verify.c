@@ -235,35 +235,7 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
     }
     if (!ok)
         return false;
-    /* types */
-    Type inf[64];
-    if (n->nout > 64) {
-        node_error(g, n, "too many results");
-        return false;
-    }
-    if (!ir_infer_types(g, n, inf))
-        return false;
-    for (uint32_t k = 0; k < n->nout; k++) {
-        const Type *t = &ir_value(g, n->out[k])->type;
-        if ((inf[k].elem != ET_NONE && inf[k].elem != t->elem) ||
-            !type_shape_equal(&inf[k], t)) {
-            char a[256], b[256];
-            Type want = inf[k];
-            if (want.elem == ET_NONE)
-                want.elem = t->elem;
-            type_str(a, sizeof a, &want);
-            Type got = *t;
-            got.q = NULL;
-            type_str(b, sizeof b, &got);
-            node_error(g, n, "result %u has type %s, expected %s", k, b, a);
-            ok = false;
-        }
-        if (!check_type_q(g, n, t, "result"))
-            ok = false;
-    }
-    if (!ok)
-        return false;
-    /* op-class rules */
+    /* op-class rules (before types: they explain type mismatches better) */
     switch (n->op) {
     case OP_CONV: case OP_CONV_TRANSPOSE: case OP_MATMUL: case OP_GEMM: case OP_BATCHNORM:
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_RELU: case OP_CLIP:
@@ -308,6 +280,36 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
             ok = verify_int_op(g, n) && ok;
         break;
     }
+    if (!ok)
+        return false;
+    /* types */
+    Type inf[64];
+    if (n->nout > 64) {
+        node_error(g, n, "too many results");
+        return false;
+    }
+    if (!ir_infer_types(g, n, inf))
+        return false;
+    for (uint32_t k = 0; k < n->nout; k++) {
+        const Type *t = &ir_value(g, n->out[k])->type;
+        if ((inf[k].elem != ET_NONE && inf[k].elem != t->elem) ||
+            !type_shape_equal(&inf[k], t)) {
+            char a[256], b[256];
+            Type want = inf[k];
+            if (want.elem == ET_NONE)
+                want.elem = t->elem;
+            type_str(a, sizeof a, &want);
+            Type got = *t;
+            got.q = NULL;
+            type_str(b, sizeof b, &got);
+            node_error(g, n, "result %u has type %s, expected %s", k, b, a);
+            ok = false;
+        }
+        if (!check_type_q(g, n, t, "result"))
+            ok = false;
+    }
+    if (!ok)
+        return false;
     return ok;
 }
 
