@@ -1,0 +1,112 @@
+/* numerics.h: quantization arithmetic for qdqc (quantize, dequantize, requantize, bias rounding).
+ *
+ * This is the one place that defines how qdqc rounds and saturates. The folding passes, the
+ * reference interpreter and the code generator all call these functions (or emit code that is
+ * tested bit-exact against them), so a model gives the same integers whichever path computes it.
+ * Exact definitions, with the order of every f32 operation, are in docs/numerics.md.
+ *
+ * Floating-point assumptions: IEEE-754 binary32/binary64, FLT_EVAL_METHOD == 0, default rounding
+ * mode (round to nearest even) for the f32 products/quotients/conversions, no -ffast-math. The
+ * rounding to integer itself is explicit and does not depend on the rounding mode.
+ * No dependency on other qdqc code; no global state. */
+#ifndef QDQC_NUMERICS_H
+#define QDQC_NUMERICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- quantize / dequantize (ONNX QuantizeLinear / DequantizeLinear) ---- */
+
+/* saturate(round_half_even(x / scale) + zp) to [qmin, qmax]; x / scale is one f32 division.
+ * NaN -> zp (clamped to [qmin, qmax]); +inf -> qmax, -inf -> qmin (also for huge quotients). */
+int32_t qn_quantize_f32(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax);
+
+/* (float)(q - zp) * scale: integer subtraction (exact, in int64), conversion to f32, one f32
+ * multiply. Exact conversion while |q - zp| <= 2^24. */
+float qn_dequantize(int32_t q, float scale, int32_t zp);
+
+/* ---- requantize, float mode (--requant=float, default; ONNX Runtime's fused kernels) ---- */
+
+/* mult = (sx * sw) / sy, two f32 operations in that order. */
+float qn_requant_mult_f32(float sx, float sw, float sy);
+
+/* f = (float)acc * mult; f = clamp(f, (float)(qmin - zp), (float)(qmax - zp)) in f32;
+ * y = round_half_even(f) + zp (then saturated to [qmin, qmax], which only matters when the clamp
+ * bounds are not exactly representable in f32, i.e. |qmin - zp| or |qmax - zp| > 2^24).
+ * This is MlasRequantizeOutput's order. qmin/qmax may be a narrowed clamp (fused Relu, Clip).
+ * A NaN product (only from a non-finite mult) gives zp clamped to [qmin, qmax]. */
+int32_t qn_requant_float(int32_t acc, float mult, int32_t zp, int32_t qmin, int32_t qmax);
+
+/* ---- requantize, fixed mode (--requant=fixed: integer only) ---- */
+
+/* Real multiplier m ~= mult * 2^-shift, mult in [2^30, 2^31) (normalised), shift in [2, 62]. */
+typedef struct QnFixed {
+    int32_t mult;
+    int32_t shift;
+} QnFixed;
+
+/* Closest (mult, shift) to m: mult = round_half_even(frac * 2^31) with m = frac * 2^e,
+ * frac in [0.5, 1), shift = 31 - e (renormalised if the rounding carries to 2^31).
+ * |mult * 2^-shift - m| <= 2^-(shift+1), hence relative error <= 2^-31.
+ * Representable m: [2^-32, (2^31 - 1) * 2^-2] (rounded). Returns false (and leaves *out
+ * untouched) if m <= 0, m is not finite, or m rounds outside that range. A multiplier that is
+ * an f32 value (qn_requant_mult_f32) is always represented exactly when in range. */
+bool qn_fixed_from_real(double m, QnFixed *out);
+
+/* The exact value mult * 2^-shift (exact in double). */
+double qn_fixed_to_real(QnFixed f);
+
+/* One rounding, ties toward +infinity (TOSA tosa.rescale with double_round = false, TFLite
+ * single-rounding):
+ *   v = ((int64)acc * mult + 2^(shift-1)) >> shift     (arithmetic shift = floor division)
+ *   y = saturate(v + zp, qmin, qmax)                   (in int64; no intermediate int32 clamp)
+ * Never overflows for any int32 acc and valid f (|acc * mult| <= 2^62). */
+int32_t qn_requant_fixed(int32_t acc, QnFixed f, int32_t zp, int32_t qmin, int32_t qmax);
+
+/* ---- bias ---- */
+
+/* int32 bias for QLinearConv/QGemm-style folding, as ONNX Runtime's quantizer computes it:
+ * s = sx * sw (f32 multiply); q = (double)b / (double)s (f64 divide, as ORT's base_quantizer);
+ * round_half_even(q), saturated to [INT32_MIN, INT32_MAX]. NaN -> 0. */
+int32_t qn_quantize_bias(float b, float sx, float sw);
+
+/* ---- rounding helpers (qadd/qsub/qmul/requantize/avgpool) ---- */
+
+/* Round half to even, exact, independent of the FP rounding mode. Defined for |x| < 2^31;
+ * outside that, saturates to INT32_MIN/INT32_MAX, and NaN -> 0. */
+int32_t qn_round_half_even_f32(float x);
+
+/* The same for |x| < 2^63 returning int64 (saturating outside, NaN -> 0). */
+int64_t qn_round_half_even_f32_i64(float x);
+
+/* Round half to even of x (double), for |x| < 2^63 (saturating outside, NaN -> 0). */
+int64_t qn_round_half_even_f64(double x);
+
+/* round_half_even(num / den) exactly, den > 0 (den <= 0 returns 0). Any int64 num. */
+int64_t qn_round_div_half_even(int64_t num, int64_t den);
+
+/* min(max(v, qmin), qmax). */
+int32_t qn_saturate(int64_t v, int32_t qmin, int32_t qmax);
+
+/* Storage range of an integer type of `bits` bits: signed (bits 2..32) [-2^(b-1), 2^(b-1)-1],
+ * unsigned (bits 1..31; ranges are int32) [0, 2^b-1]. `narrow` drops the lowest value:
+ * [-127, 127] for signed 8 bits, [1, 255] for unsigned 8 bits (TensorFlow's narrow_range).
+ * Returns false (outputs untouched) for unsupported bit widths. */
+bool qn_qrange(int bits, bool is_signed, bool narrow, int32_t *qmin, int32_t *qmax);
+
+/* ---- parameter checks (verifier) ---- */
+
+/* NULL if (scale, zp, [qmin, qmax]) is valid, else a lowercase message, e.g.
+ * "scale must be positive and finite, got 0", "zero point 300 outside [-128, 127]",
+ * "empty quantization range [5, 3]". The message lives in a per-thread buffer that the next call
+ * on the same thread overwrites; use qn_check_qparams_r to supply your own. */
+const char *qn_check_qparams(float scale, int32_t zp, int32_t qmin, int32_t qmax);
+
+/* Reentrant form: returns NULL if valid, else writes the message into buf (truncated to size,
+ * always terminated) and returns buf. With buf == NULL or size == 0 it returns the constant
+ * "invalid quantization parameters" instead. */
+const char *qn_check_qparams_r(float scale, int32_t zp, int32_t qmin, int32_t qmax, char *buf,
+                               size_t size);
+
+#endif
