@@ -36,4 +36,35 @@ const char *pass_default_pipeline(void);
 /* Run a comma-separated pipeline ("default" expands). False on error (diagnostics in ctx). */
 bool pass_run_pipeline(Module *m, const char *pipeline);
 
+/* ---- pattern helpers for the QDQ passes (qdq_match.c) ---- */
+void qm_uses(Graph *g);                       /* refill use lists if stale */
+Node *qm_def_op(Graph *g, ValueId v, OpKind op); /* live def of v if it is `op` */
+bool qm_is_8bit(ElemType e);
+Node *qm_dq8(Graph *g, ValueId v);            /* static dequantize of an i8/u8 value defining v */
+/* The one node using v (NULL: several uses, none, or a graph output); *index = operand. */
+Node *qm_only_user(Graph *g, ValueId v, uint32_t *index);
+bool qm_is_graph_output(Graph *g, ValueId v);
+float qm_scale_at(const QParams *q, int64_t c);
+int32_t qm_zp_at(const QParams *q, int64_t c);
+bool qm_zp_uniform(const QParams *q);
+Tensor *qm_tensor_retype(Module *m, const Tensor *t, const QParams *q); /* shares the data */
+/* Give the integer value v the quantization q (and every value joined to it by layout ops);
+ * false, changing nothing, if some value already means something else. */
+bool qm_annotate(Graph *g, ValueId v, const QParams *q);
+bool qm_const_scalar(Graph *g, ValueId v, double *out);
+/* Float bounds of a relu / clip (attributes or constant operands); false otherwise. */
+bool qm_act_bounds(Graph *g, Node *act, float *lo, float *hi);
+/* The bounds in the quantized units of yq (per tensor). */
+void qm_act_clamp(const QParams *yq, float lo, float hi, int32_t *qlo, int32_t *qhi);
+/* Set clamp=[lo, hi] on n unless it is the whole range of yq. */
+void qm_set_clamp(Graph *g, NodeId n, const QParams *yq, int32_t lo, int32_t hi);
+/* New dequantize / quantize nodes with static parameters q. */
+ValueId qm_add_dq(Graph *g, ValueId in, const QParams *q, const char *name, Loc loc);
+ValueId qm_add_q(Graph *g, ValueId in, const QParams *q, const char *name, Loc loc);
+void qm_const_set(Graph *g, ValueId v, Tensor *t); /* new tensor (and type) of a const */
+void qm_copy_attrs(Graph *g, NodeId to, NodeId from, const char *const *skip);
+/* Why a node still computes in float after the pipeline ("no integer rule", "input 1 not
+ * quantized"); NULL for nodes that are not float compute (float_islands.c). */
+const char *pass_float_reason(Graph *g, Node *n, char *buf, size_t len);
+
 #endif

@@ -1,0 +1,266 @@
+/* qdq_match.c: pattern helpers shared by the QDQ passes (not a pass).
+ * Finding the dequantize/quantize around an op, single-consumer checks, annotating integer
+ * values with their quantization parameters (through layout ops, which never rescale),
+ * activation clamps, retyped constants. Declarations are in pass.h.
+ */
+#include "pass.h"
+
+#include "numerics/numerics.h"
+
+#include <math.h>
+#include <string.h>
+
+void
+qm_uses(Graph *g)
+{
+    if (!g->uses_valid)
+        ir_fill_uses(g);
+}
+
+Node *
+qm_def_op(Graph *g, ValueId v, OpKind op)
+{
+    Node *d = ir_def(g, v);
+    return d && !d->dead && d->op == op ? d : NULL;
+}
+
+bool
+qm_is_8bit(ElemType e)
+{
+    return e == ET_I8 || e == ET_U8;
+}
+
+Node *
+qm_dq8(Graph *g, ValueId v)
+{
+    Node *d = qm_def_op(g, v, OP_DEQUANTIZE);
+    if (!d || !d->q || d->nin != 1 || !qm_is_8bit(d->q->storage))
+        return NULL;
+    return d;
+}
+
+Node *
+qm_only_user(Graph *g, ValueId v, uint32_t *index)
+{
+    qm_uses(g);
+    if (ir_num_uses(g, v) != 1)
+        return NULL;
+    const Use *u = ir_uses(g, v);
+    if (!u->node.id)
+        return NULL;
+    if (index)
+        *index = u->index;
+    return ir_node(g, u->node);
+}
+
+bool
+qm_is_graph_output(Graph *g, ValueId v)
+{
+    for (uint32_t k = 0; k < g->outputs.len; k++)
+        if (g->outputs.data[k].id == v.id)
+            return true;
+    return false;
+}
+
+float
+qm_scale_at(const QParams *q, int64_t c)
+{
+    return q->n == 1 ? q->scale[0] : q->scale[c];
+}
+
+int32_t
+qm_zp_at(const QParams *q, int64_t c)
+{
+    return q->n == 1 ? q->zp[0] : q->zp[c];
+}
+
+bool
+qm_zp_uniform(const QParams *q)
+{
+    for (uint32_t i = 1; i < q->n; i++)
+        if (q->zp[i] != q->zp[0])
+            return false;
+    return true;
+}
+
+Tensor *
+qm_tensor_retype(Module *m, const Tensor *t, const QParams *q)
+{
+    Tensor *n = arena_alloc(&m->arena, sizeof *n);
+    *n = *t;
+    n->type.q = q;
+    return n;
+}
+
+/* ---- annotation of integer values with their quantization parameters ---- */
+
+typedef VEC(uint32_t) U32Vec;
+
+static bool
+annot(Graph *g, ValueId v, const QParams *q, U32Vec *undo)
+{
+    Value *val = ir_value(g, v);
+    if (val->type.q)
+        return qparams_equal(val->type.q, q);
+    if (val->type.elem != q->storage)
+        return false;
+    if (q->axis >= 0 && q->axis >= val->type.rank)
+        return false;
+    val->type.q = q;
+    vec_push(undo, v.id);
+    if (q->axis >= 0)
+        return true; /* layout ops may move the axis: annotate only this value */
+    Node *d = ir_def(g, v);
+    if (d && !d->dead) {
+        if (d->op == OP_QUANTIZE && !qparams_equal(d->q, q))
+            return false;
+        if (op_info(d->op)->flags & OPF_LAYOUT) {
+            uint32_t nd = d->op == OP_CONCAT ? d->nin : 1;
+            for (uint32_t k = 0; k < nd; k++)
+                if (!annot(g, d->in[k], q, undo))
+                    return false;
+        }
+    }
+    uint32_t nu = ir_num_uses(g, v);
+    const Use *u = ir_uses(g, v);
+    for (uint32_t i = 0; i < nu; i++) {
+        if (!u[i].node.id)
+            continue;
+        Node *c = ir_node(g, u[i].node);
+        if (c->op == OP_DEQUANTIZE && !qparams_equal(c->q, q))
+            return false;
+        if ((op_info(c->op)->flags & OPF_LAYOUT) && (c->op == OP_CONCAT || u[i].index == 0))
+            for (uint32_t k = 0; k < c->nout; k++)
+                if (!annot(g, c->out[k], q, undo))
+                    return false;
+    }
+    return true;
+}
+
+bool
+qm_annotate(Graph *g, ValueId v, const QParams *q)
+{
+    qm_uses(g);
+    U32Vec undo = {0};
+    bool ok = annot(g, v, q, &undo);
+    for (uint32_t i = 0; i < undo.len; i++) {
+        ValueId u = {undo.data[i]};
+        if (!ok) {
+            ir_value(g, u)->type.q = NULL;
+            continue;
+        }
+        /* a constant prints its tensor's type: keep the two in step */
+        const Tensor *t = ir_const_of(g, u);
+        if (t && !t->type.q)
+            qm_const_set(g, u, qm_tensor_retype(g->m, t, q));
+    }
+    vec_free(&undo);
+    return ok;
+}
+
+/* ---- activations ---- */
+
+bool
+qm_const_scalar(Graph *g, ValueId v, double *out)
+{
+    const Tensor *t = ir_const_of(g, v);
+    size_t n;
+    if (!t || !type_numel(&t->type, &n) || n != 1)
+        return false;
+    *out = tensor_get_f(t, 0);
+    return true;
+}
+
+bool
+qm_act_bounds(Graph *g, Node *act, float *lo, float *hi)
+{
+    if (act->op == OP_RELU) {
+        *lo = 0.0f;
+        *hi = INFINITY;
+        return true;
+    }
+    if (act->op != OP_CLIP)
+        return false;
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    double d;
+    if (ir_attr(g, act, "min"))
+        *lo = ir_attr_float(g, act, "min", 0);
+    if (ir_attr(g, act, "max"))
+        *hi = ir_attr_float(g, act, "max", 0);
+    if (act->nin > 1 && act->in[1].id) {
+        if (!qm_const_scalar(g, act->in[1], &d))
+            return false;
+        *lo = (float)d;
+    }
+    if (act->nin > 2 && act->in[2].id) {
+        if (!qm_const_scalar(g, act->in[2], &d))
+            return false;
+        *hi = (float)d;
+    }
+    return !isnan(*lo) && !isnan(*hi) && *lo <= *hi;
+}
+
+void
+qm_act_clamp(const QParams *yq, float lo, float hi, int32_t *qlo, int32_t *qhi)
+{
+    /* quantize is monotone, so quantize(clamp(v, lo, hi)) == clamp(quantize(v), q(lo), q(hi)) */
+    *qlo = qn_quantize_f32(lo, yq->scale[0], yq->zp[0], yq->qmin, yq->qmax);
+    *qhi = qn_quantize_f32(hi, yq->scale[0], yq->zp[0], yq->qmin, yq->qmax);
+}
+
+void
+qm_set_clamp(Graph *g, NodeId n, const QParams *yq, int32_t lo, int32_t hi)
+{
+    if (lo <= yq->qmin && hi >= yq->qmax)
+        return;
+    int64_t c[2] = {lo > yq->qmin ? lo : yq->qmin, hi < yq->qmax ? hi : yq->qmax};
+    ir_set_attr_ints(g, n, "clamp", c, 2);
+}
+
+/* Copy every attribute of `from` onto node `to`, except names listed in `skip` (NULL-ended). */
+void
+qm_copy_attrs(Graph *g, NodeId to, NodeId from, const char *const *skip)
+{
+    uint32_t na = ir_node(g, from)->nattr;
+    for (uint32_t i = 0; i < na; i++) {
+        Attr a = ir_node(g, from)->attrs[i];
+        bool s = false;
+        for (const char *const *p = skip; p && *p && !s; p++)
+            s = strcmp(ir_str(g, a.name), *p) == 0;
+        if (!s)
+            ir_set_attr(g, to, &a);
+    }
+}
+
+ValueId
+qm_add_dq(Graph *g, ValueId in, const QParams *q, const char *name, Loc loc)
+{
+    Type t = ir_value(g, in)->type;
+    t.q = NULL;
+    t.elem = ET_F32;
+    NodeId n = ir_add_node(g, OP_DEQUANTIZE, 1, &in, 1, loc);
+    ir_node(g, n)->q = (QParams *)q;
+    return ir_add_result(g, n, 0, name, &t);
+}
+
+ValueId
+qm_add_q(Graph *g, ValueId in, const QParams *q, const char *name, Loc loc)
+{
+    Type t = ir_value(g, in)->type;
+    t.elem = q->storage;
+    t.q = q;
+    NodeId n = ir_add_node(g, OP_QUANTIZE, 1, &in, 1, loc);
+    ir_node(g, n)->q = (QParams *)q;
+    return ir_add_result(g, n, 0, name, &t);
+}
+
+/* Replace the tensor of a const node and the type of its value. */
+void
+qm_const_set(Graph *g, ValueId v, Tensor *t)
+{
+    Node *d = ir_def(g, v);
+    QDQC_ASSERT(d && d->op == OP_CONST);
+    ir_set_attr_tensor(g, ir_value(g, v)->def, "value", t);
+    ir_value(g, v)->type = t->type;
+}
