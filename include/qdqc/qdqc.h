@@ -107,6 +107,43 @@ QDQC_API size_t qdqc_pass_count(void);
 QDQC_API const char *qdqc_pass_name(size_t i);
 QDQC_API const char *qdqc_pass_description(size_t i);
 
+/* ---- graph interface and the reference interpreter (lib/api/run.c) ---- */
+/* Graph inputs/outputs: name, rank, dims (lent, valid while the module is unchanged) and
+ * element type as a string ("f32", "i8", "u8", "i32", "i64", "bool", ...). Out-of-range
+ * indices give NULL / 0. */
+QDQC_API size_t qdqc_module_input_count(const qdqc_module *m);
+QDQC_API const char *qdqc_module_input_name(const qdqc_module *m, size_t i);
+QDQC_API int qdqc_module_input_rank(const qdqc_module *m, size_t i);
+QDQC_API const int64_t *qdqc_module_input_dims(const qdqc_module *m, size_t i);
+QDQC_API const char *qdqc_module_input_elem_type(const qdqc_module *m, size_t i);
+QDQC_API size_t qdqc_module_output_count(const qdqc_module *m);
+QDQC_API const char *qdqc_module_output_name(const qdqc_module *m, size_t i);
+QDQC_API int qdqc_module_output_rank(const qdqc_module *m, size_t i);
+QDQC_API const int64_t *qdqc_module_output_dims(const qdqc_module *m, size_t i);
+QDQC_API const char *qdqc_module_output_elem_type(const qdqc_module *m, size_t i);
+/* Bytes per element of an element type name (i4/u4 and bool: 1); 0 if unknown. */
+QDQC_API size_t qdqc_elem_type_size(const char *elem_type);
+/* Run the module's graph in the reference interpreter (exact semantics of every op at the
+ * current point of the pipeline; requantization mode from the context option "requant").
+ * inputs[i] / outputs[i]: dense C-order buffers of each graph input/output in its element type
+ * (qdqc_elem_type_size bytes per element). */
+QDQC_API qdqc_status qdqc_module_run_reference(qdqc_module *m, const void *const *inputs,
+                                               void *const *outputs);
+
+/* ---- NumPy .npy files (v1/v2/v3 read, v1 written; little-endian, C order) ---- */
+typedef struct qdqc_array {
+    char elem_type[8]; /* "f32", "i8", ... as above */
+    int rank;
+    int64_t dims[8];
+    void *data;        /* owned; free with qdqc_array_free */
+    size_t nbytes;
+} qdqc_array;
+QDQC_API qdqc_status qdqc_npy_read(qdqc_context *ctx, const char *path, qdqc_array *out);
+/* i4/u4 are written as i8/u8 (one element per byte). */
+QDQC_API qdqc_status qdqc_npy_write(qdqc_context *ctx, const char *path, const char *elem_type,
+                                    int rank, const int64_t *dims, const void *data);
+QDQC_API void qdqc_array_free(qdqc_array *a); /* NULL-safe */
+
 #ifdef __cplusplus
 }
 #endif

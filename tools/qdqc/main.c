@@ -6,6 +6,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <qdqc/qdqc.h>
 
+#include "run_cmd.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,7 +17,7 @@
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 typedef struct Opts {
-    const char *cmd; /* NULL (compile), "opt" */
+    const char *cmd; /* NULL (compile), "opt", "run" */
     const char *input;
     const char *output;
     const char *emit;
@@ -24,11 +26,15 @@ typedef struct Opts {
     bool remarks;
     bool list_passes;
     qdqc_context *ctx;
+    RunOpts run; /* qdqc run */
 } Opts;
 
 static const char usage_text[] =
     "usage: qdqc MODEL [options]          compile MODEL (.onnx, .qir, .mlir)\n"
     "       qdqc opt FILE [options]       run passes on text IR (test driver)\n"
+    "       qdqc run MODEL --output-dir DIR [--engine=ref] [--input NAME=FILE.npy ...]\n"
+    "                [--random-inputs SEED] [--passes=...]\n"
+    "                                     run MODEL, write one .npy per output\n"
     "\n"
     "options:\n"
     "  -o FILE                 output file ('-' for standard output, the default)\n"
@@ -43,6 +49,12 @@ static const char usage_text[] =
     "  --requant=float|fixed   requantization arithmetic (docs/numerics.md)\n"
     "  --input-shape NAME=DIMS fix a dynamic input shape, e.g. x=1x3x224x224 (repeatable)\n"
     "  --split-input-file      (opt) treat '// -----' lines as separate inputs\n"
+    "  --engine=ref            (run) execution engine: ref (reference interpreter)\n"
+    "  --input NAME=FILE.npy   (run) value of graph input NAME (repeatable)\n"
+    "  --random-inputs SEED    (run) generate the inputs not given, deterministically\n"
+    "  --output-dir DIR        (run) where the outputs are written (NAME.npy)\n"
+    "                          run applies the default pipeline; --passes= (empty) runs the\n"
+    "                          graph as imported (literal QDQ semantics)\n"
     "  -Rpass                  print optimization remarks\n"
     "  --help, --version\n";
 
@@ -256,6 +268,10 @@ main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "opt") == 0) {
         o.cmd = "opt";
         argi = 2;
+    } else if (argc > 1 && strcmp(argv[1], "run") == 0) {
+        o.cmd = "run";
+        argi = 2;
+        o.run.inputs = calloc((size_t)argc, sizeof(char *));
     }
     for (int i = argi; i < argc; i++) {
         const char *a = argv[i];
@@ -316,6 +332,29 @@ main(int argc, char **argv)
             }
         } else if (strcmp(a, "--split-input-file") == 0) {
             o.split_input_file = true;
+        } else if (o.run.inputs && (((v = flag_value(argc, argv, &i, "--engine", &m)) || m) ||
+                                    ((v = flag_value(argc, argv, &i, "--input", &m)) || m) ||
+                                    ((v = flag_value(argc, argv, &i, "--output-dir", &m)) || m) ||
+                                    ((v = flag_value(argc, argv, &i, "--random-inputs", &m)) || m))) {
+            if (!v) {
+                rc = usage_error("%s needs a value", a);
+                goto done;
+            }
+            if (strncmp(a, "--engine", 8) == 0) {
+                o.run.engine = v;
+            } else if (strncmp(a, "--input", 7) == 0) {
+                o.run.inputs[o.run.ninputs++] = v;
+            } else if (strncmp(a, "--output-dir", 12) == 0) {
+                o.run.output_dir = v;
+            } else {
+                char *end;
+                o.run.seed = strtoull(v, &end, 10);
+                if (!*v || *end) {
+                    rc = usage_error("--random-inputs needs a non-negative integer seed");
+                    goto done;
+                }
+                o.run.random_inputs = true;
+            }
         } else if (a[0] == '-' && a[1] != 0) {
             rc = usage_error("unknown option '%s'", a);
             goto done;
@@ -339,8 +378,15 @@ main(int argc, char **argv)
         rc = usage_error("--split-input-file is for 'qdqc opt'");
         goto done;
     }
+    if (o.run.inputs) {
+        o.run.model = o.input;
+        o.run.passes = o.passes;
+        rc = qdqc_cli_run(o.ctx, &o.run);
+        goto done;
+    }
     rc = o.cmd ? run_opt(&o) : run_compile(&o);
 done:
+    free(o.run.inputs);
     qdqc_context_destroy(o.ctx);
     return rc;
 }

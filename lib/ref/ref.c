@@ -1,0 +1,586 @@
+/* ref.c: the reference interpreter's driver (value storage, dispatch, liveness) and its shared
+ * helpers, plus the quantization boundary ops (quantize, dequantize, dynamic_quantize), cast,
+ * shape and constant_of_shape. Semantics: docs/ir.md and docs/numerics.md. */
+#include "ref/ref_impl.h"
+
+#include "numerics/numerics.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- tensors ---- */
+
+bool
+ref_tensor_alloc(RefTensor *t, const Type *type)
+{
+    memset(t, 0, sizeof *t);
+    size_t n, bytes;
+    if (type->elem == ET_NONE || !type_numel(type, &n) ||
+        !size_mul(n, elem_size(type->elem), &bytes) || bytes > REF_MAX_TENSOR_BYTES)
+        return false;
+    void *d = calloc(bytes ? bytes : 1, 1);
+    if (!d)
+        return false;
+    t->type = *type;
+    t->data = d;
+    t->nbytes = bytes;
+    return true;
+}
+
+void
+ref_tensor_free(RefTensor *t)
+{
+    if (!t)
+        return;
+    free(t->data);
+    memset(t, 0, sizeof *t);
+}
+
+size_t
+ref_numel(const RefTensor *t)
+{
+    size_t es = elem_size(t->type.elem);
+    return es ? t->nbytes / es : 0;
+}
+
+static Tensor
+view(const RefTensor *t)
+{
+    Tensor v = {.type = t->type, .data = t->data, .nbytes = t->nbytes};
+    return v;
+}
+
+double
+ref_get_f(const RefTensor *t, size_t i)
+{
+    Tensor v = view(t);
+    return tensor_get_f(&v, i);
+}
+
+int64_t
+ref_get_i(const RefTensor *t, size_t i)
+{
+    Tensor v = view(t);
+    return tensor_get_i(&v, i);
+}
+
+void
+ref_set_f(RefTensor *t, size_t i, double x)
+{
+    Tensor v = view(t);
+    tensor_set_f(&v, i, x);
+}
+
+void
+ref_set_i(RefTensor *t, size_t i, int64_t x)
+{
+    Tensor v = view(t);
+    tensor_set_i(&v, i, x);
+}
+
+const float *
+ref_f32_in(RefCtx *c, Node *n, uint32_t i)
+{
+    const RefTensor *t = ref_in(c, n, i);
+    if (!t || t->type.elem != ET_F32) {
+        node_error(c->g, n, "reference interpreter: operand %u of %s must be f32, got %s", i,
+                   op_info(n->op)->name, t ? elem_name(t->type.elem) : "nothing");
+        return NULL;
+    }
+    return t->data;
+}
+
+float *
+ref_f32_out(RefCtx *c, Node *n, uint32_t i)
+{
+    RefTensor *t = ref_out(c, n, i);
+    if (t->type.elem != ET_F32) {
+        node_error(c->g, n, "reference interpreter: result %u of %s must be f32, got %s", i,
+                   op_info(n->op)->name, elem_name(t->type.elem));
+        return NULL;
+    }
+    return t->data;
+}
+
+int32_t *
+ref_load_i32(RefCtx *c, Node *n, const RefTensor *t)
+{
+    ElemType e = t->type.elem;
+    if (!(elem_is_int(e) && e != ET_I64 && e != ET_U32 && e != ET_BOOL)) {
+        node_error(c->g, n, "reference interpreter: %s operand of %s is not supported",
+                   elem_name(e), op_info(n->op)->name);
+        return NULL;
+    }
+    size_t k = ref_numel(t);
+    int32_t *v = malloc((k ? k : 1) * sizeof(int32_t));
+    if (!v) {
+        node_error(c->g, n, "reference interpreter: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < k; i++)
+        v[i] = (int32_t)ref_get_i(t, i);
+    return v;
+}
+
+void
+ref_strides(const Type *t, int64_t *st)
+{
+    int64_t s = 1;
+    for (int i = t->rank - 1; i >= 0; i--) {
+        st[i] = s;
+        s *= t->dims[i];
+    }
+}
+
+void
+ref_bcast_strides(const Type *t, const Type *o, int64_t *st)
+{
+    int64_t own[IR_MAX_RANK];
+    ref_strides(t, own);
+    int off = o->rank - t->rank;
+    for (int i = 0; i < o->rank; i++) {
+        int j = i - off;
+        st[i] = (j < 0 || t->dims[j] == 1) ? 0 : own[j];
+    }
+}
+
+bool
+ref_next_index(const Type *o, int64_t *idx)
+{
+    for (int i = o->rank - 1; i >= 0; i--) {
+        if (++idx[i] < o->dims[i])
+            return true;
+        idx[i] = 0;
+    }
+    return false;
+}
+
+bool
+ref_window(RefCtx *c, Node *n, const Type *x, const Type *y, const int64_t *kernel, RefWin *w)
+{
+    Graph *g = c->g;
+    int ns = x->rank - 2;
+    if (ns < 1 || ns > 3) {
+        node_error(g, n, "reference interpreter: %d spatial dimensions are not supported (1 to 3)",
+                   ns);
+        return false;
+    }
+    const char *ap = ir_attr_string(g, n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") != 0) {
+        node_error(g, n, "reference interpreter: auto_pad=%s is not supported (explicit pads)", ap);
+        return false;
+    }
+    int64_t st[IR_MAX_RANK], dl[IR_MAX_RANK], pd[2 * IR_MAX_RANK];
+    int ks = ir_attr_ints(g, n, "strides", st, IR_MAX_RANK);
+    int kd = ir_attr_ints(g, n, "dilations", dl, IR_MAX_RANK);
+    int kp = ir_attr_ints(g, n, "pads", pd, 2 * IR_MAX_RANK);
+    w->ns = ns;
+    for (int i = 0; i < 3; i++) {
+        bool sp = i < ns;
+        w->in[i] = sp ? x->dims[2 + i] : 1;
+        w->out[i] = sp ? y->dims[2 + i] : 1;
+        w->k[i] = sp ? kernel[i] : 1;
+        w->s[i] = sp && ks >= 0 ? st[i] : 1;
+        w->d[i] = sp && kd >= 0 ? dl[i] : 1;
+        w->pb[i] = sp && kp >= 0 ? pd[i] : 0;
+        w->pe[i] = sp && kp >= 0 ? pd[ns + i] : 0;
+    }
+    return true;
+}
+
+/* ---- quantize / dequantize ---- */
+
+/* Channel of flat element i for per-axis parameters on `axis` of t (0 when per-tensor). */
+static inline int64_t
+chan_of(const Type *t, int axis, size_t i)
+{
+    if (axis < 0)
+        return 0;
+    int64_t inner = 1;
+    for (int d = axis + 1; d < t->rank; d++)
+        inner *= t->dims[d];
+    return ((int64_t)i / inner) % t->dims[axis];
+}
+
+typedef struct QArgs {
+    int axis; /* -1 per tensor */
+    int64_t n;
+    const RefTensor *scale, *zp; /* dynamic form */
+    const QParams *q;            /* static form */
+    int32_t qmin, qmax;
+} QArgs;
+
+static bool
+qargs(RefCtx *c, Node *n, const Type *xt, ElemType storage, QArgs *a)
+{
+    Graph *g = c->g;
+    memset(a, 0, sizeof *a);
+    int64_t lo, hi;
+    elem_range(storage, &lo, &hi);
+    if (n->q) {
+        a->q = n->q;
+        a->axis = n->q->axis;
+        a->n = n->q->n;
+        a->qmin = n->q->qmin;
+        a->qmax = n->q->qmax;
+        return true;
+    }
+    if (ir_attr_int(g, n, "block_size", 0) != 0) {
+        node_error(g, n, "reference interpreter: blocked quantization is not supported");
+        return false;
+    }
+    a->scale = ref_in(c, n, 1);
+    a->zp = ref_in(c, n, 2);
+    a->qmin = (int32_t)lo;
+    a->qmax = (int32_t)hi;
+    size_t ns = ref_numel(a->scale);
+    if (a->zp && ref_numel(a->zp) != ns) {
+        node_error(g, n, "scale has %zu values, zero point %zu", ns, ref_numel(a->zp));
+        return false;
+    }
+    if (a->scale->type.rank == 0 || ns == 1) {
+        a->axis = -1;
+        a->n = 1;
+        return true;
+    }
+    if (a->scale->type.rank != 1) {
+        node_error(g, n, "reference interpreter: scale of rank %d is not supported",
+                   a->scale->type.rank);
+        return false;
+    }
+    int64_t ax = ir_attr_int(g, n, "axis", 1);
+    if (ax < 0)
+        ax += xt->rank;
+    if (ax < 0 || ax >= xt->rank || xt->dims[ax] != (int64_t)ns) {
+        node_error(g, n, "per-axis scale of %zu values does not match axis %lld", ns,
+                   (long long)ax);
+        return false;
+    }
+    a->axis = (int)ax;
+    a->n = (int64_t)ns;
+    return true;
+}
+
+static inline float
+qa_scale(const QArgs *a, int64_t ch)
+{
+    return a->q ? ref_qscale(a->q, ch) : (float)ref_get_f(a->scale, (size_t)ch);
+}
+
+static inline int32_t
+qa_zp(const QArgs *a, int64_t ch)
+{
+    if (a->q)
+        return ref_qzp(a->q, ch);
+    return a->zp ? (int32_t)ref_get_i(a->zp, (size_t)ch) : 0;
+}
+
+static bool
+run_quantize(RefCtx *c, Node *n)
+{
+    const RefTensor *x = ref_in(c, n, 0);
+    RefTensor *y = ref_out(c, n, 0);
+    QArgs a;
+    if (!qargs(c, n, &x->type, y->type.elem, &a))
+        return false;
+    size_t k = ref_numel(x);
+    for (size_t i = 0; i < k; i++) {
+        int64_t ch = chan_of(&x->type, a.axis, i);
+        float s = qa_scale(&a, ch);
+        if (!(s > 0) || !isfinite(s)) {
+            node_error(c->g, n, "scale must be positive and finite, got %g", (double)s);
+            return false;
+        }
+        float v = (float)ref_get_f(x, i);
+        ref_set_i(y, i, qn_quantize_f32(v, s, qa_zp(&a, ch), a.qmin, a.qmax));
+    }
+    return true;
+}
+
+static bool
+run_dequantize(RefCtx *c, Node *n)
+{
+    const RefTensor *x = ref_in(c, n, 0);
+    RefTensor *y = ref_out(c, n, 0);
+    QArgs a;
+    if (!qargs(c, n, &x->type, x->type.elem, &a))
+        return false;
+    size_t k = ref_numel(x);
+    for (size_t i = 0; i < k; i++) {
+        int64_t ch = chan_of(&x->type, a.axis, i);
+        ref_set_f(y, i, qn_dequantize((int32_t)ref_get_i(x, i), qa_scale(&a, ch), qa_zp(&a, ch)));
+    }
+    return true;
+}
+
+/* ONNX DynamicQuantizeLinear (uint8), following the ONNX reference implementation:
+ * scale = (max(0, max x) - min(0, min x)) / 255, zp = rint(clamp(0 - min / scale, 0, 255)),
+ * y = saturate(rint(x / scale) + zp). */
+static bool
+run_dynamic_quantize(RefCtx *c, Node *n)
+{
+    const float *x = ref_f32_in(c, n, 0);
+    if (!x)
+        return false;
+    const RefTensor *xt = ref_in(c, n, 0);
+    size_t k = ref_numel(xt);
+    float mx = 0, mn = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (isnan(x[i])) {
+            node_error(c->g, n, "dynamic_quantize: input contains NaN");
+            return false;
+        }
+        mx = x[i] > mx ? x[i] : mx;
+        mn = x[i] < mn ? x[i] : mn;
+    }
+    float range = mx == mn ? 1.0f : mx - mn;
+    float scale = range / 255.0f;
+    if (!(scale > 0) || !isfinite(scale)) {
+        node_error(c->g, n, "dynamic_quantize: input range gives scale %g", (double)scale);
+        return false;
+    }
+    float izp = 0.0f - mn / scale;
+    izp = izp < 0 ? 0 : izp > 255 ? 255 : izp;
+    int32_t zp = qn_round_half_even_f32(izp);
+    RefTensor *y = ref_out(c, n, 0), *ys = ref_out(c, n, 1), *yz = ref_out(c, n, 2);
+    for (size_t i = 0; i < k; i++)
+        ref_set_i(y, i, qn_quantize_f32(x[i], scale, zp, 0, 255));
+    ref_set_f(ys, 0, scale);
+    ref_set_i(yz, 0, zp);
+    return true;
+}
+
+/* ---- cast, shape ---- */
+
+static bool
+run_cast(RefCtx *c, Node *n)
+{
+    const RefTensor *x = ref_in(c, n, 0);
+    RefTensor *y = ref_out(c, n, 0);
+    ElemType to = y->type.elem, from = x->type.elem;
+    size_t k = ref_numel(x);
+    for (size_t i = 0; i < k; i++) {
+        if (to == ET_BOOL) {
+            ref_set_i(y, i, elem_is_float(from) ? ref_get_f(x, i) != 0 : ref_get_i(x, i) != 0);
+        } else if (elem_is_float(to)) {
+            if (from == ET_I64)
+                ref_set_f(y, i, (double)(float)ref_get_i(x, i));
+            else
+                ref_set_f(y, i, ref_get_f(x, i));
+        } else if (elem_is_float(from)) {
+            /* truncation toward zero; NaN and out-of-range values (undefined in ONNX) map
+             * to 0 and the int64 bounds before wrapping to the target */
+            double d = ref_get_f(x, i);
+            int64_t v = d != d ? 0 : d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN
+                                                                             : (int64_t)d;
+            ref_set_i(y, i, v);
+        } else {
+            ref_set_i(y, i, ref_get_i(x, i)); /* wraps like numpy astype */
+        }
+    }
+    return true;
+}
+
+bool
+ref_op_qdq(RefCtx *c, Node *n)
+{
+    switch (n->op) {
+    case OP_QUANTIZE:
+        return run_quantize(c, n);
+    case OP_DEQUANTIZE:
+        return run_dequantize(c, n);
+    case OP_DYNAMIC_QUANTIZE:
+        return run_dynamic_quantize(c, n);
+    case OP_CAST:
+        return run_cast(c, n);
+    case OP_SHAPE: {
+        const RefTensor *x = ref_in(c, n, 0);
+        RefTensor *y = ref_out(c, n, 0);
+        int r = x->type.rank;
+        int64_t s = ir_attr_int(c->g, n, "start", 0);
+        if (s < 0)
+            s += r;
+        s = s < 0 ? 0 : s > r ? r : s;
+        for (size_t i = 0; i < ref_numel(y); i++)
+            ref_set_i(y, i, x->type.dims[s + (int64_t)i]);
+        return true;
+    }
+    case OP_CONSTANT_OF_SHAPE: {
+        RefTensor *y = ref_out(c, n, 0);
+        const Attr *v = ir_attr(c->g, n, "value");
+        if (v && v->kind == ATTR_TENSOR && type_numel_unchecked(&v->t->type) != 1) {
+            node_error(c->g, n, "'value' must have one element");
+            return false;
+        }
+        size_t es = elem_size(y->type.elem);
+        if (v && v->kind == ATTR_TENSOR)
+            for (size_t i = 0; i < ref_numel(y); i++)
+                memcpy((char *)y->data + i * es, v->t->data, es);
+        return true;
+    }
+    default:
+        break;
+    }
+    node_error(c->g, n, "reference interpreter: %s is not implemented", op_info(n->op)->name);
+    return false;
+}
+
+/* ---- driver ---- */
+
+static bool
+dispatch(RefCtx *c, Node *n)
+{
+    switch (n->op) {
+    case OP_QUANTIZE: case OP_DEQUANTIZE: case OP_DYNAMIC_QUANTIZE: case OP_CAST:
+    case OP_SHAPE: case OP_CONSTANT_OF_SHAPE:
+        return ref_op_qdq(c, n);
+    case OP_CONV: case OP_CONV_TRANSPOSE: case OP_MATMUL: case OP_GEMM: case OP_QCONV:
+    case OP_QCONV_TRANSPOSE: case OP_QMATMUL:
+        return ref_op_linear(c, n);
+    case OP_BATCHNORM: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_RELU:
+    case OP_CLIP: case OP_LEAKY_RELU: case OP_PRELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
+    case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU: case OP_SOFTMAX:
+    case OP_LAYERNORM: case OP_REDUCE_MEAN:
+        return ref_op_elem(c, n);
+    case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_MAXPOOL: case OP_RESIZE:
+        return ref_op_pool(c, n);
+    case OP_CONCAT: case OP_SPLIT: case OP_SLICE: case OP_PAD: case OP_RESHAPE:
+    case OP_TRANSPOSE: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_FLATTEN: case OP_IDENTITY:
+    case OP_GATHER:
+        return ref_op_layout(c, n);
+    case OP_QADD: case OP_QSUB: case OP_QMUL: case OP_QAVGPOOL: case OP_QREDUCE_MEAN:
+    case OP_REQUANTIZE: case OP_LUT:
+        return ref_op_int(c, n);
+    default:
+        break;
+    }
+    node_error(c->g, n, "reference interpreter: %s is not implemented", op_info(n->op)->name);
+    return false;
+}
+
+static bool
+copy_tensor(RefTensor *dst, const RefTensor *src)
+{
+    if (!ref_tensor_alloc(dst, &src->type))
+        return false;
+    memcpy(dst->data, src->data, src->nbytes);
+    return true;
+}
+
+bool
+ref_run(Module *m, const RefTensor *inputs, uint32_t nin, RefTensor *outputs, uint32_t nout,
+        bool requant_fixed)
+{
+    Graph *g = &m->g;
+    Loc gl = {.file = m->filename};
+    for (uint32_t k = 0; k < nout; k++)
+        memset(&outputs[k], 0, sizeof outputs[k]);
+    if (nin != g->inputs.len || nout != g->outputs.len) {
+        diag_error(m->ctx, &gl, "reference interpreter: graph has %u inputs and %u outputs, "
+                   "given %u and %u", g->inputs.len, g->outputs.len, nin, nout);
+        return false;
+    }
+    uint32_t nv = g->values.len;
+    RefCtx c = {.g = g, .requant_fixed = requant_fixed};
+    c.vals = xcalloc(nv ? nv : 1, sizeof(RefTensor));
+    /* last node that reads each value; UINT32_MAX for graph outputs */
+    uint32_t *last = xcalloc(nv ? nv : 1, sizeof(uint32_t));
+    uint8_t *borrowed = xcalloc(nv ? nv : 1, 1);
+    for (uint32_t i = 1; i < g->nodes.len; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead)
+            continue;
+        for (uint32_t k = 0; k < n->nin; k++)
+            if (n->in[k].id)
+                last[n->in[k].id] = i;
+    }
+    for (uint32_t k = 0; k < g->outputs.len; k++)
+        last[g->outputs.data[k].id] = UINT32_MAX;
+    bool ok = true;
+    for (uint32_t k = 0; k < nin && ok; k++) {
+        ValueId v = g->inputs.data[k];
+        const Type *t = &ir_value(g, v)->type;
+        if (inputs[k].type.elem != t->elem || !type_shape_equal(&inputs[k].type, t)) {
+            StrBuf a, b;
+            sb_init(&a);
+            sb_init(&b);
+            Type want = *t, got = inputs[k].type;
+            want.q = got.q = NULL;
+            ir_print_type(&a, &want);
+            ir_print_type(&b, &got);
+            diag_error(m->ctx, &gl, "reference interpreter: input '%s' must be %s, got %s",
+                       ir_value_name(g, v), a.data, b.data);
+            sb_free(&a);
+            sb_free(&b);
+            ok = false;
+            break;
+        }
+        c.vals[v.id] = inputs[k];
+        c.vals[v.id].type = *t;
+        borrowed[v.id] = 1;
+    }
+    for (uint32_t i = 1; i < g->nodes.len && ok; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead)
+            continue;
+        if (n->op == OP_CONST) {
+            const Attr *a = ir_attr(g, n, "value");
+            if (!a || a->kind != ATTR_TENSOR) {
+                node_error(g, n, "const has no tensor 'value'");
+                ok = false;
+                break;
+            }
+            RefTensor *r = &c.vals[n->out[0].id];
+            r->type = ir_value(g, n->out[0])->type;
+            r->data = a->t->data;
+            r->nbytes = a->t->nbytes;
+            borrowed[n->out[0].id] = 1;
+            continue;
+        }
+        for (uint32_t k = 0; k < n->nin; k++)
+            if (n->in[k].id && !c.vals[n->in[k].id].data) {
+                node_error(g, n, "reference interpreter: operand %u has no value", k);
+                ok = false;
+            }
+        for (uint32_t k = 0; k < n->nout && ok; k++) {
+            const Type *t = &ir_value(g, n->out[k])->type;
+            if (!ref_tensor_alloc(&c.vals[n->out[k].id], t)) {
+                node_error(g, n, "reference interpreter: result %u is too large to allocate", k);
+                ok = false;
+            }
+        }
+        if (!ok || !dispatch(&c, n)) {
+            ok = false;
+            break;
+        }
+        /* free operands whose last reader this was */
+        for (uint32_t k = 0; k < n->nin; k++) {
+            uint32_t v = n->in[k].id;
+            if (v && last[v] == i && c.vals[v].data) {
+                if (!borrowed[v])
+                    free(c.vals[v].data);
+                memset(&c.vals[v], 0, sizeof c.vals[v]);
+            }
+        }
+    }
+    for (uint32_t k = 0; k < nout && ok; k++) {
+        uint32_t v = g->outputs.data[k].id;
+        if (!c.vals[v].data) {
+            diag_error(m->ctx, &gl, "reference interpreter: output %u has no value", k);
+            ok = false;
+        } else if (!copy_tensor(&outputs[k], &c.vals[v])) {
+            diag_error(m->ctx, &gl, "reference interpreter: out of memory");
+            ok = false;
+        }
+    }
+    if (!ok)
+        for (uint32_t k = 0; k < nout; k++)
+            ref_tensor_free(&outputs[k]);
+    for (uint32_t v = 0; v < nv; v++)
+        if (!borrowed[v])
+            free(c.vals[v].data);
+    free(c.vals);
+    free(last);
+    free(borrowed);
+    return ok;
+}

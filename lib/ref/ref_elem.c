@@ -1,0 +1,335 @@
+/* ref_elem.c: reference float elementwise ops with numpy broadcasting (add, sub, mul, div,
+ * prelu; also plain integers for shape arithmetic), activations (relu, clip, leaky_relu,
+ * sigmoid, hard_sigmoid, hard_swish, tanh, erf, gelu exact and tanh approximation), batchnorm,
+ * softmax, layernorm and reduce_mean. Binary arithmetic is one f32 operation, as ONNX defines
+ * it; transcendental functions and reductions are evaluated in double and rounded once. */
+#include "ref/ref_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+static bool
+binary(RefCtx *c, Node *n)
+{
+    const RefTensor *a = ref_in(c, n, 0), *b = ref_in(c, n, 1);
+    RefTensor *y = ref_out(c, n, 0);
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
+    ref_bcast_strides(&a->type, &y->type, sa);
+    ref_bcast_strides(&b->type, &y->type, sb);
+    size_t k = ref_numel(y);
+    bool fl = y->type.elem == ET_F32;
+    if (!fl && (elem_is_float(y->type.elem) || !elem_is_int(a->type.elem) ||
+                !elem_is_int(b->type.elem))) {
+        node_error(c->g, n, "reference interpreter: %s on %s is not supported",
+                   op_info(n->op)->name, elem_name(y->type.elem));
+        return false;
+    }
+    if (fl && (a->type.elem != ET_F32 || b->type.elem != ET_F32)) {
+        node_error(c->g, n, "reference interpreter: operands of %s must be f32",
+                   op_info(n->op)->name);
+        return false;
+    }
+    for (size_t i = 0; i < k; i++) {
+        int64_t ia = 0, ib = 0;
+        for (int d = 0; d < y->type.rank; d++) {
+            ia += idx[d] * sa[d];
+            ib += idx[d] * sb[d];
+        }
+        if (fl) {
+            float x = ((const float *)a->data)[ia], z = ((const float *)b->data)[ib], r = 0;
+            switch (n->op) {
+            case OP_ADD: r = x + z; break;
+            case OP_SUB: r = x - z; break;
+            case OP_MUL: r = x * z; break;
+            case OP_DIV: r = x / z; break;
+            case OP_PRELU: r = x < 0 ? z * x : x; break;
+            default: break;
+            }
+            ((float *)y->data)[i] = r;
+        } else {
+            int64_t x = ref_get_i(a, (size_t)ia), z = ref_get_i(b, (size_t)ib), r = 0;
+            switch (n->op) {
+            case OP_ADD: r = (int64_t)((uint64_t)x + (uint64_t)z); break;
+            case OP_SUB: r = (int64_t)((uint64_t)x - (uint64_t)z); break;
+            case OP_MUL: r = (int64_t)((uint64_t)x * (uint64_t)z); break;
+            case OP_DIV:
+                if (z == 0 || (x == INT64_MIN && z == -1)) {
+                    node_error(c->g, n, "integer division by zero or overflow");
+                    return false;
+                }
+                r = x / z;
+                break;
+            case OP_PRELU: r = x < 0 ? x * z : x; break;
+            default: break;
+            }
+            ref_set_i(y, i, r);
+        }
+        ref_next_index(&y->type, idx);
+    }
+    return true;
+}
+
+static double
+unary_f(const Graph *g, const Node *n, double x, bool tanh_gelu)
+{
+    switch (n->op) {
+    case OP_RELU: return x > 0 ? x : 0;
+    case OP_LEAKY_RELU: return x < 0 ? (double)ir_attr_float(g, n, "alpha", 0.01f) * x : x;
+    case OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case OP_HARD_SIGMOID: {
+        double v = (double)ir_attr_float(g, n, "alpha", 0.2f) * x +
+                   (double)ir_attr_float(g, n, "beta", 0.5f);
+        return v < 0 ? 0 : v > 1 ? 1 : v;
+    }
+    case OP_HARD_SWISH: {
+        double v = x / 6.0 + 0.5;
+        return x * (v < 0 ? 0 : v > 1 ? 1 : v);
+    }
+    case OP_TANH: return tanh(x);
+    case OP_ERF: return erf(x);
+    case OP_GELU:
+        if (tanh_gelu)
+            return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+        return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+    default: return x;
+    }
+}
+
+static bool
+unary(RefCtx *c, Node *n)
+{
+    const RefTensor *x = ref_in(c, n, 0);
+    RefTensor *y = ref_out(c, n, 0);
+    size_t k = ref_numel(y);
+    bool tanh_gelu = false;
+    if (n->op == OP_GELU) {
+        const char *ap = ir_attr_string(c->g, n, "approximate", "none");
+        if (strcmp(ap, "tanh") == 0)
+            tanh_gelu = true;
+        else if (strcmp(ap, "none") != 0) {
+            node_error(c->g, n, "gelu approximate='%s' is not supported (none, tanh)", ap);
+            return false;
+        }
+    }
+    if (n->op == OP_CLIP) {
+        double lo = -INFINITY, hi = INFINITY;
+        const RefTensor *tl = ref_in(c, n, 1), *th = ref_in(c, n, 2);
+        const Attr *al = ir_attr(c->g, n, "min"), *ah = ir_attr(c->g, n, "max");
+        if (tl)
+            lo = ref_get_f(tl, 0);
+        else if (al)
+            lo = al->kind == ATTR_INT ? (double)al->i : (double)al->f;
+        if (th)
+            hi = ref_get_f(th, 0);
+        else if (ah)
+            hi = ah->kind == ATTR_INT ? (double)ah->i : (double)ah->f;
+        for (size_t i = 0; i < k; i++) {
+            if (elem_is_float(x->type.elem)) {
+                double v = ref_get_f(x, i);
+                v = v < lo ? lo : v;
+                v = v > hi ? hi : v; /* ONNX: min(max(x, lo), hi) */
+                ref_set_f(y, i, v);
+            } else {
+                int64_t v = ref_get_i(x, i);
+                if ((double)v < lo)
+                    v = (int64_t)lo;
+                if ((double)v > hi)
+                    v = (int64_t)hi;
+                ref_set_i(y, i, v);
+            }
+        }
+        return true;
+    }
+    if (x->type.elem != ET_F32) {
+        if (n->op == OP_RELU && elem_is_int(x->type.elem) && !x->type.q) {
+            for (size_t i = 0; i < k; i++) {
+                int64_t v = ref_get_i(x, i);
+                ref_set_i(y, i, v > 0 ? v : 0);
+            }
+            return true;
+        }
+        return ref_f32_in(c, n, 0) != NULL;
+    }
+    const float *xf = x->data;
+    float *yf = y->data;
+    for (size_t i = 0; i < k; i++)
+        yf[i] = (float)unary_f(c->g, n, xf[i], tanh_gelu);
+    return true;
+}
+
+static bool
+batchnorm(RefCtx *c, Node *n)
+{
+    const float *x = ref_f32_in(c, n, 0), *sc = ref_f32_in(c, n, 1), *bi = ref_f32_in(c, n, 2);
+    const float *mean = ref_f32_in(c, n, 3), *var = ref_f32_in(c, n, 4);
+    float *y = ref_f32_out(c, n, 0);
+    if (!x || !sc || !bi || !mean || !var || !y)
+        return false;
+    const Type *t = &ref_in(c, n, 0)->type;
+    double eps = ir_attr_float(c->g, n, "epsilon", 1e-5f);
+    int64_t C = t->dims[1], inner = 1;
+    for (int d = 2; d < t->rank; d++)
+        inner *= t->dims[d];
+    size_t k = ref_numel(ref_in(c, n, 0));
+    for (size_t i = 0; i < k; i++) {
+        int64_t ch = ((int64_t)i / inner) % C;
+        y[i] = (float)(((double)x[i] - mean[ch]) / sqrt((double)var[ch] + eps) * sc[ch] +
+                       bi[ch]);
+    }
+    return true;
+}
+
+/* Split t around axis a: outer x len x inner. */
+static void
+split_axis(const Type *t, int a, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    *outer = *inner = 1;
+    for (int d = 0; d < a; d++)
+        *outer *= t->dims[d];
+    *len = t->dims[a];
+    for (int d = a + 1; d < t->rank; d++)
+        *inner *= t->dims[d];
+}
+
+static bool
+softmax(RefCtx *c, Node *n)
+{
+    const float *x = ref_f32_in(c, n, 0);
+    float *y = ref_f32_out(c, n, 0);
+    if (!x || !y)
+        return false;
+    const Type *t = &ref_in(c, n, 0)->type;
+    int64_t a = ir_attr_int(c->g, n, "axis", -1);
+    if (a < 0)
+        a += t->rank;
+    int64_t outer, len, inner;
+    split_axis(t, (int)a, &outer, &len, &inner);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const float *xp = x + o * len * inner + i;
+            float *yp = y + o * len * inner + i;
+            double mx = -INFINITY, sum = 0;
+            for (int64_t j = 0; j < len; j++)
+                mx = xp[j * inner] > mx ? xp[j * inner] : mx;
+            for (int64_t j = 0; j < len; j++)
+                sum += exp((double)xp[j * inner] - mx);
+            for (int64_t j = 0; j < len; j++)
+                yp[j * inner] = (float)(exp((double)xp[j * inner] - mx) / sum);
+        }
+    return true;
+}
+
+static bool
+layernorm(RefCtx *c, Node *n)
+{
+    const float *x = ref_f32_in(c, n, 0), *sc = ref_f32_in(c, n, 1);
+    const float *bi = ref_in(c, n, 2) ? ref_f32_in(c, n, 2) : NULL;
+    float *y = ref_f32_out(c, n, 0);
+    if (!x || !sc || !y || (ref_in(c, n, 2) && !bi))
+        return false;
+    const Type *t = &ref_in(c, n, 0)->type;
+    int64_t a = ir_attr_int(c->g, n, "axis", -1);
+    if (a < 0)
+        a += t->rank;
+    double eps = ir_attr_float(c->g, n, "epsilon", 1e-5f);
+    Type tail = *t;
+    tail.rank = (uint8_t)(t->rank - a);
+    memmove(tail.dims, t->dims + a, (size_t)tail.rank * sizeof(int64_t));
+    int64_t ss[IR_MAX_RANK], sbs[IR_MAX_RANK];
+    ref_bcast_strides(&ref_in(c, n, 1)->type, &tail, ss);
+    if (bi)
+        ref_bcast_strides(&ref_in(c, n, 2)->type, &tail, sbs);
+    int64_t len = (int64_t)type_numel_unchecked(&tail);
+    int64_t outer = len ? (int64_t)ref_numel(ref_in(c, n, 0)) / len : 0;
+    for (int64_t o = 0; o < outer; o++) {
+        const float *xp = x + o * len;
+        double mean = 0, var = 0;
+        for (int64_t j = 0; j < len; j++)
+            mean += xp[j];
+        mean /= (double)len;
+        for (int64_t j = 0; j < len; j++)
+            var += ((double)xp[j] - mean) * ((double)xp[j] - mean);
+        var /= (double)len;
+        double inv = 1.0 / sqrt(var + eps);
+        int64_t idx[IR_MAX_RANK] = {0};
+        for (int64_t j = 0; j < len; j++) {
+            int64_t is = 0, ib = 0;
+            for (int d = 0; d < tail.rank; d++) {
+                is += idx[d] * ss[d];
+                ib += idx[d] * sbs[d];
+            }
+            double v = ((double)xp[j] - mean) * inv * sc[is] + (bi ? bi[ib] : 0.0);
+            y[o * len + j] = (float)v;
+            ref_next_index(&tail, idx);
+        }
+    }
+    return true;
+}
+
+static bool
+reduce_mean(RefCtx *c, Node *n)
+{
+    const float *x = ref_f32_in(c, n, 0);
+    float *y = ref_f32_out(c, n, 0);
+    if (!x || !y)
+        return false;
+    const Type *t = &ref_in(c, n, 0)->type;
+    int64_t axes[IR_MAX_RANK];
+    int k = ir_attr_ints(c->g, n, "axes", axes, IR_MAX_RANK);
+    bool red[IR_MAX_RANK] = {0};
+    for (int d = 0; d < t->rank; d++)
+        red[d] = k < 0;
+    for (int i = 0; i < k; i++)
+        red[axes[i] < 0 ? axes[i] + t->rank : axes[i]] = true;
+    /* output index = input index with reduced axes dropped (strides over the kept dims) */
+    int64_t ost[IR_MAX_RANK], s = 1, cnt = 1;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        ost[d] = red[d] ? 0 : s;
+        if (!red[d])
+            s *= t->dims[d];
+        else
+            cnt *= t->dims[d];
+    }
+    size_t ny = ref_numel(ref_out(c, n, 0)), nx = ref_numel(ref_in(c, n, 0));
+    double *acc = calloc(ny ? ny : 1, sizeof(double));
+    if (!acc) {
+        node_error(c->g, n, "reference interpreter: out of memory");
+        return false;
+    }
+    int64_t idx[IR_MAX_RANK] = {0};
+    for (size_t i = 0; i < nx; i++) {
+        int64_t o = 0;
+        for (int d = 0; d < t->rank; d++)
+            o += idx[d] * ost[d];
+        acc[o] += x[i];
+        ref_next_index(t, idx);
+    }
+    for (size_t i = 0; i < ny; i++)
+        y[i] = (float)(acc[i] / (double)cnt);
+    free(acc);
+    return true;
+}
+
+bool
+ref_op_elem(RefCtx *c, Node *n)
+{
+    switch (n->op) {
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_PRELU:
+        return binary(c, n);
+    case OP_RELU: case OP_CLIP: case OP_LEAKY_RELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
+    case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU:
+        return unary(c, n);
+    case OP_BATCHNORM:
+        return batchnorm(c, n);
+    case OP_SOFTMAX:
+        return softmax(c, n);
+    case OP_LAYERNORM:
+        return layernorm(c, n);
+    case OP_REDUCE_MEAN:
+        return reduce_mean(c, n);
+    default:
+        break;
+    }
+    node_error(c->g, n, "reference interpreter: %s is not implemented", op_info(n->op)->name);
+    return false;
+}

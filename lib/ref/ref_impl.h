@@ -1,0 +1,82 @@
+/* ref_impl.h: internals shared by the reference interpreter's per-op-family files.
+ * Each family entry point computes one node whose result tensors the driver (ref.c) has
+ * already allocated with the declared result types; it returns false after a node_error. */
+#ifndef QDQC_REF_IMPL_H
+#define QDQC_REF_IMPL_H
+
+#include "ref/ref.h"
+
+typedef struct RefCtx {
+    Graph *g;
+    RefTensor *vals; /* per ValueId */
+    bool requant_fixed;
+} RefCtx;
+
+static inline const RefTensor *
+ref_in(RefCtx *c, const Node *n, uint32_t i)
+{
+    return i < n->nin && n->in[i].id ? &c->vals[n->in[i].id] : NULL;
+}
+
+static inline RefTensor *
+ref_out(RefCtx *c, const Node *n, uint32_t i)
+{
+    return &c->vals[n->out[i].id];
+}
+
+/* ---- families ---- */
+bool ref_op_qdq(RefCtx *c, Node *n);    /* ref.c: quantize, dequantize, dynamic_quantize,
+                                           cast, shape, constant_of_shape */
+bool ref_op_linear(RefCtx *c, Node *n); /* ref_linear.c: conv, conv_transpose, matmul, gemm,
+                                           qconv, qconv_transpose, qmatmul */
+bool ref_op_elem(RefCtx *c, Node *n);   /* ref_elem.c: float elementwise, activations,
+                                           batchnorm, softmax, layernorm, reduce_mean */
+bool ref_op_pool(RefCtx *c, Node *n);   /* ref_pool.c: avgpool, global_avgpool, maxpool,
+                                           resize */
+bool ref_op_layout(RefCtx *c, Node *n); /* ref_layout.c: concat, split, slice, pad, reshape,
+                                           transpose, squeeze, unsqueeze, flatten, identity,
+                                           gather */
+bool ref_op_int(RefCtx *c, Node *n);    /* ref_int.c: qadd, qsub, qmul, qavgpool,
+                                           qreduce_mean, requantize, lut */
+
+/* ---- helpers (ref.c) ---- */
+size_t ref_numel(const RefTensor *t);
+double ref_get_f(const RefTensor *t, size_t i);
+int64_t ref_get_i(const RefTensor *t, size_t i);
+void ref_set_f(RefTensor *t, size_t i, double v);
+void ref_set_i(RefTensor *t, size_t i, int64_t v);
+/* The f32 data of operand i, or NULL after an error if it is not f32. */
+const float *ref_f32_in(RefCtx *c, Node *n, uint32_t i);
+/* The f32 data of result i, or NULL after an error if it is not f32. */
+float *ref_f32_out(RefCtx *c, Node *n, uint32_t i);
+/* A malloc'd int32 copy of an integer tensor (NULL after an error for other types). */
+int32_t *ref_load_i32(RefCtx *c, Node *n, const RefTensor *t);
+/* Row-major strides (in elements) of a shape. */
+void ref_strides(const Type *t, int64_t *st);
+/* Strides of `t` aligned to the broadcast result `o` (0 on broadcast axes). */
+void ref_bcast_strides(const Type *t, const Type *o, int64_t *st);
+/* Advance a multi-index over `o`; returns false after the last element. */
+bool ref_next_index(const Type *o, int64_t *idx);
+
+/* Window geometry of conv, qconv and pools over 1..3 spatial dims (missing dims padded to 1). */
+typedef struct RefWin {
+    int ns;
+    int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+} RefWin;
+bool ref_window(RefCtx *c, Node *n, const Type *x, const Type *y, const int64_t *kernel,
+                RefWin *w);
+
+/* Per-channel scale / zero point of quantization parameters (per-tensor: index ignored). */
+static inline float
+ref_qscale(const QParams *q, int64_t ch)
+{
+    return q->axis >= 0 ? q->scale[ch] : q->scale[0];
+}
+
+static inline int32_t
+ref_qzp(const QParams *q, int64_t ch)
+{
+    return q->axis >= 0 ? q->zp[ch] : q->zp[0];
+}
+
+#endif

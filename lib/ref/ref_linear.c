@@ -1,0 +1,482 @@
+/* ref_linear.c: reference conv, conv_transpose, matmul and gemm (float, ONNX semantics) and
+ * their integer forms qconv, qconv_transpose and qmatmul.
+ *
+ * One core per op computes in double over (x - zx) and (w - zw[c]): for the float ops that is
+ * an f64 accumulation rounded once to f32 at the end (order-independent); for the integer ops
+ * every product and partial sum is an integer far below 2^53, so the double sum is the exact
+ * integer accumulator, which is then checked to fit int32 (the documented accumulator) and
+ * requantized with lib/numerics (docs/numerics.md). */
+#include "ref/ref_impl.h"
+
+#include "numerics/numerics.h"
+
+#include <math.h>
+#include <string.h>
+
+#define ACC_LIMIT 2147483647.0
+
+/* ---- operand loading ---- */
+
+static double *
+load_f(RefCtx *c, Node *n, uint32_t i)
+{
+    const RefTensor *t = ref_in(c, n, i);
+    if (!t)
+        return NULL;
+    if (t->type.elem != ET_F32) {
+        node_error(c->g, n, "reference interpreter: operand %u of %s must be f32, got %s", i,
+                   op_info(n->op)->name, elem_name(t->type.elem));
+        return NULL;
+    }
+    size_t k = ref_numel(t);
+    double *d = malloc((k ? k : 1) * sizeof(double));
+    if (!d) {
+        node_error(c->g, n, "reference interpreter: out of memory");
+        return NULL;
+    }
+    const float *f = t->data;
+    for (size_t j = 0; j < k; j++)
+        d[j] = f[j];
+    return d;
+}
+
+/* (q - zp[ch]) of a quantized integer operand; ch along q->axis. */
+static double *
+load_q(RefCtx *c, Node *n, uint32_t i)
+{
+    const RefTensor *t = ref_in(c, n, i);
+    const QParams *q = t->type.q;
+    if (!q || !elem_is_quant_storage(t->type.elem) || t->type.elem == ET_I32) {
+        node_error(c->g, n, "reference interpreter: operand %u must be quantized, got %s", i,
+                   elem_name(t->type.elem));
+        return NULL;
+    }
+    size_t k = ref_numel(t);
+    double *d = malloc((k ? k : 1) * sizeof(double));
+    if (!d) {
+        node_error(c->g, n, "reference interpreter: out of memory");
+        return NULL;
+    }
+    int64_t inner = 1, dim = 1;
+    if (q->axis >= 0) {
+        for (int a = q->axis + 1; a < t->type.rank; a++)
+            inner *= t->type.dims[a];
+        dim = t->type.dims[q->axis];
+    }
+    for (size_t j = 0; j < k; j++) {
+        int64_t ch = q->axis >= 0 ? ((int64_t)j / inner) % dim : 0;
+        d[j] = (double)(ref_get_i(t, j) - ref_qzp(q, ch));
+    }
+    return d;
+}
+
+static double *
+load_bias_i32(RefCtx *c, Node *n, uint32_t i)
+{
+    const RefTensor *t = ref_in(c, n, i);
+    if (!t)
+        return NULL;
+    size_t k = ref_numel(t);
+    double *d = malloc((k ? k : 1) * sizeof(double));
+    if (!d)
+        return NULL;
+    for (size_t j = 0; j < k; j++)
+        d[j] = (double)ref_get_i(t, j);
+    return d;
+}
+
+/* ---- integer epilogue ---- */
+
+typedef struct Epi {
+    ElemType kind; /* ET_I32 (acc), ET_F32 (dequant), else requantize */
+    int32_t zy, lo, hi;
+    float *mult;   /* per channel: float-mode multiplier, or sx*sw for the f32 epilogue */
+    QnFixed *fix;  /* per channel, fixed mode */
+} Epi;
+
+static void
+epi_free(Epi *e)
+{
+    free(e->mult);
+    free(e->fix);
+}
+
+/* Per-output-channel parameters; output channel m uses the weight scale of channel
+ * m % wmod. */
+static bool
+epi_init(RefCtx *c, Node *n, const QParams *xq, const QParams *wq, int64_t nch, int64_t wmod,
+         Epi *e)
+{
+    Graph *g = c->g;
+    const Type *yt = &ref_out(c, n, 0)->type;
+    memset(e, 0, sizeof *e);
+    e->mult = malloc((size_t)(nch ? nch : 1) * sizeof(float));
+    e->fix = malloc((size_t)(nch ? nch : 1) * sizeof(QnFixed));
+    if (!e->mult || !e->fix) {
+        epi_free(e);
+        node_error(g, n, "reference interpreter: out of memory");
+        return false;
+    }
+    float sx = xq->scale[0];
+    if (yt->elem == ET_I32 && !yt->q) {
+        e->kind = ET_I32;
+        return true;
+    }
+    if (yt->elem == ET_F32 && !yt->q) {
+        e->kind = ET_F32;
+        for (int64_t m = 0; m < nch; m++)
+            e->mult[m] = sx * ref_qscale(wq, m % wmod);
+        return true;
+    }
+    if (!yt->q || yt->q->axis >= 0) {
+        epi_free(e);
+        node_error(g, n, "reference interpreter: result must be per-tensor quantized, i32 or f32");
+        return false;
+    }
+    e->kind = yt->elem;
+    e->zy = yt->q->zp[0];
+    e->lo = yt->q->qmin;
+    e->hi = yt->q->qmax;
+    int64_t cl[4];
+    if (ir_attr_ints(g, n, "clamp", cl, 4) == 2) {
+        e->lo = (int32_t)(cl[0] > e->lo ? cl[0] : e->lo);
+        e->hi = (int32_t)(cl[1] < e->hi ? cl[1] : e->hi);
+    }
+    float sy = yt->q->scale[0];
+    for (int64_t m = 0; m < nch; m++) {
+        float sw = ref_qscale(wq, m % wmod);
+        e->mult[m] = qn_requant_mult_f32(sx, sw, sy);
+        if (c->requant_fixed &&
+            !qn_fixed_from_real((double)sx * (double)sw / (double)sy, &e->fix[m])) {
+            epi_free(e);
+            node_error(g, n, "requantization multiplier %g of channel %lld is not representable "
+                       "in fixed point", (double)sx * (double)sw / (double)sy, (long long)m);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool
+epi_store(RefCtx *c, Node *n, const Epi *e, RefTensor *y, size_t i, double acc, int64_t m)
+{
+    if (!(acc >= -ACC_LIMIT - 1 && acc <= ACC_LIMIT)) {
+        node_error(c->g, n, "int32 accumulator overflows (%.17g) at output element %zu", acc, i);
+        return false;
+    }
+    int32_t a = (int32_t)acc;
+    switch (e->kind) {
+    case ET_I32:
+        ref_set_i(y, i, a);
+        break;
+    case ET_F32:
+        ((float *)y->data)[i] = (float)a * e->mult[m];
+        break;
+    default:
+        ref_set_i(y, i, c->requant_fixed ? qn_requant_fixed(a, e->fix[m], e->zy, e->lo, e->hi)
+                                         : qn_requant_float(a, e->mult[m], e->zy, e->lo, e->hi));
+        break;
+    }
+    return true;
+}
+
+/* ---- conv ---- */
+
+typedef struct ConvDims {
+    int64_t N, C, M, G;
+    RefWin w;
+} ConvDims;
+
+/* y[N, M, out...] = sum over c in group, kernel of x * w (+ b[m]). */
+static void
+conv_core(const ConvDims *d, const double *x, const double *w, const double *b, double *y)
+{
+    const RefWin *W = &d->w;
+    int64_t Cg = d->C / d->G, Mg = d->M / d->G;
+    int64_t isp = W->in[0] * W->in[1] * W->in[2], osp = W->out[0] * W->out[1] * W->out[2];
+    int64_t ksp = W->k[0] * W->k[1] * W->k[2];
+    for (int64_t nb = 0; nb < d->N; nb++)
+        for (int64_t m = 0; m < d->M; m++) {
+            int64_t grp = m / Mg;
+            const double *wm = w + m * Cg * ksp;
+            double *ym = y + (nb * d->M + m) * osp;
+            for (int64_t o0 = 0; o0 < W->out[0]; o0++)
+                for (int64_t o1 = 0; o1 < W->out[1]; o1++)
+                    for (int64_t o2 = 0; o2 < W->out[2]; o2++) {
+                        double acc = b ? b[m] : 0.0;
+                        for (int64_t ci = 0; ci < Cg; ci++) {
+                            const double *xc = x + (nb * d->C + grp * Cg + ci) * isp;
+                            const double *wc = wm + ci * ksp;
+                            for (int64_t k0 = 0; k0 < W->k[0]; k0++) {
+                                int64_t i0 = o0 * W->s[0] - W->pb[0] + k0 * W->d[0];
+                                if (i0 < 0 || i0 >= W->in[0])
+                                    continue;
+                                for (int64_t k1 = 0; k1 < W->k[1]; k1++) {
+                                    int64_t i1 = o1 * W->s[1] - W->pb[1] + k1 * W->d[1];
+                                    if (i1 < 0 || i1 >= W->in[1])
+                                        continue;
+                                    for (int64_t k2 = 0; k2 < W->k[2]; k2++) {
+                                        int64_t i2 = o2 * W->s[2] - W->pb[2] + k2 * W->d[2];
+                                        if (i2 < 0 || i2 >= W->in[2])
+                                            continue;
+                                        acc += xc[(i0 * W->in[1] + i1) * W->in[2] + i2] *
+                                               wc[(k0 * W->k[1] + k1) * W->k[2] + k2];
+                                    }
+                                }
+                            }
+                        }
+                        ym[(o0 * W->out[1] + o1) * W->out[2] + o2] = acc;
+                    }
+        }
+}
+
+/* ConvTranspose: y[n, g*Mg + mm, i*s - pb + k*d] += x[n, g*Cg + c, i] * w[g*Cg + c, mm, k]. */
+static void
+convt_core(const ConvDims *d, const double *x, const double *w, const double *b, double *y)
+{
+    const RefWin *W = &d->w;
+    int64_t Cg = d->C / d->G, Mg = d->M / d->G;
+    int64_t isp = W->in[0] * W->in[1] * W->in[2], osp = W->out[0] * W->out[1] * W->out[2];
+    int64_t ksp = W->k[0] * W->k[1] * W->k[2];
+    for (int64_t nb = 0; nb < d->N; nb++)
+        for (int64_t m = 0; m < d->M; m++) {
+            double *ym = y + (nb * d->M + m) * osp;
+            for (int64_t o = 0; o < osp; o++)
+                ym[o] = b ? b[m] : 0.0;
+            int64_t grp = m / Mg, mm = m % Mg;
+            for (int64_t ci = 0; ci < Cg; ci++) {
+                int64_t cc = grp * Cg + ci;
+                const double *xc = x + (nb * d->C + cc) * isp;
+                const double *wc = w + (cc * Mg + mm) * ksp;
+                for (int64_t i0 = 0; i0 < W->in[0]; i0++)
+                    for (int64_t i1 = 0; i1 < W->in[1]; i1++)
+                        for (int64_t i2 = 0; i2 < W->in[2]; i2++) {
+                            double xv = xc[(i0 * W->in[1] + i1) * W->in[2] + i2];
+                            for (int64_t k0 = 0; k0 < W->k[0]; k0++) {
+                                int64_t o0 = i0 * W->s[0] - W->pb[0] + k0 * W->d[0];
+                                if (o0 < 0 || o0 >= W->out[0])
+                                    continue;
+                                for (int64_t k1 = 0; k1 < W->k[1]; k1++) {
+                                    int64_t o1 = i1 * W->s[1] - W->pb[1] + k1 * W->d[1];
+                                    if (o1 < 0 || o1 >= W->out[1])
+                                        continue;
+                                    for (int64_t k2 = 0; k2 < W->k[2]; k2++) {
+                                        int64_t o2 = i2 * W->s[2] - W->pb[2] + k2 * W->d[2];
+                                        if (o2 < 0 || o2 >= W->out[2])
+                                            continue;
+                                        ym[(o0 * W->out[1] + o1) * W->out[2] + o2] +=
+                                            xv * wc[(k0 * W->k[1] + k1) * W->k[2] + k2];
+                                    }
+                                }
+                            }
+                        }
+            }
+        }
+}
+
+static bool
+conv_dims(RefCtx *c, Node *n, bool transpose, ConvDims *d)
+{
+    const Type *x = &ref_in(c, n, 0)->type, *w = &ref_in(c, n, 1)->type;
+    const Type *y = &ref_out(c, n, 0)->type;
+    if (transpose && ir_attr(c->g, n, "output_shape")) {
+        node_error(c->g, n, "reference interpreter: 'output_shape' is not supported (use pads)");
+        return false;
+    }
+    d->N = x->dims[0];
+    d->C = x->dims[1];
+    d->M = y->dims[1];
+    d->G = ir_attr_int(c->g, n, "group", 1);
+    int64_t ks[3] = {1, 1, 1};
+    for (int i = 0; i < x->rank - 2 && i < 3; i++)
+        ks[i] = w->dims[2 + i];
+    return ref_window(c, n, x, y, ks, &d->w);
+}
+
+/* ---- matmul ---- */
+
+typedef struct MmDims {
+    Type batch;           /* broadcast batch shape */
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK]; /* batch strides in matrices */
+    int64_t M, K, N;
+} MmDims;
+
+static void
+mm_dims(const Type *a, const Type *b, MmDims *d)
+{
+    Type a2 = *a, b2 = *b;
+    if (a->rank == 1) {
+        a2.rank = 2;
+        a2.dims[0] = 1;
+        a2.dims[1] = a->dims[0];
+    }
+    if (b->rank == 1) {
+        b2.rank = 2;
+        b2.dims[0] = b->dims[0];
+        b2.dims[1] = 1;
+    }
+    d->M = a2.dims[a2.rank - 2];
+    d->K = a2.dims[a2.rank - 1];
+    d->N = b2.dims[b2.rank - 1];
+    Type ba = a2, bb = b2;
+    ba.rank -= 2;
+    bb.rank -= 2;
+    shape_broadcast(&ba, &bb, &d->batch);
+    ref_bcast_strides(&ba, &d->batch, d->sa);
+    ref_bcast_strides(&bb, &d->batch, d->sb);
+}
+
+/* y[batch, M, N] = a[batch, M, K] @ b[batch, K, N] (+ bias[N]) */
+static void
+mm_core(const MmDims *d, const double *a, const double *b, const double *bias, double *y)
+{
+    int64_t idx[IR_MAX_RANK] = {0};
+    size_t nb = type_numel_unchecked(&d->batch);
+    for (size_t t = 0; t < nb; t++) {
+        int64_t oa = 0, ob = 0;
+        for (int i = 0; i < d->batch.rank; i++) {
+            oa += idx[i] * d->sa[i];
+            ob += idx[i] * d->sb[i];
+        }
+        const double *am = a + oa * d->M * d->K, *bm = b + ob * d->K * d->N;
+        double *ym = y + (int64_t)t * d->M * d->N;
+        for (int64_t i = 0; i < d->M; i++)
+            for (int64_t j = 0; j < d->N; j++) {
+                double acc = bias ? bias[j] : 0.0;
+                for (int64_t k = 0; k < d->K; k++)
+                    acc += am[i * d->K + k] * bm[k * d->N + j];
+                ym[i * d->N + j] = acc;
+            }
+        ref_next_index(&d->batch, idx);
+    }
+}
+
+/* ---- entry ---- */
+
+static bool
+store_float(RefCtx *c, Node *n, const double *acc)
+{
+    float *y = ref_f32_out(c, n, 0);
+    if (!y)
+        return false;
+    size_t k = ref_numel(ref_out(c, n, 0));
+    for (size_t i = 0; i < k; i++)
+        y[i] = (float)acc[i];
+    return true;
+}
+
+static bool
+run_gemm(RefCtx *c, Node *n, double *a, double *b, double *cc, double *y)
+{
+    Graph *g = c->g;
+    const Type *at = &ref_in(c, n, 0)->type, *yt = &ref_out(c, n, 0)->type;
+    bool ta = ir_attr_int(g, n, "transA", 0), tb = ir_attr_int(g, n, "transB", 0);
+    double alpha = ir_attr_float(g, n, "alpha", 1.0f), beta = ir_attr_float(g, n, "beta", 1.0f);
+    int64_t M = yt->dims[0], N = yt->dims[1], K = ta ? at->dims[0] : at->dims[1];
+    int64_t cst[IR_MAX_RANK];
+    if (cc)
+        ref_bcast_strides(&ref_in(c, n, 2)->type, yt, cst);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; k++)
+                acc += (ta ? a[k * M + i] : a[i * K + k]) * (tb ? b[j * K + k] : b[k * N + j]);
+            /* f32 semantics of alpha*AB + beta*C */
+            float v = (float)alpha * (float)acc;
+            if (cc)
+                v += (float)beta * (float)cc[i * cst[0] + j * cst[1]];
+            y[i * N + j] = v;
+        }
+    return true;
+}
+
+bool
+ref_op_linear(RefCtx *c, Node *n)
+{
+    Graph *g = c->g;
+    bool integer = op_info(n->op)->flags & OPF_INT;
+    double *x = NULL, *w = NULL, *b = NULL, *y = NULL;
+    bool ok = false;
+    Epi e = {0};
+    RefTensor *yt = ref_out(c, n, 0);
+    size_t ny = ref_numel(yt);
+    if (integer) {
+        x = load_q(c, n, 0);
+        w = x ? load_q(c, n, 1) : NULL;
+        if (!w)
+            goto out;
+        if (ref_in(c, n, 2) && !(b = load_bias_i32(c, n, 2)))
+            goto nomem;
+    } else {
+        x = load_f(c, n, 0);
+        w = x ? load_f(c, n, 1) : NULL;
+        if (!w)
+            goto out;
+        if (ref_in(c, n, 2) && !(b = load_f(c, n, 2)))
+            goto out;
+    }
+    y = malloc((ny ? ny : 1) * sizeof(double));
+    if (!y)
+        goto nomem;
+    int64_t nch = 1, inner = 1; /* output channel of element i: (i / inner) % nch */
+    switch (n->op) {
+    case OP_CONV: case OP_QCONV: case OP_CONV_TRANSPOSE: case OP_QCONV_TRANSPOSE: {
+        bool tr = n->op == OP_CONV_TRANSPOSE || n->op == OP_QCONV_TRANSPOSE;
+        ConvDims d;
+        if (!conv_dims(c, n, tr, &d))
+            goto out;
+        (tr ? convt_core : conv_core)(&d, x, w, b, y);
+        nch = d.M;
+        inner = d.w.out[0] * d.w.out[1] * d.w.out[2];
+        break;
+    }
+    case OP_MATMUL: case OP_QMATMUL: {
+        MmDims d;
+        mm_dims(&ref_in(c, n, 0)->type, &ref_in(c, n, 1)->type, &d);
+        mm_core(&d, x, w, b, y);
+        nch = d.N;
+        break;
+    }
+    case OP_GEMM:
+        if (!run_gemm(c, n, x, w, b, y))
+            goto out;
+        break;
+    default:
+        node_error(g, n, "reference interpreter: %s is not implemented", op_info(n->op)->name);
+        goto out;
+    }
+    if (!integer) {
+        ok = store_float(c, n, y);
+        goto out;
+    }
+    const QParams *xq = ref_in(c, n, 0)->type.q, *wq = ref_in(c, n, 1)->type.q;
+    if (xq->axis >= 0) {
+        node_error(g, n, "reference interpreter: operand 0 must be quantized per tensor");
+        goto out;
+    }
+    /* the weight's channel: conv axis 0 = output channel, conv_transpose axis 1 = output
+     * channel within its group, matmul last axis = column */
+    int64_t wmod = nch;
+    if (n->op == OP_QCONV_TRANSPOSE)
+        wmod = nch / ir_attr_int(g, n, "group", 1);
+    if (wq->axis >= 0 && wq->n != (uint32_t)wmod) {
+        node_error(g, n, "weight has %u scales, expected %lld", wq->n, (long long)wmod);
+        goto out;
+    }
+    if (!epi_init(c, n, xq, wq, nch, wmod, &e))
+        goto out;
+    for (size_t i = 0; i < ny; i++)
+        if (!epi_store(c, n, &e, yt, i, y[i], ((int64_t)i / inner) % nch))
+            goto out;
+    ok = true;
+    goto out;
+nomem:
+    node_error(g, n, "reference interpreter: out of memory");
+out:
+    epi_free(&e);
+    free(x);
+    free(w);
+    free(b);
+    free(y);
+    return ok;
+}

@@ -1,0 +1,269 @@
+/* ref_pool.c: reference pools (maxpool on any element type, avgpool with ceil_mode and
+ * count_include_pad, global_avgpool) and resize (nearest and linear; coordinate transformation
+ * modes half_pixel, asymmetric, align_corners, pytorch_half_pixel; nearest modes
+ * round_prefer_floor, round_prefer_ceil, floor, ceil), following the ONNX reference
+ * implementation (coordinates in double, linear interpolation with edge clamping). */
+#include "ref/ref_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+static bool
+pool(RefCtx *c, Node *n)
+{
+    Graph *g = c->g;
+    const RefTensor *x = ref_in(c, n, 0);
+    RefTensor *y = ref_out(c, n, 0);
+    bool global = n->op == OP_GLOBAL_AVGPOOL;
+    int64_t ks[IR_MAX_RANK] = {1, 1, 1};
+    RefWin w;
+    if (global) {
+        if (x->type.rank < 3 || x->type.rank > 5) {
+            node_error(g, n, "reference interpreter: rank %d is not supported", x->type.rank);
+            return false;
+        }
+        memset(&w, 0, sizeof w);
+        w.ns = x->type.rank - 2;
+        for (int i = 0; i < 3; i++) {
+            w.in[i] = w.k[i] = i < w.ns ? x->type.dims[2 + i] : 1;
+            w.out[i] = w.s[i] = w.d[i] = 1;
+        }
+    } else {
+        if (ir_attr_ints(g, n, "kernel_shape", ks, IR_MAX_RANK) < 0)
+            return false;
+        if (!ref_window(c, n, &x->type, &y->type, ks, &w))
+            return false;
+    }
+    bool is_max = n->op == OP_MAXPOOL;
+    if (!is_max && x->type.elem != ET_F32)
+        return ref_f32_in(c, n, 0) != NULL;
+    if (is_max && ir_attr_int(g, n, "storage_order", 0) != 0) {
+        node_error(g, n, "reference interpreter: storage_order=1 is not supported");
+        return false;
+    }
+    bool incl = ir_attr_int(g, n, "count_include_pad", 0) != 0;
+    int64_t NC = x->type.dims[0] * x->type.dims[1];
+    int64_t isp = w.in[0] * w.in[1] * w.in[2], osp = w.out[0] * w.out[1] * w.out[2];
+    size_t es = elem_size(x->type.elem);
+    bool fl = elem_is_float(x->type.elem);
+    for (int64_t p = 0; p < NC; p++)
+        for (int64_t o0 = 0; o0 < w.out[0]; o0++)
+            for (int64_t o1 = 0; o1 < w.out[1]; o1++)
+                for (int64_t o2 = 0; o2 < w.out[2]; o2++) {
+                    int64_t o[3] = {o0, o1, o2};
+                    double sum = 0, best = -INFINITY;
+                    int64_t besti = -1, cnt = 0, padcnt = 1;
+                    /* count_include_pad: taps inside [-pb, in + pe) on each axis */
+                    for (int a = 0; a < 3; a++) {
+                        int64_t taps = 0;
+                        for (int64_t k = 0; k < w.k[a]; k++) {
+                            int64_t i = o[a] * w.s[a] - w.pb[a] + k * w.d[a];
+                            taps += i >= -w.pb[a] && i < w.in[a] + w.pe[a];
+                        }
+                        padcnt *= taps;
+                    }
+                    for (int64_t k0 = 0; k0 < w.k[0]; k0++) {
+                        int64_t i0 = o0 * w.s[0] - w.pb[0] + k0 * w.d[0];
+                        if (i0 < 0 || i0 >= w.in[0])
+                            continue;
+                        for (int64_t k1 = 0; k1 < w.k[1]; k1++) {
+                            int64_t i1 = o1 * w.s[1] - w.pb[1] + k1 * w.d[1];
+                            if (i1 < 0 || i1 >= w.in[1])
+                                continue;
+                            for (int64_t k2 = 0; k2 < w.k[2]; k2++) {
+                                int64_t i2 = o2 * w.s[2] - w.pb[2] + k2 * w.d[2];
+                                if (i2 < 0 || i2 >= w.in[2])
+                                    continue;
+                                int64_t xi = p * isp + (i0 * w.in[1] + i1) * w.in[2] + i2;
+                                double v = fl ? ref_get_f(x, (size_t)xi)
+                                              : (double)ref_get_i(x, (size_t)xi);
+                                sum += v;
+                                cnt++;
+                                if (besti < 0 || v > best || v != v) {
+                                    best = v;
+                                    besti = xi;
+                                }
+                            }
+                        }
+                    }
+                    int64_t yi = p * osp + (o0 * w.out[1] + o1) * w.out[2] + o2;
+                    if (is_max) {
+                        if (besti < 0) {
+                            node_error(g, n, "pooling window %lld covers only padding",
+                                       (long long)yi);
+                            return false;
+                        }
+                        memcpy((char *)y->data + (size_t)yi * es,
+                               (const char *)x->data + (size_t)besti * es, es);
+                    } else {
+                        int64_t div = incl ? padcnt : cnt;
+                        ((float *)y->data)[yi] = div ? (float)(sum / (double)div) : 0.0f;
+                    }
+                }
+    return true;
+}
+
+typedef enum { CT_HALF, CT_ASYM, CT_ALIGN, CT_PYTORCH } CoordMode;
+typedef enum { NM_RPF, NM_RPC, NM_FLOOR, NM_CEIL } NearestMode;
+
+static double
+orig_coord(CoordMode cm, int64_t xo, int64_t lin, int64_t lout)
+{
+    double scale = (double)lout / (double)lin;
+    switch (cm) {
+    case CT_HALF: return ((double)xo + 0.5) / scale - 0.5;
+    case CT_PYTORCH: return lout > 1 ? ((double)xo + 0.5) / scale - 0.5 : 0.0;
+    case CT_ALIGN: return lout == 1 ? 0.0 : (double)xo * (double)(lin - 1) / (double)(lout - 1);
+    case CT_ASYM: return (double)xo / scale;
+    }
+    return 0;
+}
+
+static int64_t
+nearest(NearestMode nm, double x, int64_t lin)
+{
+    double f = floor(x), r;
+    switch (nm) {
+    case NM_RPF: r = x - f == 0.5 ? f : floor(x + 0.5); break;
+    case NM_RPC: r = x - f == 0.5 ? f + 1 : floor(x + 0.5); break;
+    case NM_FLOOR: r = f; break;
+    default: r = ceil(x); break;
+    }
+    int64_t i = r < 0 ? 0 : r > (double)(lin - 1) ? lin - 1 : (int64_t)r;
+    return i;
+}
+
+static bool
+resize(RefCtx *c, Node *n)
+{
+    Graph *g = c->g;
+    const RefTensor *x = ref_in(c, n, 0);
+    RefTensor *y = ref_out(c, n, 0);
+    const Type *xt = &x->type, *yt = &y->type;
+    const char *mode = ir_attr_string(g, n, "mode", "nearest");
+    const char *ctm = ir_attr_string(g, n, "coordinate_transformation_mode", "half_pixel");
+    const char *nms = ir_attr_string(g, n, "nearest_mode", "round_prefer_floor");
+    CoordMode cm;
+    NearestMode nm;
+    if (!strcmp(ctm, "half_pixel")) cm = CT_HALF;
+    else if (!strcmp(ctm, "asymmetric")) cm = CT_ASYM;
+    else if (!strcmp(ctm, "align_corners")) cm = CT_ALIGN;
+    else if (!strcmp(ctm, "pytorch_half_pixel")) cm = CT_PYTORCH;
+    else {
+        node_error(g, n, "reference interpreter: coordinate_transformation_mode '%s' is not "
+                   "supported", ctm);
+        return false;
+    }
+    if (!strcmp(nms, "round_prefer_floor")) nm = NM_RPF;
+    else if (!strcmp(nms, "round_prefer_ceil")) nm = NM_RPC;
+    else if (!strcmp(nms, "floor")) nm = NM_FLOOR;
+    else if (!strcmp(nms, "ceil")) nm = NM_CEIL;
+    else {
+        node_error(g, n, "reference interpreter: nearest_mode '%s' is not supported", nms);
+        return false;
+    }
+    if (ir_attr_int(g, n, "antialias", 0) != 0 || ir_attr_int(g, n, "exclude_outside", 0) != 0) {
+        node_error(g, n, "reference interpreter: antialias and exclude_outside are not supported");
+        return false;
+    }
+    bool linear = strcmp(mode, "linear") == 0;
+    if (!linear && strcmp(mode, "nearest") != 0) {
+        node_error(g, n, "reference interpreter: resize mode '%s' is not supported", mode);
+        return false;
+    }
+    size_t ny = ref_numel(y);
+    int r = xt->rank;
+    if (!linear) {
+        /* per-axis source index tables, then a gather */
+        int64_t *tab[IR_MAX_RANK] = {0};
+        bool ok = true;
+        for (int a = 0; a < r && ok; a++) {
+            tab[a] = malloc((size_t)yt->dims[a] * sizeof(int64_t));
+            if (!tab[a]) {
+                ok = false;
+                break;
+            }
+            for (int64_t o = 0; o < yt->dims[a]; o++)
+                tab[a][o] = nearest(nm, orig_coord(cm, o, xt->dims[a], yt->dims[a]), xt->dims[a]);
+        }
+        if (ok) {
+            int64_t xs[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
+            ref_strides(xt, xs);
+            size_t es = elem_size(xt->elem);
+            for (size_t i = 0; i < ny; i++) {
+                int64_t src = 0;
+                for (int a = 0; a < r; a++)
+                    src += tab[a][idx[a]] * xs[a];
+                memcpy((char *)y->data + i * es, (const char *)x->data + (size_t)src * es, es);
+                ref_next_index(yt, idx);
+            }
+        } else {
+            node_error(g, n, "reference interpreter: out of memory");
+        }
+        for (int a = 0; a < r; a++)
+            free(tab[a]);
+        return ok;
+    }
+    if (xt->elem != ET_F32)
+        return ref_f32_in(c, n, 0) != NULL;
+    /* linear: separable, one axis at a time in double */
+    size_t nx = ref_numel(x);
+    Type cur = *xt;
+    double *buf = malloc((nx ? nx : 1) * sizeof(double));
+    if (!buf) {
+        node_error(g, n, "reference interpreter: out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < nx; i++)
+        buf[i] = ((const float *)x->data)[i];
+    for (int a = 0; a < r; a++) {
+        if (cur.dims[a] == yt->dims[a])
+            continue;
+        Type nt = cur;
+        nt.dims[a] = yt->dims[a];
+        size_t nn = type_numel_unchecked(&nt);
+        double *nb = malloc((nn ? nn : 1) * sizeof(double));
+        if (!nb) {
+            free(buf);
+            node_error(g, n, "reference interpreter: out of memory");
+            return false;
+        }
+        int64_t outer = 1, inner = 1, lin = cur.dims[a], lout = nt.dims[a];
+        for (int d = 0; d < a; d++)
+            outer *= cur.dims[d];
+        for (int d = a + 1; d < r; d++)
+            inner *= cur.dims[d];
+        for (int64_t o = 0; o < lout; o++) {
+            double xo = orig_coord(cm, o, lin, lout);
+            xo = xo < 0 ? 0 : xo > (double)(lin - 1) ? (double)(lin - 1) : xo;
+            int64_t i0 = (int64_t)floor(xo), i1 = i0 + 1 < lin ? i0 + 1 : lin - 1;
+            double t = xo - (double)i0;
+            for (int64_t p = 0; p < outer; p++)
+                for (int64_t q = 0; q < inner; q++)
+                    nb[(p * lout + o) * inner + q] = buf[(p * lin + i0) * inner + q] * (1 - t) +
+                                                     buf[(p * lin + i1) * inner + q] * t;
+        }
+        free(buf);
+        buf = nb;
+        cur = nt;
+    }
+    for (size_t i = 0; i < ny; i++)
+        ((float *)y->data)[i] = (float)buf[i];
+    free(buf);
+    return true;
+}
+
+bool
+ref_op_pool(RefCtx *c, Node *n)
+{
+    switch (n->op) {
+    case OP_MAXPOOL: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL:
+        return pool(c, n);
+    case OP_RESIZE:
+        return resize(c, n);
+    default:
+        break;
+    }
+    node_error(c->g, n, "reference interpreter: %s is not implemented", op_info(n->op)->name);
+    return false;
+}

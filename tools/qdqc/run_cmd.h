@@ -1,0 +1,25 @@
+/* run_cmd.h: `qdqc run`: load a model, apply passes, run it on .npy (or random) inputs with
+ * the chosen engine and write one .npy per graph output. */
+#ifndef QDQC_TOOL_RUN_CMD_H
+#define QDQC_TOOL_RUN_CMD_H
+
+#include <qdqc/qdqc.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct RunOpts {
+    const char *model;
+    const char *engine;      /* "ref"; NULL = the default engine */
+    const char *output_dir;  /* required */
+    const char *passes;      /* NULL = default pipeline; "" = none (graph as imported) */
+    const char **inputs;     /* "NAME=FILE.npy" */
+    int ninputs;
+    bool random_inputs;
+    uint64_t seed;
+} RunOpts;
+
+/* Returns an exit code: 0 ok, 1 bad input (diagnostics printed), 2 usage error. */
+int qdqc_cli_run(qdqc_context *ctx, const RunOpts *o);
+
+#endif
