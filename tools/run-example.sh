@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 bash tools/setup.sh
 cmake -S . -B build -G Ninja >/dev/null
 ninja -C build
-./build/bin/qdqc examples/mobilenet_qdq.onnx --emit=ir -o -
+./build/bin/qdqc examples/mobilenetv2_qdq.onnx --emit=ir -o -
