@@ -37,7 +37,10 @@ const char *pass_default_pipeline(void);
 bool pass_run_pipeline(Module *m, const char *pipeline);
 
 /* ---- pattern helpers for the QDQ passes (qdq_match.c) ---- */
-void qm_uses(Graph *g);                       /* refill use lists if stale */
+void qm_uses(Graph *g);
+/* The id of a node pointer (pointers move when nodes are added; ids do not). */
+static inline NodeId qm_id(Graph *g, const Node *n) { return (NodeId){n ? (uint32_t)(n - g->nodes.data) : 0}; }
+static inline Node *qm_node(Graph *g, NodeId id) { return id.id ? ir_node(g, id) : NULL; }                       /* refill use lists if stale */
 Node *qm_def_op(Graph *g, ValueId v, OpKind op); /* live def of v if it is `op` */
 bool qm_is_8bit(ElemType e);
 Node *qm_dq8(Graph *g, ValueId v);            /* static dequantize of an i8/u8 value defining v */

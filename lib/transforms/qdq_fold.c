@@ -123,6 +123,7 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
         q = u;
     else
         act = NULL;
+    NodeId qid = qm_id(g, q), aid = qm_id(g, act);
     ValueId x = dx->in[0], w = dw->in[0];
     const QParams *qx = dx->q, *qw = dw->q;
     if (!qm_annotate(g, x, qx) || !qm_annotate(g, w, qw)) {
@@ -143,6 +144,8 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
     qm_copy_attrs(g, r, nid, n->op == OP_GEMM ? gemm_skip : NULL);
     n = ir_node(g, nid);
     n->dead = true;
+    q = qm_node(g, qid);
+    act = qm_node(g, aid);
     if (q) {
         ValueId y = q->out[0];
         const QParams *yq = q->q;
