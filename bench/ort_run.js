@@ -19,6 +19,9 @@ const { readNpy, writeNpy } = require('./npy');
 const USAGE = `usage: node ort_run.js MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR --opt disabled|basic|extended|all [--threads N] [--bench ITERS] [--warmup N] [--save-optimized OUT.onnx] [--verbose]
        node ort_run.js MODEL.onnx --info`;
 
+// A closed stdout (e.g. `| head -1`) is not an error.
+process.stdout.on('error', (e) => { if (e.code === 'EPIPE') process.exit(0); throw e; });
+
 function die(msg, code = 1) {
   process.stderr.write(`ort_run: ${msg}\n`);
   process.exit(code);
