@@ -1,0 +1,248 @@
+/* qdq_propagate.c: move dequantize forward and quantize backward across ops that only move
+ * values, and drop the round trips this exposes.
+ *  - dequantize(x) -> L  =>  L(x) -> dequantize, for L in MaxPool, Reshape, Flatten, Transpose,
+ *    Squeeze, Unsqueeze, Slice, Pad, Split, Gather (data operand), Identity,
+ *    and Concat when every operand has the same parameters. Exact for per-tensor parameters:
+ *    dequantize is element-wise and monotone, so it commutes with moving, selecting and taking
+ *    the maximum of values. Pad's constant must be exactly representable: the integer pad
+ *    value is q = quantize(value), required to dequantize back to value (0.0 -> zero point).
+ *    The integers of the moved op carry the same parameters (layout ops never rescale).
+ *  - L -> quantize  =>  quantize -> L (same ops; L's float result must have no other consumer
+ *    and its operand must not be a dequantize, which the first rule handles). Exact: quantize is
+ *    element-wise and monotone; Pad's constant becomes quantize(value).
+ *  - quantize(dequantize(x)) with identical parameters (scale, zero point, storage, range)
+ *    is x: every x in the storage range maps back to itself. With other per-tensor parameters
+ *    it is `requantize x` (defined as exactly that round trip).
+ *  - dequantize(quantize(v)) is NOT removed: it rounds v to the grid and saturates it, which
+ *    the model was trained or calibrated with. It disappears only as part of the rules above
+ *    (e.g. quantize(dequantize(quantize(v))) == quantize(v) by the round-trip rule).
+ *  - Two quantizes (or dequantizes) of the same value with identical parameters merge.
+ * Runs to a fixed point (at most 16 rounds).
+ * needs: nothing.  keeps: graph output names.  leaves stale: uses.
+ */
+#include "pass.h"
+
+#include "numerics/numerics.h"
+
+#include <string.h>
+
+static bool
+is_mover(Graph *g, const Node *n)
+{
+    switch (n->op) {
+    case OP_MAXPOOL: case OP_RESHAPE: case OP_FLATTEN: case OP_TRANSPOSE: case OP_SQUEEZE:
+    case OP_UNSQUEEZE: case OP_SLICE: case OP_SPLIT: case OP_GATHER: case OP_IDENTITY:
+    case OP_PAD:
+        return true;
+    case OP_RESIZE: /* nearest would be exact, but the verifier wants resize operands float */
+    default:
+        return false;
+    }
+}
+
+/* Integer pad value for a float pad constant under q; false if not exactly representable. */
+static bool
+pad_value(Graph *g, const Node *n, const QParams *q, float *iv)
+{
+    if (n->op != OP_PAD)
+        return true;
+    if (strcmp(ir_attr_string(g, n, "mode", "constant"), "constant") != 0)
+        return true;
+    float v = ir_attr_float(g, n, "value", 0.0f);
+    int32_t p = qn_quantize_f32(v, q->scale[0], q->zp[0], q->qmin, q->qmax);
+    if (qn_dequantize(p, q->scale[0], q->zp[0]) != v)
+        return false;
+    *iv = (float)p;
+    return true;
+}
+
+/* dequantize -> L  =>  L -> dequantize */
+static bool
+dq_forward(Graph *g, NodeId nid)
+{
+    Node *n = ir_node(g, nid);
+    uint32_t ndata = n->op == OP_CONCAT ? n->nin : 1;
+    const QParams *q = NULL;
+    for (uint32_t k = 0; k < ndata; k++) {
+        Node *d = qm_def_op(g, n->in[k], OP_DEQUANTIZE);
+        if (!d || !d->q || d->nin != 1 || d->q->axis >= 0 || (q && !qparams_equal(q, d->q)))
+            return false;
+        q = d->q;
+    }
+    float iv = 0;
+    if (!pad_value(g, n, q, &iv))
+        return false;
+    ValueId *ins = xmalloc(n->nin * sizeof(ValueId));
+    uint32_t nin = n->nin, nout = n->nout;
+    for (uint32_t k = 0; k < nin; k++) {
+        ins[k] = ir_node(g, nid)->in[k];
+        if (k < ndata) {
+            ins[k] = ir_def(g, ins[k])->in[0];
+            if (!qm_annotate(g, ins[k], q)) {
+                free(ins);
+                return false;
+            }
+        }
+    }
+    Loc loc = n->loc;
+    NodeId r = ir_add_node(g, ir_node(g, nid)->op, nin, ins, nout, loc);
+    free(ins);
+    qm_copy_attrs(g, r, nid, NULL);
+    if (ir_node(g, nid)->op == OP_PAD && ir_attr(g, ir_node(g, nid), "value"))
+        ir_set_attr_float(g, r, "value", iv);
+    else if (ir_node(g, nid)->op == OP_PAD && iv != 0)
+        ir_set_attr_float(g, r, "value", iv);
+    for (uint32_t k = 0; k < nout; k++) {
+        ValueId old = ir_node(g, nid)->out[k];
+        Type t = ir_value(g, old)->type;
+        t.elem = q->storage;
+        t.q = q;
+        ValueId iv2 = ir_add_result(g, r, k, ir_value_name(g, old), &t);
+        ValueId dv = qm_add_dq(g, iv2, q, ir_value_name(g, old), loc);
+        if (!qm_is_graph_output(g, old)) {
+            /* the integers take over the name (the float value dies) */
+            uint32_t t2 = ir_value(g, old)->name;
+            ir_value(g, old)->name = ir_value(g, iv2)->name;
+            ir_value(g, iv2)->name = t2;
+        }
+        ir_replace_all_uses(g, old, dv);
+    }
+    ir_node(g, nid)->dead = true;
+    return true;
+}
+
+/* L -> quantize  =>  quantize -> L */
+static bool
+q_backward(Graph *g, Node *qn)
+{
+    if (!qn->q || qn->q->axis >= 0 || qn->nin != 1)
+        return false;
+    Node *n = ir_def(g, qn->in[0]);
+    if (!n || n->dead || n->nout != 1 || !(is_mover(g, n) || n->op == OP_CONCAT))
+        return false;
+    if (!qm_only_user(g, n->out[0], NULL))
+        return false;
+    uint32_t ndata = n->op == OP_CONCAT ? n->nin : 1;
+    for (uint32_t k = 0; k < ndata; k++) {
+        if (qm_def_op(g, n->in[k], OP_DEQUANTIZE))
+            return false;
+        if (!elem_is_float(ir_value(g, n->in[k])->type.elem))
+            return false;
+    }
+    const QParams *q = qn->q;
+    NodeId qid = qm_id(g, qn), nid = qm_id(g, n);
+    float pv = 0;
+    bool has_pad_value = n->op == OP_PAD &&
+                         strcmp(ir_attr_string(g, n, "mode", "constant"), "constant") == 0;
+    if (has_pad_value)
+        pv = (float)qn_quantize_f32(ir_attr_float(g, n, "value", 0.0f), q->scale[0], q->zp[0],
+                                    q->qmin, q->qmax);
+    uint32_t nin = n->nin;
+    ValueId *ins = xmalloc(nin * sizeof(ValueId));
+    Loc loc = qn->loc;
+    for (uint32_t k = 0; k < nin; k++) {
+        ins[k] = ir_node(g, nid)->in[k];
+        if (k < ndata)
+            ins[k] = qm_add_q(g, ins[k], q, ir_value_name(g, ins[k]), loc);
+    }
+    NodeId r = ir_add_node(g, ir_node(g, nid)->op, nin, ins, 1, ir_node(g, nid)->loc);
+    free(ins);
+    qm_copy_attrs(g, r, nid, NULL);
+    if (has_pad_value)
+        ir_set_attr_float(g, r, "value", pv);
+    ValueId y = ir_node(g, qid)->out[0];
+    ir_set_result(g, r, 0, y);
+    ir_value(g, y)->type.q = q;
+    ir_node(g, qid)->dead = true;
+    ir_node(g, nid)->dead = true;
+    g->uses_valid = false;
+    return true;
+}
+
+/* quantize(dequantize(x)) */
+static bool
+round_trip(Graph *g, Node *qn)
+{
+    Node *d = qm_def_op(g, qn->in[0], OP_DEQUANTIZE);
+    if (!d || !d->q || !qn->q || d->nin != 1 || qn->nin != 1)
+        return false;
+    ValueId x = d->in[0], y = qn->out[0];
+    if (qparams_equal(d->q, qn->q)) {
+        if (!qm_annotate(g, x, d->q))
+            return false;
+        qn->dead = true;
+        ir_replace_all_uses(g, y, x);
+        return true;
+    }
+    if (d->q->axis >= 0 || qn->q->axis >= 0 || !qm_annotate(g, x, d->q))
+        return false;
+    NodeId qid = qm_id(g, qn);
+    const QParams *yq = qn->q;
+    NodeId r = ir_add_node(g, OP_REQUANTIZE, 1, &x, 1, ir_node(g, qid)->loc);
+    ir_node(g, qid)->dead = true;
+    ir_set_result(g, r, 0, y);
+    ir_value(g, y)->type.q = yq;
+    g->uses_valid = false;
+    return true;
+}
+
+/* Merge a quantize/dequantize into an earlier identical one on the same value. */
+static bool
+merge_duplicates(Graph *g)
+{
+    bool changed = false;
+    qm_uses(g);
+    for (uint32_t i = 1; i < g->nodes.len; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead || (n->op != OP_QUANTIZE && n->op != OP_DEQUANTIZE) || !n->q || n->nin != 1)
+            continue;
+        uint32_t nu = ir_num_uses(g, n->in[0]);
+        const Use *u = ir_uses(g, n->in[0]);
+        for (uint32_t k = 0; k < nu; k++) {
+            if (!u[k].node.id || u[k].node.id >= i)
+                continue;
+            Node *o = ir_node(g, u[k].node);
+            if (!o->dead && o->op == n->op && o->nin == 1 && qparams_equal(o->q, n->q)) {
+                n->dead = true;
+                ir_replace_all_uses(g, n->out[0], o->out[0]);
+                changed = true;
+                break;
+            }
+        }
+        if (changed)
+            return true; /* uses are stale: caller loops */
+    }
+    return changed;
+}
+
+bool
+pass_qdq_propagate(PassCtx *pc, Graph *g)
+{
+    (void)pc;
+    bool changed = false;
+    for (int round = 0; round < 16; round++) {
+        bool again = false;
+        while (merge_duplicates(g))
+            again = true;
+        uint32_t nn = g->nodes.len;
+        for (uint32_t i = 1; i < nn; i++) {
+            Node *n = &g->nodes.data[i];
+            if (n->dead)
+                continue;
+            if (is_mover(g, n) || n->op == OP_CONCAT)
+                again |= dq_forward(g, (NodeId){i});
+            n = &g->nodes.data[i];
+            if (!n->dead && n->op == OP_QUANTIZE) {
+                qm_uses(g);
+                if (round_trip(g, n) || q_backward(g, &g->nodes.data[i]))
+                    again = true;
+            }
+        }
+        changed |= again;
+        if (!again)
+            break;
+        if (!ir_compact(g))
+            return changed;
+    }
+    return changed;
+}
