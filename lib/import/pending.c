@@ -1,16 +1,6 @@
 /* pending.c: placeholders for readers still being written; each reports a clear error.
- * Removed as the real readers land (onnx.c, mlir_import.c). */
+ * Removed as the real readers land (mlir_import.c); the ONNX reader is onnx.c. */
 #include "import.h"
-
-Module *
-imp_onnx(qdqc_context *ctx, const void *data, size_t len, const char *path)
-{
-    (void)data;
-    (void)len;
-    Loc l = {.file = path};
-    diag_error(ctx, &l, "ONNX import is not available in this build");
-    return NULL;
-}
 
 Module *
 imp_mlir(qdqc_context *ctx, const char *text, size_t len, const char *path)

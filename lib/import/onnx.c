@@ -1,0 +1,741 @@
+/* onnx.c: the ONNX reader's entry point, imp_onnx().
+ * Steps: decode the protobuf with protobuf-c under an allocator that caps the total memory
+ * (so declared sizes cannot make huge allocations); check the IR version (3..10) and the
+ * default-domain opset (10..21); turn initializers into constants and the remaining graph
+ * inputs into typed inputs (dynamic dimensions must be fixed with --input-shape); order the
+ * nodes topologically (reporting undefined inputs, values defined twice and cycles); report
+ * every unsupported op in one diagnostic; translate node by node (onnx_ops.c), folding
+ * constant subgraphs as they are built; finally attach quantization parameters to integer
+ * values that quantize/dequantize nodes and integer ops agree on. */
+#define _XOPEN_SOURCE 700
+#include "onnx_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- bounded protobuf-c allocator ---- */
+typedef struct CapAlloc {
+    size_t used, cap;
+    bool exceeded;
+} CapAlloc;
+
+#define CAP_HDR 16
+
+static void *
+cap_alloc(void *ud, size_t n)
+{
+    CapAlloc *c = ud;
+    if (n > c->cap - c->used || n > SIZE_MAX - CAP_HDR) {
+        c->exceeded = true;
+        return NULL;
+    }
+    unsigned char *p = malloc(n + CAP_HDR);
+    if (!p) {
+        c->exceeded = true;
+        return NULL;
+    }
+    memcpy(p, &n, sizeof n);
+    c->used += n;
+    return p + CAP_HDR;
+}
+
+static void
+cap_free(void *ud, void *ptr)
+{
+    if (!ptr)
+        return;
+    CapAlloc *c = ud;
+    unsigned char *p = (unsigned char *)ptr - CAP_HDR;
+    size_t n;
+    memcpy(&n, p, sizeof n);
+    c->used -= n;
+    free(p);
+}
+
+/* ---- value names ---- */
+ValueId
+onnx_lookup(OnnxImp *I, const char *name)
+{
+    if (!name || !*name)
+        return VNONE;
+    uint32_t id = intern_lookup(&I->m->strs, name);
+    if (!id || id >= I->byname_cap)
+        return VNONE;
+    return I->byname[id];
+}
+
+static bool
+bind_quiet(OnnxImp *I, const char *name, ValueId v)
+{
+    uint32_t id = intern(&I->m->strs, name);
+    if (id >= I->byname_cap) {
+        uint32_t nc = I->byname_cap ? I->byname_cap : 64;
+        while (nc <= id)
+            nc *= 2;
+        I->byname = xrealloc(I->byname, nc * sizeof(ValueId));
+        memset(I->byname + I->byname_cap, 0, (nc - I->byname_cap) * sizeof(ValueId));
+        I->byname_cap = nc;
+    }
+    if (I->byname[id].id)
+        return false;
+    I->byname[id] = v;
+    return true;
+}
+
+bool
+onnx_bind(OnnxImp *I, const char *name, ValueId v)
+{
+    if (!name || !*name)
+        return true;
+    if (!bind_quiet(I, name, v)) {
+        onnx_node_error(I, "value '%s' is defined twice", name);
+        return false;
+    }
+    return true;
+}
+
+void
+onnx_node_error(OnnxImp *I, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vemit(I->ctx, QDQC_SEV_ERROR, &I->loc, fmt, ap);
+    va_end(ap);
+}
+
+static Loc
+file_loc(OnnxImp *I)
+{
+    return (Loc){.file = I->path};
+}
+
+static Loc
+node_loc(OnnxImp *I, const Onnx__NodeProto *np, size_t index)
+{
+    Loc l = file_loc(I);
+    char buf[64];
+    const char *name = np->name;
+    if (!name || !*name) {
+        if (np->n_output && np->output[0] && *np->output[0]) {
+            name = np->output[0];
+        } else {
+            snprintf(buf, sizeof buf, "#%zu", index);
+            name = buf;
+        }
+    }
+    l.node = intern_str(&I->m->strs, intern(&I->m->strs, name));
+    l.optype = intern_str(&I->m->strs, intern(&I->m->strs, np->op_type ? np->op_type : "?"));
+    return l;
+}
+
+/* ---- model-level checks ---- */
+static bool
+check_model(OnnxImp *I, const Onnx__ModelProto *mp)
+{
+    Loc l = file_loc(I);
+    if (!mp->has_ir_version) {
+        diag_error(I->ctx, &l, "model has no IR version (not an ONNX model?)");
+        return false;
+    }
+    if (mp->ir_version < 3 || mp->ir_version > 10) {
+        diag_error(I->ctx, &l, "ONNX IR version %lld is not supported (supported: 3 to 10)",
+                   (long long)mp->ir_version);
+        return false;
+    }
+    bool have_default = false;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+        if (!o)
+            continue;
+        const char *d = o->domain ? o->domain : "";
+        int64_t v = o->has_version ? o->version : 0;
+        if (!*d || strcmp(d, "ai.onnx") == 0) {
+            have_default = true;
+            I->opset = v;
+        } else if (strcmp(d, "com.microsoft") == 0) {
+            I->ms_opset = v ? v : 1;
+        }
+    }
+    if (!have_default) {
+        diag_error(I->ctx, &l, "model imports no default-domain (ai.onnx) opset");
+        return false;
+    }
+    if (I->opset < 10 || I->opset > 21) {
+        diag_error(I->ctx, &l, "default-domain opset %lld is not supported (supported: 10 to 21)",
+                   (long long)I->opset);
+        return false;
+    }
+    if (!mp->graph) {
+        diag_error(I->ctx, &l, "model has no graph");
+        return false;
+    }
+    return true;
+}
+
+/* ---- initializers and inputs ---- */
+static bool
+add_initializers(OnnxImp *I, const Onnx__GraphProto *gp)
+{
+    Graph *g = I->g;
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        Loc l = file_loc(I);
+        if (!tp || !tp->name || !*tp->name) {
+            diag_error(I->ctx, &l, "initializer %zu has no name", i);
+            return false;
+        }
+        char what[300];
+        snprintf(what, sizeof what, "initializer '%.256s'", tp->name);
+        if (onnx_lookup(I, tp->name).id) {
+            diag_error(I->ctx, &l, "%s: value '%s' is defined twice", what, tp->name);
+            return false;
+        }
+        Tensor *t = onnx_tensor(I, tp, what, &l);
+        if (!t)
+            return false;
+        ValueId v = ir_add_const(g, tp->name, t, (Loc){0});
+        bind_quiet(I, tp->name, v);
+    }
+    if (gp->n_sparse_initializer) {
+        Loc l = file_loc(I);
+        diag_error(I->ctx, &l, "sparse initializers are not supported");
+        return false;
+    }
+    return true;
+}
+
+static const InputShape *
+find_input_shape(OnnxImp *I, const char *name)
+{
+    for (uint32_t i = 0; i < I->ctx->input_shapes.len; i++)
+        if (strcmp(I->ctx->input_shapes.data[i].name, name) == 0)
+            return &I->ctx->input_shapes.data[i];
+    return NULL;
+}
+
+static void
+fmt_dims(char *buf, size_t len, const int64_t *d, int rank)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < rank && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, i ? "x%lld" : "%lld", (long long)d[i]);
+}
+
+static bool
+add_input(OnnxImp *I, const Onnx__ValueInfoProto *vi, size_t index)
+{
+    Loc l = file_loc(I);
+    const char *name = vi->name;
+    if (!name || !*name) {
+        diag_error(I->ctx, &l, "graph input %zu has no name", index);
+        return false;
+    }
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) {
+        diag_error(I->ctx, &l, "graph input '%s' is not a tensor (sequences, maps and optionals "
+                   "are not supported)", name);
+        return false;
+    }
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    int32_t dt = tt->has_elem_type ? tt->elem_type : 0;
+    ElemType et = onnx_elem(dt);
+    if (et == ET_NONE) {
+        diag_error(I->ctx, &l, "graph input '%s' has element type %s (%d), which is not supported",
+                   name, onnx_dtype_name(dt), (int)dt);
+        return false;
+    }
+    const InputShape *is = find_input_shape(I, name);
+    Type t = {0};
+    t.elem = et;
+    if (!tt->shape) {
+        if (!is) {
+            diag_error(I->ctx, &l, "graph input '%s' has no shape; give it with --input-shape "
+                       "%s=D0xD1x...", name, name);
+            return false;
+        }
+        t.rank = (uint8_t)is->rank;
+        memcpy(t.dims, is->dims, (size_t)is->rank * sizeof(int64_t));
+    } else {
+        const Onnx__TensorShapeProto *sp = tt->shape;
+        if (sp->n_dim > IR_MAX_RANK) {
+            diag_error(I->ctx, &l, "graph input '%s' has rank %zu, more than the maximum of %d",
+                       name, sp->n_dim, IR_MAX_RANK);
+            return false;
+        }
+        if (is && is->rank != (int)sp->n_dim) {
+            diag_error(I->ctx, &l, "--input-shape %s gives %d dimensions, the input has rank %zu",
+                       name, is->rank, sp->n_dim);
+            return false;
+        }
+        t.rank = (uint8_t)sp->n_dim;
+        for (size_t d = 0; d < sp->n_dim; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
+            bool fixed = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            if (fixed && dim->dim_value < 0) {
+                diag_error(I->ctx, &l, "graph input '%s': dimension %zu is negative (%lld)", name,
+                           d, (long long)dim->dim_value);
+                return false;
+            }
+            if (is) {
+                if (fixed && dim->dim_value != is->dims[d]) {
+                    diag_error(I->ctx, &l, "--input-shape %s: dimension %zu is %lld, the model "
+                               "fixes it to %lld", name, d, (long long)is->dims[d],
+                               (long long)dim->dim_value);
+                    return false;
+                }
+                t.dims[d] = is->dims[d];
+            } else if (fixed) {
+                t.dims[d] = dim->dim_value;
+            } else {
+                const char *sym = dim && dim->value_case ==
+                                  ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                                  dim->dim_param ? dim->dim_param : NULL;
+                diag_error(I->ctx, &l, "graph input '%s': dimension %zu%s%s%s is dynamic; fix it "
+                           "with --input-shape %s=D0xD1x... (qdqc does not assume a batch size)",
+                           name, d, sym ? " ('" : "", sym ? sym : "", sym ? "')" : "", name);
+                return false;
+            }
+        }
+    }
+    size_t n, bytes;
+    if (!type_numel(&t, &n) || !size_mul(n, elem_size(et), &bytes) ||
+        bytes > ONNX_MAX_TENSOR_BYTES) {
+        char ds[256];
+        fmt_dims(ds, sizeof ds, t.dims, t.rank);
+        diag_error(I->ctx, &l, "graph input '%s': shape %s is too large", name, ds);
+        return false;
+    }
+    ValueId v = ir_add_input(I->g, name, &t);
+    bind_quiet(I, name, v);
+    return true;
+}
+
+static bool
+add_inputs(OnnxImp *I, const Onnx__GraphProto *gp)
+{
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi)
+            continue;
+        if (vi->name && onnx_lookup(I, vi->name).id) {
+            /* an input that is also an initializer is a constant (IR < 4 lists them both) */
+            Node *d = ir_def(I->g, onnx_lookup(I, vi->name));
+            if (d && d->op == OP_CONST)
+                continue;
+            Loc l = file_loc(I);
+            diag_error(I->ctx, &l, "graph input '%s' is listed twice", vi->name);
+            return false;
+        }
+        if (!add_input(I, vi, i))
+            return false;
+    }
+    for (uint32_t k = 0; k < I->ctx->input_shapes.len; k++) {
+        const char *name = I->ctx->input_shapes.data[k].name;
+        ValueId v = onnx_lookup(I, name);
+        if (!v.id || !ir_value(I->g, v)->is_input) {
+            Loc l = file_loc(I);
+            diag_error(I->ctx, &l, "--input-shape names '%s', which is not a graph input%s",
+                       name, v.id ? " (it is an initializer)" : "");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- unsupported ops: one report ---- */
+static bool
+report_unsupported(OnnxImp *I, const Onnx__GraphProto *gp)
+{
+    typedef struct { char *op; size_t count; const char *first; } Entry;
+    VEC(Entry) ents = {0};
+    size_t total = 0;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        const char *dom = np->domain ? np->domain : "";
+        const char *op = np->op_type ? np->op_type : "";
+        if (onnx_op_supported(I, dom, op))
+            continue;
+        char full[512];
+        bool dflt = !*dom || strcmp(dom, "ai.onnx") == 0;
+        snprintf(full, sizeof full, "%s%s%.300s", dflt ? "" : dom, dflt ? "" : ".",
+                 *op ? op : "<no op_type>");
+        total++;
+        uint32_t k;
+        for (k = 0; k < ents.len; k++)
+            if (strcmp(ents.data[k].op, full) == 0)
+                break;
+        if (k == ents.len) {
+            Loc l = node_loc(I, np, i);
+            Entry e = {xstrdup(full), 0, l.node};
+            vec_push(&ents, e);
+        }
+        ents.data[k].count++;
+    }
+    if (!total)
+        return true;
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "%zu node%s use%s ops qdqc does not support: ", total, total == 1 ? "" : "s",
+              total == 1 ? "s" : "");
+    for (uint32_t k = 0; k < ents.len; k++) {
+        Entry *e = &ents.data[k];
+        sb_printf(&b, "%s%s x%zu (%s'%s')", k ? ", " : "", e->op, e->count,
+                  e->count > 1 ? "first: " : "", e->first);
+        free(e->op);
+    }
+    vec_free(&ents);
+    char *msg = sb_take(&b);
+    Loc l = file_loc(I);
+    diag_error(I->ctx, &l, "%s", msg);
+    free(msg);
+    return false;
+}
+
+/* ---- topological order of the ONNX nodes ---- */
+static bool
+order_nodes(OnnxImp *I, const Onnx__GraphProto *gp, uint32_t *order)
+{
+    size_t nn = gp->n_node;
+    /* producer of each interned name: node index + 1 */
+    uint32_t cap = I->m->strs.nstrs + 16;
+    for (size_t i = 0; i < nn; i++)
+        for (size_t k = 0; k < gp->node[i]->n_output; k++)
+            if (gp->node[i]->output[k])
+                cap++;
+    uint32_t *prod = NULL;
+    uint32_t *indeg = xcalloc(nn ? nn : 1, sizeof(uint32_t));
+    bool ok = true;
+    /* intern every output name */
+    for (size_t i = 0; i < nn && ok; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        for (size_t k = 0; k < np->n_output; k++)
+            if (np->output[k] && *np->output[k])
+                intern(&I->m->strs, np->output[k]);
+    }
+    cap = I->m->strs.nstrs + 1;
+    prod = xcalloc(cap, sizeof(uint32_t));
+    for (size_t i = 0; i < nn && ok; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        for (size_t k = 0; k < np->n_output; k++) {
+            const char *o = np->output[k];
+            if (!o || !*o)
+                continue;
+            uint32_t id = intern_lookup(&I->m->strs, o);
+            if (prod[id] || onnx_lookup(I, o).id) {
+                I->loc = node_loc(I, np, i);
+                onnx_node_error(I, "value '%s' is defined twice", o);
+                ok = false;
+                break;
+            }
+            prod[id] = (uint32_t)i + 1;
+        }
+    }
+    /* consumer lists */
+    uint32_t *cstart = NULL, *cons = NULL;
+    size_t nedges = 0;
+    if (ok) {
+        for (size_t i = 0; i < nn && ok; i++) {
+            const Onnx__NodeProto *np = gp->node[i];
+            for (size_t k = 0; k < np->n_input; k++) {
+                const char *in = np->input[k];
+                if (!in || !*in || onnx_lookup(I, in).id)
+                    continue;
+                uint32_t id = intern_lookup(&I->m->strs, in);
+                if (!id || !prod[id]) {
+                    I->loc = node_loc(I, np, i);
+                    onnx_node_error(I, "input '%s' is not defined by any node, graph input or "
+                                    "initializer", in);
+                    ok = false;
+                    break;
+                }
+                indeg[i]++;
+                nedges++;
+            }
+        }
+    }
+    if (ok) {
+        cstart = xcalloc(nn + 1, sizeof(uint32_t));
+        cons = xmalloc((nedges ? nedges : 1) * sizeof(uint32_t));
+        for (size_t i = 0; i < nn; i++) {
+            const Onnx__NodeProto *np = gp->node[i];
+            for (size_t k = 0; k < np->n_input; k++) {
+                const char *in = np->input[k];
+                if (!in || !*in || onnx_lookup(I, in).id)
+                    continue;
+                cstart[prod[intern_lookup(&I->m->strs, in)] - 1 + 1]++;
+            }
+        }
+        for (size_t i = 0; i < nn; i++)
+            cstart[i + 1] += cstart[i];
+        uint32_t *fill = xcalloc(nn + 1, sizeof(uint32_t));
+        for (size_t i = 0; i < nn; i++) {
+            const Onnx__NodeProto *np = gp->node[i];
+            for (size_t k = 0; k < np->n_input; k++) {
+                const char *in = np->input[k];
+                if (!in || !*in || onnx_lookup(I, in).id)
+                    continue;
+                uint32_t p = prod[intern_lookup(&I->m->strs, in)] - 1;
+                cons[cstart[p] + fill[p]++] = (uint32_t)i;
+            }
+        }
+        free(fill);
+        /* Kahn with a min-heap: keeps the file's order where it is already valid */
+        uint32_t *heap = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
+        size_t hn = 0, no = 0;
+#define PUSH(x)                                                                \
+    do {                                                                       \
+        size_t _i = hn++;                                                      \
+        heap[_i] = (x);                                                        \
+        while (_i && heap[(_i - 1) / 2] > heap[_i]) {                          \
+            uint32_t _t = heap[_i]; heap[_i] = heap[(_i - 1) / 2];             \
+            heap[(_i - 1) / 2] = _t; _i = (_i - 1) / 2;                        \
+        }                                                                      \
+    } while (0)
+        for (size_t i = 0; i < nn; i++)
+            if (!indeg[i])
+                PUSH((uint32_t)i);
+        while (hn) {
+            uint32_t top = heap[0];
+            heap[0] = heap[--hn];
+            for (size_t i = 0;;) {
+                size_t l = 2 * i + 1, r = l + 1, s = i;
+                if (l < hn && heap[l] < heap[s]) s = l;
+                if (r < hn && heap[r] < heap[s]) s = r;
+                if (s == i) break;
+                uint32_t t = heap[i]; heap[i] = heap[s]; heap[s] = t;
+                i = s;
+            }
+            order[no++] = top;
+            for (uint32_t c = cstart[top]; c < cstart[top + 1]; c++)
+                if (--indeg[cons[c]] == 0)
+                    PUSH(cons[c]);
+        }
+#undef PUSH
+        free(heap);
+        if (no != nn) {
+            for (size_t i = 0; i < nn; i++)
+                if (indeg[i]) {
+                    I->loc = node_loc(I, gp->node[i], i);
+                    onnx_node_error(I, "graph has a cycle through this node");
+                    break;
+                }
+            ok = false;
+        }
+    }
+    free(prod);
+    free(indeg);
+    free(cstart);
+    free(cons);
+    return ok;
+}
+
+/* ---- quantization annotation of integer values ---- */
+static uint32_t
+uf_find(uint32_t *p, uint32_t x)
+{
+    while (p[x] != x) {
+        p[x] = p[p[x]];
+        x = p[x];
+    }
+    return x;
+}
+
+static void
+annotate(Graph *g, ValueId v, const QParams *q)
+{
+    Value *val = ir_value(g, v);
+    if (val->type.elem != q->storage || val->type.q)
+        return;
+    if (q->axis >= 0 && (q->axis >= val->type.rank || (int64_t)q->n != val->type.dims[q->axis]))
+        return;
+    val->type.q = q;
+    Node *d = ir_def(g, v);
+    if (d && d->op == OP_CONST) {
+        const Tensor *t = ir_const_of(g, v);
+        Tensor *nt = arena_alloc(&g->m->arena, sizeof *nt);
+        *nt = *t;
+        nt->type.q = q;
+        ir_set_attr_tensor(g, val->def, "value", nt);
+    }
+}
+
+static bool
+annotate_quant(OnnxImp *I)
+{
+    Graph *g = I->g;
+    uint32_t nv = g->values.len;
+    for (uint32_t i = 1; i < g->nodes.len; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead || !n->q)
+            continue;
+        QConstraint c = {n->op == OP_QUANTIZE ? n->out[0] : n->in[0], n->q, false, {i}};
+        vec_push(&I->qc, c);
+    }
+    if (!I->qc.len)
+        return true;
+    uint32_t *parent = xmalloc(nv * sizeof(uint32_t));
+    for (uint32_t v = 0; v < nv; v++)
+        parent[v] = v;
+    for (uint32_t i = 1; i < g->nodes.len; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead || !(op_info(n->op)->flags & OPF_LAYOUT))
+            continue;
+        uint32_t nin = n->op == OP_CONCAT ? n->nin : 1;
+        uint32_t a = uf_find(parent, n->in[0].id);
+        for (uint32_t k = 0; k < nin + n->nout; k++) {
+            uint32_t v = k < nin ? n->in[k].id : n->out[k - nin].id;
+            if (!v)
+                continue;
+            uint32_t b = uf_find(parent, v);
+            if (a != b)
+                parent[b] = a;
+        }
+    }
+    const QParams **rq = xcalloc(nv, sizeof *rq);
+    bool *conflict = xcalloc(nv, sizeof(bool));
+    for (uint32_t k = 0; k < I->qc.len; k++) {
+        QConstraint *c = &I->qc.data[k];
+        uint32_t r = uf_find(parent, c->v.id);
+        if (!rq[r])
+            rq[r] = c->q;
+        else if (!qparams_equal(rq[r], c->q))
+            conflict[r] = true;
+    }
+    bool ok = true;
+    for (uint32_t k = 0; k < I->qc.len && ok; k++) {
+        QConstraint *c = &I->qc.data[k];
+        if (c->hard && conflict[uf_find(parent, c->v.id)]) {
+            node_error(g, ir_node(g, c->who), "operand '%s' is quantized with different "
+                       "parameters elsewhere; an integer op needs one quantization",
+                       ir_value_name(g, c->v));
+            ok = false;
+        }
+    }
+    if (ok) {
+        for (uint32_t v = 1; v < nv; v++) {
+            uint32_t r = uf_find(parent, v);
+            if (rq[r] && !conflict[r] && rq[r]->axis < 0)
+                annotate(g, (ValueId){v}, rq[r]);
+        }
+        for (uint32_t k = 0; k < I->qc.len; k++) {
+            QConstraint *c = &I->qc.data[k];
+            uint32_t r = uf_find(parent, c->v.id);
+            if (!conflict[r] && c->q->axis >= 0)
+                annotate(g, c->v, c->q);
+        }
+    }
+    free(parent);
+    free(rq);
+    free(conflict);
+    return ok;
+}
+
+/* ---- entry ---- */
+static char *
+model_dir(Module *m, const char *path)
+{
+    if (!path || !*path || path[0] == '<')
+        return NULL;
+    const char *slash = strrchr(path, '/');
+    char *d = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
+    char *real = realpath(d, NULL);
+    free(d);
+    if (!real)
+        return NULL;
+    char *r = arena_strdup(&m->arena, real);
+    free(real);
+    return r;
+}
+
+static bool
+import_graph(OnnxImp *I, const Onnx__GraphProto *gp)
+{
+    Graph *g = I->g;
+    if (gp->name && *gp->name)
+        g->name = intern(&I->m->strs, gp->name);
+    if (gp->n_node > ONNX_MAX_NODES) {
+        Loc l = file_loc(I);
+        diag_error(I->ctx, &l, "graph has %zu nodes, more than the limit of %u", gp->n_node,
+                   ONNX_MAX_NODES);
+        return false;
+    }
+    for (size_t i = 0; i < gp->n_node; i++)
+        if (!gp->node[i])
+            return false;
+    if (!add_initializers(I, gp) || !add_inputs(I, gp) || !report_unsupported(I, gp))
+        return false;
+    uint32_t *order = xmalloc((gp->n_node ? gp->n_node : 1) * sizeof(uint32_t));
+    bool ok = order_nodes(I, gp, order);
+    for (size_t k = 0; k < gp->n_node && ok; k++) {
+        I->node = gp->node[order[k]];
+        I->loc = node_loc(I, I->node, order[k]);
+        ok = onnx_translate(I);
+    }
+    free(order);
+    if (!ok)
+        return false;
+    if (!gp->n_output) {
+        Loc l = file_loc(I);
+        diag_error(I->ctx, &l, "graph has no outputs");
+        return false;
+    }
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const char *name = gp->output[i] ? gp->output[i]->name : NULL;
+        ValueId v = onnx_lookup(I, name);
+        if (!v.id) {
+            Loc l = file_loc(I);
+            diag_error(I->ctx, &l, "graph output '%s' is not defined", name ? name : "");
+            return false;
+        }
+        vec_push(&g->outputs, v);
+    }
+    if (!annotate_quant(I))
+        return false;
+    return ir_compact(g);
+}
+
+Module *
+imp_onnx(qdqc_context *ctx, const void *data, size_t len, const char *path)
+{
+    Loc l = {.file = path ? path : "<memory>"};
+    if (!len) {
+        diag_error(ctx, &l, "empty file (not an ONNX model)");
+        return NULL;
+    }
+    CapAlloc ca = {0, 0, false};
+    ca.cap = len > (SIZE_MAX - ((size_t)256 << 20)) / 2 ? SIZE_MAX
+                                                         : 2 * len + ((size_t)256 << 20);
+    ProtobufCAllocator alloc = {cap_alloc, cap_free, &ca};
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc, len, data);
+    if (!mp) {
+        if (ca.exceeded)
+            diag_error(ctx, &l, "not a valid ONNX model: decoding needs more than %zu bytes "
+                       "(declared sizes are too large)", ca.cap);
+        else
+            diag_error(ctx, &l, "not a valid ONNX model: protobuf decoding failed (truncated "
+                       "file, wrong wire type or bad length)");
+        return NULL;
+    }
+    Module *m = ir_module_create(ctx, path ? path : "<memory>");
+    OnnxImp I = {0};
+    I.ctx = ctx;
+    I.m = m;
+    I.g = &m->g;
+    I.path = m->filename;
+    I.dir = model_dir(m, path);
+    size_t errs = ctx->nerrors;
+    bool ok = check_model(&I, mp) && import_graph(&I, mp->graph);
+    if (ok && ctx->nerrors != errs)
+        ok = false;
+    onnx__model_proto__free_unpacked(mp, &alloc);
+    free(I.byname);
+    vec_free(&I.qc);
+    if (!ok) {
+        ir_module_destroy(m);
+        return NULL;
+    }
+    return m;
+}

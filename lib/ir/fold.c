@@ -1,0 +1,336 @@
+/* fold.c: constant folding of shape and layout computations (ir_try_fold).
+ * A node whose operands are all constants (or, for `shape`, whose result depends only on a
+ * static shape) is replaced by const nodes that define the SAME result values, so names and
+ * uses are untouched and the folded node is only marked dead. Folded ops: shape,
+ * constant_of_shape, identity, reshape, flatten, squeeze, unsqueeze, transpose, concat, slice,
+ * gather, cast, and add/sub/mul/div on integer tensors (the shape arithmetic PyTorch exports as
+ * Shape->Gather->Unsqueeze->Concat->Reshape chains). Float arithmetic is never folded (it
+ * would change where rounding happens); quantize/dequantize are never folded (the passes need
+ * to see them). Results larger than FOLD_MAX_BYTES are left alone. */
+#include "ir.h"
+
+#include <math.h>
+#include <string.h>
+
+#define FOLD_MAX_BYTES ((size_t)64 << 20)
+
+static const Tensor *
+operand_const(Graph *g, Node *n, uint32_t k)
+{
+    return k < n->nin && n->in[k].id ? ir_const_of(g, n->in[k]) : NULL;
+}
+
+/* row-major strides of t's shape (elements) */
+static void
+strides_of(const Type *t, size_t *st)
+{
+    size_t s = 1;
+    for (int i = t->rank - 1; i >= 0; i--) {
+        st[i] = s;
+        s *= (size_t)t->dims[i];
+    }
+}
+
+/* index into operand `a` (broadcast to `o`) of the output multi-index idx */
+static size_t
+bcast_index(const Type *a, const Type *o, const int64_t *idx)
+{
+    size_t st[IR_MAX_RANK];
+    strides_of(a, st);
+    size_t off = 0;
+    int shift = o->rank - a->rank;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != 1)
+            off += (size_t)idx[i + shift] * st[i];
+    return off;
+}
+
+static void
+next_index(const Type *o, int64_t *idx)
+{
+    for (int i = o->rank - 1; i >= 0; i--) {
+        if (++idx[i] < o->dims[i])
+            return;
+        idx[i] = 0;
+    }
+}
+
+static bool
+fold_arith(Node *n, const Tensor *a, const Tensor *b, Tensor *r)
+{
+    size_t cnt = type_numel_unchecked(&r->type);
+    int64_t idx[IR_MAX_RANK] = {0};
+    for (size_t i = 0; i < cnt; i++) {
+        int64_t x = tensor_get_i(a, bcast_index(&a->type, &r->type, idx));
+        int64_t y = tensor_get_i(b, bcast_index(&b->type, &r->type, idx));
+        uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+        int64_t v;
+        switch (n->op) {
+        case OP_ADD: v = (int64_t)(ux + uy); break;
+        case OP_SUB: v = (int64_t)(ux - uy); break;
+        case OP_MUL: v = (int64_t)(ux * uy); break;
+        case OP_DIV:
+            if (y == 0 || (x == INT64_MIN && y == -1))
+                return false;
+            v = x / y;
+            break;
+        default: return false;
+        }
+        tensor_set_i(r, i, v);
+        next_index(&r->type, idx);
+    }
+    return true;
+}
+
+static bool
+fold_transpose(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    int rank = x->type.rank;
+    int64_t perm[IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK);
+    if (k < 0) {
+        k = rank;
+        for (int i = 0; i < rank; i++)
+            perm[i] = rank - 1 - i;
+    }
+    if (k != rank)
+        return false;
+    size_t st[IR_MAX_RANK], es = elem_size(x->type.elem);
+    strides_of(&x->type, st);
+    size_t cnt = type_numel_unchecked(&r->type);
+    int64_t idx[IR_MAX_RANK] = {0};
+    for (size_t i = 0; i < cnt; i++) {
+        size_t off = 0;
+        for (int d = 0; d < rank; d++)
+            off += (size_t)idx[d] * st[perm[d]];
+        memcpy((char *)r->data + i * es, (const char *)x->data + off * es, es);
+        next_index(&r->type, idx);
+    }
+    return true;
+}
+
+static bool
+fold_concat(Graph *g, Node *n, Tensor *r)
+{
+    int rank = r->type.rank;
+    int64_t axis = ir_attr_int(g, n, "axis", 0);
+    if (axis < 0)
+        axis += rank;
+    size_t es = elem_size(r->type.elem), outer = 1, inner = 1;
+    for (int i = 0; i < axis; i++)
+        outer *= (size_t)r->type.dims[i];
+    for (int i = (int)axis + 1; i < rank; i++)
+        inner *= (size_t)r->type.dims[i];
+    size_t row = (size_t)r->type.dims[axis] * inner * es, off = 0;
+    for (uint32_t k = 0; k < n->nin; k++) {
+        const Tensor *t = operand_const(g, n, k);
+        size_t part = (size_t)t->type.dims[axis] * inner * es;
+        for (size_t o = 0; o < outer; o++)
+            memcpy((char *)r->data + o * row + off, (const char *)t->data + o * part, part);
+        off += part;
+    }
+    return true;
+}
+
+static bool
+fold_slice(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    int rank = x->type.rank;
+    int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
+    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK];
+    for (int i = 0; i < rank; i++) {
+        start[i] = 0;
+        step[i] = 1;
+    }
+    int k = ir_attr_ints(g, n, "starts", st, IR_MAX_RANK);
+    if (k < 0 || k > rank)
+        return false;
+    ir_attr_ints(g, n, "ends", en, IR_MAX_RANK);
+    if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
+        for (int i = 0; i < k; i++)
+            ax[i] = i;
+    if (ir_attr_ints(g, n, "steps", sp, IR_MAX_RANK) < 0)
+        for (int i = 0; i < k; i++)
+            sp[i] = 1;
+    for (int i = 0; i < k; i++) {
+        int64_t a = ax[i] < 0 ? ax[i] + rank : ax[i], d = x->type.dims[a], s = st[i];
+        if (s < 0)
+            s += d;
+        if (sp[i] > 0)
+            s = s < 0 ? 0 : s > d ? d : s;
+        else
+            s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
+        start[a] = s;
+        step[a] = sp[i];
+    }
+    size_t xs[IR_MAX_RANK], es = elem_size(x->type.elem);
+    strides_of(&x->type, xs);
+    size_t cnt = type_numel_unchecked(&r->type);
+    int64_t idx[IR_MAX_RANK] = {0};
+    for (size_t i = 0; i < cnt; i++) {
+        size_t off = 0;
+        for (int d = 0; d < rank; d++)
+            off += (size_t)(start[d] + idx[d] * step[d]) * xs[d];
+        memcpy((char *)r->data + i * es, (const char *)x->data + off * es, es);
+        next_index(&r->type, idx);
+    }
+    return true;
+}
+
+static bool
+fold_gather(Graph *g, Node *n, const Tensor *x, const Tensor *ind, Tensor *r)
+{
+    int64_t axis = ir_attr_int(g, n, "axis", 0);
+    if (axis < 0)
+        axis += x->type.rank;
+    size_t es = elem_size(x->type.elem), outer = 1, inner = 1;
+    for (int i = 0; i < axis; i++)
+        outer *= (size_t)x->type.dims[i];
+    for (int i = (int)axis + 1; i < x->type.rank; i++)
+        inner *= (size_t)x->type.dims[i];
+    int64_t d = x->type.dims[axis];
+    size_t ni = type_numel_unchecked(&ind->type), blk = inner * es;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t j = 0; j < ni; j++) {
+            int64_t k = tensor_get_i(ind, j);
+            if (k < 0)
+                k += d;
+            if (k < 0 || k >= d)
+                return false;
+            memcpy((char *)r->data + (o * ni + j) * blk,
+                   (const char *)x->data + (o * (size_t)d + (size_t)k) * blk, blk);
+        }
+    return true;
+}
+
+static bool
+fold_cast(const Tensor *x, Tensor *r)
+{
+    size_t cnt = type_numel_unchecked(&r->type);
+    ElemType to = r->type.elem, from = x->type.elem;
+    for (size_t i = 0; i < cnt; i++) {
+        if (elem_is_float(to)) {
+            tensor_set_f(r, i, tensor_get_f(x, i));
+        } else if (elem_is_float(from)) {
+            double v = tensor_get_f(x, i);
+            if (to == ET_BOOL) {
+                tensor_set_i(r, i, v != 0);
+                continue;
+            }
+            int64_t lo, hi;
+            elem_range(to, &lo, &hi);
+            if (isnan(v) || v < (double)lo || v > (double)hi + 0.999)
+                return false;
+            tensor_set_i(r, i, (int64_t)v);
+        } else {
+            int64_t v = tensor_get_i(x, i);
+            tensor_set_i(r, i, to == ET_BOOL ? v != 0 : v);
+        }
+    }
+    return true;
+}
+
+bool
+ir_try_fold(Graph *g, NodeId nid)
+{
+    Node *n = ir_node(g, nid);
+    if (n->dead)
+        return false;
+    bool layout = false;
+    switch (n->op) {
+    case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
+    case OP_TRANSPOSE: case OP_CONCAT: case OP_SLICE: case OP_GATHER:
+        layout = true;
+        break;
+    case OP_SHAPE: case OP_CONSTANT_OF_SHAPE: case OP_CAST: case OP_ADD: case OP_SUB:
+    case OP_MUL: case OP_DIV:
+        break;
+    default:
+        return false;
+    }
+    if (n->nout != 1 || !n->out[0].id)
+        return false;
+    const Type *rt = &ir_value(g, n->out[0])->type;
+    if (n->op != OP_SHAPE) {
+        for (uint32_t k = 0; k < n->nin; k++)
+            if (!operand_const(g, n, k))
+                return false;
+    }
+    /* quantized values: only layout moves keep their meaning, and per-axis parameters only
+     * survive an identity */
+    for (uint32_t k = 0; k < n->nin && n->op != OP_SHAPE; k++) {
+        const QParams *q = ir_value(g, n->in[k])->type.q;
+        if (q && (!layout || (q->axis >= 0 && n->op != OP_IDENTITY)))
+            return false;
+    }
+    if (rt->q && (!layout || rt->q->axis >= 0) && n->op != OP_IDENTITY)
+        return false;
+    if ((n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_DIV) &&
+        (!elem_is_int(rt->elem) || rt->elem == ET_BOOL))
+        return false;
+    size_t cnt, bytes;
+    if (!type_numel(rt, &cnt) || !size_mul(cnt, elem_size(rt->elem), &bytes) ||
+        bytes > FOLD_MAX_BYTES)
+        return false;
+    const Tensor *x = operand_const(g, n, 0);
+    if (x && x->type.elem != ir_value(g, n->in[0])->type.elem)
+        return false;
+    Tensor *r = ir_tensor_new(g->m, rt);
+    if (!r)
+        return false;
+    bool ok = true;
+    switch (n->op) {
+    case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
+        if (x->nbytes != r->nbytes)
+            return false;
+        memcpy(r->data, x->data, r->nbytes);
+        break;
+    case OP_TRANSPOSE:
+        ok = fold_transpose(g, n, x, r);
+        break;
+    case OP_CONCAT:
+        ok = fold_concat(g, n, r);
+        break;
+    case OP_SLICE:
+        ok = fold_slice(g, n, x, r);
+        break;
+    case OP_GATHER:
+        ok = fold_gather(g, n, x, operand_const(g, n, 1), r);
+        break;
+    case OP_CAST:
+        ok = fold_cast(x, r);
+        break;
+    case OP_SHAPE: {
+        const Type *xt = &ir_value(g, n->in[0])->type;
+        int64_t s = ir_attr_int(g, n, "start", 0), e = ir_attr_int(g, n, "end", xt->rank);
+        if (s < 0) s += xt->rank;
+        if (e < 0) e += xt->rank;
+        s = s < 0 ? 0 : s > xt->rank ? xt->rank : s;
+        for (size_t i = 0; i < cnt; i++)
+            tensor_set_i(r, i, xt->dims[s + (int64_t)i]);
+        (void)e;
+        break;
+    }
+    case OP_CONSTANT_OF_SHAPE: {
+        const Attr *v = ir_attr(g, n, "value");
+        if (v && (v->kind != ATTR_TENSOR || v->t->type.elem != rt->elem || !v->t->nbytes))
+            return false;
+        size_t es = elem_size(rt->elem);
+        for (size_t i = 0; i < cnt && v; i++)
+            memcpy((char *)r->data + i * es, v->t->data, es);
+        break;
+    }
+    default:
+        ok = fold_arith(n, x, operand_const(g, n, 1), r);
+        break;
+    }
+    if (!ok)
+        return false;
+    Loc loc = ir_node(g, nid)->loc;
+    ValueId out = ir_node(g, nid)->out[0];
+    NodeId c = ir_add_node(g, OP_CONST, 0, NULL, 1, loc);
+    ir_set_attr_tensor(g, c, "value", r);
+    ir_set_result(g, c, 0, out);
+    ir_node(g, nid)->dead = true;
+    return true;
+}
