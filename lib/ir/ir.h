@@ -202,6 +202,10 @@ void tensor_set_i(Tensor *t, size_t i, int64_t v);
 const Tensor *ir_const_of(Graph *g, ValueId v);
 /* Append a const node producing t; returns its value. */
 ValueId ir_add_const(Graph *g, const char *name, Tensor *t, Loc loc);
+/* Constant folding (fold.c): if n's operands are all constants (or n is `shape` of a static
+ * shape), replace n by const nodes defining the same result values and mark n dead. Folds
+ * shape, constant_of_shape, layout ops, cast and integer add/sub/mul/div. */
+bool ir_try_fold(Graph *g, NodeId n);
 
 /* Uses: rebuilt by ir_fill_uses, stale after any edit. */
 void ir_fill_uses(Graph *g);

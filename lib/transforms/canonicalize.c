@@ -1,7 +1,8 @@
 /* canonicalize.c: local clean-ups every later pass may rely on.
  *  - identity(x) -> x (also a quantized x: identity never rescales);
- * Shape computations and constant subgraphs are folded by the importers as they build the
- * graph (ir_fold), so what reaches here is already static.
+ *  - nodes whose operands are constants (shape math, layout of constants, integer
+ *    arithmetic) and `shape` of static shapes fold into constants (ir_try_fold, fold.c).
+ * The importers already fold as they build the graph; this catches what later passes expose.
  * needs: nothing.  keeps: types.  leaves stale: uses.
  */
 #include "pass.h"
@@ -12,6 +13,11 @@ pass_canonicalize(PassCtx *pc, Graph *g)
     (void)pc;
     bool changed = false;
     for (uint32_t i = 1; i < g->nodes.len; i++) {
+        /* constant operands (or a static shape): replace by constants (fold.c) */
+        if (ir_try_fold(g, (NodeId){i})) {
+            changed = true;
+            continue;
+        }
         Node *n = &g->nodes.data[i];
         if (n->dead || n->op != OP_IDENTITY)
             continue;
