@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# run-install-test.sh: install qdqc into a temporary prefix, then build and run the out-of-tree
+# consumer (test/install/consumer) against it: with CMake (shared and static targets) and with
+# pkg-config + cc. Also checks that libqdqc.so exports only qdqc_ symbols.
+#   run-install-test.sh BUILD_DIR [CC]
+set -euo pipefail
+build=$(cd "$1" && pwd)
+cc=${2:-cc}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/qdqc-install.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+fail() { echo "run-install-test: FAIL: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+for f in lib/libqdqc.so lib/libqdqc.a include/qdqc/qdqc.h include/qdqc/status.def bin/qdqc \
+         lib/cmake/qdqc/qdqcConfig.cmake lib/cmake/qdqc/qdqcConfigVersion.cmake \
+         lib/cmake/qdqc/qdqcTargets.cmake lib/cmake/qdqc/qdqcStaticTargets.cmake \
+         lib/pkgconfig/qdqc.pc; do
+    [ -e "$prefix/$f" ] || fail "not installed: $f"
+done
+soname=$(objdump -p "$prefix/lib/libqdqc.so" | awk '/SONAME/ {print $2}')
+[ "$soname" = libqdqc.so.0 ] || fail "soname is '$soname', expected libqdqc.so.0"
+[ -e "$prefix/lib/$soname" ] || fail "$soname not installed"
+leaked=$(nm -D --defined-only "$prefix/lib/libqdqc.so" | awk '{print $NF}' | grep -v '^qdqc_' || true)
+[ -z "$leaked" ] || fail "libqdqc.so exports non-qdqc symbols: $(echo "$leaked" | head -5 | tr '\n' ' ')"
+
+check_output() { # name, output file
+    grep -q '^graph @relu_qdq' "$2" || fail "$1: no IR printed"
+    grep -q "^qdqc " "$2" || fail "$1: no version line"
+}
+
+# 1. CMake: find_package(qdqc) -> qdqc::qdqc and qdqc::qdqc_static
+cmake -S "$here/consumer" -B "$work/cmake" -DCMAKE_C_COMPILER="$cc" \
+      -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$work/cmake.log" 2>&1 \
+    || { cat "$work/cmake.log"; fail "consumer configure"; }
+cmake --build "$work/cmake" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "consumer build"; }
+"$work/cmake/consumer_shared" >"$work/shared.out" || fail "consumer_shared exited $?"
+check_output consumer_shared "$work/shared.out"
+# (ldd output is captured first: grep -q closing the pipe early would fail it under pipefail)
+deps=$(ldd "$work/cmake/consumer_shared")
+grep -q "$prefix/lib/libqdqc.so.0" <<<"$deps" \
+    || fail "consumer_shared does not load the installed libqdqc.so.0: $deps"
+"$work/cmake/consumer_static" >"$work/static.out" || fail "consumer_static exited $?"
+check_output consumer_static "$work/static.out"
+deps=$(ldd "$work/cmake/consumer_static")
+if grep -q libqdqc <<<"$deps"; then fail "consumer_static loads libqdqc.so"; fi
+
+# 2. pkg-config + cc (shared), and static from Libs.private
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+[ "$(pkg-config --modversion qdqc)" = "$(sed -n 's/^Version: //p' "$prefix/lib/pkgconfig/qdqc.pc")" ] \
+    || fail "pkg-config --modversion"
+libdir=$(pkg-config --variable=libdir qdqc)
+# shellcheck disable=SC2046
+"$cc" -std=c11 -Wall -Wextra -Werror -o "$work/pc_shared" "$here/consumer/consumer.c" \
+    $(pkg-config --cflags --libs qdqc) -Wl,-rpath,"$libdir" || fail "pkg-config shared build"
+"$work/pc_shared" >"$work/pc_shared.out" || fail "pc_shared exited $?"
+check_output pc_shared "$work/pc_shared.out"
+# shellcheck disable=SC2046
+"$cc" -std=c11 -Wall -Wextra -Werror -o "$work/pc_static" "$here/consumer/consumer.c" \
+    $(pkg-config --cflags qdqc) "$libdir/libqdqc.a" \
+    $(pkg-config --libs --static qdqc | sed 's/ -lqdqc\b//') || fail "pkg-config static build"
+"$work/pc_static" >"$work/pc_static.out" || fail "pc_static exited $?"
+check_output pc_static "$work/pc_static.out"
+deps=$(ldd "$work/pc_static")
+if grep -q libqdqc <<<"$deps"; then fail "pc_static loads libqdqc.so"; fi
+echo "run-install-test: ok ($prefix: cmake shared+static, pkg-config shared+static)"
