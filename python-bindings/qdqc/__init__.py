@@ -1,0 +1,89 @@
+"""qdqc: Python bindings of qdqc, an ahead-of-time compiler for quantized (QDQ) networks.
+
+    import numpy as np, qdqc
+    model = qdqc.compile("examples/mobilenetv2_qdq.onnx")
+    x = np.zeros(model.inputs[0].shape, model.inputs[0].dtype)
+    outputs = model.run(**{model.inputs[0].name: x})   # {output name: ndarray}
+
+A ctypes wrapper over libqdqc.so (found as described in qdqc/_lib.py); the C names are
+available on qdqc.lib(). Every failure raises qdqc.Error carrying the library's diagnostics.
+"""
+import functools
+import os
+
+from . import _lib
+from ._model import Error, Model, TensorInfo, dtype_of
+
+__all__ = ["compile", "Error", "Model", "TensorInfo", "dtype_of", "lib", "version",
+           "version_string", "VERSION_HEX"]
+__version__ = "0.1.0"
+VERSION_HEX = (0 << 16) | (1 << 8) | 0  # the C header's QDQC_VERSION_HEX this package expects
+
+
+@functools.lru_cache(maxsize=None)
+def lib():
+    """The loaded libqdqc (ctypes.CDLL); loaded on first use, OSError if not found."""
+    return _lib.load()
+
+
+def version():
+    """qdqc_version() of the loaded library (compare with VERSION_HEX)."""
+    return lib().qdqc_version()
+
+
+def version_string():
+    return lib().qdqc_version_string().decode()
+
+
+def _looks_like_text_ir(data):
+    for line in data.splitlines():
+        s = line.strip()
+        if not s or s.startswith(b"//"):
+            continue
+        return s.startswith(b"graph")
+    return False
+
+
+def _looks_like_mlir(data):
+    return b"func.func" in data[:1 << 20] and not data.startswith(b"\x08")
+
+
+def compile(model, target=None, requant="float", input_shapes=None, passes=None):
+    """Load `model` and run the pass pipeline; returns a Model.
+
+    model: a path (.onnx, .mlir or text IR, by extension) or bytes (ONNX protobuf, text IR or
+           MLIR text, recognised by content).
+    target: code generation target (e.g. "x86_64-linux-gnu" or a CPU name), None for the host;
+           used by save_object and the JIT.
+    requant: "float" or "fixed" (docs/numerics.md).
+    input_shapes: {input name: shape} fixing dynamic input dimensions.
+    passes: comma-separated pass list; None runs the default pipeline.
+    """
+    lib_ = lib()
+    m = Model._new(lib_, target=target, requant=requant)
+    m._check(lib_.qdqc_context_set_option(m._ctx, b"requant", str(requant).encode()),
+             "requant")
+    for name, shape in (input_shapes or {}).items():
+        spec = f"{name}=" + "x".join(str(int(d)) for d in shape)
+        m._check(lib_.qdqc_context_add_input_shape(m._ctx, spec.encode()), "input_shapes")
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        data = bytes(model)
+        if _looks_like_text_ir(data):
+            m._load("parse", lambda out: lib_.qdqc_module_parse(
+                m._ctx, data, len(data), b"<bytes>", out))
+        elif _looks_like_mlir(data):
+            if not _lib.has(lib_, "qdqc_module_import_mlir"):
+                raise Error("compile", "QDQC_ERR_UNSUPPORTED",
+                            "this libqdqc has no qdqc_module_import_mlir")
+            m._load("import", lambda out: lib_.qdqc_module_import_mlir(
+                m._ctx, data, len(data), b"<bytes>", out))
+        else:
+            m._load("import", lambda out: lib_.qdqc_module_import_onnx_bytes(
+                m._ctx, data, len(data), b"<bytes>", out))
+    else:
+        path = os.fsencode(os.fspath(model))
+        m._load("load", lambda out: lib_.qdqc_module_load_file(m._ctx, path, out))
+    pipeline = passes.encode() if passes else None
+    m._check(lib_.qdqc_module_run_passes(m._mod, pipeline), "passes")
+    m._finish()
+    return m
