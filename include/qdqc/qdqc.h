@@ -144,6 +144,56 @@ QDQC_API qdqc_status qdqc_npy_write(qdqc_context *ctx, const char *path, const c
                                     int rank, const int64_t *dims, const void *data);
 QDQC_API void qdqc_array_free(qdqc_array *a); /* NULL-safe */
 
+/* ---- code generation: AOT object/asm/LLVM IR/header and JIT (lib/api/compile.c) ----
+ * The module should have been through the passes (integer graph). ABI of the output:
+ * docs/abi.md. Requantization mode comes from the context option "requant". */
+typedef struct qdqc_compile_options qdqc_compile_options;
+typedef enum qdqc_emit_kind {
+    QDQC_EMIT_OBJ = 0,
+    QDQC_EMIT_ASM = 1,
+    QDQC_EMIT_LLVM = 2,
+    QDQC_EMIT_HEADER = 3,
+} qdqc_emit_kind;
+QDQC_API qdqc_compile_options *qdqc_compile_options_create(void);
+QDQC_API void qdqc_compile_options_destroy(qdqc_compile_options *o); /* NULL is a no-op */
+/* Names: "target" (triple; default host), "mcpu" (default generic; "native" = host),
+ * "mattr" ("+avx512vnni,-avx2,..."; default: the host's features when target and mcpu are
+ * unset), "name" (symbol prefix, default "model"), "isa" (force a kernel path: generic, avx2,
+ * avxvnni, avx512vnni, neon, dotprod, i8mm). QDQC_ERR_INVALID_ARG for an unknown name. */
+QDQC_API qdqc_status qdqc_compile_options_set(qdqc_compile_options *o, const char *name,
+                                              const char *value);
+/* opts may be NULL (defaults). */
+QDQC_API qdqc_status qdqc_module_compile_to_file(qdqc_module *m, const qdqc_compile_options *opts,
+                                                 const char *path, qdqc_emit_kind kind);
+/* *out: malloc'd bytes (NUL-terminated), free with qdqc_string_free. */
+QDQC_API qdqc_status qdqc_module_compile_to_memory(qdqc_module *m,
+                                                   const qdqc_compile_options *opts,
+                                                   qdqc_emit_kind kind, char **out,
+                                                   size_t *len);
+
+/* Parallel-for hook (same contract as the generated header): call fn(arg, begin, end) over
+ * disjoint ranges covering [0, n) and return when all have returned. */
+typedef void (*qdqc_parallel_fn)(void *arg, int64_t begin, int64_t end);
+typedef void (*qdqc_parallel_for_fn)(void *ctx, qdqc_parallel_fn fn, void *arg, int64_t n);
+
+/* JIT session: compiles m in process (ORC LLJIT). The session does not reference m after
+ * creation. One session runs one inference at a time. */
+typedef struct qdqc_jit qdqc_jit;
+QDQC_API qdqc_status qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts,
+                                     qdqc_jit **out);
+QDQC_API void qdqc_jit_set_parallel_for(qdqc_jit *j, qdqc_parallel_for_fn pf, void *ctx);
+/* inputs/outputs as qdqc_module_run_reference. */
+QDQC_API qdqc_status qdqc_jit_run(qdqc_jit *j, const void *const *inputs, void *const *outputs);
+QDQC_API size_t qdqc_jit_workspace_size(const qdqc_jit *j);
+QDQC_API void qdqc_jit_destroy(qdqc_jit *j); /* NULL is a no-op */
+
+/* A small pthread pool whose qdqc_threadpool_parallel_for fits qdqc_parallel_for_fn
+ * (pass the pool as ctx). nthreads <= 1: runs on the caller. */
+typedef struct qdqc_threadpool qdqc_threadpool;
+QDQC_API qdqc_threadpool *qdqc_threadpool_create(int nthreads);
+QDQC_API void qdqc_threadpool_destroy(qdqc_threadpool *p); /* NULL is a no-op */
+QDQC_API void qdqc_threadpool_parallel_for(void *pool, qdqc_parallel_fn fn, void *arg, int64_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,6 +27,7 @@ typedef struct Opts {
     bool list_passes;
     qdqc_context *ctx;
     RunOpts run; /* qdqc run */
+    qdqc_compile_options *copts; /* --target --mcpu --mattr --name --isa */
 } Opts;
 
 static const char usage_text[] =
@@ -38,7 +39,15 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  -o FILE                 output file ('-' for standard output, the default)\n"
-    "  --emit=ir               what to write: ir (text IR after the pipeline)\n"
+    "  --emit=KIND             what to write: obj (default when -o ends in .o), asm, llvm,\n"
+    "                          header (C ABI, docs/abi.md), ir (text IR after the pipeline)\n"
+    "  --name=PREFIX           symbol prefix of the generated code (default: model)\n"
+    "  --target=TRIPLE         target triple (default: the host)\n"
+    "  --mcpu=CPU              target CPU (default: generic, with the host's features)\n"
+    "  --mattr=+f1,-f2         target features (e.g. +avx512vnni, +dotprod, +i8mm)\n"
+    "  --isa=PATH              force a GEMM kernel path (generic, avx2, avxvnni, avx512vnni,\n"
+    "                          neon, dotprod, i8mm)\n"
+    "  --threads N             (run) threads of the jit engine\n"
     "  --passes=A,B,...        passes to run ('default' = the default pipeline);\n"
     "                          compile mode runs the default pipeline, opt mode none\n"
     "  --list-passes           list the passes and exit\n"
@@ -49,7 +58,7 @@ static const char usage_text[] =
     "  --requant=float|fixed   requantization arithmetic (docs/numerics.md)\n"
     "  --input-shape NAME=DIMS fix a dynamic input shape, e.g. x=1x3x224x224 (repeatable)\n"
     "  --split-input-file      (opt) treat '// -----' lines as separate inputs\n"
-    "  --engine=ref            (run) execution engine: ref (reference interpreter)\n"
+    "  --engine=ref|jit        (run) execution engine: ref (reference interpreter) or jit\n"
     "  --input NAME=FILE.npy   (run) value of graph input NAME (repeatable)\n"
     "  --random-inputs SEED    (run) generate the inputs not given, deterministically\n"
     "  --output-dir DIR        (run) where the outputs are written (NAME.npy)\n"
@@ -208,16 +217,27 @@ run_opt(Opts *o)
 static int
 run_compile(Opts *o)
 {
-    const char *emit = o->emit ? o->emit : "ir";
-    if (strcmp(emit, "ir") != 0)
-        return usage_error("--emit=%s is not supported (supported: ir)", emit);
+    const char *emit = o->emit;
+    if (!emit) {
+        size_t ol = o->output ? strlen(o->output) : 0;
+        emit = ol > 2 && strcmp(o->output + ol - 2, ".o") == 0 ? "obj" : "ir";
+    }
+    int kind = !strcmp(emit, "obj") ? QDQC_EMIT_OBJ : !strcmp(emit, "asm") ? QDQC_EMIT_ASM
+               : !strcmp(emit, "llvm") ? QDQC_EMIT_LLVM : !strcmp(emit, "header") ? QDQC_EMIT_HEADER
+               : !strcmp(emit, "ir") ? -1 : -2;
+    if (kind == -2)
+        return usage_error("--emit=%s is not supported (obj, asm, llvm, header, ir)", emit);
     qdqc_module *m = NULL;
     if (qdqc_module_load_file(o->ctx, o->input, &m) != QDQC_OK)
         return EXIT_INPUT;
     int rc = EXIT_OK;
     if (qdqc_module_run_passes(m, o->passes ? o->passes : "default") != QDQC_OK)
         rc = EXIT_INPUT;
-    if (rc == EXIT_OK) {
+    if (rc == EXIT_OK && kind >= 0) {
+        if (qdqc_module_compile_to_file(m, o->copts, o->output ? o->output : "-",
+                                        (qdqc_emit_kind)kind) != QDQC_OK)
+            rc = EXIT_INPUT;
+    } else if (rc == EXIT_OK) {
         FILE *out = open_output(o->output);
         if (!out) {
             rc = EXIT_INPUT;
@@ -263,6 +283,7 @@ main(int argc, char **argv)
     o.ctx = qdqc_context_create();
     qdqc_context_set_diag_handler(o.ctx, diag_printer, &o);
     qdqc_context_set_print_handler(o.ctx, print_to_stderr, NULL);
+    o.copts = qdqc_compile_options_create();
     int rc = EXIT_OK;
     int argi = 1;
     if (argc > 1 && strcmp(argv[1], "opt") == 0) {
@@ -330,6 +351,27 @@ main(int argc, char **argv)
                 rc = v ? EXIT_USAGE : usage_error("--input-shape needs NAME=DIMS");
                 goto done;
             }
+        } else if (((v = flag_value(argc, argv, &i, "--name", &m)) || m) ||
+                   ((v = flag_value(argc, argv, &i, "--target", &m)) || m) ||
+                   ((v = flag_value(argc, argv, &i, "--mcpu", &m)) || m) ||
+                   ((v = flag_value(argc, argv, &i, "--mattr", &m)) || m) ||
+                   ((v = flag_value(argc, argv, &i, "--isa", &m)) || m)) {
+            const char *nm = strncmp(a, "--name", 6) == 0     ? "name"
+                             : strncmp(a, "--target", 8) == 0 ? "target"
+                             : strncmp(a, "--mcpu", 6) == 0   ? "mcpu"
+                             : strncmp(a, "--mattr", 7) == 0  ? "mattr" : "isa";
+            if (!v || qdqc_compile_options_set(o.copts, nm, v) != QDQC_OK) {
+                rc = usage_error("invalid --%s value", nm);
+                goto done;
+            }
+        } else if ((v = flag_value(argc, argv, &i, "--threads", &m)) || m) {
+            char *end;
+            long t = v ? strtol(v, &end, 10) : 0;
+            if (!v || !*v || *end || t < 1 || t > 1024) {
+                rc = usage_error("--threads needs a positive integer");
+                goto done;
+            }
+            o.run.threads = (int)t;
         } else if (strcmp(a, "--split-input-file") == 0) {
             o.split_input_file = true;
         } else if (o.run.inputs && (((v = flag_value(argc, argv, &i, "--engine", &m)) || m) ||
@@ -381,12 +423,14 @@ main(int argc, char **argv)
     if (o.run.inputs) {
         o.run.model = o.input;
         o.run.passes = o.passes;
+        o.run.copts = o.copts;
         rc = qdqc_cli_run(o.ctx, &o.run);
         goto done;
     }
     rc = o.cmd ? run_opt(&o) : run_compile(&o);
 done:
     free(o.run.inputs);
+    qdqc_compile_options_destroy(o.copts);
     qdqc_context_destroy(o.ctx);
     return rc;
 }

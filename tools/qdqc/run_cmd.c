@@ -104,12 +104,9 @@ int
 qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
 {
     const char *engine = o->engine ? o->engine : "ref";
-    if (strcmp(engine, "ref") != 0) {
-        if (!strcmp(engine, "jit"))
-            return err(RC_USAGE, "engine '%s' is not available in this build (available: ref)%s",
-                       engine, "");
-        return err(RC_USAGE, "unknown engine '%s' (available: ref)%s", engine, "");
-    }
+    bool jit = strcmp(engine, "jit") == 0;
+    if (strcmp(engine, "ref") != 0 && !jit)
+        return err(RC_USAGE, "unknown engine '%s' (available: ref, jit)%s", engine, "");
     if (!o->output_dir)
         return err(RC_USAGE, "run needs --output-dir DIR%s%s", "", "");
     qdqc_module *m = NULL;
@@ -217,7 +214,21 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
             goto done;
         }
     }
-    if (qdqc_module_run_reference(m, inbufs, outbufs) != QDQC_OK) {
+    if (jit) {
+        qdqc_jit *j = NULL;
+        qdqc_threadpool *pool = o->threads > 1 ? qdqc_threadpool_create(o->threads) : NULL;
+        qdqc_status st = qdqc_jit_create(m, o->copts, &j);
+        if (st == QDQC_OK && pool)
+            qdqc_jit_set_parallel_for(j, qdqc_threadpool_parallel_for, pool);
+        if (st == QDQC_OK)
+            st = qdqc_jit_run(j, inbufs, outbufs);
+        qdqc_jit_destroy(j);
+        qdqc_threadpool_destroy(pool);
+        if (st != QDQC_OK) {
+            rc = RC_INPUT;
+            goto done;
+        }
+    } else if (qdqc_module_run_reference(m, inbufs, outbufs) != QDQC_OK) {
         rc = RC_INPUT;
         goto done;
     }

@@ -17,6 +17,8 @@ typedef struct RunOpts {
     int ninputs;
     bool random_inputs;
     uint64_t seed;
+    const qdqc_compile_options *copts; /* --engine=jit: target options (NULL = host) */
+    int threads;                       /* --threads N (jit) */
 } RunOpts;
 
 /* Returns an exit code: 0 ok, 1 bad input (diagnostics printed), 2 usage error. */

@@ -1,0 +1,156 @@
+/* compile.c: public API of the code generator (qdqc_module_compile_*, qdqc_jit_*): thin
+ * wrappers over lib/codegen. Nothing here prints or exits. */
+#include "codegen/codegen.h"
+#include "support/support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct qdqc_compile_options {
+    CgOptions o;
+};
+
+struct qdqc_jit {
+    CgJitModel *m;
+    qdqc_parallel_for_fn pf;
+    void *pf_ctx;
+};
+
+qdqc_compile_options *
+qdqc_compile_options_create(void)
+{
+    qdqc_compile_options *o = calloc(1, sizeof *o);
+    if (o)
+        cg_options_init(&o->o);
+    return o;
+}
+
+void
+qdqc_compile_options_destroy(qdqc_compile_options *o)
+{
+    free(o);
+}
+
+static bool
+copy_opt(char *dst, size_t n, const char *v)
+{
+    if (strlen(v) >= n)
+        return false;
+    memcpy(dst, v, strlen(v) + 1);
+    return true;
+}
+
+qdqc_status
+qdqc_compile_options_set(qdqc_compile_options *o, const char *name, const char *value)
+{
+    if (!o || !name || !value)
+        return QDQC_ERR_INVALID_ARG;
+    CgOptions *c = &o->o;
+    bool ok = !strcmp(name, "target") ? copy_opt(c->triple, sizeof c->triple, value)
+              : !strcmp(name, "mcpu") ? copy_opt(c->cpu, sizeof c->cpu, value)
+              : !strcmp(name, "mattr") ? copy_opt(c->mattr, sizeof c->mattr, value)
+              : !strcmp(name, "name") ? copy_opt(c->prefix, sizeof c->prefix, value)
+              : !strcmp(name, "isa") ? copy_opt(c->isa, sizeof c->isa, value)
+                                       : false;
+    return ok ? QDQC_OK : QDQC_ERR_INVALID_ARG;
+}
+
+static void
+resolve(qdqc_module *m, const qdqc_compile_options *opts, CgOptions *o)
+{
+    if (opts)
+        *o = opts->o;
+    else
+        cg_options_init(o);
+    o->requant_fixed = m->ctx->opt.requant_fixed != 0;
+}
+
+qdqc_status
+qdqc_module_compile_to_memory(qdqc_module *m, const qdqc_compile_options *opts,
+                              qdqc_emit_kind kind, char **out, size_t *len)
+{
+    if (!m || !out || !len || (unsigned)kind > QDQC_EMIT_HEADER)
+        return QDQC_ERR_INVALID_ARG;
+    CgOptions o;
+    resolve(m, opts, &o);
+    return cg_compile_to_memory(m, &o, (CgEmitKind)kind, out, len) ? QDQC_OK : QDQC_ERR_CODEGEN;
+}
+
+qdqc_status
+qdqc_module_compile_to_file(qdqc_module *m, const qdqc_compile_options *opts, const char *path,
+                            qdqc_emit_kind kind)
+{
+    if (!m || !path)
+        return QDQC_ERR_INVALID_ARG;
+    char *buf;
+    size_t len;
+    qdqc_status st = qdqc_module_compile_to_memory(m, opts, kind, &buf, &len);
+    if (st != QDQC_OK)
+        return st;
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
+    if (!f || fwrite(buf, 1, len, f) != len) {
+        diag_error(m->ctx, NULL, "cannot write '%s'", path);
+        st = QDQC_ERR_IO;
+    }
+    if (f && f != stdout && fclose(f) != 0 && st == QDQC_OK) {
+        diag_error(m->ctx, NULL, "cannot write '%s'", path);
+        st = QDQC_ERR_IO;
+    }
+    free(buf);
+    return st;
+}
+
+qdqc_status
+qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts, qdqc_jit **out)
+{
+    if (!m || !out)
+        return QDQC_ERR_INVALID_ARG;
+    *out = NULL;
+    CgOptions o;
+    resolve(m, opts, &o);
+    CgJitModel *jm = cg_jit_model_create(m, &o);
+    if (!jm)
+        return QDQC_ERR_CODEGEN;
+    qdqc_jit *j = calloc(1, sizeof *j);
+    if (!j) {
+        cg_jit_model_destroy(jm);
+        return QDQC_ERR_NOMEM;
+    }
+    j->m = jm;
+    *out = j;
+    return QDQC_OK;
+}
+
+void
+qdqc_jit_set_parallel_for(qdqc_jit *j, qdqc_parallel_for_fn pf, void *ctx)
+{
+    if (!j)
+        return;
+    j->pf = pf;
+    j->pf_ctx = ctx;
+}
+
+qdqc_status
+qdqc_jit_run(qdqc_jit *j, const void *const *inputs, void *const *outputs)
+{
+    if (!j)
+        return QDQC_ERR_INVALID_ARG;
+    return cg_jit_model_run(j->m, inputs, outputs, (CgParallelFor)j->pf, j->pf_ctx)
+               ? QDQC_OK : QDQC_ERR_RUNTIME;
+}
+
+size_t
+qdqc_jit_workspace_size(const qdqc_jit *j)
+{
+    return j ? cg_jit_model_workspace_size(j->m) : 0;
+}
+
+void
+qdqc_jit_destroy(qdqc_jit *j)
+{
+    if (!j)
+        return;
+    cg_jit_model_destroy(j->m);
+    free(j);
+}

@@ -1,0 +1,203 @@
+/* codegen.h: graph-level code generation (internal API of lib/codegen).
+ *
+ * From a compiled integer graph (after the passes) to one LLVM module holding
+ *     void PREFIX_run_ex(const void *const *in, void *const *out, void *ws,
+ *                        qdqc_parallel_for_fn pf, void *pf_ctx);
+ *     void PREFIX_run(const void *const *in, void *const *out, void *ws);
+ *     size_t PREFIX_workspace_size(void);
+ * which is then written as an object / assembly / LLVM IR (emit_obj.c) or run in process through
+ * ORC LLJIT (jit.c). The ABI is described in docs/abi.md.
+ *
+ * Layers:
+ *   llvm_graph.c      plan (buffer of every value, memory plan), emit one internal function per
+ *                     node and the run function that calls them in order;
+ *   memplan.c         liveness-based workspace offsets (64-byte aligned);
+ *   llvm_kernels*.c   per-op-family emitters (loops in LLVM IR; conv/matmul through the GEMM
+ *                     generator of kern_gemm.h);
+ *   jit.c, emit_obj.c outputs.
+ * The second half of this header (Kb, loops, element access) is shared by the kernel emitters
+ * only; no LLVM type leaves lib/codegen. */
+#ifndef QDQC_CODEGEN_CODEGEN_H
+#define QDQC_CODEGEN_CODEGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codegen/kern_gemm.h"
+#include "codegen/target.h"
+#include "ir/ir.h"
+
+/* ---- options and outputs ---- */
+
+typedef struct CgOptions {
+    char triple[128];  /* "" = host */
+    char cpu[64];      /* "" = generic (with host features when triple is the host's) */
+    char mattr[512];   /* "+avx512vnni,-avx2,..." added after the CPU's features */
+    char prefix[64];   /* symbol prefix, default "model" */
+    char isa[32];      /* "" = best for the target, else a cg_gemm_isa_name() */
+    bool requant_fixed;
+} CgOptions;
+
+typedef enum CgEmitKind { CG_EMIT_OBJ, CG_EMIT_ASM, CG_EMIT_LLVM, CG_EMIT_HEADER } CgEmitKind;
+
+typedef void (*CgParallelFor)(void *ctx, void (*fn)(void *, int64_t, int64_t), void *arg,
+                              int64_t n);
+
+/* Fill o with defaults (host target, prefix "model"). */
+void
+cg_options_init(CgOptions *o);
+
+/* Resolve o's target (host defaults). False with a message in err. */
+bool
+cg_options_target(const CgOptions *o, CgTarget *t, char *err, size_t errlen);
+
+/* Compile m's graph and return the requested artefact in a malloc'd buffer (NUL-terminated for
+ * text kinds). Errors go to m's context as diagnostics (false). */
+bool
+cg_compile_to_memory(Module *m, const CgOptions *o, CgEmitKind kind, char **out, size_t *len);
+
+/* The C header text for m (docs/abi.md). */
+char *
+cg_header_text(Module *m, const CgOptions *o, size_t workspace);
+
+/* JIT session. */
+typedef struct CgJitModel CgJitModel;
+
+CgJitModel *
+cg_jit_model_create(Module *m, const CgOptions *o);
+
+bool
+cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParallelFor pf,
+                 void *pf_ctx);
+
+size_t
+cg_jit_model_workspace_size(const CgJitModel *j);
+
+void
+cg_jit_model_destroy(CgJitModel *j);
+
+/* A built module (llvm_graph.c): the LLVM module for m, its TargetMachine and workspace size.
+ * Errors: diagnostics in m's context (false). */
+typedef struct CgBuilt {
+    CgTarget t;
+    LLVMTargetMachineRef tm;
+    struct LLVMOpaqueContext *ctx;
+    LLVMModuleRef mod;
+    int64_t workspace;
+    CgGemmIsa isa;
+} CgBuilt;
+
+bool
+cg_build(Module *m, const CgOptions *o, CgBuilt *out);
+
+void
+cg_built_free(CgBuilt *b);
+
+/* ---- memory plan (memplan.c) ---- */
+
+typedef struct CgMemReq {
+    int64_t size;    /* bytes; 0 = needs no workspace */
+    int32_t first;   /* step that writes it */
+    int32_t last;    /* last step that reads it (>= first) */
+    int64_t offset;  /* out: 64-byte aligned offset in the workspace */
+} CgMemReq;
+
+/* Assign offsets so that buffers live at overlapping steps never overlap; returns the peak
+ * (workspace size, a multiple of 64). */
+int64_t
+cg_memplan(CgMemReq *reqs, size_t n);
+
+/* ---- LLVM emission (shared by llvm_graph.c and llvm_kernels*.c) ---- */
+
+typedef struct LLVMOpaqueContext *LLVMContextRef;
+typedef struct LLVMOpaqueBuilder *LLVMBuilderRef;
+typedef struct LLVMOpaqueType *LLVMTypeRef;
+typedef struct LLVMOpaqueBasicBlock *LLVMBasicBlockRef;
+
+typedef struct Kb {
+    LLVMContextRef c;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn; /* function being emitted */
+    const CgTarget *t;
+    CgGemmIsa isa;
+    bool requant_fixed;
+    Graph *g;
+    const char *prefix;
+    unsigned counter;
+    char *err;
+    size_t errlen;
+    LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
+} Kb;
+
+/* Operand/result pointers of one node kernel: in[i] NULL for an absent operand or one consumed
+ * at compile time (weights); scratch: the node's private workspace region (NULL if none). */
+typedef struct CgNodeArgs {
+    LLVMValueRef in[16];
+    LLVMValueRef out[16];
+    LLVMValueRef scratch;
+    LLVMValueRef pf, pf_ctx;
+} CgNodeArgs;
+
+typedef struct CgLoop {
+    LLVMBasicBlockRef hdr, exit;
+    LLVMValueRef iv;
+} CgLoop;
+
+/* for (iv = 0; iv < n; iv++): returns iv (i64); close with cg_loop_end. */
+LLVMValueRef
+cg_loop_begin(Kb *k, CgLoop *l, LLVMValueRef n);
+void
+cg_loop_end(Kb *k, CgLoop *l);
+
+/* An alloca in the entry block of the current function (safe inside loops). */
+LLVMValueRef cg_entry_alloca(Kb *k, LLVMTypeRef t);
+LLVMValueRef cg_i64(Kb *k, int64_t v);
+LLVMValueRef cg_i32(Kb *k, int64_t v);
+LLVMValueRef cg_f32(Kb *k, float v);
+/* p + off bytes */
+LLVMValueRef cg_gep(Kb *k, LLVMValueRef p, LLVMValueRef off);
+LLVMValueRef cg_add(Kb *k, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cg_mul(Kb *k, LLVMValueRef a, LLVMValueRef b);
+/* The LLVM scalar type of an element type (integers by width, f32, f64). */
+LLVMTypeRef cg_elem_type(Kb *k, ElemType e);
+/* Element idx (i64) of an array of e: loaded and extended to i64 (integers) or as is (floats). */
+LLVMValueRef cg_load_i64(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx);
+LLVMValueRef cg_load_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx);
+void cg_store_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v);
+/* Store an i64 value truncated to integer type e. */
+void cg_store_i64(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v);
+/* A private constant global holding bytes; returns its address. */
+LLVMValueRef cg_const_bytes(Kb *k, const void *data, size_t n, const char *tag);
+/* min/max of i64 values */
+LLVMValueRef cg_smin(Kb *k, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cg_smax(Kb *k, LLVMValueRef a, LLVMValueRef b);
+/* qn_saturate(qn_round_half_even_f32_i64(v) + zy, lo, hi) as i64 */
+LLVMValueRef cg_finish_f32(Kb *k, LLVMValueRef v, LLVMValueRef zy, int64_t lo, int64_t hi);
+/* qn_requant_float(acc (i64 holding an int32), mult, zp, lo, hi) as i64 */
+LLVMValueRef cg_requant_float(Kb *k, LLVMValueRef acc, LLVMValueRef mult, int32_t zp,
+                              int32_t lo, int32_t hi);
+/* qn_requant_fixed(acc, (mult, shift) as i64 values, zp, lo, hi) as i64 */
+LLVMValueRef cg_requant_fixed(Kb *k, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift,
+                              int32_t zp, int32_t lo, int32_t hi);
+/* Call a function declared with `ret name(args...)` (declared on first use). */
+LLVMValueRef cg_call(Kb *k, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt,
+                     LLVMValueRef *args, unsigned n);
+bool cg_fail(Kb *k, Node *n, const char *fmt, ...) QDQC_PRINTF(3, 4);
+
+/* ---- per-family emitters (return false after cg_fail) ---- */
+/* Scratch bytes node n needs (0 if none); -1 if the node is not supported. */
+int64_t cg_node_scratch(Kb *k, Node *n);
+/* Whether operand i of n is consumed at compile time (weights and bias of qconv/qmatmul). */
+bool cg_operand_static(Kb *k, Node *n, uint32_t i);
+bool cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a);
+
+bool cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a);   /* llvm_kernels_layout.c */
+bool cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a);      /* llvm_kernels_int.c */
+bool cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a);   /* llvm_kernels_conv.c */
+int64_t cg_linear_scratch(Kb *k, Node *n);
+bool cg_linear_static(Kb *k, Node *n, uint32_t i);
+bool cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a);    /* llvm_kernels_float.c */
+
+#endif

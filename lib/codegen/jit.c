@@ -1,0 +1,132 @@
+/* jit.c: in-process execution of a compiled graph through ORC LLJIT.
+ *
+ * The module comes from cg_build (the same plan as the object writer). The LLJIT uses a
+ * JITTargetMachineBuilder made from the build's TargetMachine, so the JIT'd code has exactly the
+ * selected target's features; libm symbols (expf, erff, tanhf) resolve in the host process
+ * through a dynamic-library search generator. The session owns a 64-byte aligned workspace, so
+ * a run allocates nothing; one session must not run concurrently with itself. */
+#include "codegen/codegen.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/TargetMachine.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*RunExFn)(const void *const *, void *const *, void *, CgParallelFor, void *);
+
+struct CgJitModel {
+    LLVMOrcLLJITRef jit;
+    RunExFn run;
+    void *ws;
+    size_t ws_size;
+};
+
+static void
+jit_error(Module *m, LLVMErrorRef e, const char *what)
+{
+    char *msg = LLVMGetErrorMessage(e);
+    diag_error(m->ctx, NULL, "codegen: %s: %s", what, msg ? msg : "?");
+    LLVMDisposeErrorMessage(msg);
+}
+
+CgJitModel *
+cg_jit_model_create(Module *m, const CgOptions *o)
+{
+    CgBuilt b;
+    if (!cg_build(m, o, &b))
+        return NULL;
+    CgJitModel *j = calloc(1, sizeof *j);
+    if (!j) {
+        cg_built_free(&b);
+        diag_error(m->ctx, NULL, "codegen: out of memory");
+        return NULL;
+    }
+    /* The JTMB takes the TargetMachine over. */
+    LLVMOrcJITTargetMachineBuilderRef jtmb = LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(b.tm);
+    b.tm = NULL;
+    LLVMOrcLLJITBuilderRef lb = LLVMOrcCreateLLJITBuilder();
+    LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(lb, jtmb);
+    LLVMErrorRef e = LLVMOrcCreateLLJIT(&j->jit, lb);
+    if (e) {
+        jit_error(m, e, "cannot create LLJIT");
+        cg_built_free(&b);
+        free(j);
+        return NULL;
+    }
+    LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(j->jit);
+    LLVMOrcDefinitionGeneratorRef gen = NULL;
+    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(j->jit),
+                                                             NULL, NULL);
+    if (e) {
+        jit_error(m, e, "cannot resolve host symbols");
+        goto fail;
+    }
+    LLVMOrcJITDylibAddGenerator(jd, gen);
+    LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(b.ctx);
+    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(b.mod, tsc);
+    LLVMOrcDisposeThreadSafeContext(tsc);
+    b.ctx = NULL;
+    b.mod = NULL;
+    e = LLVMOrcLLJITAddLLVMIRModule(j->jit, jd, tsm);
+    if (e) {
+        LLVMOrcDisposeThreadSafeModule(tsm);
+        jit_error(m, e, "cannot add the module to the JIT");
+        goto fail;
+    }
+    char name[128];
+    snprintf(name, sizeof name, "%s_run_ex", o->prefix);
+    LLVMOrcExecutorAddress addr = 0;
+    e = LLVMOrcLLJITLookup(j->jit, &addr, name);
+    if (e) {
+        jit_error(m, e, "JIT lookup");
+        goto fail;
+    }
+    j->run = (RunExFn)(uintptr_t)addr;
+    j->ws_size = (size_t)b.workspace;
+    j->ws = aligned_alloc(64, j->ws_size ? j->ws_size : 64);
+    if (!j->ws) {
+        diag_error(m->ctx, NULL, "codegen: cannot allocate a workspace of %zu bytes", j->ws_size);
+        goto fail;
+    }
+    cg_built_free(&b);
+    return j;
+fail:
+    cg_built_free(&b);
+    cg_jit_model_destroy(j);
+    return NULL;
+}
+
+bool
+cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParallelFor pf,
+                 void *pf_ctx)
+{
+    if (!j || !j->run)
+        return false;
+    j->run(in, out, j->ws, pf, pf_ctx);
+    return true;
+}
+
+size_t
+cg_jit_model_workspace_size(const CgJitModel *j)
+{
+    return j ? j->ws_size : 0;
+}
+
+void
+cg_jit_model_destroy(CgJitModel *j)
+{
+    if (!j)
+        return;
+    if (j->jit) {
+        LLVMErrorRef e = LLVMOrcDisposeLLJIT(j->jit);
+        if (e)
+            LLVMConsumeError(e);
+    }
+    free(j->ws);
+    free(j);
+}

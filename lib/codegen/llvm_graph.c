@@ -1,0 +1,345 @@
+/* llvm_graph.c: the graph-level code generator.
+ *
+ * Plan: every value gets a home: a graph input buffer, a graph output buffer (a node result that
+ * is a graph output is written there directly), a constant global (const nodes, materialised
+ * only when a kernel reads them at run time), or an offset in the one workspace, planned by
+ * liveness (memplan.c). A node may also ask for private scratch (im2col, GEMM staging), which
+ * lives only during its step.
+ *
+ * Emission: one internal function per node, `void PREFIX.nK(ptr operands..., ptr results...,
+ * ptr scratch, ptr pf, ptr pf_ctx)`, and the public functions
+ *     void PREFIX_run_ex(const void *const *in, void *const *out, void *ws, pf, pf_ctx)
+ *     void PREFIX_run(const void *const *in, void *const *out, void *ws)
+ *     size_t PREFIX_workspace_size(void)
+ * run_ex is straight-line: for each step, compute the operand/result addresses (constant offsets
+ * into ws) and call the node function; then copy the graph outputs that are not written in place
+ * (an output that is a graph input, a constant, or the same value listed twice).
+ * Tensors are dense, C order, in the graph's logical layout (NCHW): see docs/abi.md.
+ * The same CgBuilt drives the object writer and the JIT, so they cannot disagree. */
+#include "codegen/codegen.h"
+
+#include "codegen/cg_util.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum LocKind { LOC_NONE, LOC_IN, LOC_OUT, LOC_WS, LOC_CONST } LocKind;
+
+typedef struct Loc1 {
+    LocKind kind;
+    int64_t index;   /* input/output index, or memreq index for LOC_WS */
+    LLVMValueRef global;
+} Loc1;
+
+void
+cg_options_init(CgOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->prefix, sizeof o->prefix, "model");
+}
+
+bool
+cg_options_target(const CgOptions *o, CgTarget *t, char *err, size_t errlen)
+{
+    if (!o->triple[0] && !o->cpu[0] && !o->mattr[0])
+        return cg_target_host(t, err, errlen);
+    if (!o->triple[0] && !o->cpu[0]) {
+        /* host triple and host features, plus the extra ones */
+        return cg_target_parse(t, NULL, "native", o->mattr, err, errlen);
+    }
+    return cg_target_parse(t, o->triple, o->cpu, o->mattr, err, errlen);
+}
+
+static bool
+valid_prefix(const char *p)
+{
+    if (!p[0] || (p[0] >= '0' && p[0] <= '9'))
+        return false;
+    for (const char *s = p; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return false;
+    return true;
+}
+
+static void
+kb_init(Kb *k, CgBuilt *b, Graph *g, const CgOptions *o, char *err, size_t errlen)
+{
+    memset(k, 0, sizeof *k);
+    k->c = b->ctx;
+    k->mod = b->mod;
+    k->b = LLVMCreateBuilderInContext(b->ctx);
+    k->t = &b->t;
+    k->isa = b->isa;
+    k->requant_fixed = o->requant_fixed;
+    k->g = g;
+    k->prefix = o->prefix;
+    k->err = err;
+    k->errlen = errlen;
+    k->i1 = LLVMInt1TypeInContext(k->c);
+    k->i8 = LLVMInt8TypeInContext(k->c);
+    k->i16 = LLVMInt16TypeInContext(k->c);
+    k->i32 = LLVMInt32TypeInContext(k->c);
+    k->i64 = LLVMInt64TypeInContext(k->c);
+    k->f32 = LLVMFloatTypeInContext(k->c);
+    k->f64 = LLVMDoubleTypeInContext(k->c);
+    k->ptr = LLVMPointerTypeInContext(k->c, 0);
+    k->vd = LLVMVoidTypeInContext(k->c);
+}
+
+static void
+fn_attrs(Kb *k, LLVMValueRef fn)
+{
+    cg_function_set_target(fn, k->t, 0);
+    unsigned id = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(k->c, id, 0));
+}
+
+static LLVMValueRef
+value_ptr(Kb *k, Graph *g, Loc1 *loc, ValueId v, LLVMValueRef in, LLVMValueRef out,
+          LLVMValueRef ws, const CgMemReq *reqs)
+{
+    Loc1 *l = &loc[v.id];
+    switch (l->kind) {
+    case LOC_IN: case LOC_OUT: {
+        LLVMValueRef idx = cg_i64(k, l->index);
+        LLVMValueRef p = LLVMBuildGEP2(k->b, k->ptr, l->kind == LOC_IN ? in : out, &idx, 1, "");
+        return LLVMBuildLoad2(k->b, k->ptr, p, ir_value_name(g, v));
+    }
+    case LOC_WS:
+        return cg_gep(k, ws, cg_i64(k, reqs[l->index].offset));
+    case LOC_CONST:
+        if (!l->global) {
+            const Tensor *t = ir_const_of(g, v);
+            l->global = cg_const_bytes(k, t->data, t->nbytes ? t->nbytes : 1, "k");
+        }
+        return l->global;
+    default:
+        return LLVMConstPointerNull(k->ptr);
+    }
+}
+
+static int64_t
+value_bytes(Graph *g, ValueId v)
+{
+    const Type *t = &ir_value(g, v)->type;
+    return (int64_t)(type_numel_unchecked(t) * elem_size(t->elem));
+}
+
+void
+cg_built_free(CgBuilt *b)
+{
+    if (!b)
+        return;
+    cg_module_destroy(b->ctx, b->mod);
+    cg_target_machine_destroy(b->tm);
+    memset(b, 0, sizeof *b);
+}
+
+static bool
+build_fail(Module *m, CgBuilt *b, const char *msg)
+{
+    diag_error(m->ctx, NULL, "codegen: %s", msg);
+    cg_built_free(b);
+    return false;
+}
+
+bool
+cg_build(Module *m, const CgOptions *o, CgBuilt *b)
+{
+    char err[1024] = "";
+    memset(b, 0, sizeof *b);
+    Graph *g = &m->g;
+    if (!valid_prefix(o->prefix))
+        return build_fail(m, b, "--name must be a C identifier");
+    if (!cg_options_target(o, &b->t, err, sizeof err))
+        return build_fail(m, b, err);
+    b->isa = cg_gemm_isa_best(&b->t);
+    if (o->isa[0]) {
+        int i;
+        for (i = 0; i < CG_GEMM_ISA_COUNT; i++)
+            if (strcmp(cg_gemm_isa_name((CgGemmIsa)i), o->isa) == 0)
+                break;
+        if (i == CG_GEMM_ISA_COUNT || !cg_gemm_isa_supported(&b->t, (CgGemmIsa)i)) {
+            snprintf(err, sizeof err, "kernel path '%.31s' is not available for target %.127s "
+                     "(features %.600s)", o->isa, b->t.triple, b->t.features);
+            return build_fail(m, b, err);
+        }
+        b->isa = (CgGemmIsa)i;
+    }
+    if (!cg_target_machine_create(&b->t, &b->tm, err, sizeof err) ||
+        !cg_module_create(o->prefix, b->tm, &b->ctx, &b->mod, err, sizeof err))
+        return build_fail(m, b, err);
+
+    /* ---- plan ---- */
+    uint32_t nval = g->values.len, nnodes = g->nodes.len;
+    Loc1 *loc = calloc(nval ? nval : 1, sizeof *loc);
+    CgMemReq *reqs = calloc((size_t)nval + nnodes + 1, sizeof *reqs);
+    int64_t *scratch_req = calloc(nnodes ? nnodes : 1, sizeof *scratch_req);
+    uint32_t *steps = calloc(nnodes ? nnodes : 1, sizeof *steps);
+    bool ok = loc && reqs && scratch_req && steps;
+    size_t nreq = 0;
+    uint32_t nsteps = 0;
+    Kb k;
+    kb_init(&k, b, g, o, err, sizeof err);
+    for (uint32_t i = 0; ok && i < g->inputs.len; i++)
+        loc[g->inputs.data[i].id] = (Loc1){LOC_IN, i, NULL};
+    for (uint32_t i = 1; ok && i < nnodes; i++) {
+        Node *n = ir_node(g, (NodeId){i});
+        if (n->dead)
+            continue;
+        if (n->op == OP_CONST) {
+            loc[n->out[0].id] = (Loc1){LOC_CONST, 0, NULL};
+            continue;
+        }
+        steps[nsteps] = i;
+        int64_t s = cg_node_scratch(&k, n);
+        if (s < 0) {
+            ok = false;
+            break;
+        }
+        if (s > 0) {
+            reqs[nreq] = (CgMemReq){s, (int32_t)nsteps, (int32_t)nsteps, 0};
+            scratch_req[nsteps] = (int64_t)nreq++ + 1;
+        }
+        nsteps++;
+    }
+    for (uint32_t j = 0; ok && j < g->outputs.len; j++) {
+        Loc1 *l = &loc[g->outputs.data[j].id];
+        if (l->kind == LOC_NONE)
+            *l = (Loc1){LOC_OUT, j, NULL};
+    }
+    for (uint32_t s = 0; ok && s < nsteps; s++) {
+        Node *n = ir_node(g, (NodeId){steps[s]});
+        for (uint32_t r = 0; r < n->nout; r++) {
+            Loc1 *l = &loc[n->out[r].id];
+            if (l->kind != LOC_NONE)
+                continue;
+            reqs[nreq] = (CgMemReq){value_bytes(g, n->out[r]), (int32_t)s, (int32_t)s, 0};
+            *l = (Loc1){LOC_WS, (int64_t)nreq++, NULL};
+        }
+        for (uint32_t a = 0; a < n->nin; a++) {
+            Loc1 *l = &loc[n->in[a].id];
+            if (n->in[a].id && l->kind == LOC_WS)
+                reqs[l->index].last = (int32_t)s;
+        }
+    }
+    for (uint32_t j = 0; ok && j < g->outputs.len; j++) {
+        Loc1 *l = &loc[g->outputs.data[j].id];
+        if (l->kind == LOC_WS)
+            reqs[l->index].last = (int32_t)nsteps;
+    }
+    if (ok) {
+        b->workspace = cg_memplan(reqs, nreq);
+        ok = b->workspace >= 0;
+    }
+
+    /* ---- node functions ---- */
+    LLVMValueRef *fns = calloc(nsteps ? nsteps : 1, sizeof *fns);
+    for (uint32_t s = 0; ok && s < nsteps; s++) {
+        Node *n = ir_node(g, (NodeId){steps[s]});
+        if (n->nin > 16 || n->nout > 16) {
+            ok = cg_fail(&k, n, "more than 16 operands or results");
+            break;
+        }
+        unsigned np = n->nin + n->nout + 3;
+        LLVMTypeRef pt[40];
+        for (unsigned i = 0; i < np; i++)
+            pt[i] = k.ptr;
+        char name[96];
+        snprintf(name, sizeof name, "%s.n%u.%s", o->prefix, s, op_info(n->op)->name);
+        LLVMValueRef fn = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.vd, pt, np, 0));
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+        fn_attrs(&k, fn);
+        fns[s] = fn;
+        k.fn = fn;
+        LLVMPositionBuilderAtEnd(k.b, LLVMAppendBasicBlockInContext(k.c, fn, "entry"));
+        CgNodeArgs a;
+        memset(&a, 0, sizeof a);
+        for (uint32_t i = 0; i < n->nin; i++)
+            a.in[i] = n->in[i].id ? LLVMGetParam(fn, i) : NULL;
+        for (uint32_t i = 0; i < n->nout; i++)
+            a.out[i] = LLVMGetParam(fn, n->nin + i);
+        a.scratch = LLVMGetParam(fn, n->nin + n->nout);
+        a.pf = LLVMGetParam(fn, n->nin + n->nout + 1);
+        a.pf_ctx = LLVMGetParam(fn, n->nin + n->nout + 2);
+        ok = cg_emit_node(&k, n, &a);
+        if (ok)
+            LLVMBuildRetVoid(k.b);
+    }
+
+    /* ---- run_ex / run / workspace_size ---- */
+    if (ok) {
+        char name[128];
+        LLVMTypeRef pt[5] = {k.ptr, k.ptr, k.ptr, k.ptr, k.ptr};
+        snprintf(name, sizeof name, "%s_run_ex", o->prefix);
+        LLVMTypeRef runex_t = LLVMFunctionType(k.vd, pt, 5, 0);
+        LLVMValueRef runex = LLVMAddFunction(b->mod, name, runex_t);
+        fn_attrs(&k, runex);
+        k.fn = runex;
+        LLVMPositionBuilderAtEnd(k.b, LLVMAppendBasicBlockInContext(k.c, runex, "entry"));
+        LLVMValueRef pin = LLVMGetParam(runex, 0), pout = LLVMGetParam(runex, 1);
+        LLVMValueRef ws = LLVMGetParam(runex, 2);
+        for (uint32_t s = 0; s < nsteps; s++) {
+            Node *n = ir_node(g, (NodeId){steps[s]});
+            LLVMValueRef args[40];
+            unsigned na = 0;
+            for (uint32_t i = 0; i < n->nin; i++)
+                args[na++] = !n->in[i].id || cg_operand_static(&k, n, i)
+                                 ? LLVMConstPointerNull(k.ptr)
+                                 : value_ptr(&k, g, loc, n->in[i], pin, pout, ws, reqs);
+            for (uint32_t i = 0; i < n->nout; i++)
+                args[na++] = value_ptr(&k, g, loc, n->out[i], pin, pout, ws, reqs);
+            args[na++] = scratch_req[s] ? cg_gep(&k, ws, cg_i64(&k, reqs[scratch_req[s] - 1].offset))
+                                        : LLVMConstPointerNull(k.ptr);
+            args[na++] = LLVMGetParam(runex, 3);
+            args[na++] = LLVMGetParam(runex, 4);
+            LLVMBuildCall2(k.b, LLVMGlobalGetValueType(fns[s]), fns[s], args, na, "");
+        }
+        for (uint32_t j = 0; j < g->outputs.len; j++) {
+            ValueId v = g->outputs.data[j];
+            Loc1 *l = &loc[v.id];
+            if (l->kind == LOC_OUT && l->index == j)
+                continue;
+            LLVMValueRef idx = cg_i64(&k, j);
+            LLVMValueRef dst = LLVMBuildLoad2(k.b, k.ptr, LLVMBuildGEP2(k.b, k.ptr, pout, &idx, 1, ""), "");
+            LLVMValueRef src = value_ptr(&k, g, loc, v, pin, pout, ws, reqs);
+            LLVMBuildMemCpy(k.b, dst, 1, src, 1, cg_i64(&k, value_bytes(g, v)));
+        }
+        LLVMBuildRetVoid(k.b);
+
+        snprintf(name, sizeof name, "%s_run", o->prefix);
+        LLVMValueRef run = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.vd, pt, 3, 0));
+        fn_attrs(&k, run);
+        LLVMPositionBuilderAtEnd(k.b, LLVMAppendBasicBlockInContext(k.c, run, "entry"));
+        LLVMValueRef cargs[5] = {LLVMGetParam(run, 0), LLVMGetParam(run, 1), LLVMGetParam(run, 2),
+                                 LLVMConstPointerNull(k.ptr), LLVMConstPointerNull(k.ptr)};
+        LLVMBuildCall2(k.b, runex_t, runex, cargs, 5, "");
+        LLVMBuildRetVoid(k.b);
+
+        snprintf(name, sizeof name, "%s_workspace_size", o->prefix);
+        LLVMValueRef wsz = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.i64, NULL, 0, 0));
+        fn_attrs(&k, wsz);
+        LLVMPositionBuilderAtEnd(k.b, LLVMAppendBasicBlockInContext(k.c, wsz, "entry"));
+        LLVMBuildRet(k.b, cg_i64(&k, b->workspace));
+    }
+    LLVMDisposeBuilder(k.b);
+    free(fns);
+    free(loc);
+    free(reqs);
+    free(scratch_req);
+    free(steps);
+    if (!ok) {
+        if (err[0])
+            diag_error(m->ctx, NULL, "codegen: %s", err);
+        cg_built_free(b);
+        return false;
+    }
+    if (!cg_module_optimize(b->mod, b->tm, NULL, err, sizeof err))
+        return build_fail(m, b, err);
+    return true;
+}

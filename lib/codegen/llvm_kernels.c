@@ -1,0 +1,296 @@
+/* llvm_kernels.c: helpers shared by the kernel emitters (loops, element access, the exact
+ * rounding/requantization sequences of lib/numerics) and the per-node dispatch.
+ *
+ * Every numeric sequence here mirrors one function of lib/numerics step by step (same f32
+ * operations in the same order, no fast-math flags, no FMA), so the emitted code equals the
+ * reference interpreter bit for bit. Rounding to integer uses llvm.roundeven (ties to even,
+ * independent of the rounding mode) after clamping into a range where fptosi is defined. */
+#include "codegen/codegen.h"
+
+#include <llvm-c/Core.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+bool
+cg_fail(Kb *k, Node *n, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (n)
+        node_error(k->g, n, "codegen: %s", msg);
+    else if (k->err)
+        snprintf(k->err, k->errlen, "%s", msg);
+    return false;
+}
+
+LLVMValueRef
+cg_loop_begin(Kb *k, CgLoop *l, LLVMValueRef n)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(k->b);
+    l->hdr = LLVMAppendBasicBlockInContext(k->c, k->fn, "loop");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(k->c, k->fn, "body");
+    l->exit = LLVMAppendBasicBlockInContext(k->c, k->fn, "done");
+    LLVMBuildBr(k->b, l->hdr);
+    LLVMPositionBuilderAtEnd(k->b, l->hdr);
+    l->iv = LLVMBuildPhi(k->b, k->i64, "i");
+    LLVMValueRef zero = cg_i64(k, 0);
+    LLVMAddIncoming(l->iv, &zero, &pre, 1);
+    LLVMValueRef c = LLVMBuildICmp(k->b, LLVMIntSLT, l->iv, n, "");
+    LLVMBuildCondBr(k->b, c, body, l->exit);
+    LLVMPositionBuilderAtEnd(k->b, body);
+    return l->iv;
+}
+
+void
+cg_loop_end(Kb *k, CgLoop *l)
+{
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(k->b);
+    LLVMValueRef next = LLVMBuildNSWAdd(k->b, l->iv, cg_i64(k, 1), "");
+    LLVMBuildBr(k->b, l->hdr);
+    LLVMAddIncoming(l->iv, &next, &cur, 1);
+    LLVMPositionBuilderAtEnd(k->b, l->exit);
+}
+
+LLVMValueRef
+cg_entry_alloca(Kb *k, LLVMTypeRef t)
+{
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(k->c);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(k->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+        LLVMPositionBuilderBefore(b, first);
+    else
+        LLVMPositionBuilderAtEnd(b, entry);
+    LLVMValueRef a = LLVMBuildAlloca(b, t, "");
+    LLVMDisposeBuilder(b);
+    return a;
+}
+
+LLVMValueRef
+cg_i64(Kb *k, int64_t v)
+{
+    return LLVMConstInt(k->i64, (unsigned long long)v, 1);
+}
+
+LLVMValueRef
+cg_i32(Kb *k, int64_t v)
+{
+    return LLVMConstInt(k->i32, (unsigned long long)v, 1);
+}
+
+LLVMValueRef
+cg_f32(Kb *k, float v)
+{
+    return LLVMConstReal(k->f32, v);
+}
+
+LLVMValueRef
+cg_gep(Kb *k, LLVMValueRef p, LLVMValueRef off)
+{
+    return LLVMBuildGEP2(k->b, k->i8, p, &off, 1, "");
+}
+
+LLVMValueRef
+cg_add(Kb *k, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildAdd(k->b, a, b, "");
+}
+
+LLVMValueRef
+cg_mul(Kb *k, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildMul(k->b, a, b, "");
+}
+
+LLVMTypeRef
+cg_elem_type(Kb *k, ElemType e)
+{
+    switch (e) {
+    case ET_F32: return k->f32;
+    case ET_F64: return k->f64;
+    case ET_F16: return LLVMHalfTypeInContext(k->c);
+    default: break;
+    }
+    switch (elem_size(e)) {
+    case 1: return k->i8;
+    case 2: return k->i16;
+    case 4: return k->i32;
+    default: return k->i64;
+    }
+}
+
+static bool
+elem_signed(ElemType e)
+{
+    return e == ET_I8 || e == ET_I16 || e == ET_I32 || e == ET_I64 || e == ET_I4;
+}
+
+LLVMValueRef
+cg_load_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx)
+{
+    LLVMTypeRef t = cg_elem_type(k, e);
+    LLVMValueRef p = LLVMBuildGEP2(k->b, t, base, &idx, 1, "");
+    LLVMValueRef v = LLVMBuildLoad2(k->b, t, p, "");
+    LLVMSetAlignment(v, 1);
+    return v;
+}
+
+void
+cg_store_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v)
+{
+    LLVMTypeRef t = cg_elem_type(k, e);
+    LLVMValueRef p = LLVMBuildGEP2(k->b, t, base, &idx, 1, "");
+    LLVMValueRef s = LLVMBuildStore(k->b, v, p);
+    LLVMSetAlignment(s, 1);
+}
+
+LLVMValueRef
+cg_load_i64(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx)
+{
+    LLVMValueRef v = cg_load_raw(k, e, base, idx);
+    if (elem_is_float(e))
+        return v;
+    if (elem_size(e) == 8)
+        return v;
+    return elem_signed(e) ? LLVMBuildSExt(k->b, v, k->i64, "") : LLVMBuildZExt(k->b, v, k->i64, "");
+}
+
+void
+cg_store_i64(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v)
+{
+    LLVMTypeRef t = cg_elem_type(k, e);
+    if (t != k->i64)
+        v = LLVMBuildTrunc(k->b, v, t, "");
+    cg_store_raw(k, e, base, idx, v);
+}
+
+LLVMValueRef
+cg_const_bytes(Kb *k, const void *data, size_t n, const char *tag)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s.c%u.%s", k->prefix, k->counter++, tag);
+    LLVMValueRef init = LLVMConstStringInContext2(k->c, data, n, 1);
+    LLVMValueRef g = LLVMAddGlobal(k->mod, LLVMTypeOf(init), name);
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+    LLVMSetAlignment(g, 64);
+    return g;
+}
+
+LLVMValueRef
+cg_smin(Kb *k, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, a, b, ""), a, b, "");
+}
+
+LLVMValueRef
+cg_smax(Kb *k, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSGT, a, b, ""), a, b, "");
+}
+
+LLVMValueRef
+cg_call(Kb *k, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt, LLVMValueRef *args,
+        unsigned n)
+{
+    LLVMTypeRef ft = LLVMFunctionType(ret, pt, n, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(k->mod, name);
+    if (!f)
+        f = LLVMAddFunction(k->mod, name, ft);
+    return LLVMBuildCall2(k->b, ft, f, args, n, "");
+}
+
+static LLVMValueRef
+roundeven_f32(Kb *k, LLVMValueRef v)
+{
+    LLVMTypeRef t = LLVMTypeOf(v);
+    const char *nm = t == k->f64 ? "llvm.roundeven.f64" : "llvm.roundeven.f32";
+    return cg_call(k, nm, t, &t, &v, 1);
+}
+
+/* qn_round_half_even_f32_i64(v) + zy, saturated to [lo, hi]: NaN -> 0, |v| huge saturates.
+ * Clamping v to +-2^62 first keeps fptosi defined and does not change the saturated result. */
+LLVMValueRef
+cg_finish_f32(Kb *k, LLVMValueRef v, LLVMValueRef zy, int64_t lo, int64_t hi)
+{
+    LLVMTypeRef ft = LLVMTypeOf(v);
+    LLVMValueRef big = LLVMConstReal(ft, 4611686018427387904.0), nbig = LLVMConstReal(ft, -4611686018427387904.0);
+    LLVMValueRef isnan = LLVMBuildFCmp(k->b, LLVMRealUNO, v, v, "");
+    v = LLVMBuildSelect(k->b, isnan, LLVMConstReal(ft, 0.0), v, "");
+    v = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, v, big, ""), big, v, "");
+    v = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, v, nbig, ""), nbig, v, "");
+    LLVMValueRef r = LLVMBuildFPToSI(k->b, roundeven_f32(k, v), k->i64, "");
+    r = LLVMBuildAdd(k->b, r, zy, "");
+    return cg_smin(k, cg_smax(k, r, cg_i64(k, lo)), cg_i64(k, hi));
+}
+
+/* qn_requant_float: f = (f32)acc * m; f = max(f, qmin - zp); f = min(f, qmax - zp);
+ * rne(f) + zp, saturated. NaN (non-finite m) -> sat(zp). */
+LLVMValueRef
+cg_requant_float(Kb *k, LLVMValueRef acc, LLVMValueRef mult, int32_t zp, int32_t lo, int32_t hi)
+{
+    LLVMValueRef f = LLVMBuildSIToFP(k->b, LLVMBuildTrunc(k->b, acc, k->i32, ""), k->f32, "");
+    f = LLVMBuildFMul(k->b, f, mult, "");
+    LLVMValueRef flo = cg_f32(k, (float)((int64_t)lo - zp)), fhi = cg_f32(k, (float)((int64_t)hi - zp));
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
+    return cg_finish_f32(k, f, cg_i64(k, zp), lo, hi);
+}
+
+/* qn_requant_fixed: v = (acc * mult + 2^(shift-1)) >> shift (floor); sat(v + zp). */
+LLVMValueRef
+cg_requant_fixed(Kb *k, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift, int32_t zp,
+                 int32_t lo, int32_t hi)
+{
+    LLVMValueRef p = LLVMBuildMul(k->b, acc, mult, "");
+    LLVMValueRef rnd = LLVMBuildShl(k->b, cg_i64(k, 1), LLVMBuildSub(k->b, shift, cg_i64(k, 1), ""), "");
+    LLVMValueRef v = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, p, rnd, ""), shift, "");
+    v = LLVMBuildAdd(k->b, v, cg_i64(k, zp), "");
+    return cg_smin(k, cg_smax(k, v, cg_i64(k, lo)), cg_i64(k, hi));
+}
+
+/* ---- dispatch ---- */
+
+int64_t
+cg_node_scratch(Kb *k, Node *n)
+{
+    switch (n->op) {
+    case OP_QCONV: case OP_QMATMUL:
+        return cg_linear_scratch(k, n);
+    default:
+        return 0;
+    }
+}
+
+bool
+cg_operand_static(Kb *k, Node *n, uint32_t i)
+{
+    if (n->op == OP_QCONV || n->op == OP_QMATMUL)
+        return cg_linear_static(k, n, i);
+    return false;
+}
+
+bool
+cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    const OpInfo *oi = op_info(n->op);
+    switch (n->op) {
+    case OP_QCONV: case OP_QMATMUL:
+        return cg_emit_linear(k, n, a);
+    case OP_QUANTIZE: case OP_DEQUANTIZE: case OP_LUT: case OP_REQUANTIZE: case OP_QADD:
+    case OP_QSUB: case OP_QMUL: case OP_QAVGPOOL: case OP_MAXPOOL:
+        return cg_emit_int(k, n, a);
+    default:
+        break;
+    }
+    if (oi->flags & OPF_LAYOUT)
+        return cg_emit_layout(k, n, a);
+    return cg_emit_float(k, n, a);
+}

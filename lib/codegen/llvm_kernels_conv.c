@@ -1,0 +1,555 @@
+/* llvm_kernels_conv.c: qconv and qmatmul.
+ *
+ * qconv (regular and grouped, 1-D/2-D, strided, padded, dilated) goes through the GEMM generator
+ * (kern_gemm.h) with the activations in NCHW:
+ *   1. im2col, per group, into scratch: A[(n*OH*OW + p) * K + (c*KH + kh)*KW + kw] with
+ *      K = C/G * KH * KW; padded taps hold the input zero point (real 0);
+ *   2. one GEMM per group (M = N*OH*OW rows, N = M/G channels, weights OIHW = "NK" layout,
+ *      packed at compile time), writing C[row, g*Mg + j] (ldc = total channels) into a staging
+ *      buffer with the fused epilogue (bias, requantize float|fixed, clamp; or i32, or f32);
+ *   3. a transpose of the staging buffer [N, OH*OW, M] into NCHW [N, M, OH, OW].
+ * The GEMM rows are split across the parallel-for hook when the host provides one.
+ * Depthwise convolutions (C == G, one input channel per group) use a direct NCHW kernel
+ * (cg_emit_direct_conv), which also serves as the reference-shaped fallback.
+ * qmatmul with a constant right operand maps onto the GEMM directly (B in "KN" layout). */
+#include "codegen/codegen.h"
+
+#include "numerics/numerics.h"
+
+#include <llvm-c/Core.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ConvGeo {
+    int64_t N, C, H, W, M, G, KH, KW, OH, OW, sh, sw, dh, dw, ph, pw;
+    int64_t Cg, Mg, K;
+} ConvGeo;
+
+static bool
+conv_geo(Kb *k, Node *n, ConvGeo *c)
+{
+    Graph *g = k->g;
+    const Type *x = &ir_value(g, n->in[0])->type, *w = &ir_value(g, n->in[1])->type;
+    const Type *y = &ir_value(g, n->out[0])->type;
+    if (x->rank != 4 && x->rank != 3)
+        return cg_fail(k, n, "only 1-D and 2-D convolutions are supported (rank %d)", x->rank);
+    bool d1 = x->rank == 3;
+    int64_t st[2] = {1, 1}, dl[2] = {1, 1}, pd[4] = {0, 0, 0, 0};
+    int ns = d1 ? 1 : 2;
+    int ks = ir_attr_ints(g, n, "strides", st, 2), kd = ir_attr_ints(g, n, "dilations", dl, 2);
+    int kp = ir_attr_ints(g, n, "pads", pd, 4);
+    const char *ap = ir_attr_string(g, n, "auto_pad", "NOTSET");
+    if ((ks >= 0 && ks != ns) || (kd >= 0 && kd != ns) || (kp >= 0 && kp != 2 * ns) ||
+        strcmp(ap, "NOTSET") != 0)
+        return cg_fail(k, n, "unsupported conv attributes");
+    c->N = x->dims[0];
+    c->C = x->dims[1];
+    c->H = d1 ? 1 : x->dims[2];
+    c->W = x->dims[x->rank - 1];
+    c->M = w->dims[0];
+    c->KH = d1 ? 1 : w->dims[2];
+    c->KW = w->dims[w->rank - 1];
+    c->OH = d1 ? 1 : y->dims[2];
+    c->OW = y->dims[y->rank - 1];
+    c->G = ir_attr_int(g, n, "group", 1);
+    c->sh = d1 ? 1 : st[0];
+    c->sw = st[ns - 1];
+    c->dh = d1 ? 1 : dl[0];
+    c->dw = dl[ns - 1];
+    c->ph = d1 ? 0 : pd[0];
+    c->pw = pd[ns - 1];
+    if (c->G <= 0 || c->C % c->G || c->M % c->G)
+        return cg_fail(k, n, "invalid group count");
+    c->Cg = c->C / c->G;
+    c->Mg = c->M / c->G;
+    c->K = c->Cg * c->KH * c->KW;
+    return true;
+}
+
+static bool
+is_depthwise(const ConvGeo *c)
+{
+    return c->Cg == 1 && c->G > 1;
+}
+
+/* Epilogue constants of channel m (qconv/qmatmul), as lib/ref computes them. */
+typedef struct Epi {
+    CgGemmEpilogue kind;
+    CgGemmElem out;
+    float *mult, *scale;
+    int32_t *fmult, *fshift;
+    int32_t zo, lo, hi;
+} Epi;
+
+static void
+epi_free(Epi *e)
+{
+    free(e->mult);
+    free(e->scale);
+    free(e->fmult);
+    free(e->fshift);
+}
+
+static bool
+epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e)
+{
+    Graph *g = k->g;
+    memset(e, 0, sizeof *e);
+    const Type *xt = &ir_value(g, n->in[0])->type, *wt = &ir_value(g, n->in[1])->type;
+    const Type *yt = &ir_value(g, n->out[0])->type;
+    const QParams *xq = xt->q, *wq = wt->q;
+    if (!xq || xq->axis >= 0 || !wq || (wq->axis >= 0 && wq->axis != wq_axis_ok))
+        return cg_fail(k, n, "unsupported quantization of the operands");
+    float sx = xq->scale[0];
+    size_t cnt = (size_t)(nch ? nch : 1);
+    e->mult = calloc(cnt, sizeof(float));
+    e->scale = calloc(cnt, sizeof(float));
+    e->fmult = calloc(cnt, sizeof(int32_t));
+    e->fshift = calloc(cnt, sizeof(int32_t));
+    if (yt->elem == ET_I32 && !yt->q) {
+        e->kind = CG_GEMM_EPI_I32;
+        e->out = CG_GEMM_I32;
+        return true;
+    }
+    if (yt->elem == ET_F32 && !yt->q) {
+        e->kind = CG_GEMM_EPI_DEQUANT;
+        e->out = CG_GEMM_F32;
+        for (int64_t m = 0; m < nch; m++)
+            e->scale[m] = sx * wq->scale[wq->axis >= 0 ? m : 0];
+        return true;
+    }
+    if (!yt->q || yt->q->axis >= 0 || (yt->elem != ET_I8 && yt->elem != ET_U8)) {
+        epi_free(e);
+        return cg_fail(k, n, "result must be per-tensor i8/u8, i32 or f32");
+    }
+    e->out = yt->elem == ET_I8 ? CG_GEMM_I8 : CG_GEMM_U8;
+    e->kind = k->requant_fixed ? CG_GEMM_EPI_REQUANT_FIXED : CG_GEMM_EPI_REQUANT_FLOAT;
+    e->zo = yt->q->zp[0];
+    e->lo = yt->q->qmin;
+    e->hi = yt->q->qmax;
+    int64_t cl[4];
+    if (ir_attr_ints(g, n, "clamp", cl, 4) == 2) {
+        e->lo = (int32_t)(cl[0] > e->lo ? cl[0] : e->lo);
+        e->hi = (int32_t)(cl[1] < e->hi ? cl[1] : e->hi);
+    }
+    float sy = yt->q->scale[0];
+    for (int64_t m = 0; m < nch; m++) {
+        float sw = wq->scale[wq->axis >= 0 ? m : 0];
+        e->mult[m] = qn_requant_mult_f32(sx, sw, sy);
+        QnFixed f;
+        if (k->requant_fixed) {
+            if (!qn_fixed_from_real((double)sx * (double)sw / (double)sy, &f)) {
+                epi_free(e);
+                return cg_fail(k, n, "requantization multiplier of channel %lld is not "
+                               "representable in fixed point", (long long)m);
+            }
+            e->fmult[m] = f.mult;
+            e->fshift[m] = f.shift;
+        }
+    }
+    return true;
+}
+
+/* Weights as int8 (u8 weights shifted by -128 together with their zero points), zero points. */
+static bool
+load_weights(Kb *k, Node *n, int64_t nch, int8_t **wout, int32_t **zout, int32_t **bout)
+{
+    Graph *g = k->g;
+    const Tensor *w = ir_const_of(g, n->in[1]);
+    if (!w)
+        return cg_fail(k, n, "the weight operand must be a constant");
+    if (w->type.elem != ET_I8 && w->type.elem != ET_U8)
+        return cg_fail(k, n, "weights must be i8 or u8, got %s", elem_name(w->type.elem));
+    const QParams *q = w->type.q;
+    size_t cnt = type_numel_unchecked(&w->type);
+    int8_t *wb = malloc(cnt ? cnt : 1);
+    int32_t *zb = malloc((size_t)(nch ? nch : 1) * sizeof(int32_t));
+    int32_t *bb = NULL;
+    int shift = w->type.elem == ET_U8 ? 128 : 0;
+    for (size_t i = 0; i < cnt; i++)
+        wb[i] = (int8_t)(tensor_get_i(w, i) - shift);
+    for (int64_t m = 0; m < nch; m++)
+        zb[m] = q->zp[q->axis >= 0 ? m : 0] - shift;
+    if (n->nin > 2 && n->in[2].id) {
+        const Tensor *b = ir_const_of(g, n->in[2]);
+        if (!b || type_numel_unchecked(&b->type) != (size_t)nch) {
+            free(wb);
+            free(zb);
+            return cg_fail(k, n, "the bias must be a constant of %lld elements", (long long)nch);
+        }
+        bb = malloc((size_t)nch * sizeof(int32_t));
+        for (int64_t m = 0; m < nch; m++)
+            bb[m] = (int32_t)tensor_get_i(b, (size_t)m);
+    }
+    *wout = wb;
+    *zout = zb;
+    *bout = bb;
+    return true;
+}
+
+bool
+cg_linear_static(Kb *k, Node *n, uint32_t i)
+{
+    return i >= 1;
+}
+
+static int64_t
+align64(int64_t v)
+{
+    return (v + 63) / 64 * 64;
+}
+
+static int64_t
+out_es(Kb *k, Node *n)
+{
+    return (int64_t)elem_size(ir_value(k->g, n->out[0])->type.elem);
+}
+
+int64_t
+cg_linear_scratch(Kb *k, Node *n)
+{
+    if (n->op != OP_QCONV)
+        return 0;
+    ConvGeo c;
+    if (!conv_geo(k, n, &c))
+        return -1;
+    if (is_depthwise(&c))
+        return 0;
+    int64_t rows = c.N * c.OH * c.OW;
+    return align64(rows * c.K) + rows * c.M * out_es(k, n);
+}
+
+/* Emit a GEMM call over rows [0, M): directly, or through pf when the host supplied one. */
+static void
+call_gemm(Kb *k, LLVMValueRef gemm, int64_t M, int rb, LLVMValueRef A, LLVMValueRef C,
+          const CgNodeArgs *a)
+{
+    LLVMTypeRef pt[4] = {k->ptr, k->ptr, k->i64, k->i64};
+    LLVMTypeRef gt = LLVMFunctionType(k->vd, pt, 4, 0);
+    /* trampoline(arg, b, e): gemm(arg[0], arg[1], b*rb, min(e*rb, M)) */
+    char name[128];
+    snprintf(name, sizeof name, "%s.tramp%u", k->prefix, k->counter++);
+    LLVMTypeRef tpt[3] = {k->ptr, k->i64, k->i64};
+    LLVMValueRef tr = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->vd, tpt, 3, 0));
+    LLVMSetLinkage(tr, LLVMInternalLinkage);
+    LLVMBasicBlockRef saved = LLVMGetInsertBlock(k->b);
+    LLVMValueRef saved_fn = k->fn;
+    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, tr, "entry"));
+    {
+        LLVMValueRef arg = LLVMGetParam(tr, 0);
+        LLVMValueRef one = cg_i64(k, 1);
+        LLVMValueRef pa = LLVMBuildLoad2(k->b, k->ptr, arg, "");
+        LLVMValueRef pc = LLVMBuildLoad2(k->b, k->ptr, LLVMBuildGEP2(k->b, k->ptr, arg, &one, 1, ""), "");
+        LLVMValueRef mb = cg_mul(k, LLVMGetParam(tr, 1), cg_i64(k, rb));
+        LLVMValueRef me = cg_smin(k, cg_mul(k, LLVMGetParam(tr, 2), cg_i64(k, rb)), cg_i64(k, M));
+        LLVMValueRef args[4] = {pa, pc, mb, me};
+        LLVMBuildCall2(k->b, gt, gemm, args, 4, "");
+        LLVMBuildRetVoid(k->b);
+    }
+    k->fn = saved_fn;
+    LLVMPositionBuilderAtEnd(k->b, saved);
+    LLVMBasicBlockRef par = LLVMAppendBasicBlockInContext(k->c, k->fn, "par");
+    LLVMBasicBlockRef seq = LLVMAppendBasicBlockInContext(k->c, k->fn, "seq");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(k->c, k->fn, "join");
+    LLVMValueRef isnull = LLVMBuildIsNull(k->b, a->pf, "");
+    LLVMBuildCondBr(k->b, isnull, seq, par);
+    LLVMPositionBuilderAtEnd(k->b, seq);
+    LLVMValueRef args[4] = {A, C, cg_i64(k, 0), cg_i64(k, M)};
+    LLVMBuildCall2(k->b, gt, gemm, args, 4, "");
+    LLVMBuildBr(k->b, join);
+    LLVMPositionBuilderAtEnd(k->b, par);
+    LLVMValueRef slot = cg_entry_alloca(k, LLVMArrayType2(k->ptr, 2));
+    LLVMBuildStore(k->b, A, slot);
+    LLVMValueRef one = cg_i64(k, 1);
+    LLVMBuildStore(k->b, C, LLVMBuildGEP2(k->b, k->ptr, slot, &one, 1, ""));
+    LLVMTypeRef pft[4] = {k->ptr, k->ptr, k->ptr, k->i64};
+    LLVMValueRef pargs[4] = {a->pf_ctx, tr, slot, cg_i64(k, (M + rb - 1) / rb)};
+    LLVMBuildCall2(k->b, LLVMFunctionType(k->vd, pft, 4, 0), a->pf, pargs, 4, "");
+    LLVMBuildBr(k->b, join);
+    LLVMPositionBuilderAtEnd(k->b, join);
+}
+
+static bool
+spec_fill(Kb *k, Node *n, CgGemmSpec *s, const Epi *e, int64_t off)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    if (xt->elem != ET_I8 && xt->elem != ET_U8)
+        return cg_fail(k, n, "activations must be i8 or u8");
+    s->a_signed = xt->elem == ET_I8;
+    s->za = xt->q->zp[0];
+    s->epilogue = e->kind;
+    s->out = e->out;
+    s->mult = e->mult + off;
+    s->fixed_mult = e->fmult + off;
+    s->fixed_shift = e->fshift + off;
+    s->scale = e->scale + off;
+    s->zo = e->zo;
+    s->qmin = e->lo;
+    s->qmax = e->hi;
+    return true;
+}
+
+static LLVMValueRef
+gemm_emit(Kb *k, Node *n, const CgGemmSpec *s)
+{
+    char name[96], err[512];
+    snprintf(name, sizeof name, "%s.gemm%u", k->prefix, k->counter++);
+    LLVMValueRef f = cg_gemm_emit(k->mod, k->t, k->isa, s, name, err, sizeof err);
+    if (!f)
+        cg_fail(k, n, "GEMM: %s", err);
+    else
+        LLVMSetLinkage(f, LLVMInternalLinkage);
+    return f;
+}
+
+bool cg_emit_direct_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
+                         const int8_t *w, const int32_t *zw, const int32_t *bias);
+
+static bool
+emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    ConvGeo c;
+    if (!conv_geo(k, n, &c))
+        return false;
+    Epi e;
+    if (!epi_init(k, n, c.M, 0, &e))
+        return false;
+    int8_t *w;
+    int32_t *zw, *bias;
+    if (!load_weights(k, n, c.M, &w, &zw, &bias)) {
+        epi_free(&e);
+        return false;
+    }
+    bool ok = true;
+    if (is_depthwise(&c)) {
+        ok = cg_emit_direct_conv(k, n, a, &c, &e, w, zw, bias);
+        goto out;
+    }
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    ElemType xe = xt->elem;
+    int64_t rows = c.N * c.OH * c.OW, OHW = c.OH * c.OW;
+    LLVMValueRef A = a->scratch, Cst = cg_gep(k, a->scratch, cg_i64(k, align64(rows * c.K)));
+    int64_t oes = out_es(k, n);
+    for (int64_t gi = 0; gi < c.G && ok; gi++) {
+        /* im2col of group gi */
+        CgLoop ln, lo, lc, lkh, lkw;
+        LLVMValueRef vn = cg_loop_begin(k, &ln, cg_i64(k, c.N));
+        LLVMValueRef vo = cg_loop_begin(k, &lo, cg_i64(k, OHW));
+        LLVMValueRef oh = LLVMBuildSDiv(k->b, vo, cg_i64(k, c.OW), "");
+        LLVMValueRef ow = LLVMBuildSRem(k->b, vo, cg_i64(k, c.OW), "");
+        LLVMValueRef row = cg_add(k, cg_mul(k, vn, cg_i64(k, OHW)), vo);
+        LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, c.Cg));
+        LLVMValueRef xb = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.C)),
+                                           cg_add(k, vc, cg_i64(k, gi * c.Cg))),
+                                 cg_i64(k, c.H * c.W));
+        LLVMValueRef vkh = cg_loop_begin(k, &lkh, cg_i64(k, c.KH));
+        LLVMValueRef ih = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, oh, cg_i64(k, c.sh)), cg_i64(k, c.ph), ""),
+                                 cg_mul(k, vkh, cg_i64(k, c.dh)));
+        LLVMValueRef vkw = cg_loop_begin(k, &lkw, cg_i64(k, c.KW));
+        LLVMValueRef iw = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, ow, cg_i64(k, c.sw)), cg_i64(k, c.pw), ""),
+                                 cg_mul(k, vkw, cg_i64(k, c.dw)));
+        LLVMValueRef inb = LLVMBuildAnd(
+            k->b,
+            LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, ih, cg_i64(k, 0), ""),
+                         LLVMBuildICmp(k->b, LLVMIntSLT, ih, cg_i64(k, c.H), ""), ""),
+            LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, iw, cg_i64(k, 0), ""),
+                         LLVMBuildICmp(k->b, LLVMIntSLT, iw, cg_i64(k, c.W), ""), ""), "");
+        LLVMValueRef xi = cg_add(k, xb, cg_add(k, cg_mul(k, ih, cg_i64(k, c.W)), iw));
+        xi = LLVMBuildSelect(k->b, inb, xi, cg_i64(k, 0), "");
+        LLVMValueRef xv = cg_load_raw(k, xe, a->in[0], xi);
+        xv = LLVMBuildSelect(k->b, inb, xv, LLVMConstInt(k->i8, (unsigned long long)xt->q->zp[0], 1), "");
+        LLVMValueRef kk = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vc, cg_i64(k, c.KH)), vkh), cg_i64(k, c.KW)), vkw);
+        cg_store_raw(k, xe, A, cg_add(k, cg_mul(k, row, cg_i64(k, c.K)), kk), xv);
+        cg_loop_end(k, &lkw);
+        cg_loop_end(k, &lkh);
+        cg_loop_end(k, &lc);
+        cg_loop_end(k, &lo);
+        cg_loop_end(k, &ln);
+        /* GEMM of group gi */
+        CgGemmSpec s;
+        memset(&s, 0, sizeof s);
+        s.m = rows;
+        s.n = c.Mg;
+        s.k = c.K;
+        s.lda = c.K;
+        s.ldc = c.M;
+        s.b = w + gi * c.Mg * c.K;
+        s.b_layout = CG_GEMM_B_NK;
+        s.zb = zw + gi * c.Mg;
+        s.bias = bias ? bias + gi * c.Mg : NULL;
+        if (!spec_fill(k, n, &s, &e, gi * c.Mg)) {
+            ok = false;
+            break;
+        }
+        LLVMValueRef gf = gemm_emit(k, n, &s);
+        if (!gf) {
+            ok = false;
+            break;
+        }
+        int rb = cg_gemm_row_block(k->t, k->isa, &s);
+        call_gemm(k, gf, rows, rb > 0 ? rb : 1, A, cg_gep(k, Cst, cg_i64(k, gi * c.Mg * oes)), a);
+    }
+    if (ok) {
+        /* staging [N, OHW, M] -> NCHW [N, M, OHW] */
+        ElemType ye = ir_value(k->g, n->out[0])->type.elem;
+        CgLoop ln, lm, lp;
+        LLVMValueRef vn = cg_loop_begin(k, &ln, cg_i64(k, c.N));
+        LLVMValueRef vm = cg_loop_begin(k, &lm, cg_i64(k, c.M));
+        LLVMValueRef vp = cg_loop_begin(k, &lp, cg_i64(k, OHW));
+        LLVMValueRef si = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, OHW)), vp), cg_i64(k, c.M)), vm);
+        LLVMValueRef di = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.M)), vm), cg_i64(k, OHW)), vp);
+        cg_store_raw(k, ye, a->out[0], di, cg_load_raw(k, ye, Cst, si));
+        cg_loop_end(k, &lp);
+        cg_loop_end(k, &lm);
+        cg_loop_end(k, &ln);
+    }
+out:
+    free(w);
+    free(zw);
+    free(bias);
+    epi_free(&e);
+    return ok;
+}
+
+static bool
+emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    Graph *g = k->g;
+    const Type *at = &ir_value(g, n->in[0])->type, *bt = &ir_value(g, n->in[1])->type;
+    if (bt->rank != 2 || at->rank < 1)
+        return cg_fail(k, n, "qmatmul needs a constant 2-D right operand");
+    int64_t K = bt->dims[0], N = bt->dims[1];
+    int64_t M = (int64_t)type_numel_unchecked(at) / (K ? K : 1);
+    Epi e;
+    if (!epi_init(k, n, N, 1, &e))
+        return false;
+    int8_t *w;
+    int32_t *zw, *bias;
+    if (!load_weights(k, n, N, &w, &zw, &bias)) {
+        epi_free(&e);
+        return false;
+    }
+    CgGemmSpec s;
+    memset(&s, 0, sizeof s);
+    s.m = M;
+    s.n = N;
+    s.k = K;
+    s.lda = K;
+    s.ldc = N;
+    s.b = w;
+    s.b_layout = CG_GEMM_B_KN;
+    s.zb = zw;
+    s.bias = bias;
+    bool ok = spec_fill(k, n, &s, &e, 0);
+    LLVMValueRef gf = ok ? gemm_emit(k, n, &s) : NULL;
+    if (gf) {
+        int rb = cg_gemm_row_block(k->t, k->isa, &s);
+        call_gemm(k, gf, M, rb > 0 ? rb : 1, a->in[0], a->out[0], a);
+    }
+    free(w);
+    free(zw);
+    free(bias);
+    epi_free(&e);
+    return gf != NULL;
+}
+
+bool
+cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    return n->op == OP_QCONV ? emit_conv(k, n, a) : emit_matmul(k, n, a);
+}
+
+/* Direct NCHW convolution (depthwise): acc = bias[m] + sum (x - zx) * (w - zw[m]) over the
+ * taps inside the input, then the epilogue of channel m. */
+bool
+cg_emit_direct_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
+                    const int8_t *w, const int32_t *zw, const int32_t *bias)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    ElemType ye = ir_value(k->g, n->out[0])->type.elem;
+    int64_t nw = c->M * c->K;
+    int32_t *wd = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
+    int32_t *bz = calloc((size_t)c->M, sizeof(int32_t));
+    int64_t *fm = calloc((size_t)c->M, sizeof(int64_t)), *fs = calloc((size_t)c->M, sizeof(int64_t));
+    for (int64_t m = 0; m < c->M; m++) {
+        for (int64_t j = 0; j < c->K; j++)
+            wd[m * c->K + j] = w[m * c->K + j] - zw[m];
+        bz[m] = bias ? bias[m] : 0;
+        fm[m] = e->fmult[m];
+        fs[m] = e->fshift[m];
+    }
+    LLVMValueRef gw = cg_const_bytes(k, wd, (size_t)nw * 4, "dw");
+    LLVMValueRef gb = cg_const_bytes(k, bz, (size_t)c->M * 4, "bias");
+    LLVMValueRef gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult,
+                                     (size_t)c->M * 4, "mult");
+    LLVMValueRef gfm = cg_const_bytes(k, fm, (size_t)c->M * 8, "fm");
+    LLVMValueRef gfs = cg_const_bytes(k, fs, (size_t)c->M * 8, "fs");
+    free(wd);
+    free(bz);
+    free(fm);
+    free(fs);
+    LLVMValueRef zx = cg_i64(k, xt->q->zp[0]);
+    CgLoop ln, lm, loh, low, lc, lkh, lkw;
+    LLVMValueRef vn = cg_loop_begin(k, &ln, cg_i64(k, c->N));
+    LLVMValueRef vm = cg_loop_begin(k, &lm, cg_i64(k, c->M));
+    LLVMValueRef grp = LLVMBuildSDiv(k->b, vm, cg_i64(k, c->Mg), "");
+    LLVMValueRef voh = cg_loop_begin(k, &loh, cg_i64(k, c->OH));
+    LLVMValueRef vow = cg_loop_begin(k, &low, cg_i64(k, c->OW));
+    LLVMValueRef accp = cg_entry_alloca(k, k->i64);
+    LLVMBuildStore(k->b, cg_load_i64(k, ET_I32, gb, vm), accp);
+    LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, c->Cg));
+    LLVMValueRef ch = cg_add(k, cg_mul(k, grp, cg_i64(k, c->Cg)), vc);
+    LLVMValueRef xb = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), ch), cg_i64(k, c->H * c->W));
+    LLVMValueRef vkh = cg_loop_begin(k, &lkh, cg_i64(k, c->KH));
+    LLVMValueRef ih = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, c->ph), ""),
+                             cg_mul(k, vkh, cg_i64(k, c->dh)));
+    LLVMValueRef vkw = cg_loop_begin(k, &lkw, cg_i64(k, c->KW));
+    LLVMValueRef iw = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, vow, cg_i64(k, c->sw)), cg_i64(k, c->pw), ""),
+                             cg_mul(k, vkw, cg_i64(k, c->dw)));
+    LLVMValueRef inb = LLVMBuildAnd(
+        k->b,
+        LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, ih, cg_i64(k, 0), ""),
+                     LLVMBuildICmp(k->b, LLVMIntSLT, ih, cg_i64(k, c->H), ""), ""),
+        LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, iw, cg_i64(k, 0), ""),
+                     LLVMBuildICmp(k->b, LLVMIntSLT, iw, cg_i64(k, c->W), ""), ""), "");
+    LLVMValueRef xi = LLVMBuildSelect(k->b, inb, cg_add(k, xb, cg_add(k, cg_mul(k, ih, cg_i64(k, c->W)), iw)),
+                                      cg_i64(k, 0), "");
+    LLVMValueRef xv = LLVMBuildSub(k->b, cg_load_i64(k, xt->elem, a->in[0], xi), zx, "");
+    xv = LLVMBuildSelect(k->b, inb, xv, cg_i64(k, 0), "");
+    LLVMValueRef wi = cg_add(k, cg_mul(k, vm, cg_i64(k, c->K)),
+                             cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vc, cg_i64(k, c->KH)), vkh), cg_i64(k, c->KW)), vkw));
+    LLVMValueRef prod = cg_mul(k, xv, cg_load_i64(k, ET_I32, gw, wi));
+    LLVMBuildStore(k->b, cg_add(k, LLVMBuildLoad2(k->b, k->i64, accp, ""), prod), accp);
+    cg_loop_end(k, &lkw);
+    cg_loop_end(k, &lkh);
+    cg_loop_end(k, &lc);
+    /* int32 accumulator semantics: wrap like the GEMM (the reference rejects overflow) */
+    LLVMValueRef acc = LLVMBuildSExt(k->b, LLVMBuildTrunc(k->b, LLVMBuildLoad2(k->b, k->i64, accp, ""), k->i32, ""), k->i64, "");
+    LLVMValueRef yi = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->M)), vm),
+                                                               cg_i64(k, c->OH)), voh), cg_i64(k, c->OW)), vow);
+    switch (e->kind) {
+    case CG_GEMM_EPI_I32:
+        cg_store_i64(k, ET_I32, a->out[0], yi, acc);
+        break;
+    case CG_GEMM_EPI_DEQUANT: {
+        LLVMValueRef f = LLVMBuildSIToFP(k->b, LLVMBuildTrunc(k->b, acc, k->i32, ""), k->f32, "");
+        cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFMul(k->b, f, cg_load_raw(k, ET_F32, gm, vm), ""));
+        break;
+    }
+    case CG_GEMM_EPI_REQUANT_FLOAT:
+        cg_store_i64(k, ye, a->out[0], yi, cg_requant_float(k, acc, cg_load_raw(k, ET_F32, gm, vm), e->zo, e->lo, e->hi));
+        break;
+    case CG_GEMM_EPI_REQUANT_FIXED:
+        cg_store_i64(k, ye, a->out[0], yi,
+                     cg_requant_fixed(k, acc, cg_load_i64(k, ET_I64, gfm, vm), cg_load_i64(k, ET_I64, gfs, vm),
+                                      e->zo, e->lo, e->hi));
+        break;
+    }
+    cg_loop_end(k, &low);
+    cg_loop_end(k, &loh);
+    cg_loop_end(k, &lm);
+    cg_loop_end(k, &ln);
+    return true;
+}

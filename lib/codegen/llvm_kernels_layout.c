@@ -1,0 +1,211 @@
+/* llvm_kernels_layout.c: layout ops as copies in the logical (C-order) layout: reshape family
+ * (memcpy), transpose, slice, concat, split, pad (constant/edge/reflect), gather. Each is a loop
+ * nest over the result with compile-time strides; any element type (quantized values pass
+ * unchanged). Semantics follow lib/ref/ref_layout.c. */
+#include "codegen/codegen.h"
+
+#include <llvm-c/Core.h>
+
+#include <string.h>
+
+static void
+strides_of(const Type *t, int64_t *st)
+{
+    int64_t s = 1;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        st[d] = s;
+        s *= t->dims[d];
+    }
+}
+
+/* dst[doff + sum i_d*dst_st[d]] = src[soff + sum i_d*src_st[d]] over dims. */
+static void
+copy_nd(Kb *k, ElemType e, int rank, const int64_t *dims, LLVMValueRef dst, int64_t doff,
+        const int64_t *dst_st, LLVMValueRef src, int64_t soff, const int64_t *src_st)
+{
+    CgLoop l[IR_MAX_RANK];
+    LLVMValueRef di = cg_i64(k, doff), si = cg_i64(k, soff);
+    for (int d = 0; d < rank; d++) {
+        LLVMValueRef iv = cg_loop_begin(k, &l[d], cg_i64(k, dims[d]));
+        di = cg_add(k, di, cg_mul(k, iv, cg_i64(k, dst_st[d])));
+        si = cg_add(k, si, cg_mul(k, iv, cg_i64(k, src_st[d])));
+    }
+    cg_store_raw(k, e, dst, di, cg_load_raw(k, e, src, si));
+    for (int d = rank - 1; d >= 0; d--)
+        cg_loop_end(k, &l[d]);
+}
+
+static int64_t
+norm_axis(int64_t a, int rank)
+{
+    return a < 0 ? a + rank : a;
+}
+
+static bool
+emit_pad(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
+{
+    Graph *g = k->g;
+    int r = x->rank;
+    int64_t pads[2 * IR_MAX_RANK] = {0};
+    ir_attr_ints(g, n, "pads", pads, 2 * IR_MAX_RANK);
+    const char *mode = ir_attr_string(g, n, "mode", "constant");
+    int m = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : -1;
+    if (m < 0)
+        return cg_fail(k, n, "pad mode '%s' is not supported", mode);
+    for (int d = 0; d < r; d++)
+        if (m != 0 && x->dims[d] == 0 && y->dims[d] > 0)
+            return cg_fail(k, n, "cannot pad an empty dimension in %s mode", mode);
+    const Attr *va = ir_attr(g, n, "value");
+    double v = va ? (va->kind == ATTR_INT ? (double)va->i : va->kind == ATTR_FLOAT ? va->f : 0.0) : 0.0;
+    LLVMTypeRef et = cg_elem_type(k, x->elem);
+    LLVMValueRef cst = elem_is_float(x->elem) ? LLVMConstReal(et, v)
+                                              : LLVMConstInt(et, (unsigned long long)(int64_t)v, 1);
+    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
+    strides_of(x, xs);
+    strides_of(y, ys);
+    CgLoop l[IR_MAX_RANK];
+    LLVMValueRef di = cg_i64(k, 0), si = cg_i64(k, 0), outside = LLVMConstInt(k->i1, 0, 0);
+    for (int d = 0; d < r; d++) {
+        LLVMValueRef iv = cg_loop_begin(k, &l[d], cg_i64(k, y->dims[d]));
+        di = cg_add(k, di, cg_mul(k, iv, cg_i64(k, ys[d])));
+        int64_t len = x->dims[d];
+        LLVMValueRef p = LLVMBuildSub(k->b, iv, cg_i64(k, pads[d]), "");
+        LLVMValueRef lt = LLVMBuildICmp(k->b, LLVMIntSLT, p, cg_i64(k, 0), "");
+        LLVMValueRef ge = LLVMBuildICmp(k->b, LLVMIntSGE, p, cg_i64(k, len), "");
+        LLVMValueRef out = LLVMBuildOr(k->b, lt, ge, "");
+        if (m == 0) {
+            outside = LLVMBuildOr(k->b, outside, out, "");
+            p = LLVMBuildSelect(k->b, out, cg_i64(k, 0), p, "");
+        } else if (m == 2) {
+            p = cg_smin(k, cg_smax(k, p, cg_i64(k, 0)), cg_i64(k, len - 1));
+        } else if (len == 1) {
+            p = cg_i64(k, 0);
+        } else {
+            int64_t period = 2 * (len - 1);
+            LLVMValueRef q = LLVMBuildSRem(k->b, p, cg_i64(k, period), "");
+            q = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, q, cg_i64(k, 0), ""),
+                                cg_add(k, q, cg_i64(k, period)), q, "");
+            q = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, q, cg_i64(k, len), ""),
+                                LLVMBuildSub(k->b, cg_i64(k, period), q, ""), q, "");
+            p = q;
+        }
+        si = cg_add(k, si, cg_mul(k, p, cg_i64(k, xs[d])));
+    }
+    LLVMValueRef val = cg_load_raw(k, x->elem, a->in[0], si);
+    if (m == 0)
+        val = LLVMBuildSelect(k->b, outside, cst, val, "");
+    cg_store_raw(k, x->elem, a->out[0], di, val);
+    for (int d = r - 1; d >= 0; d--)
+        cg_loop_end(k, &l[d]);
+    return true;
+}
+
+static bool
+emit_gather(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
+{
+    const Type *it = &ir_value(k->g, n->in[1])->type;
+    int axis = (int)norm_axis(ir_attr_int(k->g, n, "axis", 0), x->rank);
+    if (it->elem != ET_I64 && it->elem != ET_I32)
+        return cg_fail(k, n, "gather indices must be i32 or i64");
+    /* y[outer, idx..., inner] = x[outer, indices[idx...], inner] */
+    int64_t outer = 1, inner = 1, ni = (int64_t)type_numel_unchecked(it), dim = x->dims[axis];
+    for (int d = 0; d < axis; d++)
+        outer *= x->dims[d];
+    for (int d = axis + 1; d < x->rank; d++)
+        inner *= x->dims[d];
+    CgLoop lo, lj, li;
+    LLVMValueRef vo = cg_loop_begin(k, &lo, cg_i64(k, outer));
+    LLVMValueRef vj = cg_loop_begin(k, &lj, cg_i64(k, ni));
+    LLVMValueRef ix = cg_load_i64(k, it->elem, a->in[1], vj);
+    ix = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, ix, cg_i64(k, 0), ""),
+                         cg_add(k, ix, cg_i64(k, dim)), ix, "");
+    ix = cg_smin(k, cg_smax(k, ix, cg_i64(k, 0)), cg_i64(k, dim > 0 ? dim - 1 : 0));
+    LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, inner));
+    LLVMValueRef si = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vo, cg_i64(k, dim)), ix), cg_i64(k, inner)), vi);
+    LLVMValueRef di = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vo, cg_i64(k, ni)), vj), cg_i64(k, inner)), vi);
+    cg_store_raw(k, x->elem, a->out[0], di, cg_load_raw(k, x->elem, a->in[0], si));
+    cg_loop_end(k, &li);
+    cg_loop_end(k, &lj);
+    cg_loop_end(k, &lo);
+    (void)y;
+    return true;
+}
+
+bool
+cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    Graph *g = k->g;
+    const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
+    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
+    strides_of(x, xs);
+    strides_of(y, ys);
+    switch (n->op) {
+    case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
+        LLVMBuildMemCpy(k->b, a->out[0], 1, a->in[0], 1,
+                        cg_i64(k, (int64_t)(type_numel_unchecked(x) * elem_size(x->elem))));
+        return true;
+    case OP_TRANSPOSE: {
+        int64_t perm[IR_MAX_RANK], st[IR_MAX_RANK];
+        if (ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK) != x->rank)
+            for (int d = 0; d < x->rank; d++)
+                perm[d] = x->rank - 1 - d;
+        for (int d = 0; d < x->rank; d++)
+            st[d] = xs[perm[d]];
+        copy_nd(k, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], 0, st);
+        return true;
+    }
+    case OP_SLICE: {
+        int64_t sv[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
+        int cnt = ir_attr_ints(g, n, "starts", sv, IR_MAX_RANK);
+        if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
+            for (int i = 0; i < cnt; i++)
+                ax[i] = i;
+        if (ir_attr_ints(g, n, "steps", sp, IR_MAX_RANK) < 0)
+            for (int i = 0; i < cnt; i++)
+                sp[i] = 1;
+        int64_t off = 0, st[IR_MAX_RANK];
+        memcpy(st, xs, sizeof st);
+        for (int i = 0; i < cnt; i++) {
+            int64_t d = norm_axis(ax[i], x->rank), len = x->dims[d], s = sv[i];
+            if (s < 0)
+                s += len;
+            if (sp[i] > 0)
+                s = s < 0 ? 0 : s > len ? len : s;
+            else
+                s = s < 0 ? -1 : s > len - 1 ? len - 1 : s;
+            off += s * xs[d];
+            st[d] = xs[d] * sp[i];
+        }
+        copy_nd(k, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], off, st);
+        return true;
+    }
+    case OP_CONCAT: {
+        int64_t axis = norm_axis(ir_attr_int(g, n, "axis", 0), y->rank), pos = 0;
+        for (uint32_t i = 0; i < n->nin; i++) {
+            const Type *t = &ir_value(g, n->in[i])->type;
+            int64_t ts[IR_MAX_RANK];
+            strides_of(t, ts);
+            copy_nd(k, t->elem, t->rank, t->dims, a->out[0], pos * ys[axis], ys, a->in[i], 0, ts);
+            pos += t->dims[axis];
+        }
+        return true;
+    }
+    case OP_SPLIT: {
+        int64_t axis = norm_axis(ir_attr_int(g, n, "axis", 0), x->rank), pos = 0;
+        for (uint32_t i = 0; i < n->nout; i++) {
+            const Type *t = &ir_value(g, n->out[i])->type;
+            int64_t ts[IR_MAX_RANK];
+            strides_of(t, ts);
+            copy_nd(k, t->elem, t->rank, t->dims, a->out[i], 0, ts, a->in[0], pos * xs[axis], xs);
+            pos += t->dims[axis];
+        }
+        return true;
+    }
+    case OP_PAD:
+        return emit_pad(k, n, a, x, y);
+    case OP_GATHER:
+        return emit_gather(k, n, a, x, y);
+    default:
+        return cg_fail(k, n, "%s is not supported", op_info(n->op)->name);
+    }
+}
