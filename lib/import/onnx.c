@@ -376,6 +376,13 @@ report_unsupported(OnnxImp *I, const Onnx__GraphProto *gp)
     }
     if (!total)
         return true;
+    /* most frequent first; ties keep the order of first appearance */
+    for (uint32_t i = 1; i < ents.len; i++)
+        for (uint32_t j = i; j > 0 && ents.data[j].count > ents.data[j - 1].count; j--) {
+            Entry t = ents.data[j];
+            ents.data[j] = ents.data[j - 1];
+            ents.data[j - 1] = t;
+        }
     StrBuf b;
     sb_init(&b);
     sb_printf(&b, "%zu node%s use%s ops qdqc does not support: ", total, total == 1 ? "" : "s",
@@ -662,9 +669,6 @@ import_graph(OnnxImp *I, const Onnx__GraphProto *gp)
                    ONNX_MAX_NODES);
         return false;
     }
-    for (size_t i = 0; i < gp->n_node; i++)
-        if (!gp->node[i])
-            return false;
     if (!add_initializers(I, gp) || !add_inputs(I, gp) || !report_unsupported(I, gp))
         return false;
     uint32_t *order = xmalloc((gp->n_node ? gp->n_node : 1) * sizeof(uint32_t));

@@ -236,8 +236,8 @@ onnx_tensor(OnnxImp *I, const Onnx__TensorProto *tp, const char *what, const Loc
             return NULL;
     } else if (tp->has_raw_data) {
         if (tp->raw_data.len != packed) {
-            diag_error(I->ctx, loc, "%s: raw_data has %zu bytes, the shape %s needs %zu", what,
-                       tp->raw_data.len, "of this tensor", packed);
+            diag_error(I->ctx, loc, "%s: raw_data has %zu bytes, %zu %s values need %zu", what,
+                       tp->raw_data.len, n, elem_name(et), packed);
             return NULL;
         }
         raw = tp->raw_data.data;

@@ -420,7 +420,7 @@ def ext_symlink():
 
 @case
 def ext_past_end():
-    return external("weights.bin", None, offset=8, length=16)
+    return external("weights.bin", None, offset=12, length=16)
 
 
 def main():
