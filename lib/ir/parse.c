@@ -1044,6 +1044,12 @@ parse_node(Parser *P, Graph *g)
             ir_set_attr(g, nid, &attrs.data[i]);
         if (info->flags & OPF_QDQ) {
             bool any_q = qs.has_scale || qs.has_zp || qs.has_axis || qs.has_range;
+            if (any_q && operands.len > 1 && qs.has_axis && !qs.has_scale && !qs.has_zp &&
+                !qs.has_range) {
+                /* dynamic per-axis form: scale/zp operands, `axis` a plain attribute */
+                ir_set_attr_int(g, nid, "axis", qs.axis);
+                any_q = false;
+            }
             if (any_q) {
                 if (operands.len > 1) {
                     perr(P, qs.line, qs.col,
