@@ -24,8 +24,8 @@ def main():
         a = rest.pop(0)
         if a == "--seed":
             seed = rest.pop(0)
-        elif a.startswith("--passes"):
-            passes = [a]
+        elif a.startswith("--passes") or a.startswith("--requant"):
+            passes.append(a)
         else:
             print("unknown argument " + a, file=sys.stderr)
             return 2
