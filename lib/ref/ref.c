@@ -440,16 +440,15 @@ dispatch(RefCtx *c, Node *n)
     case OP_BATCHNORM: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_RELU:
     case OP_CLIP: case OP_LEAKY_RELU: case OP_PRELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
     case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU: case OP_SOFTMAX:
-    case OP_LAYERNORM: case OP_REDUCE_MEAN:
+    case OP_LAYERNORM: case OP_REDUCE_MEAN: case OP_QREDUCE_MEAN:
         return ref_op_elem(c, n);
-    case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_MAXPOOL: case OP_RESIZE:
+    case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_MAXPOOL: case OP_RESIZE: case OP_QAVGPOOL:
         return ref_op_pool(c, n);
     case OP_CONCAT: case OP_SPLIT: case OP_SLICE: case OP_PAD: case OP_RESHAPE:
     case OP_TRANSPOSE: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_FLATTEN: case OP_IDENTITY:
     case OP_GATHER:
         return ref_op_layout(c, n);
-    case OP_QADD: case OP_QSUB: case OP_QMUL: case OP_QAVGPOOL: case OP_QREDUCE_MEAN:
-    case OP_REQUANTIZE: case OP_LUT:
+    case OP_QADD: case OP_QSUB: case OP_QMUL: case OP_REQUANTIZE: case OP_LUT:
         return ref_op_int(c, n);
     default:
         break;

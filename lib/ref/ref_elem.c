@@ -1,9 +1,11 @@
 /* ref_elem.c: reference float elementwise ops with numpy broadcasting (add, sub, mul, div,
  * prelu; also plain integers for shape arithmetic), activations (relu, clip, leaky_relu,
  * sigmoid, hard_sigmoid, hard_swish, tanh, erf, gelu exact and tanh approximation), batchnorm,
- * softmax, layernorm and reduce_mean. Binary arithmetic is one f32 operation, as ONNX defines
+ * softmax, layernorm, reduce_mean and qreduce_mean (integer sum of x - zx, then qn_qavg). Binary arithmetic is one f32 operation, as ONNX defines
  * it; transcendental functions and reductions are evaluated in double and rounded once. */
 #include "ref/ref_impl.h"
+
+#include "numerics/elementwise.h"
 
 #include <math.h>
 #include <string.h>
@@ -269,11 +271,17 @@ layernorm(RefCtx *c, Node *n)
 static bool
 reduce_mean(RefCtx *c, Node *n)
 {
-    const float *x = ref_f32_in(c, n, 0);
-    float *y = ref_f32_out(c, n, 0);
-    if (!x || !y)
+    bool q = n->op == OP_QREDUCE_MEAN;
+    const RefTensor *xt = ref_in(c, n, 0);
+    float sx = 0, sy = 0;
+    int32_t zx = 0, zy = 0, lo = 0, hi = 0;
+    if (q && (!ref_int_operand(c, n, 0, &sx, &zx) || !ref_int_range(c, n, &zy, &sy, &lo, &hi)))
         return false;
-    const Type *t = &ref_in(c, n, 0)->type;
+    const float *x = q ? NULL : ref_f32_in(c, n, 0);
+    float *y = q ? NULL : ref_f32_out(c, n, 0);
+    if (!q && (!x || !y))
+        return false;
+    const Type *t = &xt->type;
     int64_t axes[IR_MAX_RANK];
     int k = ir_attr_ints(c->g, n, "axes", axes, IR_MAX_RANK);
     bool red[IR_MAX_RANK] = {0};
@@ -301,11 +309,15 @@ reduce_mean(RefCtx *c, Node *n)
         int64_t o = 0;
         for (int d = 0; d < t->rank; d++)
             o += idx[d] * ost[d];
-        acc[o] += x[i];
+        acc[o] += q ? (double)(ref_get_i(xt, i) - zx) : (double)x[i];
         ref_next_index(t, idx);
     }
-    for (size_t i = 0; i < ny; i++)
-        y[i] = (float)(acc[i] / (double)cnt);
+    for (size_t i = 0; i < ny; i++) {
+        if (q) /* integer sums below 2^53 are exact in double */
+            ref_set_i(ref_out(c, n, 0), i, qn_qavg((int64_t)acc[i], cnt, sx, sy, zy, lo, hi));
+        else
+            y[i] = (float)(acc[i] / (double)cnt);
+    }
     free(acc);
     return true;
 }
@@ -325,7 +337,7 @@ ref_op_elem(RefCtx *c, Node *n)
         return softmax(c, n);
     case OP_LAYERNORM:
         return layernorm(c, n);
-    case OP_REDUCE_MEAN:
+    case OP_REDUCE_MEAN: case OP_QREDUCE_MEAN:
         return reduce_mean(c, n);
     default:
         break;

@@ -30,14 +30,20 @@ bool ref_op_qdq(RefCtx *c, Node *n);    /* ref.c: quantize, dequantize, dynamic_
 bool ref_op_linear(RefCtx *c, Node *n); /* ref_linear.c: conv, conv_transpose, matmul, gemm,
                                            qconv, qconv_transpose, qmatmul */
 bool ref_op_elem(RefCtx *c, Node *n);   /* ref_elem.c: float elementwise, activations,
-                                           batchnorm, softmax, layernorm, reduce_mean */
+                                           batchnorm, softmax, layernorm, reduce_mean,
+                                           qreduce_mean */
 bool ref_op_pool(RefCtx *c, Node *n);   /* ref_pool.c: avgpool, global_avgpool, maxpool,
-                                           resize */
+                                           qavgpool, resize */
 bool ref_op_layout(RefCtx *c, Node *n); /* ref_layout.c: concat, split, slice, pad, reshape,
                                            transpose, squeeze, unsqueeze, flatten, identity,
                                            gather */
-bool ref_op_int(RefCtx *c, Node *n);    /* ref_int.c: qadd, qsub, qmul, qavgpool,
-                                           qreduce_mean, requantize, lut */
+bool ref_op_int(RefCtx *c, Node *n);    /* ref_int.c: qadd, qsub, qmul, requantize, lut */
+
+/* Result range [lo, hi] of an integer op: its 'clamp' attribute intersected with the result
+ * type's [qmin, qmax]. False after an error if the result is not per-tensor quantized. */
+bool ref_int_range(RefCtx *c, Node *n, int32_t *zy, float *sy, int32_t *lo, int32_t *hi);
+/* Per-tensor scale and zero point of quantized operand i (false after an error). */
+bool ref_int_operand(RefCtx *c, Node *n, uint32_t i, float *s, int32_t *z);
 
 /* ---- helpers (ref.c) ---- */
 size_t ref_numel(const RefTensor *t);

@@ -1,11 +1,50 @@
-/* ref_int.c: reference integer elementwise ops: lut (y = table[x - storage_min]), and qadd,
- * qsub, qmul, qavgpool, qreduce_mean, requantize with the arithmetic of
- * lib/numerics/elementwise.h (docs/numerics.md). */
+/* ref_int.c: reference integer elementwise ops: lut (y = table[x - storage_min]) and qadd,
+ * qsub, qmul, requantize with the arithmetic of lib/numerics/elementwise.h
+ * (docs/numerics.md). Those functions define one (f32) arithmetic for these ops; --requant=fixed
+ * applies only to the accumulator epilogues of qconv/qconv_transpose/qmatmul. Also the shared
+ * integer-op parameter helpers. */
 #include "ref/ref_impl.h"
 
+#include "numerics/elementwise.h"
 #include "numerics/numerics.h"
 
 #include <string.h>
+
+bool
+ref_int_operand(RefCtx *c, Node *n, uint32_t i, float *s, int32_t *z)
+{
+    const RefTensor *t = ref_in(c, n, i);
+    const QParams *q = t ? t->type.q : NULL;
+    if (!q || q->axis >= 0) {
+        node_error(c->g, n, "reference interpreter: operand %u must be quantized per tensor", i);
+        return false;
+    }
+    *s = q->scale[0];
+    *z = q->zp[0];
+    return true;
+}
+
+bool
+ref_int_range(RefCtx *c, Node *n, int32_t *zy, float *sy, int32_t *lo, int32_t *hi)
+{
+    const Type *t = &ref_out(c, n, 0)->type;
+    if (!t->q || t->q->axis >= 0) {
+        node_error(c->g, n, "reference interpreter: result must be quantized per tensor");
+        return false;
+    }
+    *zy = t->q->zp[0];
+    *sy = t->q->scale[0];
+    *lo = t->q->qmin;
+    *hi = t->q->qmax;
+    int64_t cl[4];
+    if (ir_attr_ints(c->g, n, "clamp", cl, 4) == 2) {
+        if (cl[0] > *lo)
+            *lo = (int32_t)cl[0];
+        if (cl[1] < *hi)
+            *hi = (int32_t)cl[1];
+    }
+    return true;
+}
 
 static bool
 lut(RefCtx *c, Node *n)
@@ -32,12 +71,65 @@ lut(RefCtx *c, Node *n)
     return true;
 }
 
+static bool
+requantize(RefCtx *c, Node *n)
+{
+    float sx, sy;
+    int32_t zx, zy, lo, hi;
+    if (!ref_int_operand(c, n, 0, &sx, &zx) || !ref_int_range(c, n, &zy, &sy, &lo, &hi))
+        return false;
+    const RefTensor *x = ref_in(c, n, 0);
+    RefTensor *y = ref_out(c, n, 0);
+    size_t k = ref_numel(x);
+    for (size_t i = 0; i < k; i++)
+        ref_set_i(y, i, qn_requantize((int32_t)ref_get_i(x, i), sx, zx, sy, zy, lo, hi));
+    return true;
+}
+
+static bool
+binary(RefCtx *c, Node *n)
+{
+    float sa, sb, sy;
+    int32_t za, zb, zy, lo, hi;
+    if (!ref_int_operand(c, n, 0, &sa, &za) || !ref_int_operand(c, n, 1, &sb, &zb) ||
+        !ref_int_range(c, n, &zy, &sy, &lo, &hi))
+        return false;
+    const RefTensor *a = ref_in(c, n, 0), *b = ref_in(c, n, 1);
+    RefTensor *y = ref_out(c, n, 0);
+    int64_t st_a[IR_MAX_RANK], st_b[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
+    ref_bcast_strides(&a->type, &y->type, st_a);
+    ref_bcast_strides(&b->type, &y->type, st_b);
+    size_t k = ref_numel(y);
+    for (size_t i = 0; i < k; i++) {
+        int64_t ia = 0, ib = 0;
+        for (int d = 0; d < y->type.rank; d++) {
+            ia += idx[d] * st_a[d];
+            ib += idx[d] * st_b[d];
+        }
+        int32_t va = (int32_t)ref_get_i(a, (size_t)ia), vb = (int32_t)ref_get_i(b, (size_t)ib);
+        int32_t r;
+        if (n->op == OP_QADD)
+            r = qn_qadd(va, sa, za, vb, sb, zb, sy, zy, lo, hi);
+        else if (n->op == OP_QSUB)
+            r = qn_qsub(va, sa, za, vb, sb, zb, sy, zy, lo, hi);
+        else
+            r = qn_qmul(va, sa, za, vb, sb, zb, sy, zy, lo, hi);
+        ref_set_i(y, i, r);
+        ref_next_index(&y->type, idx);
+    }
+    return true;
+}
+
 bool
 ref_op_int(RefCtx *c, Node *n)
 {
     switch (n->op) {
     case OP_LUT:
         return lut(c, n);
+    case OP_REQUANTIZE:
+        return requantize(c, n);
+    case OP_QADD: case OP_QSUB: case OP_QMUL:
+        return binary(c, n);
     default:
         break;
     }

@@ -1,9 +1,12 @@
 /* ref_pool.c: reference pools (maxpool on any element type, avgpool with ceil_mode and
- * count_include_pad, global_avgpool) and resize (nearest and linear; coordinate transformation
+ * count_include_pad, global_avgpool), qavgpool (sum of x - zx over the counted window, then
+ * qn_qavg of lib/numerics/elementwise.h) and resize (nearest and linear; coordinate transformation
  * modes half_pixel, asymmetric, align_corners, pytorch_half_pixel; nearest modes
  * round_prefer_floor, round_prefer_ceil, floor, ceil), following the ONNX reference
  * implementation (coordinates in double, linear interpolation with edge clamping). */
 #include "ref/ref_impl.h"
+
+#include "numerics/elementwise.h"
 
 #include <math.h>
 #include <string.h>
@@ -14,7 +17,12 @@ pool(RefCtx *c, Node *n)
     Graph *g = c->g;
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
-    bool global = n->op == OP_GLOBAL_AVGPOOL;
+    bool qavg = n->op == OP_QAVGPOOL;
+    bool global = n->op == OP_GLOBAL_AVGPOOL || (qavg && ir_attr_int(g, n, "global", 0) != 0);
+    float sx = 0, sy = 0;
+    int32_t zx = 0, zy = 0, lo = 0, hi = 0;
+    if (qavg && (!ref_int_operand(c, n, 0, &sx, &zx) || !ref_int_range(c, n, &zy, &sy, &lo, &hi)))
+        return false;
     int64_t ks[IR_MAX_RANK] = {1, 1, 1};
     RefWin w;
     if (global) {
@@ -35,7 +43,7 @@ pool(RefCtx *c, Node *n)
             return false;
     }
     bool is_max = n->op == OP_MAXPOOL;
-    if (!is_max && x->type.elem != ET_F32)
+    if (!is_max && !qavg && x->type.elem != ET_F32)
         return ref_f32_in(c, n, 0) != NULL;
     if (is_max && ir_attr_int(g, n, "storage_order", 0) != 0) {
         node_error(g, n, "reference interpreter: storage_order=1 is not supported");
@@ -76,7 +84,7 @@ pool(RefCtx *c, Node *n)
                                     continue;
                                 int64_t xi = p * isp + (i0 * w.in[1] + i1) * w.in[2] + i2;
                                 double v = fl ? ref_get_f(x, (size_t)xi)
-                                              : (double)ref_get_i(x, (size_t)xi);
+                                              : (double)(ref_get_i(x, (size_t)xi) - zx);
                                 sum += v;
                                 cnt++;
                                 if (besti < 0 || v > best || v != v) {
@@ -95,6 +103,10 @@ pool(RefCtx *c, Node *n)
                         }
                         memcpy((char *)y->data + (size_t)yi * es,
                                (const char *)x->data + (size_t)besti * es, es);
+                    } else if (qavg) {
+                        /* integer sums below 2^53 are exact in the double accumulator */
+                        int64_t div = incl ? padcnt : cnt;
+                        ref_set_i(y, (size_t)yi, qn_qavg((int64_t)sum, div, sx, sy, zy, lo, hi));
                     } else {
                         int64_t div = incl ? padcnt : cnt;
                         ((float *)y->data)[yi] = div ? (float)(sum / (double)div) : 0.0f;
@@ -257,7 +269,7 @@ bool
 ref_op_pool(RefCtx *c, Node *n)
 {
     switch (n->op) {
-    case OP_MAXPOOL: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL:
+    case OP_MAXPOOL: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_QAVGPOOL:
         return pool(c, n);
     case OP_RESIZE:
         return resize(c, n);
