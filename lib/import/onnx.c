@@ -54,6 +54,107 @@ cap_free(void *ud, void *ptr)
     free(p);
 }
 
+/* ---- pre-check of the wire format ----
+ * protobuf-c decodes nested messages recursively and copies strings as C strings. Before
+ * handing it the bytes, walk the message tree with the generated descriptors (not a decoder:
+ * nothing is extracted) to bound the nesting depth, and to refuse strings with NUL bytes
+ * (which C strings would silently truncate, aliasing names) or invalid UTF-8. Malformed wire
+ * data stops the walk; protobuf-c then reports it. */
+#define ONNX_MAX_DEPTH 64
+
+typedef enum { WIRE_OK, WIRE_MALFORMED, WIRE_TOO_DEEP, WIRE_BAD_STRING } WireStatus;
+
+static bool
+wire_varint(const uint8_t *p, size_t len, size_t *i, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64 && *i < len; shift += 7) {
+        uint8_t b = p[(*i)++];
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool
+valid_utf8(const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        uint8_t c = s[i];
+        size_t k;
+        if (c == 0)
+            return false;
+        if (c < 0x80)
+            k = 0;
+        else if (c >= 0xc2 && c <= 0xdf)
+            k = 1;
+        else if ((c & 0xf0) == 0xe0)
+            k = 2;
+        else if (c >= 0xf0 && c <= 0xf4)
+            k = 3;
+        else
+            return false;
+        if (k > n - i - 1)
+            return false;
+        for (size_t j = 1; j <= k; j++)
+            if ((s[i + j] & 0xc0) != 0x80)
+                return false;
+        i += k + 1;
+    }
+    return true;
+}
+
+static WireStatus
+wire_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, int depth)
+{
+    if (depth > ONNX_MAX_DEPTH)
+        return WIRE_TOO_DEEP;
+    size_t i = 0;
+    while (i < len) {
+        uint64_t tag, v;
+        if (!wire_varint(p, len, &i, &tag))
+            return WIRE_MALFORMED;
+        switch (tag & 7) {
+        case 0:
+            if (!wire_varint(p, len, &i, &v))
+                return WIRE_MALFORMED;
+            break;
+        case 1:
+            if (len - i < 8)
+                return WIRE_MALFORMED;
+            i += 8;
+            break;
+        case 5:
+            if (len - i < 4)
+                return WIRE_MALFORMED;
+            i += 4;
+            break;
+        case 2: {
+            if (!wire_varint(p, len, &i, &v) || v > len - i)
+                return WIRE_MALFORMED;
+            const ProtobufCFieldDescriptor *f =
+                tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3))
+                                       : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                WireStatus st = wire_check(f->descriptor, p + i, (size_t)v, depth + 1);
+                if (st != WIRE_OK)
+                    return st;
+            } else if (f && f->type == PROTOBUF_C_TYPE_STRING && !valid_utf8(p + i, (size_t)v)) {
+                return WIRE_BAD_STRING;
+            }
+            i += (size_t)v;
+            break;
+        }
+        default:
+            return WIRE_MALFORMED;
+        }
+    }
+    return WIRE_OK;
+}
+
 /* ---- value names ---- */
 ValueId
 onnx_lookup(OnnxImp *I, const char *name)
@@ -707,6 +808,17 @@ imp_onnx(qdqc_context *ctx, const void *data, size_t len, const char *path)
     Loc l = {.file = path ? path : "<memory>"};
     if (!len) {
         diag_error(ctx, &l, "empty file (not an ONNX model)");
+        return NULL;
+    }
+    WireStatus ws = wire_check(&onnx__model_proto__descriptor, data, len, 0);
+    if (ws == WIRE_TOO_DEEP) {
+        diag_error(ctx, &l, "not a valid ONNX model: messages nest deeper than %d levels",
+                   ONNX_MAX_DEPTH);
+        return NULL;
+    }
+    if (ws == WIRE_BAD_STRING) {
+        diag_error(ctx, &l, "not a valid ONNX model: a string field holds a NUL byte or invalid "
+                   "UTF-8");
         return NULL;
     }
     CapAlloc ca = {0, 0, false};

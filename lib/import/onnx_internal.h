@@ -38,6 +38,7 @@ typedef struct OnnxImp {
     /* the node being translated */
     const Onnx__NodeProto *node;
     Loc loc;
+    bool bad_attr;         /* an attribute of the wrong type was seen on this node */
     VEC(QConstraint) qc;
 } OnnxImp;
 

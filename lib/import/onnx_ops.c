@@ -9,6 +9,7 @@
  * Errors name the node through I->loc. */
 #include "onnx_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,17 +49,37 @@ attr(OnnxImp *I, const char *name)
     return NULL;
 }
 
+/* The attribute if present with the expected type; a present attribute of another type is
+ * an error (reported once, remembered in I->bad_attr so the node fails). */
+static const Onnx__AttributeProto *
+attr_typed(OnnxImp *I, const char *name, Onnx__AttributeProto__AttributeType want,
+           const char *tname)
+{
+    const Onnx__AttributeProto *a = attr(I, name);
+    if (!a)
+        return NULL;
+    if (a->has_type && a->type != want) {
+        if (!I->bad_attr)
+            onnx_node_error(I, "attribute '%s' must be %s", name, tname);
+        I->bad_attr = true;
+        return NULL;
+    }
+    return a;
+}
+
 static int64_t
 attr_i(OnnxImp *I, const char *name, int64_t dflt)
 {
-    const Onnx__AttributeProto *a = attr(I, name);
+    const Onnx__AttributeProto *a =
+        attr_typed(I, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, "an INT");
     return a && a->has_i ? a->i : dflt;
 }
 
 static float
 attr_f(OnnxImp *I, const char *name, float dflt)
 {
-    const Onnx__AttributeProto *a = attr(I, name);
+    const Onnx__AttributeProto *a =
+        attr_typed(I, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, "a FLOAT");
     return a && a->has_f ? a->f : dflt;
 }
 
@@ -66,15 +87,17 @@ attr_f(OnnxImp *I, const char *name, float dflt)
 static int
 attr_ints(OnnxImp *I, const char *name, int64_t *out, int max)
 {
-    const Onnx__AttributeProto *a = attr(I, name);
+    const Onnx__AttributeProto *a =
+        attr_typed(I, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, "INTS");
     if (!a)
-        return -1;
+        return I->bad_attr ? -2 : -1;
     if (a->n_ints > (size_t)max) {
         onnx_node_error(I, "attribute '%s' has %zu values, at most %d are supported", name,
                         a->n_ints, max);
         return -2;
     }
-    memcpy(out, a->ints, a->n_ints * sizeof(int64_t));
+    if (a->n_ints)
+        memcpy(out, a->ints, a->n_ints * sizeof(int64_t));
     return (int)a->n_ints;
 }
 
@@ -82,7 +105,8 @@ attr_ints(OnnxImp *I, const char *name, int64_t *out, int max)
 static const char *
 attr_s(OnnxImp *I, const char *name, const char *dflt)
 {
-    const Onnx__AttributeProto *a = attr(I, name);
+    const Onnx__AttributeProto *a =
+        attr_typed(I, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING, "a STRING");
     if (!a || !a->has_s)
         return dflt;
     char *s = arena_alloc(&I->m->arena, a->s.len + 1);
@@ -285,10 +309,10 @@ qparams_of(OnnxImp *I, const Tensor *s, const Tensor *z, ElemType storage, int64
     for (size_t i = 0; i < n; i++) {
         double sc = tensor_get_f(s, i);
         float f = (float)sc;
-        if (!(f > 0) || !isfinite(f)) {
+        if (!(f >= FLT_MIN) || !isfinite(f)) {
             char buf[48];
             fmt_float(buf, f);
-            onnx_node_error(I, "scale%s must be positive and finite, got %s",
+            onnx_node_error(I, "scale%s must be positive, normal and finite, got %s",
                             n == 1 ? "" : "[i]", buf);
             return NULL;
         }
@@ -513,8 +537,14 @@ conv_attrs(OnnxImp *I, NodeId n, const Type *x, const int64_t *k, int ns, bool p
         ir_set_attr_ints(g, n, "dilations", dil, (uint32_t)ns);
     if (!pool && attr(I, "group"))
         ir_set_attr_int(g, n, "group", attr_i(I, "group", 1));
-    if (pool || attr(I, "kernel_shape"))
+    int64_t ka[IR_MAX_RANK];
+    int ck = pool ? -1 : attr_ints(I, "kernel_shape", ka, IR_MAX_RANK);
+    if (ck == -2)
+        return false;
+    if (pool)
         ir_set_attr_ints(g, n, "kernel_shape", k, (uint32_t)ns);
+    else if (ck >= 0)
+        ir_set_attr_ints(g, n, "kernel_shape", ka, (uint32_t)ck);
     if (pool && attr_i(I, "ceil_mode", 0))
         ir_set_attr_int(g, n, "ceil_mode", 1);
     return true;
@@ -1512,6 +1542,9 @@ op_constant_of_shape(OnnxImp *I)
             onnx_node_error(I, "'value' must have one element");
             return false;
         }
+    } else if (a) {
+        onnx_node_error(I, "attribute 'value' must be a TENSOR");
+        return false;
     } else {
         Type ty = type_make(ET_F32, 1, (int64_t[]){1});
         v = ir_tensor_new(I->m, &ty);
@@ -1627,6 +1660,7 @@ onnx_translate(OnnxImp *I)
         onnx_node_error(I, "has no output");
         return false;
     }
+    I->bad_attr = false;
     for (size_t k = (size_t)e->max_out; k < np->n_output; k++)
         if (np->output[k] && *np->output[k]) {
             onnx_node_error(I, "output %zu ('%s') is not supported: qdqc imports only the "
@@ -1634,5 +1668,8 @@ onnx_translate(OnnxImp *I)
                             e->max_out == 1 ? "" : "s", e->name);
             return false;
         }
-    return e->fn(I);
+    bool ok = e->fn(I);
+    if (ok && I->bad_attr)
+        return false;
+    return ok;
 }

@@ -137,6 +137,11 @@ read_external(OnnxImp *I, const Onnx__TensorProto *tp, const char *what, const L
         return NULL;
     }
     size_t dl = strlen(I->dir);
+    if (strcmp(real, I->dir) == 0) {
+        diag_error(I->ctx, loc, "%s: external data '%s' is not a file", what, location);
+        free(real);
+        return NULL;
+    }
     if (strncmp(real, I->dir, dl) != 0 || (real[dl] != '/' && !(dl == 1 && I->dir[0] == '/'))) {
         diag_error(I->ctx, loc, "%s: external data '%s' resolves outside the model folder "
                    "(refused)", what, location);
@@ -235,6 +240,11 @@ onnx_tensor(OnnxImp *I, const Onnx__TensorProto *tp, const char *what, const Loc
         if (!raw)
             return NULL;
     } else if (tp->has_raw_data) {
+        if (tp->n_float_data || tp->n_int32_data || tp->n_int64_data || tp->n_double_data ||
+            tp->n_uint64_data || tp->n_string_data) {
+            diag_error(I->ctx, loc, "%s: has both raw_data and typed data fields", what);
+            return NULL;
+        }
         if (tp->raw_data.len != packed) {
             diag_error(I->ctx, loc, "%s: raw_data has %zu bytes, %zu %s values need %zu", what,
                        tp->raw_data.len, n, elem_name(et), packed);
