@@ -6,7 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(
-  build-essential cmake ninja-build git pkgconf python3 python3-numpy python3-pytest python3-pip
+  build-essential cmake ninja-build git pkgconf python3 python3-numpy python3-pytest python3-pip python3-venv
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 libclang-rt-22-dev
   protobuf-c-compiler libprotobuf-c-dev python3-onnx libonnx-dev libonnx-testdata
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
