@@ -18,7 +18,16 @@ static const PassInfo passes[] = {
 
 static const char default_pipeline[] =
     "canonicalize,"
-    "dce";
+    "weight-fold,"      /* Q(f32 const) -> int const; int weights typed; float bias -> int32 */
+    "bn-fold,"          /* batchnorm into conv weight scales (new float bias) */
+    "qdq-propagate,"    /* DQ forward / Q backward over layout ops, round trips, duplicates */
+    "weight-fold,"      /* biases of bn-fold, and of ops whose input DQ just moved next to them */
+    "qdq-fold,"         /* conv/conv_transpose/matmul/gemm [+relu/clip] -> qconv/qmatmul */
+    "qdq-elementwise,"  /* add/sub/mul, concat, average pooling, reduce-mean */
+    "lut,"              /* 8-bit element-wise functions as tables */
+    "qdq-propagate,"    /* round trips exposed by the folds */
+    "dce,"
+    "float-islands";    /* remarks: what stays float and why */
 
 const char *
 pass_default_pipeline(void)

@@ -1,0 +1,154 @@
+/* float_islands.c: say what still computes in float after the pipeline, and why.
+ * Every float compute op left (not const, not quantize/dequantize, not an integer op) gets a
+ * remark with its reason ("no integer rule", "input 1 not quantized", "result not quantized",
+ * ...) and the number of its float island: float ops joined by float values (directly or
+ * through layout ops) share an island. A last remark gives the totals.
+ * Nothing is inserted: integer ops are only ever made from dequantized integers and produce
+ * quantized (or f32) results, so a float op is always bounded by the model's own dequantize
+ * and quantize (or by graph inputs/outputs); the island boundaries are exactly those nodes.
+ * pass_float_reason() is shared with the report (lib/api/report.c).
+ * needs: nothing.  keeps: everything (changes nothing).  leaves stale: uses.
+ */
+#include "pass.h"
+
+#include <stdio.h>
+
+static bool
+is_float_compute(Graph *g, const Node *n)
+{
+    unsigned fl = op_info(n->op)->flags;
+    if (n->op == OP_CONST || (fl & (OPF_INT | OPF_QDQ)) || n->op == OP_SHAPE ||
+        n->op == OP_CONSTANT_OF_SHAPE)
+        return false;
+    if (fl & OPF_LAYOUT)
+        return false;
+    for (uint32_t k = 0; k < n->nout; k++)
+        if (elem_is_float(ir_value(g, n->out[k])->type.elem))
+            return true;
+    return false;
+}
+
+static bool
+has_rule(OpKind op)
+{
+    switch (op) {
+    case OP_CONV: case OP_CONV_TRANSPOSE: case OP_MATMUL: case OP_GEMM: case OP_BATCHNORM:
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_RELU: case OP_CLIP: case OP_LEAKY_RELU:
+    case OP_SIGMOID: case OP_HARD_SIGMOID: case OP_HARD_SWISH: case OP_TANH: case OP_ERF:
+    case OP_GELU: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_REDUCE_MEAN:
+        return true;
+    default:
+        return false;
+    }
+}
+
+const char *
+pass_float_reason(Graph *g, Node *n, char *buf, size_t len)
+{
+    if (n->dead || !is_float_compute(g, n))
+        return NULL;
+    if (!has_rule(n->op)) {
+        snprintf(buf, len, "no integer rule");
+        return buf;
+    }
+    if (n->op == OP_BATCHNORM) {
+        snprintf(buf, len, "not folded into a conv (no conv before it, or non-constant statistics)");
+        return buf;
+    }
+    uint32_t ndata = n->op == OP_CONV || n->op == OP_CONV_TRANSPOSE || n->op == OP_MATMUL ||
+                     n->op == OP_GEMM || n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL
+                     ? 2 : 1;
+    for (uint32_t k = 0; k < ndata && k < n->nin; k++) {
+        Node *d = qm_def_op(g, n->in[k], OP_DEQUANTIZE);
+        if (!d || !d->q) {
+            snprintf(buf, len, "input %u not quantized", k);
+            return buf;
+        }
+        if (!qm_is_8bit(d->q->storage)) {
+            snprintf(buf, len, "input %u is %s, not 8-bit", k, elem_name(d->q->storage));
+            return buf;
+        }
+        if (d->q->axis >= 0 && k == 0) {
+            snprintf(buf, len, "input %u is quantized per channel", k);
+            return buf;
+        }
+    }
+    if (n->op == OP_CONV || n->op == OP_CONV_TRANSPOSE || n->op == OP_MATMUL || n->op == OP_GEMM) {
+        if (n->op == OP_GEMM && ir_attr_int(g, n, "transA", 0)) {
+            snprintf(buf, len, "transA=1 has no integer rule");
+            return buf;
+        }
+        if (n->nin > 2 && n->in[2].id) {
+            Node *d = qm_def_op(g, n->in[2], OP_DEQUANTIZE);
+            if (!d || !d->q || d->q->storage != ET_I32) {
+                snprintf(buf, len, "bias not quantized to int32");
+                return buf;
+            }
+        }
+        snprintf(buf, len, "weight quantization not supported here (axis or parameters)");
+        return buf;
+    }
+    snprintf(buf, len, "result not quantized");
+    return buf;
+}
+
+/* union-find over node ids */
+static uint32_t
+find(uint32_t *p, uint32_t x)
+{
+    while (p[x] != x)
+        x = p[x] = p[p[x]];
+    return x;
+}
+
+bool
+pass_float_islands(PassCtx *pc, Graph *g)
+{
+    (void)pc;
+    uint32_t nn = g->nodes.len;
+    uint32_t *parent = xmalloc(nn * sizeof(uint32_t));
+    for (uint32_t i = 0; i < nn; i++)
+        parent[i] = i;
+    /* join float compute ops through float values; layout ops on float values join too */
+    for (uint32_t i = 1; i < nn; i++) {
+        Node *n = &g->nodes.data[i];
+        bool fc = is_float_compute(g, n);
+        bool fl = (op_info(n->op)->flags & OPF_LAYOUT) && n->nout &&
+                  elem_is_float(ir_value(g, n->out[0])->type.elem);
+        if (n->dead || (!fc && !fl))
+            continue;
+        for (uint32_t k = 0; k < n->nin; k++) {
+            Node *d = ir_def(g, n->in[k]);
+            if (!d || d->dead || !elem_is_float(ir_value(g, n->in[k])->type.elem))
+                continue;
+            bool dfc = is_float_compute(g, d);
+            bool dfl = (op_info(d->op)->flags & OPF_LAYOUT) != 0;
+            if (dfc || dfl) {
+                uint32_t a = find(parent, i), b = find(parent, (uint32_t)(d - g->nodes.data));
+                parent[a] = b;
+            }
+        }
+    }
+    uint32_t *island = xcalloc(nn, sizeof(uint32_t));
+    uint32_t nisl = 0, nfloat = 0;
+    char buf[160];
+    for (uint32_t i = 1; i < nn; i++) {
+        Node *n = &g->nodes.data[i];
+        const char *why = pass_float_reason(g, n, buf, sizeof buf);
+        if (!why)
+            continue;
+        uint32_t r = find(parent, i);
+        if (!island[r])
+            island[r] = ++nisl;
+        nfloat++;
+        node_remark(g, n, "%s (float island %u)", why, island[r]);
+    }
+    if (nfloat) {
+        Loc l = {.file = g->m->filename};
+        diag_emit(g->m->ctx, QDQC_SEV_REMARK, &l, "%u op%s float in %u island%s", nfloat,
+                  nfloat == 1 ? " stays" : "s stay", nisl, nisl == 1 ? "" : "s");
+    }
+    free(parent);
+    free(island);
+    return false;
+}
