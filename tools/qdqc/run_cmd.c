@@ -68,6 +68,31 @@ fill_random(void *buf, size_t n, const char *et, uint64_t seed)
     return true;
 }
 
+/* mkdir -p */
+static bool
+make_dirs(const char *dir)
+{
+    size_t n = strlen(dir);
+    char *p = malloc(n + 1);
+    if (!p)
+        return false;
+    memcpy(p, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != 0)
+            continue;
+        char c = p[i];
+        p[i] = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            free(p);
+            return false;
+        }
+        p[i] = c;
+    }
+    free(p);
+    struct stat st;
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static char *
 output_path(const char *dir, const char *name)
 {
@@ -232,7 +257,7 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
         rc = RC_INPUT;
         goto done;
     }
-    if (mkdir(o->output_dir, 0777) != 0 && errno != EEXIST) {
+    if (!make_dirs(o->output_dir)) {
         rc = err(RC_INPUT, "cannot create directory '%s'%s", o->output_dir, "");
         goto done;
     }
