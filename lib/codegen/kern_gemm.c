@@ -1,0 +1,726 @@
+/* kern_gemm.c: LLVM IR emission for the int8 GEMM kernels (plan and packing: kern_gemm_plan.c,
+ * layouts: kern_gemm_impl.h).
+ *
+ * Emitted structure of `void f(const void *A, void *C, int64_t m_begin, int64_t m_end)`:
+ *
+ *   for m0 in [m_begin, m_end) step mc:              cache block of rows
+ *     R[i] = sum_k A[m0+i, k]                        only if some zb != 0
+ *     pack A rows [m0, m0+mc) into the stack buffer  (xor 0x80 / widen / pair-interleave)
+ *     for each panel of nr channels (+ the tail panel with fewer vectors, masked store):
+ *       for row tiles of mr rows, then mr/2, ..., 1 for the rest:
+ *         acc[r][v] = 0; for each k group: acc = dot(acc, bcast(A[r, group]), Bpanel[group, v])
+ *         epilogue(acc - zb*R + cb) -> C
+ *
+ * Every trip count except the row range is a compile-time constant, so LLVM sees constant-bound
+ * K loops over constant-address panels. Accumulators live in allocas that SROA turns into
+ * registers; the microkernel body is explicit intrinsic calls (no reliance on the vectorizer),
+ * except the generic/NEON path, which is plain vector IR with i16 products widened to i32
+ * (exact: |a*b| <= 255*128 fits int16).
+ */
+#include "codegen/kern_gemm_impl.h"
+
+#include <llvm-c/Core.h>
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg_util.h"
+
+typedef struct Gen {
+    LLVMContextRef c;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;
+    const CgGemmSpec *s;
+    const GemmPlan *p;
+    LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, accty, outty;
+    int esize;
+    LLVMValueRef arg_a, arg_c, arg_mb, arg_me;
+    LLVMValueRef g_b, g_cb, g_zb, g_mult, g_fxm, g_fxr, g_fxs, g_scale, g_fbias;
+    LLVMValueRef acc[32], apack, rs, sumslot;
+    LLVMValueRef m0, mcn; /* current cache block: first row, row count */
+} Gen;
+
+typedef struct Panel {
+    LLVMValueRef bbase; /* i8* to the panel's packed B */
+    LLVMValueRef n0;    /* first channel (i64) */
+    int nv;             /* vectors in this panel */
+    int64_t nrp;        /* channels in this panel (nv * vl) */
+    int64_t last_lanes; /* valid lanes of the last vector */
+} Panel;
+
+typedef struct Loop {
+    LLVMBasicBlockRef head, exit;
+    LLVMValueRef iv, step;
+} Loop;
+
+/* ---- small builders ---- */
+
+static LLVMValueRef
+ci64(Gen *g, int64_t v)
+{
+    return LLVMConstInt(g->i64, (unsigned long long)v, 1);
+}
+
+static LLVMValueRef
+ci32(Gen *g, int64_t v)
+{
+    return LLVMConstInt(g->i32, (unsigned long long)v, 1);
+}
+
+static LLVMValueRef
+gep8(Gen *g, LLVMValueRef base, LLVMValueRef off)
+{
+    return LLVMBuildInBoundsGEP2(g->b, g->i8, base, &off, 1, "");
+}
+
+static LLVMValueRef
+load(Gen *g, LLVMTypeRef ty, LLVMValueRef ptr, unsigned align)
+{
+    LLVMValueRef v = LLVMBuildLoad2(g->b, ty, ptr, "");
+    LLVMSetAlignment(v, align);
+    return v;
+}
+
+static void
+store(Gen *g, LLVMValueRef v, LLVMValueRef ptr, unsigned align)
+{
+    LLVMValueRef st = LLVMBuildStore(g->b, v, ptr);
+    LLVMSetAlignment(st, align);
+}
+
+static LLVMValueRef
+mul(Gen *g, LLVMValueRef a, int64_t k)
+{
+    return LLVMBuildNSWMul(g->b, a, ci64(g, k), "");
+}
+
+static LLVMValueRef
+add(Gen *g, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildNSWAdd(g->b, a, b, "");
+}
+
+static LLVMValueRef
+splat(Gen *g, LLVMValueRef scalar, unsigned n)
+{
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(scalar), n);
+    LLVMValueRef v = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), scalar, ci32(g, 0), "");
+    LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(g->i32, n));
+    return LLVMBuildShuffleVector(g->b, v, LLVMGetPoison(vt), zeros, "");
+}
+
+/* Call intrinsic `name`, overloaded on ov[0..nov); its type comes from LLVM itself
+ * (LLVMIntrinsicGetType), never hand-written: LLVM 22 changed several signatures. */
+static LLVMValueRef
+intr(Gen *g, const char *name, LLVMTypeRef *ov, size_t nov, LLVMValueRef *args, unsigned nargs)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    assert(id != 0 && "unknown intrinsic");
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, ov, nov);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(g->c, id, ov, nov);
+    return LLVMBuildCall2(g->b, fty, f, args, nargs, "");
+}
+
+static LLVMValueRef
+intr1(Gen *g, const char *name, LLVMValueRef a)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    return intr(g, name, &t, 1, &a, 1);
+}
+
+static LLVMValueRef
+intr2(Gen *g, const char *name, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef args[2] = {a, b};
+    return intr(g, name, &t, 1, args, 2);
+}
+
+static LLVMBasicBlockRef
+block(Gen *g, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(g->c, g->fn, name);
+}
+
+/* for (iv = start; iv < end; iv += step): builder left in the body. */
+static LLVMValueRef
+loop_begin(Gen *g, Loop *l, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step,
+           const char *name)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    l->head = block(g, name);
+    LLVMBasicBlockRef body = block(g, name);
+    l->exit = block(g, name);
+    l->step = step;
+    LLVMBuildBr(g->b, l->head);
+    LLVMPositionBuilderAtEnd(g->b, l->head);
+    l->iv = LLVMBuildPhi(g->b, g->i64, name);
+    LLVMAddIncoming(l->iv, &start, &pre, 1);
+    LLVMValueRef cond = LLVMBuildICmp(g->b, LLVMIntSLT, l->iv, end, "");
+    LLVMBuildCondBr(g->b, cond, body, l->exit);
+    LLVMPositionBuilderAtEnd(g->b, body);
+    return l->iv;
+}
+
+static void
+loop_end(Gen *g, Loop *l)
+{
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+    LLVMValueRef next = add(g, l->iv, l->step);
+    LLVMBuildBr(g->b, l->head);
+    LLVMAddIncoming(l->iv, &next, &latch, 1);
+    LLVMPositionBuilderAtEnd(g->b, l->exit);
+}
+
+/* Private constant global holding raw bytes, aligned to 64. */
+static LLVMValueRef
+const_bytes(Gen *g, const char *fname, const char *suffix, const void *data, int64_t n)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s.%s", fname, suffix);
+    LLVMValueRef init = LLVMConstStringInContext2(g->c, (const char *)data, (size_t)n, 1);
+    LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), name);
+    LLVMSetInitializer(gv, init);
+    LLVMSetGlobalConstant(gv, 1);
+    LLVMSetLinkage(gv, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(gv, LLVMGlobalUnnamedAddr);
+    LLVMSetAlignment(gv, 64);
+    return gv;
+}
+
+/* ---- microkernel steps ---- */
+
+/* Row (or row-pair) pointers of a tile into packed A (or A itself). Rows past the block's end
+ * (a partial tile) are clamped to its last row: computed, never stored, never read out of A. */
+static void
+tile_rows(Gen *g, int rows, LLVMValueRef mloc, LLVMValueRef *rowp)
+{
+    const GemmPlan *p = g->p;
+    LLVMValueRef last = LLVMBuildSub(g->b, g->mcn, ci64(g, 1), "");
+    if (p->apack == APACK_PAIRS) {
+        LLVMValueRef q0 = LLVMBuildLShr(g->b, mloc, ci64(g, 1), "");
+        LLVMValueRef qlast = LLVMBuildLShr(g->b, last, ci64(g, 1), "");
+        for (int q = 0; q < (rows + 1) / 2; q++) {
+            LLVMValueRef qi = q ? intr2(g, "llvm.smin", add(g, q0, ci64(g, q)), qlast) : q0;
+            rowp[q] = gep8(g, g->apack, mul(g, qi, p->a_row_bytes));
+        }
+        return;
+    }
+    for (int i = 0; i < rows; i++) {
+        LLVMValueRef li = i ? intr2(g, "llvm.smin", add(g, mloc, ci64(g, i)), last) : mloc;
+        if (p->apack == APACK_NONE)
+            rowp[i] = gep8(g, g->arg_a, mul(g, add(g, g->m0, li), g->s->lda));
+        else
+            rowp[i] = gep8(g, g->apack, mul(g, li, p->a_row_bytes));
+    }
+}
+
+static int
+tile_nacc(const GemmPlan *p, int rows, int nv)
+{
+    return p->isa == CG_GEMM_A64_I8MM ? (rows + 1) / 2 * 2 * nv : rows * nv;
+}
+
+/* One k group for the whole tile: acc slots updated in place. */
+static void
+tile_step(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi)
+{
+    const GemmPlan *p = g->p;
+    const int vl = p->vl, nv = pn->nv;
+    LLVMValueRef bgp = gep8(g, pn->bbase, mul(g, gi, pn->nrp * p->kg * p->belem));
+    LLVMValueRef bv[16], av[16];
+
+    if (p->isa == CG_GEMM_A64_I8MM) {
+        LLVMTypeRef v16 = LLVMVectorType(g->i8, 16);
+        int npair = 2 * nv, nq = (rows + 1) / 2;
+        for (int j = 0; j < npair; j++)
+            bv[j] = load(g, v16, gep8(g, bgp, ci64(g, 16 * j)), 16);
+        for (int q = 0; q < nq; q++)
+            av[q] = load(g, v16, gep8(g, rowp[q], mul(g, gi, 16)), 16);
+        const char *name = g->s->a_signed ? "llvm.aarch64.neon.smmla" : "llvm.aarch64.neon.usmmla";
+        LLVMTypeRef ov[2] = {g->accty, v16};
+        for (int q = 0; q < nq; q++)
+            for (int j = 0; j < npair; j++) {
+                LLVMValueRef slot = g->acc[q * npair + j];
+                LLVMValueRef args[3] = {load(g, g->accty, slot, 16), av[q], bv[j]};
+                store(g, intr(g, name, ov, 2, args, 3), slot, 16);
+            }
+        return;
+    }
+
+    if (p->kg == 1) { /* generic / NEON: i16 products, widened into i32 lanes */
+        LLVMTypeRef vb = LLVMVectorType(g->i8, (unsigned)vl);
+        LLVMTypeRef vw = LLVMVectorType(g->i16, (unsigned)vl);
+        for (int v = 0; v < nv; v++)
+            bv[v] = LLVMBuildSExt(g->b, load(g, vb, gep8(g, bgp, ci64(g, (int64_t)v * vl)), 1),
+                                  vw, "");
+        for (int r = 0; r < rows; r++) {
+            LLVMValueRef a = load(g, g->i8, gep8(g, rowp[r], gi), 1);
+            a = g->s->a_signed ? LLVMBuildSExt(g->b, a, g->i16, "") : LLVMBuildZExt(g->b, a, g->i16, "");
+            LLVMValueRef as = splat(g, a, (unsigned)vl);
+            for (int v = 0; v < nv; v++) {
+                LLVMValueRef prod = LLVMBuildNSWMul(g->b, as, bv[v], "");
+                LLVMValueRef slot = g->acc[r * nv + v];
+                LLVMValueRef sum = LLVMBuildAdd(g->b, load(g, g->accty, slot, 4),
+                                                LLVMBuildSExt(g->b, prod, g->accty, ""), "");
+                store(g, sum, slot, 4);
+            }
+        }
+        return;
+    }
+
+    /* Broadcast dot products: kg bytes (or kg int16) of A per row as one i32. */
+    unsigned vbytes = (unsigned)(vl * p->kg * p->belem);
+    LLVMTypeRef opty = p->belem == 2 ? LLVMVectorType(g->i16, (unsigned)(vl * 2))
+                                     : LLVMVectorType(g->i8, (unsigned)(vl * 4));
+    for (int v = 0; v < nv; v++)
+        bv[v] = load(g, opty, gep8(g, bgp, ci64(g, (int64_t)v * vbytes)), vbytes);
+    const char *name = NULL;
+    switch (p->isa) {
+    case CG_GEMM_X86_AVX512VNNI: name = "llvm.x86.avx512.vpdpbusd.512"; break;
+    case CG_GEMM_X86_AVXVNNI: name = "llvm.x86.avx512.vpdpbusd.256"; break;
+    case CG_GEMM_X86_AVX2: name = "llvm.x86.avx2.pmadd.wd"; break;
+    default: name = p->use_usdot ? "llvm.aarch64.neon.usdot" : "llvm.aarch64.neon.sdot"; break;
+    }
+    bool overloaded = p->isa == CG_GEMM_A64_DOTPROD;
+    LLVMTypeRef ov[2] = {g->accty, opty};
+    for (int r = 0; r < rows; r++) {
+        LLVMValueRef a32 = load(g, g->i32, gep8(g, rowp[r], mul(g, gi, 4)), 4);
+        LLVMValueRef a = LLVMBuildBitCast(g->b, splat(g, a32, (unsigned)vl), opty, "");
+        for (int v = 0; v < nv; v++) {
+            LLVMValueRef slot = g->acc[r * nv + v];
+            LLVMValueRef accv = load(g, g->accty, slot, 4);
+            LLVMValueRef res;
+            if (p->isa == CG_GEMM_X86_AVX2) {
+                LLVMValueRef args[2] = {a, bv[v]};
+                res = LLVMBuildAdd(g->b, accv, intr(g, name, NULL, 0, args, 2), "");
+            } else {
+                LLVMValueRef args[3] = {accv, a, bv[v]}; /* (acc, u8/s8 A, s8 B) */
+                res = intr(g, name, overloaded ? ov : NULL, overloaded ? 2 : 0, args, 3);
+            }
+            store(g, res, slot, 4);
+        }
+    }
+}
+
+/* Row vectors (vl lanes of consecutive channels) of the finished tile. */
+static void
+tile_rowvecs(Gen *g, int rows, int nv, LLVMValueRef *out /* [rows * nv] */)
+{
+    if (g->p->isa != CG_GEMM_A64_I8MM) {
+        for (int i = 0; i < rows * nv; i++)
+            out[i] = load(g, g->accty, g->acc[i], 4);
+        return;
+    }
+    /* mmla accumulator (q, pair j) = [r0c0 r0c1 r1c0 r1c1] for rows 2q, 2q+1, channels 2j, 2j+1 */
+    int npair = 2 * nv;
+    for (int q = 0; q < (rows + 1) / 2; q++)
+        for (int v = 0; v < nv; v++) {
+            LLVMValueRef x = load(g, g->accty, g->acc[q * npair + 2 * v], 16);
+            LLVMValueRef y = load(g, g->accty, g->acc[q * npair + 2 * v + 1], 16);
+            for (int h = 0; h < 2 && 2 * q + h < rows; h++) {
+                LLVMValueRef idx[4] = {ci32(g, 2 * h), ci32(g, 2 * h + 1), ci32(g, 4 + 2 * h),
+                                       ci32(g, 5 + 2 * h)};
+                out[(2 * q + h) * nv + v] =
+                    LLVMBuildShuffleVector(g->b, x, y, LLVMConstVector(idx, 4), "");
+            }
+        }
+}
+
+/* ---- epilogue ---- */
+
+static LLVMValueRef
+const_vec(Gen *g, LLVMValueRef gv, LLVMTypeRef elt, int esz, LLVMValueRef n)
+{
+    LLVMValueRef ptr = gep8(g, gv, mul(g, n, esz));
+    return load(g, LLVMVectorType(elt, (unsigned)g->p->vl), ptr, (unsigned)esz);
+}
+
+static LLVMValueRef
+vsplat_i(Gen *g, LLVMTypeRef elt, int64_t v)
+{
+    return splat(g, LLVMConstInt(elt, (unsigned long long)v, 1), (unsigned)g->p->vl);
+}
+
+typedef struct EpiConsts {
+    LLVMValueRef cb, zb, mult, fxm, fxr, fxs, fb;
+} EpiConsts;
+
+/* Requantize / convert one accumulator row vector (zero-point terms already applied). */
+static LLVMValueRef
+epilogue_vec(Gen *g, LLVMValueRef acc, const EpiConsts *k)
+{
+    const GemmPlan *p = g->p;
+    const CgGemmSpec *s = g->s;
+    const unsigned vl = (unsigned)p->vl;
+    LLVMTypeRef vi32 = LLVMVectorType(g->i32, vl), vi64 = LLVMVectorType(g->i64, vl);
+    LLVMTypeRef vf32 = LLVMVectorType(g->f32, vl);
+    LLVMValueRef out = acc;
+    switch (s->epilogue) {
+    case CG_GEMM_EPI_I32: break;
+    case CG_GEMM_EPI_DEQUANT:
+        out = LLVMBuildFMul(g->b, LLVMBuildSIToFP(g->b, acc, vf32, ""), k->mult, "");
+        if (k->fb)
+            out = LLVMBuildFAdd(g->b, out, k->fb, ""); /* no contract flag: never an fma */
+        break;
+    case CG_GEMM_EPI_REQUANT_FLOAT: {
+        /* qn_requant_float: f32 product, clamp to [qmin-zo, qmax-zo], rne, + zo */
+        LLVMValueRef f = LLVMBuildFMul(g->b, LLVMBuildSIToFP(g->b, acc, vf32, ""), k->mult, "");
+        float lo = (float)((int64_t)s->qmin - s->zo), hi = (float)((int64_t)s->qmax - s->zo);
+        f = intr2(g, "llvm.maxnum", f, splat(g, LLVMConstReal(g->f32, lo), vl));
+        f = intr2(g, "llvm.minnum", f, splat(g, LLVMConstReal(g->f32, hi), vl));
+        f = intr1(g, "llvm.roundeven", f);
+        if (!p->requant_i64) { /* |f| <= 2^24: exact in i32, and the sum is in [qmin, qmax] */
+            out = LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, f, vi32, ""), vsplat_i(g, g->i32, s->zo),
+                               "");
+        } else {
+            LLVMValueRef w = LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, f, vi64, ""),
+                                          vsplat_i(g, g->i64, s->zo), "");
+            w = intr2(g, "llvm.smax", w, vsplat_i(g, g->i64, s->qmin));
+            w = intr2(g, "llvm.smin", w, vsplat_i(g, g->i64, s->qmax));
+            out = LLVMBuildTrunc(g->b, w, vi32, "");
+        }
+        break;
+    }
+    case CG_GEMM_EPI_REQUANT_FIXED: {
+        /* qn_requant_fixed: ((int64)acc * M + 2^(s-1)) >> s (floor), + zo, saturate */
+        LLVMValueRef w = LLVMBuildMul(g->b, LLVMBuildSExt(g->b, acc, vi64, ""), k->fxm, "");
+        w = LLVMBuildAShr(g->b, LLVMBuildAdd(g->b, w, k->fxr, ""), k->fxs, "");
+        w = LLVMBuildAdd(g->b, w, vsplat_i(g, g->i64, s->zo), "");
+        w = intr2(g, "llvm.smax", w, vsplat_i(g, g->i64, s->qmin));
+        w = intr2(g, "llvm.smin", w, vsplat_i(g, g->i64, s->qmax));
+        out = LLVMBuildTrunc(g->b, w, vi32, "");
+        break;
+    }
+    }
+    if (s->out == CG_GEMM_I8 || s->out == CG_GEMM_U8)
+        out = LLVMBuildTrunc(g->b, out, LLVMVectorType(g->i8, vl), "");
+    return out;
+}
+
+static void
+tile_epilogue(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc, LLVMValueRef *vecs)
+{
+    const GemmPlan *p = g->p;
+    const CgGemmSpec *s = g->s;
+    const unsigned vl = (unsigned)p->vl;
+    EpiConsts k[8];
+    LLVMValueRef n[8];
+    memset(k, 0, sizeof k);
+    for (int v = 0; v < pn->nv; v++) {
+        n[v] = add(g, pn->n0, ci64(g, (int64_t)v * vl));
+        k[v].cb = p->cb_nonzero ? const_vec(g, g->g_cb, g->i32, 4, n[v]) : NULL;
+        k[v].zb = p->need_rowsum ? const_vec(g, g->g_zb, g->i32, 4, n[v]) : NULL;
+        if (s->epilogue == CG_GEMM_EPI_REQUANT_FLOAT)
+            k[v].mult = const_vec(g, g->g_mult, g->f32, 4, n[v]);
+        if (s->epilogue == CG_GEMM_EPI_DEQUANT) {
+            k[v].mult = const_vec(g, g->g_scale, g->f32, 4, n[v]);
+            k[v].fb = g->g_fbias ? const_vec(g, g->g_fbias, g->f32, 4, n[v]) : NULL;
+        }
+        if (s->epilogue == CG_GEMM_EPI_REQUANT_FIXED) {
+            k[v].fxm = const_vec(g, g->g_fxm, g->i64, 8, n[v]);
+            k[v].fxr = const_vec(g, g->g_fxr, g->i64, 8, n[v]);
+            k[v].fxs = const_vec(g, g->g_fxs, g->i64, 8, n[v]);
+        }
+    }
+    LLVMValueRef mabs = add(g, g->m0, mloc);
+    for (int r = 0; r < rows; r++) {
+        LLVMBasicBlockRef skip = NULL;
+        LLVMValueRef lr = add(g, mloc, ci64(g, r));
+        if (r > 0) { /* partial tile: rows past the block are computed but not stored */
+            LLVMBasicBlockRef doit = block(g, "row");
+            skip = block(g, "row_done");
+            LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, lr, g->mcn, ""), doit, skip);
+            LLVMPositionBuilderAtEnd(g->b, doit);
+        }
+        LLVMValueRef rsv = NULL;
+        if (p->need_rowsum)
+            rsv = splat(g, load(g, g->i32, gep8(g, g->rs, mul(g, lr, 4)), 4), vl);
+        LLVMValueRef row = mul(g, add(g, mabs, ci64(g, r)), s->ldc);
+        for (int v = 0; v < pn->nv; v++) {
+            LLVMValueRef acc = vecs[r * pn->nv + v];
+            if (k[v].zb)
+                acc = LLVMBuildSub(g->b, acc, LLVMBuildMul(g->b, k[v].zb, rsv, ""), "");
+            if (k[v].cb)
+                acc = LLVMBuildAdd(g->b, acc, k[v].cb, "");
+            LLVMValueRef out = epilogue_vec(g, acc, &k[v]);
+            LLVMValueRef cptr = gep8(g, g->arg_c, mul(g, add(g, row, n[v]), g->esize));
+            if (v < pn->nv - 1 || pn->last_lanes == (int64_t)vl) {
+                store(g, out, cptr, (unsigned)g->esize);
+            } else {
+                /* Lane-by-lane stores. Not llvm.masked.store: LLVM 22's x86 lowering of a
+                 * one-lane masked store of <N x i8> (promoted to i32 lanes) writes 4 bytes. */
+                for (int64_t l = 0; l < pn->last_lanes; l++)
+                    store(g, LLVMBuildExtractElement(g->b, out, ci32(g, l), ""),
+                          gep8(g, cptr, ci64(g, l * g->esize)), (unsigned)g->esize);
+            }
+        }
+        if (skip) {
+            LLVMBuildBr(g->b, skip);
+            LLVMPositionBuilderAtEnd(g->b, skip);
+        }
+    }
+}
+
+/* ---- tiles, panels, blocks ---- */
+
+static void
+emit_tile(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc)
+{
+    const GemmPlan *p = g->p;
+    int nacc = tile_nacc(p, rows, pn->nv);
+    for (int i = 0; i < nacc; i++)
+        store(g, LLVMConstNull(g->accty), g->acc[i], 16);
+    LLVMValueRef rowp[16];
+    tile_rows(g, rows, mloc, rowp);
+    int64_t u = p->kunroll;
+    int64_t iters = p->groups / u;
+    if (iters > 0) {
+        Loop lk;
+        LLVMValueRef k = loop_begin(g, &lk, ci64(g, 0), ci64(g, iters * u), ci64(g, u), "k");
+        for (int64_t j = 0; j < u; j++)
+            tile_step(g, pn, rows, rowp, add(g, k, ci64(g, j)));
+        loop_end(g, &lk);
+    }
+    for (int64_t gi = iters * u; gi < p->groups; gi++)
+        tile_step(g, pn, rows, rowp, ci64(g, gi));
+    LLVMValueRef vecs[32];
+    tile_rowvecs(g, rows, pn->nv, vecs);
+    tile_epilogue(g, pn, rows, mloc, vecs);
+}
+
+/* Row tiles over the block: mr-row tiles while more than mr/2 rows are left (the last one may be
+ * partial: clamped reads, guarded stores), then single rows (row pairs for mmla), which only
+ * load B once per row and so beat a mostly empty mr tile. */
+static void
+emit_row_tiles(Gen *g, const Panel *pn)
+{
+    const GemmPlan *p = g->p;
+    int small = p->isa == CG_GEMM_A64_I8MM ? 2 : 1;
+    Loop lm;
+    LLVMValueRef end = LLVMBuildSub(g->b, g->mcn, ci64(g, p->mr > small ? p->mr / 2 : 0), "");
+    LLVMValueRef m = loop_begin(g, &lm, ci64(g, 0), end, ci64(g, p->mr), "m");
+    emit_tile(g, pn, p->mr, m);
+    loop_end(g, &lm);
+    if (p->mr > small) {
+        Loop ls;
+        m = loop_begin(g, &ls, lm.iv, g->mcn, ci64(g, small), "m1");
+        emit_tile(g, pn, small, m);
+        loop_end(g, &ls);
+    }
+}
+
+/* R[i] = sum_k A[m0 + i, k] for the block's rows (original values, sign per a_signed). */
+static void
+emit_rowsums(Gen *g)
+{
+    Loop li, lk;
+    LLVMValueRef i = loop_begin(g, &li, ci64(g, 0), g->mcn, ci64(g, 1), "rs");
+    LLVMValueRef row = gep8(g, g->arg_a, mul(g, add(g, g->m0, i), g->s->lda));
+    store(g, ci32(g, 0), g->sumslot, 4);
+    LLVMValueRef k = loop_begin(g, &lk, ci64(g, 0), ci64(g, g->s->k), ci64(g, 1), "rsk");
+    LLVMValueRef a = load(g, g->i8, gep8(g, row, k), 1);
+    a = g->s->a_signed ? LLVMBuildSExt(g->b, a, g->i32, "") : LLVMBuildZExt(g->b, a, g->i32, "");
+    store(g, LLVMBuildAdd(g->b, load(g, g->i32, g->sumslot, 4), a, ""), g->sumslot, 4);
+    loop_end(g, &lk);
+    store(g, load(g, g->i32, g->sumslot, 4), gep8(g, g->rs, mul(g, i, 4)), 4);
+    loop_end(g, &li);
+}
+
+/* Copy one A row (K bytes) into dst with the plan's transform; dst offsets via `at`. */
+static void
+emit_pack_a(Gen *g)
+{
+    const GemmPlan *p = g->p;
+    const CgGemmSpec *s = g->s;
+    LLVMValueRef x8 = LLVMConstInt(g->i8, p->a_xor, 0);
+    if (p->apack == APACK_BYTES || p->apack == APACK_I16) {
+        Loop li, lk;
+        LLVMValueRef i = loop_begin(g, &li, ci64(g, 0), g->mcn, ci64(g, 1), "pa");
+        LLVMValueRef src = gep8(g, g->arg_a, mul(g, add(g, g->m0, i), s->lda));
+        LLVMValueRef dst = gep8(g, g->apack, mul(g, i, p->a_row_bytes));
+        LLVMValueRef k = loop_begin(g, &lk, ci64(g, 0), ci64(g, s->k), ci64(g, 1), "pak");
+        LLVMValueRef a = load(g, g->i8, gep8(g, src, k), 1);
+        if (p->apack == APACK_BYTES) {
+            if (p->a_xor)
+                a = LLVMBuildXor(g->b, a, x8, "");
+            store(g, a, gep8(g, dst, k), 1);
+        } else {
+            a = s->a_signed ? LLVMBuildSExt(g->b, a, g->i16, "") : LLVMBuildZExt(g->b, a, g->i16, "");
+            store(g, a, gep8(g, dst, mul(g, k, 2)), 2);
+        }
+        loop_end(g, &lk);
+        for (int64_t kk = s->k; kk < p->kp; kk++) { /* zero padding up to the group size */
+            if (p->apack == APACK_BYTES)
+                store(g, LLVMConstInt(g->i8, 0, 0), gep8(g, dst, ci64(g, kk)), 1);
+            else
+                store(g, LLVMConstInt(g->i16, 0, 0), gep8(g, dst, ci64(g, 2 * kk)), 2);
+        }
+        loop_end(g, &li);
+        return;
+    }
+    /* APACK_PAIRS: groups of 8 bytes, row 2q then row 2q+1; a missing odd row is zero. */
+    assert(p->apack == APACK_PAIRS);
+    int64_t full = s->k / 8;
+    LLVMValueRef x64 = LLVMConstInt(g->i64, p->a_xor ? 0x8080808080808080ull : 0, 0);
+    Loop lq, lg;
+    LLVMValueRef npairs = LLVMBuildAShr(g->b, add(g, g->mcn, ci64(g, 1)), ci64(g, 1), "");
+    LLVMValueRef q = loop_begin(g, &lq, ci64(g, 0), npairs, ci64(g, 1), "pp");
+    LLVMValueRef pdst = gep8(g, g->apack, mul(g, q, p->a_row_bytes));
+    for (int h = 0; h < 2; h++) {
+        LLVMValueRef row = add(g, mul(g, q, 2), ci64(g, h));
+        LLVMValueRef dst = gep8(g, pdst, ci64(g, 8 * h));
+        LLVMBasicBlockRef have = block(g, "pp_row"), none = block(g, "pp_zero"),
+                          done = block(g, "pp_done");
+        LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, row, g->mcn, ""), have, none);
+        LLVMPositionBuilderAtEnd(g->b, have);
+        LLVMValueRef src = gep8(g, g->arg_a, mul(g, add(g, g->m0, row), s->lda));
+        if (full > 0) {
+            LLVMValueRef gi = loop_begin(g, &lg, ci64(g, 0), ci64(g, full), ci64(g, 1), "ppg");
+            LLVMValueRef w = load(g, g->i64, gep8(g, src, mul(g, gi, 8)), 1);
+            store(g, LLVMBuildXor(g->b, w, x64, ""), gep8(g, dst, mul(g, gi, 16)), 8);
+            loop_end(g, &lg);
+        }
+        for (int64_t kk = full * 8; kk < p->kp; kk++) { /* tail group: valid bytes, then 0 */
+            LLVMValueRef d = gep8(g, dst, ci64(g, (kk / 8) * 16 + kk % 8));
+            if (kk < s->k)
+                store(g, LLVMBuildXor(g->b, load(g, g->i8, gep8(g, src, ci64(g, kk)), 1), x8, ""),
+                      d, 1);
+            else
+                store(g, LLVMConstInt(g->i8, 0, 0), d, 1);
+        }
+        LLVMBuildBr(g->b, done);
+        LLVMPositionBuilderAtEnd(g->b, none);
+        LLVMValueRef gz = loop_begin(g, &lg, ci64(g, 0), ci64(g, p->groups), ci64(g, 1), "ppz");
+        store(g, ci64(g, 0), gep8(g, dst, mul(g, gz, 16)), 8);
+        loop_end(g, &lg);
+        LLVMBuildBr(g->b, done);
+        LLVMPositionBuilderAtEnd(g->b, done);
+    }
+    loop_end(g, &lq);
+}
+
+static LLVMValueRef
+const_array(Gen *g, const char *fname, const char *suffix, const void *data, int64_t n, int esz)
+{
+    return const_bytes(g, fname, suffix, data, n * esz);
+}
+
+static void
+add_param_attr(Gen *g, unsigned idx, const char *name, uint64_t val)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    if (kind) /* e.g. nocapture no longer exists in LLVM 22 (now captures(...)) */
+        LLVMAddAttributeAtIndex(g->fn, idx, LLVMCreateEnumAttribute(g->c, kind, val));
+}
+
+LLVMValueRef
+cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s,
+             const char *name, char *err, size_t errlen)
+{
+    GemmPlan plan;
+    if (!gemm_plan_init(&plan, t, isa, s, err, errlen))
+        return NULL;
+    if (LLVMGetNamedFunction(mod, name)) {
+        snprintf(err, errlen, "gemm: function '%s' already exists", name);
+        gemm_plan_free(&plan);
+        return NULL;
+    }
+    Gen gg;
+    Gen *g = &gg;
+    memset(g, 0, sizeof *g);
+    g->mod = mod;
+    g->c = LLVMGetModuleContext(mod);
+    g->s = s;
+    g->p = &plan;
+    g->i1 = LLVMInt1TypeInContext(g->c);
+    g->i8 = LLVMInt8TypeInContext(g->c);
+    g->i16 = LLVMInt16TypeInContext(g->c);
+    g->i32 = LLVMInt32TypeInContext(g->c);
+    g->i64 = LLVMInt64TypeInContext(g->c);
+    g->f32 = LLVMFloatTypeInContext(g->c);
+    g->ptr = LLVMPointerTypeInContext(g->c, 0);
+    g->accty = LLVMVectorType(g->i32, (unsigned)plan.vl);
+    switch (s->out) {
+    case CG_GEMM_I8:
+    case CG_GEMM_U8: g->esize = 1; break;
+    default: g->esize = 4; break;
+    }
+
+    LLVMTypeRef params[4] = {g->ptr, g->ptr, g->i64, g->i64};
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, 4, 0);
+    g->fn = LLVMAddFunction(mod, name, fty);
+    unsigned vbits = isa == CG_GEMM_X86_AVX512VNNI ? 512 : 0;
+    cg_function_set_target(g->fn, t, vbits);
+    add_param_attr(g, LLVMAttributeFunctionIndex, "nounwind", 0);
+    add_param_attr(g, 1, "noalias", 0);
+    add_param_attr(g, 1, "readonly", 0);
+    add_param_attr(g, 2, "noalias", 0);
+    g->arg_a = LLVMGetParam(g->fn, 0);
+    g->arg_c = LLVMGetParam(g->fn, 1);
+    g->arg_mb = LLVMGetParam(g->fn, 2);
+    g->arg_me = LLVMGetParam(g->fn, 3);
+
+    g->g_b = const_bytes(g, name, "bpack", plan.bpack, plan.bpack_bytes);
+    if (plan.cb_nonzero)
+        g->g_cb = const_array(g, name, "cb", plan.cb, plan.npad, 4);
+    if (plan.need_rowsum)
+        g->g_zb = const_array(g, name, "zb", plan.zb, plan.npad, 4);
+    if (plan.mult)
+        g->g_mult = const_array(g, name, "mult", plan.mult, plan.npad, 4);
+    if (plan.scale)
+        g->g_scale = const_array(g, name, "scale", plan.scale, plan.npad, 4);
+    if (plan.fbias)
+        g->g_fbias = const_array(g, name, "fbias", plan.fbias, plan.npad, 4);
+    if (plan.fx_mult) {
+        g->g_fxm = const_array(g, name, "fxm", plan.fx_mult, plan.npad, 8);
+        g->g_fxr = const_array(g, name, "fxr", plan.fx_round, plan.npad, 8);
+        g->g_fxs = const_array(g, name, "fxs", plan.fx_shift, plan.npad, 8);
+    }
+
+    g->b = LLVMCreateBuilderInContext(g->c);
+    LLVMBasicBlockRef entry = block(g, "entry");
+    LLVMPositionBuilderAtEnd(g->b, entry);
+    for (int i = 0; i < plan.mr * plan.nv; i++) {
+        g->acc[i] = LLVMBuildAlloca(g->b, g->accty, "acc");
+        LLVMSetAlignment(g->acc[i], 64);
+    }
+    if (plan.apack_bytes) {
+        g->apack = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i8, (uint64_t)plan.apack_bytes), "apack");
+        LLVMSetAlignment(g->apack, 64);
+    }
+    if (plan.need_rowsum)
+        g->rs = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i32, (uint64_t)plan.mc), "rowsum");
+    g->sumslot = LLVMBuildAlloca(g->b, g->i32, "sum");
+
+    Loop lb;
+    g->m0 = loop_begin(g, &lb, g->arg_mb, g->arg_me, ci64(g, plan.mc), "mb");
+    LLVMValueRef left = LLVMBuildSub(g->b, g->arg_me, g->m0, "");
+    g->mcn = intr2(g, "llvm.smin", left, ci64(g, plan.mc));
+    if (plan.need_rowsum)
+        emit_rowsums(g);
+    if (plan.apack != APACK_NONE)
+        emit_pack_a(g);
+    if (plan.npanels_full > 0) {
+        Loop lp;
+        LLVMValueRef pi = loop_begin(g, &lp, ci64(g, 0), ci64(g, plan.npanels_full), ci64(g, 1), "p");
+        Panel pn = {gep8(g, g->g_b, mul(g, pi, plan.nr * plan.kp * plan.belem)),
+                    mul(g, pi, plan.nr), plan.nv, plan.nr, plan.vl};
+        emit_row_tiles(g, &pn);
+        loop_end(g, &lp);
+    }
+    if (plan.nr_tail) {
+        int64_t first = plan.npanels_full * plan.nr;
+        Panel pn = {gep8(g, g->g_b, ci64(g, first * plan.kp * plan.belem)), ci64(g, first),
+                    (int)plan.nv_tail, plan.nr_tail, plan.tail_last_lanes};
+        emit_row_tiles(g, &pn);
+    }
+    loop_end(g, &lb);
+    LLVMBuildRetVoid(g->b);
+    LLVMDisposeBuilder(g->b);
+    gemm_plan_free(&plan);
+    return g->fn;
+}

@@ -1,0 +1,115 @@
+/* kern_gemm.h: the int8 GEMM kernel generator.
+ *
+ * Emits one LLVM function per GEMM instance computing
+ *     C[m, n] = epilogue( sum_k (A[m, k] - za) * (B[n, k] - zb[n]) + bias[n] )
+ * for rows m in [m_begin, m_end), with M, N, K, strides, weights, zero points and epilogue
+ * constants all fixed at compile time. A is the int8/uint8 activation (row stride lda), B the
+ * int8 weight, which is packed here, at compile time, into the microkernel's panel order and
+ * emitted as a private constant global. Zero points become per-channel constants (the za and
+ * +-128 column-sum terms) plus, only when some zb[n] != 0, a per-row sum of A.
+ *
+ * Emitted signature (C calling convention, external linkage):
+ *     void name(const void *A, void *C, int64_t m_begin, int64_t m_end);
+ * A points at row 0 (element A[m, k] at A + m*lda + k), C at row 0 (C[m, n] at C + m*ldc + n,
+ * in elements of the output type). Rows are independent, so a thread pool may split [0, M)
+ * into ranges; splitting at multiples of cg_gemm_row_block() keeps every call on full tiles.
+ * The function reads exactly A[m, 0..K) for the rows it owns (never past a row's end) and writes
+ * exactly C[m, 0..N) for those rows. It needs cg_gemm_stack_bytes() of stack.
+ *
+ * The ISA variant is the caller's choice (cg_gemm_isa_best() picks the fastest the target has);
+ * cg_gemm_emit refuses a variant the target lacks, because selecting an absent intrinsic aborts
+ * LLVM. See docs/targets.md for the intrinsics and the exactness argument of each path.
+ */
+#ifndef QDQC_CODEGEN_KERN_GEMM_H
+#define QDQC_CODEGEN_KERN_GEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codegen/target.h"
+
+typedef struct LLVMOpaqueModule *LLVMModuleRef;
+typedef struct LLVMOpaqueValue *LLVMValueRef;
+
+typedef enum CgGemmIsa {
+    CG_GEMM_GENERIC = 0,    /* plain LLVM IR (i16 products widened to i32), any target */
+    CG_GEMM_X86_AVX2,       /* vpmaddwd on sign/zero-extended i16: exact, no saturation */
+    CG_GEMM_X86_AVXVNNI,    /* vpdpbusd ymm ({vex} with avxvnni, EVEX with avx512vnni+vl) */
+    CG_GEMM_X86_AVX512VNNI, /* vpdpbusd zmm */
+    CG_GEMM_A64_NEON,       /* same IR as generic, tuned for 128-bit smull/smlal */
+    CG_GEMM_A64_DOTPROD,    /* sdot (usdot when the target also has i8mm and A is unsigned) */
+    CG_GEMM_A64_I8MM,       /* smmla / usmmla on 2x8 x 8x2 blocks */
+    CG_GEMM_ISA_COUNT
+} CgGemmIsa;
+
+typedef enum CgGemmEpilogue {
+    CG_GEMM_EPI_I32,            /* raw int32 accumulator (out must be I32) */
+    CG_GEMM_EPI_REQUANT_FLOAT,  /* qn_requant_float: clamp((float)acc*mult[n]) rne + zo */
+    CG_GEMM_EPI_REQUANT_FIXED,  /* qn_requant_fixed: ((int64)acc*M[n] + 2^(s-1)) >> s, + zo */
+    CG_GEMM_EPI_DEQUANT,        /* (float)acc * scale[n] (+ fbias[n]); out must be F32 */
+} CgGemmEpilogue;
+
+typedef enum CgGemmElem { CG_GEMM_I8, CG_GEMM_U8, CG_GEMM_I32, CG_GEMM_F32 } CgGemmElem;
+
+typedef enum CgGemmBLayout {
+    CG_GEMM_B_NK, /* b[n*K + k]: output-channel major (conv OIHW flattened, Gemm transB=1) */
+    CG_GEMM_B_KN, /* b[k*N + n]: MatMul's right operand */
+} CgGemmBLayout;
+
+/* Tile sizes; 0 = the ISA's default (what the bench measured best). */
+typedef struct CgGemmTile {
+    int mr;      /* rows per register tile */
+    int nv;      /* accumulator vectors per row (channels per panel = nv * lanes) */
+    int mc;      /* rows per cache block (A block packed once, reused over all N panels) */
+    int kunroll; /* k groups per K-loop iteration */
+} CgGemmTile;
+
+typedef struct CgGemmSpec {
+    int64_t m, n, k;   /* M (rows of A and C), N (output channels), K (reduction) */
+    int64_t lda, ldc;  /* row strides in elements; lda >= K, ldc >= N */
+    bool a_signed;     /* A is int8 (else uint8) */
+    int32_t za;        /* activation zero point */
+    const int8_t *b;   /* weights, layout b_layout, copied/packed at emit time */
+    CgGemmBLayout b_layout;
+    const int32_t *zb;   /* [N] weight zero points, NULL = all 0 (may be unequal) */
+    const int32_t *bias; /* [N] int32 bias added to the accumulator, NULL = none */
+    CgGemmEpilogue epilogue;
+    CgGemmElem out;      /* element type of C */
+    const float *mult;   /* REQUANT_FLOAT: [N] f32 multipliers (finite, >= 0) */
+    const int32_t *fixed_mult, *fixed_shift; /* REQUANT_FIXED: [N], shift in [1, 62] */
+    const float *scale;  /* DEQUANT: [N] */
+    const float *fbias;  /* DEQUANT: [N] or NULL, added after the multiply (no fma) */
+    int32_t zo;          /* output zero point (requant modes) */
+    int32_t qmin, qmax;  /* requant clamp, within the output type's range (fused Relu/Clip) */
+    CgGemmTile tile;
+} CgGemmSpec;
+
+const char *
+cg_gemm_isa_name(CgGemmIsa isa);
+
+/* Whether t can run isa (its intrinsics exist for t's features). */
+bool
+cg_gemm_isa_supported(const CgTarget *t, CgGemmIsa isa);
+
+/* The fastest variant t supports: AVX512-VNNI > AVX-VNNI > AVX2 > generic on x86,
+ * I8MM > DOTPROD > NEON on AArch64. */
+CgGemmIsa
+cg_gemm_isa_best(const CgTarget *t);
+
+/* Rows per register tile that cg_gemm_emit will use for (t, isa, s): split M at multiples. */
+int
+cg_gemm_row_block(const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s);
+
+/* Stack bytes the emitted function allocates (packed A block, row sums). */
+int64_t
+cg_gemm_stack_bytes(const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s);
+
+/* Emit the kernel into mod (whose triple should be t's). Returns the function, or NULL with a
+ * message in err (invalid spec, or isa not supported by t). Does not optimise: run the module
+ * pipeline (cg_module_optimize) afterwards. */
+LLVMValueRef
+cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s,
+             const char *name, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,68 @@
+/* kern_gemm_impl.h: internals shared by kern_gemm_plan.c (host-side planning, weight packing,
+ * zero-point folding) and kern_gemm.c (LLVM IR emission). Not for other users.
+ *
+ * Packed B (constant global, 64-byte aligned). Channels are grouped into panels of
+ * nr = nv * vl channels (the last panel, if N % nr != 0, has nr_tail = nv_tail * vl channels, the
+ * missing ones zero). Within a panel the K axis is split into groups of kg consecutive k (K padded
+ * with zeros to kp, a multiple of kg), and the element for (group g, channel c of the panel,
+ * j in [0, kg)) sits at
+ *     panel_base + ((g * nr_panel + c) * kg + j) * belem   bytes,
+ *     value B[n = panel_first + c][k = g * kg + j]           (0 past N or K),
+ * panel_base = p * nr * kp * belem for full panel p, npanels_full * nr * kp * belem for the tail.
+ * One accumulator vector (vl channels) then reads vl * kg contiguous elements per group:
+ *   vpdpbusd / sdot: kg = 4, lane i <- 4 consecutive k of channel i;
+ *   AVX2 pmaddwd:    kg = 2, int16 elements (belem 2, sign-extended at compile time);
+ *   generic / NEON:  kg = 1, the vl channels of one k;
+ *   smmla/usmmla:    kg = 8, channel pairs (2c, 2c+1) -> the 2x8 right operand of one mmla.
+ *
+ * Packed A (stack, per block of up to mc rows, built at run time from the rows the call owns):
+ *   APACK_BYTES: row i at i * a_row_bytes, bytes a ^ a_xor, zero padded to kp;
+ *   APACK_I16:   row i at i * a_row_bytes, int16 (sign- or zero-extended), zero padded to kp;
+ *   APACK_PAIRS: row pair q at q * a_row_bytes, group g at +16 g: 8 bytes of row 2q then 8 of
+ *                row 2q+1 (zero for a missing odd row), each ^ a_xor;
+ *   APACK_NONE:  A read in place (generic/NEON, kg = 1: no tail problem).
+ */
+#ifndef QDQC_CODEGEN_KERN_GEMM_IMPL_H
+#define QDQC_CODEGEN_KERN_GEMM_IMPL_H
+
+#include "codegen/kern_gemm.h"
+
+typedef enum GemmApack { APACK_NONE, APACK_BYTES, APACK_I16, APACK_PAIRS } GemmApack;
+
+typedef struct GemmPlan {
+    CgGemmIsa isa;
+    int vl;     /* i32 lanes of one accumulator row vector */
+    int kg;     /* k per group */
+    int belem;  /* bytes per packed B element */
+    int mr, nv, mc, kunroll;
+    int64_t kp, groups;
+    int64_t nr, npanels_full;      /* channels per full panel, number of full panels */
+    int64_t nv_tail, nr_tail;      /* tail panel vectors / channels (0 if none) */
+    int64_t tail_last_lanes;       /* valid lanes of the tail panel's last vector (vl if full) */
+    int64_t npad;                  /* npanels_full * nr + nr_tail */
+    GemmApack apack;
+    uint8_t a_xor;                 /* 0x80 when A's sign is flipped for the dot instruction */
+    bool use_usdot;                /* dotprod path with i8mm: usdot for unsigned A */
+    bool need_rowsum;              /* some zb != 0 */
+    bool cb_nonzero;
+    bool requant_i64;              /* float requant bounds beyond 2^24: finish in int64 */
+    int64_t a_row_bytes;           /* packed A bytes per row (per row pair for APACK_PAIRS) */
+    int64_t apack_bytes, stack_bytes;
+    /* host-side constants (malloc'd, npad entries unless noted) */
+    uint8_t *bpack;
+    int64_t bpack_bytes;
+    int32_t *cb;    /* bias + zero-point and sign corrections */
+    int32_t *zb;
+    float *mult, *scale, *fbias;
+    int64_t *fx_mult, *fx_round, *fx_shift;
+} GemmPlan;
+
+/* Validate s for (t, isa), choose tiles, pack B, fold the corrections. */
+bool
+gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s, char *err,
+               size_t errlen);
+
+void
+gemm_plan_free(GemmPlan *p);
+
+#endif

@@ -1,0 +1,385 @@
+/* kern_gemm_plan.c: the compile-time half of the int8 GEMM generator.
+ *
+ * Validates a CgGemmSpec against the chosen ISA variant, picks the tile sizes, packs the weights
+ * into the microkernel's panel layout (kern_gemm_impl.h) and folds every zero-point term that does
+ * not depend on A into one per-channel int32 constant:
+ *     sum_k (a - za)(b - zb[n]) + bias[n]
+ *       = Sx[m,n] - zb[n] * R[m] + cb[n],   R[m] = sum_k a[m,k]  (only needed if some zb != 0)
+ *     cb[n] = bias[n] - (off + za) * colsum[n] + K * za * zb[n],  colsum[n] = sum_k b[n,k],
+ * where Sx = sum_k a'b is what the dot instruction computes on a' = a + off: off = +128 when
+ * signed A is fed to the u8 x s8 vpdpbusd as a ^ 0x80, -128 when unsigned A is fed to the
+ * s8 x s8 sdot as a ^ 0x80, else 0. All of it is int32 arithmetic modulo 2^32 (done in uint32
+ * here), so the result is exact whenever the true accumulator fits in int32.
+ */
+#include "codegen/kern_gemm_impl.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+const char *
+cg_gemm_isa_name(CgGemmIsa isa)
+{
+    switch (isa) {
+    case CG_GEMM_GENERIC: return "generic";
+    case CG_GEMM_X86_AVX2: return "avx2";
+    case CG_GEMM_X86_AVXVNNI: return "avxvnni";
+    case CG_GEMM_X86_AVX512VNNI: return "avx512vnni";
+    case CG_GEMM_A64_NEON: return "neon";
+    case CG_GEMM_A64_DOTPROD: return "dotprod";
+    case CG_GEMM_A64_I8MM: return "i8mm";
+    case CG_GEMM_ISA_COUNT: break;
+    }
+    return "?";
+}
+
+bool
+cg_gemm_isa_supported(const CgTarget *t, CgGemmIsa isa)
+{
+    switch (isa) {
+    case CG_GEMM_GENERIC: return t->x86 || t->aarch64;
+    case CG_GEMM_X86_AVX2: return t->x86 && t->avx2;
+    /* llvm.x86.avx512.vpdpbusd.256 selects {vex} vpdpbusd with avxvnni, or the EVEX form with
+     * avx512vnni + avx512vl: either runs this path. */
+    case CG_GEMM_X86_AVXVNNI: return t->x86 && (t->avxvnni || (t->avx512vnni && t->avx512vl));
+    case CG_GEMM_X86_AVX512VNNI: return t->x86 && t->avx512vnni && t->avx512bw;
+    case CG_GEMM_A64_NEON: return t->aarch64 && t->neon;
+    case CG_GEMM_A64_DOTPROD: return t->aarch64 && t->dotprod;
+    case CG_GEMM_A64_I8MM: return t->aarch64 && t->i8mm;
+    case CG_GEMM_ISA_COUNT: break;
+    }
+    return false;
+}
+
+CgGemmIsa
+cg_gemm_isa_best(const CgTarget *t)
+{
+    static const CgGemmIsa order[] = {CG_GEMM_X86_AVX512VNNI, CG_GEMM_X86_AVXVNNI,
+                                      CG_GEMM_X86_AVX2, CG_GEMM_A64_I8MM,
+                                      CG_GEMM_A64_DOTPROD, CG_GEMM_A64_NEON};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (cg_gemm_isa_supported(t, order[i]))
+            return order[i];
+    return CG_GEMM_GENERIC;
+}
+
+static int64_t
+round_up(int64_t x, int64_t m)
+{
+    return (x + m - 1) / m * m;
+}
+
+/* Per-ISA shape of the microkernel and default tiles (bench/gemm_bench.c measured them). */
+static void
+isa_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
+{
+    switch (p->isa) {
+    case CG_GEMM_X86_AVX512VNNI:
+        p->vl = 16, p->kg = 4, p->belem = 1, p->mr = 8, p->nv = 3, p->kunroll = 1;
+        p->apack = APACK_BYTES;
+        p->a_xor = s->a_signed ? 0x80 : 0;
+        break;
+    case CG_GEMM_X86_AVXVNNI: /* 16 ymm registers: 12 accumulators + 2 B + 1 A */
+        p->vl = 8, p->kg = 4, p->belem = 1, p->mr = 6, p->nv = 2, p->kunroll = 1;
+        p->apack = APACK_BYTES;
+        p->a_xor = s->a_signed ? 0x80 : 0;
+        break;
+    case CG_GEMM_X86_AVX2:
+        p->vl = 8, p->kg = 2, p->belem = 2, p->mr = 6, p->nv = 2, p->kunroll = 1;
+        p->apack = APACK_I16;
+        break;
+    case CG_GEMM_A64_DOTPROD:
+        p->vl = 4, p->kg = 4, p->belem = 1, p->mr = 8, p->nv = 3, p->kunroll = 1;
+        p->apack = APACK_BYTES;
+        p->use_usdot = !s->a_signed && t->i8mm;
+        p->a_xor = (!s->a_signed && !p->use_usdot) ? 0x80 : 0;
+        break;
+    case CG_GEMM_A64_I8MM:
+        p->vl = 4, p->kg = 8, p->belem = 1, p->mr = 8, p->nv = 2, p->kunroll = 1;
+        p->apack = APACK_PAIRS;
+        break;
+    case CG_GEMM_A64_NEON:
+        p->vl = 8, p->kg = 1, p->belem = 1, p->mr = 4, p->nv = 2, p->kunroll = 1;
+        p->apack = APACK_NONE;
+        break;
+    default:
+        p->vl = 8, p->kg = 1, p->belem = 1, p->mr = 4, p->nv = 2, p->kunroll = 1;
+        p->apack = APACK_NONE;
+        break;
+    }
+}
+
+static int
+b_at(const CgGemmSpec *s, int64_t n, int64_t k)
+{
+    return s->b_layout == CG_GEMM_B_NK ? s->b[n * s->k + k] : s->b[k * s->n + n];
+}
+
+static bool
+check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
+{
+    if (s->m < 1 || s->n < 1 || s->k < 1)
+        return fail(err, errlen, "gemm: empty shape M=%lld N=%lld K=%lld", (long long)s->m,
+                    (long long)s->n, (long long)s->k);
+    if (s->lda < s->k || s->ldc < s->n)
+        return fail(err, errlen, "gemm: strides lda=%lld ldc=%lld below K=%lld / N=%lld",
+                    (long long)s->lda, (long long)s->ldc, (long long)s->k, (long long)s->n);
+    if (s->k > (1 << 24) || s->n > (1 << 24))
+        return fail(err, errlen, "gemm: K or N above 2^24");
+    if (!s->b)
+        return fail(err, errlen, "gemm: no weights");
+    if (s->a_signed ? (s->za < -128 || s->za > 127) : (s->za < 0 || s->za > 255))
+        return fail(err, errlen, "gemm: activation zero point %d outside the %s range", s->za,
+                    s->a_signed ? "int8" : "uint8");
+    for (int64_t n = 0; s->zb && n < s->n; n++)
+        if (s->zb[n] < -128 || s->zb[n] > 127)
+            return fail(err, errlen, "gemm: weight zero point %d (channel %lld) outside int8",
+                        s->zb[n], (long long)n);
+    int32_t lo = INT32_MIN, hi = INT32_MAX;
+    switch (s->out) {
+    case CG_GEMM_I8: lo = -128, hi = 127; break;
+    case CG_GEMM_U8: lo = 0, hi = 255; break;
+    default: break;
+    }
+    switch (s->epilogue) {
+    case CG_GEMM_EPI_I32:
+        if (s->out != CG_GEMM_I32)
+            return fail(err, errlen, "gemm: the raw int32 epilogue needs an int32 output");
+        break;
+    case CG_GEMM_EPI_DEQUANT:
+        if (s->out != CG_GEMM_F32 || !s->scale)
+            return fail(err, errlen, "gemm: dequantize needs an f32 output and scales");
+        break;
+    case CG_GEMM_EPI_REQUANT_FLOAT:
+    case CG_GEMM_EPI_REQUANT_FIXED:
+        if (s->out == CG_GEMM_F32)
+            return fail(err, errlen, "gemm: requantize needs an integer output");
+        if (s->qmin > s->qmax || s->qmin < lo || s->qmax > hi)
+            return fail(err, errlen, "gemm: clamp [%d, %d] outside the output range [%d, %d]",
+                        s->qmin, s->qmax, lo, hi);
+        if (s->epilogue == CG_GEMM_EPI_REQUANT_FLOAT) {
+            if (!s->mult)
+                return fail(err, errlen, "gemm: float requantize needs multipliers");
+            for (int64_t n = 0; n < s->n; n++)
+                if (!isfinite(s->mult[n]))
+                    return fail(err, errlen, "gemm: multiplier of channel %lld not finite",
+                                (long long)n);
+        } else {
+            if (!s->fixed_mult || !s->fixed_shift)
+                return fail(err, errlen, "gemm: fixed requantize needs multipliers and shifts");
+            for (int64_t n = 0; n < s->n; n++)
+                if (s->fixed_shift[n] < 1 || s->fixed_shift[n] > 62)
+                    return fail(err, errlen, "gemm: shift %d (channel %lld) outside [1, 62]",
+                                s->fixed_shift[n], (long long)n);
+        }
+        break;
+    }
+    if (p->mr < 1 || p->mr > 16 || p->nv < 1 || p->nv > 8 || p->kunroll < 1 || p->kunroll > 64)
+        return fail(err, errlen, "gemm: tile mr=%d nv=%d kunroll=%d out of range", p->mr, p->nv,
+                    p->kunroll);
+    if (p->isa == CG_GEMM_A64_I8MM && (p->mr & (p->mr - 1)) != 0)
+        return fail(err, errlen, "gemm: i8mm needs a power-of-two row tile, got %d", p->mr);
+    if (p->mr * p->nv > 32)
+        return fail(err, errlen, "gemm: tile %dx%d has more than 32 accumulators", p->mr, p->nv);
+    return true;
+}
+
+static void
+pack_b(GemmPlan *p, const CgGemmSpec *s)
+{
+    int64_t npan = p->npanels_full + (p->nr_tail ? 1 : 0);
+    for (int64_t pi = 0; pi < npan; pi++) {
+        int64_t nrp = pi < p->npanels_full ? p->nr : p->nr_tail;
+        int64_t first = pi * p->nr;
+        uint8_t *base = p->bpack + first * p->kp * p->belem;
+        for (int64_t g = 0; g < p->groups; g++)
+            for (int64_t c = 0; c < nrp; c++)
+                for (int64_t j = 0; j < p->kg; j++) {
+                    int64_t n = first + c, k = g * p->kg + j;
+                    int v = (n < s->n && k < s->k) ? b_at(s, n, k) : 0;
+                    int64_t off = ((g * nrp + c) * p->kg + j) * p->belem;
+                    if (p->belem == 1) {
+                        base[off] = (uint8_t)(int8_t)v;
+                    } else {
+                        int16_t w = (int16_t)v;
+                        memcpy(base + off, &w, sizeof w);
+                    }
+                }
+    }
+}
+
+bool
+gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s, char *err,
+               size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    if ((unsigned)isa >= CG_GEMM_ISA_COUNT)
+        return fail(err, errlen, "gemm: bad ISA variant %d", (int)isa);
+    if (!cg_gemm_isa_supported(t, isa))
+        return fail(err, errlen, "gemm: target %s (%s) cannot run the %s kernel", t->triple,
+                    t->cpu, cg_gemm_isa_name(isa));
+    p->isa = isa;
+    isa_shape(p, t, s);
+    if (s->tile.mr > 0)
+        p->mr = s->tile.mr;
+    if (s->tile.nv > 0)
+        p->nv = s->tile.nv;
+    if (s->tile.kunroll > 0)
+        p->kunroll = s->tile.kunroll;
+    if (!check_spec(p, s, err, errlen))
+        return false;
+
+    p->kp = round_up(s->k, p->kg);
+    p->groups = p->kp / p->kg;
+    p->nr = (int64_t)p->nv * p->vl;
+    p->npanels_full = s->n / p->nr;
+    int64_t rem = s->n - p->npanels_full * p->nr;
+    p->nv_tail = (rem + p->vl - 1) / p->vl;
+    p->nr_tail = p->nv_tail * p->vl;
+    p->tail_last_lanes = rem ? rem - (p->nv_tail - 1) * p->vl : p->vl;
+    p->npad = p->npanels_full * p->nr + p->nr_tail;
+
+    /* Packed A rows and the cache block: keep the packed block within ~192 KiB (L2). */
+    switch (p->apack) {
+    case APACK_BYTES: p->a_row_bytes = p->kp; break;
+    case APACK_I16: p->a_row_bytes = p->kp * 2; break;
+    case APACK_PAIRS: p->a_row_bytes = p->groups * 16; break;
+    case APACK_NONE: p->a_row_bytes = 0; break;
+    }
+    int64_t per_row = p->apack == APACK_PAIRS ? p->a_row_bytes / 2 : p->a_row_bytes;
+    int64_t mc = per_row ? (192 * 1024) / per_row : 256;
+    mc = mc / p->mr * p->mr;
+    if (mc < p->mr)
+        mc = p->mr;
+    if (mc > round_up(s->m, p->mr))
+        mc = round_up(s->m, p->mr);
+    if (s->tile.mc > 0)
+        mc = round_up(s->tile.mc, p->mr);
+    if (mc > (1 << 20))
+        return fail(err, errlen, "gemm: cache block of %lld rows too large", (long long)mc);
+    p->mc = (int)mc;
+    p->apack_bytes = p->apack == APACK_NONE   ? 0
+                     : p->apack == APACK_PAIRS ? (mc + 1) / 2 * p->a_row_bytes
+                                               : mc * p->a_row_bytes;
+
+    p->need_rowsum = false;
+    for (int64_t n = 0; s->zb && n < s->n; n++)
+        p->need_rowsum |= s->zb[n] != 0;
+    p->stack_bytes = p->apack_bytes + (p->need_rowsum ? mc * 4 : 0) +
+                     (int64_t)p->mr * p->nv * p->vl * 4;
+
+    /* Constants. */
+    p->bpack_bytes = p->npad * p->kp * p->belem;
+    p->bpack = calloc((size_t)p->bpack_bytes, 1);
+    p->cb = calloc((size_t)p->npad, sizeof *p->cb);
+    p->zb = calloc((size_t)p->npad, sizeof *p->zb);
+    if (!p->bpack || !p->cb || !p->zb) {
+        gemm_plan_free(p);
+        return fail(err, errlen, "gemm: out of memory");
+    }
+    pack_b(p, s);
+
+    int32_t off = 0;
+    if (p->a_xor)
+        off = (isa == CG_GEMM_X86_AVX512VNNI || isa == CG_GEMM_X86_AVXVNNI) ? 128 : -128;
+    p->cb_nonzero = false;
+    for (int64_t n = 0; n < s->n; n++) {
+        uint32_t colsum = 0;
+        for (int64_t k = 0; k < s->k; k++)
+            colsum += (uint32_t)b_at(s, n, k);
+        uint32_t zbn = s->zb ? (uint32_t)s->zb[n] : 0;
+        uint32_t v = s->bias ? (uint32_t)s->bias[n] : 0;
+        v -= ((uint32_t)off + (uint32_t)s->za) * colsum;
+        v += (uint32_t)s->k * (uint32_t)s->za * zbn;
+        p->cb[n] = (int32_t)v;
+        p->zb[n] = (int32_t)zbn;
+        p->cb_nonzero |= v != 0;
+    }
+
+    if (s->epilogue == CG_GEMM_EPI_REQUANT_FLOAT) {
+        p->mult = calloc((size_t)p->npad, sizeof *p->mult);
+        if (!p->mult) {
+            gemm_plan_free(p);
+            return fail(err, errlen, "gemm: out of memory");
+        }
+        memcpy(p->mult, s->mult, (size_t)s->n * sizeof *p->mult);
+        int64_t lo = (int64_t)s->qmin - s->zo, hi = (int64_t)s->qmax - s->zo;
+        p->requant_i64 = lo < -(1 << 24) || lo > (1 << 24) || hi < -(1 << 24) || hi > (1 << 24);
+    } else if (s->epilogue == CG_GEMM_EPI_REQUANT_FIXED) {
+        p->fx_mult = calloc((size_t)p->npad, sizeof(int64_t));
+        p->fx_round = calloc((size_t)p->npad, sizeof(int64_t));
+        p->fx_shift = calloc((size_t)p->npad, sizeof(int64_t));
+        if (!p->fx_mult || !p->fx_round || !p->fx_shift) {
+            gemm_plan_free(p);
+            return fail(err, errlen, "gemm: out of memory");
+        }
+        for (int64_t n = 0; n < p->npad; n++) {
+            int32_t sh = n < s->n ? s->fixed_shift[n] : 1;
+            p->fx_mult[n] = n < s->n ? s->fixed_mult[n] : 0;
+            p->fx_shift[n] = sh;
+            p->fx_round[n] = (int64_t)1 << (sh - 1);
+        }
+    } else if (s->epilogue == CG_GEMM_EPI_DEQUANT) {
+        p->scale = calloc((size_t)p->npad, sizeof *p->scale);
+        p->fbias = s->fbias ? calloc((size_t)p->npad, sizeof *p->fbias) : NULL;
+        if (!p->scale || (s->fbias && !p->fbias)) {
+            gemm_plan_free(p);
+            return fail(err, errlen, "gemm: out of memory");
+        }
+        memcpy(p->scale, s->scale, (size_t)s->n * sizeof *p->scale);
+        if (s->fbias)
+            memcpy(p->fbias, s->fbias, (size_t)s->n * sizeof *p->fbias);
+    }
+    return true;
+}
+
+void
+gemm_plan_free(GemmPlan *p)
+{
+    free(p->bpack);
+    free(p->cb);
+    free(p->zb);
+    free(p->mult);
+    free(p->scale);
+    free(p->fbias);
+    free(p->fx_mult);
+    free(p->fx_round);
+    free(p->fx_shift);
+    memset(p, 0, sizeof *p);
+}
+
+int
+cg_gemm_row_block(const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s)
+{
+    GemmPlan p;
+    memset(&p, 0, sizeof p);
+    p.isa = isa;
+    isa_shape(&p, t, s);
+    return s->tile.mr > 0 ? s->tile.mr : p.mr;
+}
+
+int64_t
+cg_gemm_stack_bytes(const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s)
+{
+    GemmPlan p;
+    char err[8];
+    if (!gemm_plan_init(&p, t, isa, s, err, sizeof err))
+        return -1;
+    int64_t n = p.stack_bytes;
+    gemm_plan_free(&p);
+    return n;
+}
