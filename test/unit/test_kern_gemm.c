@@ -32,7 +32,9 @@
 #include "codegen/kern_gemm.h"
 #include "codegen/target.h"
 
-#pragma STDC FP_CONTRACT OFF
+/* The dequantize reference multiplies and adds in separate statements: no compiler contracts
+ * them into an fma (clang's default fp-contract=on works within one expression only, gcc's
+ * -std=c11 default is off). */
 
 /* ---- deterministic random numbers ---- */
 
