@@ -11,7 +11,9 @@
  *    weights become per-channel this way (remark). A zero factor cannot be a scale: not folded.
  *  - a float constant: w'[c] = w[c] * f[c] in double, rounded to f32.
  * The new bias is float; weight-fold (run after this pass) quantizes it with the new scales.
- * The conv result must have the batchnorm as its only consumer.
+ * conv -> div(per-channel constant d) -> batchnorm (PyTorch QAT export) folds too, with
+ * f[c] = g[c] / (d[c] sqrt(var[c] + eps)) and b'[c] = f[c] * (b[c] - mean[c] d[c]) + beta[c].
+ * The conv (and div) result must have the next op as its only consumer.
  * needs: constants for the batchnorm operands.  keeps: the batchnorm's result name.
  * leaves stale: uses.
  */
@@ -116,21 +118,40 @@ fold_one(Graph *g, NodeId bid)
 {
     Node *bn = ir_node(g, bid);
     Node *conv = qm_def_op(g, bn->in[0], OP_CONV);
+    /* PyTorch QAT exports conv -> div(per-channel constant) -> batchnorm */
+    Node *div = conv ? NULL : qm_def_op(g, bn->in[0], OP_DIV);
+    if (div && qm_only_user(g, div->out[0], NULL))
+        conv = qm_def_op(g, div->in[0], OP_CONV);
     if (!conv || !qm_only_user(g, conv->out[0], NULL))
         return false;
     NodeId cid = qm_id(g, conv);
     int64_t m = ir_value(g, conv->out[0])->type.dims[1];
-    double *gm = xmalloc(5 * (size_t)m * sizeof(double));
-    double *beta = gm + m, *mu = beta + m, *var = mu + m, *b = var + m;
+    double *gm = xmalloc(6 * (size_t)m * sizeof(double));
+    double *beta = gm + m, *mu = beta + m, *var = mu + m, *b = var + m, *dv = b + m;
     bool ok = const_vec(g, bn->in[1], m, gm) && const_vec(g, bn->in[2], m, beta) &&
               const_vec(g, bn->in[3], m, mu) && const_vec(g, bn->in[4], m, var) &&
               bias_values(g, conv, m, b);
+    for (int64_t c = 0; c < m; c++)
+        dv[c] = 1.0;
+    if (ok && div) {
+        /* the divisor must be per channel: shape [1, m, 1, ...] or [m, 1, ...] */
+        const Tensor *t = ir_const_of(g, div->in[1]);
+        const Type *ct = t ? &t->type : NULL;
+        int rank = ir_value(g, conv->out[0])->type.rank;
+        bool per_channel = ct && (int64_t)type_numel_unchecked(ct) == m &&
+                           ((ct->rank == rank && ct->dims[1] == m) ||
+                            (ct->rank == rank - 1 && ct->dims[0] == m));
+        ok = per_channel && const_vec(g, div->in[1], m, dv);
+        for (int64_t c = 0; ok && c < m; c++)
+            ok = dv[c] != 0 && isfinite(dv[c]);
+    }
     ValueId nw = VNONE;
     if (ok) {
         double eps = ir_attr_float(g, bn, "epsilon", 1e-5f);
         for (int64_t c = 0; c < m; c++) {
-            double f = gm[c] / sqrt(var[c] + eps);
-            b[c] = f * (b[c] - mu[c]) + beta[c];
+            /* batchnorm(conv / d) = f * (conv - mean * d) + beta with f = g / (d sqrt(var + eps)) */
+            double f = gm[c] / sqrt(var[c] + eps) / dv[c];
+            b[c] = f * (b[c] - mu[c] * dv[c]) + beta[c];
             gm[c] = f; /* gm now holds the factors */
         }
         nw = fold_weight(g, cid, gm, m);
@@ -148,7 +169,7 @@ fold_one(Graph *g, NodeId bid)
         NodeId r = ir_add_node(g, OP_CONV, 3, ins, 1, ir_node(g, cid)->loc);
         qm_copy_attrs(g, r, cid, NULL);
         ir_node(g, cid)->dead = true;
-        ir_node(g, bid)->dead = true;
+        ir_node(g, bid)->dead = true; /* a div in between dies with it (unused) */
         ir_set_result(g, r, 0, ir_node(g, bid)->out[0]);
         g->uses_valid = false;
     }
