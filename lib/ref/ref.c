@@ -83,8 +83,8 @@ ref_f32_in(RefCtx *c, Node *n, uint32_t i)
 {
     const RefTensor *t = ref_in(c, n, i);
     if (!t || t->type.elem != ET_F32) {
-        node_error(c->g, n, "reference interpreter: operand %u of %s must be f32, got %s", i,
-                   op_info(n->op)->name, t ? elem_name(t->type.elem) : "nothing");
+        node_error(c->g, n, "reference interpreter: operand %u must be f32, got %s", i,
+                   t ? elem_name(t->type.elem) : "nothing");
         return NULL;
     }
     return t->data;
@@ -95,31 +95,11 @@ ref_f32_out(RefCtx *c, Node *n, uint32_t i)
 {
     RefTensor *t = ref_out(c, n, i);
     if (t->type.elem != ET_F32) {
-        node_error(c->g, n, "reference interpreter: result %u of %s must be f32, got %s", i,
-                   op_info(n->op)->name, elem_name(t->type.elem));
+        node_error(c->g, n, "reference interpreter: result %u must be f32, got %s", i,
+                   elem_name(t->type.elem));
         return NULL;
     }
     return t->data;
-}
-
-int32_t *
-ref_load_i32(RefCtx *c, Node *n, const RefTensor *t)
-{
-    ElemType e = t->type.elem;
-    if (!(elem_is_int(e) && e != ET_I64 && e != ET_U32 && e != ET_BOOL)) {
-        node_error(c->g, n, "reference interpreter: %s operand of %s is not supported",
-                   elem_name(e), op_info(n->op)->name);
-        return NULL;
-    }
-    size_t k = ref_numel(t);
-    int32_t *v = malloc((k ? k : 1) * sizeof(int32_t));
-    if (!v) {
-        node_error(c->g, n, "reference interpreter: out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < k; i++)
-        v[i] = (int32_t)ref_get_i(t, i);
-    return v;
 }
 
 void
@@ -421,7 +401,7 @@ ref_op_qdq(RefCtx *c, Node *n)
     default:
         break;
     }
-    node_error(c->g, n, "reference interpreter: %s is not implemented", op_info(n->op)->name);
+    node_error(c->g, n, "not implemented in the reference interpreter");
     return false;
 }
 
@@ -453,7 +433,7 @@ dispatch(RefCtx *c, Node *n)
     default:
         break;
     }
-    node_error(c->g, n, "reference interpreter: %s is not implemented", op_info(n->op)->name);
+    node_error(c->g, n, "not implemented in the reference interpreter");
     return false;
 }
 

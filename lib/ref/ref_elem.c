@@ -22,13 +22,12 @@ binary(RefCtx *c, Node *n)
     bool fl = y->type.elem == ET_F32;
     if (!fl && (elem_is_float(y->type.elem) || !elem_is_int(a->type.elem) ||
                 !elem_is_int(b->type.elem))) {
-        node_error(c->g, n, "reference interpreter: %s on %s is not supported",
-                   op_info(n->op)->name, elem_name(y->type.elem));
+        node_error(c->g, n, "reference interpreter: %s results are not supported",
+                   elem_name(y->type.elem));
         return false;
     }
     if (fl && (a->type.elem != ET_F32 || b->type.elem != ET_F32)) {
-        node_error(c->g, n, "reference interpreter: operands of %s must be f32",
-                   op_info(n->op)->name);
+        node_error(c->g, n, "reference interpreter: operands must be f32");
         return false;
     }
     for (size_t i = 0; i < k; i++) {
@@ -342,6 +341,6 @@ ref_op_elem(RefCtx *c, Node *n)
     default:
         break;
     }
-    node_error(c->g, n, "reference interpreter: %s is not implemented", op_info(n->op)->name);
+    node_error(c->g, n, "not implemented in the reference interpreter");
     return false;
 }

@@ -55,8 +55,6 @@ void ref_set_i(RefTensor *t, size_t i, int64_t v);
 const float *ref_f32_in(RefCtx *c, Node *n, uint32_t i);
 /* The f32 data of result i, or NULL after an error if it is not f32. */
 float *ref_f32_out(RefCtx *c, Node *n, uint32_t i);
-/* A malloc'd int32 copy of an integer tensor (NULL after an error for other types). */
-int32_t *ref_load_i32(RefCtx *c, Node *n, const RefTensor *t);
 /* Row-major strides (in elements) of a shape. */
 void ref_strides(const Type *t, int64_t *st);
 /* Strides of `t` aligned to the broadcast result `o` (0 on broadcast axes). */

@@ -24,8 +24,8 @@ load_f(RefCtx *c, Node *n, uint32_t i)
     if (!t)
         return NULL;
     if (t->type.elem != ET_F32) {
-        node_error(c->g, n, "reference interpreter: operand %u of %s must be f32, got %s", i,
-                   op_info(n->op)->name, elem_name(t->type.elem));
+        node_error(c->g, n, "reference interpreter: operand %u must be f32, got %s", i,
+                   elem_name(t->type.elem));
         return NULL;
     }
     size_t k = ref_numel(t);
@@ -442,7 +442,7 @@ ref_op_linear(RefCtx *c, Node *n)
             goto out;
         break;
     default:
-        node_error(g, n, "reference interpreter: %s is not implemented", op_info(n->op)->name);
+        node_error(g, n, "not implemented in the reference interpreter");
         goto out;
     }
     if (!integer) {

@@ -276,6 +276,6 @@ ref_op_pool(RefCtx *c, Node *n)
     default:
         break;
     }
-    node_error(c->g, n, "reference interpreter: %s is not implemented", op_info(n->op)->name);
+    node_error(c->g, n, "not implemented in the reference interpreter");
     return false;
 }
