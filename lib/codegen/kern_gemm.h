@@ -62,6 +62,7 @@ typedef struct CgGemmTile {
     int mr;      /* rows per register tile */
     int nv;      /* accumulator vectors per row (channels per panel = nv * lanes) */
     int mc;      /* rows per cache block (A block packed once, reused over all N panels) */
+    int kc;      /* k per cache chunk (the B chunk of a panel stays in L1 over the row tiles) */
     int kunroll; /* k groups per K-loop iteration */
 } CgGemmTile;
 

@@ -21,6 +21,12 @@
  *   APACK_PAIRS: row pair q at q * a_row_bytes, group g at +16 g: 8 bytes of row 2q then 8 of
  *                row 2q+1 (zero for a missing odd row), each ^ a_xor;
  *   APACK_NONE:  A read in place (generic/NEON, kg = 1: no tail problem).
+ *
+ * K blocking: when a panel's packed B is larger than ~64 KiB the K groups are cut into nkc
+ * chunks of kcg groups; for each panel and chunk all row tiles of the block run, so the chunk
+ * stays in L1 while A streams from L2. Partial sums live in a stack scratch of (mc + mr) rows
+ * x nr int32 (raw mmla accumulators for i8mm: per row pair, 2 nr int32); the last chunk applies
+ * the epilogue.
  */
 #ifndef QDQC_CODEGEN_KERN_GEMM_IMPL_H
 #define QDQC_CODEGEN_KERN_GEMM_IMPL_H
@@ -36,6 +42,9 @@ typedef struct GemmPlan {
     int belem;  /* bytes per packed B element */
     int mr, nv, mc, kunroll;
     int64_t kp, groups;
+    int64_t kcg, nkc;              /* k groups per cache chunk, number of chunks */
+    int64_t b_prefetch;            /* prefetch B this many groups ahead (0 = off) */
+    int64_t scratch_bytes;         /* partial sums between chunks (nkc > 1) */
     int64_t nr, npanels_full;      /* channels per full panel, number of full panels */
     int64_t nv_tail, nr_tail;      /* tail panel vectors / channels (0 if none) */
     int64_t tail_last_lanes;       /* valid lanes of the tail panel's last vector (vl if full) */

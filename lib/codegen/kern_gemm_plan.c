@@ -276,10 +276,25 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
                      : p->apack == APACK_PAIRS ? (mc + 1) / 2 * p->a_row_bytes
                                                : mc * p->a_row_bytes;
 
+    /* K chunks. Measured on AVX512-VNNI (bench/gemm_bench.c): chunks that keep the B chunk
+     * in L1 (16 KiB) lose to whole-K tiles with B streaming from L2 plus a software prefetch,
+     * because every chunk boundary saves and reloads the accumulators. So chunk only when a
+     * panel outgrows a good part of L2 (64 KiB), e.g. K >= 1366 for 48-channel panels. */
+    int64_t per_group = p->nr * p->kg * p->belem;
+    int64_t kcmax = s->tile.kc > 0 ? (s->tile.kc + p->kg - 1) / p->kg : 65536 / per_group;
+    if (kcmax < 1)
+        kcmax = 1;
+    p->nkc = (p->groups + kcmax - 1) / kcmax;
+    p->kcg = (p->groups + p->nkc - 1) / p->nkc;
+    if ((isa == CG_GEMM_X86_AVX512VNNI || isa == CG_GEMM_X86_AVXVNNI) &&
+        p->kcg * per_group > 24 * 1024)
+        p->b_prefetch = 8; /* the panel (chunk) does not stay in L1 */
+    p->scratch_bytes = p->nkc > 1 ? ((int64_t)mc + p->mr) * p->nr * 4 : 0;
+
     p->need_rowsum = false;
     for (int64_t n = 0; s->zb && n < s->n; n++)
         p->need_rowsum |= s->zb[n] != 0;
-    p->stack_bytes = p->apack_bytes + (p->need_rowsum ? mc * 4 : 0) +
+    p->stack_bytes = p->apack_bytes + p->scratch_bytes + (p->need_rowsum ? mc * 4 : 0) +
                      (int64_t)p->mr * p->nv * p->vl * 4;
 
     /* Constants. */

@@ -185,6 +185,18 @@ make_case(Case *c, CgGemmIsa isa, int64_t M, int64_t N, int64_t K, bool a_signed
             c->bias[n] = rnd_range(-(1 << 20), 1 << 20);
         s->bias = c->bias;
     }
+    /* Tiling overrides on a third of the cases: K chunks (partial sums across chunks), small
+     * cache blocks (several blocks per call), K-loop unrolling with a remainder, other tiles. */
+    if (rnd() % 3 == 0) {
+        static const int kcs[] = {4, 8, 20, 64};
+        s->tile.kc = kcs[rnd() % 4];
+        s->tile.kunroll = 1 + (int)(rnd() % 3);
+        s->tile.mc = rnd() % 2 ? 1 : 0; /* rounded up to one row tile */
+        if (rnd() % 2) {
+            s->tile.mr = rnd() % 2 ? 2 : 4;
+            s->tile.nv = 1 + (int)(rnd() % 2);
+        }
+    }
     c->a = malloc((size_t)a_bytes(s));
     for (int64_t i = 0; i < a_bytes(s); i++)
         c->a[i] = (uint8_t)rnd();
@@ -319,11 +331,11 @@ make_case(Case *c, CgGemmIsa isa, int64_t M, int64_t N, int64_t K, bool a_signed
     snprintf(c->name, sizeof c->name, "gemm_%s_%d", cg_gemm_isa_name(isa), idx);
     snprintf(c->desc, sizeof c->desc,
              "%s M=%lld N=%lld K=%lld lda=%lld ldc=%lld %s za=%d zb=%s b=%s epi=%d out=%d "
-             "q=[%d,%d] zo=%d",
+             "q=[%d,%d] zo=%d tile=%d/%d/%d/%d/%d",
              cg_gemm_isa_name(isa), (long long)M, (long long)N, (long long)K, (long long)s->lda,
              (long long)s->ldc, a_signed ? "s8" : "u8", s->za, zb_nz ? "var" : "0",
              s->b_layout == CG_GEMM_B_NK ? "NK" : "KN", (int)s->epilogue, (int)s->out, s->qmin,
-             s->qmax, s->zo);
+             s->qmax, s->zo, s->tile.mr, s->tile.nv, s->tile.mc, s->tile.kc, s->tile.kunroll);
 }
 
 static const int64_t Ms[] = {1, 5, 17, 64};
