@@ -97,6 +97,13 @@ QDQC_API qdqc_status qdqc_context_add_input_shape(qdqc_context *ctx, const char 
 QDQC_API char *qdqc_module_print(const qdqc_module *m);
 QDQC_API void qdqc_string_free(char *s);
 QDQC_API qdqc_status qdqc_module_verify(qdqc_module *m);
+/* What each node became after the passes ("qconv 3x3 s1 int8xint8->int8, relu folded") or why
+ * it stayed float ("float softmax: no integer rule"), then totals (integer and float ops, int8
+ * MACs, float FLOPs). Free with qdqc_string_free; NULL if m is NULL. */
+QDQC_API char *qdqc_module_report(const qdqc_module *m);
+/* The graph in Graphviz dot: integer ops green, float islands orange, quantize/dequantize
+ * grey. Free with qdqc_string_free; NULL if m is NULL. */
+QDQC_API char *qdqc_module_print_dot(const qdqc_module *m);
 
 /* ---- passes ---- */
 /* `pipeline` is a comma-separated list of pass names, or NULL / "default" for the default

@@ -23,6 +23,7 @@ typedef struct Opts {
     const char *emit;
     const char *passes;
     bool split_input_file;
+    bool report; /* --report: what each node became, to standard output */
     bool remarks;
     bool list_passes;
     qdqc_context *ctx;
@@ -40,7 +41,10 @@ static const char usage_text[] =
     "options:\n"
     "  -o FILE                 output file ('-' for standard output, the default)\n"
     "  --emit=KIND             what to write: obj (default when -o ends in .o), asm, llvm,\n"
-    "                          header (C ABI, docs/abi.md), ir (text IR after the pipeline)\n"
+    "                          header (C ABI, docs/abi.md), ir (text IR after the pipeline),\n"
+    "                          dot (Graphviz: integer ops green, float islands orange)\n"
+    "  --report                what each node became or why it stayed float, with totals\n"
+    "                          (to standard output; the IR is then written only with -o)\n"
     "  --name=PREFIX           symbol prefix of the generated code (default: model)\n"
     "  --target=TRIPLE         target triple (default: the host)\n"
     "  --mcpu=CPU              target CPU (default: generic, with the host's features)\n"
@@ -224,16 +228,20 @@ run_compile(Opts *o)
     }
     int kind = !strcmp(emit, "obj") ? QDQC_EMIT_OBJ : !strcmp(emit, "asm") ? QDQC_EMIT_ASM
                : !strcmp(emit, "llvm") ? QDQC_EMIT_LLVM : !strcmp(emit, "header") ? QDQC_EMIT_HEADER
-               : !strcmp(emit, "ir") ? -1 : -2;
+               : !strcmp(emit, "ir") ? -1 : !strcmp(emit, "dot") ? -3 : -2;
     if (kind == -2)
-        return usage_error("--emit=%s is not supported (obj, asm, llvm, header, ir)", emit);
+        return usage_error("--emit=%s is not supported (obj, asm, llvm, header, ir, dot)", emit);
+    /* with --report alone, the report replaces the IR on standard output */
+    bool want_output = !o->report || o->output || o->emit;
     qdqc_module *m = NULL;
     if (qdqc_module_load_file(o->ctx, o->input, &m) != QDQC_OK)
         return EXIT_INPUT;
     int rc = EXIT_OK;
     if (qdqc_module_run_passes(m, o->passes ? o->passes : "default") != QDQC_OK)
         rc = EXIT_INPUT;
-    if (rc == EXIT_OK && kind >= 0) {
+    if (rc == EXIT_OK && !want_output) {
+        /* report only */
+    } else if (rc == EXIT_OK && kind >= 0) {
         if (qdqc_module_compile_to_file(m, o->copts, o->output ? o->output : "-",
                                         (qdqc_emit_kind)kind) != QDQC_OK)
             rc = EXIT_INPUT;
@@ -242,12 +250,17 @@ run_compile(Opts *o)
         if (!out) {
             rc = EXIT_INPUT;
         } else {
-            char *s = qdqc_module_print(m);
+            char *s = kind == -3 ? qdqc_module_print_dot(m) : qdqc_module_print(m);
             fputs(s, out);
             qdqc_string_free(s);
             if (out != stdout)
                 fclose(out);
         }
+    }
+    if (rc == EXIT_OK && o->report) {
+        char *r = qdqc_module_report(m);
+        fputs(r, stdout);
+        qdqc_string_free(r);
     }
     qdqc_module_destroy(m);
     return rc;
@@ -372,6 +385,8 @@ main(int argc, char **argv)
                 goto done;
             }
             o.run.threads = (int)t;
+        } else if (strcmp(a, "--report") == 0) {
+            o.report = true;
         } else if (strcmp(a, "--split-input-file") == 0) {
             o.split_input_file = true;
         } else if (o.run.inputs && (((v = flag_value(argc, argv, &i, "--engine", &m)) || m) ||
