@@ -86,6 +86,10 @@ QDQC_API qdqc_status qdqc_module_import_onnx_file(qdqc_context *ctx, const char 
 QDQC_API qdqc_status qdqc_module_import_onnx_bytes(qdqc_context *ctx, const void *data,
                                                    size_t len, const char *filename,
                                                    qdqc_module **out);
+/* Import an MLIR module (func + tosa + quant dialects, docs/mlir.md) from text in memory.
+ * `filename` names the buffer in diagnostics (may be NULL). */
+QDQC_API qdqc_status qdqc_module_import_mlir(qdqc_context *ctx, const char *text, size_t len,
+                                             const char *filename, qdqc_module **out);
 /* Load by file extension: .onnx, .mlir, otherwise text IR. */
 QDQC_API qdqc_status qdqc_module_load_file(qdqc_context *ctx, const char *path,
                                            qdqc_module **out);
@@ -96,6 +100,10 @@ QDQC_API qdqc_status qdqc_context_add_input_shape(qdqc_context *ctx, const char 
 /* Textual IR of the module; free with qdqc_string_free. */
 QDQC_API char *qdqc_module_print(const qdqc_module *m);
 QDQC_API void qdqc_string_free(char *s);
+/* The graph as MLIR (tosa, with linalg for quantize/dequantize; docs/mlir.md), verified with
+ * MLIR before it is returned; normally called after the passes (integer graph). NULL with
+ * diagnostics in the module's context if an op has no mapping. Free with qdqc_string_free. */
+QDQC_API char *qdqc_module_print_mlir(const qdqc_module *m);
 QDQC_API qdqc_status qdqc_module_verify(qdqc_module *m);
 /* What each node became after the passes ("qconv 3x3 s1 int8xint8->int8, relu folded") or why
  * it stayed float ("float softmax: no integer rule"), then totals (integer and float ops, int8

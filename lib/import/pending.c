@@ -1,6 +1,7 @@
-/* pending.c: placeholders for readers still being written; each reports a clear error.
- * Removed as the real readers land (mlir_import.c); the ONNX reader is onnx.c. */
+/* pending.c: stand-ins for the MLIR reader and writer in builds without MLIR
+ * (QDQC_ENABLE_MLIR=OFF); each reports a clear error. */
 #include "import.h"
+#include "codegen/mlir_export.h"
 
 #ifndef QDQC_HAVE_MLIR
 Module *
@@ -10,6 +11,14 @@ imp_mlir(qdqc_context *ctx, const char *text, size_t len, const char *path)
     (void)len;
     Loc l = {.file = path};
     diag_error(ctx, &l, "MLIR import is not available in this build (QDQC_ENABLE_MLIR=OFF)");
+    return NULL;
+}
+
+char *
+exp_mlir(Module *m)
+{
+    diag_error(m->ctx, &(Loc){.file = m->filename},
+               "MLIR export is not available in this build (QDQC_ENABLE_MLIR=OFF)");
     return NULL;
 }
 #endif

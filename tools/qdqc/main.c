@@ -42,7 +42,8 @@ static const char usage_text[] =
     "  -o FILE                 output file ('-' for standard output, the default)\n"
     "  --emit=KIND             what to write: obj (default when -o ends in .o), asm, llvm,\n"
     "                          header (C ABI, docs/abi.md), ir (text IR after the pipeline),\n"
-    "                          dot (Graphviz: integer ops green, float islands orange)\n"
+    "                          dot (Graphviz: integer ops green, float islands orange),\n"
+    "                          mlir (tosa/linalg after the pipeline, docs/mlir.md)\n"
     "  --report                what each node became or why it stayed float, with totals\n"
     "                          (to standard output; the IR is then written only with -o)\n"
     "  --name=PREFIX           symbol prefix of the generated code (default: model)\n"
@@ -228,9 +229,11 @@ run_compile(Opts *o)
     }
     int kind = !strcmp(emit, "obj") ? QDQC_EMIT_OBJ : !strcmp(emit, "asm") ? QDQC_EMIT_ASM
                : !strcmp(emit, "llvm") ? QDQC_EMIT_LLVM : !strcmp(emit, "header") ? QDQC_EMIT_HEADER
-               : !strcmp(emit, "ir") ? -1 : !strcmp(emit, "dot") ? -3 : -2;
+               : !strcmp(emit, "ir") ? -1 : !strcmp(emit, "dot") ? -3
+               : !strcmp(emit, "mlir") ? -4 : -2;
     if (kind == -2)
-        return usage_error("--emit=%s is not supported (obj, asm, llvm, header, ir, dot)", emit);
+        return usage_error("--emit=%s is not supported (obj, asm, llvm, header, ir, dot, mlir)",
+                           emit);
     /* with --report alone, the report replaces the IR on standard output */
     bool want_output = !o->report || o->output || o->emit;
     qdqc_module *m = NULL;
@@ -250,8 +253,12 @@ run_compile(Opts *o)
         if (!out) {
             rc = EXIT_INPUT;
         } else {
-            char *s = kind == -3 ? qdqc_module_print_dot(m) : qdqc_module_print(m);
-            fputs(s, out);
+            char *s = kind == -3 ? qdqc_module_print_dot(m)
+                      : kind == -4 ? qdqc_module_print_mlir(m) : qdqc_module_print(m);
+            if (s)
+                fputs(s, out);
+            else
+                rc = EXIT_INPUT;
             qdqc_string_free(s);
             if (out != stdout)
                 fclose(out);

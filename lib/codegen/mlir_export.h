@@ -1,0 +1,90 @@
+/* mlir_export.h: qdqc IR (after the pipeline) -> MLIR text (tosa, linalg, arith, tensor),
+ * internal interface. docs/mlir.md lists what maps to what.
+ *
+ * The exporter writes text; mlir_export.c then parses and verifies it with the MLIR C API, so a
+ * module that comes back from exp_mlir is one mlir-opt accepts. Nodes without a mapping get a
+ * diagnostic at their location and the export fails; nothing is silently dropped. */
+#ifndef QDQC_MLIR_EXPORT_H
+#define QDQC_MLIR_EXPORT_H
+
+#include "ir/ir.h"
+#include "numerics/numerics.h"
+
+/* The MLIR module for m's graph, or NULL with diagnostics in m's context. Caller frees. */
+char *exp_mlir(Module *m);
+
+/* ---- shared between mlir_export.c and mlir_export_ops.c ---- */
+typedef struct Exp {
+    Graph *g;
+    StrBuf b;       /* function body */
+    uint32_t next;  /* last SSA number used (%vN) */
+    uint32_t *ssa;  /* per ValueId: SSA number of the value's exported form; 0 = not yet */
+    bool failed;
+    char tbuf[6][256]; /* exp_tt results */
+} Exp;
+
+/* Element type of the exported form of e: u8 travels as i8 shifted by -128 (so do its zero
+ * point and clamp bounds: exp_shift). NULL if the type has no export. */
+const char *exp_et(ElemType e);
+int32_t exp_shift(ElemType e);
+void exp_ttype(StrBuf *b, int rank, const int64_t *dims, const char *et);
+const char *exp_tt(Exp *x, int slot, int rank, const int64_t *dims, const char *et);
+#define EXP_TT(x, slot, t) exp_tt((x), (slot), (t)->rank, (t)->dims, exp_et((t)->elem))
+
+uint32_t exp_operand(Exp *x, ValueId v); /* emits a constant on first use; 0 with an error */
+bool exp_fail(Exp *x, const Node *n, const char *fmt, ...) QDQC_PRINTF(3, 4);
+uint32_t exp_line(Exp *x, const char *fmt, ...) QDQC_PRINTF(2, 3); /* "%vN = " + text */
+
+/* Constants: integers (values[i], or one value broadcast when n == 1 and numel > 1). */
+uint32_t exp_const_i(Exp *x, const char *et, int rank, const int64_t *dims, const int64_t *v,
+                     size_t n);
+uint32_t exp_const_f(Exp *x, int rank, const int64_t *dims, const float *v, size_t n);
+uint32_t exp_zp(Exp *x, const char *et, int64_t zp);
+uint32_t exp_transpose(Exp *x, uint32_t v, const Type *t, const int64_t *perm, Type *out);
+uint32_t exp_reshape(Exp *x, uint32_t v, const Type *t, int rank, const int64_t *dims);
+/* tosa.rescale of v (type t, element in_et) to out_et; nch multipliers (per channel over the
+ * last axis when nch > 1). */
+uint32_t exp_rescale(Exp *x, uint32_t v, const Type *t, const char *in_et, const char *out_et,
+                     int64_t nch, const QnFixed *f, int64_t in_zp, int64_t out_zp,
+                     bool in_unsigned, bool out_unsigned);
+bool exp_fixed(Exp *x, const Node *n, double m, QnFixed *f);
+/* tosa.clamp to [lo, hi] (exported units) when narrower than the element type's range. */
+uint32_t exp_clamp(Exp *x, uint32_t v, const Type *t, int64_t lo, int64_t hi);
+
+const Type *exp_vtype(Exp *x, ValueId v);
+void exp_bind(Exp *x, Node *n, uint32_t id); /* n's (first) result is SSA value id */
+
+static inline bool
+per_tensor(const Type *t)
+{
+    return t->q && t->q->n == 1 && (t->elem == ET_I8 || t->elem == ET_U8);
+}
+
+static inline int64_t
+zp_of(const Type *t)
+{
+    return t->q->zp[0] + exp_shift(t->elem);
+}
+
+/* The result range [lo, hi] of an integer op in exported units: qmin/qmax narrowed by `clamp`. */
+static inline void
+out_range(Exp *x, const Node *n, const Type *y, int64_t *lo, int64_t *hi)
+{
+    *lo = y->q->qmin;
+    *hi = y->q->qmax;
+    int64_t cl[2];
+    if (ir_attr_ints(x->g, n, "clamp", cl, 2) == 2) {
+        *lo = cl[0] > *lo ? cl[0] : *lo;
+        *hi = cl[1] < *hi ? cl[1] : *hi;
+    }
+    *lo += exp_shift(y->elem);
+    *hi += exp_shift(y->elem);
+}
+
+/* mlir_export_ops.c: one node; false (diagnostic emitted) if it has no mapping. */
+bool exp_node(Exp *x, Node *n);
+/* mlir_export_elem.c: element-wise, pooling, layout and float ops; *known = false if n's op
+ * is not one of them. */
+bool exp_node_elem(Exp *x, Node *n, bool *known);
+
+#endif

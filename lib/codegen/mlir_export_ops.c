@@ -1,0 +1,548 @@
+/* mlir_export_ops.c: the MLIR form of each qdqc op (see mlir_export.c for the conventions:
+ * logical NCHW layout, u8 as shifted i8). Integer requantization is tosa.rescale with
+ * multipliers and shifts from qn_fixed_from_real, i.e. --requant=fixed arithmetic (qconv,
+ * qmatmul equal it exactly; docs/mlir.md says where the element-wise ops differ). quantize and
+ * dequantize, which tosa has no exact form for, are linalg.generic over arith/math ops with
+ * qdqc's exact definition (f32 division, round half to even, saturation). */
+#include "mlir_export.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const int64_t k_to_nhwc[4] = {0, 2, 3, 1};
+static const int64_t k_to_nchw[4] = {0, 3, 1, 2};
+
+const Type *
+exp_vtype(Exp *x, ValueId v)
+{
+    return &ir_value(x->g, v)->type;
+}
+
+void
+exp_bind(Exp *x, Node *n, uint32_t id)
+{
+    if (id)
+        x->ssa[n->out[0].id] = id;
+}
+
+static void
+maps(StrBuf *b, int rank)
+{
+    sb_puts(b, "affine_map<(");
+    for (int i = 0; i < rank; i++)
+        sb_printf(b, i ? ", d%d" : "d%d", i);
+    sb_puts(b, ") -> (");
+    for (int i = 0; i < rank; i++)
+        sb_printf(b, i ? ", d%d" : "d%d", i);
+    sb_puts(b, ")>");
+}
+
+/* linalg.generic over one operand; `body` uses %in and yields a value of out_et. */
+static uint32_t
+generic(Exp *x, uint32_t v, const Type *t, const char *in_et, const char *out_et,
+        const char *body)
+{
+    uint32_t e = exp_line(x, "tensor.empty() : %s", exp_tt(x, 0, t->rank, t->dims, out_et));
+    StrBuf m, it;
+    sb_init(&m);
+    sb_init(&it);
+    maps(&m, t->rank);
+    for (int i = 0; i < t->rank; i++)
+        sb_puts(&it, i ? ", \"parallel\"" : "\"parallel\"");
+    uint32_t id = exp_line(x, "linalg.generic {indexing_maps = [%s, %s], iterator_types = [%s]} "
+                           "ins(%%v%u : %s) outs(%%v%u : %s) {\n    ^bb0(%%in: %s, %%out: %s):\n"
+                           "%s    } -> %s", m.data, m.data, it.data ? it.data : "", v,
+                           exp_tt(x, 1, t->rank, t->dims, in_et), e,
+                           exp_tt(x, 2, t->rank, t->dims, out_et), in_et, out_et, body,
+                           exp_tt(x, 3, t->rank, t->dims, out_et));
+    sb_free(&m);
+    sb_free(&it);
+    return id;
+}
+
+/* quantize (f32 -> i8/u8, per tensor): sat(rne(x / s) + zp); NaN -> zp. */
+static bool
+ex_quantize(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
+    if ((n->nin > 1 && n->in[1].id) || xt->elem != ET_F32 || !per_tensor(yt))
+        return exp_fail(x, n, "quantize: only f32 -> i8/u8 with static per-tensor parameters");
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    int64_t zp = zp_of(yt), lo = yt->q->qmin + exp_shift(yt->elem) - zp,
+            hi = yt->q->qmax + exp_shift(yt->elem) - zp;
+    char body[1024];
+    snprintf(body, sizeof body,
+             "      %%s = arith.constant %.9e : f32\n"
+             "      %%lo = arith.constant %lld.0 : f32\n"
+             "      %%hi = arith.constant %lld.0 : f32\n"
+             "      %%zero = arith.constant 0.0 : f32\n"
+             "      %%zp = arith.constant %lld : i32\n"
+             "      %%q = arith.divf %%in, %%s : f32\n"
+             "      %%r = math.roundeven %%q : f32\n"
+             "      %%c0 = arith.maxnumf %%r, %%lo : f32\n"
+             "      %%c1 = arith.minnumf %%c0, %%hi : f32\n"
+             "      %%nan = arith.cmpf uno, %%r, %%r : f32\n"
+             "      %%c2 = arith.select %%nan, %%zero, %%c1 : f32\n"
+             "      %%i = arith.fptosi %%c2 : f32 to i32\n"
+             "      %%y = arith.addi %%i, %%zp : i32\n"
+             "      %%t = arith.trunci %%y : i32 to i8\n"
+             "      linalg.yield %%t : i8\n",
+             (double)yt->q->scale[0], (long long)lo, (long long)hi, (long long)zp);
+    exp_bind(x, n, generic(x, v, xt, "f32", "i8", body));
+    return true;
+}
+
+/* dequantize (integer -> f32, per tensor): (f32)(q - zp) * s, the subtraction in i64. */
+static bool
+ex_dequantize(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
+    const char *et = exp_et(xt->elem);
+    if ((n->nin > 1 && n->in[1].id) || yt->elem != ET_F32 || !xt->q || xt->q->n != 1 || !et ||
+        !strcmp(et, "i1") || elem_is_float(xt->elem))
+        return exp_fail(x, n, "dequantize: only integer -> f32 with per-tensor parameters");
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    char ext[64] = "";
+    if (strcmp(et, "i64"))
+        snprintf(ext, sizeof ext, "arith.extsi %%in : %s to i64", et);
+    char body[1024];
+    snprintf(body, sizeof body,
+             "      %%s = arith.constant %.9e : f32\n"
+             "      %%zp = arith.constant %lld : i64\n"
+             "      %%a = %s\n"
+             "      %%b = arith.subi %%a, %%zp : i64\n"
+             "      %%c = arith.sitofp %%b : i64 to f32\n"
+             "      %%m = arith.mulf %%c, %%s : f32\n"
+             "      linalg.yield %%m : f32\n",
+             (double)xt->q->scale[0], (long long)zp_of(xt),
+             *ext ? ext : "arith.addi %in, %zp : i64");
+    if (!*ext) /* i64 input: %a = in + 0 would be wrong; subtract directly */
+        snprintf(body, sizeof body,
+                 "      %%s = arith.constant %.9e : f32\n"
+                 "      %%zp = arith.constant %lld : i64\n"
+                 "      %%b = arith.subi %%in, %%zp : i64\n"
+                 "      %%c = arith.sitofp %%b : i64 to f32\n"
+                 "      %%m = arith.mulf %%c, %%s : f32\n"
+                 "      linalg.yield %%m : f32\n",
+                 (double)xt->q->scale[0], (long long)zp_of(xt));
+    exp_bind(x, n, generic(x, v, xt, et, "f32", body));
+    return true;
+}
+
+/* Window attributes of conv/pool nodes, with the bottom/right padding reduced so that tosa's
+ * "wholly divisible by stride" rule holds (the removed rows are never read); when the padding
+ * is too small for that, *crop says how many trailing input rows/columns to slice away. */
+typedef struct Win {
+    int64_t k[2], s[2], d[2], pb[2], pe[2], crop[2];
+} Win;
+
+static bool
+window(Exp *x, Node *n, const Type *xt, const int64_t *k, const Type *yt, Win *w)
+{
+    int64_t p[4] = {0, 0, 0, 0};
+    w->s[0] = w->s[1] = w->d[0] = w->d[1] = 1;
+    ir_attr_ints(x->g, n, "strides", w->s, 2);
+    ir_attr_ints(x->g, n, "dilations", w->d, 2);
+    ir_attr_ints(x->g, n, "pads", p, 4);
+    if (ir_attr_int(x->g, n, "ceil_mode", 0))
+        return exp_fail(x, n, "%s: ceil_mode=1 has no tosa form", op_info(n->op)->name);
+    for (int i = 0; i < 2; i++) {
+        w->k[i] = k[i];
+        w->pb[i] = p[i];
+        w->pe[i] = p[i + 2];
+        w->crop[i] = 0;
+        int64_t num = xt->dims[2 + i] - 1 + w->pb[i] + w->pe[i] - (k[i] - 1) * w->d[i];
+        int64_t rem = num % w->s[i];
+        if (w->pe[i] >= rem) {
+            w->pe[i] -= rem;
+        } else {
+            w->crop[i] = rem - w->pe[i];
+            w->pe[i] = 0;
+        }
+        if ((num - rem) / w->s[i] + 1 != yt->dims[2 + i])
+            return exp_fail(x, n, "%s: output size does not follow the window attributes",
+                            op_info(n->op)->name);
+    }
+    return true;
+}
+
+/* NCHW value -> NHWC (cropped as the window asks); *t becomes the NHWC type. */
+static uint32_t
+to_nhwc(Exp *x, uint32_t v, const Type *xt, const Win *w, Type *t)
+{
+    uint32_t id = exp_transpose(x, v, xt, k_to_nhwc, t);
+    t->elem = xt->elem;
+    if (w->crop[0] || w->crop[1]) {
+        Type c = *t;
+        c.dims[1] -= w->crop[0];
+        c.dims[2] -= w->crop[1];
+        uint32_t s0 = exp_line(x, "tosa.const_shape {values = dense<[0, 0, 0, 0]> : "
+                               "tensor<4xindex>} : () -> !tosa.shape<4>");
+        uint32_t s1 = exp_line(x, "tosa.const_shape {values = dense<[%lld, %lld, %lld, %lld]> "
+                               ": tensor<4xindex>} : () -> !tosa.shape<4>", (long long)c.dims[0],
+                               (long long)c.dims[1], (long long)c.dims[2], (long long)c.dims[3]);
+        id = exp_line(x, "tosa.slice %%v%u, %%v%u, %%v%u : (%s, !tosa.shape<4>, "
+                      "!tosa.shape<4>) -> %s", id, s0, s1, EXP_TT(x, 0, t), EXP_TT(x, 1, &c));
+        *t = c;
+    }
+    return id;
+}
+
+static const char *
+win_attrs(char *buf, size_t cap, const Win *w, bool kernel, bool dil)
+{
+    int k = 0;
+    if (kernel)
+        k += snprintf(buf + k, cap - (size_t)k, "kernel = array<i64: %lld, %lld>, ",
+                      (long long)w->k[0], (long long)w->k[1]);
+    k += snprintf(buf + k, cap - (size_t)k, "pad = array<i64: %lld, %lld, %lld, %lld>, "
+                  "stride = array<i64: %lld, %lld>", (long long)w->pb[0], (long long)w->pe[0],
+                  (long long)w->pb[1], (long long)w->pe[1], (long long)w->s[0],
+                  (long long)w->s[1]);
+    if (dil)
+        snprintf(buf + k, cap - (size_t)k, ", dilation = array<i64: %lld, %lld>",
+                 (long long)w->d[0], (long long)w->d[1]);
+    return buf;
+}
+
+/* Requantize the i32 accumulator acc (type at, channels on the last axis) into n's result:
+ * quantized -> rescale + clamp; i32 -> as is; f32 -> (f32)acc * (sx * sw[c]). */
+static uint32_t
+epilogue(Exp *x, Node *n, uint32_t acc, const Type *at, const Type *xt, const QParams *wq,
+         int64_t nch)
+{
+    const Type *yt = exp_vtype(x, n->out[0]);
+    Type t = *at;
+    if (yt->elem == ET_I32 && !yt->q)
+        return acc;
+    if (yt->elem == ET_F32 && !yt->q) {
+        t.elem = ET_F32;
+        uint32_t c = exp_line(x, "tosa.cast %%v%u : (%s) -> %s", acc, EXP_TT(x, 0, at),
+                              EXP_TT(x, 1, &t));
+        float *sc = xcalloc((size_t)nch, sizeof *sc);
+        for (int64_t m = 0; m < nch; m++)
+            sc[m] = xt->q->scale[0] * wq->scale[wq->n == 1 ? 0 : m % wq->n];
+        int64_t dims[IR_MAX_RANK];
+        for (int i = 0; i < at->rank; i++)
+            dims[i] = i == at->rank - 1 ? nch : 1;
+        uint32_t s = exp_const_f(x, at->rank, dims, sc, (size_t)nch);
+        free(sc);
+        uint32_t sh = exp_zp(x, "i8", 0);
+        return exp_line(x, "tosa.mul %%v%u, %%v%u, %%v%u : (%s, %s, tensor<1xi8>) -> %s", c, s,
+                        sh, EXP_TT(x, 0, &t), exp_tt(x, 1, at->rank, dims, "f32"),
+                        EXP_TT(x, 2, &t));
+    }
+    if (!per_tensor(yt)) {
+        exp_fail(x, n, "%s: the result must be i32, f32 or per-tensor i8/u8",
+                 op_info(n->op)->name);
+        return 0;
+    }
+    bool per_ch = wq->n > 1;
+    int64_t k = per_ch ? nch : 1;
+    QnFixed *f = xcalloc((size_t)k, sizeof *f);
+    bool ok = true;
+    for (int64_t m = 0; m < k && ok; m++)
+        ok = exp_fixed(x, n, (double)xt->q->scale[0] * (double)wq->scale[m % wq->n] /
+                       (double)yt->q->scale[0], &f[m]);
+    uint32_t id = 0;
+    if (ok) {
+        id = exp_rescale(x, acc, at, "i32", "i8", k, f, 0, zp_of(yt), false, false);
+        t.elem = yt->elem;
+        int64_t lo, hi;
+        out_range(x, n, yt, &lo, &hi);
+        id = exp_clamp(x, id, &t, lo, hi);
+    }
+    free(f);
+    return id;
+}
+
+/* The common weight zero point of w (tosa has one); false if the channels differ. */
+static bool
+weight_zp(Exp *x, Node *n, const Type *wt, int64_t *zp)
+{
+    for (uint32_t i = 1; i < wt->q->n; i++)
+        if (wt->q->zp[i] != wt->q->zp[0])
+            return exp_fail(x, n, "%s: per-channel weight zero points that differ have no tosa "
+                            "form", op_info(n->op)->name);
+    *zp = wt->q->zp[0] + exp_shift(wt->elem);
+    return true;
+}
+
+static bool
+ex_qconv(Exp *x, Node *n)
+{
+    Graph *g = x->g;
+    const Type *xt = exp_vtype(x, n->in[0]), *wt = exp_vtype(x, n->in[1]), *yt = exp_vtype(x, n->out[0]);
+    const Tensor *w = ir_const_of(g, n->in[1]);
+    const Tensor *b = n->nin > 2 && n->in[2].id ? ir_const_of(g, n->in[2]) : NULL;
+    int64_t group = ir_attr_int(g, n, "group", 1);
+    if (xt->rank != 4 || !per_tensor(xt) || !w || !wt->q || (wt->elem != ET_I8 && wt->elem != ET_U8))
+        return exp_fail(x, n, "qconv: only 2-D convolutions of i8/u8 activations by constant "
+                        "i8/u8 weights");
+    if (n->nin > 2 && n->in[2].id && !b)
+        return exp_fail(x, n, "qconv: the bias must be a constant");
+    int64_t M = wt->dims[0], Cg = wt->dims[1], KH = wt->dims[2], KW = wt->dims[3];
+    int64_t C = xt->dims[1];
+    bool dw = group > 1 && group == C && Cg == 1;
+    if (group != 1 && !dw)
+        return exp_fail(x, n, "qconv: grouped convolution (group %lld of %lld channels) has no "
+                        "tosa form", (long long)group, (long long)C);
+    int64_t wzp;
+    Win win;
+    if (!weight_zp(x, n, wt, &wzp) || !window(x, n, xt, (int64_t[2]){KH, KW}, yt, &win))
+        return false;
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    Type xn;
+    uint32_t xh = to_nhwc(x, v, xt, &win, &xn);
+    /* weights: OIHW -> OHWI (conv2d) or [KH, KW, C, M/C] (depthwise) */
+    size_t nw = type_numel_unchecked(wt);
+    int64_t *wv = xcalloc(nw, sizeof *wv);
+    int64_t wd[4] = {M, KH, KW, Cg}, mult = M / C;
+    if (dw) {
+        wd[0] = KH, wd[1] = KW, wd[2] = C, wd[3] = mult;
+    }
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t c = 0; c < Cg; c++)
+            for (int64_t i = 0; i < KH; i++)
+                for (int64_t j = 0; j < KW; j++) {
+                    size_t src = (size_t)(((m * Cg + c) * KH + i) * KW + j);
+                    size_t dst = dw ? (size_t)(((i * KW + j) * C + m / mult) * mult + m % mult)
+                                    : (size_t)(((m * KH + i) * KW + j) * Cg + c);
+                    wv[dst] = tensor_get_i(w, src) + exp_shift(wt->elem);
+                }
+    uint32_t wid = exp_const_i(x, "i8", 4, wd, wv, nw);
+    free(wv);
+    int64_t *bv = xcalloc((size_t)M, sizeof *bv);
+    for (int64_t m = 0; b && m < M; m++)
+        bv[m] = tensor_get_i(b, (size_t)m);
+    uint32_t bid = exp_const_i(x, "i32", 1, &M, bv, (size_t)M);
+    free(bv);
+    uint32_t xz = exp_zp(x, "i8", zp_of(xt)), wz = exp_zp(x, "i8", wzp);
+    Type at = {.elem = ET_I32, .rank = 4, .dims = {yt->dims[0], yt->dims[2], yt->dims[3], M}};
+    char wa[256];
+    uint32_t acc = exp_line(x, "tosa.%s %%v%u, %%v%u, %%v%u, %%v%u, %%v%u {acc_type = i32, %s} : "
+                            "(%s, %s, tensor<%lldxi32>, tensor<1xi8>, tensor<1xi8>) -> %s",
+                            dw ? "depthwise_conv2d" : "conv2d", xh, wid, bid, xz, wz,
+                            win_attrs(wa, sizeof wa, &win, false, true), EXP_TT(x, 0, &xn),
+                            exp_tt(x, 1, 4, wd, "i8"), (long long)M, EXP_TT(x, 2, &at));
+    uint32_t y = epilogue(x, n, acc, &at, xt, wt->q, M);
+    if (!y)
+        return false;
+    Type yn = at, tmp;
+    yn.elem = yt->elem;
+    exp_bind(x, n, exp_transpose(x, y, &yn, k_to_nchw, &tmp));
+    return true;
+}
+
+/* Reshape a rank-2/3 operand to rank 3 ([1, R, C] or itself). */
+static uint32_t
+rank3(Exp *x, uint32_t v, const Type *t, Type *out)
+{
+    *out = *t;
+    if (t->rank == 3)
+        return v;
+    out->rank = 3;
+    out->dims[0] = 1;
+    out->dims[1] = t->dims[0];
+    out->dims[2] = t->dims[1];
+    return exp_reshape(x, v, t, 3, out->dims);
+}
+
+static bool
+ex_qmatmul(Exp *x, Node *n)
+{
+    Graph *g = x->g;
+    const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]), *yt = exp_vtype(x, n->out[0]);
+    const Tensor *bias = n->nin > 2 && n->in[2].id ? ir_const_of(g, n->in[2]) : NULL;
+    if (at->rank < 2 || at->rank > 3 || bt->rank < 2 || bt->rank > 3 || !per_tensor(at) ||
+        !bt->q || (bt->elem != ET_I8 && bt->elem != ET_U8) ||
+        (bt->rank == 3 && (at->rank != 3 || bt->dims[0] != at->dims[0])) ||
+        (bt->q->n > 1 && bt->q->axis != bt->rank - 1))
+        return exp_fail(x, n, "qmatmul: only [B,]M,K x [B,]K,N of i8/u8 (B equal or absent), "
+                        "right operand per tensor or per its last axis");
+    if (n->nin > 2 && n->in[2].id && !bias)
+        return exp_fail(x, n, "qmatmul: the bias must be a constant");
+    int64_t bzp, N = bt->dims[bt->rank - 1];
+    if (!weight_zp(x, n, bt, &bzp))
+        return false;
+    uint32_t a = exp_operand(x, n->in[0]), b = exp_operand(x, n->in[1]);
+    if (!a || !b)
+        return false;
+    Type a3, b3;
+    a = rank3(x, a, at, &a3);
+    b = rank3(x, b, bt, &b3);
+    if (b3.dims[0] != a3.dims[0]) {
+        /* [K, N] shared by a batch: tile it (tosa.matmul has no broadcasting) */
+        uint32_t mul = exp_line(x, "tosa.const_shape {values = dense<[%lld, 1, 1]> : "
+                                "tensor<3xindex>} : () -> !tosa.shape<3>", (long long)a3.dims[0]);
+        Type bb = b3;
+        bb.dims[0] = a3.dims[0];
+        b = exp_line(x, "tosa.tile %%v%u, %%v%u : (%s, !tosa.shape<3>) -> %s", b, mul,
+                     EXP_TT(x, 0, &b3), EXP_TT(x, 1, &bb));
+        b3 = bb;
+    }
+    uint32_t az = exp_zp(x, "i8", zp_of(at)), bz = exp_zp(x, "i8", bzp);
+    Type acc = {.elem = ET_I32, .rank = 3, .dims = {a3.dims[0], a3.dims[1], N}};
+    uint32_t id = exp_line(x, "tosa.matmul %%v%u, %%v%u, %%v%u, %%v%u : (%s, %s, tensor<1xi8>, "
+                           "tensor<1xi8>) -> %s", a, b, az, bz, EXP_TT(x, 0, &a3),
+                           EXP_TT(x, 1, &b3), EXP_TT(x, 2, &acc));
+    if (bias) {
+        int64_t *bv = xcalloc((size_t)N, sizeof *bv);
+        for (int64_t i = 0; i < N; i++)
+            bv[i] = tensor_get_i(bias, (size_t)i);
+        int64_t bd[3] = {1, 1, N};
+        uint32_t bid = exp_const_i(x, "i32", 3, bd, bv, (size_t)N);
+        free(bv);
+        id = exp_line(x, "tosa.add %%v%u, %%v%u : (%s, %s) -> %s", id, bid, EXP_TT(x, 0, &acc),
+                      exp_tt(x, 1, 3, bd, "i32"), EXP_TT(x, 2, &acc));
+    }
+    id = epilogue(x, n, id, &acc, at, bt->q, N);
+    if (!id)
+        return false;
+    Type r = acc;
+    r.elem = yt->elem;
+    if (yt->rank != 3)
+        id = exp_reshape(x, id, &r, yt->rank, yt->dims);
+    exp_bind(x, n, id);
+    return true;
+}
+
+
+/* Sum of (x - zx) over `axes` in i32 (tosa.reduce_sum per axis), then one rescale by
+ * sx / (sy * count): qavgpool global=1 and qreduce_mean. */
+static bool
+ex_qmean(Exp *x, Node *n, const int64_t *axes, int naxes)
+{
+    const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
+    if (!per_tensor(xt) || !per_tensor(yt))
+        return exp_fail(x, n, "%s: only per-tensor i8/u8", op_info(n->op)->name);
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    static const QnFixed one = {1 << 30, 30};
+    Type t = *xt;
+    t.q = NULL;
+    uint32_t id = exp_rescale(x, v, &t, "i8", "i32", 1, &one, zp_of(xt), 0, false, false);
+    t.elem = ET_I32;
+    int64_t count = 1;
+    for (int i = 0; i < naxes; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + t.rank : axes[i];
+        if (a < 0 || a >= t.rank)
+            return exp_fail(x, n, "axis out of range");
+        Type r = t;
+        count *= t.dims[a];
+        r.dims[a] = 1;
+        id = exp_line(x, "tosa.reduce_sum %%v%u {axis = %lld : i32} : (%s) -> %s", id,
+                      (long long)a, EXP_TT(x, 0, &t), EXP_TT(x, 1, &r));
+        t = r;
+    }
+    QnFixed f;
+    if (!exp_fixed(x, n, (double)xt->q->scale[0] / ((double)yt->q->scale[0] * (double)count), &f))
+        return false;
+    id = exp_rescale(x, id, &t, "i32", "i8", 1, &f, 0, zp_of(yt), false, false);
+    t.elem = yt->elem;
+    int64_t lo, hi;
+    out_range(x, n, yt, &lo, &hi);
+    id = exp_clamp(x, id, &t, lo, hi);
+    if (!type_shape_equal(&t, yt))
+        id = exp_reshape(x, id, &t, yt->rank, yt->dims);
+    exp_bind(x, n, id);
+    return true;
+}
+
+/* maxpool (i8/u8/f32) and qavgpool (tosa.avg_pool2d in the input's parameters, then a
+ * rescale to the result's when they differ), between NCHW <-> NHWC transposes. */
+static bool
+ex_pool(Exp *x, Node *n)
+{
+    Graph *g = x->g;
+    const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
+    bool avg = n->op == OP_QAVGPOOL;
+    if (avg && ir_attr_int(g, n, "global", 0)) {
+        static const int64_t hw[2] = {2, 3};
+        return ex_qmean(x, n, hw, 2);
+    }
+    int64_t k[2], d[2] = {1, 1}, p[4] = {0, 0, 0, 0};
+    ir_attr_ints(g, n, "dilations", d, 2);
+    ir_attr_ints(g, n, "pads", p, 4);
+    if (xt->rank != 4 || ir_attr_ints(g, n, "kernel_shape", k, 2) != 2 || d[0] != 1 || d[1] != 1 ||
+        (avg ? !per_tensor(xt) || !per_tensor(yt)
+             : xt->elem != ET_F32 && xt->elem != ET_I8 && xt->elem != ET_U8))
+        return exp_fail(x, n, "%s: only 2-D windows without dilation over %s",
+                        op_info(n->op)->name, avg ? "per-tensor i8/u8" : "f32/i8/u8");
+    if (avg && ir_attr_int(g, n, "count_include_pad", 0) && (p[0] || p[1] || p[2] || p[3]))
+        return exp_fail(x, n, "qavgpool: count_include_pad=1 with padding has no tosa form");
+    Win w;
+    if (!window(x, n, xt, k, yt, &w))
+        return false;
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    Type xn, yn, tmp;
+    uint32_t xh = to_nhwc(x, v, xt, &w, &xn);
+    yn = xn;
+    yn.dims[1] = yt->dims[2];
+    yn.dims[2] = yt->dims[3];
+    char wa[256];
+    uint32_t id;
+    if (!avg) {
+        id = exp_line(x, "tosa.max_pool2d %%v%u {%s} : (%s) -> %s", xh,
+                      win_attrs(wa, sizeof wa, &w, true, false), EXP_TT(x, 0, &xn),
+                      EXP_TT(x, 1, &yn));
+    } else {
+        uint32_t z = exp_zp(x, "i8", zp_of(xt));
+        yn.elem = xt->elem;
+        id = exp_line(x, "tosa.avg_pool2d %%v%u, %%v%u, %%v%u {acc_type = i32, %s} : (%s, "
+                      "tensor<1xi8>, tensor<1xi8>) -> %s", xh, z, z,
+                      win_attrs(wa, sizeof wa, &w, true, false), EXP_TT(x, 0, &xn),
+                      EXP_TT(x, 1, &yn));
+        if (xt->q->scale[0] != yt->q->scale[0] || zp_of(xt) != zp_of(yt) || xt->elem != yt->elem) {
+            QnFixed f;
+            if (!exp_fixed(x, n, (double)xt->q->scale[0] / (double)yt->q->scale[0], &f))
+                return false;
+            id = exp_rescale(x, id, &yn, "i8", "i8", 1, &f, zp_of(xt), zp_of(yt), false, false);
+        }
+        yn.elem = yt->elem;
+        int64_t lo, hi;
+        out_range(x, n, yt, &lo, &hi);
+        id = exp_clamp(x, id, &yn, lo, hi);
+    }
+    yn.elem = yt->elem;
+    exp_bind(x, n, exp_transpose(x, id, &yn, k_to_nchw, &tmp));
+    return true;
+}
+
+bool
+exp_node(Exp *x, Node *n)
+{
+    switch (n->op) {
+    case OP_QUANTIZE: return ex_quantize(x, n);
+    case OP_DEQUANTIZE: return ex_dequantize(x, n);
+    case OP_QCONV: return ex_qconv(x, n);
+    case OP_QMATMUL: return ex_qmatmul(x, n);
+    case OP_MAXPOOL:
+    case OP_QAVGPOOL: return ex_pool(x, n);
+    case OP_QREDUCE_MEAN: {
+        int64_t axes[IR_MAX_RANK];
+        int k = ir_attr_ints(x->g, n, "axes", axes, IR_MAX_RANK);
+        if (k < 0) {
+            k = exp_vtype(x, n->in[0])->rank;
+            for (int i = 0; i < k; i++)
+                axes[i] = i;
+        }
+        return ex_qmean(x, n, axes, k);
+    }
+    default: break;
+    }
+    bool known = true;
+    bool ok = exp_node_elem(x, n, &known);
+    if (!known)
+        return exp_fail(x, n, "`%s` has no tosa/linalg mapping", op_info(n->op)->name);
+    return ok;
+}
