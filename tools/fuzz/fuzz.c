@@ -1,0 +1,788 @@
+/* fuzz.c: qdqc-fuzz, the differential fuzzer of qdqc (docs/testing.md).
+ *
+ *   qdqc-fuzz --count N --seed S [--slots K] [--isa a,b] [--out DIR] [--no-shrink] [-v]
+ *   qdqc-fuzz --check FILE.qir...       re-check reproducers (regression tests)
+ *   qdqc-fuzz --print --seed S          print one generated graph
+ *
+ * Each random QDQ graph (gen.c) is checked three ways, through the public API only:
+ *   1. literal QDQ semantics (reference interpreter, no passes) vs the integer reference
+ *      (default pipeline): every output element within 1 quantization step where the bound
+ *      applies (the op's inputs agreed exactly, or it is the first rounding op on its path);
+ *   2. integer reference vs JIT code, bit for bit, for every GEMM ISA path the host runs
+ *      (and with a 2-thread pool on the first one);
+ *   3. every fixed_every-th graph: the same with --requant=fixed.
+ * A failing graph is shrunk (slots switched off, outputs reduced, dimensions capped) while it
+ * fails the same way, and written as text IR. Exit status: 0 all agree, 1 a mismatch, 2 usage. */
+#define _POSIX_C_SOURCE 200809L
+#include "fuzz.h"
+
+#include "qdqc/qdqc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { FZ_OK, FZ_UNSUP, FZ_GEN, FZ_REF_LIT, FZ_PIPE, FZ_REF_INT, FZ_BOUND, FZ_JIT_ERR, FZ_JIT,
+       FZ_FIXED, FZ_NCLASS };
+static const char *const class_name[] = {"ok", "jit-unsupported", "invalid-graph",
+                                         "ref-literal-error", "pipeline-error",
+                                         "ref-integer-error", "qdq-vs-int", "jit-error",
+                                         "jit-vs-ref", "jit-vs-ref-fixed"};
+
+typedef struct Opts {
+    const char *isas[8];
+    int nisa;
+    int fixed_every;
+    bool threads;
+    bool verbose;
+    bool rotate;       /* one ISA path per graph (round robin) instead of all */
+    bool strict_unsup; /* an op the code generator does not support is a failure */
+    int inject;        /* self-test: 1 perturbs the integer reference, 2 the JIT output */
+} Opts;
+
+typedef struct Result {
+    int cls;
+    const char *isa; /* JIT classes */
+    char detail[1024];
+    int out;         /* failing output (-1 unknown) */
+    double worst_nonstrict; /* largest lit-vs-int difference where the bound does not apply */
+    long compared;
+} Result;
+
+typedef struct Bufs {
+    size_t n;
+    void **p;
+    size_t *bytes;
+    char (*et)[8];
+} Bufs;
+
+static void
+bufs_free(Bufs *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        free(b->p[i]);
+    free(b->p);
+    free(b->bytes);
+    free(b->et);
+    memset(b, 0, sizeof *b);
+}
+
+static size_t
+io_bytes(qdqc_module *m, size_t i, bool out, const char **et)
+{
+    int rank = out ? qdqc_module_output_rank(m, i) : qdqc_module_input_rank(m, i);
+    const int64_t *d = out ? qdqc_module_output_dims(m, i) : qdqc_module_input_dims(m, i);
+    *et = out ? qdqc_module_output_elem_type(m, i) : qdqc_module_input_elem_type(m, i);
+    size_t n = 1;
+    for (int k = 0; k < rank; k++)
+        n *= (size_t)d[k];
+    return n * qdqc_elem_type_size(*et);
+}
+
+static void
+bufs_alloc(Bufs *b, qdqc_module *m, bool out)
+{
+    b->n = out ? qdqc_module_output_count(m) : qdqc_module_input_count(m);
+    b->p = calloc(b->n + 1, sizeof *b->p);
+    b->bytes = calloc(b->n + 1, sizeof *b->bytes);
+    b->et = calloc(b->n + 1, sizeof *b->et);
+    for (size_t i = 0; i < b->n; i++) {
+        const char *et;
+        b->bytes[i] = io_bytes(m, i, out, &et);
+        snprintf(b->et[i], sizeof b->et[i], "%s", et ? et : "?");
+        b->p[i] = calloc(b->bytes[i] ? b->bytes[i] : 1, 1);
+    }
+}
+
+/* Inputs: integers uniform over their type, f32 uniform in [-4.4, 4.4) with one value in
+ * eight on a multiple of 1/64 (exact, often a quantization tie). */
+static void
+fill_inputs(Bufs *b, uint64_t seed)
+{
+    Rng r = {seed * 0x9E3779B97F4A7C15ull + 7};
+    for (size_t i = 0; i < b->n; i++) {
+        const char *et = b->et[i];
+        if (!strcmp(et, "f32")) {
+            float *f = b->p[i];
+            for (size_t k = 0; k < b->bytes[i] / 4; k++) {
+                double u = fz_unif(&r) * 8.8 - 4.4;
+                if (fz_int(&r, 0, 7) == 0)
+                    u = floor(u * 64) / 64;
+                f[k] = (float)u;
+            }
+        } else {
+            uint8_t *p = b->p[i];
+            for (size_t k = 0; k < b->bytes[i]; k++)
+                p[k] = (uint8_t)fz_next(&r);
+        }
+    }
+}
+
+typedef struct Meta {
+    int n;
+    GenOut out[FZ_MAXOUT + 1];
+} Meta;
+
+static void
+parse_meta(const char *text, Meta *m)
+{
+    memset(m, 0, sizeof *m);
+    const char *p = text;
+    while ((p = strstr(p, "// fz-out ")) != NULL && m->n < FZ_MAXOUT) {
+        char kind[8];
+        GenOut *o = &m->out[m->n];
+        double s;
+        if (sscanf(p + 10, "%7s %lf %d %d %d %d %d", kind, &s, &o->depth, &o->deps[0],
+                   &o->deps[1], &o->deps[2], &o->deps[3]) == 7) {
+            o->kind = !strcmp(kind, "q") ? OUT_Q : !strcmp(kind, "dq") ? OUT_DQ : OUT_F32;
+            o->scale = (float)s;
+            m->n++;
+        }
+        p += 10;
+    }
+}
+
+static double
+elem_f(const void *p, const char *et, size_t k)
+{
+    if (!strcmp(et, "f32"))
+        return ((const float *)p)[k];
+    if (!strcmp(et, "u8"))
+        return ((const uint8_t *)p)[k];
+    if (!strcmp(et, "i8"))
+        return ((const int8_t *)p)[k];
+    if (!strcmp(et, "i32"))
+        return ((const int32_t *)p)[k];
+    if (!strcmp(et, "f64"))
+        return ((const double *)p)[k];
+    return ((const uint8_t *)p)[k];
+}
+
+/* lit vs int: every output within the bound where it applies */
+static bool
+compare_bound(const Bufs *lit, const Bufs *in, const Meta *meta, Result *res)
+{
+    bool exact[FZ_MAXOUT + 1];
+    for (size_t i = 0; i < lit->n; i++) {
+        exact[i] = true;
+        if (lit->bytes[i] != in->bytes[i] || strcmp(lit->et[i], in->et[i])) {
+            res->cls = FZ_BOUND;
+            res->out = (int)i;
+            snprintf(res->detail, sizeof res->detail, "output %zu: %s (%zu bytes) vs %s (%zu bytes)",
+                     i, lit->et[i], lit->bytes[i], in->et[i], in->bytes[i]);
+            return false;
+        }
+        const GenOut *o = (int)i < meta->n ? &meta->out[i] : NULL;
+        size_t es = qdqc_elem_type_size(lit->et[i]), n = es ? lit->bytes[i] / es : 0;
+        double maxabs = 0;
+        for (size_t k = 0; k < n; k++) {
+            double a = fabs(elem_f(lit->p[i], lit->et[i], k));
+            if (a > maxabs && !isinf(a))
+                maxabs = a;
+        }
+        double unit = 1;
+        if (!strcmp(lit->et[i], "f32"))
+            unit = o && o->kind == OUT_DQ ? (double)o->scale : 1e-4 * maxabs + 1e-6;
+        bool strict = false;
+        if (o) {
+            strict = o->depth <= 1;
+            bool deps_exact = true;
+            for (int k = 0; k < 4; k++)
+                if (o->deps[k] == -2 || (o->deps[k] >= 0 && !exact[o->deps[k]]))
+                    deps_exact = false;
+            strict |= deps_exact;
+        }
+        double worst = 0;
+        size_t worst_k = 0, ndiff = 0;
+        for (size_t k = 0; k < n; k++) {
+            double a = elem_f(lit->p[i], lit->et[i], k), b = elem_f(in->p[i], in->et[i], k);
+            double d = (isnan(a) && isnan(b)) || a == b ? 0 : fabs(a - b) / unit;
+            if (isnan(d))
+                d = INFINITY;
+            if (d > 0)
+                ndiff++;
+            if (d > worst) {
+                worst = d;
+                worst_k = k;
+            }
+        }
+        res->compared += (long)n;
+        if (ndiff)
+            exact[i] = false;
+        if (worst > 1 + 1e-9) {
+            if (!strict) {
+                if (worst > res->worst_nonstrict)
+                    res->worst_nonstrict = worst;
+                continue;
+            }
+            res->cls = FZ_BOUND;
+            res->out = (int)i;
+            snprintf(res->detail, sizeof res->detail,
+                     "output %zu (%s): %zu of %zu elements differ, max %.4g units at [%zu]: "
+                     "literal %.9g, integer %.9g",
+                     i, lit->et[i], ndiff, n, worst, worst_k,
+                     elem_f(lit->p[i], lit->et[i], worst_k), elem_f(in->p[i], in->et[i], worst_k));
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool
+compare_exact(const Bufs *a, const Bufs *b, int cls, const char *isa, const char *what,
+              Result *res)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        if (!memcmp(a->p[i], b->p[i], a->bytes[i]))
+            continue;
+        size_t es = qdqc_elem_type_size(a->et[i]), n = a->bytes[i] / es, nd = 0, first = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (memcmp((char *)a->p[i] + k * es, (char *)b->p[i] + k * es, es)) {
+                double x = elem_f(a->p[i], a->et[i], k), y = elem_f(b->p[i], b->et[i], k);
+                if (isnan(x) && isnan(y))
+                    continue;
+                if (!nd)
+                    first = k;
+                nd++;
+            }
+        }
+        if (!nd)
+            continue;
+        res->cls = cls;
+        res->isa = isa;
+        res->out = (int)i;
+        snprintf(res->detail, sizeof res->detail,
+                 "%s: output %zu (%s): %zu of %zu elements differ, first [%zu]: ref %.9g, jit %.9g",
+                 what, i, a->et[i], nd, n, first, elem_f(a->p[i], a->et[i], first),
+                 elem_f(b->p[i], b->et[i], first));
+        return false;
+    }
+    return true;
+}
+
+static void
+first_diag(qdqc_context *ctx, char *buf, size_t n)
+{
+    const char *d = qdqc_context_get_diagnostics(ctx);
+    const char *e = d ? strstr(d, "error:") : NULL;
+    const char *s = e ? e : d ? d : "";
+    size_t k = strcspn(s, "\n");
+    snprintf(buf, n, "%.*s", (int)(k < 600 ? k : 600), s);
+}
+
+static bool
+run_jit(qdqc_module *m, const char *isa, const Bufs *in, Bufs *out, qdqc_threadpool *pool,
+        char *err, size_t errlen)
+{
+    qdqc_compile_options *o = qdqc_compile_options_create();
+    if (isa && *isa)
+        qdqc_compile_options_set(o, "isa", isa);
+    qdqc_jit *j = NULL;
+    qdqc_status st = qdqc_jit_create(m, o, &j);
+    qdqc_compile_options_destroy(o);
+    if (st == QDQC_OK) {
+        st = qdqc_jit_run(j, (const void *const *)in->p, out->p);
+        if (st == QDQC_OK && pool) {
+            Bufs o2 = {0};
+            bufs_alloc(&o2, m, true);
+            qdqc_jit_set_parallel_for(j, qdqc_threadpool_parallel_for, pool);
+            st = qdqc_jit_run(j, (const void *const *)in->p, o2.p);
+            for (size_t i = 0; st == QDQC_OK && i < o2.n; i++)
+                if (memcmp(o2.p[i], out->p[i], out->bytes[i])) {
+                    snprintf(err, errlen, "output %zu differs between 1 and 2 threads", i);
+                    bufs_free(&o2);
+                    qdqc_jit_destroy(j);
+                    return false;
+                }
+            bufs_free(&o2);
+        }
+    }
+    qdqc_jit_destroy(j);
+    if (st != QDQC_OK) {
+        snprintf(err, errlen, "%s", qdqc_status_name(st));
+        return false;
+    }
+    return true;
+}
+
+/* The three-way check of one graph text. */
+static void
+check_text(const char *text, uint64_t input_seed, bool fixed, const Opts *op, Result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->out = -1;
+    Meta meta;
+    parse_meta(text, &meta);
+    qdqc_context *ctx = qdqc_context_create();
+    qdqc_module *ml = NULL, *mi = NULL;
+    Bufs in = {0}, olit = {0}, oint = {0}, ojit = {0};
+    if (qdqc_module_parse(ctx, text, strlen(text), "fuzz.qir", &ml) != QDQC_OK ||
+        qdqc_module_verify(ml) != QDQC_OK) {
+        res->cls = FZ_GEN;
+        first_diag(ctx, res->detail, sizeof res->detail);
+        goto done;
+    }
+    bufs_alloc(&in, ml, false);
+    fill_inputs(&in, input_seed);
+    bufs_alloc(&olit, ml, true);
+    if (qdqc_module_run_reference(ml, (const void *const *)in.p, olit.p) != QDQC_OK) {
+        res->cls = FZ_REF_LIT;
+        first_diag(ctx, res->detail, sizeof res->detail);
+        goto done;
+    }
+    if (qdqc_module_parse(ctx, text, strlen(text), "fuzz.qir", &mi) != QDQC_OK ||
+        qdqc_module_run_passes(mi, "default") != QDQC_OK) {
+        res->cls = FZ_PIPE;
+        first_diag(ctx, res->detail, sizeof res->detail);
+        goto done;
+    }
+    bufs_alloc(&oint, mi, true);
+    if (oint.n != olit.n) {
+        res->cls = FZ_PIPE;
+        snprintf(res->detail, sizeof res->detail, "%zu outputs after the pipeline, %zu before",
+                 oint.n, olit.n);
+        goto done;
+    }
+    if (qdqc_module_run_reference(mi, (const void *const *)in.p, oint.p) != QDQC_OK) {
+        res->cls = FZ_REF_INT;
+        first_diag(ctx, res->detail, sizeof res->detail);
+        goto done;
+    }
+    if (op->inject == 1 && oint.n && oint.bytes[0])
+        ((uint8_t *)oint.p[0])[0] ^= 0x6; /* +-2..6 units (or a float bit pattern change) */
+    if (!compare_bound(&olit, &oint, &meta, res))
+        goto done;
+    qdqc_threadpool *pool = op->threads ? qdqc_threadpool_create(2) : NULL;
+    int k0 = op->rotate && op->nisa ? (int)(input_seed % (uint64_t)op->nisa) : 0;
+    int k1 = op->rotate ? k0 + 1 : op->nisa;
+    for (int k = k0; k < k1 && k < op->nisa; k++) {
+        bufs_alloc(&ojit, mi, true);
+        char err[700] = "";
+        if (!run_jit(mi, op->isas[k], &in, &ojit, k == 0 ? pool : NULL, err, sizeof err)) {
+            res->cls = FZ_JIT_ERR;
+            res->isa = op->isas[k];
+            char d[600];
+            first_diag(ctx, d, sizeof d);
+            if (strstr(d, "codegen:") && !op->strict_unsup)
+                res->cls = FZ_UNSUP; /* the code generator refuses the graph: a gap, not a bug */
+            snprintf(res->detail, sizeof res->detail, "isa %s: %s %s", op->isas[k], err, d);
+            bufs_free(&ojit);
+            break;
+        }
+        if (op->inject == 2 && ojit.n && ojit.bytes[0])
+            ((uint8_t *)ojit.p[0])[0] ^= 1;
+        char what[64];
+        snprintf(what, sizeof what, "isa %s", op->isas[k]);
+        bool same = compare_exact(&oint, &ojit, FZ_JIT, op->isas[k], what, res);
+        bufs_free(&ojit);
+        if (!same)
+            break;
+    }
+    qdqc_threadpool_destroy(pool);
+    if (res->cls != FZ_OK || !fixed)
+        goto done;
+    /* fixed-point requantization: reference and JIT (last ISA) again */
+    qdqc_context_set_option(ctx, "requant", "fixed");
+    {
+        Bufs ofx = {0};
+        bufs_alloc(&ofx, mi, true);
+        const char *isa = op->nisa ? op->isas[(input_seed / 4 + 1) % (uint64_t)op->nisa] : "";
+        if (qdqc_module_run_reference(mi, (const void *const *)in.p, ofx.p) != QDQC_OK) {
+            res->cls = FZ_REF_INT;
+            first_diag(ctx, res->detail, sizeof res->detail);
+        } else {
+            bufs_alloc(&ojit, mi, true);
+            char err[700] = "";
+            if (!run_jit(mi, isa, &in, &ojit, NULL, err, sizeof err)) {
+                res->cls = FZ_JIT_ERR;
+                res->isa = isa;
+                char d[600];
+                first_diag(ctx, d, sizeof d);
+                snprintf(res->detail, sizeof res->detail, "fixed, isa %s: %s %s", isa, err, d);
+            } else {
+                char what[64];
+                snprintf(what, sizeof what, "requant=fixed isa %s", isa);
+                compare_exact(&ofx, &ojit, FZ_FIXED, isa, what, res);
+            }
+        }
+        bufs_free(&ofx);
+    }
+done:
+    bufs_free(&in);
+    bufs_free(&olit);
+    bufs_free(&oint);
+    bufs_free(&ojit);
+    qdqc_module_destroy(ml);
+    qdqc_module_destroy(mi);
+    qdqc_context_destroy(ctx);
+}
+
+/* ---- generation + check, shrinking ---- */
+
+static void
+gen_check(const GenSpec *sp, const Opts *op, Result *res, Sb *text_out)
+{
+    GenGraph gg;
+    fz_generate(sp, &gg);
+    bool fixed = op->fixed_every > 0 && sp->seed % (uint64_t)op->fixed_every == 0;
+    check_text(gg.text.p, sp->seed, fixed, op, res);
+    if (text_out) {
+        sb_free(text_out);
+        *text_out = gg.text;
+    } else {
+        sb_free(&gg.text);
+    }
+}
+
+static bool
+same_failure(const Result *a, const Result *b)
+{
+    if (a->cls != b->cls)
+        return false;
+    if ((a->cls == FZ_JIT || a->cls == FZ_JIT_ERR || a->cls == FZ_FIXED) && a->isa && b->isa &&
+        strcmp(a->isa, b->isa))
+        return false;
+    return true;
+}
+
+static int
+shrink(GenSpec *sp, const Opts *op, const Result *orig, Result *last)
+{
+    int tries = 0;
+    Result r;
+    *last = *orig;
+    /* 1. one output */
+    if (sp->all_outputs && orig->out >= 0) {
+        GenGraph gg;
+        fz_generate(sp, &gg);
+        int slot = orig->out < gg.nout ? gg.out[orig->out].slot : -1;
+        sb_free(&gg.text);
+        if (slot >= 0) {
+            GenSpec t = *sp;
+            t.only_slot = slot;
+            gen_check(&t, op, &r, NULL);
+            tries++;
+            if (same_failure(&r, orig)) {
+                *sp = t;
+                *last = r;
+            }
+        }
+    }
+    for (int round = 0; round < 2; round++) {
+        bool changed = false;
+        /* 2. switch slots off, last first */
+        for (int s = sp->nslots - 1; s >= 0; s--) {
+            if ((sp->skip >> s) & 1 || s == sp->only_slot)
+                continue;
+            GenSpec t = *sp;
+            t.skip |= 1ull << s;
+            gen_check(&t, op, &r, NULL);
+            tries++;
+            if (same_failure(&r, orig)) {
+                *sp = t;
+                *last = r;
+                changed = true;
+            }
+        }
+        /* 3. smaller dimensions */
+        static const int caps[] = {1, 2, 3, 4, 6, 8, 12};
+        int *fields[3] = {&sp->maxn, &sp->maxc, &sp->maxhw};
+        for (int f = 0; f < 3; f++) {
+            for (int c = 0; c < 7 && caps[c] < *fields[f]; c++) {
+                GenSpec t = *sp;
+                int *tf = f == 0 ? &t.maxn : f == 1 ? &t.maxc : &t.maxhw;
+                *tf = caps[c];
+                gen_check(&t, op, &r, NULL);
+                tries++;
+                if (same_failure(&r, orig)) {
+                    *sp = t;
+                    *last = r;
+                    changed = true;
+                    break;
+                }
+            }
+        }
+        if (!changed)
+            break;
+    }
+    return tries;
+}
+
+static void
+host_isas(Opts *op)
+{
+    op->isas[op->nisa++] = "generic";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5))
+            continue;
+        char *save = NULL;
+        bool avx2 = false, vnni = false, avx512 = false;
+        for (char *t = strtok_r(line, " \t\n:", &save); t; t = strtok_r(NULL, " \t\n:", &save)) {
+            avx2 |= !strcmp(t, "avx2");
+            vnni |= !strcmp(t, "avx_vnni");
+            avx512 |= !strcmp(t, "avx512_vnni");
+        }
+        if (avx2)
+            op->isas[op->nisa++] = "avx2";
+        if (vnni)
+            op->isas[op->nisa++] = "avxvnni";
+        if (avx512)
+            op->isas[op->nisa++] = "avx512vnni";
+        break;
+    }
+    fclose(f);
+}
+
+static char *
+read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    Sb b = {0};
+    char buf[65536];
+    size_t n;
+    sb_printf(&b, "%s", "");
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        sb_printf(&b, "%.*s", (int)n, buf);
+    fclose(f);
+    return b.p;
+}
+
+static void
+usage(void)
+{
+    fprintf(stderr,
+            "usage: qdqc-fuzz [--count N] [--seed S] [--slots K] [--isa A,B] [--out DIR]\n"
+            "                 [--isa-mode all|rotate] [--fixed-every N] [--no-threads] [--no-shrink]\n"
+            "                 [--max-fail N] [--strict-unsupported] [-v]\n"
+            "       qdqc-fuzz --check FILE.qir... [--input-seed S]\n"
+            "       qdqc-fuzz --print [--seed S] [--slots K]\n");
+}
+
+int
+main(int argc, char **argv)
+{
+    Opts op;
+    memset(&op, 0, sizeof op);
+    op.fixed_every = 4;
+    op.threads = true;
+    long count = 100;
+    uint64_t seed = 1, input_seed = 1;
+    int slots = 5, max_fail = 5;
+    const char *outdir = NULL;
+    bool do_shrink = true, print = false, check = false;
+    char isabuf[256] = "";
+    const char *files[256];
+    int nfiles = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--count") && v) {
+            count = atol(v);
+            i++;
+        } else if (!strcmp(a, "--seed") && v) {
+            seed = strtoull(v, NULL, 0);
+            i++;
+        } else if (!strcmp(a, "--input-seed") && v) {
+            input_seed = strtoull(v, NULL, 0);
+            i++;
+        } else if (!strcmp(a, "--slots") && v) {
+            slots = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--isa") && v) {
+            snprintf(isabuf, sizeof isabuf, "%s", v);
+            i++;
+        } else if (!strcmp(a, "--out") && v) {
+            outdir = v;
+            i++;
+        } else if (!strcmp(a, "--fixed-every") && v) {
+            op.fixed_every = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--max-fail") && v) {
+            max_fail = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--isa-mode") && v) {
+            op.rotate = !strcmp(v, "rotate");
+            if (!op.rotate && strcmp(v, "all")) {
+                usage();
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--inject") && v) {
+            op.inject = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--strict-unsupported")) {
+            op.strict_unsup = true;
+        } else if (!strcmp(a, "--no-threads")) {
+            op.threads = false;
+        } else if (!strcmp(a, "--no-shrink")) {
+            do_shrink = false;
+        } else if (!strcmp(a, "--print")) {
+            print = true;
+        } else if (!strcmp(a, "--check")) {
+            check = true;
+        } else if (!strcmp(a, "-v")) {
+            op.verbose = true;
+        } else if (!strcmp(a, "--help")) {
+            usage();
+            return 0;
+        } else if (check && a[0] != '-' && nfiles < 256) {
+            files[nfiles++] = a;
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    if (slots < 1 || slots > 64 || count < 0) {
+        usage();
+        return 2;
+    }
+    if (isabuf[0]) {
+        char *save = NULL;
+        for (char *t = strtok_r(isabuf, ",", &save); t && op.nisa < 8; t = strtok_r(NULL, ",", &save))
+            op.isas[op.nisa++] = t;
+    } else {
+        host_isas(&op);
+    }
+    if (check) {
+        int bad = 0;
+        for (int f = 0; f < nfiles; f++) {
+            char *text = read_file(files[f]);
+            if (!text) {
+                fprintf(stderr, "qdqc-fuzz: cannot read %s\n", files[f]);
+                return 2;
+            }
+            Result r;
+            check_text(text, input_seed, strstr(text, "// fz-fixed") != NULL, &op, &r);
+            printf("%s: %s%s%s (%ld elements compared)\n", files[f], class_name[r.cls],
+                   r.cls ? ": " : "", r.cls ? r.detail : "", r.compared);
+            bad += r.cls != FZ_OK && r.cls != FZ_UNSUP;
+            free(text);
+        }
+        return bad ? 1 : 0;
+    }
+    GenSpec base;
+    memset(&base, 0, sizeof base);
+    base.only_slot = -1;
+    base.only_kind = -1;
+    base.maxn = 2;
+    base.maxc = 24;
+    base.maxhw = 12;
+    if (print) {
+        GenGraph gg;
+        base.seed = seed;
+        base.nslots = slots;
+        base.all_outputs = true;
+        fz_generate(&base, &gg);
+        fputs(gg.text.p, stdout);
+        sb_free(&gg.text);
+        return 0;
+    }
+    printf("qdqc-fuzz: %ld graphs from seed %llu, up to %d ops, ISA paths:", count,
+           (unsigned long long)seed, slots);
+    for (int k = 0; k < op.nisa; k++)
+        printf(" %s", op.isas[k]);
+    printf("\n");
+    fflush(stdout);
+    long nclass[FZ_NCLASS] = {0}, compared = 0, nonstrict = 0;
+    double worst_nonstrict = 0;
+    int nfail = 0, nunsup = 0;
+    struct {
+        char msg[200];
+        long n;
+        uint64_t seed;
+    } unsup[16];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long i = 0; i < count; i++) {
+        GenSpec sp = base;
+        sp.seed = seed + (uint64_t)i;
+        Rng r = {sp.seed * 0x632BE59BD9B4E019ull};
+        sp.nslots = fz_int(&r, 1, slots);
+        sp.all_outputs = fz_int(&r, 0, 9) < 6;
+        Result res;
+        Sb text = {0};
+        gen_check(&sp, &op, &res, &text);
+        nclass[res.cls]++;
+        compared += res.compared;
+        if (res.worst_nonstrict > 0) {
+            nonstrict++;
+            if (res.worst_nonstrict > worst_nonstrict)
+                worst_nonstrict = res.worst_nonstrict;
+        }
+        if (res.cls == FZ_UNSUP) {
+            const char *m = strstr(res.detail, "codegen:");
+            int k;
+            for (k = 0; k < nunsup; k++)
+                if (!strcmp(unsup[k].msg, m))
+                    break;
+            if (k == nunsup && nunsup < 16) {
+                snprintf(unsup[k].msg, sizeof unsup[k].msg, "%s", m);
+                unsup[k].n = 0;
+                unsup[k].seed = sp.seed;
+                nunsup++;
+            }
+            if (k < nunsup)
+                unsup[k].n++;
+        }
+        if (op.verbose)
+            printf("seed %llu: %s %s\n", (unsigned long long)sp.seed, class_name[res.cls],
+                   res.cls ? res.detail : "");
+        if (res.cls != FZ_OK && res.cls != FZ_UNSUP) {
+            nfail++;
+            Result last = res;
+            int tries = 0;
+            if (do_shrink && res.cls != FZ_GEN) {
+                tries = shrink(&sp, &op, &res, &last);
+                gen_check(&sp, &op, &last, &text);
+            }
+            printf("FAIL seed %llu [%s] %s\n", (unsigned long long)sp.seed, class_name[res.cls],
+                   res.detail);
+            if (tries)
+                printf("  shrunk (%d tries) to: %s\n", tries, last.detail);
+            char path[1024] = "";
+            if (outdir) {
+                snprintf(path, sizeof path, "%s/fuzz-%llu.qir", outdir, (unsigned long long)sp.seed);
+                FILE *f = fopen(path, "w");
+                if (f) {
+                    fprintf(f, "// %s: %s\n", class_name[last.cls], last.detail);
+                    if (op.fixed_every > 0 && sp.seed % (uint64_t)op.fixed_every == 0)
+                        fprintf(f, "// fz-fixed\n");
+                    fprintf(f, "// qdqc-fuzz --check %s --input-seed %llu\n", path,
+                            (unsigned long long)sp.seed);
+                    fputs(text.p, f);
+                    fclose(f);
+                    printf("  reproducer: %s\n", path);
+                }
+            }
+            if (!outdir || op.verbose)
+                printf("%s", text.p);
+            fflush(stdout);
+        }
+        sb_free(&text);
+        if (nfail >= max_fail && max_fail > 0) {
+            printf("stopping after %d failures\n", nfail);
+            count = i + 1;
+            break;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    printf("%ld graphs, %ld elements compared, %d mismatches (", count, compared, nfail);
+    for (int c = 2; c < FZ_NCLASS; c++)
+        printf("%s%s %ld", c > 2 ? ", " : "", class_name[c], nclass[c]);
+    printf("), %ld not compiled (op not supported by the code generator", nclass[FZ_UNSUP]);
+    printf("), %ld graphs with a propagated difference > 1 (max %.3g units), %.1f s\n", nonstrict,
+           worst_nonstrict, secs);
+    for (int k = 0; k < nunsup; k++)
+        printf("  not compiled: %ld x '%s' (first: seed %llu)\n", unsup[k].n, unsup[k].msg,
+               (unsigned long long)unsup[k].seed);
+    return nfail ? 1 : 0;
+}

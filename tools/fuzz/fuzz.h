@@ -1,0 +1,62 @@
+/* fuzz.h: internal interface of qdqc-fuzz (the differential fuzzer, docs/testing.md). */
+#ifndef QDQC_FUZZ_H
+#define QDQC_FUZZ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Rng {
+    uint64_t s;
+} Rng;
+
+uint64_t fz_next(Rng *r);
+int fz_int(Rng *r, int lo, int hi); /* inclusive */
+double fz_unif(Rng *r);             /* [0, 1) */
+
+typedef struct Sb {
+    char *p;
+    size_t len, cap;
+} Sb;
+
+void sb_printf(Sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_free(Sb *b);
+
+/* What to generate. Shrinking changes skip, only_slot and the caps. */
+typedef struct GenSpec {
+    uint64_t seed;
+    int nslots;        /* op slots (<= 64) */
+    uint64_t skip;     /* bit s: slot s switched off */
+    int maxn, maxc, maxhw;
+    bool all_outputs;  /* every quantized result is a graph output */
+    int only_slot;     /* >= 0: only that slot's result (and its inputs) are outputs */
+    int only_kind;     /* >= 0: force the op kind of every slot (debugging) */
+} GenSpec;
+
+enum { OUT_Q, OUT_DQ, OUT_F32 };
+
+typedef struct GenOut {
+    int kind;      /* OUT_Q: quantized integers; OUT_DQ: dequantized (scale); OUT_F32: float */
+    float scale;
+    int depth;     /* rounding ops on the longest path from a graph input */
+    int slot;
+    int deps[4];   /* output index of each input of the producing op; -1 graph input or none,
+                      -2 an intermediate that is not an output */
+} GenOut;
+
+#define FZ_MAXOUT 96
+
+typedef struct GenGraph {
+    Sb text;
+    GenOut out[FZ_MAXOUT + 1];
+    int nout;
+    int nslots_used;
+    int float_out_value, float_out_rank;
+    int64_t float_out_dims[4];
+} GenGraph;
+
+/* Generate the graph of sp into gg (text IR, with one "// fz-out" line per output added by
+ * the caller); false if it has no output. */
+bool fz_generate(const GenSpec *sp, GenGraph *gg);
+
+#endif

@@ -1,0 +1,1394 @@
+/* gen.c: the random QDQ graph generator of qdqc-fuzz.
+ *
+ * A graph is a sequence of op slots. Each slot has its own random stream (seeded from the graph
+ * seed and the slot index), picks an op kind and its inputs from the pool of quantized tensors
+ * made so far (graph inputs and the quantize results of earlier slots), and writes the literal
+ * QDQ form of that op in text IR: dequantize the inputs, the float op (with its weights as
+ * int8 constants behind a dequantize, ORT style, or as f32 constants behind quantize ->
+ * dequantize, PyTorch/TensorRT style), optional fused activation, quantize. Slots can be switched
+ * off and the dimensions capped without changing the other slots' choices much: that is what
+ * the shrinker does (fuzz.c).
+ *
+ * Every graph is valid by construction (shapes computed here, attributes inside ONNX's rules);
+ * a graph the parser or verifier refuses is a generator bug and reported as such. */
+#include "fuzz.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- random numbers (splitmix64) ---- */
+
+uint64_t
+fz_next(Rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+int
+fz_int(Rng *r, int lo, int hi) /* inclusive */
+{
+    if (hi <= lo)
+        return lo;
+    return lo + (int)(fz_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+double
+fz_unif(Rng *r)
+{
+    return (double)(fz_next(r) >> 11) / 9007199254740992.0;
+}
+
+static bool
+chance(Rng *r, double p)
+{
+    return fz_unif(r) < p;
+}
+
+/* ---- string builder ---- */
+
+void
+sb_printf(Sb *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        size_t room = b->cap - b->len;
+        va_start(ap, fmt);
+        int n = b->cap ? vsnprintf(b->p + b->len, room, fmt, ap) : -1;
+        va_end(ap);
+        if (n >= 0 && (size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t need = b->len + (n > 0 ? (size_t)n : 0) + 1;
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < need)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            fprintf(stderr, "qdqc-fuzz: out of memory\n");
+            exit(3);
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+void
+sb_free(Sb *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- the generator ---- */
+
+typedef struct QT {
+    int id;          /* value %vID */
+    int rank;
+    int64_t d[4];
+    bool u8;
+    float s;
+    int zp, qmin, qmax;
+    int depth;       /* rounding ops on the longest path from an input */
+    int out;         /* index in the graph outputs, -1 if not an output */
+    int slot;        /* producing slot, -1 for graph inputs */
+    int deps[4];     /* pool indices of the inputs of the producing slot (-1: none) */
+} QT;
+
+#define MAXPOOL 96
+#define MAXIN 16
+
+typedef struct Gen {
+    const GenSpec *sp;
+    Rng r;
+    Sb sig, body;
+    QT pool[MAXPOOL];
+    int npool;
+    bool consumed[MAXPOOL];
+    int nval;
+    int nin;
+    GenGraph *gg;
+    int cur_deps[4];
+    int ncur_deps;
+} Gen;
+
+static int
+newval(Gen *g)
+{
+    return ++g->nval;
+}
+
+static void
+dims_str(char *buf, size_t n, int rank, const int64_t *d)
+{
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, n - k, "[");
+    for (int i = 0; i < rank; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)d[i]);
+    snprintf(buf + k, n - k, "]");
+}
+
+static void
+qp_str(char *buf, size_t n, bool u8, float s, int zp, int qmin, int qmax)
+{
+    int lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    if (qmin != lo || qmax != hi)
+        snprintf(buf, n, "{scale=%.9g, zp=%d, range=[%d, %d]}", (double)s, zp, qmin, qmax);
+    else
+        snprintf(buf, n, "{scale=%.9g, zp=%d}", (double)s, zp);
+}
+
+static void
+qtype_str(char *buf, size_t n, const QT *t)
+{
+    char d[96], q[128];
+    dims_str(d, sizeof d, t->rank, t->d);
+    qp_str(q, sizeof q, t->u8, t->s, t->zp, t->qmin, t->qmax);
+    snprintf(buf, n, "%s%s%s", t->u8 ? "u8" : "i8", d, q);
+}
+
+static int64_t
+numel(int rank, const int64_t *d)
+{
+    int64_t k = 1;
+    for (int i = 0; i < rank; i++)
+        k *= d[i];
+    return k;
+}
+
+/* A random scale: log-uniform in [2^lo, 2^hi), sometimes a power of two (ties are common
+ * then), otherwise rounded to 12 significant bits like real exporters' scales. */
+static float
+rand_scale(Rng *r, double lo, double hi)
+{
+    double e = lo + (hi - lo) * fz_unif(r);
+    double s = exp2(e);
+    if (chance(r, 0.2))
+        return (float)exp2(floor(e));
+    int ex;
+    double fr = frexp(s, &ex);
+    fr = round(fr * 4096.0) / 4096.0;
+    return (float)ldexp(fr, ex);
+}
+
+/* Quantization parameters covering roughly [lo, hi] (real values). relu_q: zero point at the
+ * bottom of the range (ORT's folded Relu). */
+static void
+choose_qp(Gen *g, double lo, double hi, bool u8, bool relu_q, QT *t)
+{
+    Rng *r = &g->r;
+    t->u8 = u8;
+    t->qmin = u8 ? 0 : -128;
+    t->qmax = u8 ? 255 : 127;
+    if (chance(r, 0.05)) { /* narrow range */
+        t->qmin += 1;
+    }
+    if (!(hi > lo))
+        hi = lo + 1.0;
+    if (relu_q)
+        lo = 0;
+    if (lo > 0)
+        lo = 0;
+    if (hi < 0)
+        hi = 0;
+    double span = (hi - lo) * (0.6 + 0.9 * fz_unif(r));
+    if (span < 1e-6)
+        span = 1e-6;
+    double s = span / (double)(t->qmax - t->qmin);
+    int ex;
+    double fr = frexp(s, &ex);
+    if (chance(r, 0.2))
+        fr = 0.5; /* power of two */
+    else
+        fr = round(fr * 4096.0) / 4096.0;
+    t->s = (float)ldexp(fr, ex);
+    if (relu_q) {
+        t->zp = t->qmin;
+    } else if (!u8 && chance(r, 0.4)) {
+        t->zp = 0; /* symmetric */
+    } else {
+        double z = (double)t->qmin - lo / (double)t->s;
+        int zi = (int)lround(z) + fz_int(r, -3, 3);
+        t->zp = zi < t->qmin ? t->qmin : zi > t->qmax ? t->qmax : zi;
+    }
+}
+
+static double
+qt_lo(const QT *t)
+{
+    return (double)(t->qmin - t->zp) * t->s;
+}
+
+static double
+qt_hi(const QT *t)
+{
+    return (double)(t->qmax - t->zp) * t->s;
+}
+
+static double
+qt_mag(const QT *t)
+{
+    double a = fabs(qt_lo(t)), b = fabs(qt_hi(t));
+    return a > b ? a : b;
+}
+
+static int
+cap(int v, int c)
+{
+    return v > c ? c : v < 1 ? 1 : v;
+}
+
+/* ---- emission ---- */
+
+static void
+dep(Gen *g, int pool_index)
+{
+    if (g->ncur_deps < 4)
+        g->cur_deps[g->ncur_deps++] = pool_index;
+    g->consumed[pool_index] = true;
+}
+
+/* dequantize pool entry i; returns the f32 value id */
+static int
+emit_dq(Gen *g, int i)
+{
+    const QT *t = &g->pool[i];
+    char d[96], q[128];
+    dims_str(d, sizeof d, t->rank, t->d);
+    int v = newval(g);
+    sb_printf(&g->body, "  %%v%d = dequantize %%v%d, scale=%.9g, zp=%d", v, t->id, (double)t->s,
+              t->zp);
+    int lo = t->u8 ? 0 : -128, hi = t->u8 ? 255 : 127;
+    if (t->qmin != lo || t->qmax != hi)
+        sb_printf(&g->body, ", range=[%d, %d]", t->qmin, t->qmax);
+    (void)q;
+    sb_printf(&g->body, " : f32%s\n", d);
+    dep(g, i);
+    return v;
+}
+
+/* A new graph input; float (quantized by a quantize node) or integer. Returns the pool index. */
+static int new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp);
+
+static int
+new_input(Gen *g, int rank, const int64_t *d, bool u8)
+{
+    return new_input_qp(g, rank, d, u8, NULL);
+}
+
+static int
+new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp)
+{
+    if (g->npool >= MAXPOOL - 1 || g->nin >= MAXIN)
+        return -1;
+    Rng *r = &g->r;
+    QT t;
+    memset(&t, 0, sizeof t);
+    t.rank = rank;
+    memcpy(t.d, d, sizeof t.d);
+    t.slot = -1;
+    t.out = -1;
+    for (int k = 0; k < 4; k++)
+        t.deps[k] = -1;
+    char ds[96], ty[256];
+    dims_str(ds, sizeof ds, rank, d);
+    int in = g->nin++;
+    if (chance(r, 0.35)) {
+        /* float input [-4, 4) (fuzz.c fills it), quantize node */
+        choose_qp(g, -4.0, 4.0, u8, false, &t);
+        if (qp) {
+            t.u8 = qp->u8;
+            t.s = qp->s;
+            t.zp = qp->zp;
+            t.qmin = qp->qmin;
+            t.qmax = qp->qmax;
+        }
+        sb_printf(&g->sig, "%s%%in%d: f32%s", in ? ", " : "", in, ds);
+        t.id = newval(g);
+        qtype_str(ty, sizeof ty, &t);
+        char q[128];
+        qp_str(q, sizeof q, t.u8, t.s, t.zp, t.qmin, t.qmax);
+        /* the node's parameters as items: strip the braces */
+        q[strlen(q) - 1] = 0;
+        sb_printf(&g->body, "  %%v%d = quantize %%in%d, %s : %s\n", t.id, in, q + 1, ty);
+    } else {
+        choose_qp(g, -1.0 - 3 * fz_unif(r), 0.5 + 3 * fz_unif(r), u8, false, &t);
+        t.qmin = u8 ? 0 : -128; /* the whole storage range: inputs are random over it */
+        t.qmax = u8 ? 255 : 127;
+        if (qp) {
+            t.u8 = qp->u8;
+            t.s = qp->s;
+            t.zp = qp->zp;
+            t.qmin = qp->u8 ? 0 : -128;
+            t.qmax = qp->u8 ? 255 : 127;
+        }
+        t.id = newval(g);
+        qtype_str(ty, sizeof ty, &t);
+        sb_printf(&g->sig, "%s%%v%d: %s", in ? ", " : "", t.id, ty);
+    }
+    g->pool[g->npool] = t;
+    return g->npool++;
+}
+
+/* quantize f32 value fv into a new pool entry with the parameters in *proto */
+static int
+emit_q(Gen *g, int fv, int rank, const int64_t *d, const QT *proto, int depth_add)
+{
+    if (g->npool >= MAXPOOL)
+        return -1;
+    QT t = *proto;
+    t.rank = rank;
+    memcpy(t.d, d, sizeof t.d);
+    t.id = newval(g);
+    t.slot = g->gg->nslots_used;
+    t.out = -1;
+    int depth = 0;
+    for (int k = 0; k < 4; k++) {
+        t.deps[k] = k < g->ncur_deps ? g->cur_deps[k] : -1;
+        if (t.deps[k] >= 0 && g->pool[t.deps[k]].depth > depth)
+            depth = g->pool[t.deps[k]].depth;
+    }
+    t.depth = depth + depth_add;
+    char ty[256], q[128];
+    qtype_str(ty, sizeof ty, &t);
+    qp_str(q, sizeof q, t.u8, t.s, t.zp, t.qmin, t.qmax);
+    q[strlen(q) - 1] = 0;
+    sb_printf(&g->body, "  %%v%d = quantize %%v%d, %s : %s\n", t.id, fv, q + 1, ty);
+    g->pool[g->npool] = t;
+    return g->npool++;
+}
+
+/* Pick a pool entry of rank `rank` (0: any), preferring recent ones; -1 if none. */
+static int
+pick(Gen *g, int rank)
+{
+    int cand[MAXPOOL], n = 0;
+    for (int i = g->npool - 1; i >= 0; i--)
+        if (!rank || g->pool[i].rank == rank)
+            cand[n++] = i;
+    if (!n)
+        return -1;
+    /* geometric preference for the most recent */
+    int k = 0;
+    while (k + 1 < n && chance(&g->r, 0.35))
+        k++;
+    return cand[k];
+}
+
+static int
+pick4(Gen *g)
+{
+    int i = pick(g, 4);
+    if (i >= 0)
+        return i;
+    const GenSpec *sp = g->sp;
+    int64_t d[4] = {cap(fz_int(&g->r, 1, 2), sp->maxn), cap(fz_int(&g->r, 1, 16), sp->maxc),
+                    cap(fz_int(&g->r, 1, 10), sp->maxhw), cap(fz_int(&g->r, 1, 10), sp->maxhw)};
+    return new_input(g, 4, d, chance(&g->r, 0.6));
+}
+
+static bool
+out_u8(Gen *g, const QT *in)
+{
+    return chance(&g->r, 0.75) ? in->u8 : !in->u8;
+}
+
+/* f32 tensor literal as hex bytes */
+static void
+emit_f32_const(Gen *g, int v, int rank, const int64_t *d, const float *vals)
+{
+    char ds[96];
+    dims_str(ds, sizeof ds, rank, d);
+    sb_printf(&g->body, "  %%v%d = const dense<f32%s, 0x", v, ds);
+    int64_t n = numel(rank, d);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &vals[i], 4);
+        for (int b = 0; b < 4; b++)
+            sb_printf(&g->body, "%02X", (unsigned)((u >> (8 * b)) & 0xFF));
+    }
+    sb_printf(&g->body, ">\n");
+}
+
+/* Quantized weights: axis (-1: per tensor) over `nch` channels; returns the f32 value id of
+ * the dequantized weights and fills sw[] (scale of each channel, nch entries). */
+static int
+emit_weights(Gen *g, int rank, const int64_t *d, int axis, int nch, float *sw)
+{
+    Rng *r = &g->r;
+    int64_t n = numel(rank, d);
+    bool perch = axis >= 0;
+    int nsc = perch ? nch : 1;
+    bool wu8 = chance(r, 0.08);
+    bool narrow = !wu8 && chance(r, 0.3);
+    bool wzp = wu8 || chance(r, 0.12);
+    int qmin = wu8 ? 0 : narrow ? -127 : -128, qmax = wu8 ? 255 : 127;
+    float base = rand_scale(r, -9, -4);
+    int zps[512];
+    char ds[96];
+    dims_str(ds, sizeof ds, rank, d);
+    Sb sc = {0}, zs = {0};
+    for (int c = 0; c < nsc; c++) {
+        float s = perch && chance(r, 0.8) ? (float)(base * (0.5 + 1.5 * fz_unif(r))) : base;
+        if (chance(r, 0.02))
+            s = base * 1e-3f; /* tiny channel */
+        int zp = wu8 ? fz_int(r, 100, 156) : wzp ? fz_int(r, -6, 6) : 0;
+        if (zp < qmin)
+            zp = qmin;
+        sw[c] = s;
+        zps[c] = zp;
+        sb_printf(&sc, "%s%.9g", c ? ", " : "", (double)s);
+        sb_printf(&zs, "%s%d", c ? ", " : "", zp);
+    }
+    for (int c = nsc; c < nch; c++)
+        sw[c] = sw[0];
+    char qp[64];
+    if (narrow)
+        snprintf(qp, sizeof qp, ", range=[%d, %d]", qmin, qmax);
+    else
+        qp[0] = 0;
+    /* channel index of flat element i */
+    int64_t inner = 1;
+    if (perch)
+        for (int k = axis + 1; k < rank; k++)
+            inner *= d[k];
+    int wv = newval(g), dv;
+    const char *et = wu8 ? "u8" : "i8";
+    if (chance(r, 0.6)) {
+        /* ORT: integer initializer -> dequantize */
+        sb_printf(&g->body, "  %%v%d = const dense<%s%s, 0x", wv, et, ds);
+        for (int64_t i = 0; i < n; i++) {
+            int c = perch ? (int)((i / inner) % d[axis]) : 0;
+            int q = chance(r, 0.05) ? (chance(r, 0.5) ? qmin : qmax) : fz_int(r, qmin, qmax);
+            if (zps[c] != 0 && chance(r, 0.1))
+                q = zps[c];
+            sb_printf(&g->body, "%02X", (unsigned)(q & 0xFF));
+        }
+        sb_printf(&g->body, ">\n");
+        dv = newval(g);
+        if (perch)
+            sb_printf(&g->body, "  %%v%d = dequantize %%v%d, axis=%d, scale=[%s], zp=[%s]%s : f32%s\n",
+                      dv, wv, axis, sc.p, zs.p, qp, ds);
+        else
+            sb_printf(&g->body, "  %%v%d = dequantize %%v%d, scale=%s, zp=%s%s : f32%s\n", dv, wv,
+                      sc.p, zs.p, qp, ds);
+    } else {
+        /* PyTorch / TensorRT: f32 constant -> quantize -> dequantize */
+        float *f = malloc((size_t)n * sizeof *f);
+        for (int64_t i = 0; i < n; i++) {
+            int c = perch ? (int)((i / inner) % d[axis]) : 0;
+            double q = (double)fz_int(r, qmin, qmax) - zps[c];
+            if (chance(r, 0.1))
+                q += 0.5; /* a tie in the weight quantizer */
+            else
+                q += fz_unif(r) - 0.5;
+            f[i] = (float)(q * sw[c]);
+        }
+        emit_f32_const(g, wv, rank, d, f);
+        free(f);
+        int qv = newval(g);
+        dv = newval(g);
+        if (perch) {
+            sb_printf(&g->body, "  %%v%d = quantize %%v%d, axis=%d, scale=[%s], zp=[%s]%s : %s%s\n",
+                      qv, wv, axis, sc.p, zs.p, qp, et, ds);
+            sb_printf(&g->body, "  %%v%d = dequantize %%v%d, axis=%d, scale=[%s], zp=[%s]%s : f32%s\n",
+                      dv, qv, axis, sc.p, zs.p, qp, ds);
+        } else {
+            sb_printf(&g->body, "  %%v%d = quantize %%v%d, scale=%s, zp=%s%s : %s%s\n", qv, wv,
+                      sc.p, zs.p, qp, et, ds);
+            sb_printf(&g->body, "  %%v%d = dequantize %%v%d, scale=%s, zp=%s%s : f32%s\n", dv, qv,
+                      sc.p, zs.p, qp, ds);
+        }
+    }
+    sb_free(&sc);
+    sb_free(&zs);
+    return dv;
+}
+
+/* Bias of n channels: i32 -> dequantize (scale sx*sw[c], ORT), f32 constant (PyTorch), or none
+ * (returns 0). mag: typical |bias| in real units. */
+static int
+emit_bias(Gen *g, int n, float sx, const float *sw, bool perch, double mag)
+{
+    Rng *r = &g->r;
+    double p = fz_unif(r);
+    if (p < 0.2)
+        return 0;
+    int64_t d[1] = {n};
+    char ds[32];
+    dims_str(ds, sizeof ds, 1, d);
+    int bv = newval(g);
+    if (p < 0.65) {
+        int32_t *q = malloc((size_t)n * sizeof *q);
+        float *bs = malloc((size_t)n * sizeof *bs);
+        bool odd = chance(r, 0.05); /* bias scale not sx*sw: stays a float add */
+        for (int c = 0; c < n; c++) {
+            bs[c] = sx * sw[perch ? c : 0];
+            if (odd)
+                bs[c] *= 1.5f;
+            double v = (fz_unif(r) * 2 - 1) * mag / (double)bs[c];
+            if (v > 1e8)
+                v = 1e8;
+            if (v < -1e8)
+                v = -1e8;
+            q[c] = (int32_t)v;
+        }
+        sb_printf(&g->body, "  %%v%d = const dense<i32%s, [", bv, ds);
+        for (int c = 0; c < n; c++)
+            sb_printf(&g->body, "%s%d", c ? ", " : "", q[c]);
+        sb_printf(&g->body, "]>\n");
+        int dv = newval(g);
+        bool uniform = true;
+        for (int c = 1; c < n; c++)
+            uniform &= bs[c] == bs[0];
+        if (uniform && chance(r, 0.7)) {
+            sb_printf(&g->body, "  %%v%d = dequantize %%v%d, scale=%.9g, zp=0 : f32%s\n", dv, bv,
+                      (double)bs[0], ds);
+        } else {
+            sb_printf(&g->body, "  %%v%d = dequantize %%v%d, axis=0, scale=[", dv, bv);
+            for (int c = 0; c < n; c++)
+                sb_printf(&g->body, "%s%.9g", c ? ", " : "", (double)bs[c]);
+            sb_printf(&g->body, "], zp=[");
+            for (int c = 0; c < n; c++)
+                sb_printf(&g->body, "%s0", c ? ", " : "");
+            sb_printf(&g->body, "] : f32%s\n", ds);
+        }
+        free(q);
+        free(bs);
+        return dv;
+    }
+    float *f = malloc((size_t)n * sizeof *f);
+    for (int c = 0; c < n; c++)
+        f[c] = (float)((fz_unif(r) * 2 - 1) * mag);
+    emit_f32_const(g, bv, 1, d, f);
+    free(f);
+    return bv;
+}
+
+/* Optional fused activation on f32 value v; sets [*lo, *hi] to the real output range and
+ * *relu_q when the Relu is folded into the quantizer's range instead. */
+static int
+emit_act(Gen *g, int v, int rank, const int64_t *d, double *lo, double *hi, bool *relu_q)
+{
+    Rng *r = &g->r;
+    char ds[96];
+    dims_str(ds, sizeof ds, rank, d);
+    double p = fz_unif(r);
+    *relu_q = false;
+    if (p < 0.5)
+        return v;
+    int y = newval(g);
+    if (p < 0.65) {
+        sb_printf(&g->body, "  %%v%d = relu %%v%d : f32%s\n", y, v, ds);
+        *lo = 0;
+    } else if (p < 0.75) {
+        sb_printf(&g->body, "  %%v%d = clip %%v%d, min=0.0, max=6.0 : f32%s\n", y, v, ds);
+        *lo = 0;
+        if (*hi > 6)
+            *hi = 6;
+    } else if (p < 0.85) {
+        double a = -fz_unif(r) * 0.5 * (*hi - *lo), b = fz_unif(r) * 0.5 * (*hi - *lo);
+        sb_printf(&g->body, "  %%v%d = clip %%v%d, min=%.6g, max=%.6g : f32%s\n", y, v, a, b, ds);
+        *lo = a;
+        *hi = b;
+    } else {
+        *relu_q = true;
+        *lo = 0;
+        g->nval--; /* no node */
+        return v;
+    }
+    return y;
+}
+
+/* ---- ops (each returns the pool index of its output or -1) ---- */
+
+static int
+op_conv(Gen *g, bool float_weights)
+{
+    Rng *r = &g->r;
+    const GenSpec *sp = g->sp;
+    int xi = pick4(g);
+    if (xi < 0)
+        return -1;
+    QT x = g->pool[xi];
+    int64_t C = x.d[1], H = x.d[2], W = x.d[3];
+    int group = 1, M;
+    double p = fz_unif(r);
+    if (p < 0.25 && C > 1) {
+        group = (int)C; /* depthwise, multiplier 1 or 2 */
+        M = (int)C * (chance(r, 0.8) ? 1 : 2);
+    } else if (p < 0.4 && C > 1) {
+        int divs[16], nd = 0;
+        for (int k = 2; k < C && nd < 16; k++)
+            if (C % k == 0)
+                divs[nd++] = k;
+        group = nd ? divs[fz_int(r, 0, nd - 1)] : 1;
+        M = group * cap(fz_int(r, 1, 4), sp->maxc);
+    } else if (chance(r, 0.1)) {
+        M = cap(fz_int(r, 25, 80), 4 * sp->maxc); /* wide: past the kernels' 16/64 blocks */
+    } else {
+        M = cap(fz_int(r, 1, 24), sp->maxc);
+    }
+    static const int ks[] = {1, 1, 3, 3, 3, 2, 5, 7};
+    int kh = ks[fz_int(r, 0, 7)], kw = chance(r, 0.8) ? kh : ks[fz_int(r, 0, 7)];
+    int sh = chance(r, 0.6) ? 1 : fz_int(r, 2, 3), sw_ = chance(r, 0.85) ? sh : fz_int(r, 1, 3);
+    int dh = (kh > 1 && chance(r, 0.15)) ? 2 : 1, dw = (kw > 1 && chance(r, 0.8)) ? dh : 1;
+    int64_t pads[4];
+    if (chance(r, 0.6)) {
+        pads[0] = pads[2] = dh * (kh - 1) / 2;
+        pads[1] = pads[3] = dw * (kw - 1) / 2;
+    } else {
+        for (int k = 0; k < 4; k++)
+            pads[k] = fz_int(r, 0, (k % 2 ? kw : kh) - 1);
+    }
+    int64_t oh = (H + pads[0] + pads[2] - dh * (kh - 1) - 1) / sh + 1;
+    int64_t ow = (W + pads[1] + pads[3] - dw * (kw - 1) - 1) / sw_ + 1;
+    if (H + pads[0] + pads[2] < dh * (kh - 1) + 1 || W + pads[1] + pads[3] < dw * (kw - 1) + 1 ||
+        oh < 1 || ow < 1) {
+        kh = kw = 1;
+        dh = dw = 1;
+        memset(pads, 0, sizeof pads);
+        oh = (H - 1) / sh + 1;
+        ow = (W - 1) / sw_ + 1;
+    }
+    int64_t wd[4] = {M, C / group, kh, kw};
+    int xf = emit_dq(g, xi);
+    float *swv = malloc((size_t)M * sizeof *swv);
+    int wf;
+    bool perch = !float_weights && chance(r, 0.7);
+    if (float_weights) {
+        /* float island: plain f32 weights (no quantize/dequantize) */
+        int64_t n = numel(4, wd);
+        float *f = malloc((size_t)n * sizeof *f);
+        for (int64_t i = 0; i < n; i++)
+            f[i] = (float)((fz_unif(r) * 2 - 1) * 0.3);
+        wf = newval(g);
+        emit_f32_const(g, wf, 4, wd, f);
+        free(f);
+        for (int c = 0; c < M; c++)
+            swv[c] = 0.3f / 127;
+    } else {
+        wf = emit_weights(g, 4, wd, perch ? 0 : -1, M, swv);
+    }
+    double K = (double)(C / group) * kh * kw;
+    double ystd = sqrt(K) * qt_mag(&x) * 0.5 * 127 * swv[0] * 0.5;
+    int bf = float_weights ? 0 : emit_bias(g, M, x.s, swv, perch, ystd);
+    int64_t yd[4] = {x.d[0], M, oh, ow};
+    char yds[96];
+    dims_str(yds, sizeof yds, 4, yd);
+    int cv = newval(g);
+    sb_printf(&g->body, "  %%v%d = conv %%v%d, %%v%d", cv, xf, wf);
+    if (bf)
+        sb_printf(&g->body, ", %%v%d", bf);
+    sb_printf(&g->body,
+              ", strides=[%d, %d], pads=[%lld, %lld, %lld, %lld], dilations=[%d, %d], group=%d",
+              sh, sw_, (long long)pads[0], (long long)pads[1], (long long)pads[2],
+              (long long)pads[3], dh, dw, group);
+    if (chance(r, 0.5))
+        sb_printf(&g->body, ", kernel_shape=[%d, %d]", kh, kw);
+    sb_printf(&g->body, " : f32%s\n", yds);
+    free(swv);
+    double lo = -3 * ystd, hi = 3 * ystd;
+    bool relu_q;
+    int av = emit_act(g, cv, 4, yd, &lo, &hi, &relu_q);
+    /* TensorRT style: no quantize after the last conv, float graph output */
+    if (g->gg->nslots_used == g->sp->nslots - 1 && chance(r, 0.1) && av == cv) {
+        g->gg->float_out_value = cv;
+        g->gg->float_out_rank = 4;
+        memcpy(g->gg->float_out_dims, yd, sizeof yd);
+        return -2;
+    }
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, lo, hi, out_u8(g, &x), relu_q, &proto);
+    return emit_q(g, av, 4, yd, &proto, 1);
+}
+
+static int
+op_matmul(Gen *g)
+{
+    Rng *r = &g->r;
+    const GenSpec *sp = g->sp;
+    int ai = -1;
+    int rank = fz_int(r, 2, 4);
+    if (chance(r, 0.6))
+        ai = pick(g, rank);
+    if (ai < 0) {
+        int64_t d[4] = {cap(fz_int(r, 1, 2), sp->maxn), cap(fz_int(r, 1, 8), sp->maxhw),
+                        cap(fz_int(r, 1, 40), 4 * sp->maxc), 0};
+        if (rank == 4) {
+            d[3] = d[2];
+            d[2] = d[1];
+            d[1] = cap(fz_int(r, 1, 3), sp->maxc);
+        } else if (rank == 2) {
+            d[0] = d[1];
+            d[1] = d[2];
+        }
+        ai = new_input(g, rank, d, chance(r, 0.6));
+        if (ai < 0)
+            return -1;
+    }
+    QT a = g->pool[ai];
+    int64_t K = a.d[a.rank - 1];
+    int N = chance(r, 0.1) ? cap(fz_int(r, 25, 80), 4 * sp->maxc) : cap(fz_int(r, 1, 24), 2 * sp->maxc);
+    int64_t yd[4];
+    memcpy(yd, a.d, sizeof yd);
+    yd[a.rank - 1] = N;
+    int af = emit_dq(g, ai), bf;
+    double bmag;
+    if (chance(r, 0.25)) {
+        /* activation x activation: b [.., K, N] with a's batch dims */
+        int64_t bd[4];
+        memcpy(bd, a.d, sizeof bd);
+        bd[a.rank - 2] = K;
+        bd[a.rank - 1] = N;
+        int bi = new_input(g, a.rank, bd, chance(r, 0.6));
+        if (bi < 0)
+            return -1;
+        bf = emit_dq(g, bi);
+        bmag = qt_mag(&g->pool[bi]) * 0.5;
+    } else {
+        int64_t wd[2] = {K, N};
+        float *swv = malloc((size_t)N * sizeof *swv);
+        bool perch = chance(r, 0.6);
+        bf = emit_weights(g, 2, wd, perch ? 1 : -1, N, swv);
+        bmag = 127 * swv[0] * 0.5;
+        free(swv);
+    }
+    char yds[96];
+    dims_str(yds, sizeof yds, a.rank, yd);
+    int mv = newval(g);
+    sb_printf(&g->body, "  %%v%d = matmul %%v%d, %%v%d : f32%s\n", mv, af, bf, yds);
+    double ystd = sqrt((double)K) * qt_mag(&a) * 0.5 * bmag;
+    double lo = -3 * ystd, hi = 3 * ystd;
+    bool relu_q;
+    int av = emit_act(g, mv, a.rank, yd, &lo, &hi, &relu_q);
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, lo, hi, out_u8(g, &a), relu_q, &proto);
+    return emit_q(g, av, a.rank, yd, &proto, 1);
+}
+
+static int
+op_gemm(Gen *g)
+{
+    Rng *r = &g->r;
+    const GenSpec *sp = g->sp;
+    int ai = pick(g, 2);
+    if (ai < 0 || chance(r, 0.3)) {
+        int64_t d[4] = {cap(fz_int(r, 1, 4), sp->maxn), cap(fz_int(r, 1, 64), 4 * sp->maxc), 0, 0};
+        ai = new_input(g, 2, d, chance(r, 0.6));
+        if (ai < 0)
+            return -1;
+    }
+    QT a = g->pool[ai];
+    int64_t M = a.d[0], K = a.d[1];
+    int N = cap(fz_int(r, 1, 20), 2 * sp->maxc);
+    bool transB = chance(r, 0.75);
+    int64_t wd[2] = {transB ? N : K, transB ? K : N};
+    float *swv = malloc((size_t)N * sizeof *swv);
+    bool perch = chance(r, 0.6);
+    int af = emit_dq(g, ai);
+    int wf = emit_weights(g, 2, wd, perch ? (transB ? 0 : 1) : -1, N, swv);
+    double ystd = sqrt((double)K) * qt_mag(&a) * 0.5 * 127 * swv[0] * 0.5;
+    int bf = emit_bias(g, N, a.s, swv, perch, ystd);
+    free(swv);
+    int64_t yd[4] = {M, N, 0, 0};
+    char yds[96];
+    dims_str(yds, sizeof yds, 2, yd);
+    int mv = newval(g);
+    sb_printf(&g->body, "  %%v%d = gemm %%v%d, %%v%d", mv, af, wf);
+    if (bf)
+        sb_printf(&g->body, ", %%v%d", bf);
+    sb_printf(&g->body, ", transB=%d", transB ? 1 : 0);
+    if (chance(r, 0.05))
+        sb_printf(&g->body, ", alpha=0.5");
+    sb_printf(&g->body, " : f32%s\n", yds);
+    double lo = -3 * ystd, hi = 3 * ystd;
+    bool relu_q;
+    int av = emit_act(g, mv, 2, yd, &lo, &hi, &relu_q);
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, lo, hi, out_u8(g, &a), relu_q, &proto);
+    return emit_q(g, av, 2, yd, &proto, 1);
+}
+
+static int
+op_binary(Gen *g)
+{
+    Rng *r = &g->r;
+    int ai = pick(g, 0);
+    if (ai < 0)
+        ai = pick4(g);
+    if (ai < 0)
+        return -1;
+    QT a = g->pool[ai];
+    int bi = -1;
+    int64_t bd[4];
+    memcpy(bd, a.d, sizeof bd);
+    if (chance(r, 0.25) && a.rank >= 2) {
+        for (int k = 0; k < a.rank; k++)
+            if (k != 1)
+                bd[k] = 1; /* [1,C,1,1] broadcast */
+    } else if (chance(r, 0.5)) {
+        for (int i = g->npool - 1; i >= 0; i--)
+            if (i != ai && g->pool[i].rank == a.rank &&
+                !memcmp(g->pool[i].d, a.d, sizeof a.d)) {
+                bi = i;
+                break;
+            }
+    }
+    if (bi < 0)
+        bi = new_input(g, a.rank, bd, chance(r, 0.5) ? a.u8 : !a.u8);
+    if (bi < 0)
+        return -1;
+    QT b = g->pool[bi];
+    bool swap = chance(r, 0.2) && !memcmp(b.d, a.d, sizeof a.d);
+    int af = emit_dq(g, swap ? bi : ai), bf = emit_dq(g, swap ? ai : bi);
+    static const char *ops[] = {"add", "add", "sub", "mul"};
+    int k = fz_int(r, 0, 3);
+    char ds[96];
+    dims_str(ds, sizeof ds, a.rank, a.d);
+    int v = newval(g);
+    sb_printf(&g->body, "  %%v%d = %s %%v%d, %%v%d : f32%s\n", v, ops[k], af, bf, ds);
+    double lo, hi;
+    if (k == 3) {
+        double m = qt_mag(&a) * qt_mag(&b) * 0.5;
+        lo = -m;
+        hi = m;
+    } else {
+        lo = -(qt_mag(&a) + qt_mag(&b)) * 0.7;
+        hi = -lo;
+    }
+    bool relu_q;
+    int av = emit_act(g, v, a.rank, a.d, &lo, &hi, &relu_q);
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, lo, hi, out_u8(g, &a), relu_q, &proto);
+    return emit_q(g, av, a.rank, a.d, &proto, 1);
+}
+
+static int
+op_concat(Gen *g)
+{
+    Rng *r = &g->r;
+    const GenSpec *sp = g->sp;
+    int ai = pick4(g);
+    if (ai < 0)
+        return -1;
+    QT a = g->pool[ai];
+    int n = fz_int(r, 2, 3);
+    int idx[3] = {ai, -1, -1};
+    int64_t C = a.d[1];
+    bool same = chance(r, 0.25);
+    for (int k = 1; k < n; k++) {
+        int64_t d[4];
+        memcpy(d, a.d, sizeof d);
+        d[1] = cap(fz_int(r, 1, 12), sp->maxc);
+        int bi = -1;
+        if (!same && chance(r, 0.3)) {
+            for (int i = g->npool - 1; i >= 0; i--)
+                if (i != ai && g->pool[i].rank == 4 && g->pool[i].d[0] == a.d[0] &&
+                    g->pool[i].d[2] == a.d[2] && g->pool[i].d[3] == a.d[3]) {
+                    bi = i;
+                    break;
+                }
+        }
+        if (bi < 0) {
+            /* same: the parameters of a (a pure layout concat) */
+            bi = new_input_qp(g, 4, d, a.u8, same ? &a : NULL);
+            if (bi < 0)
+                return -1;
+        }
+        idx[k] = bi;
+        C += g->pool[bi].d[1];
+    }
+    int fv[3];
+    double lo = 0, hi = 0;
+    for (int k = 0; k < n; k++) {
+        fv[k] = emit_dq(g, idx[k]);
+        if (qt_lo(&g->pool[idx[k]]) < lo)
+            lo = qt_lo(&g->pool[idx[k]]);
+        if (qt_hi(&g->pool[idx[k]]) > hi)
+            hi = qt_hi(&g->pool[idx[k]]);
+    }
+    int64_t yd[4] = {a.d[0], C, a.d[2], a.d[3]};
+    char ds[96];
+    dims_str(ds, sizeof ds, 4, yd);
+    int v = newval(g);
+    sb_printf(&g->body, "  %%v%d = concat", v);
+    for (int k = 0; k < n; k++)
+        sb_printf(&g->body, "%s %%v%d", k ? "," : "", fv[k]);
+    sb_printf(&g->body, ", axis=1 : f32%s\n", ds);
+    QT proto = a;
+    if (!same || chance(r, 0.5))
+        choose_qp(g, lo, hi, out_u8(g, &a), false, &proto);
+    return emit_q(g, v, 4, yd, &proto, 1);
+}
+
+static void
+pool_out_dims(int64_t in, int k, int s, int pb, int pe, int dil, bool ceil_mode, int64_t *o)
+{
+    int64_t span = in + pb + pe - ((int64_t)dil * (k - 1) + 1);
+    int64_t v = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
+    if (ceil_mode && (v - 1) * s >= in + pb)
+        v--;
+    *o = v;
+}
+
+static int
+op_pool(Gen *g)
+{
+    Rng *r = &g->r;
+    int xi = pick4(g);
+    if (xi < 0)
+        return -1;
+    QT x = g->pool[xi];
+    double p = fz_unif(r);
+    int kind = p < 0.4 ? 0 : p < 0.8 ? 1 : 2; /* max, avg, global avg */
+    int xf = emit_dq(g, xi);
+    int64_t yd[4] = {x.d[0], x.d[1], 1, 1};
+    int v = newval(g);
+    if (kind == 2) {
+        char ds[96];
+        dims_str(ds, sizeof ds, 4, yd);
+        sb_printf(&g->body, "  %%v%d = global_avgpool %%v%d : f32%s\n", v, xf, ds);
+    } else {
+        int kh = fz_int(r, 1, 3), kw = chance(r, 0.8) ? kh : fz_int(r, 1, 3);
+        if (kh > x.d[2])
+            kh = (int)x.d[2];
+        if (kw > x.d[3])
+            kw = (int)x.d[3];
+        int s = fz_int(r, 1, 2);
+        int pads[4] = {0, 0, 0, 0};
+        if (chance(r, 0.5))
+            for (int k = 0; k < 4; k++)
+                pads[k] = fz_int(r, 0, (k % 2 ? kw : kh) - 1 > 1 ? 1 : (k % 2 ? kw : kh) - 1);
+        bool ceil_mode = chance(r, 0.15);
+        int dil = (kind == 0 && chance(r, 0.1) && x.d[2] >= 3 && x.d[3] >= 3) ? 2 : 1;
+        if (dil == 2)
+            ceil_mode = false;
+        pool_out_dims(x.d[2], kh, s, pads[0], pads[2], dil, ceil_mode, &yd[2]);
+        pool_out_dims(x.d[3], kw, s, pads[1], pads[3], dil, ceil_mode, &yd[3]);
+        if (yd[2] < 1 || yd[3] < 1 || x.d[2] + pads[0] + pads[2] < dil * (kh - 1) + 1 ||
+            x.d[3] + pads[1] + pads[3] < dil * (kw - 1) + 1) {
+            kh = kw = 1;
+            memset(pads, 0, sizeof pads);
+            ceil_mode = false;
+            dil = 1;
+            yd[2] = (x.d[2] - 1) / s + 1;
+            yd[3] = (x.d[3] - 1) / s + 1;
+        }
+        char ds[96];
+        dims_str(ds, sizeof ds, 4, yd);
+        sb_printf(&g->body,
+                  "  %%v%d = %s %%v%d, kernel_shape=[%d, %d], strides=[%d, %d], pads=[%d, %d, %d, %d]",
+                  v, kind == 0 ? "maxpool" : "avgpool", xf, kh, kw, s, s, pads[0], pads[1],
+                  pads[2], pads[3]);
+        if (ceil_mode)
+            sb_printf(&g->body, ", ceil_mode=1");
+        if (dil != 1)
+            sb_printf(&g->body, ", dilations=[%d, %d]", dil, dil);
+        if (kind == 1 && chance(r, 0.5))
+            sb_printf(&g->body, ", count_include_pad=1");
+        sb_printf(&g->body, " : f32%s\n", ds);
+    }
+    QT proto = x;
+    int add = 0;
+    if (kind != 0 || chance(r, 0.15)) {
+        choose_qp(g, qt_lo(&x) * (kind == 2 ? 0.5 : 0.8), qt_hi(&x) * (kind == 2 ? 0.5 : 0.8),
+                  out_u8(g, &x), false, &proto);
+        add = 1;
+    }
+    return emit_q(g, v, 4, yd, &proto, add);
+}
+
+static int
+op_act(Gen *g)
+{
+    Rng *r = &g->r;
+    int xi = pick(g, 0);
+    if (xi < 0)
+        return -1;
+    QT x = g->pool[xi];
+    int xf = emit_dq(g, xi);
+    char ds[96];
+    dims_str(ds, sizeof ds, x.rank, x.d);
+    int v = newval(g);
+    double lo = qt_lo(&x), hi = qt_hi(&x);
+    switch (fz_int(r, 0, 8)) {
+    case 0:
+        sb_printf(&g->body, "  %%v%d = relu %%v%d : f32%s\n", v, xf, ds);
+        lo = 0;
+        break;
+    case 1: {
+        double a = 0.01 + 0.5 * fz_unif(r);
+        sb_printf(&g->body, "  %%v%d = leaky_relu %%v%d, alpha=%.6g : f32%s\n", v, xf, a, ds);
+        lo *= a;
+        break;
+    }
+    case 2:
+        sb_printf(&g->body, "  %%v%d = sigmoid %%v%d : f32%s\n", v, xf, ds);
+        lo = 0;
+        hi = 1;
+        break;
+    case 3:
+        sb_printf(&g->body, "  %%v%d = tanh %%v%d : f32%s\n", v, xf, ds);
+        lo = lo < -1 ? -1 : lo;
+        hi = hi > 1 ? 1 : hi;
+        break;
+    case 4:
+        sb_printf(&g->body, "  %%v%d = hard_swish %%v%d : f32%s\n", v, xf, ds);
+        lo = -0.375;
+        break;
+    case 5:
+        sb_printf(&g->body, "  %%v%d = hard_sigmoid %%v%d, alpha=%.6g, beta=0.5 : f32%s\n", v,
+                  xf, 0.1 + 0.2 * fz_unif(r), ds);
+        lo = 0;
+        hi = 1;
+        break;
+    case 6: {
+        double a = lo * fz_unif(r), b = hi * fz_unif(r);
+        sb_printf(&g->body, "  %%v%d = clip %%v%d, min=%.6g, max=%.6g : f32%s\n", v, xf, a, b,
+                  ds);
+        lo = a;
+        hi = b;
+        break;
+    }
+    case 7:
+        sb_printf(&g->body, "  %%v%d = gelu %%v%d : f32%s\n", v, xf, ds);
+        lo = -0.17;
+        break;
+    default:
+        sb_printf(&g->body, "  %%v%d = erf %%v%d : f32%s\n", v, xf, ds);
+        lo = -1;
+        hi = 1;
+        break;
+    }
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, lo, hi, out_u8(g, &x), false, &proto);
+    return emit_q(g, v, x.rank, x.d, &proto, 1);
+}
+
+static int
+op_layout(Gen *g)
+{
+    Rng *r = &g->r;
+    int xi = pick(g, 0);
+    if (xi < 0)
+        return -1;
+    QT x = g->pool[xi];
+    int64_t yd[4];
+    memcpy(yd, x.d, sizeof yd);
+    int yr = x.rank;
+    char attrs[256] = "";
+    const char *op;
+    switch (fz_int(r, 0, 5)) {
+    case 0: { /* transpose */
+        int perm[4] = {0, 1, 2, 3};
+        for (int k = x.rank - 1; k > 0; k--) {
+            int j = fz_int(r, 0, k), t = perm[k];
+            perm[k] = perm[j];
+            perm[j] = t;
+        }
+        size_t n = (size_t)snprintf(attrs, sizeof attrs, ", perm=[");
+        for (int k = 0; k < x.rank; k++) {
+            yd[k] = x.d[perm[k]];
+            n += (size_t)snprintf(attrs + n, sizeof attrs - n, k ? ", %d" : "%d", perm[k]);
+        }
+        snprintf(attrs + n, sizeof attrs - n, "]");
+        op = "transpose";
+        break;
+    }
+    case 1: { /* reshape to [d0, rest] or [d0, d1, rest] */
+        int64_t tot = numel(x.rank, x.d);
+        if (x.rank >= 3 && chance(r, 0.5)) {
+            yr = 3;
+            yd[0] = x.d[0];
+            yd[1] = x.d[1];
+            yd[2] = tot / (x.d[0] * x.d[1]);
+        } else {
+            yr = 2;
+            yd[0] = x.d[0];
+            yd[1] = tot / x.d[0];
+        }
+        size_t n = (size_t)snprintf(attrs, sizeof attrs, ", shape=[");
+        for (int k = 0; k < yr; k++)
+            n += (size_t)snprintf(attrs + n, sizeof attrs - n, k ? ", %lld" : "%lld",
+                                  (long long)yd[k]);
+        snprintf(attrs + n, sizeof attrs - n, "]");
+        op = "reshape";
+        break;
+    }
+    case 2: { /* flatten axis 1 */
+        yr = 2;
+        yd[0] = x.d[0];
+        yd[1] = numel(x.rank, x.d) / x.d[0];
+        snprintf(attrs, sizeof attrs, ", axis=1");
+        op = "flatten";
+        break;
+    }
+    case 3: { /* slice one axis */
+        int ax = fz_int(r, 0, x.rank - 1);
+        int64_t n = x.d[ax];
+        int64_t st = fz_int(r, 0, (int)(n - 1)), en = fz_int(r, (int)st + 1, (int)n);
+        int step = fz_int(r, 1, 2);
+        yd[ax] = (en - st + step - 1) / step;
+        snprintf(attrs, sizeof attrs, ", starts=[%lld], ends=[%lld], axes=[%d], steps=[%d]",
+                 (long long)st, (long long)en, ax, step);
+        op = "slice";
+        break;
+    }
+    case 4: { /* pad (constant 0.0, which quantizes to the zero point) */
+        int64_t p[8] = {0};
+        for (int k = 0; k < x.rank; k++) {
+            if (k == 0)
+                continue;
+            p[k] = fz_int(r, 0, 2);
+            p[x.rank + k] = fz_int(r, 0, 2);
+            yd[k] = x.d[k] + p[k] + p[x.rank + k];
+        }
+        size_t m = (size_t)snprintf(attrs, sizeof attrs, ", pads=[");
+        for (int k = 0; k < 2 * x.rank; k++)
+            m += (size_t)snprintf(attrs + m, sizeof attrs - m, k ? ", %lld" : "%lld",
+                                  (long long)p[k]);
+        snprintf(attrs + m, sizeof attrs - m, "], value=0.0");
+        op = "pad";
+        break;
+    }
+    default:
+        op = "identity";
+        break;
+    }
+    int xf = emit_dq(g, xi);
+    char ds[96];
+    dims_str(ds, sizeof ds, yr, yd);
+    int v = newval(g);
+    sb_printf(&g->body, "  %%v%d = %s %%v%d%s : f32%s\n", v, op, xf, attrs, ds);
+    QT proto = x;
+    int add = 0;
+    if (chance(r, 0.1)) {
+        choose_qp(g, qt_lo(&x), qt_hi(&x), out_u8(g, &x), false, &proto);
+        add = 1;
+    }
+    return emit_q(g, v, yr, yd, &proto, add);
+}
+
+static int
+op_requant(Gen *g)
+{
+    int xi = pick(g, 0);
+    if (xi < 0)
+        return -1;
+    QT x = g->pool[xi];
+    int xf = emit_dq(g, xi);
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, qt_lo(&x), qt_hi(&x), !x.u8 ? chance(&g->r, 0.5) : chance(&g->r, 0.7), false,
+              &proto);
+    return emit_q(g, xf, x.rank, x.d, &proto, 1);
+}
+
+static int
+op_softmax(Gen *g)
+{
+    int xi = pick(g, 0);
+    if (xi < 0)
+        return -1;
+    QT x = g->pool[xi];
+    int xf = emit_dq(g, xi);
+    char ds[96];
+    dims_str(ds, sizeof ds, x.rank, x.d);
+    int v = newval(g);
+    sb_printf(&g->body, "  %%v%d = softmax %%v%d, axis=%d : f32%s\n", v, xf,
+              chance(&g->r, 0.7) ? -1 : fz_int(&g->r, 0, x.rank - 1), ds);
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, 0, 1, chance(&g->r, 0.7), false, &proto);
+    return emit_q(g, v, x.rank, x.d, &proto, 1);
+}
+
+/* ---- driver ---- */
+
+enum { K_CONV, K_MATMUL, K_GEMM, K_BIN, K_CONCAT, K_POOL, K_ACT, K_LAYOUT, K_REQ, K_SOFTMAX,
+       K_FCONV, K_COUNT };
+static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2};
+
+static int
+run_slot(Gen *g)
+{
+    int tot = 0;
+    for (int k = 0; k < K_COUNT; k++)
+        tot += kweights[k];
+    int x = fz_int(&g->r, 0, tot - 1), k = 0;
+    while (x >= kweights[k])
+        x -= kweights[k++];
+    if (g->sp->only_kind >= 0)
+        k = g->sp->only_kind;
+    switch (k) {
+    case K_CONV: return op_conv(g, false);
+    case K_FCONV: return op_conv(g, true);
+    case K_MATMUL: return op_matmul(g);
+    case K_GEMM: return op_gemm(g);
+    case K_BIN: return op_binary(g);
+    case K_CONCAT: return op_concat(g);
+    case K_POOL: return op_pool(g);
+    case K_ACT: return op_act(g);
+    case K_LAYOUT: return op_layout(g);
+    case K_REQ: return op_requant(g);
+    default: return op_softmax(g);
+    }
+}
+
+/* Outputs: quantized integers (the quantize result) or dequantized f32. */
+static void
+add_output(Gen *g, int pi, bool dq, Sb *ret, Sb *rty)
+{
+    GenGraph *gg = g->gg;
+    QT *t = &g->pool[pi];
+    if (gg->nout >= FZ_MAXOUT)
+        return;
+    GenOut *o = &gg->out[gg->nout];
+    memset(o, 0, sizeof *o);
+    o->scale = t->s;
+    o->depth = t->depth;
+    o->slot = t->slot;
+    for (int k = 0; k < 4; k++)
+        o->deps[k] = t->deps[k] >= 0 ? g->pool[t->deps[k]].out : (t->deps[k] == -1 ? -1 : -1);
+    /* inputs that are not outputs (mode B) are unknown: -2 */
+    for (int k = 0; k < 4; k++)
+        if (t->deps[k] >= 0 && g->pool[t->deps[k]].slot >= 0 && g->pool[t->deps[k]].out < 0)
+            o->deps[k] = -2;
+    char ty[256];
+    if (dq) {
+        char ds[96];
+        dims_str(ds, sizeof ds, t->rank, t->d);
+        int v = emit_dq(g, pi);
+        o->kind = OUT_DQ;
+        sb_printf(ret, "%s%%v%d", gg->nout ? ", " : "", v);
+        sb_printf(rty, "%sf32%s", gg->nout ? ", " : "", ds);
+    } else {
+        qtype_str(ty, sizeof ty, t);
+        o->kind = OUT_Q;
+        sb_printf(ret, "%s%%v%d", gg->nout ? ", " : "", t->id);
+        sb_printf(rty, "%s%s", gg->nout ? ", " : "", ty);
+    }
+    t->out = gg->nout++;
+}
+
+bool
+fz_generate(const GenSpec *sp, GenGraph *gg)
+{
+    Gen *g = calloc(1, sizeof *g);
+    memset(gg, 0, sizeof *gg);
+    g->sp = sp;
+    g->gg = gg;
+    Rng r0 = {sp->seed * 0x2545F4914F6CDD1Dull + 17};
+    /* graph input */
+    g->r = r0;
+    int64_t d[4] = {cap(fz_int(&g->r, 1, 2), sp->maxn), cap(fz_int(&g->r, 1, 16), sp->maxc),
+                    cap(fz_int(&g->r, 1, 12), sp->maxhw), cap(fz_int(&g->r, 1, 12), sp->maxhw)};
+    if (chance(&g->r, 0.1))
+        d[1] = cap(fz_int(&g->r, 17, 72), 4 * sp->maxc); /* deep: K past 64 */
+    if (chance(&g->r, 0.15)) {
+        int64_t d2[4] = {d[0], cap(fz_int(&g->r, 1, 48), 4 * sp->maxc), 0, 0};
+        new_input(g, 2, d2, chance(&g->r, 0.6));
+    } else {
+        new_input(g, 4, d, chance(&g->r, 0.6));
+    }
+    bool all_out = sp->all_outputs;
+    Sb ret = {0}, rty = {0};
+    for (int s = 0; s < sp->nslots; s++) {
+        gg->nslots_used = s;
+        if (s < 64 && (sp->skip >> s) & 1)
+            continue;
+        g->r.s = (sp->seed + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)(s + 1) * 0xD1B54A32D192ED03ull);
+        g->ncur_deps = 0;
+        int before = g->npool;
+        int pi = run_slot(g);
+        if (pi == -2) {
+            gg->nslots_used = s;
+            break; /* float output: graph ends */
+        }
+        (void)before;
+        (void)pi;
+    }
+    if (all_out) {
+        /* every quantized result is an output (or, when shrinking to one slot, that slot's
+         * result and its direct inputs, so the per-op bound still applies) */
+        int oi = -1;
+        for (int i = 0; i < g->npool; i++)
+            if (g->pool[i].slot >= 0 && g->pool[i].slot == sp->only_slot)
+                oi = i;
+        for (int i = 0; i < g->npool; i++) {
+            if (g->pool[i].slot < 0)
+                continue;
+            bool want = sp->only_slot < 0 || i == oi;
+            for (int k = 0; oi >= 0 && k < 4; k++)
+                want |= g->pool[oi].deps[k] == i;
+            if (want)
+                add_output(g, i, false, &ret, &rty);
+        }
+    }
+    /* unconsumed pool entries made by slots become outputs (mode B), or the last one */
+    if (!all_out) {
+        for (int i = 0; i < g->npool; i++)
+            if (!g->consumed[i] && g->pool[i].slot >= 0 && g->pool[i].out < 0 &&
+                (sp->only_slot < 0 || sp->only_slot == g->pool[i].slot))
+                add_output(g, i, chance(&g->r, 0.5), &ret, &rty);
+    }
+    if (gg->float_out_value) {
+        char ds[96];
+        dims_str(ds, sizeof ds, gg->float_out_rank, gg->float_out_dims);
+        GenOut *o = &gg->out[gg->nout];
+        memset(o, 0, sizeof *o);
+        o->kind = OUT_F32;
+        o->depth = 1;
+        for (int k = 0; k < 4; k++)
+            o->deps[k] = g->cur_deps[k] < 0 || k >= g->ncur_deps ? -1
+                         : g->pool[g->cur_deps[k]].out >= 0 ? g->pool[g->cur_deps[k]].out
+                         : g->pool[g->cur_deps[k]].slot < 0 ? -1 : -2;
+        for (int k = 0; k < g->ncur_deps; k++)
+            if (g->pool[g->cur_deps[k]].depth + 1 > o->depth)
+                o->depth = g->pool[g->cur_deps[k]].depth + 1;
+        sb_printf(&ret, "%s%%v%d", gg->nout ? ", " : "", gg->float_out_value);
+        sb_printf(&rty, "%sf32%s", gg->nout ? ", " : "", ds);
+        gg->nout++;
+    }
+    if (gg->nout == 0) {
+        /* nothing produced (all slots skipped): return the requantized input */
+        g->ncur_deps = 0;
+        g->r.s = sp->seed ^ 0x5555;
+        int pi = op_requant(g);
+        if (pi >= 0)
+            add_output(g, pi, false, &ret, &rty);
+    }
+    Sb *t = &gg->text;
+    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s\n",
+              (unsigned long long)sp->seed, sp->nslots, (unsigned long long)sp->skip, sp->maxn,
+              sp->maxc, sp->maxhw, sp->all_outputs ? "all" : "leaves",
+              sp->only_slot >= 0 ? " (one output)" : "");
+    for (int i = 0; i < gg->nout; i++) {
+        const GenOut *o = &gg->out[i];
+        sb_printf(t, "// fz-out %s %.9g %d %d %d %d %d\n",
+                  o->kind == OUT_Q ? "q" : o->kind == OUT_DQ ? "dq" : "f32", (double)o->scale,
+                  o->depth, o->deps[0], o->deps[1], o->deps[2], o->deps[3]);
+    }
+    sb_printf(t, "graph @fuzz%llu(%s) -> %s%s%s {\n%s  return %s\n}\n",
+              (unsigned long long)sp->seed, g->sig.p ? g->sig.p : "", gg->nout > 1 ? "(" : "",
+              rty.p ? rty.p : "", gg->nout > 1 ? ")" : "", g->body.p ? g->body.p : "",
+              ret.p ? ret.p : "");
+    sb_free(&ret);
+    sb_free(&rty);
+    sb_free(&g->sig);
+    sb_free(&g->body);
+    free(g);
+    return gg->nout > 0;
+}
