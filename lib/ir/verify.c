@@ -176,6 +176,26 @@ verify_int_op(Graph *g, Node *n)
     return ok;
 }
 
+/* Layout ops never rescale: each result carries operand k's quantization, for k < ncheck
+ * (per-axis parameters may move with the axis and are not compared here). */
+static bool
+check_passthrough_q(Graph *g, Node *n, uint32_t ncheck)
+{
+    bool ok = true;
+    for (uint32_t k = 0; k < ncheck; k++) {
+        const Type *t = &ir_value(g, n->in[k])->type;
+        for (uint32_t r = 0; r < n->nout; r++) {
+            const Type *o = &ir_value(g, n->out[r])->type;
+            bool per_axis = (t->q && t->q->axis >= 0) || (o->q && o->q->axis >= 0);
+            if (!per_axis && !qparams_equal(t->q, o->q)) {
+                node_error(g, n, "result quantization must equal operand %u's (layout ops do not rescale)", k);
+                ok = false;
+            }
+        }
+    }
+    return ok;
+}
+
 static bool
 verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
 {
@@ -243,6 +263,12 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
     case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU: case OP_SOFTMAX:
     case OP_LAYERNORM: case OP_REDUCE_MEAN: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL:
     case OP_RESIZE:
+        /* nearest resize only selects elements: on quantized values it is a layout op */
+        if (n->op == OP_RESIZE && ir_value(g, n->in[0])->type.q &&
+            strcmp(ir_attr_string(g, n, "mode", "nearest"), "nearest") == 0) {
+            ok = check_passthrough_q(g, n, 1);
+            break;
+        }
         for (uint32_t k = 0; k < n->nin; k++) {
             if (!n->in[k].id)
                 continue;
@@ -258,23 +284,9 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
         break;
     case OP_MAXPOOL: case OP_CONCAT: case OP_SPLIT: case OP_SLICE: case OP_PAD:
     case OP_RESHAPE: case OP_TRANSPOSE: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_FLATTEN:
-    case OP_IDENTITY: case OP_GATHER: {
-        const Type *x = &ir_value(g, n->in[0])->type;
-        uint32_t ncheck = n->op == OP_CONCAT ? n->nin : 1;
-        for (uint32_t k = 0; k < ncheck; k++) {
-            const Type *t = &ir_value(g, n->in[k])->type;
-            for (uint32_t r = 0; r < n->nout; r++) {
-                const Type *o = &ir_value(g, n->out[r])->type;
-                bool per_axis = (t->q && t->q->axis >= 0) || (o->q && o->q->axis >= 0);
-                if (!per_axis && !qparams_equal(t->q, o->q)) {
-                    node_error(g, n, "result quantization must equal operand %u's (layout ops do not rescale)", k);
-                    ok = false;
-                }
-            }
-        }
-        (void)x;
+    case OP_IDENTITY: case OP_GATHER:
+        ok = check_passthrough_q(g, n, n->op == OP_CONCAT ? n->nin : 1);
         break;
-    }
     default:
         if (info->flags & OPF_INT)
             ok = verify_int_op(g, n) && ok;
