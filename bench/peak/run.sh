@@ -1,8 +1,21 @@
 #!/bin/sh
-# Build and run the int8 peak probe. Usage: bench/peak/run.sh [--peak12]
+# Build and run the int8 peak probe, then the generated AVX512-VNNI GEMM at 1024^3 against it.
+# Usage: bench/peak/run.sh            probe + GEMM (gemm_bench options may follow: --isa=avx2 ...)
+#        bench/peak/run.sh --peak12   only the 12-accumulator zmm GMAC/s, machine-readable
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
-out=${TMPDIR:-/tmp}/qdqc_peak
+root=$(cd "$here/../.." && pwd)
+out=${TMPDIR:-/tmp}
 clang-22 -std=c11 -O2 -Wall -Wextra -Werror -mavx512vnni -mavx512vl -mavxvnni \
-    "$here/peak.c" -o "$out"
-exec "$out" "$@"
+    "$here/peak.c" -o "$out/qdqc_peak"
+if [ "${1:-}" = "--peak12" ]; then
+    exec "$out/qdqc_peak" --peak12
+fi
+"$out/qdqc_peak"
+llvm_inc=$(llvm-config-22 --includedir)
+clang-22 -std=c11 -O2 -Wall -Wextra -Werror -I"$root/lib" -I"$root/include" -I"$llvm_inc" \
+    "$root"/lib/codegen/target.c "$root"/lib/codegen/cg_util.c "$root"/lib/codegen/kern_gemm.c \
+    "$root"/lib/codegen/kern_gemm_plan.c "$root"/bench/gemm_bench.c \
+    $(llvm-config-22 --ldflags) -lLLVM-22 -lm -o "$out/qdqc_gemm_bench"
+peak=$("$out/qdqc_peak" --peak12)
+"$out/qdqc_gemm_bench" --peak="$peak" "$@"
