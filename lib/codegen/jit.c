@@ -34,12 +34,50 @@ jit_error(Module *m, LLVMErrorRef e, const char *what)
     LLVMDisposeErrorMessage(msg);
 }
 
+/* The JIT runs the code in this process: refuse a target of another architecture or with an
+ * ISA extension the host lacks (running it would crash with SIGSEGV/SIGILL). */
+static bool
+jit_runs_on_host(Module *m, const CgTarget *t)
+{
+    CgTarget h;
+    char err[256];
+    if (!cg_target_host(&h, err, sizeof err)) {
+        diag_error(m->ctx, NULL, "codegen: cannot JIT: %s", err);
+        return false;
+    }
+    if (h.x86 != t->x86 || h.aarch64 != t->aarch64) {
+        diag_error(m->ctx, NULL, "codegen: cannot JIT for target '%s' on this host (%s); "
+                   "compile it to an object instead", t->triple, h.triple);
+        return false;
+    }
+    const struct {
+        const char *name;
+        bool want, have;
+    } isa[] = {
+        {"avx2", t->avx2, h.avx2}, {"avx512f", t->avx512f, h.avx512f},
+        {"avx512bw", t->avx512bw, h.avx512bw}, {"avx512vl", t->avx512vl, h.avx512vl},
+        {"avx512vnni", t->avx512vnni, h.avx512vnni}, {"avxvnni", t->avxvnni, h.avxvnni},
+        {"dotprod", t->dotprod, h.dotprod}, {"i8mm", t->i8mm, h.i8mm},
+    };
+    for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++)
+        if (isa[i].want && !isa[i].have) {
+            diag_error(m->ctx, NULL, "codegen: cannot JIT: target feature '%s' is not "
+                       "available on this host", isa[i].name);
+            return false;
+        }
+    return true;
+}
+
 CgJitModel *
 cg_jit_model_create(Module *m, const CgOptions *o)
 {
     CgBuilt b;
     if (!cg_build(m, o, &b))
         return NULL;
+    if (!jit_runs_on_host(m, &b.t)) {
+        cg_built_free(&b);
+        return NULL;
+    }
     CgJitModel *j = calloc(1, sizeof *j);
     if (!j) {
         cg_built_free(&b);
