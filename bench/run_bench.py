@@ -1,0 +1,405 @@
+#!/usr/bin/python3
+"""run_bench.py: the one-command performance harness of qdqc (issue 7).
+
+    /usr/bin/python3 bench/run_bench.py [--build build-perf] [--work /tmp/qdqc_bench]
+                                        [--iters 60] [--rounds 6] [--threads 1,2]
+                                        [--models a,b] [--no-gemm] [--no-models] [--quick]
+                                        [--out docs/performance.md]
+
+1. Generates the full-size models (test/models/gen_fixtures.py --full WORK/models --full-only).
+2. For every model, at each thread count: qdqc (JIT through the public C API, libqdqc.so, via
+   ctypes: qdqc_jit_create / qdqc_jit_run, a qdqc_threadpool as the parallel-for hook for > 1
+   thread) and ONNX Runtime (node bench/ort_run.js MODEL --bench K --threads N --opt all),
+   alternating in `rounds` rounds of iters/rounds runs each, so that load on the shared machine
+   hits both alike. Reported: median of all qdqc runs and the median of ORT's per-round medians,
+   the best (min) of each, their ratios, GOPS (2 x int8 MACs from `qdqc --report` / latency),
+   compile time (`qdqc MODEL -o x.o`: wall and CPU), workspace bytes (qdqc_jit_workspace_size).
+3. A GEMM sweep: bench/gemm_bench.c (the generated AVX512-VNNI kernel) vs oneDNN
+   (bench/dnnl/dnnl_bench.c against Debian's libdnnl-dev) vs the measured vpdpbusd peak
+   (bench/peak/peak.c, 12 zmm accumulators), on square/rectangular GEMMs and on the ResNet-18 /
+   MobileNetV2 conv shapes (as the im2col GEMM for qdqc, as a convolution for oneDNN).
+4. Writes the tables, the machine and the command into docs/performance.md between the markers
+   <!-- bench:begin --> and <!-- bench:end --> (the prose around them is kept).
+Only /usr/bin/python3 + numpy; needs node, cc, clang-22 (peak probe), libdnnl-dev.
+"""
+import argparse
+import ctypes
+import json
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS = ["resnet18_ort_u8_224", "resnet18_torch_u8_224", "resnet18_trt_i8_224",
+          "mobilenetv2_ort_u8_224", "mobilenetv2_torch_u8_224", "mobilenetv2_trt_i8_224"]
+GEMMS = [(64, 64, 64), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
+         (2048, 2048, 2048), (2048, 64, 2048), (64, 2048, 2048), (2048, 2048, 64),
+         (256, 1024, 2048)]
+# (name, N, C, H, W, OC, KH, KW, stride, pad, groups)
+CONVS = [("r18 conv1 7x7 s2", 1, 3, 224, 224, 64, 7, 7, 2, 3, 1),
+         ("r18 l1 3x3 64", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1),
+         ("r18 l2 3x3 128", 1, 128, 28, 28, 128, 3, 3, 1, 1, 1),
+         ("r18 l3 3x3 256", 1, 256, 14, 14, 256, 3, 3, 1, 1, 1),
+         ("r18 l4 3x3 512", 1, 512, 7, 7, 512, 3, 3, 1, 1, 1),
+         ("mv2 1x1 24->144 56", 1, 24, 56, 56, 144, 1, 1, 1, 0, 1),
+         ("mv2 1x1 144->24 56", 1, 144, 56, 56, 24, 1, 1, 1, 0, 1),
+         ("mv2 1x1 96->576 14", 1, 96, 14, 14, 576, 1, 1, 1, 0, 1),
+         ("mv2 dw 3x3 144 56", 1, 144, 56, 56, 144, 3, 3, 1, 1, 144)]
+
+
+def log(msg):
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+def run(cmd, env=None, check=True):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if check and r.returncode != 0:
+        raise RuntimeError("%s failed (%d):\n%s%s" % (" ".join(cmd), r.returncode, r.stdout, r.stderr))
+    return r.stdout
+
+
+def timed(cmd):
+    """Run cmd; returns (wall s, cpu s of the child)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), err))
+    return wall, ru.ru_utime + ru.ru_stime
+
+
+# ---- qdqc through the public C API (ctypes) ----
+
+class Qdqc:
+    def __init__(self, libpath):
+        V = ctypes.c_void_p
+        self.lib = lib = ctypes.CDLL(libpath)
+        lib.qdqc_context_create.restype = V
+        lib.qdqc_context_destroy.argtypes = [V]
+        lib.qdqc_context_get_diagnostics.restype = ctypes.c_char_p
+        lib.qdqc_context_get_diagnostics.argtypes = [V]
+        lib.qdqc_module_load_file.argtypes = [V, ctypes.c_char_p, ctypes.POINTER(V)]
+        lib.qdqc_module_run_passes.argtypes = [V, ctypes.c_char_p]
+        lib.qdqc_module_destroy.argtypes = [V]
+        lib.qdqc_module_output_count.argtypes = [V]
+        lib.qdqc_module_output_count.restype = ctypes.c_size_t
+        lib.qdqc_module_output_rank.argtypes = [V, ctypes.c_size_t]
+        lib.qdqc_module_output_dims.argtypes = [V, ctypes.c_size_t]
+        lib.qdqc_module_output_dims.restype = ctypes.POINTER(ctypes.c_int64)
+        lib.qdqc_module_output_elem_type.argtypes = [V, ctypes.c_size_t]
+        lib.qdqc_module_output_elem_type.restype = ctypes.c_char_p
+        lib.qdqc_jit_create.argtypes = [V, V, ctypes.POINTER(V)]
+        lib.qdqc_jit_run.argtypes = [V, V, V]
+        lib.qdqc_jit_set_parallel_for.argtypes = [V, V, V]
+        lib.qdqc_jit_workspace_size.argtypes = [V]
+        lib.qdqc_jit_workspace_size.restype = ctypes.c_size_t
+        lib.qdqc_jit_destroy.argtypes = [V]
+        lib.qdqc_threadpool_create.argtypes = [ctypes.c_int]
+        lib.qdqc_threadpool_create.restype = V
+        lib.qdqc_threadpool_destroy.argtypes = [V]
+        self.pf = ctypes.cast(lib.qdqc_threadpool_parallel_for, V)
+
+    def load(self, path, x):
+        """JIT-compile path; returns a Model with .run() and .workspace."""
+        lib, V = self.lib, ctypes.c_void_p
+        ctx = lib.qdqc_context_create()
+        m = V()
+        if lib.qdqc_module_load_file(ctx, path.encode(), ctypes.byref(m)) != 0 or \
+                lib.qdqc_module_run_passes(m, None) != 0:
+            raise RuntimeError(lib.qdqc_context_get_diagnostics(ctx).decode())
+        outs = []
+        for i in range(lib.qdqc_module_output_count(m)):
+            r = lib.qdqc_module_output_rank(m, i)
+            dims = lib.qdqc_module_output_dims(m, i)
+            et = lib.qdqc_module_output_elem_type(m, i).decode()
+            dt = {"f32": np.float32, "i8": np.int8, "u8": np.uint8, "i32": np.int32}[et]
+            outs.append(np.zeros([dims[d] for d in range(r)], dt))
+        j = V()
+        t0 = time.perf_counter()
+        if lib.qdqc_jit_create(m, None, ctypes.byref(j)) != 0:
+            raise RuntimeError(lib.qdqc_context_get_diagnostics(ctx).decode())
+        jit_s = time.perf_counter() - t0
+        lib.qdqc_module_destroy(m)
+        return Model(self, ctx, j, x, outs, jit_s)
+
+
+class Model:
+    def __init__(self, q, ctx, j, x, outs, jit_s):
+        self.q, self.ctx, self.j, self.x, self.outs, self.jit_s = q, ctx, j, x, outs, jit_s
+        V = ctypes.c_void_p
+        self.ins = (V * 1)(x.ctypes.data)
+        self.outp = (V * len(outs))(*[o.ctypes.data for o in outs])
+        self.workspace = q.lib.qdqc_jit_workspace_size(j)
+        self.pool = None
+
+    def set_threads(self, n):
+        lib = self.q.lib
+        if self.pool:
+            lib.qdqc_threadpool_destroy(self.pool)
+            self.pool = None
+        if n > 1:
+            self.pool = lib.qdqc_threadpool_create(n)
+            lib.qdqc_jit_set_parallel_for(self.j, self.q.pf, self.pool)
+        else:
+            lib.qdqc_jit_set_parallel_for(self.j, None, None)
+
+    def time(self, iters):
+        ts = []
+        for _ in range(iters):
+            t0 = time.perf_counter()
+            if self.q.lib.qdqc_jit_run(self.j, self.ins, self.outp) != 0:
+                raise RuntimeError("qdqc_jit_run failed")
+            ts.append(time.perf_counter() - t0)
+        return ts
+
+    def close(self):
+        self.set_threads(1)
+        self.q.lib.qdqc_jit_destroy(self.j)
+        self.q.lib.qdqc_context_destroy(self.ctx)
+
+
+def ort_bench(model, inp, iters, threads):
+    out = run(["node", os.path.join(ROOT, "bench", "ort_run.js"), model, "--input",
+               "input=" + inp, "--bench", str(iters), "--threads", str(threads), "--opt", "all"])
+    med = float(re.search(r"median ([0-9.]+) ms", out).group(1))
+    mn = float(re.search(r"min ([0-9.]+) ms", out).group(1))
+    return med, mn
+
+
+def macs_of(qdqc, model):
+    out = run([qdqc, model, "--report"])
+    return int(re.search(r"(\d+) int8 MACs", out).group(1))
+
+
+def bench_models(a, qdqc, q, threads):
+    rows = []
+    mdir = os.path.join(a.work, "models")
+    for name in a.models:
+        path = os.path.join(mdir, name + ".onnx")
+        inp = os.path.join(mdir, name, "input.npy")
+        x = np.ascontiguousarray(np.load(inp))
+        macs = macs_of(qdqc, path)
+        walls, cpus = [], []
+        for _ in range(a.compile_reps):
+            w, c = timed([qdqc, path, "-o", os.path.join(a.work, name + ".o")])
+            walls.append(w)
+            cpus.append(c)
+        log("%s: compile %.2f s wall, %.2f s cpu (min of %d)" % (name, min(walls), min(cpus), a.compile_reps))
+        m = q.load(path, x)
+        per = max(1, a.iters // a.rounds)
+        for th in threads:
+            m.set_threads(th)
+            m.time(3)  # warm-up
+            qt, om, omin = [], [], []
+            for _ in range(a.rounds):
+                qt += m.time(per)
+                med, mn = ort_bench(path, inp, per, th)
+                om.append(med)
+                omin.append(mn)
+            r = dict(model=name, threads=th, macs=macs, q_med=statistics.median(qt) * 1e3,
+                     q_min=min(qt) * 1e3, o_med=statistics.median(om), o_min=min(omin),
+                     compile_wall=min(walls), compile_cpu=min(cpus), jit_s=m.jit_s,
+                     workspace=m.workspace, iters=len(qt))
+            log("%s t%d: qdqc %.2f ms (min %.2f), ORT %.2f ms (min %.2f)" %
+                (name, th, r["q_med"], r["q_min"], r["o_med"], r["o_min"]))
+            rows.append(r)
+        m.close()
+    return rows
+
+
+# ---- GEMM sweep ----
+
+def build_tools(a):
+    tools = {}
+    inc = ["-I" + os.path.join(ROOT, "include"), "-I" + os.path.join(ROOT, "lib"),
+           "-I/usr/lib/llvm-22/include"]
+    gb = os.path.join(a.work, "gemm_bench")
+    run(["cc", "-O2", "-std=c11"] + inc + [os.path.join(ROOT, "bench", "gemm_bench.c"),
+         os.path.join(a.build, "libqdqc.a"), "-L/usr/lib/llvm-22/lib", "-lLLVM", "-lstdc++",
+         "-lm", "-lpthread", "-o", gb])
+    tools["gemm"] = gb
+    db = os.path.join(a.work, "dnnl_bench")
+    try:
+        run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra",
+             os.path.join(ROOT, "bench", "dnnl", "dnnl_bench.c"), "-ldnnl", "-o", db])
+        tools["dnnl"] = db
+    except RuntimeError as e:
+        log("oneDNN bench not built (install libdnnl-dev): %s" % e)
+    out = run(["sh", os.path.join(ROOT, "bench", "peak", "run.sh"), "--peak12"])
+    tools["peak"] = float(out.strip().splitlines()[-1])
+    return tools
+
+
+def gemm_run(tools, m, n, k):
+    reps = 8 if m * n * k >= 2 ** 30 else 15
+    out = run([tools["gemm"], "--m=%d" % m, "--n=%d" % n, "--k=%d" % k, "--reps=%d" % reps])
+    i32 = re.search(r"-> i32\s+([0-9.]+) ms\s+([0-9.]+) GMAC/s", out)
+    q8 = re.search(r"-> requant i8\s+([0-9.]+) ms\s+([0-9.]+) GMAC/s", out)
+    return float(i32.group(2)), float(q8.group(2))
+
+
+def dnnl_run(tools, args):
+    if "dnnl" not in tools:
+        return None
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = run([tools["dnnl"]] + [str(v) for v in args], env=env, check=False)
+    r = re.search(r"([0-9.]+) GMAC/s", out)
+    return float(r.group(1)) if r else None
+
+
+def bench_gemm(a, tools):
+    rows = []
+    for (m, n, k) in (GEMMS[:4] if a.quick else GEMMS):
+        qi, q8 = gemm_run(tools, m, n, k)
+        d = dnnl_run(tools, ["matmul", m, n, k])
+        rows.append(dict(kind="gemm", name="%dx%dx%d" % (m, n, k), q_i32=qi, q_q8=q8, dnnl=d))
+        log("gemm %dx%dx%d: qdqc %.1f / %.1f GMAC/s, oneDNN %s" % (m, n, k, qi, q8, d))
+    for c in (CONVS[:3] if a.quick else CONVS):
+        name, N, C, H, W, OC, KH, KW, st, pad, G = c
+        OH, OW = (H + 2 * pad - KH) // st + 1, (W + 2 * pad - KW) // st + 1
+        d = dnnl_run(tools, ["conv", N, C, H, W, OC, KH, KW, st, pad, G])
+        if G == 1:
+            qi, q8 = gemm_run(tools, N * OH * OW, OC, C * KH * KW)
+        else:
+            qi = q8 = None  # depthwise: not a GEMM (see the model table)
+        rows.append(dict(kind="conv", name=name, shape="M=%d N=%d K=%d" % (N * OH * OW, OC, C // G * KH * KW),
+                         q_i32=qi, q_q8=q8, dnnl=d))
+        log("conv %s: qdqc %s, oneDNN %s" % (name, q8, d))
+    return rows
+
+
+# ---- report ----
+
+def machine():
+    cpu = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    flags = open("/proc/cpuinfo").read()
+    isa = [f for f in ("avx512_vnni", "avx_vnni", "amx_int8") if f in flags]
+    ortv = json.load(open(os.path.join(ROOT, "bench", "node_modules", "onnxruntime-node",
+                                       "package.json")))["version"]
+    git = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
+    dirty = run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).strip()
+    return ("%s, %d logical CPUs (%s), Linux %s; load average at start %.1f; "
+            "ONNX Runtime %s (onnxruntime-node); qdqc %s%s" %
+            (cpu, os.cpu_count(), " ".join(isa), platform.release(), os.getloadavg()[0], ortv,
+             git, " + uncommitted changes" if dirty else ""))
+
+
+def fmt(v, f="%.2f"):
+    return "-" if v is None else f % v
+
+
+def report(a, rows, grows, peak, cmdline, load_end):
+    L = []
+    L.append("Machine: " + machine() + "; load average at end %.1f." % load_end)
+    L.append("")
+    L.append("Command: `%s`" % cmdline)
+    L.append("")
+    if rows:
+        L.append("| model | threads | qdqc median ms | ORT median ms | qdqc/ORT (median) | qdqc/ORT (min) "
+                 "| qdqc GOPS | ORT GOPS | scaling 1->2 (qdqc / ORT) | compile s (wall / cpu) | workspace MiB |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        base = {(r["model"], r["threads"]): r for r in rows}
+        for r in rows:
+            sc = "-"
+            b1 = base.get((r["model"], 1))
+            if r["threads"] > 1 and b1:
+                sc = "%.2fx / %.2fx" % (b1["q_min"] / r["q_min"], b1["o_min"] / r["o_min"])
+            L.append("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %s | %.2f / %.2f | %.1f |" % (
+                r["model"], r["threads"], r["q_med"], r["o_med"], r["q_med"] / r["o_med"],
+                r["q_min"] / r["o_min"], 2 * r["macs"] / r["q_med"] * 1e-6,
+                2 * r["macs"] / r["o_med"] * 1e-6, sc, r["compile_wall"], r["compile_cpu"],
+                r["workspace"] / 2 ** 20))
+        L.append("")
+        L.append("%d qdqc runs and as many ORT runs per row, alternating in %d rounds; ORT's median is "
+                 "the median of its per-round medians, scaling uses the best (min) runs. GOPS = "
+                 "2 x int8 MACs (`qdqc --report`) / median latency." % (rows[0]["iters"], a.rounds))
+        L.append("")
+    if grows:
+        L.append("vpdpbusd zmm peak (bench/peak, 12 accumulators, 1 thread): **%.1f GMAC/s**." % peak)
+        L.append("")
+        L.append("| kernel | shape | qdqc i32 GMAC/s | qdqc requant i8 GMAC/s | % of peak (i8) | oneDNN GMAC/s | qdqc/oneDNN |")
+        L.append("|---|---|---|---|---|---|---|")
+        for g in grows:
+            best = g["q_q8"]
+            L.append("| %s %s | %s | %s | %s | %s | %s | %s |" % (
+                g["kind"], g["name"], g.get("shape", g["name"]), fmt(g["q_i32"], "%.1f"),
+                fmt(g["q_q8"], "%.1f"), fmt(best and 100 * best / peak, "%.0f%%"),
+                fmt(g["dnnl"], "%.1f"), fmt(best and g["dnnl"] and best / g["dnnl"], "%.2f")))
+        L.append("")
+        L.append("GEMM: u8 x s8, one thread, best of repetitions of this thread's CPU time (both "
+                 "programs); qdqc = bench/gemm_bench.c (AVX512-VNNI kernel, weights packed at "
+                 "compile time); oneDNN = matmul u8 x s8 -> s32 (weights in its preferred "
+                 "layout) and, for conv rows, its int8 convolution to u8 with per-channel scales "
+                 "(layouts of its choice, reorders untimed). Conv rows time qdqc's im2col GEMM "
+                 "only (M = output pixels, N = output channels, K = C/G x KH x KW).")
+    return "\n".join(L) + "\n"
+
+
+def write_doc(path, text):
+    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+    old = open(path).read() if os.path.exists(path) else ""
+    if begin in old and end in old:
+        new = old[:old.index(begin) + len(begin)] + "\n" + text + old[old.index(end):]
+    else:
+        new = "# Performance\n\n" + begin + "\n" + text + end + "\n"
+    with open(path, "w") as f:
+        f.write(new)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-perf"))
+    ap.add_argument("--work", default="/tmp/qdqc_bench")
+    ap.add_argument("--iters", type=int, default=60)
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--compile-reps", type=int, default=2)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--no-gemm", action="store_true")
+    ap.add_argument("--no-models", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="fewer GEMM shapes")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    a = ap.parse_args()
+    a.build = os.path.abspath(a.build)
+    a.models = [m for m in a.models.split(",") if m]
+    threads = [int(t) for t in a.threads.split(",")]
+    os.makedirs(a.work, exist_ok=True)
+    qdqc = os.path.join(a.build, "bin", "qdqc")
+    rows, grows, peak = [], [], 0.0
+    if not a.no_models:
+        mdir = os.path.join(a.work, "models")
+        if not all(os.path.exists(os.path.join(mdir, m + ".onnx")) for m in a.models):
+            log("generating the full-size models into %s" % mdir)
+            run(["/usr/bin/python3", os.path.join(ROOT, "test", "models", "gen_fixtures.py"),
+                 "--full", mdir, "--full-only"])
+        rows = bench_models(a, qdqc, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
+    if not a.no_gemm:
+        tools = build_tools(a)
+        peak = tools["peak"]
+        log("peak %.1f GMAC/s" % peak)
+        grows = bench_gemm(a, tools)
+    cmdline = "/usr/bin/python3 bench/run_bench.py " + " ".join(sys.argv[1:])
+    text = report(a, rows, grows, peak, cmdline.strip(), os.getloadavg()[0])
+    write_doc(a.out, text)
+    sys.stdout.write(text)
+    log("peak RSS of this process: %.0f MiB" % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+
+
+if __name__ == "__main__":
+    main()
