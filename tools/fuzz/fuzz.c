@@ -561,7 +561,7 @@ usage(void)
     fprintf(stderr,
             "usage: qdqc-fuzz [--count N] [--seed S] [--slots K] [--isa A,B] [--out DIR]\n"
             "                 [--isa-mode all|rotate] [--fixed-every N] [--no-threads] [--no-shrink]\n"
-            "                 [--max-fail N] [--strict-unsupported] [-v]\n"
+            "                 [--max-fail N] [--progress N] [--strict-unsupported] [-v]\n"
             "       qdqc-fuzz --check FILE.qir... [--input-seed S]\n"
             "       qdqc-fuzz --print [--seed S] [--slots K]\n");
 }
@@ -575,7 +575,7 @@ main(int argc, char **argv)
     op.threads = true;
     long count = 100;
     uint64_t seed = 1, input_seed = 1;
-    int slots = 5, max_fail = 5;
+    int slots = 5, max_fail = 5, progress = 0;
     const char *outdir = NULL;
     bool do_shrink = true, print = false, check = false;
     char isabuf[256] = "";
@@ -614,6 +614,9 @@ main(int argc, char **argv)
                 usage();
                 return 2;
             }
+            i++;
+        } else if (!strcmp(a, "--progress") && v) {
+            progress = atoi(v);
             i++;
         } else if (!strcmp(a, "--inject") && v) {
             op.inject = atoi(v);
@@ -767,6 +770,14 @@ main(int argc, char **argv)
             fflush(stdout);
         }
         sb_free(&text);
+        if (progress > 0 && (i + 1) % progress == 0) {
+            struct timespec tp;
+            clock_gettime(CLOCK_MONOTONIC, &tp);
+            printf("progress: %ld graphs, %d mismatches, %ld not compiled, %.0f s\n", i + 1, nfail,
+                   nclass[FZ_UNSUP],
+                   (double)(tp.tv_sec - t0.tv_sec) + 1e-9 * (double)(tp.tv_nsec - t0.tv_nsec));
+            fflush(stdout);
+        }
         if (nfail >= max_fail && max_fail > 0) {
             printf("stopping after %d failures\n", nfail);
             count = i + 1;
