@@ -3,7 +3,8 @@
     import numpy as np, qdqc
     model = qdqc.compile("examples/mobilenetv2_qdq.onnx")
     x = np.zeros(model.inputs[0].shape, model.inputs[0].dtype)
-    outputs = model.run(**{model.inputs[0].name: x})   # {output name: ndarray}
+    outputs = model.run(**{model.inputs[0].name: x})   # {output name: ndarray}, JIT-compiled
+    model.save_object("model.o"); model.save_header("model.h")   # docs/abi.md
 
 A ctypes wrapper over libqdqc.so (found as described in qdqc/_lib.py); the C names are
 available on qdqc.lib(). Every failure raises qdqc.Error carrying the library's diagnostics.
@@ -12,10 +13,10 @@ import functools
 import os
 
 from . import _lib
-from ._model import Error, Model, TensorInfo, dtype_of
+from ._model import EngineWarning, Error, Model, TensorInfo, dtype_of
 
-__all__ = ["compile", "Error", "Model", "TensorInfo", "dtype_of", "lib", "version",
-           "version_string", "VERSION_HEX"]
+__all__ = ["compile", "EngineWarning", "Error", "Model", "TensorInfo", "dtype_of", "lib",
+           "version", "version_string", "VERSION_HEX"]
 __version__ = "0.1.0"
 VERSION_HEX = (0 << 16) | (1 << 8) | 0  # the C header's QDQC_VERSION_HEX this package expects
 
@@ -48,16 +49,24 @@ def _looks_like_mlir(data):
     return b"func.func" in data[:1 << 20] and not data.startswith(b"\x08")
 
 
-def compile(model, target=None, requant="float", input_shapes=None, passes=None):
-    """Load `model` and run the pass pipeline; returns a Model.
+def compile(model, target=None, requant="float", input_shapes=None, passes=None, *,
+            cpu=None, features=None, name=None, engine="auto", threads=None):
+    """Load `model`, run the pass pipeline and JIT-compile it; returns a Model.
 
     model: a path (.onnx, .mlir or text IR, by extension) or bytes (ONNX protobuf, text IR or
            MLIR text, recognised by content).
-    target: code generation target (e.g. "x86_64-linux-gnu" or a CPU name), None for the host;
-           used by save_object and the JIT.
+    target: target triple for code generation (e.g. "aarch64-linux-gnu"), None for the host;
+           used by save_object/save_header/emit and the JIT.
     requant: "float" or "fixed" (docs/numerics.md).
     input_shapes: {input name: shape} fixing dynamic input dimensions.
     passes: comma-separated pass list; None runs the default pipeline.
+    cpu, features: target CPU ("native", "skylake-avx512", "neoverse-n1", ...) and feature
+           list ("+avx512vnni,-avx2"), as --mcpu/--mattr of the qdqc tool (docs/targets.md).
+    name: symbol prefix of the generated code (default "model").
+    engine: "auto" (the JIT; if it cannot be created, e.g. for a foreign target, the reference
+           interpreter, with the reason in Model.jit_error and an EngineWarning), "jit" (raise
+           instead of falling back) or "reference".
+    threads: worker threads of the JIT's parallel loops (None or 1: the calling thread).
     """
     lib_ = lib()
     m = Model._new(lib_, target=target, requant=requant)
@@ -85,5 +94,6 @@ def compile(model, target=None, requant="float", input_shapes=None, passes=None)
         m._load("load", lambda out: lib_.qdqc_module_load_file(m._ctx, path, out))
     pipeline = passes.encode() if passes else None
     m._check(lib_.qdqc_module_run_passes(m._mod, pipeline), "passes")
-    m._finish()
+    m._set_codegen_options({"target": target, "mcpu": cpu, "mattr": features, "name": name})
+    m._finish(engine, threads)
     return m

@@ -38,6 +38,7 @@ _PROTOS = {
     # returns char * to free with qdqc_string_free: c_void_p keeps the pointer
     "qdqc_module_print": (ctypes.c_void_p, [ctypes.c_void_p]),
     "qdqc_module_print_mlir": (ctypes.c_void_p, [ctypes.c_void_p]),
+    "qdqc_module_report": (ctypes.c_void_p, [ctypes.c_void_p]),
     "qdqc_string_free": (None, [ctypes.c_void_p]),
     "qdqc_module_verify": (ctypes.c_int, [ctypes.c_void_p]),
     "qdqc_module_run_passes": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
@@ -53,7 +54,27 @@ _PROTOS = {
     "qdqc_module_output_elem_type": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
     "qdqc_elem_type_size": (ctypes.c_size_t, [ctypes.c_char_p]),
     "qdqc_module_run_reference": (ctypes.c_int, [ctypes.c_void_p, c_void_pp, c_void_pp]),
+    # code generation (lib/api/compile.c)
+    "qdqc_compile_options_create": (ctypes.c_void_p, []),
+    "qdqc_compile_options_destroy": (None, [ctypes.c_void_p]),
+    "qdqc_compile_options_set": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
+                                                ctypes.c_char_p]),
+    "qdqc_module_compile_to_file": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p,
+                                                   ctypes.c_char_p, ctypes.c_int]),
+    "qdqc_module_compile_to_memory": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p,
+                                                     ctypes.c_int, c_void_pp,
+                                                     ctypes.POINTER(ctypes.c_size_t)]),
+    "qdqc_jit_create": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, c_void_pp]),
+    "qdqc_jit_set_parallel_for": (None, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
+    "qdqc_jit_run": (ctypes.c_int, [ctypes.c_void_p, c_void_pp, c_void_pp]),
+    "qdqc_jit_workspace_size": (ctypes.c_size_t, [ctypes.c_void_p]),
+    "qdqc_jit_destroy": (None, [ctypes.c_void_p]),
+    "qdqc_threadpool_create": (ctypes.c_void_p, [ctypes.c_int]),
+    "qdqc_threadpool_destroy": (None, [ctypes.c_void_p]),
 }
+
+# qdqc_emit_kind
+EMIT = {"obj": 0, "asm": 1, "llvm": 2, "header": 3}
 
 
 def _candidates():

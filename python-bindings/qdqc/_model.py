@@ -1,11 +1,14 @@
 """_model: Model (one compiled network) and Error.
 
-A Model owns one qdqc_context and one qdqc_module made from it (the module refers to its
-context, so both are destroyed together by close() or the garbage collector). One Model must be
-used by one thread at a time; separate Models are independent (no global state in libqdqc).
+A Model owns one qdqc_context, one qdqc_module made from it, its qdqc_compile_options and, when
+the engine is "jit", one qdqc_jit session (and a qdqc_threadpool if threads > 1); close() or the
+garbage collector destroys them all. One Model must be used by one thread at a time; separate
+Models are independent (no global state in libqdqc).
 """
 import collections
 import ctypes
+import os
+import warnings
 
 import numpy as np
 
@@ -24,6 +27,10 @@ def dtype_of(elem_type):
         return np.dtype(_DTYPES[elem_type])
     except KeyError:
         raise Error("dtype", "QDQC_ERR_UNSUPPORTED", f"element type {elem_type} has no numpy dtype")
+
+
+class EngineWarning(RuntimeWarning):
+    """Model.run fell back to the reference engine; Model.jit_error says why."""
 
 
 class Error(Exception):
@@ -52,15 +59,33 @@ class Model:
         self = cls.__new__(cls)
         self._lib = lib
         self._mod = None
+        self._opts = None
+        self._jit = None
+        self._pool = None
         self._ctx = lib.qdqc_context_create()
         if not self._ctx:
             raise Error("qdqc_context_create", "QDQC_ERR_NOMEM")
         self.target = target
         self.requant = requant
         self.engine = None
+        self.jit_error = None
+        self._earlier_diags = ""
         self.inputs = []
         self.outputs = []
         return self
+
+    def _set_codegen_options(self, options):
+        """options: {qdqc_compile_options_set name: value}; None values are skipped."""
+        lib = self._lib
+        if not _lib.has(lib, "qdqc_compile_options_create"):
+            return
+        self._opts = lib.qdqc_compile_options_create()
+        if not self._opts:
+            raise Error("qdqc_compile_options_create", "QDQC_ERR_NOMEM")
+        for name, value in options.items():
+            if value is not None:
+                self._check(lib.qdqc_compile_options_set(self._opts, name.encode(),
+                                                         str(value).encode()), name)
 
     def __init__(self):
         raise TypeError("use qdqc.compile() to make a Model")
@@ -94,16 +119,60 @@ class Model:
             res.append(TensorInfo(name, shape, elem, dtype_of(elem)))
         return res
 
-    def _finish(self):
+    def _finish(self, engine="auto", threads=None):
         lib = self._lib
         self.inputs = self._io("input", lib.qdqc_module_input_count(self._mod))
         self.outputs = self._io("output", lib.qdqc_module_output_count(self._mod))
         self.engine = "reference"
+        if engine == "reference":
+            return
+        if engine not in ("auto", "jit"):
+            raise Error("engine", "QDQC_ERR_INVALID_ARG",
+                        f"unknown engine '{engine}' (auto, jit, reference)")
+        reason = self._start_jit(threads)
+        if reason is None:
+            self.engine = "jit"
+            return
+        if engine == "jit":
+            raise Error("jit", reason[0], reason[1])
+        self.jit_error = reason[1]
+        warnings.warn(f"qdqc: using the reference engine: {self.jit_error}", EngineWarning,
+                      stacklevel=3)
+
+    def _start_jit(self, threads):
+        """Create the JIT session; None, or (status name, reason) if that is impossible."""
+        lib = self._lib
+        if not _lib.has(lib, "qdqc_jit_create"):
+            return "QDQC_ERR_UNSUPPORTED", "this libqdqc has no JIT (qdqc_jit_create)"
+        out = ctypes.c_void_p()
+        before = self._diagnostics()
+        st = lib.qdqc_jit_create(self._mod, self._opts, ctypes.byref(out))
+        if st != 0:
+            # the reason is what qdqc_jit_create added; the earlier remarks stay for report()
+            after = self._diagnostics()
+            new = after[len(before):] if after.startswith(before) else after
+            lib.qdqc_context_clear_diagnostics(self._ctx)
+            self._earlier_diags = before
+            name = lib.qdqc_status_name(st).decode()
+            return name, new.rstrip("\n") or name
+        self._jit = out.value
+        if threads is not None and int(threads) > 1:
+            self._pool = lib.qdqc_threadpool_create(int(threads))
+            if not self._pool:
+                raise Error("threads", "QDQC_ERR_NOMEM", f"cannot start {threads} threads")
+            pf = ctypes.cast(lib.qdqc_threadpool_parallel_for, ctypes.c_void_p)
+            lib.qdqc_jit_set_parallel_for(self._jit, pf, self._pool)
+        return None
 
     @property
     def can_save_object(self):
         """True if the loaded libqdqc can write objects and headers."""
-        return False
+        return _lib.has(self._lib, "qdqc_module_compile_to_file")
+
+    @property
+    def workspace_size(self):
+        """Bytes of scratch memory the compiled code uses (the JIT session's; 0 without one)."""
+        return int(self._lib.qdqc_jit_workspace_size(self._jit)) if self._jit else 0
 
     def _string(self, ptr, what, status="QDQC_ERR_INVALID_ARG"):
         if not ptr:
@@ -115,7 +184,17 @@ class Model:
 
     # ---- public ----
     def close(self):
-        """Free the module and its context (also done when the Model is collected)."""
+        """Free the JIT session, the module and its context (also done when the Model is
+        collected)."""
+        if getattr(self, "_jit", None):
+            self._lib.qdqc_jit_destroy(self._jit)
+            self._jit = None
+        if getattr(self, "_pool", None):
+            self._lib.qdqc_threadpool_destroy(self._pool)
+            self._pool = None
+        if getattr(self, "_opts", None):
+            self._lib.qdqc_compile_options_destroy(self._opts)
+            self._opts = None
         if getattr(self, "_mod", None):
             self._lib.qdqc_module_destroy(self._mod)
             self._mod = None
@@ -150,9 +229,24 @@ class Model:
                             "QDQC_ERR_UNSUPPORTED")
 
     def report(self):
-        """A short text summary: engine, requantization, inputs/outputs, op counts and the
-        warnings and remarks the compilation left."""
+        """A short text summary: engine (and why not the JIT), requantization, inputs/outputs,
+        then what each node became (qdqc_module_report) and the warnings and remarks the
+        compilation left."""
         self._live()
+        if _lib.has(self._lib, "qdqc_module_report"):
+            lines = [f"engine: {self.engine}"]
+            if self.jit_error:
+                lines.append(f"jit unavailable: {self.jit_error}")
+            lines += [f"requant: {self.requant}", f"target: {self.target or 'host'}"]
+            for kind, infos in (("input", self.inputs), ("output", self.outputs)):
+                for t in infos:
+                    lines.append(f"{kind} {t.name}: {t.elem_type}{list(t.shape)}")
+            lines.append(self._string(self._lib.qdqc_module_report(self._mod),
+                                      "report").rstrip("\n"))
+            diags = self._earlier_diags + self._diagnostics()
+            if diags:
+                lines.append(diags.rstrip("\n"))
+            return "\n".join(lines) + "\n"
         ops = collections.Counter()
         for line in self.ir().splitlines():
             s = line.strip()
@@ -166,7 +260,7 @@ class Model:
             for t in infos:
                 lines.append(f"{kind} {t.name}: {t.elem_type}{list(t.shape)}")
         lines.append("ops: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
-        diags = self._diagnostics()
+        diags = self._earlier_diags + self._diagnostics()
         if diags:
             lines.append(diags.rstrip("\n"))
         return "\n".join(lines) + "\n"
@@ -202,6 +296,9 @@ class Model:
     def run(self, **arrays):
         """Run the network on numpy arrays given by input name; returns {output name: array}.
         Uses the engine named by Model.engine ("jit" or "reference")."""
+        if self._jit:
+            return self._run_with(lambda i, o: self._lib.qdqc_jit_run(self._jit, i, o), "run",
+                                  arrays)
         return self._run_with(
             lambda i, o: self._lib.qdqc_module_run_reference(self._mod, i, o), "run", arrays)
 
@@ -211,13 +308,36 @@ class Model:
             lambda i, o: self._lib.qdqc_module_run_reference(self._mod, i, o),
             "run_reference", arrays)
 
+    def _need_codegen(self, what):
+        self._live()
+        if not self.can_save_object:
+            raise Error(what, "QDQC_ERR_UNSUPPORTED", "this libqdqc has no code generation API")
+
+    def emit(self, kind="obj"):
+        """The compiled network for the Model's target as bytes: kind "obj" (relocatable ELF),
+        "asm", "llvm" (LLVM IR) or "header" (the C header of docs/abi.md)."""
+        self._need_codegen("emit")
+        if kind not in _lib.EMIT:
+            raise Error("emit", "QDQC_ERR_INVALID_ARG",
+                        f"unknown kind '{kind}' ({', '.join(_lib.EMIT)})")
+        buf, n = ctypes.c_void_p(), ctypes.c_size_t()
+        self._check(self._lib.qdqc_module_compile_to_memory(
+            self._mod, self._opts, _lib.EMIT[kind], ctypes.byref(buf), ctypes.byref(n)), "emit")
+        try:
+            return ctypes.string_at(buf, n.value)
+        finally:
+            self._lib.qdqc_string_free(buf)
+
+    def _save(self, path, kind, what):
+        self._need_codegen(what)
+        self._check(self._lib.qdqc_module_compile_to_file(
+            self._mod, self._opts, os.fsencode(os.fspath(path)), _lib.EMIT[kind]), what)
+
     def save_object(self, path):
-        """Write the compiled network as a relocatable object file (docs/abi.md)."""
-        raise Error("save_object", "QDQC_ERR_UNSUPPORTED",
-                    "this libqdqc has no object emission in its public API")
+        """Write the compiled network for the Model's target as a relocatable object file
+        (ELF; entry points in docs/abi.md)."""
+        self._save(path, "obj", "save_object")
 
     def save_header(self, path):
-        """Write the C header declaring the object's entry points (docs/abi.md)."""
-        raise Error("save_header", "QDQC_ERR_UNSUPPORTED",
-                    "this libqdqc has no header emission in its public API")
-
+        """Write the C header declaring the object's entry points and tensor metadata."""
+        self._save(path, "header", "save_header")

@@ -1,4 +1,5 @@
-"""Shared fixtures of the qdqc Python tests. The library comes from QDQC_LIBRARY (the lit
+"""Shared fixtures of the qdqc Python tests (the example model and its input are required: a
+missing file fails the tests rather than skipping them). The library comes from QDQC_LIBRARY (the lit
 wrapper test/lit/python/ sets it to the build tree's libqdqc.so)."""
 import os
 import sys
@@ -18,8 +19,17 @@ def example_model():
 
 @pytest.fixture(scope="session")
 def example_input():
-    path = os.path.join(REPO, "examples", "mobilenetv2_input.npy")
-    if not os.path.exists(path):
-        pytest.skip("examples/mobilenetv2_input.npy missing")
     import numpy as np
-    return np.load(path)
+    return np.load(os.path.join(REPO, "examples", "input.npy"))
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir():
+    return os.path.join(REPO, "test", "models", "fixtures")
+
+
+@pytest.fixture(scope="session")
+def jit_model(example_model):
+    """The example model compiled once for the host (JIT engine), shared by the tests."""
+    import qdqc
+    return qdqc.compile(example_model, engine="jit")

@@ -1,5 +1,7 @@
 """Tests of the qdqc Python package: loading, metadata, running, errors."""
 import os
+import platform
+import shutil
 import subprocess
 import sys
 
@@ -23,16 +25,17 @@ def test_version_matches_header():
     assert qdqc.version_string() == qdqc.__version__
 
 
-def test_metadata(example_model):
-    m = qdqc.compile(example_model)
+def test_metadata(jit_model):
+    m = jit_model
     assert [t.name for t in m.inputs] == ["input"]
     assert m.inputs[0].shape == (1, 3, 32, 32)
     assert m.inputs[0].dtype == np.float32
     assert [t.name for t in m.outputs] == ["logits"]
     assert m.outputs[0].shape == (1, 10)
-    assert m.engine in ("jit", "reference")
+    assert m.engine == "jit" and m.jit_error is None
+    assert m.workspace_size > 0
     assert "graph @" in m.ir()
-    assert f"engine: {m.engine}" in m.report()
+    assert "engine: jit" in m.report() and "qconv 3x3" in m.report()
 
 
 def test_text_ir_bytes_exact():
@@ -47,7 +50,8 @@ def test_text_ir_bytes_exact():
 def test_bytes_equal_path(example_model):
     with open(example_model, "rb") as f:
         data = f.read()
-    a, b = qdqc.compile(example_model), qdqc.compile(data)
+    a = qdqc.compile(example_model, engine="reference")
+    b = qdqc.compile(data, engine="reference")
     assert a.ir().split("\n", 1)[1] == b.ir().split("\n", 1)[1]
 
 
@@ -56,28 +60,46 @@ def _rand_input(m, seed=0):
     return {t.name: np.random.default_rng(seed).standard_normal(t.shape).astype(t.dtype)}
 
 
-def test_run_matches_reference_engine(example_model):
-    """Model.run (the JIT when the library has one) against the reference interpreter on the
-    same compiled graph: integer outputs exactly, float outputs to 1e-5 of their range."""
-    m = qdqc.compile(example_model)
-    for seed in range(3):
+def _assert_same(got, want):
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k].dtype == want[k].dtype and got[k].shape == want[k].shape
+        np.testing.assert_array_equal(got[k], want[k])
+
+
+def test_run_matches_reference_engine(jit_model, example_input):
+    """Model.run (the JIT) against the reference interpreter on the same compiled graph: the
+    outputs are identical, on examples/input.npy and on random inputs."""
+    m = jit_model
+    assert m.engine == "jit"
+    got, want = m.run(input=example_input), m.run_reference(input=example_input)
+    assert np.abs(want["logits"]).max() > 0
+    _assert_same(got, want)
+    for seed in range(2):
         x = _rand_input(m, seed)
-        got, want = m.run(**x), m.run_reference(**x)
-        assert got.keys() == want.keys()
-        for k in want:
-            assert got[k].dtype == want[k].dtype and got[k].shape == want[k].shape
-            if np.issubdtype(want[k].dtype, np.integer):
-                np.testing.assert_array_equal(got[k], want[k])
-            else:
-                tol = 1e-5 * max(1.0, float(np.abs(want[k]).max()))
-                np.testing.assert_allclose(got[k], want[k], rtol=0, atol=tol)
+        _assert_same(m.run(**x), m.run_reference(**x))
 
 
-def test_pipeline_preserves_results(example_model):
+@pytest.mark.parametrize("fixture", ["conv3x3_pc_u8", "convdw_pc_i8", "add_bcast_i8",
+                                     "concat_u8", "maxpool3s2_i8", "matmul_pc_u8"])
+def test_jit_matches_reference_fixtures(fixtures_dir, fixture):
+    m = qdqc.compile(os.path.join(fixtures_dir, fixture + ".onnx"), engine="jit")
+    rng = np.random.default_rng(3)
+    x = {t.name: (rng.standard_normal(t.shape) * 2).astype(t.dtype) for t in m.inputs}
+    _assert_same(m.run(**x), m.run_reference(**x))
+
+
+def test_jit_threads_and_fixed_requant(example_model, example_input):
+    m = qdqc.compile(example_model, requant="fixed", threads=2)
+    assert m.engine == "jit"
+    _assert_same(m.run(input=example_input), m.run_reference(input=example_input))
+
+
+def test_pipeline_preserves_results(jit_model, example_model):
     """The default pipeline against the imported graph (only dead-code removal), both in the
     reference engine: the compiled network computes what the QDQ model means."""
-    opt = qdqc.compile(example_model)
-    raw = qdqc.compile(example_model, passes="dce")
+    opt = jit_model
+    raw = qdqc.compile(example_model, passes="dce", engine="reference")
     x = _rand_input(opt, 7)
     got, want = opt.run(**x)["logits"], raw.run_reference(**x)["logits"]
     assert np.abs(want).max() > 0
@@ -85,7 +107,7 @@ def test_pipeline_preserves_results(example_model):
 
 
 def test_requant_fixed(example_model):
-    m = qdqc.compile(example_model, requant="fixed")
+    m = qdqc.compile(example_model, requant="fixed", engine="reference")
     assert m.run(**_rand_input(m))["logits"].shape == (1, 10)
 
 
@@ -97,7 +119,10 @@ def test_input_shapes():
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])])
     data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
-    m = qdqc.compile(data, input_shapes={"x": (3, 4)})
+    with pytest.warns(qdqc.EngineWarning, match="relu is not supported by the code generator"):
+        m = qdqc.compile(data, input_shapes={"x": (3, 4)})
+    assert m.engine == "reference" and "remark" not in m.jit_error
+    assert "float island" in m.report()
     assert m.inputs[0].shape == (3, 4)
     x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
     np.testing.assert_array_equal(m.run(x=x)["y"], np.maximum(x, 0))
@@ -124,6 +149,8 @@ def test_bad_options(example_model):
     with pytest.raises(qdqc.Error) as e:
         qdqc.compile(example_model, passes="no-such-pass")
     assert "no-such-pass" in e.value.diagnostics
+    with pytest.raises(qdqc.Error, match="unknown engine"):
+        qdqc.compile(RELU_QDQ, engine="gpu")
 
 
 def test_run_checks_inputs():
@@ -149,17 +176,112 @@ def test_models_are_independent():
     assert b.run(x=np.full((1, 4), 200, np.uint8))["q"][0, 0] == 200
 
 
-def test_save_object_and_header(tmp_path, example_model):
-    m = qdqc.compile(example_model)
-    if not m.can_save_object:
-        with pytest.raises(qdqc.Error) as e:
-            m.save_object(str(tmp_path / "m.o"))
-        assert e.value.status == "QDQC_ERR_UNSUPPORTED"
-        pytest.skip("libqdqc has no object emission yet")
-    m.save_object(str(tmp_path / "m.o"))
+ELF_MACHINE = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}
+
+
+def _elf_machine(data):
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1  # 64-bit little-endian
+    assert int.from_bytes(data[16:18], "little") == 1  # ET_REL
+    return int.from_bytes(data[18:20], "little")
+
+
+def test_save_object_and_header_host(tmp_path, jit_model):
+    m = jit_model
+    assert m.can_save_object
+    m.save_object(tmp_path / "m.o")
     m.save_header(str(tmp_path / "m.h"))
-    assert (tmp_path / "m.o").read_bytes()[:4] == b"\x7fELF"
-    assert "#include" in (tmp_path / "m.h").read_text() or "extern" in (tmp_path / "m.h").read_text()
+    assert _elf_machine((tmp_path / "m.o").read_bytes()) == ELF_MACHINE[platform.machine().lower()]
+    h = (tmp_path / "m.h").read_text()
+    assert "#define MODEL_NUM_INPUTS 1" in h and "void model_run(" in h
+    assert '#define MODEL_INPUT0_DIMS {1, 3, 32, 32}' in h
+
+
+def test_saved_object_links_and_matches(tmp_path, jit_model, example_input):
+    """The saved object and header, linked into a C program, compute what Model.run does."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "no C compiler on PATH"
+    jit_model.save_object(tmp_path / "m.o")
+    jit_model.save_header(tmp_path / "m.h")
+    (tmp_path / "main.c").write_text(r"""
+#include "m.h"
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    static float in[1 * 3 * 32 * 32], out[10];
+    FILE *f = fopen(argv[1], "rb");
+    if (!f || fread(in, sizeof in, 1, f) != 1) return 2;
+    fclose(f);
+    void *ws = aligned_alloc(64, MODEL_WORKSPACE_SIZE ? MODEL_WORKSPACE_SIZE : 64);
+    const void *ins[] = {in};
+    void *outs[] = {out};
+    model_run(ins, outs, ws);
+    f = fopen(argv[2], "wb");
+    if (!f || fwrite(out, sizeof out, 1, f) != 1) return 3;
+    fclose(f);
+    free(ws);
+    return argc == 3 ? 0 : 4;
+}
+""")
+    exe = tmp_path / "main"
+    subprocess.run([cc, "-std=c11", "-o", str(exe), str(tmp_path / "main.c"),
+                    str(tmp_path / "m.o"), "-lm"], check=True, cwd=tmp_path)
+    example_input.astype(np.float32).tofile(tmp_path / "in.bin")
+    subprocess.run([str(exe), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")], check=True)
+    got = np.fromfile(tmp_path / "out.bin", np.float32).reshape(1, 10)
+    np.testing.assert_array_equal(got, jit_model.run(input=example_input)["logits"])
+
+
+def test_foreign_target_object(tmp_path, example_model, example_input):
+    """target= reaches code generation; the JIT cannot run a foreign target, so Model.run
+    falls back to the reference engine and says why."""
+    host = platform.machine().lower()
+    foreign, triple = (("aarch64", "aarch64-linux-gnu") if ELF_MACHINE.get(host) == 62
+                       else ("x86_64", "x86_64-linux-gnu"))
+    with pytest.warns(qdqc.EngineWarning, match="cannot JIT for target"):
+        m = qdqc.compile(example_model, target=triple, name="net")
+    assert m.engine == "reference"
+    assert f"cannot JIT for target '{foreign}-unknown-linux-gnu' on this host" in m.jit_error
+    assert "jit unavailable: " in m.report()
+    m.save_object(str(tmp_path / "net.o"))
+    assert _elf_machine((tmp_path / "net.o").read_bytes()) == ELF_MACHINE[foreign]
+    assert _elf_machine(m.emit("obj")) == ELF_MACHINE[foreign]
+    assert "void net_run(" in m.emit("header").decode()
+    assert m.run(input=example_input)["logits"].shape == (1, 10)
+    with pytest.raises(qdqc.Error) as e:
+        qdqc.compile(example_model, target=triple, engine="jit")
+    assert e.value.status == "QDQC_ERR_CODEGEN"
+    assert "cannot JIT for target" in e.value.diagnostics
+
+
+def test_emit_kinds(jit_model):
+    asm = jit_model.emit("asm").decode()
+    assert "model_run" in asm and ".text" in asm
+    assert "define void @model_run(" in jit_model.emit("llvm").decode()
+    with pytest.raises(qdqc.Error, match="unknown kind"):
+        jit_model.emit("exe")
+
+
+def test_codegen_errors_carry_diagnostics(tmp_path, example_model):
+    with pytest.warns(qdqc.EngineWarning):
+        m = qdqc.compile(RELU_QDQ, target="sparc-linux-gnu")
+    assert m.jit_error == ("error: codegen: unsupported target 'sparc-linux-gnu' "
+                           "(x86_64 and aarch64 only)")
+    assert m.engine == "reference"
+    with pytest.raises(qdqc.Error) as e:
+        m.save_object(tmp_path / "m.o")
+    assert e.value.status == "QDQC_ERR_CODEGEN"
+    assert "error: codegen: unsupported target 'sparc-linux-gnu'" in e.value.diagnostics
+    assert "unsupported target" in str(e.value)
+    with pytest.raises(qdqc.Error) as e:
+        qdqc.compile(RELU_QDQ, name="1bad", engine="jit")
+    assert "C identifier" in e.value.diagnostics
+    m = qdqc.compile(RELU_QDQ)
+    assert m.engine == "jit"
+    with pytest.raises(qdqc.Error) as e:
+        m.save_object(tmp_path / "no" / "such" / "dir" / "m.o")
+    assert e.value.status == "QDQC_ERR_IO" and "cannot write" in e.value.diagnostics
+    np.testing.assert_array_equal(m.run(x=np.array([[0, 1, 200, 255]], np.uint8))["q"],
+                                  np.array([[128, 128, 200, 255]], np.uint8))
 
 
 def test_library_env_var_wrong_path(tmp_path):
