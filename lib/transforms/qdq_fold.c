@@ -140,6 +140,7 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
     ValueId ins[3] = {x, w, b};
     Loc loc = n->loc;
     NodeId r = ir_add_node(g, qop, b.id ? 3 : 2, ins, 1, loc);
+    n = ir_node(g, nid); /* ir_add_node may move the node array */
     static const char *const gemm_skip[] = {"transA", "transB", "alpha", "beta", NULL};
     qm_copy_attrs(g, r, nid, n->op == OP_GEMM ? gemm_skip : NULL);
     n = ir_node(g, nid);

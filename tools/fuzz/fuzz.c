@@ -45,7 +45,7 @@ typedef struct Opts {
 typedef struct Result {
     int cls;
     const char *isa; /* JIT classes */
-    char detail[1024];
+    char detail[2048];
     int out;         /* failing output (-1 unknown) */
     double worst_nonstrict; /* largest lit-vs-int difference where the bound does not apply */
     long compared;
@@ -563,7 +563,8 @@ usage(void)
             "                 [--isa-mode all|rotate] [--fixed-every N] [--no-threads] [--no-shrink]\n"
             "                 [--max-fail N] [--progress N] [--strict-unsupported] [-v]\n"
             "       qdqc-fuzz --check FILE.qir... [--input-seed S]\n"
-            "       qdqc-fuzz --print [--seed S] [--slots K]\n");
+            "       qdqc-fuzz --print [--seed S] [--slots K] [--skip MASK] [--max-n N] [--max-c N]\n"
+            "                 [--max-hw N] [--only-slot K]      (the graph of seed S, as shrunk)\n");
 }
 
 int
@@ -576,6 +577,8 @@ main(int argc, char **argv)
     long count = 100;
     uint64_t seed = 1, input_seed = 1;
     int slots = 5, max_fail = 5, progress = 0;
+    int pmaxn = 0, pmaxc = 0, pmaxhw = 0, ponly = -1;
+    uint64_t pskip = 0;
     const char *outdir = NULL;
     bool do_shrink = true, print = false, check = false;
     char isabuf[256] = "";
@@ -614,6 +617,21 @@ main(int argc, char **argv)
                 usage();
                 return 2;
             }
+            i++;
+        } else if (!strcmp(a, "--skip") && v) {
+            pskip = strtoull(v, NULL, 0);
+            i++;
+        } else if (!strcmp(a, "--max-n") && v) {
+            pmaxn = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--max-c") && v) {
+            pmaxc = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--max-hw") && v) {
+            pmaxhw = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--only-slot") && v) {
+            ponly = atoi(v);
             i++;
         } else if (!strcmp(a, "--progress") && v) {
             progress = atoi(v);
@@ -679,10 +697,20 @@ main(int argc, char **argv)
     base.maxc = 24;
     base.maxhw = 12;
     if (print) {
+        /* the graph the run generates for this seed, with the shrinker's knobs as options */
         GenGraph gg;
         base.seed = seed;
-        base.nslots = slots;
-        base.all_outputs = true;
+        Rng r = {seed * 0x632BE59BD9B4E019ull};
+        base.nslots = fz_int(&r, 1, slots);
+        base.all_outputs = fz_int(&r, 0, 9) < 6;
+        base.skip = pskip;
+        if (pmaxn > 0)
+            base.maxn = pmaxn;
+        if (pmaxc > 0)
+            base.maxc = pmaxc;
+        if (pmaxhw > 0)
+            base.maxhw = pmaxhw;
+        base.only_slot = ponly;
         fz_generate(&base, &gg);
         fputs(gg.text.p, stdout);
         sb_free(&gg.text);
