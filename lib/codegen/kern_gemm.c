@@ -17,9 +17,7 @@
  * except the generic/NEON path, which is plain vector IR with i16 products widened to i32
  * (exact: |a*b| <= 255*128 fits int16).
  */
-#include "codegen/kern_gemm_impl.h"
-
-#include <llvm-c/Core.h>
+#include "codegen/kern_gemm_ir.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -27,170 +25,6 @@
 #include <string.h>
 
 #include "codegen/cg_util.h"
-
-typedef struct Gen {
-    LLVMContextRef c;
-    LLVMModuleRef mod;
-    LLVMBuilderRef b;
-    LLVMValueRef fn;
-    const CgGemmSpec *s;
-    const GemmPlan *p;
-    LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, accty, outty;
-    int esize;
-    LLVMValueRef arg_a, arg_c, arg_mb, arg_me;
-    LLVMValueRef g_b, g_cb, g_zb, g_mult, g_fxm, g_fxr, g_fxs, g_scale, g_fbias;
-    LLVMValueRef acc[32], apack, rs, sumslot, scratch;
-    LLVMValueRef m0, mcn; /* current cache block: first row, row count */
-    LLVMValueRef kc0, kend, kfirst, klast; /* current K chunk (nkc > 1 only) */
-} Gen;
-
-typedef struct Panel {
-    LLVMValueRef bbase; /* i8* to the panel's packed B */
-    LLVMValueRef n0;    /* first channel (i64) */
-    int nv;             /* vectors in this panel */
-    int64_t nrp;        /* channels in this panel (nv * vl) */
-    int64_t last_lanes; /* valid lanes of the last vector */
-} Panel;
-
-typedef struct Loop {
-    LLVMBasicBlockRef head, exit;
-    LLVMValueRef iv, step;
-} Loop;
-
-/* ---- small builders ---- */
-
-static LLVMValueRef
-ci64(Gen *g, int64_t v)
-{
-    return LLVMConstInt(g->i64, (unsigned long long)v, 1);
-}
-
-static LLVMValueRef
-ci32(Gen *g, int64_t v)
-{
-    return LLVMConstInt(g->i32, (unsigned long long)v, 1);
-}
-
-static LLVMValueRef
-gep8(Gen *g, LLVMValueRef base, LLVMValueRef off)
-{
-    return LLVMBuildInBoundsGEP2(g->b, g->i8, base, &off, 1, "");
-}
-
-static LLVMValueRef
-load(Gen *g, LLVMTypeRef ty, LLVMValueRef ptr, unsigned align)
-{
-    LLVMValueRef v = LLVMBuildLoad2(g->b, ty, ptr, "");
-    LLVMSetAlignment(v, align);
-    return v;
-}
-
-static void
-store(Gen *g, LLVMValueRef v, LLVMValueRef ptr, unsigned align)
-{
-    LLVMValueRef st = LLVMBuildStore(g->b, v, ptr);
-    LLVMSetAlignment(st, align);
-}
-
-static LLVMValueRef
-mul(Gen *g, LLVMValueRef a, int64_t k)
-{
-    return LLVMBuildNSWMul(g->b, a, ci64(g, k), "");
-}
-
-static LLVMValueRef
-add(Gen *g, LLVMValueRef a, LLVMValueRef b)
-{
-    return LLVMBuildNSWAdd(g->b, a, b, "");
-}
-
-static LLVMValueRef
-splat(Gen *g, LLVMValueRef scalar, unsigned n)
-{
-    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(scalar), n);
-    LLVMValueRef v = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), scalar, ci32(g, 0), "");
-    LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(g->i32, n));
-    return LLVMBuildShuffleVector(g->b, v, LLVMGetPoison(vt), zeros, "");
-}
-
-/* Call intrinsic `name`, overloaded on ov[0..nov); its type comes from LLVM itself
- * (LLVMIntrinsicGetType), never hand-written: LLVM 22 changed several signatures. */
-static LLVMValueRef
-intr(Gen *g, const char *name, LLVMTypeRef *ov, size_t nov, LLVMValueRef *args, unsigned nargs)
-{
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    assert(id != 0 && "unknown intrinsic");
-    LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, ov, nov);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(g->c, id, ov, nov);
-    return LLVMBuildCall2(g->b, fty, f, args, nargs, "");
-}
-
-static LLVMValueRef
-intr1(Gen *g, const char *name, LLVMValueRef a)
-{
-    LLVMTypeRef t = LLVMTypeOf(a);
-    return intr(g, name, &t, 1, &a, 1);
-}
-
-static LLVMValueRef
-intr2(Gen *g, const char *name, LLVMValueRef a, LLVMValueRef b)
-{
-    LLVMTypeRef t = LLVMTypeOf(a);
-    LLVMValueRef args[2] = {a, b};
-    return intr(g, name, &t, 1, args, 2);
-}
-
-static LLVMBasicBlockRef
-block(Gen *g, const char *name)
-{
-    return LLVMAppendBasicBlockInContext(g->c, g->fn, name);
-}
-
-/* for (iv = start; iv < end; iv += step): builder left in the body. */
-static LLVMValueRef
-loop_begin(Gen *g, Loop *l, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step,
-           const char *name)
-{
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-    l->head = block(g, name);
-    LLVMBasicBlockRef body = block(g, name);
-    l->exit = block(g, name);
-    l->step = step;
-    LLVMBuildBr(g->b, l->head);
-    LLVMPositionBuilderAtEnd(g->b, l->head);
-    l->iv = LLVMBuildPhi(g->b, g->i64, name);
-    LLVMAddIncoming(l->iv, &start, &pre, 1);
-    LLVMValueRef cond = LLVMBuildICmp(g->b, LLVMIntSLT, l->iv, end, "");
-    LLVMBuildCondBr(g->b, cond, body, l->exit);
-    LLVMPositionBuilderAtEnd(g->b, body);
-    return l->iv;
-}
-
-static void
-loop_end(Gen *g, Loop *l)
-{
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
-    LLVMValueRef next = add(g, l->iv, l->step);
-    LLVMBuildBr(g->b, l->head);
-    LLVMAddIncoming(l->iv, &next, &latch, 1);
-    LLVMPositionBuilderAtEnd(g->b, l->exit);
-}
-
-/* Private constant global holding raw bytes, aligned to 64. */
-static LLVMValueRef
-const_bytes(Gen *g, const char *fname, const char *suffix, const void *data, int64_t n)
-{
-    char name[256];
-    snprintf(name, sizeof name, "%s.%s", fname, suffix);
-    LLVMValueRef init = LLVMConstStringInContext2(g->c, (const char *)data, (size_t)n, 1);
-    LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), name);
-    LLVMSetInitializer(gv, init);
-    LLVMSetGlobalConstant(gv, 1);
-    LLVMSetLinkage(gv, LLVMPrivateLinkage);
-    LLVMSetUnnamedAddress(gv, LLVMGlobalUnnamedAddr);
-    LLVMSetAlignment(gv, 64);
-    return gv;
-}
 
 /* ---- microkernel steps ---- */
 
@@ -345,19 +179,6 @@ tile_rowvecs(Gen *g, int rows, int nv, LLVMValueRef *out /* [rows * nv] */)
 }
 
 /* ---- epilogue ---- */
-
-static LLVMValueRef
-const_vec(Gen *g, LLVMValueRef gv, LLVMTypeRef elt, int esz, LLVMValueRef n)
-{
-    LLVMValueRef ptr = gep8(g, gv, mul(g, n, esz));
-    return load(g, LLVMVectorType(elt, (unsigned)g->p->vl), ptr, (unsigned)esz);
-}
-
-static LLVMValueRef
-vsplat_i(Gen *g, LLVMTypeRef elt, int64_t v)
-{
-    return splat(g, LLVMConstInt(elt, (unsigned long long)v, 1), (unsigned)g->p->vl);
-}
 
 typedef struct EpiConsts {
     LLVMValueRef cb, zb, mult, fxm, fxr, fxs, fb;
@@ -590,102 +411,6 @@ emit_row_tiles(Gen *g, const Panel *pn)
     loop_end(g, &lc);
 }
 
-/* R[i] = sum_k A[m0 + i, k] for the block's rows (original values, sign per a_signed). */
-static void
-emit_rowsums(Gen *g)
-{
-    Loop li, lk;
-    LLVMValueRef i = loop_begin(g, &li, ci64(g, 0), g->mcn, ci64(g, 1), "rs");
-    LLVMValueRef row = gep8(g, g->arg_a, mul(g, add(g, g->m0, i), g->s->lda));
-    store(g, ci32(g, 0), g->sumslot, 4);
-    LLVMValueRef k = loop_begin(g, &lk, ci64(g, 0), ci64(g, g->s->k), ci64(g, 1), "rsk");
-    LLVMValueRef a = load(g, g->i8, gep8(g, row, k), 1);
-    a = g->s->a_signed ? LLVMBuildSExt(g->b, a, g->i32, "") : LLVMBuildZExt(g->b, a, g->i32, "");
-    store(g, LLVMBuildAdd(g->b, load(g, g->i32, g->sumslot, 4), a, ""), g->sumslot, 4);
-    loop_end(g, &lk);
-    store(g, load(g, g->i32, g->sumslot, 4), gep8(g, g->rs, mul(g, i, 4)), 4);
-    loop_end(g, &li);
-}
-
-/* Copy one A row (K bytes) into dst with the plan's transform; dst offsets via `at`. */
-static void
-emit_pack_a(Gen *g)
-{
-    const GemmPlan *p = g->p;
-    const CgGemmSpec *s = g->s;
-    LLVMValueRef x8 = LLVMConstInt(g->i8, p->a_xor, 0);
-    if (p->apack == APACK_BYTES || p->apack == APACK_I16) {
-        Loop li, lk;
-        LLVMValueRef i = loop_begin(g, &li, ci64(g, 0), g->mcn, ci64(g, 1), "pa");
-        LLVMValueRef src = gep8(g, g->arg_a, mul(g, add(g, g->m0, i), s->lda));
-        LLVMValueRef dst = gep8(g, g->apack, mul(g, i, p->a_row_bytes));
-        LLVMValueRef k = loop_begin(g, &lk, ci64(g, 0), ci64(g, s->k), ci64(g, 1), "pak");
-        LLVMValueRef a = load(g, g->i8, gep8(g, src, k), 1);
-        if (p->apack == APACK_BYTES) {
-            if (p->a_xor)
-                a = LLVMBuildXor(g->b, a, x8, "");
-            store(g, a, gep8(g, dst, k), 1);
-        } else {
-            a = s->a_signed ? LLVMBuildSExt(g->b, a, g->i16, "") : LLVMBuildZExt(g->b, a, g->i16, "");
-            store(g, a, gep8(g, dst, mul(g, k, 2)), 2);
-        }
-        loop_end(g, &lk);
-        for (int64_t kk = s->k; kk < p->kp; kk++) { /* zero padding up to the group size */
-            if (p->apack == APACK_BYTES)
-                store(g, LLVMConstInt(g->i8, 0, 0), gep8(g, dst, ci64(g, kk)), 1);
-            else
-                store(g, LLVMConstInt(g->i16, 0, 0), gep8(g, dst, ci64(g, 2 * kk)), 2);
-        }
-        loop_end(g, &li);
-        return;
-    }
-    /* APACK_PAIRS: groups of 8 bytes, row 2q then row 2q+1; a missing odd row is zero. */
-    assert(p->apack == APACK_PAIRS);
-    int64_t full = s->k / 8;
-    LLVMValueRef x64 = LLVMConstInt(g->i64, p->a_xor ? 0x8080808080808080ull : 0, 0);
-    Loop lq, lg;
-    LLVMValueRef npairs = LLVMBuildAShr(g->b, add(g, g->mcn, ci64(g, 1)), ci64(g, 1), "");
-    LLVMValueRef q = loop_begin(g, &lq, ci64(g, 0), npairs, ci64(g, 1), "pp");
-    LLVMValueRef pdst = gep8(g, g->apack, mul(g, q, p->a_row_bytes));
-    for (int h = 0; h < 2; h++) {
-        LLVMValueRef row = add(g, mul(g, q, 2), ci64(g, h));
-        LLVMValueRef dst = gep8(g, pdst, ci64(g, 8 * h));
-        LLVMBasicBlockRef have = block(g, "pp_row"), none = block(g, "pp_zero"),
-                          done = block(g, "pp_done");
-        LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, row, g->mcn, ""), have, none);
-        LLVMPositionBuilderAtEnd(g->b, have);
-        LLVMValueRef src = gep8(g, g->arg_a, mul(g, add(g, g->m0, row), s->lda));
-        if (full > 0) {
-            LLVMValueRef gi = loop_begin(g, &lg, ci64(g, 0), ci64(g, full), ci64(g, 1), "ppg");
-            LLVMValueRef w = load(g, g->i64, gep8(g, src, mul(g, gi, 8)), 1);
-            store(g, LLVMBuildXor(g->b, w, x64, ""), gep8(g, dst, mul(g, gi, 16)), 8);
-            loop_end(g, &lg);
-        }
-        for (int64_t kk = full * 8; kk < p->kp; kk++) { /* tail group: valid bytes, then 0 */
-            LLVMValueRef d = gep8(g, dst, ci64(g, (kk / 8) * 16 + kk % 8));
-            if (kk < s->k)
-                store(g, LLVMBuildXor(g->b, load(g, g->i8, gep8(g, src, ci64(g, kk)), 1), x8, ""),
-                      d, 1);
-            else
-                store(g, LLVMConstInt(g->i8, 0, 0), d, 1);
-        }
-        LLVMBuildBr(g->b, done);
-        LLVMPositionBuilderAtEnd(g->b, none);
-        LLVMValueRef gz = loop_begin(g, &lg, ci64(g, 0), ci64(g, p->groups), ci64(g, 1), "ppz");
-        store(g, ci64(g, 0), gep8(g, dst, mul(g, gz, 16)), 8);
-        loop_end(g, &lg);
-        LLVMBuildBr(g->b, done);
-        LLVMPositionBuilderAtEnd(g->b, done);
-    }
-    loop_end(g, &lq);
-}
-
-static LLVMValueRef
-const_array(Gen *g, const char *fname, const char *suffix, const void *data, int64_t n, int esz)
-{
-    return const_bytes(g, fname, suffix, data, n * esz);
-}
-
 static void
 add_param_attr(Gen *g, unsigned idx, const char *name, uint64_t val)
 {
@@ -743,19 +468,19 @@ cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSp
 
     g->g_b = const_bytes(g, name, "bpack", plan.bpack, plan.bpack_bytes);
     if (plan.cb_nonzero)
-        g->g_cb = const_array(g, name, "cb", plan.cb, plan.npad, 4);
+        g->g_cb = const_bytes(g, name, "cb", plan.cb, plan.npad * 4);
     if (plan.need_rowsum)
-        g->g_zb = const_array(g, name, "zb", plan.zb, plan.npad, 4);
+        g->g_zb = const_bytes(g, name, "zb", plan.zb, plan.npad * 4);
     if (plan.mult)
-        g->g_mult = const_array(g, name, "mult", plan.mult, plan.npad, 4);
+        g->g_mult = const_bytes(g, name, "mult", plan.mult, plan.npad * 4);
     if (plan.scale)
-        g->g_scale = const_array(g, name, "scale", plan.scale, plan.npad, 4);
+        g->g_scale = const_bytes(g, name, "scale", plan.scale, plan.npad * 4);
     if (plan.fbias)
-        g->g_fbias = const_array(g, name, "fbias", plan.fbias, plan.npad, 4);
+        g->g_fbias = const_bytes(g, name, "fbias", plan.fbias, plan.npad * 4);
     if (plan.fx_mult) {
-        g->g_fxm = const_array(g, name, "fxm", plan.fx_mult, plan.npad, 8);
-        g->g_fxr = const_array(g, name, "fxr", plan.fx_round, plan.npad, 8);
-        g->g_fxs = const_array(g, name, "fxs", plan.fx_shift, plan.npad, 8);
+        g->g_fxm = const_bytes(g, name, "fxm", plan.fx_mult, plan.npad * 8);
+        g->g_fxr = const_bytes(g, name, "fxr", plan.fx_round, plan.npad * 8);
+        g->g_fxs = const_bytes(g, name, "fxs", plan.fx_shift, plan.npad * 8);
     }
 
     g->b = LLVMCreateBuilderInContext(g->c);
@@ -783,9 +508,9 @@ cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSp
     LLVMValueRef left = LLVMBuildSub(g->b, g->arg_me, g->m0, "");
     g->mcn = intr2(g, "llvm.smin", left, ci64(g, plan.mc));
     if (plan.need_rowsum)
-        emit_rowsums(g);
+        gemm_emit_rowsums(g);
     if (plan.apack != APACK_NONE)
-        emit_pack_a(g);
+        gemm_emit_pack_a(g);
     if (plan.npanels_full > 0) {
         Loop lp;
         LLVMValueRef pi = loop_begin(g, &lp, ci64(g, 0), ci64(g, plan.npanels_full), ci64(g, 1), "p");

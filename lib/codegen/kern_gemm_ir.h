@@ -1,0 +1,200 @@
+/* kern_gemm_ir.h: the IR-building state and small helpers shared by the GEMM emitter's files
+ * (kern_gemm.c: microkernels, epilogue, loop structure; kern_gemm_pack.c: A packing and row
+ * sums). Internal: only those files include it (it needs the LLVM include path). */
+#ifndef QDQC_CODEGEN_KERN_GEMM_IR_H
+#define QDQC_CODEGEN_KERN_GEMM_IR_H
+
+#include <llvm-c/Core.h>
+
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/kern_gemm_impl.h"
+
+typedef struct Gen {
+    LLVMContextRef c;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;
+    const CgGemmSpec *s;
+    const GemmPlan *p;
+    LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, accty, outty;
+    int esize;
+    LLVMValueRef arg_a, arg_c, arg_mb, arg_me;
+    LLVMValueRef g_b, g_cb, g_zb, g_mult, g_fxm, g_fxr, g_fxs, g_scale, g_fbias;
+    LLVMValueRef acc[32], apack, rs, sumslot, scratch;
+    LLVMValueRef m0, mcn; /* current cache block: first row, row count */
+    LLVMValueRef kc0, kend, kfirst, klast; /* current K chunk (nkc > 1 only) */
+} Gen;
+
+typedef struct Panel {
+    LLVMValueRef bbase; /* i8* to the panel's packed B */
+    LLVMValueRef n0;    /* first channel (i64) */
+    int nv;             /* vectors in this panel */
+    int64_t nrp;        /* channels in this panel (nv * vl) */
+    int64_t last_lanes; /* valid lanes of the last vector */
+} Panel;
+
+typedef struct Loop {
+    LLVMBasicBlockRef head, exit;
+    LLVMValueRef iv, step;
+} Loop;
+
+/* ---- small builders ---- */
+
+static inline LLVMValueRef
+ci64(Gen *g, int64_t v)
+{
+    return LLVMConstInt(g->i64, (unsigned long long)v, 1);
+}
+
+static inline LLVMValueRef
+ci32(Gen *g, int64_t v)
+{
+    return LLVMConstInt(g->i32, (unsigned long long)v, 1);
+}
+
+static inline LLVMValueRef
+gep8(Gen *g, LLVMValueRef base, LLVMValueRef off)
+{
+    return LLVMBuildInBoundsGEP2(g->b, g->i8, base, &off, 1, "");
+}
+
+static inline LLVMValueRef
+load(Gen *g, LLVMTypeRef ty, LLVMValueRef ptr, unsigned align)
+{
+    LLVMValueRef v = LLVMBuildLoad2(g->b, ty, ptr, "");
+    LLVMSetAlignment(v, align);
+    return v;
+}
+
+static inline void
+store(Gen *g, LLVMValueRef v, LLVMValueRef ptr, unsigned align)
+{
+    LLVMValueRef st = LLVMBuildStore(g->b, v, ptr);
+    LLVMSetAlignment(st, align);
+}
+
+static inline LLVMValueRef
+mul(Gen *g, LLVMValueRef a, int64_t k)
+{
+    return LLVMBuildNSWMul(g->b, a, ci64(g, k), "");
+}
+
+static inline LLVMValueRef
+add(Gen *g, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildNSWAdd(g->b, a, b, "");
+}
+
+static inline LLVMValueRef
+splat(Gen *g, LLVMValueRef scalar, unsigned n)
+{
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(scalar), n);
+    LLVMValueRef v = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), scalar, ci32(g, 0), "");
+    LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(g->i32, n));
+    return LLVMBuildShuffleVector(g->b, v, LLVMGetPoison(vt), zeros, "");
+}
+
+/* Call intrinsic `name`, overloaded on ov[0..nov); its type comes from LLVM itself
+ * (LLVMIntrinsicGetType), never hand-written: LLVM 22 changed several signatures. */
+static inline LLVMValueRef
+intr(Gen *g, const char *name, LLVMTypeRef *ov, size_t nov, LLVMValueRef *args, unsigned nargs)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    assert(id != 0 && "unknown intrinsic");
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, ov, nov);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(g->c, id, ov, nov);
+    return LLVMBuildCall2(g->b, fty, f, args, nargs, "");
+}
+
+static inline LLVMValueRef
+intr1(Gen *g, const char *name, LLVMValueRef a)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    return intr(g, name, &t, 1, &a, 1);
+}
+
+static inline LLVMValueRef
+intr2(Gen *g, const char *name, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef args[2] = {a, b};
+    return intr(g, name, &t, 1, args, 2);
+}
+
+static inline LLVMBasicBlockRef
+block(Gen *g, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(g->c, g->fn, name);
+}
+
+/* for (iv = start; iv < end; iv += step): builder left in the body. */
+static inline LLVMValueRef
+loop_begin(Gen *g, Loop *l, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step,
+           const char *name)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    l->head = block(g, name);
+    LLVMBasicBlockRef body = block(g, name);
+    l->exit = block(g, name);
+    l->step = step;
+    LLVMBuildBr(g->b, l->head);
+    LLVMPositionBuilderAtEnd(g->b, l->head);
+    l->iv = LLVMBuildPhi(g->b, g->i64, name);
+    LLVMAddIncoming(l->iv, &start, &pre, 1);
+    LLVMValueRef cond = LLVMBuildICmp(g->b, LLVMIntSLT, l->iv, end, "");
+    LLVMBuildCondBr(g->b, cond, body, l->exit);
+    LLVMPositionBuilderAtEnd(g->b, body);
+    return l->iv;
+}
+
+static inline void
+loop_end(Gen *g, Loop *l)
+{
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+    LLVMValueRef next = add(g, l->iv, l->step);
+    LLVMBuildBr(g->b, l->head);
+    LLVMAddIncoming(l->iv, &next, &latch, 1);
+    LLVMPositionBuilderAtEnd(g->b, l->exit);
+}
+
+/* Private constant global holding raw bytes, aligned to 64. Multi-byte constants are copied in
+ * host byte order, which is the target's: x86-64 and AArch64 (as configured) are little-endian. */
+static inline LLVMValueRef
+const_bytes(Gen *g, const char *fname, const char *suffix, const void *data, int64_t n)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s.%s", fname, suffix);
+    LLVMValueRef init = LLVMConstStringInContext2(g->c, (const char *)data, (size_t)n, 1);
+    LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), name);
+    LLVMSetInitializer(gv, init);
+    LLVMSetGlobalConstant(gv, 1);
+    LLVMSetLinkage(gv, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(gv, LLVMGlobalUnnamedAddr);
+    LLVMSetAlignment(gv, 64);
+    return gv;
+}
+
+static inline LLVMValueRef
+const_vec(Gen *g, LLVMValueRef gv, LLVMTypeRef elt, int esz, LLVMValueRef n)
+{
+    LLVMValueRef ptr = gep8(g, gv, mul(g, n, esz));
+    return load(g, LLVMVectorType(elt, (unsigned)g->p->vl), ptr, (unsigned)esz);
+}
+
+static inline LLVMValueRef
+vsplat_i(Gen *g, LLVMTypeRef elt, int64_t v)
+{
+    return splat(g, LLVMConstInt(elt, (unsigned long long)v, 1), (unsigned)g->p->vl);
+}
+
+/* kern_gemm_pack.c */
+void
+gemm_emit_rowsums(Gen *g);
+
+void
+gemm_emit_pack_a(Gen *g);
+
+#endif
