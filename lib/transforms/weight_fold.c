@@ -205,7 +205,8 @@ fold_bias(Graph *g, NodeId nid)
     snprintf(name, sizeof name, "%s_q", ir_value_name(g, n->in[2]));
     ValueId bv = ir_add_const(g, name, bq, loc);
     ValueId dv = qm_add_dq(g, bv, qb, ir_value_name(g, ir_node(g, nid)->in[2]), loc);
-    ir_node(g, nid)->in[2] = dv;
+    n = ir_node(g, nid); /* ir_add_const and qm_add_dq may move the node array */
+    n->in[2] = dv;
     if (n->op == OP_GEMM)
         ir_set_attr_float(g, nid, "beta", 1.0f);
     return true;
