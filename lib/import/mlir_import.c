@@ -17,6 +17,7 @@
 #include <mlir-c/Dialect/Tosa.h>
 #include <mlir-c/IR.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -343,16 +344,32 @@ imp_simple(MlirImp *I, MlirOperation op, OpKind k, uint32_t nin)
     return finish(I, op, new_node(I, op, k, nin, in));
 }
 
+/* If x is the NCHW -> NHWC transpose import put after a conv or pooling, its input. */
+static ValueId
+nchw_source(MlirImp *I, ValueId x)
+{
+    Node *d = ir_def(I->g, x);
+    int64_t perm[4];
+    if (!d || d->op != OP_TRANSPOSE || ir_attr_ints(I->g, d, "perm", perm, 4) != 4 ||
+        memcmp(perm, k_nchw_to_nhwc, sizeof perm) != 0)
+        return VNONE;
+    return d->in[0];
+}
+
+/* clamp on the NHWC result of a conv/pooling is applied before the layout transpose (which
+ * moves after it), so that conv -> clip -> quantize is adjacent for qdq-fold. */
 static ValueId
 imp_clamp(MlirImp *I, MlirOperation op)
 {
     ValueId x = operand(I, op, 0);
-    NodeId n = new_node(I, op, OP_CLIP, 1, &x);
+    ValueId inner = x.id ? nchw_source(I, x) : VNONE;
+    NodeId n = new_node(I, op, OP_CLIP, 1, inner.id ? &inner : &x);
     if (!n.id)
         return VNONE;
     ir_set_attr_float(I->g, n, "min", (float)attr_f(op, "min_val", -3.4e38));
     ir_set_attr_float(I->g, n, "max", (float)attr_f(op, "max_val", 3.4e38));
-    return finish(I, op, n);
+    ValueId y = finish(I, op, n);
+    return inner.id ? transpose(I, op, y, k_nchw_to_nhwc, 4) : y;
 }
 
 static ValueId
@@ -398,6 +415,82 @@ imp_concat(MlirImp *I, MlirOperation op)
     return finish(I, op, n);
 }
 
+static bool
+attr_bool(MlirOperation op, const char *name)
+{
+    MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+    return !mlirAttributeIsNull(a) && mlirAttributeIsABool(a) && mlirBoolAttrGetValue(a);
+}
+
+/* Element 0 of a constant operand holding one value (tosa.rescale's multiplier, shift, zero
+ * points); false with a diagnostic otherwise. */
+static bool
+scalar_operand(MlirImp *I, MlirOperation op, intptr_t k, const char *what, int64_t *out)
+{
+    ValueId v = operand(I, op, k);
+    const Tensor *t = v.id ? ir_const_of(I->g, v) : NULL;
+    if (!t || type_numel_unchecked(&t->type) != 1) {
+        if (v.id)
+            op_error(I, op, "the %s must be a tosa.const of one element", what);
+        return false;
+    }
+    *out = tensor_get_i(t, 0);
+    return true;
+}
+
+/* tosa.rescale -> requantize: the input's scale sx comes from its !quant.uniform type; the
+ * result's parameters are sy = sx / (multiplier * 2^-shift) and output_zp (a quantized result
+ * type must agree with them). Per-channel rescales are not mapped. */
+static ValueId
+imp_rescale(MlirImp *I, MlirOperation op)
+{
+    ValueId x = operand(I, op, 0);
+    int64_t mult, shift, izp, ozp;
+    if (!x.id || !scalar_operand(I, op, 1, "multiplier", &mult) ||
+        !scalar_operand(I, op, 2, "shift", &shift) ||
+        !scalar_operand(I, op, 3, "input zero point", &izp) ||
+        !scalar_operand(I, op, 4, "output zero point", &ozp))
+        return VNONE;
+    const QParams *xq = ir_value(I->g, x)->type.q;
+    Node *xd = ir_def(I->g, x);
+    if (!xq && xd && xd->op == OP_QUANTIZE) /* quant.qcast: the parameters are on the node; */
+        xq = ir_value(I->g, x)->type.q = xd->q; /* requantize wants them on the type */
+    if (!xq || xq->axis >= 0) {
+        op_error(I, op, "the input must be a per-tensor !quant.uniform tensor (its scale gives "
+                 "the result's)%s", "");
+        return VNONE;
+    }
+    if (attr_bool(op, "input_unsigned"))
+        izp &= 0xff;
+    if (izp != xq->zp[0] || mult <= 0 || shift < 2 || shift > 62) {
+        op_error(I, op, "%s", izp != xq->zp[0] ? "input_zp differs from the input type's zero "
+                 "point" : "multiplier must be positive and shift in [2, 62]");
+        return VNONE;
+    }
+    Type rt;
+    MlirType mrt = mlirValueGetType(mlirOperationGetResult(op, 0));
+    if (!type_of(I, mrt, &rt) || (rt.elem != ET_I8 && rt.elem != ET_U8 && rt.elem != ET_I16)) {
+        op_error(I, op, "the result must be a static i8, u8 or i16 tensor%s", "");
+        return VNONE;
+    }
+    if (attr_bool(op, "output_unsigned") && rt.elem == ET_I8) {
+        rt.elem = ET_U8;
+        ozp &= 0xff;
+    }
+    double sy = xq->scale[0] / ((double)mult * ldexp(1.0, -(int)shift));
+    if (rt.q) {
+        if (rt.q->axis >= 0 || rt.q->zp[0] != ozp || fabs(rt.q->scale[0] - sy) > 1e-5 * sy) {
+            op_error(I, op, "the result type's scale and zero point disagree with the multiplier, "
+                     "shift and output_zp%s", "");
+            return VNONE;
+        }
+    } else {
+        rt.q = ir_qparams_per_tensor(I->m, rt.elem, (float)sy, (int32_t)ozp);
+    }
+    NodeId n = new_node(I, op, OP_REQUANTIZE, 1, &x);
+    return n.id ? ir_add_result(I->g, n, 0, NULL, &rt) : VNONE;
+}
+
 /* tosa pad [top, bottom, left, right] -> ONNX pads [top, left, bottom, right] */
 static void
 set_window(MlirImp *I, MlirOperation op, NodeId n, bool kernel)
@@ -415,7 +508,100 @@ set_window(MlirImp *I, MlirOperation op, NodeId n, bool kernel)
         ir_set_attr_ints(I->g, n, "dilations", d, 2);
 }
 
-/* conv2d: x NHWC, w OHWI; depthwise_conv2d: w [KH, KW, C, M] -> grouped conv OIHW [C*M,1,KH,KW] */
+/* A copy of constant c (rank 4) with its dimensions permuted (out dim i = c's dim perm[i]) and
+ * type quantization q. */
+static ValueId
+permuted_const(MlirImp *I, MlirOperation op, const Tensor *c, const int64_t *perm,
+               const QParams *q)
+{
+    Type t = c->type;
+    int64_t stride[4], idx[4] = {0};
+    for (int i = 3, s = 1; i >= 0; s *= (int)c->type.dims[i], i--)
+        stride[i] = s;
+    for (int i = 0; i < 4; i++)
+        t.dims[i] = c->type.dims[perm[i]];
+    t.q = q;
+    Tensor *o = ir_tensor_new(I->m, &t);
+    if (!o)
+        return VNONE;
+    size_t es = elem_size(t.elem), n = type_numel_unchecked(&t);
+    for (size_t k = 0; k < n; k++) {
+        size_t src = 0;
+        for (int i = 0; i < 4; i++)
+            src += (size_t)(idx[i] * stride[perm[i]]);
+        memcpy((char *)o->data + k * es, (const char *)c->data + src * es, es);
+        for (int i = 3; i >= 0 && ++idx[i] == t.dims[i]; i--)
+            idx[i] = 0;
+    }
+    return ir_add_const(I->g, NULL, o, loc_of(I, mlirOperationGetLocation(op)));
+}
+
+/* q with its axis renumbered for a permutation of the dimensions (NULL stays NULL). */
+static const QParams *
+permuted_qparams(MlirImp *I, const QParams *q, const int64_t *perm)
+{
+    if (!q || q->axis < 0)
+        return q;
+    int32_t axis = 0;
+    for (int i = 0; i < 4; i++)
+        if (perm[i] == q->axis)
+            axis = i;
+    QParams *r = ir_qparams_new(I->m, q->storage, axis, q->n);
+    memcpy(r->scale, q->scale, q->n * sizeof *r->scale);
+    memcpy(r->zp, q->zp, q->n * sizeof *r->zp);
+    r->qmin = q->qmin;
+    r->qmax = q->qmax;
+    return r;
+}
+
+/* A static quantize/dequantize node over x with parameters q. */
+static ValueId
+qdq_node(MlirImp *I, MlirOperation op, OpKind k, ValueId x, const QParams *q)
+{
+    NodeId n = new_node(I, op, k, 1, &x);
+    if (!n.id)
+        return VNONE;
+    ir_node(I->g, n)->q = (QParams *)q;
+    return finish(I, op, n);
+}
+
+/* A constant weight w = const, DQ(const) or DQ(Q(const)), rebuilt with the constant itself
+ * permuted and the per-axis quantization axis renumbered, so that the conv sees DQ(const) and
+ * qdq-fold turns it into qconv. VNONE if w has another form (the caller transposes then). */
+static ValueId
+permute_const_weight(MlirImp *I, MlirOperation op, ValueId w, const int64_t *perm)
+{
+    Graph *g = I->g;
+    const Tensor *c = ir_const_of(g, w);
+    if (c)
+        return c->type.rank == 4 ? permuted_const(I, op, c, perm,
+                                                  permuted_qparams(I, c->type.q, perm))
+                                 : VNONE;
+    Node *dq = ir_def(g, w);
+    if (!dq || dq->op != OP_DEQUANTIZE || dq->nin != 1 || !dq->q)
+        return VNONE;
+    const QParams *dqq = permuted_qparams(I, dq->q, perm);
+    ValueId qv = dq->in[0];
+    Node *qn = ir_def(g, qv);
+    if ((c = ir_const_of(g, qv)) != NULL) { /* DQ(quantized const) */
+        if (c->type.rank != 4)
+            return VNONE;
+        return qdq_node(I, op, OP_DEQUANTIZE,
+                        permuted_const(I, op, c, perm, permuted_qparams(I, c->type.q, perm)),
+                        dqq);
+    }
+    if (!qn || qn->op != OP_QUANTIZE || qn->nin != 1 || !qn->q)
+        return VNONE;
+    const QParams *qq = permuted_qparams(I, qn->q, perm);
+    c = ir_const_of(g, qn->in[0]);
+    if (!c || c->type.rank != 4)
+        return VNONE;
+    ValueId cp = permuted_const(I, op, c, perm, NULL);
+    return qdq_node(I, op, OP_DEQUANTIZE, qdq_node(I, op, OP_QUANTIZE, cp, qq), dqq);
+}
+
+/* conv2d: x NHWC, w OHWI; depthwise_conv2d: w [KH, KW, C, M] -> grouped conv OIHW [C*M,1,KH,KW].
+ * Constant weights are permuted at import (permute_const_weight); others get a transpose. */
 static ValueId
 imp_conv(MlirImp *I, MlirOperation op, bool depthwise)
 {
@@ -425,11 +611,16 @@ imp_conv(MlirImp *I, MlirOperation op, bool depthwise)
     ValueId xt = transpose(I, op, x, k_nhwc_to_nchw, 4);
     ValueId wt;
     int64_t group = 1;
-    if (depthwise) {
+    static const int64_t dw_perm[4] = {2, 3, 0, 1}; /* [KH, KW, C, M] -> [C, M, KH, KW] */
+    if (depthwise && ir_value(I->g, w)->type.dims[3] == 1 &&
+        (wt = permute_const_weight(I, op, w, dw_perm)).id) {
+        group = ir_value(I->g, w)->type.dims[2];
+    } else if (!depthwise && (wt = permute_const_weight(I, op, w, k_nhwc_to_nchw)).id) {
+        ;
+    } else if (depthwise) {
         const Type *wty = &ir_value(I->g, w)->type;
         int64_t kh = wty->dims[0], kw = wty->dims[1], c = wty->dims[2], mult = wty->dims[3];
-        static const int64_t perm[4] = {2, 3, 0, 1}; /* [C, M, KH, KW] */
-        ValueId t = transpose(I, op, w, perm, 4);
+        ValueId t = transpose(I, op, w, dw_perm, 4);
         NodeId r = new_node(I, op, OP_RESHAPE, 1, &t);
         if (!r.id)
             return VNONE;
@@ -490,6 +681,8 @@ imp_op(MlirImp *I, MlirOperation op)
         v = imp_simple(I, op, OP_MATMUL, 2);
     else if (!strcmp(name, "tosa.clamp"))
         v = imp_clamp(I, op);
+    else if (!strcmp(name, "tosa.rescale"))
+        v = imp_rescale(I, op);
     else if (!strcmp(name, "tosa.reshape"))
         v = imp_reshape(I, op);
     else if (!strcmp(name, "tosa.transpose"))

@@ -1,0 +1,42 @@
+"""npy_compare.py: compare the .npy files of two output directories (qdqc run --output-dir).
+
+usage: npy_compare.py DIR_A DIR_B [--atol X]
+Prints "N outputs identical" (or "N outputs within X") and exits 0, or lists every difference
+and exits 1. Both directories must hold the same file names.
+"""
+import os
+import sys
+
+import numpy as np
+
+
+def main(argv):
+    atol = 0.0
+    if "--atol" in argv:
+        i = argv.index("--atol")
+        atol = float(argv[i + 1])
+        del argv[i:i + 2]
+    a_dir, b_dir = argv[1], argv[2]
+    names = sorted(f for f in os.listdir(a_dir) if f.endswith(".npy"))
+    if not names or names != sorted(f for f in os.listdir(b_dir) if f.endswith(".npy")):
+        print(f"different outputs: {names} vs {sorted(os.listdir(b_dir))}")
+        return 1
+    bad = 0
+    for n in names:
+        a, b = np.load(os.path.join(a_dir, n)), np.load(os.path.join(b_dir, n))
+        if a.shape != b.shape or a.dtype != b.dtype:
+            print(f"{n}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}")
+            bad += 1
+            continue
+        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        if diff.max(initial=0) > atol:
+            print(f"{n}: {int((diff > atol).sum())} of {a.size} differ, max {diff.max()}")
+            bad += 1
+    if bad:
+        return 1
+    print(f"{len(names)} outputs " + ("identical" if atol == 0 else f"within {atol}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
