@@ -1,6 +1,6 @@
 """npy_compare.py: compare the .npy files of two output directories (qdqc run --output-dir).
 
-usage: npy_compare.py DIR_A DIR_B [--atol X]
+usage: npy_compare.py DIR_A DIR_B [--atol X] [--only a.npy,b.npy]
 Prints "N outputs identical" (or "N outputs within X") and exits 0, or lists every difference
 and exits 1. Both directories must hold the same file names.
 """
@@ -16,11 +16,22 @@ def main(argv):
         i = argv.index("--atol")
         atol = float(argv[i + 1])
         del argv[i:i + 2]
+    only = None
+    if "--only" in argv:
+        i = argv.index("--only")
+        only = argv[i + 1].split(",")
+        del argv[i:i + 2]
     a_dir, b_dir = argv[1], argv[2]
     names = sorted(f for f in os.listdir(a_dir) if f.endswith(".npy"))
     if not names or names != sorted(f for f in os.listdir(b_dir) if f.endswith(".npy")):
         print(f"different outputs: {names} vs {sorted(os.listdir(b_dir))}")
         return 1
+    if only:
+        missing = [n for n in only if n not in names]
+        if missing:
+            print(f"missing outputs: {missing}")
+            return 1
+        names = only
     bad = 0
     for n in names:
         a, b = np.load(os.path.join(a_dir, n)), np.load(os.path.join(b_dir, n))
