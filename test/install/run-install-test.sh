@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # run-install-test.sh: install qdqc into a temporary prefix, then build and run the out-of-tree
 # consumer (test/install/consumer) against it: with CMake (shared and static targets) and with
-# pkg-config + cc. Also checks that libqdqc.so exports only qdqc_ symbols.
+# pkg-config + cc. Also checks that libqdqc.so exports only qdqc_ symbols, and runs the example
+# model the three ways docs/embedding.md shows: JIT (run_model, CMake and pkg-config builds),
+# ahead of time (the installed qdqc tool -> model.o + model.h -> aot_model, no libqdqc), with
+# identical logits.
 #   run-install-test.sh BUILD_DIR [CC]
 set -euo pipefail
 build=$(cd "$1" && pwd)
 cc=${2:-cc}
 here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+model=$src/examples/mobilenetv2_qdq.onnx
+input=$src/examples/input.npy
 work=$(mktemp -d "${TMPDIR:-/tmp}/qdqc-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -31,7 +37,8 @@ check_output() { # name, output file
 }
 
 # 1. CMake: find_package(qdqc) -> qdqc::qdqc and qdqc::qdqc_static
-cmake -S "$here/consumer" -B "$work/cmake" -DCMAKE_C_COMPILER="$cc" \
+cmake -S "$here/consumer" -B "$work/cmake" -DCMAKE_C_COMPILER="$cc" -DQDQC_MODEL="$model" \
+      -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" \
       -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$work/cmake.log" 2>&1 \
     || { cat "$work/cmake.log"; fail "consumer configure"; }
 cmake --build "$work/cmake" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "consumer build"; }
@@ -45,6 +52,15 @@ grep -q "$prefix/lib/libqdqc.so.0" <<<"$deps" \
 check_output consumer_static "$work/static.out"
 deps=$(ldd "$work/cmake/consumer_static")
 if grep -q libqdqc <<<"$deps"; then fail "consumer_static loads libqdqc.so"; fi
+# the example model: JIT == reference, and the AOT object computes the same logits
+"$work/cmake/run_model" "$model" "$input" >"$work/jit.out" || fail "run_model exited $?"
+grep -q '^jit == reference: yes$' "$work/jit.out" || fail "run_model: $(cat "$work/jit.out")"
+grep -q '^logits: ' "$work/jit.out" || fail "run_model printed no logits"
+"$work/cmake/aot_model" "$input" >"$work/aot.out" || fail "aot_model exited $?"
+[ "$(head -1 "$work/jit.out")" = "$(cat "$work/aot.out")" ] \
+    || fail "aot_model and run_model differ: $(cat "$work/aot.out") vs $(head -1 "$work/jit.out")"
+deps=$(ldd "$work/cmake/aot_model")
+if grep -q libqdqc <<<"$deps"; then fail "aot_model loads libqdqc.so"; fi
 
 # 2. pkg-config + cc (shared), and static from Libs.private
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
@@ -57,6 +73,15 @@ libdir=$(pkg-config --variable=libdir qdqc)
 "$work/pc_shared" >"$work/pc_shared.out" || fail "pc_shared exited $?"
 check_output pc_shared "$work/pc_shared.out"
 # shellcheck disable=SC2046
+"$cc" -std=c11 -Wall -Wextra -Werror -o "$work/pc_run_model" "$here/consumer/run_model.c" \
+    $(pkg-config --cflags --libs qdqc) -Wl,-rpath,"$libdir" || fail "pkg-config run_model build"
+"$work/pc_run_model" "$model" "$input" "$work/model.o" "$work/model.h" >"$work/pc_jit.out" \
+    || fail "pc_run_model exited $?"
+[ "$(head -2 "$work/pc_jit.out")" = "$(cat "$work/jit.out")" ] || fail "pc_run_model output differs"
+"$cc" -std=c11 -Wall -Wextra -Werror -I"$work" -o "$work/pc_aot" "$here/consumer/aot_main.c" \
+    "$work/model.o" -lm || fail "aot build from run_model's object"
+[ "$("$work/pc_aot" "$input")" = "$(cat "$work/aot.out")" ] || fail "pc_aot output differs"
+# shellcheck disable=SC2046
 "$cc" -std=c11 -Wall -Wextra -Werror -o "$work/pc_static" "$here/consumer/consumer.c" \
     $(pkg-config --cflags qdqc) "$libdir/libqdqc.a" \
     $(pkg-config --libs --static qdqc | sed 's/ -lqdqc\b//') || fail "pkg-config static build"
@@ -64,4 +89,4 @@ check_output pc_shared "$work/pc_shared.out"
 check_output pc_static "$work/pc_static.out"
 deps=$(ldd "$work/pc_static")
 if grep -q libqdqc <<<"$deps"; then fail "pc_static loads libqdqc.so"; fi
-echo "run-install-test: ok ($prefix: cmake shared+static, pkg-config shared+static)"
+echo "run-install-test: ok ($prefix: cmake shared+static, pkg-config shared+static, example model JIT+AOT)"
