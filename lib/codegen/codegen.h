@@ -200,4 +200,38 @@ int64_t cg_linear_scratch(Kb *k, Node *n);
 bool cg_linear_static(Kb *k, Node *n, uint32_t i);
 bool cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a);    /* llvm_kernels_float.c */
 
+/* float conv, conv_transpose, matmul, gemm, avgpool, global_avgpool, resize
+ * (llvm_kernels_float_linear.c) */
+bool cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a);
+int64_t cg_float_linear_scratch(Kb *k, Node *n);
+/* qconv_transpose, qmatmul with a run-time right operand, qreduce_mean
+ * (llvm_kernels_qdirect.c) */
+bool cg_emit_qdirect(Kb *k, Node *n, const CgNodeArgs *a);
+int64_t cg_qdirect_scratch(Kb *k, Node *n);
+/* Whether qmatmul n reads its right operand at run time (not a constant 2-D matrix). */
+bool cg_qmatmul_dynamic(Kb *k, Node *n);
+
+/* Nested loops over dims[0..r) (row-major); idx[j] = sum_d iv[d] * st[j][d] for nops stride
+ * sets (elements). Close with cg_nest_end. */
+typedef struct CgNest {
+    int n;
+    CgLoop l[IR_MAX_RANK];
+} CgNest;
+void cg_nest_begin(Kb *k, CgNest *ns, const int64_t *dims, int r, int nops,
+                   const int64_t (*st)[IR_MAX_RANK], LLVMValueRef *idx);
+void cg_nest_end(Kb *k, CgNest *ns);
+/* Row-major strides of t; broadcast strides of t against o (0 on broadcast axes). */
+void cg_strides(const Type *t, int64_t *st);
+void cg_bcast_strides(const Type *t, const Type *o, int64_t *st);
+
+/* Window geometry of conv / pools over 1..3 spatial dims (missing dims padded to 1), as
+ * lib/ref's ref_window. */
+typedef struct CgWin {
+    int ns;
+    int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+} CgWin;
+bool cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w);
+/* Call libm's double function name(x) (exp, tanh, erf): the JIT resolves it in the process,
+ * objects link with -lm. */
+LLVMValueRef cg_libm(Kb *k, const char *name, LLVMValueRef x);
 #endif

@@ -264,6 +264,10 @@ cg_node_scratch(Kb *k, Node *n)
     switch (n->op) {
     case OP_QCONV: case OP_QMATMUL:
         return cg_linear_scratch(k, n);
+    case OP_QCONV_TRANSPOSE:
+        return cg_qdirect_scratch(k, n);
+    case OP_CONV_TRANSPOSE:
+        return cg_float_linear_scratch(k, n);
     default:
         return 0;
     }
@@ -272,6 +276,8 @@ cg_node_scratch(Kb *k, Node *n)
 bool
 cg_operand_static(Kb *k, Node *n, uint32_t i)
 {
+    if (n->op == OP_QMATMUL && cg_qmatmul_dynamic(k, n))
+        return false;
     if (n->op == OP_QCONV || n->op == OP_QMATMUL)
         return cg_linear_static(k, n, i);
     return false;
@@ -282,9 +288,20 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
 {
     const OpInfo *oi = op_info(n->op);
     switch (n->op) {
-    case OP_QCONV: case OP_QMATMUL:
+    case OP_QMATMUL:
+        if (cg_qmatmul_dynamic(k, n))
+            return cg_emit_qdirect(k, n, a);
         return cg_emit_linear(k, n, a);
-    case OP_QUANTIZE: case OP_DEQUANTIZE: case OP_LUT: case OP_REQUANTIZE: case OP_QADD:
+    case OP_QCONV:
+        return cg_emit_linear(k, n, a);
+    case OP_QCONV_TRANSPOSE:
+        return cg_emit_qdirect(k, n, a);
+    case OP_QUANTIZE: case OP_DEQUANTIZE:
+        /* run-time scale / zero point operands: llvm_kernels_float.c */
+        if (!n->q && n->nin > 1 && n->in[1].id)
+            return cg_emit_float(k, n, a);
+        return cg_emit_int(k, n, a);
+    case OP_LUT: case OP_REQUANTIZE: case OP_QADD:
     case OP_QSUB: case OP_QMUL: case OP_QAVGPOOL: case OP_MAXPOOL:
         return cg_emit_int(k, n, a);
     default:

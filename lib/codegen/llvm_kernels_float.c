@@ -1,16 +1,722 @@
-/* llvm_kernels_float.c: float-island kernels (f32, ONNX semantics) for the float ops the reader
- * accepts, matching lib/ref/ref_elem.c. Element-wise ops with numpy broadcasting; transcendental
- * functions call libm (expf, tanhf, erff), which the JIT resolves in the host process and an
- * object links against (-lm). */
+/* llvm_kernels_float.c: float-island kernels (f32, ONNX semantics) matching lib/ref/ref_elem.c
+ * and lib/ref/ref.c operation for operation: element-wise add/sub/mul/div/prelu with numpy
+ * broadcasting (one f32 operation), activations (relu, clip, leaky_relu, sigmoid, hard_sigmoid,
+ * hard_swish, tanh, erf, gelu) evaluated in double and rounded once as the reference does,
+ * batchnorm, softmax, layernorm, reduce_mean / qreduce_mean (sums in the reference's order),
+ * cast, dynamic_quantize and the dynamic (run-time scale / zero point) quantize / dequantize.
+ * Transcendental functions call the same libm double functions as the reference (exp, tanh,
+ * erf); sqrt is llvm.sqrt (correctly rounded, like libm's). So the results are bit-identical
+ * to the reference interpreter; test/e2e/fixtures.test checks it. Shared loop helpers
+ * (cg_nest_*, strides, cg_window) live here too. */
 #include "codegen/codegen.h"
 
 #include <llvm-c/Core.h>
 
+#include <math.h>
 #include <string.h>
+
+/* ---- shared helpers ---- */
+
+void
+cg_nest_begin(Kb *k, CgNest *ns, const int64_t *dims, int r, int nops,
+              const int64_t (*st)[IR_MAX_RANK], LLVMValueRef *idx)
+{
+    ns->n = r;
+    for (int j = 0; j < nops; j++)
+        idx[j] = cg_i64(k, 0);
+    for (int d = 0; d < r; d++) {
+        LLVMValueRef iv = cg_loop_begin(k, &ns->l[d], cg_i64(k, dims[d]));
+        for (int j = 0; j < nops; j++)
+            if (st[j][d])
+                idx[j] = cg_add(k, idx[j], cg_mul(k, iv, cg_i64(k, st[j][d])));
+    }
+}
+
+void
+cg_nest_end(Kb *k, CgNest *ns)
+{
+    for (int d = ns->n - 1; d >= 0; d--)
+        cg_loop_end(k, &ns->l[d]);
+}
+
+void
+cg_strides(const Type *t, int64_t *st)
+{
+    int64_t s = 1;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        st[d] = s;
+        s *= t->dims[d];
+    }
+}
+
+void
+cg_bcast_strides(const Type *t, const Type *o, int64_t *st)
+{
+    int64_t ts[IR_MAX_RANK];
+    cg_strides(t, ts);
+    int off = o->rank - t->rank;
+    for (int d = 0; d < o->rank; d++) {
+        int td = d - off;
+        st[d] = td < 0 || t->dims[td] == 1 ? 0 : ts[td];
+    }
+}
+
+bool
+cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w)
+{
+    Graph *g = k->g;
+    int ns = x->rank - 2;
+    if (ns < 1 || ns > 3)
+        return cg_fail(k, n, "%d spatial dimensions are not supported (1 to 3)", ns);
+    const char *ap = ir_attr_string(g, n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") != 0)
+        return cg_fail(k, n, "auto_pad=%s is not supported (explicit pads)", ap);
+    int64_t st[IR_MAX_RANK], dl[IR_MAX_RANK], pd[2 * IR_MAX_RANK];
+    int ks = ir_attr_ints(g, n, "strides", st, IR_MAX_RANK);
+    int kd = ir_attr_ints(g, n, "dilations", dl, IR_MAX_RANK);
+    int kp = ir_attr_ints(g, n, "pads", pd, 2 * IR_MAX_RANK);
+    if ((ks >= 0 && ks != ns) || (kd >= 0 && kd != ns) || (kp >= 0 && kp != 2 * ns))
+        return cg_fail(k, n, "strides/dilations/pads do not match %d spatial dimensions", ns);
+    w->ns = ns;
+    for (int i = 0; i < 3; i++) {
+        bool sp = i < ns;
+        w->in[i] = sp ? x->dims[2 + i] : 1;
+        w->out[i] = sp ? y->dims[2 + i] : 1;
+        w->k[i] = sp ? kernel[i] : 1;
+        w->s[i] = sp && ks >= 0 ? st[i] : 1;
+        w->d[i] = sp && kd >= 0 ? dl[i] : 1;
+        w->pb[i] = sp && kp >= 0 ? pd[i] : 0;
+        w->pe[i] = sp && kp >= 0 ? pd[ns + i] : 0;
+    }
+    return true;
+}
+
+LLVMValueRef
+cg_libm(Kb *k, const char *name, LLVMValueRef x)
+{
+    LLVMTypeRef t = k->f64;
+    LLVMValueRef r = cg_call(k, name, t, &t, &x, 1);
+    return r;
+}
+
+static LLVMValueRef
+dconst(Kb *k, double v)
+{
+    return LLVMConstReal(k->f64, v);
+}
+
+static LLVMValueRef
+fsel(Kb *k, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b, LLVMValueRef t,
+     LLVMValueRef f)
+{
+    return LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, p, a, b, ""), t, f, "");
+}
+
+static LLVMValueRef
+load_d(Kb *k, LLVMValueRef base, LLVMValueRef idx)
+{
+    return LLVMBuildFPExt(k->b, cg_load_raw(k, ET_F32, base, idx), k->f64, "");
+}
+
+static void
+store_d(Kb *k, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v)
+{
+    cg_store_raw(k, ET_F32, base, idx, LLVMBuildFPTrunc(k->b, v, k->f32, ""));
+}
+
+static const Type *
+vt(Kb *k, ValueId v)
+{
+    return &ir_value(k->g, v)->type;
+}
+
+static bool
+need_f32(Kb *k, Node *n, uint32_t i)
+{
+    const Type *t = vt(k, n->in[i]);
+    if (t->elem != ET_F32)
+        return cg_fail(k, n, "operand %u must be f32, got %s", i, elem_name(t->elem));
+    return true;
+}
+
+/* ---- element-wise ---- */
+
+static bool
+emit_binary(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    const Type *ta = vt(k, n->in[0]), *tb = vt(k, n->in[1]), *y = vt(k, n->out[0]);
+    bool fl = y->elem == ET_F32;
+    if (fl && (ta->elem != ET_F32 || tb->elem != ET_F32))
+        return cg_fail(k, n, "operands must be f32");
+    if (!fl && (!elem_is_int(y->elem) || !elem_is_int(ta->elem) || !elem_is_int(tb->elem) ||
+                n->op == OP_DIV || y->q))
+        return cg_fail(k, n, "%s on %s is not supported", op_info(n->op)->name,
+                       elem_name(y->elem));
+    int64_t st[3][IR_MAX_RANK];
+    cg_strides(y, st[0]);
+    cg_bcast_strides(ta, y, st[1]);
+    cg_bcast_strides(tb, y, st[2]);
+    CgNest ns;
+    LLVMValueRef idx[3];
+    cg_nest_begin(k, &ns, y->dims, y->rank, 3, (const int64_t (*)[IR_MAX_RANK])st, idx);
+    LLVMValueRef r = NULL;
+    if (fl) {
+        LLVMValueRef x = cg_load_raw(k, ET_F32, a->in[0], idx[1]);
+        LLVMValueRef z = cg_load_raw(k, ET_F32, a->in[1], idx[2]);
+        switch (n->op) {
+        case OP_ADD: r = LLVMBuildFAdd(k->b, x, z, ""); break;
+        case OP_SUB: r = LLVMBuildFSub(k->b, x, z, ""); break;
+        case OP_MUL: r = LLVMBuildFMul(k->b, x, z, ""); break;
+        case OP_DIV: r = LLVMBuildFDiv(k->b, x, z, ""); break;
+        default: /* prelu: x < 0 ? z * x : x */
+            r = fsel(k, LLVMRealOLT, x, cg_f32(k, 0.0f), LLVMBuildFMul(k->b, z, x, ""), x);
+            break;
+        }
+        cg_store_raw(k, ET_F32, a->out[0], idx[0], r);
+    } else {
+        LLVMValueRef x = cg_load_i64(k, ta->elem, a->in[0], idx[1]);
+        LLVMValueRef z = cg_load_i64(k, tb->elem, a->in[1], idx[2]);
+        switch (n->op) {
+        case OP_ADD: r = LLVMBuildAdd(k->b, x, z, ""); break;
+        case OP_SUB: r = LLVMBuildSub(k->b, x, z, ""); break;
+        case OP_MUL: r = LLVMBuildMul(k->b, x, z, ""); break;
+        default:
+            r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, x, cg_i64(k, 0), ""),
+                                LLVMBuildMul(k->b, x, z, ""), x, "");
+            break;
+        }
+        cg_store_i64(k, y->elem, a->out[0], idx[0], r);
+    }
+    cg_nest_end(k, &ns);
+    return true;
+}
+
+/* clamp(v, 0, 1) in double, NaN passes */
+static LLVMValueRef
+clamp01(Kb *k, LLVMValueRef v)
+{
+    v = fsel(k, LLVMRealOLT, v, dconst(k, 0), dconst(k, 0), v);
+    return fsel(k, LLVMRealOGT, v, dconst(k, 1), dconst(k, 1), v);
+}
+
+/* Bound of clip: operand i (its first element, f32) or attribute name, else dflt (double). */
+static bool
+clip_bound(Kb *k, Node *n, const CgNodeArgs *a, uint32_t i, const char *name, double dflt,
+           LLVMValueRef *out)
+{
+    if (i < n->nin && n->in[i].id) {
+        if (!need_f32(k, n, i))
+            return false;
+        *out = load_d(k, a->in[i], cg_i64(k, 0));
+        return true;
+    }
+    const Attr *at = ir_attr(k->g, n, name);
+    double v = dflt;
+    if (at)
+        v = at->kind == ATTR_INT ? (double)at->i : (double)at->f;
+    *out = dconst(k, v);
+    return true;
+}
+
+static bool
+emit_unary(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    Graph *g = k->g;
+    const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
+    int64_t cnt = (int64_t)type_numel_unchecked(y);
+    if (x->elem != ET_F32) {
+        if (n->op == OP_RELU && elem_is_int(x->elem) && !x->q && y->elem == x->elem) {
+            CgLoop l;
+            LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, cnt));
+            cg_store_i64(k, y->elem, a->out[0], i,
+                         cg_smax(k, cg_load_i64(k, x->elem, a->in[0], i), cg_i64(k, 0)));
+            cg_loop_end(k, &l);
+            return true;
+        }
+        return cg_fail(k, n, "%s on %s is not supported", op_info(n->op)->name,
+                       elem_name(x->elem));
+    }
+    bool tanh_gelu = false;
+    if (n->op == OP_GELU) {
+        const char *ap = ir_attr_string(g, n, "approximate", "none");
+        if (strcmp(ap, "tanh") == 0)
+            tanh_gelu = true;
+        else if (strcmp(ap, "none") != 0)
+            return cg_fail(k, n, "gelu approximate='%s' is not supported (none, tanh)", ap);
+    }
+    LLVMValueRef lo = NULL, hi = NULL;
+    if (n->op == OP_CLIP && (!clip_bound(k, n, a, 1, "min", -INFINITY, &lo) ||
+                             !clip_bound(k, n, a, 2, "max", INFINITY, &hi)))
+        return false;
+    CgLoop l;
+    LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, cnt));
+    LLVMValueRef v = load_d(k, a->in[0], i), r = v;
+    LLVMBuilderRef b = k->b;
+    switch (n->op) {
+    case OP_RELU:
+        r = fsel(k, LLVMRealOGT, v, dconst(k, 0), v, dconst(k, 0));
+        break;
+    case OP_CLIP:
+        r = fsel(k, LLVMRealOLT, v, lo, lo, v);
+        r = fsel(k, LLVMRealOGT, r, hi, hi, r);
+        break;
+    case OP_LEAKY_RELU:
+        r = fsel(k, LLVMRealOLT, v, dconst(k, 0),
+                 LLVMBuildFMul(b, dconst(k, (double)ir_attr_float(g, n, "alpha", 0.01f)), v, ""), v);
+        break;
+    case OP_SIGMOID:
+        r = LLVMBuildFDiv(b, dconst(k, 1.0),
+                          LLVMBuildFAdd(b, dconst(k, 1.0), cg_libm(k, "exp", LLVMBuildFNeg(b, v, "")), ""), "");
+        break;
+    case OP_HARD_SIGMOID:
+        r = LLVMBuildFAdd(b, LLVMBuildFMul(b, dconst(k, (double)ir_attr_float(g, n, "alpha", 0.2f)), v, ""),
+                          dconst(k, (double)ir_attr_float(g, n, "beta", 0.5f)), "");
+        r = clamp01(k, r);
+        break;
+    case OP_HARD_SWISH:
+        r = LLVMBuildFAdd(b, LLVMBuildFDiv(b, v, dconst(k, 6.0), ""), dconst(k, 0.5), "");
+        r = LLVMBuildFMul(b, v, clamp01(k, r), "");
+        break;
+    case OP_TANH:
+        r = cg_libm(k, "tanh", v);
+        break;
+    case OP_ERF:
+        r = cg_libm(k, "erf", v);
+        break;
+    case OP_GELU: {
+        LLVMValueRef hx = LLVMBuildFMul(b, dconst(k, 0.5), v, "");
+        LLVMValueRef t;
+        if (tanh_gelu) {
+            LLVMValueRef c3 = LLVMBuildFMul(b, LLVMBuildFMul(b, LLVMBuildFMul(b, dconst(k, 0.044715), v, ""), v, ""), v, "");
+            t = cg_libm(k, "tanh", LLVMBuildFMul(b, dconst(k, 0.79788456080286535588),
+                                                 LLVMBuildFAdd(b, v, c3, ""), ""));
+        } else {
+            t = cg_libm(k, "erf", LLVMBuildFMul(b, v, dconst(k, 0.70710678118654752440), ""));
+        }
+        r = LLVMBuildFMul(b, hx, LLVMBuildFAdd(b, dconst(k, 1.0), t, ""), "");
+        break;
+    }
+    default:
+        break;
+    }
+    store_d(k, a->out[0], i, r);
+    cg_loop_end(k, &l);
+    return true;
+}
+
+/* ---- normalisations ---- */
+
+static bool
+emit_batchnorm(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    for (uint32_t i = 0; i < 5; i++)
+        if (!need_f32(k, n, i))
+            return false;
+    const Type *x = vt(k, n->in[0]);
+    if (x->rank < 2)
+        return cg_fail(k, n, "batchnorm needs rank >= 2");
+    LLVMValueRef eps = dconst(k, (double)ir_attr_float(k->g, n, "epsilon", 1e-5f));
+    int64_t inner = 1;
+    for (int d = 2; d < x->rank; d++)
+        inner *= x->dims[d];
+    CgLoop ln, lc, li;
+    LLVMBuilderRef b = k->b;
+    LLVMValueRef vn = cg_loop_begin(k, &ln, cg_i64(k, x->dims[0]));
+    LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, x->dims[1]));
+    LLVMValueRef den = LLVMBuildFAdd(b, load_d(k, a->in[4], vc), eps, "");
+    LLVMTypeRef f64 = k->f64;
+    den = cg_call(k, "llvm.sqrt.f64", f64, &f64, &den, 1);
+    LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, inner));
+    LLVMValueRef idx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, x->dims[1])), vc),
+                                        cg_i64(k, inner)), vi);
+    LLVMValueRef v = LLVMBuildFSub(b, load_d(k, a->in[0], idx), load_d(k, a->in[3], vc), "");
+    v = LLVMBuildFDiv(b, v, den, "");
+    v = LLVMBuildFMul(b, v, load_d(k, a->in[1], vc), "");
+    v = LLVMBuildFAdd(b, v, load_d(k, a->in[2], vc), "");
+    store_d(k, a->out[0], idx, v);
+    cg_loop_end(k, &li);
+    cg_loop_end(k, &lc);
+    cg_loop_end(k, &ln);
+    return true;
+}
+
+static void
+split_axis(const Type *t, int ax, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    *outer = *inner = 1;
+    for (int d = 0; d < ax; d++)
+        *outer *= t->dims[d];
+    *len = t->dims[ax];
+    for (int d = ax + 1; d < t->rank; d++)
+        *inner *= t->dims[d];
+}
+
+static LLVMValueRef
+dvar(Kb *k, double init)
+{
+    LLVMValueRef p = cg_entry_alloca(k, k->f64);
+    LLVMBuildStore(k->b, dconst(k, init), p);
+    return p;
+}
+
+static LLVMValueRef
+dget(Kb *k, LLVMValueRef p)
+{
+    return LLVMBuildLoad2(k->b, k->f64, p, "");
+}
+
+static bool
+emit_softmax(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    if (!need_f32(k, n, 0))
+        return false;
+    const Type *t = vt(k, n->in[0]);
+    int64_t ax = ir_attr_int(k->g, n, "axis", -1);
+    if (ax < 0)
+        ax += t->rank;
+    if (ax < 0 || ax >= t->rank)
+        return cg_fail(k, n, "axis out of range");
+    int64_t outer, len, inner;
+    split_axis(t, (int)ax, &outer, &len, &inner);
+    LLVMBuilderRef b = k->b;
+    CgLoop lo, li, lj;
+    LLVMValueRef vo = cg_loop_begin(k, &lo, cg_i64(k, outer));
+    LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, inner));
+    LLVMValueRef base = cg_add(k, cg_mul(k, vo, cg_i64(k, len * inner)), vi);
+    LLVMValueRef mxp = cg_entry_alloca(k, k->f64), sump = cg_entry_alloca(k, k->f64);
+    LLVMBuildStore(b, dconst(k, -INFINITY), mxp);
+    LLVMBuildStore(b, dconst(k, 0), sump);
+    /* mx = x > mx ? x : mx */
+    LLVMValueRef j = cg_loop_begin(k, &lj, cg_i64(k, len));
+    LLVMValueRef xv = load_d(k, a->in[0], cg_add(k, base, cg_mul(k, j, cg_i64(k, inner))));
+    LLVMValueRef mx = dget(k, mxp);
+    LLVMBuildStore(b, fsel(k, LLVMRealOGT, xv, mx, xv, mx), mxp);
+    cg_loop_end(k, &lj);
+    mx = dget(k, mxp);
+    j = cg_loop_begin(k, &lj, cg_i64(k, len));
+    xv = load_d(k, a->in[0], cg_add(k, base, cg_mul(k, j, cg_i64(k, inner))));
+    LLVMBuildStore(b, LLVMBuildFAdd(b, dget(k, sump), cg_libm(k, "exp", LLVMBuildFSub(b, xv, mx, "")), ""), sump);
+    cg_loop_end(k, &lj);
+    LLVMValueRef sum = dget(k, sump);
+    j = cg_loop_begin(k, &lj, cg_i64(k, len));
+    LLVMValueRef xi = cg_add(k, base, cg_mul(k, j, cg_i64(k, inner)));
+    xv = load_d(k, a->in[0], xi);
+    store_d(k, a->out[0], xi, LLVMBuildFDiv(b, cg_libm(k, "exp", LLVMBuildFSub(b, xv, mx, "")), sum, ""));
+    cg_loop_end(k, &lj);
+    cg_loop_end(k, &li);
+    cg_loop_end(k, &lo);
+    return true;
+}
+
+static bool
+emit_layernorm(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    bool has_b = n->nin > 2 && n->in[2].id;
+    if (!need_f32(k, n, 0) || !need_f32(k, n, 1) || (has_b && !need_f32(k, n, 2)))
+        return false;
+    const Type *t = vt(k, n->in[0]);
+    int64_t ax = ir_attr_int(k->g, n, "axis", -1);
+    if (ax < 0)
+        ax += t->rank;
+    if (ax < 0 || ax >= t->rank)
+        return cg_fail(k, n, "axis out of range");
+    LLVMValueRef eps = dconst(k, (double)ir_attr_float(k->g, n, "epsilon", 1e-5f));
+    Type tail = *t;
+    tail.rank = (uint8_t)(t->rank - ax);
+    memmove(tail.dims, t->dims + ax, (size_t)tail.rank * sizeof(int64_t));
+    int64_t st[3][IR_MAX_RANK];
+    cg_strides(&tail, st[0]);
+    cg_bcast_strides(vt(k, n->in[1]), &tail, st[1]);
+    if (has_b)
+        cg_bcast_strides(vt(k, n->in[2]), &tail, st[2]);
+    else
+        memset(st[2], 0, sizeof st[2]);
+    int64_t len = (int64_t)type_numel_unchecked(&tail);
+    int64_t outer = len ? (int64_t)type_numel_unchecked(t) / len : 0;
+    LLVMBuilderRef b = k->b;
+    CgLoop lo, lj;
+    LLVMValueRef vo = cg_loop_begin(k, &lo, cg_i64(k, outer));
+    LLVMValueRef base = cg_mul(k, vo, cg_i64(k, len));
+    LLVMValueRef mp = dvar(k, 0), vp = dvar(k, 0);
+    LLVMBuildStore(b, dconst(k, 0), mp);
+    LLVMBuildStore(b, dconst(k, 0), vp);
+    LLVMValueRef j = cg_loop_begin(k, &lj, cg_i64(k, len));
+    LLVMBuildStore(b, LLVMBuildFAdd(b, dget(k, mp), load_d(k, a->in[0], cg_add(k, base, j)), ""), mp);
+    cg_loop_end(k, &lj);
+    LLVMValueRef mean = LLVMBuildFDiv(b, dget(k, mp), dconst(k, (double)len), "");
+    j = cg_loop_begin(k, &lj, cg_i64(k, len));
+    LLVMValueRef d = LLVMBuildFSub(b, load_d(k, a->in[0], cg_add(k, base, j)), mean, "");
+    LLVMBuildStore(b, LLVMBuildFAdd(b, dget(k, vp), LLVMBuildFMul(b, d, d, ""), ""), vp);
+    cg_loop_end(k, &lj);
+    LLVMValueRef var = LLVMBuildFDiv(b, dget(k, vp), dconst(k, (double)len), "");
+    LLVMValueRef s = LLVMBuildFAdd(b, var, eps, "");
+    LLVMTypeRef f64 = k->f64;
+    s = cg_call(k, "llvm.sqrt.f64", f64, &f64, &s, 1);
+    LLVMValueRef inv = LLVMBuildFDiv(b, dconst(k, 1.0), s, "");
+    CgNest ns;
+    LLVMValueRef idx[3];
+    cg_nest_begin(k, &ns, tail.dims, tail.rank, 3, (const int64_t (*)[IR_MAX_RANK])st, idx);
+    LLVMValueRef xi = cg_add(k, base, idx[0]);
+    LLVMValueRef v = LLVMBuildFMul(b, LLVMBuildFSub(b, load_d(k, a->in[0], xi), mean, ""), inv, "");
+    v = LLVMBuildFMul(b, v, load_d(k, a->in[1], idx[1]), "");
+    v = LLVMBuildFAdd(b, v, has_b ? load_d(k, a->in[2], idx[2]) : dconst(k, 0.0), "");
+    store_d(k, a->out[0], xi, v);
+    cg_nest_end(k, &ns);
+    cg_loop_end(k, &lo);
+    return true;
+}
+
+/* reduce_mean (double sum in input order, / count) and qreduce_mean (int64 sum of x - zx,
+ * then qn_qavg). Loops: kept axes outside, reduced axes inside, both in input order, so each
+ * output's sum sees its elements in the reference's order. */
+static bool
+emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    bool q = n->op == OP_QREDUCE_MEAN;
+    const Type *t = vt(k, n->in[0]), *y = vt(k, n->out[0]);
+    if (!q && !need_f32(k, n, 0))
+        return false;
+    if (q && (!t->q || t->q->axis >= 0 || !y->q || y->q->axis >= 0 || !elem_is_int(y->elem)))
+        return cg_fail(k, n, "qreduce_mean needs per-tensor quantized operand and result");
+    int64_t axes[IR_MAX_RANK];
+    int na = ir_attr_ints(k->g, n, "axes", axes, IR_MAX_RANK);
+    bool red[IR_MAX_RANK] = {0};
+    for (int d = 0; d < t->rank; d++)
+        red[d] = na < 0;
+    for (int i = 0; i < na; i++) {
+        int64_t ax = axes[i] < 0 ? axes[i] + t->rank : axes[i];
+        if (ax < 0 || ax >= t->rank)
+            return cg_fail(k, n, "axis %lld out of range", (long long)axes[i]);
+        red[ax] = true;
+    }
+    int64_t xs[IR_MAX_RANK], kd[IR_MAX_RANK], rd[IR_MAX_RANK];
+    int64_t kst[2][IR_MAX_RANK], rst[1][IR_MAX_RANK], cnt = 1, s = 1;
+    int nk = 0, nr = 0;
+    cg_strides(t, xs);
+    for (int d = 0; d < t->rank; d++) {
+        if (red[d]) {
+            rd[nr] = t->dims[d];
+            rst[0][nr++] = xs[d];
+            cnt *= t->dims[d];
+        } else {
+            kd[nk] = t->dims[d];
+            kst[0][nk++] = xs[d];
+        }
+    }
+    for (int d = nk - 1; d >= 0; d--) {
+        kst[1][d] = s;
+        s *= kd[d];
+    }
+    LLVMBuilderRef b = k->b;
+    CgNest nko, nre;
+    LLVMValueRef ki[2], ri[1];
+    LLVMValueRef accp = cg_entry_alloca(k, q ? k->i64 : k->f64);
+    cg_nest_begin(k, &nko, kd, nk, 2, (const int64_t (*)[IR_MAX_RANK])kst, ki);
+    LLVMBuildStore(b, q ? cg_i64(k, 0) : dconst(k, 0), accp);
+    cg_nest_begin(k, &nre, rd, nr, 1, (const int64_t (*)[IR_MAX_RANK])rst, ri);
+    LLVMValueRef xi = cg_add(k, ki[0], ri[0]);
+    if (q) {
+        LLVMValueRef v = LLVMBuildSub(b, cg_load_i64(k, t->elem, a->in[0], xi), cg_i64(k, t->q->zp[0]), "");
+        LLVMBuildStore(b, cg_add(k, LLVMBuildLoad2(b, k->i64, accp, ""), v), accp);
+    } else {
+        LLVMBuildStore(b, LLVMBuildFAdd(b, dget(k, accp), load_d(k, a->in[0], xi), ""), accp);
+    }
+    cg_nest_end(k, &nre);
+    if (q) {
+        int32_t lo = y->q->qmin, hi = y->q->qmax, zy = y->q->zp[0];
+        int64_t cl[4];
+        if (ir_attr_ints(k->g, n, "clamp", cl, 4) == 2) {
+            lo = (int32_t)(cl[0] > lo ? cl[0] : lo);
+            hi = (int32_t)(cl[1] < hi ? cl[1] : hi);
+        }
+        LLVMValueRef r;
+        if (cnt <= 0) {
+            r = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
+        } else {
+            /* qn_qavg: v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
+            LLVMValueRef v = LLVMBuildSIToFP(b, LLVMBuildLoad2(b, k->i64, accp, ""), k->f32, "");
+            v = LLVMBuildFMul(b, v, cg_f32(k, t->q->scale[0]), "");
+            v = LLVMBuildFDiv(b, v, cg_f32(k, (float)cnt), "");
+            v = LLVMBuildFDiv(b, v, cg_f32(k, y->q->scale[0]), "");
+            r = cg_finish_f32(k, v, cg_i64(k, zy), lo, hi);
+        }
+        cg_store_i64(k, y->elem, a->out[0], ki[1], r);
+    } else {
+        store_d(k, a->out[0], ki[1], LLVMBuildFDiv(b, dget(k, accp), dconst(k, (double)cnt), ""));
+    }
+    cg_nest_end(k, &nko);
+    return true;
+}
+
+/* ---- cast, dynamic quantization ---- */
+
+static bool
+emit_cast(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
+    ElemType from = x->elem, to = y->elem;
+    if (from == ET_F16 || to == ET_F16 || from == ET_NONE || to == ET_NONE)
+        return cg_fail(k, n, "cast from %s to %s is not supported", elem_name(from), elem_name(to));
+    LLVMBuilderRef b = k->b;
+    CgLoop l;
+    LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, (int64_t)type_numel_unchecked(x)));
+    LLVMValueRef v = cg_load_i64(k, from, a->in[0], i);
+    bool ff = elem_is_float(from);
+    if (ff && from == ET_F32)
+        v = LLVMBuildFPExt(b, v, k->f64, "");
+    if (to == ET_BOOL) {
+        LLVMValueRef nz = ff ? LLVMBuildFCmp(b, LLVMRealUNE, v, dconst(k, 0), "")
+                             : LLVMBuildICmp(b, LLVMIntNE, v, cg_i64(k, 0), "");
+        cg_store_i64(k, to, a->out[0], i, LLVMBuildZExt(b, nz, k->i64, ""));
+    } else if (elem_is_float(to)) {
+        LLVMValueRef d = v;
+        if (!ff)
+            d = from == ET_I64 ? LLVMBuildFPExt(b, LLVMBuildSIToFP(b, v, k->f32, ""), k->f64, "")
+                               : LLVMBuildSIToFP(b, v, k->f64, "");
+        cg_store_raw(k, to, a->out[0], i, to == ET_F32 ? LLVMBuildFPTrunc(b, d, k->f32, "") : d);
+    } else if (ff) {
+        /* NaN -> 0, >= 9.2e18 -> INT64_MAX, <= -9.2e18 -> INT64_MIN, else truncation */
+        LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, v, v, "");
+        LLVMValueRef safe = LLVMBuildSelect(b, nan, dconst(k, 0), v, "");
+        LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGE, safe, dconst(k, 9.2e18), "");
+        LLVMValueRef small = LLVMBuildFCmp(b, LLVMRealOLE, safe, dconst(k, -9.2e18), "");
+        safe = LLVMBuildSelect(b, LLVMBuildOr(b, big, small, ""), dconst(k, 0), safe, "");
+        LLVMValueRef r = LLVMBuildFPToSI(b, safe, k->i64, "");
+        r = LLVMBuildSelect(b, big, cg_i64(k, INT64_MAX), r, "");
+        r = LLVMBuildSelect(b, small, cg_i64(k, INT64_MIN), r, "");
+        cg_store_i64(k, to, a->out[0], i, r);
+    } else {
+        cg_store_i64(k, to, a->out[0], i, v);
+    }
+    cg_loop_end(k, &l);
+    return true;
+}
+
+/* ONNX DynamicQuantizeLinear as lib/ref: min/max with 0 (a NaN input is skipped here; the
+ * reference rejects it), scale = range / 255, zp = rne(clamp(0 - mn / scale, 0, 255)). */
+static bool
+emit_dynq(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    if (!need_f32(k, n, 0))
+        return false;
+    const Type *x = vt(k, n->in[0]);
+    int64_t cnt = (int64_t)type_numel_unchecked(x);
+    LLVMBuilderRef b = k->b;
+    LLVMValueRef mxp = cg_entry_alloca(k, k->f32), mnp = cg_entry_alloca(k, k->f32);
+    LLVMBuildStore(b, cg_f32(k, 0), mxp);
+    LLVMBuildStore(b, cg_f32(k, 0), mnp);
+    CgLoop l;
+    LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, cnt));
+    LLVMValueRef v = cg_load_raw(k, ET_F32, a->in[0], i);
+    LLVMValueRef mx = LLVMBuildLoad2(b, k->f32, mxp, ""), mn = LLVMBuildLoad2(b, k->f32, mnp, "");
+    LLVMBuildStore(b, fsel(k, LLVMRealOGT, v, mx, v, mx), mxp);
+    LLVMBuildStore(b, fsel(k, LLVMRealOLT, v, mn, v, mn), mnp);
+    cg_loop_end(k, &l);
+    mx = LLVMBuildLoad2(b, k->f32, mxp, "");
+    mn = LLVMBuildLoad2(b, k->f32, mnp, "");
+    LLVMValueRef range = fsel(k, LLVMRealOEQ, mx, mn, cg_f32(k, 1.0f), LLVMBuildFSub(b, mx, mn, ""));
+    LLVMValueRef scale = LLVMBuildFDiv(b, range, cg_f32(k, 255.0f), "");
+    LLVMValueRef izp = LLVMBuildFSub(b, cg_f32(k, 0.0f), LLVMBuildFDiv(b, mn, scale, ""), "");
+    izp = fsel(k, LLVMRealOLT, izp, cg_f32(k, 0), cg_f32(k, 0), izp);
+    izp = fsel(k, LLVMRealOGT, izp, cg_f32(k, 255), cg_f32(k, 255), izp);
+    LLVMValueRef zp = cg_finish_f32(k, izp, cg_i64(k, 0), 0, 255);
+    i = cg_loop_begin(k, &l, cg_i64(k, cnt));
+    v = LLVMBuildFDiv(b, cg_load_raw(k, ET_F32, a->in[0], i), scale, "");
+    cg_store_i64(k, ET_U8, a->out[0], i, cg_finish_f32(k, v, zp, 0, 255));
+    cg_loop_end(k, &l);
+    cg_store_raw(k, ET_F32, a->out[1], cg_i64(k, 0), scale);
+    cg_store_i64(k, ET_U8, a->out[2], cg_i64(k, 0), zp);
+    return true;
+}
+
+/* quantize / dequantize with run-time scale (and zero point) operands; per tensor or per axis
+ * ('axis', default 1). Range: the storage type's. */
+static bool
+emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    bool isq = n->op == OP_QUANTIZE;
+    const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
+    const Type *st = vt(k, n->in[1]);
+    bool has_zp = n->nin > 2 && n->in[2].id;
+    const Type *zt = has_zp ? vt(k, n->in[2]) : NULL;
+    ElemType storage = isq ? y->elem : x->elem;
+    if (ir_attr_int(k->g, n, "block_size", 0) != 0)
+        return cg_fail(k, n, "blocked quantization is not supported");
+    if (st->elem != ET_F32 || (isq && x->elem != ET_F32 && x->elem != ET_I32) ||
+        (!isq && y->elem != ET_F32) || !elem_is_int(storage))
+        return cg_fail(k, n, "unsupported element types for %s", op_info(n->op)->name);
+    size_t ns = type_numel_unchecked(st);
+    if (zt && type_numel_unchecked(zt) != ns)
+        return cg_fail(k, n, "scale has %zu values, zero point %zu", ns, type_numel_unchecked(zt));
+    int64_t outer = 1, dim = 1, inner = (int64_t)type_numel_unchecked(x);
+    if (st->rank != 0 && ns != 1) {
+        if (st->rank != 1)
+            return cg_fail(k, n, "scale of rank %d is not supported", st->rank);
+        int64_t ax = ir_attr_int(k->g, n, "axis", 1);
+        if (ax < 0)
+            ax += x->rank;
+        if (ax < 0 || ax >= x->rank || x->dims[ax] != (int64_t)ns)
+            return cg_fail(k, n, "per-axis scale of %zu values does not match axis %lld", ns,
+                           (long long)ax);
+        split_axis(x, (int)ax, &outer, &dim, &inner);
+    }
+    int64_t lo, hi;
+    elem_range(storage, &lo, &hi);
+    LLVMBuilderRef b = k->b;
+    CgLoop lo_, lc, li;
+    LLVMValueRef vo = cg_loop_begin(k, &lo_, cg_i64(k, outer));
+    LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, dim));
+    LLVMValueRef s = cg_load_raw(k, ET_F32, a->in[1], vc);
+    LLVMValueRef zp = has_zp ? cg_load_i64(k, zt->elem, a->in[2], vc) : cg_i64(k, 0);
+    LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, inner));
+    LLVMValueRef idx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vo, cg_i64(k, dim)), vc), cg_i64(k, inner)), vi);
+    if (isq) {
+        LLVMValueRef xv = cg_load_i64(k, x->elem, a->in[0], idx);
+        if (x->elem != ET_F32) /* (float)ref_get_f: int32 -> double -> float */
+            xv = LLVMBuildSIToFP(b, xv, k->f32, "");
+        cg_store_i64(k, y->elem, a->out[0], idx,
+                     cg_finish_f32(k, LLVMBuildFDiv(b, xv, s, ""), zp, lo, hi));
+    } else {
+        /* qn_dequantize((int32_t)q, s, zp): (f32)(q - zp) in int64, then * s */
+        LLVMValueRef q = cg_load_i64(k, x->elem, a->in[0], idx);
+        q = LLVMBuildSExt(b, LLVMBuildTrunc(b, q, k->i32, ""), k->i64, "");
+        LLVMValueRef d = LLVMBuildSub(b, q, zp, "");
+        cg_store_raw(k, ET_F32, a->out[0], idx, LLVMBuildFMul(b, LLVMBuildSIToFP(b, d, k->f32, ""), s, ""));
+    }
+    cg_loop_end(k, &li);
+    cg_loop_end(k, &lc);
+    cg_loop_end(k, &lo_);
+    return true;
+}
 
 bool
 cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a)
 {
-    (void)a;
-    return cg_fail(k, n, "%s is not supported by the code generator yet", op_info(n->op)->name);
+    switch (n->op) {
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_PRELU:
+        return emit_binary(k, n, a);
+    case OP_RELU: case OP_CLIP: case OP_LEAKY_RELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
+    case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU:
+        return emit_unary(k, n, a);
+    case OP_BATCHNORM:
+        return emit_batchnorm(k, n, a);
+    case OP_SOFTMAX:
+        return emit_softmax(k, n, a);
+    case OP_LAYERNORM:
+        return emit_layernorm(k, n, a);
+    case OP_REDUCE_MEAN: case OP_QREDUCE_MEAN:
+        return emit_reduce(k, n, a);
+    case OP_CAST:
+        return emit_cast(k, n, a);
+    case OP_DYNAMIC_QUANTIZE:
+        return emit_dynq(k, n, a);
+    case OP_QUANTIZE: case OP_DEQUANTIZE:
+        return emit_qdq_dynamic(k, n, a);
+    case OP_CONV: case OP_CONV_TRANSPOSE: case OP_MATMUL: case OP_GEMM: case OP_AVGPOOL:
+    case OP_GLOBAL_AVGPOOL: case OP_RESIZE:
+        return cg_emit_float_linear(k, n, a);
+    default:
+        break;
+    }
+    return cg_fail(k, n, "%s is not supported by the code generator", op_info(n->op)->name);
 }

@@ -1,0 +1,558 @@
+/* llvm_kernels_float_linear.c: float-island conv, conv_transpose, matmul, gemm, avgpool,
+ * global_avgpool and resize as plain loops, in the exact operation order of lib/ref
+ * (ref_linear.c, ref_pool.c): conv/matmul accumulate (double)x * (double)w in double, starting
+ * from the bias, over the same loop nest and skipping the same padded taps, and round once to
+ * f32; conv_transpose scatters into a double row in scratch in the reference's order; gemm
+ * rounds alpha*AB + beta*C with f32 operations; averages sum in double and divide once;
+ * resize gathers through index tables computed at compile time with the reference's own
+ * formulas (nearest: any element type; linear: the separable double interpolation, axis by
+ * axis in the reference's order). Results are therefore bit-identical to the reference. */
+#include "codegen/codegen.h"
+
+#include <llvm-c/Core.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const Type *
+vt(Kb *k, ValueId v)
+{
+    return &ir_value(k->g, v)->type;
+}
+
+static LLVMValueRef
+load_d(Kb *k, LLVMValueRef base, LLVMValueRef idx)
+{
+    return LLVMBuildFPExt(k->b, cg_load_raw(k, ET_F32, base, idx), k->f64, "");
+}
+
+static LLVMValueRef
+dconst(Kb *k, double v)
+{
+    return LLVMConstReal(k->f64, v);
+}
+
+static bool
+all_f32(Kb *k, Node *n)
+{
+    for (uint32_t i = 0; i < n->nin; i++)
+        if (n->in[i].id && vt(k, n->in[i])->elem != ET_F32)
+            return cg_fail(k, n, "operand %u must be f32, got %s", i,
+                           elem_name(vt(k, n->in[i])->elem));
+    if (vt(k, n->out[0])->elem != ET_F32)
+        return cg_fail(k, n, "the result must be f32");
+    return true;
+}
+
+/* i in [0, lim) */
+static LLVMValueRef
+in_range(Kb *k, LLVMValueRef i, int64_t lim)
+{
+    return LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, i, cg_i64(k, 0), ""),
+                        LLVMBuildICmp(k->b, LLVMIntSLT, i, cg_i64(k, lim), ""), "");
+}
+
+static LLVMValueRef
+lin3(Kb *k, LLVMValueRef *v, const int64_t *dims)
+{
+    return cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, v[0], cg_i64(k, dims[1])), v[1]), cg_i64(k, dims[2])), v[2]);
+}
+
+typedef struct FConv {
+    int64_t N, C, M, G, Cg, Mg, isp, osp, ksp;
+    CgWin w;
+} FConv;
+
+static bool
+fconv_geo(Kb *k, Node *n, bool tr, FConv *c)
+{
+    const Type *x = vt(k, n->in[0]), *wt = vt(k, n->in[1]), *y = vt(k, n->out[0]);
+    if (tr && ir_attr(k->g, n, "output_shape"))
+        return cg_fail(k, n, "'output_shape' is not supported (use pads)");
+    if (wt->rank != x->rank)
+        return cg_fail(k, n, "weight rank %d does not match input rank %d", wt->rank, x->rank);
+    int64_t ks[3] = {1, 1, 1};
+    for (int i = 0; i < x->rank - 2 && i < 3; i++)
+        ks[i] = wt->dims[2 + i];
+    if (!cg_window(k, n, x, y, ks, &c->w))
+        return false;
+    c->N = x->dims[0];
+    c->C = x->dims[1];
+    c->M = y->dims[1];
+    c->G = ir_attr_int(k->g, n, "group", 1);
+    if (c->G <= 0 || c->C % c->G || c->M % c->G)
+        return cg_fail(k, n, "invalid group count");
+    c->Cg = c->C / c->G;
+    c->Mg = c->M / c->G;
+    c->isp = c->w.in[0] * c->w.in[1] * c->w.in[2];
+    c->osp = c->w.out[0] * c->w.out[1] * c->w.out[2];
+    c->ksp = c->w.k[0] * c->w.k[1] * c->w.k[2];
+    return true;
+}
+
+/* conv_core of ref_linear.c */
+static bool
+emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    FConv c;
+    if (!all_f32(k, n) || !fconv_geo(k, n, false, &c))
+        return false;
+    const CgWin *W = &c.w;
+    bool has_b = n->nin > 2 && n->in[2].id;
+    LLVMBuilderRef b = k->b;
+    CgLoop ln, lm, lo[3], lc, lk[3];
+    LLVMValueRef vn = cg_loop_begin(k, &ln, cg_i64(k, c.N));
+    LLVMValueRef vm = cg_loop_begin(k, &lm, cg_i64(k, c.M));
+    LLVMValueRef grp = LLVMBuildSDiv(b, vm, cg_i64(k, c.Mg), "");
+    LLVMValueRef ov[3], kv[3], iv[3];
+    for (int d = 0; d < 3; d++)
+        ov[d] = cg_loop_begin(k, &lo[d], cg_i64(k, W->out[d]));
+    LLVMValueRef accp = cg_entry_alloca(k, k->f64);
+    LLVMBuildStore(b, has_b ? load_d(k, a->in[2], vm) : dconst(k, 0), accp);
+    LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, c.Cg));
+    LLVMValueRef xb = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.C)),
+                                       cg_add(k, cg_mul(k, grp, cg_i64(k, c.Cg)), vc)), cg_i64(k, c.isp));
+    LLVMValueRef wb = cg_mul(k, cg_add(k, cg_mul(k, vm, cg_i64(k, c.Cg)), vc), cg_i64(k, c.ksp));
+    LLVMValueRef inb = LLVMConstInt(k->i1, 1, 0);
+    for (int d = 0; d < 3; d++) {
+        kv[d] = cg_loop_begin(k, &lk[d], cg_i64(k, W->k[d]));
+        iv[d] = cg_add(k, LLVMBuildSub(b, cg_mul(k, ov[d], cg_i64(k, W->s[d])), cg_i64(k, W->pb[d]), ""),
+                       cg_mul(k, kv[d], cg_i64(k, W->d[d])));
+        inb = LLVMBuildAnd(b, inb, in_range(k, iv[d], W->in[d]), "");
+    }
+    LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, xb, lin3(k, iv, W->in)), cg_i64(k, 0), "");
+    LLVMValueRef p = LLVMBuildFMul(b, load_d(k, a->in[0], xi), load_d(k, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))), "");
+    LLVMValueRef acc = LLVMBuildLoad2(b, k->f64, accp, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, inb, LLVMBuildFAdd(b, acc, p, ""), acc, ""), accp);
+    for (int d = 2; d >= 0; d--)
+        cg_loop_end(k, &lk[d]);
+    cg_loop_end(k, &lc);
+    LLVMValueRef yi = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.M)), vm), cg_i64(k, c.osp)),
+                             lin3(k, ov, W->out));
+    cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFPTrunc(b, LLVMBuildLoad2(b, k->f64, accp, ""), k->f32, ""));
+    for (int d = 2; d >= 0; d--)
+        cg_loop_end(k, &lo[d]);
+    cg_loop_end(k, &lm);
+    cg_loop_end(k, &ln);
+    return true;
+}
+
+/* convt_core of ref_linear.c: a double row of osp accumulators in scratch per (n, m). */
+static bool
+emit_convt(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    FConv c;
+    if (!all_f32(k, n) || !fconv_geo(k, n, true, &c))
+        return false;
+    const CgWin *W = &c.w;
+    if (vt(k, n->in[1])->dims[0] != c.C || vt(k, n->in[1])->dims[1] != c.Mg)
+        return cg_fail(k, n, "weight shape does not match the channels");
+    bool has_b = n->nin > 2 && n->in[2].id;
+    LLVMBuilderRef b = k->b;
+    LLVMValueRef acc = a->scratch;
+    CgLoop ln, lm, lo, lc, li[3], lk[3];
+    LLVMValueRef vn = cg_loop_begin(k, &ln, cg_i64(k, c.N));
+    LLVMValueRef vm = cg_loop_begin(k, &lm, cg_i64(k, c.M));
+    LLVMValueRef grp = LLVMBuildSDiv(b, vm, cg_i64(k, c.Mg), ""), mm = LLVMBuildSRem(b, vm, cg_i64(k, c.Mg), "");
+    LLVMValueRef bias = has_b ? load_d(k, a->in[2], vm) : dconst(k, 0);
+    LLVMValueRef vo = cg_loop_begin(k, &lo, cg_i64(k, c.osp));
+    cg_store_raw(k, ET_F64, acc, vo, bias);
+    cg_loop_end(k, &lo);
+    LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, c.Cg));
+    LLVMValueRef cc = cg_add(k, cg_mul(k, grp, cg_i64(k, c.Cg)), vc);
+    LLVMValueRef xb = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.C)), cc), cg_i64(k, c.isp));
+    LLVMValueRef wb = cg_mul(k, cg_add(k, cg_mul(k, cc, cg_i64(k, c.Mg)), mm), cg_i64(k, c.ksp));
+    LLVMValueRef iv[3], kv[3], ov[3];
+    for (int d = 0; d < 3; d++)
+        iv[d] = cg_loop_begin(k, &li[d], cg_i64(k, W->in[d]));
+    LLVMValueRef xv = load_d(k, a->in[0], cg_add(k, xb, lin3(k, iv, W->in)));
+    LLVMValueRef inb = LLVMConstInt(k->i1, 1, 0);
+    for (int d = 0; d < 3; d++) {
+        kv[d] = cg_loop_begin(k, &lk[d], cg_i64(k, W->k[d]));
+        ov[d] = cg_add(k, LLVMBuildSub(b, cg_mul(k, iv[d], cg_i64(k, W->s[d])), cg_i64(k, W->pb[d]), ""),
+                       cg_mul(k, kv[d], cg_i64(k, W->d[d])));
+        inb = LLVMBuildAnd(b, inb, in_range(k, ov[d], W->out[d]), "");
+    }
+    LLVMValueRef oi = LLVMBuildSelect(b, inb, lin3(k, ov, W->out), cg_i64(k, 0), "");
+    LLVMValueRef p = LLVMBuildFMul(b, xv, load_d(k, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))), "");
+    LLVMValueRef cur = cg_load_raw(k, ET_F64, acc, oi);
+    cg_store_raw(k, ET_F64, acc, oi, LLVMBuildSelect(b, inb, LLVMBuildFAdd(b, cur, p, ""), cur, ""));
+    for (int d = 2; d >= 0; d--)
+        cg_loop_end(k, &lk[d]);
+    for (int d = 2; d >= 0; d--)
+        cg_loop_end(k, &li[d]);
+    cg_loop_end(k, &lc);
+    vo = cg_loop_begin(k, &lo, cg_i64(k, c.osp));
+    LLVMValueRef yi = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.M)), vm), cg_i64(k, c.osp)), vo);
+    cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFPTrunc(b, cg_load_raw(k, ET_F64, acc, vo), k->f32, ""));
+    cg_loop_end(k, &lo);
+    cg_loop_end(k, &lm);
+    cg_loop_end(k, &ln);
+    return true;
+}
+
+/* mm_core of ref_linear.c (numpy batch broadcasting, rank-1 operands promoted). */
+static bool
+emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    if (!all_f32(k, n))
+        return false;
+    const Type *at = vt(k, n->in[0]), *bt = vt(k, n->in[1]);
+    Type a2 = *at, b2 = *bt, batch;
+    if (at->rank == 1) {
+        a2.rank = 2;
+        a2.dims[0] = 1;
+        a2.dims[1] = at->dims[0];
+    }
+    if (bt->rank == 1) {
+        b2.rank = 2;
+        b2.dims[0] = bt->dims[0];
+        b2.dims[1] = 1;
+    }
+    int64_t M = a2.dims[a2.rank - 2], K = a2.dims[a2.rank - 1], N = b2.dims[b2.rank - 1];
+    if (b2.dims[b2.rank - 2] != K)
+        return cg_fail(k, n, "inner dimensions differ");
+    Type ba = a2, bb = b2;
+    ba.rank -= 2;
+    bb.rank -= 2;
+    if (!shape_broadcast(&ba, &bb, &batch))
+        return cg_fail(k, n, "batch dimensions do not broadcast");
+    int64_t st[3][IR_MAX_RANK];
+    cg_bcast_strides(&ba, &batch, st[0]);
+    cg_bcast_strides(&bb, &batch, st[1]);
+    cg_strides(&batch, st[2]);
+    for (int d = 0; d < batch.rank; d++) {
+        st[0][d] *= M * K;
+        st[1][d] *= K * N;
+        st[2][d] *= M * N;
+    }
+    LLVMBuilderRef b = k->b;
+    CgNest nb;
+    LLVMValueRef off[3];
+    cg_nest_begin(k, &nb, batch.dims, batch.rank, 3, (const int64_t (*)[IR_MAX_RANK])st, off);
+    CgLoop li, lj, lk;
+    LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, M));
+    LLVMValueRef vj = cg_loop_begin(k, &lj, cg_i64(k, N));
+    LLVMValueRef accp = cg_entry_alloca(k, k->f64);
+    LLVMBuildStore(b, dconst(k, 0), accp);
+    LLVMValueRef vk = cg_loop_begin(k, &lk, cg_i64(k, K));
+    LLVMValueRef av = load_d(k, a->in[0], cg_add(k, off[0], cg_add(k, cg_mul(k, vi, cg_i64(k, K)), vk)));
+    LLVMValueRef bv = load_d(k, a->in[1], cg_add(k, off[1], cg_add(k, cg_mul(k, vk, cg_i64(k, N)), vj)));
+    LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, k->f64, accp, ""), LLVMBuildFMul(b, av, bv, ""), ""), accp);
+    cg_loop_end(k, &lk);
+    LLVMValueRef yi = cg_add(k, off[2], cg_add(k, cg_mul(k, vi, cg_i64(k, N)), vj));
+    cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFPTrunc(b, LLVMBuildLoad2(b, k->f64, accp, ""), k->f32, ""));
+    cg_loop_end(k, &lj);
+    cg_loop_end(k, &li);
+    cg_nest_end(k, &nb);
+    return true;
+}
+
+/* run_gemm of ref_linear.c: double sum, then v = (f32)alpha * (f32)acc [+ (f32)beta * c]. */
+static bool
+emit_gemm(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    if (!all_f32(k, n))
+        return false;
+    Graph *g = k->g;
+    const Type *at = vt(k, n->in[0]), *bt = vt(k, n->in[1]), *yt = vt(k, n->out[0]);
+    if (at->rank != 2 || bt->rank != 2 || yt->rank != 2)
+        return cg_fail(k, n, "gemm needs 2-D operands");
+    bool ta = ir_attr_int(g, n, "transA", 0), tb = ir_attr_int(g, n, "transB", 0);
+    float alpha = ir_attr_float(g, n, "alpha", 1.0f), beta = ir_attr_float(g, n, "beta", 1.0f);
+    int64_t M = yt->dims[0], N = yt->dims[1], K = ta ? at->dims[0] : at->dims[1];
+    bool has_c = n->nin > 2 && n->in[2].id;
+    int64_t cst[IR_MAX_RANK] = {0, 0};
+    if (has_c) {
+        const Type *ct = vt(k, n->in[2]);
+        if (ct->rank > 2)
+            return cg_fail(k, n, "C must have rank <= 2");
+        cg_bcast_strides(ct, yt, cst);
+    }
+    LLVMBuilderRef b = k->b;
+    CgLoop li, lj, lk;
+    LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, M));
+    LLVMValueRef vj = cg_loop_begin(k, &lj, cg_i64(k, N));
+    LLVMValueRef accp = cg_entry_alloca(k, k->f64);
+    LLVMBuildStore(b, dconst(k, 0), accp);
+    LLVMValueRef vk = cg_loop_begin(k, &lk, cg_i64(k, K));
+    LLVMValueRef ai = ta ? cg_add(k, cg_mul(k, vk, cg_i64(k, M)), vi) : cg_add(k, cg_mul(k, vi, cg_i64(k, K)), vk);
+    LLVMValueRef bi = tb ? cg_add(k, cg_mul(k, vj, cg_i64(k, K)), vk) : cg_add(k, cg_mul(k, vk, cg_i64(k, N)), vj);
+    LLVMValueRef p = LLVMBuildFMul(b, load_d(k, a->in[0], ai), load_d(k, a->in[1], bi), "");
+    LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, k->f64, accp, ""), p, ""), accp);
+    cg_loop_end(k, &lk);
+    LLVMValueRef acc = LLVMBuildFPTrunc(b, LLVMBuildLoad2(b, k->f64, accp, ""), k->f32, "");
+    LLVMValueRef v = LLVMBuildFMul(b, cg_f32(k, alpha), acc, "");
+    if (has_c) {
+        LLVMValueRef ci = cg_add(k, cg_mul(k, vi, cg_i64(k, cst[0])), cg_mul(k, vj, cg_i64(k, cst[1])));
+        v = LLVMBuildFAdd(b, v, LLVMBuildFMul(b, cg_f32(k, beta), cg_load_raw(k, ET_F32, a->in[2], ci), ""), "");
+    }
+    cg_store_raw(k, ET_F32, a->out[0], cg_add(k, cg_mul(k, vi, cg_i64(k, N)), vj), v);
+    cg_loop_end(k, &lj);
+    cg_loop_end(k, &li);
+    return true;
+}
+
+/* pool() of ref_pool.c for avgpool / global_avgpool: double sum over the window taps inside
+ * the input; divisor = taps inside [-pb, in + pe) (count_include_pad) or the real taps. */
+static bool
+emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    if (!all_f32(k, n))
+        return false;
+    Graph *g = k->g;
+    const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
+    CgWin w;
+    if (n->op == OP_GLOBAL_AVGPOOL) {
+        if (x->rank < 3 || x->rank > 5)
+            return cg_fail(k, n, "rank %d is not supported", x->rank);
+        memset(&w, 0, sizeof w);
+        w.ns = x->rank - 2;
+        for (int i = 0; i < 3; i++) {
+            w.in[i] = w.k[i] = i < w.ns ? x->dims[2 + i] : 1;
+            w.out[i] = w.s[i] = w.d[i] = 1;
+        }
+    } else {
+        int64_t ks[IR_MAX_RANK] = {1, 1, 1};
+        if (ir_attr_ints(g, n, "kernel_shape", ks, IR_MAX_RANK) != x->rank - 2)
+            return cg_fail(k, n, "kernel_shape must have %d entries", x->rank - 2);
+        if (!cg_window(k, n, x, y, ks, &w))
+            return false;
+    }
+    bool incl = ir_attr_int(g, n, "count_include_pad", 0) != 0;
+    int64_t NC = x->dims[0] * x->dims[1];
+    int64_t isp = w.in[0] * w.in[1] * w.in[2], osp = w.out[0] * w.out[1] * w.out[2];
+    LLVMBuilderRef b = k->b;
+    CgLoop lp, lo[3], lk[3];
+    LLVMValueRef vp = cg_loop_begin(k, &lp, cg_i64(k, NC));
+    LLVMValueRef ov[3], kv[3], iv[3];
+    for (int d = 0; d < 3; d++)
+        ov[d] = cg_loop_begin(k, &lo[d], cg_i64(k, w.out[d]));
+    LLVMValueRef sump = cg_entry_alloca(k, k->f64), cntp = cg_entry_alloca(k, k->i64);
+    LLVMBuildStore(b, dconst(k, 0), sump);
+    LLVMBuildStore(b, cg_i64(k, 0), cntp);
+    /* count_include_pad divisor: product over axes of taps inside [-pb, in + pe) */
+    LLVMValueRef padcnt = cg_i64(k, 1);
+    for (int d = 0; d < 3; d++) {
+        LLVMValueRef taps = cg_i64(k, 0);
+        for (int64_t t = 0; t < w.k[d]; t++) {
+            LLVMValueRef i = cg_add(k, LLVMBuildSub(b, cg_mul(k, ov[d], cg_i64(k, w.s[d])), cg_i64(k, w.pb[d]), ""),
+                                    cg_i64(k, t * w.d[d]));
+            LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, i, cg_i64(k, -w.pb[d]), ""),
+                                           LLVMBuildICmp(b, LLVMIntSLT, i, cg_i64(k, w.in[d] + w.pe[d]), ""), "");
+            taps = cg_add(k, taps, LLVMBuildZExt(b, in, k->i64, ""));
+        }
+        padcnt = cg_mul(k, padcnt, taps);
+    }
+    LLVMValueRef inb = LLVMConstInt(k->i1, 1, 0);
+    for (int d = 0; d < 3; d++) {
+        kv[d] = cg_loop_begin(k, &lk[d], cg_i64(k, w.k[d]));
+        iv[d] = cg_add(k, LLVMBuildSub(b, cg_mul(k, ov[d], cg_i64(k, w.s[d])), cg_i64(k, w.pb[d]), ""),
+                       cg_mul(k, kv[d], cg_i64(k, w.d[d])));
+        inb = LLVMBuildAnd(b, inb, in_range(k, iv[d], w.in[d]), "");
+    }
+    LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, cg_mul(k, vp, cg_i64(k, isp)), lin3(k, iv, w.in)), cg_i64(k, 0), "");
+    LLVMValueRef s = LLVMBuildLoad2(b, k->f64, sump, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, inb, LLVMBuildFAdd(b, s, load_d(k, a->in[0], xi), ""), s, ""), sump);
+    LLVMBuildStore(b, cg_add(k, LLVMBuildLoad2(b, k->i64, cntp, ""), LLVMBuildZExt(b, inb, k->i64, "")), cntp);
+    for (int d = 2; d >= 0; d--)
+        cg_loop_end(k, &lk[d]);
+    LLVMValueRef div = incl ? padcnt : LLVMBuildLoad2(b, k->i64, cntp, "");
+    LLVMValueRef q = LLVMBuildFDiv(b, LLVMBuildLoad2(b, k->f64, sump, ""), LLVMBuildSIToFP(b, div, k->f64, ""), "");
+    q = LLVMBuildFPTrunc(b, q, k->f32, "");
+    q = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, div, cg_i64(k, 0), ""), cg_f32(k, 0.0f), q, "");
+    LLVMValueRef yi = cg_add(k, cg_mul(k, vp, cg_i64(k, osp)), lin3(k, ov, w.out));
+    cg_store_raw(k, ET_F32, a->out[0], yi, q);
+    for (int d = 2; d >= 0; d--)
+        cg_loop_end(k, &lo[d]);
+    cg_loop_end(k, &lp);
+    return true;
+}
+
+/* ---- resize (ref_pool.c) ---- */
+
+typedef enum { CT_HALF, CT_ASYM, CT_ALIGN, CT_PYTORCH } CoordMode;
+typedef enum { NM_RPF, NM_RPC, NM_FLOOR, NM_CEIL } NearestMode;
+
+static double
+orig_coord(CoordMode cm, int64_t xo, int64_t lin, int64_t lout)
+{
+    double scale = (double)lout / (double)lin;
+    switch (cm) {
+    case CT_HALF: return ((double)xo + 0.5) / scale - 0.5;
+    case CT_PYTORCH: return lout > 1 ? ((double)xo + 0.5) / scale - 0.5 : 0.0;
+    case CT_ALIGN: return lout == 1 ? 0.0 : (double)xo * (double)(lin - 1) / (double)(lout - 1);
+    case CT_ASYM: return (double)xo / scale;
+    }
+    return 0;
+}
+
+static int64_t
+nearest(NearestMode nm, double x, int64_t lin)
+{
+    double f = floor(x), r;
+    switch (nm) {
+    case NM_RPF: r = x - f == 0.5 ? f : floor(x + 0.5); break;
+    case NM_RPC: r = x - f == 0.5 ? f + 1 : floor(x + 0.5); break;
+    case NM_FLOOR: r = f; break;
+    default: r = ceil(x); break;
+    }
+    return r < 0 ? 0 : r > (double)(lin - 1) ? lin - 1 : (int64_t)r;
+}
+
+typedef struct RzAxis {
+    LLVMValueRef i0, i1, t, omt; /* tables over the output coordinate (i64, i64, f64, f64) */
+} RzAxis;
+
+/* Value of the linear interpolation after the first m resized axes (ax[0..m)) at the index
+ * vector idx (input coordinates on the other axes): the reference's separable order. */
+static LLVMValueRef
+rz_value(Kb *k, const Type *xt, const int *ax, const RzAxis *rz, int m, LLVMValueRef *idx,
+         LLVMValueRef *ov, LLVMValueRef x, const int64_t *xs)
+{
+    if (m == 0) {
+        LLVMValueRef off = cg_i64(k, 0);
+        for (int d = 0; d < xt->rank; d++)
+            off = cg_add(k, off, cg_mul(k, idx[d], cg_i64(k, xs[d])));
+        return load_d(k, x, off);
+    }
+    int a = ax[m - 1];
+    LLVMValueRef save = idx[a];
+    idx[a] = cg_load_i64(k, ET_I64, rz[m - 1].i0, ov[a]);
+    LLVMValueRef v0 = rz_value(k, xt, ax, rz, m - 1, idx, ov, x, xs);
+    idx[a] = cg_load_i64(k, ET_I64, rz[m - 1].i1, ov[a]);
+    LLVMValueRef v1 = rz_value(k, xt, ax, rz, m - 1, idx, ov, x, xs);
+    idx[a] = save;
+    LLVMBuilderRef b = k->b;
+    return LLVMBuildFAdd(b, LLVMBuildFMul(b, v0, cg_load_raw(k, ET_F64, rz[m - 1].omt, ov[a]), ""),
+                         LLVMBuildFMul(b, v1, cg_load_raw(k, ET_F64, rz[m - 1].t, ov[a]), ""), "");
+}
+
+static bool
+emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    Graph *g = k->g;
+    const Type *xt = vt(k, n->in[0]), *yt = vt(k, n->out[0]);
+    const char *mode = ir_attr_string(g, n, "mode", "nearest");
+    const char *ctm = ir_attr_string(g, n, "coordinate_transformation_mode", "half_pixel");
+    const char *nms = ir_attr_string(g, n, "nearest_mode", "round_prefer_floor");
+    CoordMode cm;
+    NearestMode nm;
+    if (!strcmp(ctm, "half_pixel")) cm = CT_HALF;
+    else if (!strcmp(ctm, "asymmetric")) cm = CT_ASYM;
+    else if (!strcmp(ctm, "align_corners")) cm = CT_ALIGN;
+    else if (!strcmp(ctm, "pytorch_half_pixel")) cm = CT_PYTORCH;
+    else
+        return cg_fail(k, n, "coordinate_transformation_mode '%s' is not supported", ctm);
+    if (!strcmp(nms, "round_prefer_floor")) nm = NM_RPF;
+    else if (!strcmp(nms, "round_prefer_ceil")) nm = NM_RPC;
+    else if (!strcmp(nms, "floor")) nm = NM_FLOOR;
+    else if (!strcmp(nms, "ceil")) nm = NM_CEIL;
+    else
+        return cg_fail(k, n, "nearest_mode '%s' is not supported", nms);
+    if (ir_attr_int(g, n, "antialias", 0) != 0 || ir_attr_int(g, n, "exclude_outside", 0) != 0)
+        return cg_fail(k, n, "antialias and exclude_outside are not supported");
+    bool linear = strcmp(mode, "linear") == 0;
+    if (!linear && strcmp(mode, "nearest") != 0)
+        return cg_fail(k, n, "resize mode '%s' is not supported", mode);
+    if (linear && (xt->elem != ET_F32 || yt->elem != ET_F32))
+        return cg_fail(k, n, "linear resize needs f32");
+    if (xt->elem != yt->elem || xt->rank != yt->rank)
+        return cg_fail(k, n, "operand and result types differ");
+    int r = xt->rank;
+    int64_t xs[IR_MAX_RANK], ys[1][IR_MAX_RANK];
+    cg_strides(xt, xs);
+    cg_strides(yt, ys[0]);
+    /* loops over the output; per-axis tables */
+    int ax[IR_MAX_RANK], nax = 0;
+    RzAxis rz[IR_MAX_RANK];
+    LLVMValueRef tabs[IR_MAX_RANK] = {0};
+    bool ok = true;
+    for (int d = 0; d < r && ok; d++) {
+        int64_t lin = xt->dims[d], lout = yt->dims[d];
+        if (!linear) {
+            int64_t *t = malloc((size_t)(lout ? lout : 1) * sizeof(int64_t));
+            if (!t)
+                return cg_fail(k, n, "out of memory");
+            for (int64_t o = 0; o < lout; o++)
+                t[o] = nearest(nm, orig_coord(cm, o, lin, lout), lin);
+            tabs[d] = cg_const_bytes(k, t, (size_t)(lout ? lout : 1) * sizeof(int64_t), "rz");
+            free(t);
+            continue;
+        }
+        if (lin == lout)
+            continue;
+        int64_t *i0 = malloc((size_t)lout * sizeof(int64_t)), *i1 = malloc((size_t)lout * sizeof(int64_t));
+        double *tt = malloc((size_t)lout * sizeof(double)), *om = malloc((size_t)lout * sizeof(double));
+        ok = i0 && i1 && tt && om;
+        for (int64_t o = 0; ok && o < lout; o++) {
+            double xo = orig_coord(cm, o, lin, lout);
+            xo = xo < 0 ? 0 : xo > (double)(lin - 1) ? (double)(lin - 1) : xo;
+            i0[o] = (int64_t)floor(xo);
+            i1[o] = i0[o] + 1 < lin ? i0[o] + 1 : lin - 1;
+            tt[o] = xo - (double)i0[o];
+            om[o] = 1 - tt[o];
+        }
+        if (ok) {
+            rz[nax].i0 = cg_const_bytes(k, i0, (size_t)lout * 8, "rz0");
+            rz[nax].i1 = cg_const_bytes(k, i1, (size_t)lout * 8, "rz1");
+            rz[nax].t = cg_const_bytes(k, tt, (size_t)lout * 8, "rzt");
+            rz[nax].omt = cg_const_bytes(k, om, (size_t)lout * 8, "rzo");
+            ax[nax++] = d;
+        }
+        free(i0);
+        free(i1);
+        free(tt);
+        free(om);
+    }
+    if (!ok)
+        return cg_fail(k, n, "out of memory");
+    if (linear && nax > 4)
+        return cg_fail(k, n, "linear resize over more than 4 axes is not supported");
+    CgNest ns;
+    LLVMValueRef yi;
+    cg_nest_begin(k, &ns, yt->dims, r, 1, (const int64_t (*)[IR_MAX_RANK])ys, &yi);
+    LLVMValueRef ov[IR_MAX_RANK], idx[IR_MAX_RANK];
+    for (int d = 0; d < r; d++)
+        ov[d] = ns.l[d].iv;
+    if (!linear) {
+        LLVMValueRef src = cg_i64(k, 0);
+        for (int d = 0; d < r; d++)
+            src = cg_add(k, src, cg_mul(k, cg_load_i64(k, ET_I64, tabs[d], ov[d]), cg_i64(k, xs[d])));
+        cg_store_raw(k, yt->elem, a->out[0], yi, cg_load_raw(k, xt->elem, a->in[0], src));
+    } else {
+        for (int d = 0; d < r; d++)
+            idx[d] = ov[d];
+        LLVMValueRef v = rz_value(k, xt, ax, rz, nax, idx, ov, a->in[0], xs);
+        cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFPTrunc(k->b, v, k->f32, ""));
+    }
+    cg_nest_end(k, &ns);
+    return true;
+}
+
+int64_t
+cg_float_linear_scratch(Kb *k, Node *n)
+{
+    if (n->op != OP_CONV_TRANSPOSE)
+        return 0;
+    FConv c;
+    if (!fconv_geo(k, n, true, &c))
+        return -1;
+    return c.osp * 8;
+}
+
+bool
+cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    switch (n->op) {
+    case OP_CONV: return emit_conv(k, n, a);
+    case OP_CONV_TRANSPOSE: return emit_convt(k, n, a);
+    case OP_MATMUL: return emit_matmul(k, n, a);
+    case OP_GEMM: return emit_gemm(k, n, a);
+    case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: return emit_avgpool(k, n, a);
+    case OP_RESIZE: return emit_resize(k, n, a);
+    default: break;
+    }
+    return cg_fail(k, n, "%s is not supported by the code generator", op_info(n->op)->name);
+}
