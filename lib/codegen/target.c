@@ -12,6 +12,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,7 +29,7 @@ set_err(char *err, size_t errlen, const char *fmt, ...)
 }
 
 static void
-init_backends(void)
+init_backends_once(void)
 {
     LLVMInitializeX86TargetInfo();
     LLVMInitializeX86Target();
@@ -38,6 +39,16 @@ init_backends(void)
     LLVMInitializeAArch64Target();
     LLVMInitializeAArch64TargetMC();
     LLVMInitializeAArch64AsmPrinter();
+}
+
+/* LLVM's target registry is process-wide and registering is not thread-safe (two threads
+ * registering a target at once can link it into the registry's list twice), so separate
+ * contexts compiling on separate threads register once, here. */
+static void
+init_backends(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_backends_once);
 }
 
 /* ---- ISA flags and their implications ---- */

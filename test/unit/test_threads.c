@@ -1,10 +1,11 @@
 /* test_threads.c: separate contexts are usable from separate threads at the same time
  * (include/qdqc/qdqc.h, docs/api.md). Two pthreads, each with its own context, repeatedly
  * parse a QDQ graph (different per thread), run the default pipeline, run it in the reference
- * interpreter, JIT-compile it and run that, and compare: the JIT equals the reference, and both
- * equal what the same thread computed alone before the threads started. Each thread also
- * provokes a parse error and checks the diagnostic stayed in its own context. Only the public
- * API is used.
+ * interpreter, JIT-compile it and run that, and compare: the JIT equals the reference in every
+ * round, every round gives the same result, and that equals what the same work computes on the
+ * main thread afterwards. The threads start together and are the process's first users of the
+ * library (and of LLVM's target registry). Each thread also provokes a parse error and checks
+ * the diagnostic stayed in its own context. Only the public API is used.
  *
  * Usage: test_threads    (prints "N passed, M failed"; exit status 1 on failure) */
 #define _POSIX_C_SOURCE 200809L
@@ -24,7 +25,7 @@ typedef struct Worker {
     pthread_barrier_t *start;
     long passed, failed;
     char first_failure[512];
-    unsigned char want[MAX_NY]; /* outputs computed before the threads started */
+    unsigned char got[MAX_NY];  /* the thread's first-round output */
 } Worker;
 
 static void
@@ -155,7 +156,10 @@ worker_main(void *arg)
         memset(jit, 0x55, sizeof jit);
         one_round(w, ref, jit);
         check(w, memcmp(ref, jit, ny) == 0, "JIT == reference", "");
-        check(w, memcmp(ref, w->want, ny) == 0, "same result as alone", "");
+        if (r == 0)
+            memcpy(w->got, ref, ny);
+        else
+            check(w, memcmp(ref, w->got, ny) == 0, "same result every round", "");
     }
     return NULL;
 }
@@ -173,13 +177,6 @@ main(void)
     for (int i = 0; i < 2; i++) {
         ws[i].id = i;
         ws[i].start = &start;
-        /* the single-threaded result each thread must reproduce */
-        unsigned char jit[MAX_NY];
-        one_round(&ws[i], ws[i].want, jit);
-        int nonzero = 0;
-        for (int k = 0; k < out_channels(i) * 64; k++)
-            nonzero += ws[i].want[k] != 0;
-        check(&ws[i], nonzero > 0, "the reference output is not all zero", "");
     }
     pthread_t th[2];
     int started = 0;
@@ -199,6 +196,17 @@ main(void)
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
     pthread_barrier_destroy(&start);
+    for (int i = 0; i < 2; i++) {
+        /* the same work alone on this thread gives what the thread got */
+        unsigned char want[MAX_NY], jit[MAX_NY];
+        size_t ny = (size_t)out_channels(i) * 64;
+        one_round(&ws[i], want, jit);
+        check(&ws[i], memcmp(want, ws[i].got, ny) == 0, "threaded == alone", "");
+        size_t nonzero = 0;
+        for (size_t k = 0; k < ny; k++)
+            nonzero += want[k] != 0;
+        check(&ws[i], nonzero > ny / 4, "the output is not mostly zero", "");
+    }
     long passed = 0, failed = 0;
     for (int i = 0; i < 2; i++) {
         passed += ws[i].passed;
