@@ -301,8 +301,13 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
         if (!n->q && n->nin > 1 && n->in[1].id)
             return cg_emit_float(k, n, a);
         return cg_emit_int(k, n, a);
+    case OP_MAXPOOL:
+        /* 3 spatial dims: llvm_kernels_float_linear.c */
+        if (ir_value(k->g, n->in[0])->type.rank == 5)
+            return cg_emit_float_linear(k, n, a);
+        return cg_emit_int(k, n, a);
     case OP_LUT: case OP_REQUANTIZE: case OP_QADD:
-    case OP_QSUB: case OP_QMUL: case OP_QAVGPOOL: case OP_MAXPOOL:
+    case OP_QSUB: case OP_QMUL: case OP_QAVGPOOL:
         return cg_emit_int(k, n, a);
     default:
         break;

@@ -149,7 +149,7 @@ emit_binary(Kb *k, Node *n, const CgNodeArgs *a)
     if (fl && (ta->elem != ET_F32 || tb->elem != ET_F32))
         return cg_fail(k, n, "operands must be f32");
     if (!fl && (!elem_is_int(y->elem) || !elem_is_int(ta->elem) || !elem_is_int(tb->elem) ||
-                n->op == OP_DIV || y->q))
+                y->q))
         return cg_fail(k, n, "%s on %s is not supported", op_info(n->op)->name,
                        elem_name(y->elem));
     int64_t st[3][IR_MAX_RANK];
@@ -180,6 +180,16 @@ emit_binary(Kb *k, Node *n, const CgNodeArgs *a)
         case OP_ADD: r = LLVMBuildAdd(k->b, x, z, ""); break;
         case OP_SUB: r = LLVMBuildSub(k->b, x, z, ""); break;
         case OP_MUL: r = LLVMBuildMul(k->b, x, z, ""); break;
+        case OP_DIV: {
+            /* C division (toward zero) in int64. The reference rejects a zero divisor (and
+             * INT64_MIN / -1); compiled code cannot fail at run time and gives 0 there. */
+            LLVMValueRef bad = LLVMBuildOr(k->b, LLVMBuildICmp(k->b, LLVMIntEQ, z, cg_i64(k, 0), ""),
+                                           LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntEQ, z, cg_i64(k, -1), ""),
+                                                        LLVMBuildICmp(k->b, LLVMIntEQ, x, cg_i64(k, INT64_MIN), ""), ""), "");
+            LLVMValueRef zs = LLVMBuildSelect(k->b, bad, cg_i64(k, 1), z, "");
+            r = LLVMBuildSelect(k->b, bad, cg_i64(k, 0), LLVMBuildSDiv(k->b, x, zs, ""), "");
+            break;
+        }
         default:
             r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, x, cg_i64(k, 0), ""),
                                 LLVMBuildMul(k->b, x, z, ""), x, "");
@@ -205,9 +215,13 @@ clip_bound(Kb *k, Node *n, const CgNodeArgs *a, uint32_t i, const char *name, do
            LLVMValueRef *out)
 {
     if (i < n->nin && n->in[i].id) {
-        if (!need_f32(k, n, i))
-            return false;
-        *out = load_d(k, a->in[i], cg_i64(k, 0));
+        ElemType e = vt(k, n->in[i])->elem;
+        if (e == ET_F32)
+            *out = load_d(k, a->in[i], cg_i64(k, 0));
+        else if (elem_is_int(e)) /* ref_get_f of an integer: exact in double below 2^53 */
+            *out = LLVMBuildSIToFP(k->b, cg_load_i64(k, e, a->in[i], cg_i64(k, 0)), k->f64, "");
+        else
+            return cg_fail(k, n, "clip bound %u must be f32 or an integer", i);
         return true;
     }
     const Attr *at = ir_attr(k->g, n, name);
@@ -224,6 +238,31 @@ emit_unary(Kb *k, Node *n, const CgNodeArgs *a)
     Graph *g = k->g;
     const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
     int64_t cnt = (int64_t)type_numel_unchecked(y);
+    if (x->elem != ET_F32 && n->op == OP_CLIP && elem_is_int(x->elem) && y->elem == x->elem &&
+        x->elem != ET_I64) {
+        /* ref: if ((double)v < lo) v = (int64)lo; if ((double)v > hi) v = (int64)hi */
+        LLVMValueRef lo, hi;
+        if (!clip_bound(k, n, a, 1, "min", -INFINITY, &lo) ||
+            !clip_bound(k, n, a, 2, "max", INFINITY, &hi))
+            return false;
+        int64_t emin, emax;
+        elem_range(x->elem, &emin, &emax);
+        /* an infinite or out-of-range bound never applies to a value of this type */
+        lo = fsel(k, LLVMRealOLT, lo, dconst(k, (double)emin), dconst(k, (double)emin), lo);
+        hi = fsel(k, LLVMRealOGT, hi, dconst(k, (double)emax), dconst(k, (double)emax), hi);
+        CgLoop l;
+        LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, cnt));
+        LLVMValueRef v = cg_load_i64(k, x->elem, a->in[0], i);
+        LLVMValueRef d = LLVMBuildSIToFP(k->b, v, k->f64, "");
+        v = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, d, lo, ""),
+                            LLVMBuildFPToSI(k->b, lo, k->i64, ""), v, "");
+        d = LLVMBuildSIToFP(k->b, v, k->f64, "");
+        v = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, d, hi, ""),
+                            LLVMBuildFPToSI(k->b, hi, k->i64, ""), v, "");
+        cg_store_i64(k, y->elem, a->out[0], i, v);
+        cg_loop_end(k, &l);
+        return true;
+    }
     if (x->elem != ET_F32) {
         if (n->op == OP_RELU && elem_is_int(x->elem) && !x->q && y->elem == x->elem) {
             CgLoop l;
@@ -555,14 +594,15 @@ emit_cast(Kb *k, Node *n, const CgNodeArgs *a)
 {
     const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
     ElemType from = x->elem, to = y->elem;
-    if (from == ET_F16 || to == ET_F16 || from == ET_NONE || to == ET_NONE)
+    if ((from == ET_F16 && !elem_is_float(to)) || (to == ET_F16 && !elem_is_float(from)) ||
+        from == ET_NONE || to == ET_NONE)
         return cg_fail(k, n, "cast from %s to %s is not supported", elem_name(from), elem_name(to));
     LLVMBuilderRef b = k->b;
     CgLoop l;
     LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, (int64_t)type_numel_unchecked(x)));
     LLVMValueRef v = cg_load_i64(k, from, a->in[0], i);
     bool ff = elem_is_float(from);
-    if (ff && from == ET_F32)
+    if (ff && (from == ET_F32 || from == ET_F16))
         v = LLVMBuildFPExt(b, v, k->f64, "");
     if (to == ET_BOOL) {
         LLVMValueRef nz = ff ? LLVMBuildFCmp(b, LLVMRealUNE, v, dconst(k, 0), "")
@@ -573,7 +613,11 @@ emit_cast(Kb *k, Node *n, const CgNodeArgs *a)
         if (!ff)
             d = from == ET_I64 ? LLVMBuildFPExt(b, LLVMBuildSIToFP(b, v, k->f32, ""), k->f64, "")
                                : LLVMBuildSIToFP(b, v, k->f64, "");
-        cg_store_raw(k, to, a->out[0], i, to == ET_F32 ? LLVMBuildFPTrunc(b, d, k->f32, "") : d);
+        if (to != ET_F64) /* tensor_set_f: (float)d, then f32 -> f16 */
+            d = LLVMBuildFPTrunc(b, d, k->f32, "");
+        if (to == ET_F16)
+            d = LLVMBuildFPTrunc(b, d, cg_elem_type(k, ET_F16), "");
+        cg_store_raw(k, to, a->out[0], i, d);
     } else if (ff) {
         /* NaN -> 0, >= 9.2e18 -> INT64_MAX, <= -9.2e18 -> INT64_MIN, else truncation */
         LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, v, v, "");

@@ -370,6 +370,75 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
+/* maxpool of ref_pool.c over any element type, for 3 spatial dims (1-D/2-D: llvm_kernels_int.c):
+ * the first maximum of the taps inside the input, a NaN wins; raw bytes are copied. A window
+ * that covers only padding is rejected at compile time (shapes are static). */
+static bool
+emit_maxpool3(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    Graph *g = k->g;
+    const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
+    int64_t ks[IR_MAX_RANK] = {1, 1, 1};
+    if (ir_attr_ints(g, n, "kernel_shape", ks, IR_MAX_RANK) != x->rank - 2)
+        return cg_fail(k, n, "kernel_shape must have %d entries", x->rank - 2);
+    if (ir_attr_int(g, n, "storage_order", 0) != 0)
+        return cg_fail(k, n, "storage_order=1 is not supported");
+    if (x->elem != y->elem || x->elem == ET_F16 || x->elem == ET_NONE)
+        return cg_fail(k, n, "maxpool on %s is not supported", elem_name(x->elem));
+    CgWin w;
+    if (!cg_window(k, n, x, y, ks, &w))
+        return false;
+    for (int d = 0; d < 3; d++)
+        for (int64_t o = 0; o < w.out[d]; o++) {
+            bool any = false;
+            for (int64_t t = 0; t < w.k[d] && !any; t++) {
+                int64_t i = o * w.s[d] - w.pb[d] + t * w.d[d];
+                any = i >= 0 && i < w.in[d];
+            }
+            if (!any)
+                return cg_fail(k, n, "a pooling window covers only padding");
+        }
+    bool fl = elem_is_float(x->elem);
+    int64_t NC = x->dims[0] * x->dims[1];
+    int64_t isp = w.in[0] * w.in[1] * w.in[2], osp = w.out[0] * w.out[1] * w.out[2];
+    LLVMBuilderRef b = k->b;
+    LLVMTypeRef vty = fl ? k->f64 : k->i64;
+    CgLoop lp, lo[3], lk[3];
+    LLVMValueRef vp = cg_loop_begin(k, &lp, cg_i64(k, NC));
+    LLVMValueRef ov[3], kv[3], iv[3];
+    for (int d = 0; d < 3; d++)
+        ov[d] = cg_loop_begin(k, &lo[d], cg_i64(k, w.out[d]));
+    LLVMValueRef bestp = cg_entry_alloca(k, vty), bip = cg_entry_alloca(k, k->i64);
+    LLVMBuildStore(b, LLVMConstNull(vty), bestp);
+    LLVMBuildStore(b, cg_i64(k, -1), bip);
+    LLVMValueRef inb = LLVMConstInt(k->i1, 1, 0);
+    for (int d = 0; d < 3; d++) {
+        kv[d] = cg_loop_begin(k, &lk[d], cg_i64(k, w.k[d]));
+        iv[d] = cg_add(k, LLVMBuildSub(b, cg_mul(k, ov[d], cg_i64(k, w.s[d])), cg_i64(k, w.pb[d]), ""),
+                       cg_mul(k, kv[d], cg_i64(k, w.d[d])));
+        inb = LLVMBuildAnd(b, inb, in_range(k, iv[d], w.in[d]), "");
+    }
+    LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, cg_mul(k, vp, cg_i64(k, isp)), lin3(k, iv, w.in)), cg_i64(k, 0), "");
+    LLVMValueRef v = cg_load_i64(k, x->elem, a->in[0], xi);
+    if (x->elem == ET_F32)
+        v = LLVMBuildFPExt(b, v, k->f64, "");
+    LLVMValueRef best = LLVMBuildLoad2(b, vty, bestp, ""), bi = LLVMBuildLoad2(b, k->i64, bip, "");
+    LLVMValueRef better = fl ? LLVMBuildFCmp(b, LLVMRealUGT, v, best, "") /* v > best or NaN */
+                             : LLVMBuildICmp(b, LLVMIntSGT, v, best, "");
+    better = LLVMBuildOr(b, better, LLVMBuildICmp(b, LLVMIntSLT, bi, cg_i64(k, 0), ""), "");
+    better = LLVMBuildAnd(b, inb, better, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, better, v, best, ""), bestp);
+    LLVMBuildStore(b, LLVMBuildSelect(b, better, xi, bi, ""), bip);
+    for (int d = 2; d >= 0; d--)
+        cg_loop_end(k, &lk[d]);
+    LLVMValueRef yi = cg_add(k, cg_mul(k, vp, cg_i64(k, osp)), lin3(k, ov, w.out));
+    cg_store_raw(k, x->elem, a->out[0], yi, cg_load_raw(k, x->elem, a->in[0], LLVMBuildLoad2(b, k->i64, bip, "")));
+    for (int d = 2; d >= 0; d--)
+        cg_loop_end(k, &lo[d]);
+    cg_loop_end(k, &lp);
+    return true;
+}
+
 /* ---- resize (ref_pool.c) ---- */
 
 typedef enum { CT_HALF, CT_ASYM, CT_ALIGN, CT_PYTORCH } CoordMode;
@@ -551,6 +620,7 @@ cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a)
     case OP_MATMUL: return emit_matmul(k, n, a);
     case OP_GEMM: return emit_gemm(k, n, a);
     case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: return emit_avgpool(k, n, a);
+    case OP_MAXPOOL: return emit_maxpool3(k, n, a);
     case OP_RESIZE: return emit_resize(k, n, a);
     default: break;
     }

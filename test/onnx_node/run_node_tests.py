@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """run_node_tests.py: run Debian's ONNX node tests (libonnx-testdata) through
-`qdqc run MODEL --engine=ref` and compare with their expected outputs.
+`qdqc run MODEL --engine=ref` (or --engine=jit) and compare with their expected outputs.
 
 For every test directory whose name (without "test_") matches one of the patterns, each
 test_data_set_*/input_*.pb and output_*.pb is converted to .npy with onnx.numpy_helper, the
@@ -11,7 +11,8 @@ Prints one line per test (PASS / FAIL: reason / XFAIL / XPASS) and a final line
 "N passed, M failed" (XFAIL counts as passed-as-expected, XPASS as failed: update the list).
 Exit status 0 only if nothing failed.
 
-  run_node_tests.py --qdqc build/bin/qdqc [--passes=...] [--xfail FILE ...] [PATTERN ...]
+  run_node_tests.py --qdqc build/bin/qdqc [--engine=ref|jit] [--passes=...] [--xfail FILE ...]
+                    [PATTERN ...]
 """
 import argparse
 import fnmatch
@@ -83,7 +84,7 @@ def compare(got, want, rtol, atol):
     return None
 
 
-def run_test(qdqc, tdir, passes, work, rtol, atol):
+def run_test(qdqc, tdir, passes, work, rtol, atol, engine="ref"):
     model = onnx.load(os.path.join(tdir, "model.onnx"))
     inits = {i.name for i in model.graph.initializer}
     in_names = [i.name for i in model.graph.input if i.name not in inits]
@@ -94,7 +95,7 @@ def run_test(qdqc, tdir, passes, work, rtol, atol):
     for si, sd in enumerate(sets):
         wd = os.path.join(work, "set%d" % si)
         os.makedirs(wd, exist_ok=True)
-        cmd = [qdqc, "run", os.path.join(tdir, "model.onnx"), "--engine=ref",
+        cmd = [qdqc, "run", os.path.join(tdir, "model.onnx"), "--engine=" + engine,
                "--output-dir", os.path.join(wd, "out")]
         if passes is not None:
             cmd.append("--passes=" + passes)
@@ -132,6 +133,8 @@ def main():
     ap.add_argument("--xfail", action="append", default=[],
                     help="file of expected failures: one test name per line, '#' comments "
                          "(repeatable)")
+    ap.add_argument("--engine", default="ref", choices=["ref", "jit"],
+                    help="qdqc run engine (default: ref)")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -161,7 +164,7 @@ def main():
             wd = os.path.join(work, n)
             try:
                 why = run_test(a.qdqc, os.path.join(a.node_dir, "test_" + n), a.passes, wd,
-                               a.rtol, a.atol)
+                               a.rtol, a.atol, a.engine)
             except Exception as e:  # a broken test file is a failure, not a crash
                 why = "runner: %s: %s" % (type(e).__name__, e)
             if n in xfail:
