@@ -134,6 +134,9 @@ graph_free(Graph *g)
     free(g->uses);
     g->use_start = NULL;
     g->uses = NULL;
+    free(g->name_taken);
+    g->name_taken = NULL;
+    g->name_taken_cap = 0;
 }
 
 void
@@ -169,10 +172,21 @@ ir_lookup_value(Graph *g, const char *name)
 static bool
 name_taken(Graph *g, uint32_t id)
 {
-    for (uint32_t i = 1; i < g->values.len; i++)
-        if (g->values.data[i].name == id)
-            return true;
-    return false;
+    return id < g->name_taken_cap && g->name_taken[id];
+}
+
+static void
+mark_name_taken(Graph *g, uint32_t id)
+{
+    if (id >= g->name_taken_cap) {
+        uint32_t cap = g->name_taken_cap ? g->name_taken_cap : 256;
+        while (cap <= id)
+            cap *= 2;
+        g->name_taken = xrealloc(g->name_taken, cap);
+        memset(g->name_taken + g->name_taken_cap, 0, cap - g->name_taken_cap);
+        g->name_taken_cap = cap;
+    }
+    g->name_taken[id] = 1;
 }
 
 ValueId
@@ -192,6 +206,7 @@ ir_add_value(Graph *g, const char *name, const Type *t)
             id = intern(&g->m->strs, buf);
         } while (name_taken(g, id));
     }
+    mark_name_taken(g, id);
     Value v = {0};
     v.name = id;
     v.type = *t;
@@ -875,6 +890,10 @@ ir_compact(Graph *g)
         ng.m = g->m;
         ng.name = g->name;
         ng.name_counter = g->name_counter;
+        ng.name_taken = g->name_taken;
+        ng.name_taken_cap = g->name_taken_cap;
+        g->name_taken = NULL;
+        g->name_taken_cap = 0;
         Node n0 = {0};
         Value v0 = {0};
         vec_push(&ng.nodes, n0);

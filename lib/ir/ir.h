@@ -137,6 +137,10 @@ typedef struct Graph {
     Use *uses;
     bool uses_valid;
     uint32_t name_counter;
+    /* names ever given to a value of this graph (indexed by interned id), so fresh names are
+     * found in constant time; a name stays taken after its value is removed */
+    uint8_t *name_taken;
+    uint32_t name_taken_cap;
 } Graph;
 
 struct qdqc_module {
