@@ -129,6 +129,7 @@ typedef struct Kb {
     char *err;
     size_t errlen;
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
+    const uint8_t *nhwc; /* per ValueId: stored NHWC (cg_layout_plan, llvm_conv_nhwc.c) */
 } Kb;
 
 /* Operand/result pointers of one node kernel: in[i] NULL for an absent operand or one consumed
@@ -199,7 +200,6 @@ bool cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a);   /* llvm_kernels_conv
 int64_t cg_linear_scratch(Kb *k, Node *n);
 bool cg_linear_static(Kb *k, Node *n, uint32_t i);
 bool cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a);    /* llvm_kernels_float.c */
-
 /* float conv, conv_transpose, matmul, gemm, avgpool, global_avgpool, resize
  * (llvm_kernels_float_linear.c) */
 bool cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a);
@@ -234,4 +234,5 @@ bool cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kern
 /* Call libm's double function name(x) (exp, tanh, erf): the JIT resolves it in the process,
  * objects link with -lm. */
 LLVMValueRef cg_libm(Kb *k, const char *name, LLVMValueRef x);
+
 #endif

@@ -19,6 +19,7 @@
 #include "codegen/codegen.h"
 
 #include "codegen/cg_util.h"
+#include "codegen/llvm_conv_nhwc.h"
 
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
@@ -186,6 +187,8 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     uint32_t nsteps = 0;
     Kb k;
     kb_init(&k, b, g, o, err, sizeof err);
+    uint8_t *nhwc = ok ? cg_layout_plan(&k) : NULL;
+    k.nhwc = nhwc;
     for (uint32_t i = 0; ok && i < g->inputs.len; i++)
         loc[g->inputs.data[i].id] = (Loc1){LOC_IN, i, NULL};
     for (uint32_t i = 1; ok && i < nnodes; i++) {
@@ -255,6 +258,9 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         LLVMValueRef fn = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.vd, pt, np, 0));
         LLVMSetLinkage(fn, LLVMInternalLinkage);
         fn_attrs(&k, fn);
+        /* one symbol per node: readable profiles (perf), and run_ex stays small */
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(k.c, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
         fns[s] = fn;
         k.fn = fn;
         LLVMPositionBuilderAtEnd(k.b, LLVMAppendBasicBlockInContext(k.c, fn, "entry"));
@@ -329,6 +335,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     }
     LLVMDisposeBuilder(k.b);
     free(fns);
+    free(nhwc);
     free(loc);
     free(reqs);
     free(scratch_req);

@@ -1,6 +1,8 @@
 /* llvm_kernels_conv.c: qconv and qmatmul.
  *
- * qconv (regular and grouped, 1-D/2-D, strided, padded, dilated) goes through the GEMM generator
+ * Non-grouped qconv goes through the NHWC lowering of llvm_conv_nhwc.c (input transposed once,
+ * no im2col for 1x1 stride 1, per-tap row copies otherwise), depthwise through its padded-plane
+ * kernel. Grouped qconv (1-D/2-D, strided, padded, dilated) goes through the GEMM generator
  * (kern_gemm.h) with the activations in NCHW:
  *   1. im2col, per group, into scratch: A[(n*OH*OW + p) * K + (c*KH + kh)*KW + kw] with
  *      K = C/G * KH * KW; padded taps hold the input zero point (real 0);
@@ -13,6 +15,7 @@
  * (cg_emit_direct_conv), which also serves as the reference-shaped fallback.
  * qmatmul with a constant right operand maps onto the GEMM directly (B in "KN" layout). */
 #include "codegen/codegen.h"
+#include "codegen/llvm_conv_nhwc.h"
 
 #include "numerics/numerics.h"
 
@@ -21,11 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct ConvGeo {
-    int64_t N, C, H, W, M, G, KH, KW, OH, OW, sh, sw, dh, dw, ph, pw;
-    int64_t Cg, Mg, K;
-} ConvGeo;
 
 static bool
 conv_geo(Kb *k, Node *n, ConvGeo *c)
@@ -65,6 +63,8 @@ conv_geo(Kb *k, Node *n, ConvGeo *c)
     c->Cg = c->C / c->G;
     c->Mg = c->M / c->G;
     c->K = c->Cg * c->KH * c->KW;
+    c->in_nhwc = cg_value_nhwc(k, n->in[0]);
+    c->out_nhwc = cg_value_nhwc(k, n->out[0]);
     return true;
 }
 
@@ -73,15 +73,6 @@ is_depthwise(const ConvGeo *c)
 {
     return c->Cg == 1 && c->G > 1;
 }
-
-/* Epilogue constants of channel m (qconv/qmatmul), as lib/ref computes them. */
-typedef struct Epi {
-    CgGemmEpilogue kind;
-    CgGemmElem out;
-    float *mult, *scale;
-    int32_t *fmult, *fshift;
-    int32_t zo, lo, hi;
-} Epi;
 
 static void
 epi_free(Epi *e)
@@ -216,7 +207,9 @@ cg_linear_scratch(Kb *k, Node *n)
     if (!conv_geo(k, n, &c))
         return -1;
     if (is_depthwise(&c))
-        return 0;
+        return c.in_nhwc ? 0 : cg_dw_scratch(&c);
+    if (c.G == 1)
+        return cg_nhwc_scratch(&c, out_es(k, n));
     int64_t rows = c.N * c.OH * c.OW;
     return align64(rows * c.K) + rows * c.M * out_es(k, n);
 }
@@ -307,6 +300,39 @@ gemm_emit(Kb *k, Node *n, const CgGemmSpec *s)
 bool cg_emit_direct_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                          const int8_t *w, const int32_t *zw, const int32_t *bias);
 
+/* Non-grouped convolution through the NHWC lowering of llvm_conv_nhwc.c. */
+static bool
+emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, int8_t *w,
+               const int32_t *zw, const int32_t *bias)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    int64_t rows = c->N * c->OH * c->OW;
+    cg_nhwc_reorder_weights(c, w);
+    LLVMValueRef A = cg_nhwc_pack(k, c, xt->elem, xt->q->zp[0], a->in[0], a->scratch);
+    LLVMValueRef st = c->out_nhwc ? a->out[0] : cg_nhwc_staging(k, c, a->scratch);
+    CgGemmSpec s;
+    memset(&s, 0, sizeof s);
+    s.m = rows;
+    s.n = c->M;
+    s.k = c->K;
+    s.lda = c->K;
+    s.ldc = c->M;
+    s.b = w;
+    s.b_layout = CG_GEMM_B_NK;
+    s.zb = zw;
+    s.bias = bias;
+    if (!spec_fill(k, n, &s, e, 0))
+        return false;
+    LLVMValueRef gf = gemm_emit(k, n, &s);
+    if (!gf)
+        return false;
+    int rb = cg_gemm_row_block(k->t, k->isa, &s);
+    call_gemm(k, gf, rows, rb > 0 ? rb : 1, A, st, a);
+    if (!c->out_nhwc)
+        cg_nhwc_unstage(k, c, ir_value(k->g, n->out[0])->type.elem, st, a->out[0]);
+    return true;
+}
+
 static bool
 emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -324,7 +350,12 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
     }
     bool ok = true;
     if (is_depthwise(&c)) {
-        ok = cg_emit_direct_conv(k, n, a, &c, &e, w, zw, bias);
+        ok = c.in_nhwc ? cg_emit_dw_conv_nhwc(k, n, a, &c, &e, w, zw, bias)
+                       : cg_emit_dw_conv(k, n, a, &c, &e, w, zw, bias);
+        goto out;
+    }
+    if (c.G == 1) {
+        ok = emit_conv_nhwc(k, n, a, &c, &e, w, zw, bias);
         goto out;
     }
     const Type *xt = &ir_value(k->g, n->in[0])->type;

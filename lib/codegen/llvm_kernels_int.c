@@ -3,6 +3,7 @@
  * Each arithmetic sequence is the one of lib/numerics (numerics.h, elementwise.h), emitted as
  * scalar loops in the logical layout; see llvm_kernels.c for the rounding helpers. */
 #include "codegen/codegen.h"
+#include "codegen/llvm_conv_nhwc.h"
 
 #include <llvm-c/Core.h>
 
@@ -317,6 +318,8 @@ cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a)
     case OP_REQUANTIZE: case OP_QADD: case OP_QSUB: case OP_QMUL:
         return emit_elemwise(k, n, a);
     case OP_QAVGPOOL: case OP_MAXPOOL:
+        if (n->op == OP_MAXPOOL && cg_value_nhwc(k, n->in[0]))
+            return cg_emit_maxpool_nhwc(k, n, a); /* llvm_conv_nhwc.c */
         return emit_pool(k, n, a);
     default:
         return cg_fail(k, n, "%s is not supported", op_info(n->op)->name);

@@ -1,0 +1,709 @@
+/* llvm_conv_nhwc.c: faster qconv lowerings (see llvm_conv_nhwc.h).
+ *
+ * 1. Non-grouped convolutions: one NCHW -> NHWC transpose of the input (X), then either X is the
+ *    GEMM's A (1x1, stride 1, no padding: no im2col at all) or each A row is gathered from X
+ *    with one C-byte copy per tap (padded taps: C bytes of the input zero point), instead of the
+ *    per-element im2col with bounds selects; the staging -> NCHW transpose is blocked over 16
+ *    pixels so that both sides stay in L1.
+ * 2. Depthwise convolutions: per channel, the input plane is copied into a zero-point padded
+ *    plane (border filled once per call), then per output row an int32 accumulator row (an
+ *    alloca, so it aliases nothing) gets one multiply-add sweep per tap over all output columns:
+ *    loops over contiguous (or stride-2 interleaved) u8/i8 loads with loop-invariant weights that
+ *    LLVM's loop vectoriser turns into 16-lane code, then a row of the exact epilogue.
+ * Both are bit-exact with lib/ref: int32 accumulation wraps like the GEMM's; reordering K only
+ * permutes the terms of an integer sum; the epilogue is the same cg_requant_* sequence. */
+#include "codegen/llvm_conv_nhwc.h"
+
+#include "codegen/cg_util.h"
+
+#include <llvm-c/Core.h>
+
+#include <stdio.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t
+align64(int64_t v)
+{
+    return (v + 63) / 64 * 64;
+}
+
+bool
+cg_nhwc_direct_a(const ConvGeo *c)
+{
+    return c->KH == 1 && c->KW == 1 && c->sh == 1 && c->sw == 1 && c->ph == 0 && c->pw == 0 &&
+           c->OH == c->H && c->OW == c->W;
+}
+
+static int64_t
+x_bytes(const ConvGeo *c)
+{
+    return c->in_nhwc ? 0 : align64(c->N * c->H * c->W * c->C);
+}
+
+int64_t
+cg_nhwc_scratch(const ConvGeo *c, int64_t out_es)
+{
+    int64_t rows = c->N * c->OH * c->OW;
+    int64_t a = cg_nhwc_direct_a(c) ? 0 : align64(rows * c->K);
+    return x_bytes(c) + a + (c->out_nhwc ? 0 : rows * c->M * out_es);
+}
+
+void
+cg_nhwc_reorder_weights(const ConvGeo *c, int8_t *w)
+{
+    int64_t K = c->K, HW = c->KH * c->KW;
+    int8_t *row = malloc((size_t)(K ? K : 1));
+    for (int64_t m = 0; m < c->M; m++) {
+        int8_t *wm = w + m * K;
+        for (int64_t ci = 0; ci < c->C; ci++)
+            for (int64_t t = 0; t < HW; t++)
+                row[t * c->C + ci] = wm[ci * HW + t];
+        memcpy(wm, row, (size_t)K);
+    }
+    free(row);
+}
+
+static LLVMValueRef
+i64c(Kb *k, int64_t v)
+{
+    return cg_i64(k, v);
+}
+
+/* if (cond) { then } else { else }: positions the builder in the then block; returns the
+ * blocks so the caller can fill else and join. */
+typedef struct CgIf {
+    LLVMBasicBlockRef then_bb, else_bb, join;
+} CgIf;
+
+static void
+if_begin(Kb *k, CgIf *f, LLVMValueRef cond)
+{
+    f->then_bb = LLVMAppendBasicBlockInContext(k->c, k->fn, "then");
+    f->else_bb = LLVMAppendBasicBlockInContext(k->c, k->fn, "else");
+    f->join = LLVMAppendBasicBlockInContext(k->c, k->fn, "join");
+    LLVMBuildCondBr(k->b, cond, f->then_bb, f->else_bb);
+    LLVMPositionBuilderAtEnd(k->b, f->then_bb);
+}
+
+static void
+if_else(Kb *k, CgIf *f)
+{
+    LLVMBuildBr(k->b, f->join);
+    LLVMPositionBuilderAtEnd(k->b, f->else_bb);
+}
+
+static void
+if_end(Kb *k, CgIf *f)
+{
+    LLVMBuildBr(k->b, f->join);
+    LLVMPositionBuilderAtEnd(k->b, f->join);
+}
+
+static LLVMValueRef
+in_range(Kb *k, LLVMValueRef v, int64_t hi)
+{
+    return LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, v, i64c(k, 0), ""),
+                        LLVMBuildICmp(k->b, LLVMIntSLT, v, i64c(k, hi), ""), "");
+}
+
+LLVMValueRef
+cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
+             LLVMValueRef scratch)
+{
+    (void)xe; /* bytes are moved as they are */
+    LLVMValueRef X = c->in_nhwc ? in : scratch;
+    int64_t HW = c->H * c->W;
+    /* X[n, h, w, ci] = in[n, ci, h, w]: per (n, h), contiguous reads along w */
+    if (!c->in_nhwc) {
+        CgLoop ln, lh, lc, lw;
+        LLVMValueRef vn = cg_loop_begin(k, &ln, i64c(k, c->N));
+        LLVMValueRef vh = cg_loop_begin(k, &lh, i64c(k, c->H));
+        LLVMValueRef xrow = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), vh), i64c(k, c->W * c->C));
+        LLVMValueRef vc = cg_loop_begin(k, &lc, i64c(k, c->C));
+        LLVMValueRef src = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->C)), vc), i64c(k, HW)),
+                                  cg_mul(k, vh, i64c(k, c->W)));
+        LLVMValueRef vw = cg_loop_begin(k, &lw, i64c(k, c->W));
+        LLVMValueRef v = cg_load_raw(k, ET_U8, in, cg_add(k, src, vw));
+        cg_store_raw(k, ET_U8, X, cg_add(k, xrow, cg_add(k, cg_mul(k, vw, i64c(k, c->C)), vc)), v);
+        cg_loop_end(k, &lw);
+        cg_loop_end(k, &lc);
+        cg_loop_end(k, &lh);
+        cg_loop_end(k, &ln);
+    }
+    if (cg_nhwc_direct_a(c))
+        return X;
+    LLVMValueRef A = cg_gep(k, scratch, i64c(k, x_bytes(c)));
+    LLVMValueRef zb = LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0);
+    CgLoop ln, loh, low, lkh, lkw;
+    LLVMValueRef vn = cg_loop_begin(k, &ln, i64c(k, c->N));
+    LLVMValueRef voh = cg_loop_begin(k, &loh, i64c(k, c->OH));
+    LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, i64c(k, c->sh)), i64c(k, c->ph), "");
+    LLVMValueRef vow = cg_loop_begin(k, &low, i64c(k, c->OW));
+    LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, vow, i64c(k, c->sw)), i64c(k, c->pw), "");
+    LLVMValueRef row = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->OH)), voh), i64c(k, c->OW)), vow);
+    LLVMValueRef arow = cg_mul(k, row, i64c(k, c->K));
+    LLVMValueRef vkh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
+    LLVMValueRef ih = cg_add(k, ih0, cg_mul(k, vkh, i64c(k, c->dh)));
+    LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
+    LLVMValueRef iw = cg_add(k, iw0, cg_mul(k, vkw, i64c(k, c->dw)));
+    LLVMValueRef dst = cg_gep(k, A, cg_add(k, arow, cg_mul(k, cg_add(k, cg_mul(k, vkh, i64c(k, c->KW)), vkw),
+                                                           i64c(k, c->C))));
+    CgIf f;
+    if_begin(k, &f, LLVMBuildAnd(k->b, in_range(k, ih, c->H), in_range(k, iw, c->W), ""));
+    LLVMValueRef src = cg_gep(k, X, cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), ih),
+                                                               i64c(k, c->W)), iw), i64c(k, c->C)));
+    LLVMBuildMemCpy(k->b, dst, 1, src, 1, i64c(k, c->C));
+    if_else(k, &f);
+    LLVMBuildMemSet(k->b, dst, zb, i64c(k, c->C), 1);
+    if_end(k, &f);
+    cg_loop_end(k, &lkw);
+    cg_loop_end(k, &lkh);
+    cg_loop_end(k, &low);
+    cg_loop_end(k, &loh);
+    cg_loop_end(k, &ln);
+    return A;
+}
+
+LLVMValueRef
+cg_nhwc_staging(Kb *k, const ConvGeo *c, LLVMValueRef scratch)
+{
+    int64_t rows = c->N * c->OH * c->OW;
+    int64_t off = x_bytes(c) + (cg_nhwc_direct_a(c) ? 0 : align64(rows * c->K));
+    return cg_gep(k, scratch, i64c(k, off));
+}
+
+void
+cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValueRef out)
+{
+    const int64_t B = 16;
+    int64_t P = c->OH * c->OW, nb = (P + B - 1) / B;
+    CgLoop ln, lb, lm, lp;
+    LLVMValueRef vn = cg_loop_begin(k, &ln, i64c(k, c->N));
+    LLVMValueRef vb = cg_loop_begin(k, &lb, i64c(k, nb));
+    LLVMValueRef p0 = cg_mul(k, vb, i64c(k, B));
+    LLVMValueRef cnt = cg_smin(k, i64c(k, B), LLVMBuildSub(k->b, i64c(k, P), p0, ""));
+    LLVMValueRef sbase = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, P)), p0), i64c(k, c->M));
+    LLVMValueRef vm = cg_loop_begin(k, &lm, i64c(k, c->M));
+    LLVMValueRef dbase = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->M)), vm), i64c(k, P)), p0);
+    LLVMValueRef vp = cg_loop_begin(k, &lp, cnt);
+    LLVMValueRef v = cg_load_raw(k, ye, st, cg_add(k, sbase, cg_add(k, cg_mul(k, vp, i64c(k, c->M)), vm)));
+    cg_store_raw(k, ye, out, cg_add(k, dbase, vp), v);
+    cg_loop_end(k, &lp);
+    cg_loop_end(k, &lm);
+    cg_loop_end(k, &lb);
+    cg_loop_end(k, &ln);
+}
+
+/* ---- depthwise ---- */
+
+typedef struct DwPad {
+    int64_t PH, PW; /* padded plane */
+} DwPad;
+
+static DwPad
+dw_pad(const ConvGeo *c)
+{
+    DwPad d;
+    int64_t need_h = (c->OH - 1) * c->sh + (c->KH - 1) * c->dh + 1;
+    int64_t need_w = (c->OW - 1) * c->sw + (c->KW - 1) * c->dw + 1;
+    d.PH = c->ph + c->H > need_h ? c->ph + c->H : need_h;
+    d.PW = c->pw + c->W > need_w ? c->pw + c->W : need_w;
+    return d;
+}
+
+int64_t
+cg_dw_scratch(const ConvGeo *c)
+{
+    DwPad d = dw_pad(c);
+    return align64(d.PH * d.PW);
+}
+
+bool
+cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
+                const int8_t *w, const int32_t *zw, const int32_t *bias)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    ElemType xe = xt->elem, ye = ir_value(k->g, n->out[0])->type.elem;
+    int32_t zx = xt->q->zp[0];
+    DwPad d = dw_pad(c);
+    int64_t nw = c->M * c->K;
+    int32_t *wd = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
+    int32_t *bz = calloc((size_t)c->M, sizeof(int32_t));
+    int64_t *fm = calloc((size_t)c->M, sizeof(int64_t)), *fs = calloc((size_t)c->M, sizeof(int64_t));
+    for (int64_t m = 0; m < c->M; m++) {
+        for (int64_t j = 0; j < c->K; j++)
+            wd[m * c->K + j] = w[m * c->K + j] - zw[m];
+        bz[m] = bias ? bias[m] : 0;
+        fm[m] = e->fmult[m];
+        fs[m] = e->fshift[m];
+    }
+    LLVMValueRef gw = cg_const_bytes(k, wd, (size_t)nw * 4, "dww");
+    LLVMValueRef gb = cg_const_bytes(k, bz, (size_t)c->M * 4, "dwb");
+    LLVMValueRef gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult,
+                                     (size_t)c->M * 4, "dwm");
+    LLVMValueRef gfm = cg_const_bytes(k, fm, (size_t)c->M * 8, "dwfm");
+    LLVMValueRef gfs = cg_const_bytes(k, fs, (size_t)c->M * 8, "dwfs");
+    free(wd);
+    free(bz);
+    free(fm);
+    free(fs);
+    LLVMValueRef P = a->scratch;
+    LLVMTypeRef acc_t = LLVMArrayType2(k->i32, (uint64_t)c->OW);
+    LLVMValueRef acc = cg_entry_alloca(k, acc_t);
+    LLVMSetAlignment(acc, 64);
+    /* the border of the plane holds the zero point; row copies never touch it */
+    LLVMBuildMemSet(k->b, P, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0),
+                    i64c(k, d.PH * d.PW), 64);
+    CgLoop ln, lm, lh, loh, lkh, lkw, lx, ly, lz;
+    LLVMValueRef vn = cg_loop_begin(k, &ln, i64c(k, c->N));
+    LLVMValueRef vm = cg_loop_begin(k, &lm, i64c(k, c->M));
+    LLVMValueRef ci = LLVMBuildSDiv(k->b, vm, i64c(k, c->Mg), "");
+    LLVMValueRef plane = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->C)), ci), i64c(k, c->H * c->W));
+    LLVMValueRef vh = cg_loop_begin(k, &lh, i64c(k, c->H));
+    LLVMBuildMemCpy(k->b, cg_gep(k, P, cg_add(k, cg_mul(k, cg_add(k, vh, i64c(k, c->ph)), i64c(k, d.PW)), i64c(k, c->pw))), 1,
+                    cg_gep(k, a->in[0], cg_add(k, plane, cg_mul(k, vh, i64c(k, c->W)))), 1, i64c(k, c->W));
+    cg_loop_end(k, &lh);
+    LLVMValueRef bias_m = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, gb, &vm, 1, ""), "");
+    LLVMValueRef mult_m = cg_load_raw(k, ET_F32, gm, vm);
+    LLVMValueRef fm_m = cg_load_i64(k, ET_I64, gfm, vm), fs_m = cg_load_i64(k, ET_I64, gfs, vm);
+    LLVMValueRef ybase = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->M)), vm), i64c(k, c->OH * c->OW));
+    LLVMValueRef voh = cg_loop_begin(k, &loh, i64c(k, c->OH));
+    {
+        LLVMValueRef vx = cg_loop_begin(k, &lx, i64c(k, c->OW));
+        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vx, 1, "");
+        LLVMBuildStore(k->b, bias_m, ap);
+        cg_loop_end(k, &lx);
+    }
+    LLVMValueRef vkh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
+    LLVMValueRef prow = cg_mul(k, cg_add(k, cg_mul(k, voh, i64c(k, c->sh)), cg_mul(k, vkh, i64c(k, c->dh))),
+                               i64c(k, d.PW));
+    LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
+    LLVMValueRef widx = cg_add(k, cg_mul(k, vm, i64c(k, c->K)), cg_add(k, cg_mul(k, vkh, i64c(k, c->KW)), vkw));
+    LLVMValueRef wv = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, gw, &widx, 1, ""), "");
+    LLVMValueRef pbase = cg_gep(k, P, cg_add(k, prow, cg_mul(k, vkw, i64c(k, c->dw))));
+    {
+        LLVMValueRef vy = cg_loop_begin(k, &ly, i64c(k, c->OW));
+        LLVMValueRef xv = cg_load_raw(k, ET_U8, pbase, cg_mul(k, vy, i64c(k, c->sw)));
+        xv = xe == ET_I8 ? LLVMBuildSExt(k->b, xv, k->i32, "") : LLVMBuildZExt(k->b, xv, k->i32, "");
+        xv = LLVMBuildSub(k->b, xv, cg_i32(k, zx), "");
+        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vy, 1, "");
+        LLVMValueRef s = LLVMBuildAdd(k->b, LLVMBuildLoad2(k->b, k->i32, ap, ""),
+                                      LLVMBuildMul(k->b, xv, wv, ""), "");
+        LLVMBuildStore(k->b, s, ap);
+        cg_loop_end(k, &ly);
+    }
+    cg_loop_end(k, &lkw);
+    cg_loop_end(k, &lkh);
+    {
+        LLVMValueRef vz = cg_loop_begin(k, &lz, i64c(k, c->OW));
+        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vz, 1, "");
+        LLVMValueRef a32 = LLVMBuildLoad2(k->b, k->i32, ap, "");
+        LLVMValueRef av = LLVMBuildSExt(k->b, a32, k->i64, "");
+        LLVMValueRef yi = cg_add(k, ybase, cg_add(k, cg_mul(k, voh, i64c(k, c->OW)), vz));
+        switch (e->kind) {
+        case CG_GEMM_EPI_I32:
+            cg_store_i64(k, ET_I32, a->out[0], yi, av);
+            break;
+        case CG_GEMM_EPI_DEQUANT: {
+            LLVMValueRef f = LLVMBuildSIToFP(k->b, a32, k->f32, "");
+            cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFMul(k->b, f, mult_m, ""));
+            break;
+        }
+        case CG_GEMM_EPI_REQUANT_FLOAT:
+            cg_store_i64(k, ye, a->out[0], yi, cg_requant_float(k, av, mult_m, e->zo, e->lo, e->hi));
+            break;
+        case CG_GEMM_EPI_REQUANT_FIXED:
+            cg_store_i64(k, ye, a->out[0], yi, cg_requant_fixed(k, av, fm_m, fs_m, e->zo, e->lo, e->hi));
+            break;
+        }
+        cg_loop_end(k, &lz);
+    }
+    cg_loop_end(k, &loh);
+    cg_loop_end(k, &lm);
+    cg_loop_end(k, &ln);
+    return true;
+}
+
+/* ---- rows split across the host's parallel-for hook ----
+ * par_begin moves emission into a new function body(ptr ctx, i64 begin, i64 end) whose loop
+ * variable (returned) runs over rows [begin, end) and where ptrs[] are reloaded from ctx;
+ * par_end closes it and, back in the node function, calls body(ctx, 0, rows) directly or
+ * through pf (each thread then has its own allocas). */
+typedef struct Par {
+    LLVMBasicBlockRef saved_bb;
+    LLVMValueRef saved_fn, fn, slot;
+    int64_t rows;
+    CgLoop l;
+} Par;
+
+static LLVMValueRef
+par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np)
+{
+    p->rows = rows;
+    p->slot = cg_entry_alloca(k, LLVMArrayType2(k->ptr, (uint64_t)np));
+    for (int i = 0; i < np; i++) {
+        LLVMValueRef idx = i64c(k, i);
+        LLVMBuildStore(k->b, ptrs[i], LLVMBuildGEP2(k->b, k->ptr, p->slot, &idx, 1, ""));
+    }
+    char name[96];
+    snprintf(name, sizeof name, "%s.rows%u", k->prefix, k->counter++);
+    LLVMTypeRef pt[3] = {k->ptr, k->i64, k->i64};
+    p->fn = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->vd, pt, 3, 0));
+    LLVMSetLinkage(p->fn, LLVMInternalLinkage);
+    cg_function_set_target(p->fn, k->t, 0);
+    p->saved_bb = LLVMGetInsertBlock(k->b);
+    p->saved_fn = k->fn;
+    k->fn = p->fn;
+    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, p->fn, "entry"));
+    LLVMValueRef ctx = LLVMGetParam(p->fn, 0);
+    for (int i = 0; i < np; i++) {
+        LLVMValueRef idx = i64c(k, i);
+        ptrs[i] = LLVMBuildLoad2(k->b, k->ptr, LLVMBuildGEP2(k->b, k->ptr, ctx, &idx, 1, ""), "");
+    }
+    LLVMValueRef b = LLVMGetParam(p->fn, 1), e = LLVMGetParam(p->fn, 2);
+    LLVMValueRef iv = cg_loop_begin(k, &p->l, LLVMBuildSub(k->b, e, b, ""));
+    return cg_add(k, iv, b);
+}
+
+static void
+par_end(Kb *k, Par *p, const CgNodeArgs *a)
+{
+    cg_loop_end(k, &p->l);
+    LLVMBuildRetVoid(k->b);
+    k->fn = p->saved_fn;
+    LLVMPositionBuilderAtEnd(k->b, p->saved_bb);
+    LLVMTypeRef pt[3] = {k->ptr, k->i64, k->i64};
+    LLVMTypeRef ft = LLVMFunctionType(k->vd, pt, 3, 0);
+    LLVMBasicBlockRef par = LLVMAppendBasicBlockInContext(k->c, k->fn, "par");
+    LLVMBasicBlockRef seq = LLVMAppendBasicBlockInContext(k->c, k->fn, "seq");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(k->c, k->fn, "join");
+    LLVMBuildCondBr(k->b, LLVMBuildIsNull(k->b, a->pf, ""), seq, par);
+    LLVMPositionBuilderAtEnd(k->b, seq);
+    LLVMValueRef args[3] = {p->slot, i64c(k, 0), i64c(k, p->rows)};
+    LLVMBuildCall2(k->b, ft, p->fn, args, 3, "");
+    LLVMBuildBr(k->b, join);
+    LLVMPositionBuilderAtEnd(k->b, par);
+    LLVMTypeRef pft[4] = {k->ptr, k->ptr, k->ptr, k->i64};
+    LLVMValueRef pargs[4] = {a->pf_ctx, p->fn, p->slot, i64c(k, p->rows)};
+    LLVMBuildCall2(k->b, LLVMFunctionType(k->vd, pft, 4, 0), a->pf, pargs, 4, "");
+    LLVMBuildBr(k->b, join);
+    LLVMPositionBuilderAtEnd(k->b, join);
+}
+
+/* ---- layout plan ---- */
+
+static bool
+is_rank4(Graph *g, ValueId v)
+{
+    return ir_value(g, v)->type.rank == 4;
+}
+
+/* qconv kinds that accept/produce NHWC: 1 non-grouped, 2 depthwise multiplier 1, 0 none. */
+static int
+conv_kind(Graph *g, Node *n)
+{
+    if (n->op != OP_QCONV || !is_rank4(g, n->in[0]) || !is_rank4(g, n->out[0]))
+        return 0;
+    const Type *x = &ir_value(g, n->in[0])->type, *w = &ir_value(g, n->in[1])->type;
+    const Type *y = &ir_value(g, n->out[0])->type;
+    if (x->elem != ET_I8 && x->elem != ET_U8)
+        return 0;
+    int64_t G = ir_attr_int(g, n, "group", 1);
+    if (G == 1)
+        return 1;
+    if (G == x->dims[1] && G == y->dims[1] && w->dims[1] == 1)
+        return 2;
+    return 0;
+}
+
+static bool
+per_tensor(const Type *t)
+{
+    return !t->q || t->q->axis < 0;
+}
+
+/* Same-shape integer element-wise op whose operands are all the result's shape (or single
+ * elements) and per-tensor quantized: indifferent to the layout. */
+static bool
+agnostic(Graph *g, Node *n)
+{
+    switch (n->op) {
+    case OP_QADD: case OP_QSUB: case OP_QMUL: case OP_REQUANTIZE: case OP_LUT:
+        break;
+    default:
+        return false;
+    }
+    if (n->nout != 1 || !is_rank4(g, n->out[0]))
+        return false;
+    const Type *y = &ir_value(g, n->out[0])->type;
+    if (!per_tensor(y))
+        return false;
+    for (uint32_t i = 0; i < n->nin; i++) {
+        if (!n->in[i].id)
+            continue;
+        const Type *t = &ir_value(g, n->in[i])->type;
+        if (!per_tensor(t))
+            return false;
+        if (type_numel_unchecked(t) == 1)
+            continue;
+        if (t->rank != 4 || memcmp(t->dims, y->dims, 4 * sizeof(int64_t)) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Integer 2-D maxpool with explicit geometry (NHWC variant below). */
+static bool
+pool_nhwc_ok(Graph *g, Node *n)
+{
+    if (n->op != OP_MAXPOOL || n->nout != 1 || !is_rank4(g, n->in[0]) || !is_rank4(g, n->out[0]))
+        return false;
+    ElemType e = ir_value(g, n->in[0])->type.elem;
+    int64_t ks[2];
+    return (e == ET_I8 || e == ET_U8) && ir_attr_ints(g, n, "kernel_shape", ks, 2) == 2 &&
+           strcmp(ir_attr_string(g, n, "auto_pad", "NOTSET"), "NOTSET") == 0;
+}
+
+/* Operand i of n is tied to n's result (must share its layout). */
+static bool
+tied(Graph *g, Node *n, uint32_t i)
+{
+    if (conv_kind(g, n) == 2 || pool_nhwc_ok(g, n))
+        return i == 0;
+    return agnostic(g, n) && type_numel_unchecked(&ir_value(g, n->in[i])->type) != 1;
+}
+
+uint8_t *
+cg_layout_plan(Kb *k)
+{
+    Graph *g = k->g;
+    uint32_t nval = g->values.len, nn = g->nodes.len;
+    uint8_t *f = calloc(nval ? nval : 1, 1);
+    if (!f)
+        return NULL;
+    for (uint32_t i = 1; i < nn; i++) {
+        Node *n = ir_node(g, (NodeId){i});
+        if (!n->dead && (conv_kind(g, n) || agnostic(g, n) || pool_nhwc_ok(g, n)))
+            f[n->out[0].id] = 1;
+    }
+    for (uint32_t j = 0; j < g->outputs.len; j++)
+        f[g->outputs.data[j].id] = 0;
+    bool changed = true;
+    while (changed) {
+        changed = false;
+        for (uint32_t i = 1; i < nn; i++) {
+            Node *n = ir_node(g, (NodeId){i});
+            if (n->dead)
+                continue;
+            int ck = conv_kind(g, n);
+            bool ag = agnostic(g, n) || pool_nhwc_ok(g, n);
+            for (uint32_t a = 0; a < n->nin; a++) {
+                ValueId v = n->in[a];
+                if (!v.id || !f[v.id])
+                    continue;
+                if (!((ck && a == 0) || (ag && tied(g, n, a)))) {
+                    f[v.id] = 0;
+                    changed = true;
+                }
+            }
+            if (!ck && !ag)
+                continue;
+            /* tied values: all NHWC or none */
+            bool all = f[n->out[0].id] != 0;
+            for (uint32_t a = 0; a < n->nin; a++)
+                if (n->in[a].id && tied(g, n, a) && !f[n->in[a].id])
+                    all = false;
+            if (all)
+                continue;
+            if (f[n->out[0].id]) {
+                f[n->out[0].id] = 0;
+                changed = true;
+            }
+            for (uint32_t a = 0; a < n->nin; a++)
+                if (n->in[a].id && tied(g, n, a) && f[n->in[a].id]) {
+                    f[n->in[a].id] = 0;
+                    changed = true;
+                }
+        }
+    }
+    return f;
+}
+
+bool
+cg_value_nhwc(Kb *k, ValueId v)
+{
+    return k->nhwc && v.id && k->nhwc[v.id];
+}
+
+/* ---- depthwise, NHWC ---- */
+
+bool
+cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
+                     const int8_t *w, const int32_t *zw, const int32_t *bias)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    ElemType xe = xt->elem, ye = ir_value(k->g, n->out[0])->type.elem;
+    int32_t zx = xt->q->zp[0];
+    int64_t C = c->M, T = c->KH * c->KW;
+    /* weights [tap][channel] as int32 (w - zw) */
+    int32_t *wd = malloc((size_t)(T * C > 0 ? T * C : 1) * sizeof(int32_t));
+    int32_t *bz = calloc((size_t)C, sizeof(int32_t));
+    int64_t *fm = calloc((size_t)C, sizeof(int64_t)), *fs = calloc((size_t)C, sizeof(int64_t));
+    for (int64_t m = 0; m < C; m++) {
+        for (int64_t t = 0; t < T; t++)
+            wd[t * C + m] = w[m * T + t] - zw[m];
+        bz[m] = bias ? bias[m] : 0;
+        fm[m] = e->fmult[m];
+        fs[m] = e->fshift[m];
+    }
+    LLVMValueRef gw = cg_const_bytes(k, wd, (size_t)(T * C) * 4, "dwnw");
+    LLVMValueRef gb = cg_const_bytes(k, bz, (size_t)C * 4, "dwnb");
+    LLVMValueRef gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult,
+                                     (size_t)C * 4, "dwnm");
+    LLVMValueRef gfm = cg_const_bytes(k, fm, (size_t)C * 8, "dwnfm");
+    LLVMValueRef gfs = cg_const_bytes(k, fs, (size_t)C * 8, "dwnfs");
+    free(wd);
+    free(bz);
+    free(fm);
+    free(fs);
+    Par par;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    LLVMValueRef vr = par_begin(k, &par, c->N * c->OH, io, 2);
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, i64c(k, c->OH), "");
+    LLVMValueRef voh = LLVMBuildSRem(k->b, vr, i64c(k, c->OH), "");
+    LLVMValueRef acc = cg_entry_alloca(k, LLVMArrayType2(k->i32, (uint64_t)C));
+    LLVMSetAlignment(acc, 64);
+    CgLoop low, lkh, lkw, l0, l1, l2;
+    LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, i64c(k, c->sh)), i64c(k, c->ph), "");
+    LLVMValueRef vow = cg_loop_begin(k, &low, i64c(k, c->OW));
+    LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, vow, i64c(k, c->sw)), i64c(k, c->pw), "");
+    {
+        LLVMValueRef vc = cg_loop_begin(k, &l0, i64c(k, C));
+        LLVMValueRef bv = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, gb, &vc, 1, ""), "");
+        LLVMBuildStore(k->b, bv, LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, ""));
+        cg_loop_end(k, &l0);
+    }
+    LLVMValueRef vkh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
+    LLVMValueRef ih = cg_add(k, ih0, cg_mul(k, vkh, i64c(k, c->dh)));
+    LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
+    LLVMValueRef iw = cg_add(k, iw0, cg_mul(k, vkw, i64c(k, c->dw)));
+    CgIf f;
+    if_begin(k, &f, LLVMBuildAnd(k->b, in_range(k, ih, c->H), in_range(k, iw, c->W), ""));
+    {
+        LLVMValueRef xb = cg_gep(k, io[0], cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), ih),
+                                                                      i64c(k, c->W)), iw), i64c(k, C)));
+        LLVMValueRef tap = cg_add(k, cg_mul(k, vkh, i64c(k, c->KW)), vkw);
+        LLVMValueRef wrow = cg_mul(k, tap, i64c(k, C));
+        LLVMValueRef vc = cg_loop_begin(k, &l1, i64c(k, C));
+        LLVMValueRef xv = cg_load_raw(k, ET_U8, xb, vc);
+        xv = xe == ET_I8 ? LLVMBuildSExt(k->b, xv, k->i32, "") : LLVMBuildZExt(k->b, xv, k->i32, "");
+        xv = LLVMBuildSub(k->b, xv, cg_i32(k, zx), "");
+        LLVMValueRef wi = cg_add(k, wrow, vc);
+        LLVMValueRef wv = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, gw, &wi, 1, ""), "");
+        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, "");
+        LLVMBuildStore(k->b, LLVMBuildAdd(k->b, LLVMBuildLoad2(k->b, k->i32, ap, ""),
+                                          LLVMBuildMul(k->b, xv, wv, ""), ""), ap);
+        cg_loop_end(k, &l1);
+    }
+    if_else(k, &f);
+    if_end(k, &f);
+    cg_loop_end(k, &lkw);
+    cg_loop_end(k, &lkh);
+    {
+        LLVMValueRef ybase = cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->OH)), voh),
+                                                        i64c(k, c->OW)), vow), i64c(k, C));
+        LLVMValueRef vc = cg_loop_begin(k, &l2, i64c(k, C));
+        LLVMValueRef a32 = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, ""), "");
+        LLVMValueRef av = LLVMBuildSExt(k->b, a32, k->i64, "");
+        LLVMValueRef yi = cg_add(k, ybase, vc);
+        switch (e->kind) {
+        case CG_GEMM_EPI_I32:
+            cg_store_i64(k, ET_I32, io[1], yi, av);
+            break;
+        case CG_GEMM_EPI_DEQUANT:
+            cg_store_raw(k, ET_F32, io[1], yi,
+                         LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, a32, k->f32, ""), cg_load_raw(k, ET_F32, gm, vc), ""));
+            break;
+        case CG_GEMM_EPI_REQUANT_FLOAT:
+            cg_store_i64(k, ye, io[1], yi,
+                         cg_requant_float(k, av, cg_load_raw(k, ET_F32, gm, vc), e->zo, e->lo, e->hi));
+            break;
+        case CG_GEMM_EPI_REQUANT_FIXED:
+            cg_store_i64(k, ye, io[1], yi,
+                         cg_requant_fixed(k, av, cg_load_i64(k, ET_I64, gfm, vc), cg_load_i64(k, ET_I64, gfs, vc),
+                                          e->zo, e->lo, e->hi));
+            break;
+        }
+        cg_loop_end(k, &l2);
+    }
+    cg_loop_end(k, &low);
+    par_end(k, &par, a);
+    return true;
+}
+
+/* ---- maxpool, NHWC (integer; max over the taps inside the input, as lib/ref) ---- */
+
+bool
+cg_emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    Graph *g = k->g;
+    const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
+    int64_t ks[2] = {1, 1}, st[2] = {1, 1}, dl[2] = {1, 1}, pd[4] = {0, 0, 0, 0};
+    ir_attr_ints(g, n, "kernel_shape", ks, 2);
+    ir_attr_ints(g, n, "strides", st, 2);
+    ir_attr_ints(g, n, "dilations", dl, 2);
+    ir_attr_ints(g, n, "pads", pd, 4);
+    int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+    int64_t OH = y->dims[2], OW = y->dims[3];
+    Par par;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    LLVMValueRef vr = par_begin(k, &par, N * OH, io, 2);
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, i64c(k, OH), "");
+    LLVMValueRef voh = LLVMBuildSRem(k->b, vr, i64c(k, OH), "");
+    LLVMValueRef acc = cg_entry_alloca(k, LLVMArrayType2(k->i32, (uint64_t)C));
+    LLVMSetAlignment(acc, 64);
+    bool sg = x->elem == ET_I8;
+    CgLoop low, lkh, lkw, l0, l1, l2;
+    LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, i64c(k, st[0])), i64c(k, pd[0]), "");
+    LLVMValueRef vow = cg_loop_begin(k, &low, i64c(k, OW));
+    LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, vow, i64c(k, st[1])), i64c(k, pd[1]), "");
+    {
+        LLVMValueRef vc = cg_loop_begin(k, &l0, i64c(k, C));
+        LLVMBuildStore(k->b, cg_i32(k, INT32_MIN), LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, ""));
+        cg_loop_end(k, &l0);
+    }
+    LLVMValueRef vkh = cg_loop_begin(k, &lkh, i64c(k, ks[0]));
+    LLVMValueRef ih = cg_add(k, ih0, cg_mul(k, vkh, i64c(k, dl[0])));
+    LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, ks[1]));
+    LLVMValueRef iw = cg_add(k, iw0, cg_mul(k, vkw, i64c(k, dl[1])));
+    CgIf f;
+    if_begin(k, &f, LLVMBuildAnd(k->b, in_range(k, ih, H), in_range(k, iw, W), ""));
+    {
+        LLVMValueRef xb = cg_gep(k, io[0], cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, H)), ih),
+                                                                      i64c(k, W)), iw), i64c(k, C)));
+        LLVMValueRef vc = cg_loop_begin(k, &l1, i64c(k, C));
+        LLVMValueRef xv = cg_load_raw(k, ET_U8, xb, vc);
+        xv = sg ? LLVMBuildSExt(k->b, xv, k->i32, "") : LLVMBuildZExt(k->b, xv, k->i32, "");
+        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, "");
+        LLVMValueRef cur = LLVMBuildLoad2(k->b, k->i32, ap, "");
+        LLVMBuildStore(k->b, LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSGT, xv, cur, ""), xv, cur, ""), ap);
+        cg_loop_end(k, &l1);
+    }
+    if_else(k, &f);
+    if_end(k, &f);
+    cg_loop_end(k, &lkw);
+    cg_loop_end(k, &lkh);
+    {
+        LLVMValueRef yb = cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, OH)), voh), i64c(k, OW)), vow),
+                                 i64c(k, C));
+        LLVMValueRef vc = cg_loop_begin(k, &l2, i64c(k, C));
+        LLVMValueRef v = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, ""), "");
+        cg_store_raw(k, ET_U8, io[1], cg_add(k, yb, vc), LLVMBuildTrunc(k->b, v, k->i8, ""));
+        cg_loop_end(k, &l2);
+    }
+    cg_loop_end(k, &low);
+    par_end(k, &par, a);
+    return true;
+}

@@ -1,0 +1,62 @@
+/* llvm_conv_nhwc.h: geometry and epilogue of a qconv (shared by llvm_kernels_conv.c and the
+ * faster lowerings of llvm_conv_nhwc.c). Internal to lib/codegen. */
+#ifndef QDQC_CODEGEN_LLVM_CONV_NHWC_H
+#define QDQC_CODEGEN_LLVM_CONV_NHWC_H
+
+#include "codegen/codegen.h"
+
+typedef struct ConvGeo {
+    int64_t N, C, H, W, M, G, KH, KW, OH, OW, sh, sw, dh, dw, ph, pw;
+    int64_t Cg, Mg, K;
+    bool in_nhwc, out_nhwc; /* layout of the input / result (cg_layout_plan) */
+} ConvGeo;
+
+/* Epilogue constants of channel m (qconv/qmatmul), as lib/ref computes them. */
+typedef struct Epi {
+    CgGemmEpilogue kind;
+    CgGemmElem out;
+    float *mult, *scale;
+    int32_t *fmult, *fshift;
+    int32_t zo, lo, hi;
+} Epi;
+
+/* ---- activation layout plan ----
+ * Which values are stored NHWC instead of the graph's logical NCHW: rank-4 results of
+ * non-grouped qconv, depthwise qconv (multiplier 1) and same-shape integer element-wise ops
+ * (qadd, qsub, qmul, requantize, lut: layout-agnostic), when every consumer accepts NHWC
+ * (qconv operand 0, or such an element-wise op with all operands and its result NHWC) and the
+ * value is not a graph output. Depthwise input and result are tied. Then a chain of convs runs
+ * with no transpose between layers: a 1x1 conv is a GEMM straight over its input, and the GEMM
+ * writes the next layer's input in place. Returns a malloc'd flag per ValueId. */
+uint8_t *cg_layout_plan(Kb *k);
+/* Whether v is stored NHWC under k's plan. */
+bool cg_value_nhwc(Kb *k, ValueId v);
+
+/* ---- non-grouped convolution through an NHWC copy of the input ----
+ * The input (NCHW) is transposed once into X = NHWC; for a 1x1 stride-1 unpadded conv X is the
+ * GEMM's A directly, otherwise each row of A is gathered from X with one copy of C bytes per tap
+ * (K ordered (kh, kw, c), weights reordered to match at compile time). The GEMM writes a staging
+ * buffer [N, OH*OW, M] that a blocked transpose turns into the NCHW result. */
+bool cg_nhwc_direct_a(const ConvGeo *c);
+/* Scratch bytes: X, A (unless direct), staging. */
+int64_t cg_nhwc_scratch(const ConvGeo *c, int64_t out_es);
+/* OIHW -> OHWI, in place (G == 1). */
+void cg_nhwc_reorder_weights(const ConvGeo *c, int8_t *w);
+/* Emits the transpose and the gather; returns A (row stride: K, or C when direct). */
+LLVMValueRef cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
+                          LLVMValueRef scratch);
+LLVMValueRef cg_nhwc_staging(Kb *k, const ConvGeo *c, LLVMValueRef scratch);
+/* staging [N, OH*OW, M] -> out NCHW [N, M, OH*OW] */
+void cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValueRef out);
+
+/* ---- depthwise (C == G): padded plane + vectorisable row loops ---- */
+int64_t cg_dw_scratch(const ConvGeo *c);
+bool cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
+                     const int8_t *w, const int32_t *zw, const int32_t *bias);
+/* Integer maxpool with NHWC input and result (planned by cg_layout_plan). */
+bool cg_emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a);
+/* NHWC in and out (c->in_nhwc): vectorised over channels, no scratch. */
+bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
+                          const int8_t *w, const int32_t *zw, const int32_t *bias);
+
+#endif

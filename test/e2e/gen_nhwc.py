@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""gen_nhwc.py: writes graphs/nhwc_*.qir, multi-layer integer graphs for the NHWC activation
+layout of the codegen (lib/codegen/llvm_conv_nhwc.c): chains of convs whose intermediate values
+are stored NHWC (1x1 as a direct GEMM, KxK through per-tap row copies, NHWC depthwise), residual
+qadd between NHWC values, values that must stay NCHW (graph outputs, maxpool consumers), channel
+counts not multiples of 16/64, strides, pads, dilation, batch > 1, u8 and i8, i32 results.
+Deterministic; run_all.py compares each graph jit vs ref on every ISA path."""
+import os, random
+
+R = random.Random(4321)
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graphs")
+
+
+def hexbytes(vals):
+    return "0x" + "".join("%02X" % (v & 0xFF) for v in vals)
+
+
+def i32hex(vals):
+    return "0x" + "".join("".join("%02X" % ((v >> (8 * i)) & 0xFF) for i in range(4)) for v in vals)
+
+
+class G:
+    def __init__(self, name, shape, xt):
+        self.name, self.lines, self.n = name, [], 0
+        self.xt = xt
+        self.inp = "%%x: %s" % self.ty(xt, shape, 0.05, 128 if xt == "u8" else -3)
+        self.shapes = {"%x": (shape, xt)}
+
+    @staticmethod
+    def ty(t, shape, scale=None, zp=None):
+        s = "%s[%s]" % (t, ",".join(str(d) for d in shape))
+        return s + ("{scale=%g, zp=%d}" % (scale, zp) if scale is not None else "")
+
+    def conv(self, x, m, k, stride=1, pad=0, group=1, dil=1, yt=None, clamp=None):
+        (n, c, h, w), xt = self.shapes[x]
+        yt = yt or xt
+        self.n += 1
+        i = self.n
+        cg = c // group
+        oh = (h + 2 * pad - dil * (k - 1) - 1) // stride + 1
+        ow = (w + 2 * pad - dil * (k - 1) - 1) // stride + 1
+        wv = [R.randint(-128, 127) for _ in range(m * cg * k * k)]
+        sws = ", ".join("%.6g" % ((0.02 + 0.01 * R.random()) / (cg * k * k) ** 0.5) for _ in range(m))
+        zps = ", ".join(str(R.randint(-3, 3) if i % 3 == 0 else 0) for _ in range(m))
+        bias = [R.randint(-2000, 2000) for _ in range(m)]
+        if yt in ("u8", "i8"):
+            yty = self.ty(yt, (n, m, oh, ow), 0.05, 128 if yt == "u8" else -3)
+        else:
+            yty = self.ty(yt, (n, m, oh, ow))
+        self.lines.append("  %%w%d = const dense<i8[%d,%d,%d,%d]{axis=0, scale=[%s], zp=[%s]}, %s>"
+                          % (i, m, cg, k, k, sws, zps, hexbytes(wv)))
+        self.lines.append("  %%b%d = const dense<i32[%d], %s>" % (i, m, i32hex(bias)))
+        cl = ", clamp=[%d, %d]" % clamp if clamp else ""
+        self.lines.append("  %%c%d = qconv %s, %%w%d, %%b%d, strides=[%d, %d], pads=[%d, %d, %d, %d], "
+                          "dilations=[%d, %d], group=%d%s : %s"
+                          % (i, x, i, i, stride, stride, pad, pad, pad, pad, dil, dil, group, cl, yty))
+        v = "%%c%d" % i
+        self.shapes[v] = ((n, m, oh, ow), yt)
+        return v
+
+    def add(self, a, b):
+        shape, t = self.shapes[a]
+        self.n += 1
+        v = "%%a%d" % self.n
+        self.lines.append("  %s = qadd %s, %s : %s" % (v, a, b, self.ty(t, shape, 0.07, 128 if t == "u8" else -3)))
+        self.shapes[v] = (shape, t)
+        return v
+
+    def maxpool(self, x):
+        (n, c, h, w), t = self.shapes[x]
+        self.n += 1
+        v = "%%p%d" % self.n
+        shape = (n, c, h // 2, w // 2)
+        self.lines.append("  %s = maxpool %s, kernel_shape=[2, 2], strides=[2, 2] : %s"
+                          % (v, x, self.ty(t, shape, 0.05, 128 if t == "u8" else -3)))
+        self.shapes[v] = (shape, t)
+        return v
+
+    def text(self, outs):
+        tys = []
+        for o in outs:
+            shape, t = self.shapes[o]
+            line = [l for l in self.lines if l.startswith("  %s = " % o)][0]
+            tys.append(line.rsplit(" : ", 1)[1])
+        return "graph @%s(%s) -> (%s) {\n%s\n  return %s\n}\n" % (
+            self.name, self.inp, ", ".join(tys), "\n".join(self.lines), ", ".join(outs))
+
+
+def chain_a():
+    # u8, batch 2, odd sizes: 3x3 -> 1x1 -> dw s2 -> 1x1, residual add, 1x1 out
+    g = G("nhwc_chain_a", (2, 19, 9, 11), "u8")
+    c1 = g.conv("%x", 21, 3, pad=1)
+    c2 = g.conv(c1, 33, 1)
+    d1 = g.conv(c2, 33, 3, stride=2, pad=1, group=33)
+    c3 = g.conv(d1, 21, 1)
+    c4 = g.conv(c3, 21, 1, clamp=(128, 255))
+    r = g.add(c3, c4)
+    c5 = g.conv(r, 17, 1)
+    return g.text([c5])
+
+
+def chain_b():
+    # i8, stride/dilation/pad mix, dw -> dw, i32 result, an intermediate graph output
+    g = G("nhwc_chain_b", (1, 5, 13, 10), "i8")
+    c1 = g.conv("%x", 24, 5, stride=2, pad=2)
+    c2 = g.conv(c1, 24, 3, pad=1, group=24)
+    c3 = g.conv(c2, 24, 3, pad=2, dil=2, group=24)
+    c4 = g.conv(c3, 67, 3, pad=1, dil=2)
+    c5 = g.conv(c4, 40, 1, stride=2)
+    c6 = g.conv(c5, 9, 3, pad=1, yt="i32")
+    return g.text([c6, c4])
+
+
+def chain_c():
+    # u8 -> maxpool consumer keeps a value NCHW between NHWC layers; 7x7 s2 stem
+    g = G("nhwc_chain_c", (3, 3, 20, 18), "u8")
+    c1 = g.conv("%x", 16, 7, stride=2, pad=3)
+    p = g.maxpool(c1)
+    c2 = g.conv(p, 65, 3, pad=1)
+    c3 = g.conv(c2, 65, 3, pad=1)
+    r = g.add(c2, c3)
+    c4 = g.conv(r, 130, 1, stride=2)
+    c5 = g.conv(c4, 31, 1)
+    return g.text([c5])
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for name, f in (("nhwc_chain_a", chain_a), ("nhwc_chain_b", chain_b), ("nhwc_chain_c", chain_c)):
+        with open(os.path.join(OUT, name + ".qir"), "w") as fh:
+            fh.write(f())
+
+
+if __name__ == "__main__":
+    main()
