@@ -253,6 +253,20 @@ def test_foreign_target_object(tmp_path, example_model, example_input):
     assert "cannot JIT for target" in e.value.diagnostics
 
 
+def test_mlir_in_and_out(jit_model):
+    """An MLIR model (quant + tosa, as bytes) compiles to a qconv and runs in the JIT exactly as
+    in the reference interpreter; the example's integer graph exports as tosa."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "test", "lit", "mlir", "import-conv.mlir")
+    with open(path, "rb") as f:
+        m = qdqc.compile(f.read())
+    assert m.engine == "jit" and "qconv" in m.ir()
+    x = {"arg0": np.random.default_rng(5).standard_normal((1, 8, 8, 3)).astype(np.float32)}
+    _assert_same(m.run(**x), m.run_reference(**x))
+    text = jit_model.mlir()
+    assert "func.func @mobilenetv2_qdq_example" in text and "tosa.conv2d" in text
+
+
 def test_emit_kinds(jit_model):
     asm = jit_model.emit("asm").decode()
     assert "model_run" in asm and ".text" in asm
