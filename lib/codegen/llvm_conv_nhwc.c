@@ -108,9 +108,20 @@ in_range(Kb *k, LLVMValueRef v, int64_t hi)
                         LLVMBuildICmp(k->b, LLVMIntSLT, v, i64c(k, hi), ""), "");
 }
 
+/* rows split across the parallel-for hook (par_begin/par_end, defined below) */
+typedef struct Par Par;
+struct Par {
+    LLVMBasicBlockRef saved_bb;
+    LLVMValueRef saved_fn, fn, slot;
+    int64_t rows;
+    CgLoop l;
+};
+static LLVMValueRef par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np);
+static void par_end(Kb *k, Par *p, const CgNodeArgs *a);
+
 LLVMValueRef
 cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
-             LLVMValueRef scratch)
+             LLVMValueRef scratch, const CgNodeArgs *a)
 {
     (void)xe; /* bytes are moved as they are */
     LLVMValueRef X = c->in_nhwc ? in : scratch;
@@ -136,9 +147,14 @@ cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
         return X;
     LLVMValueRef A = cg_gep(k, scratch, i64c(k, x_bytes(c)));
     LLVMValueRef zb = LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0);
-    CgLoop ln, loh, low, lkh, lkw;
-    LLVMValueRef vn = cg_loop_begin(k, &ln, i64c(k, c->N));
-    LLVMValueRef voh = cg_loop_begin(k, &loh, i64c(k, c->OH));
+    /* rows of output pixels split across the parallel-for hook */
+    Par par;
+    LLVMValueRef xa[2] = {X, A};
+    LLVMValueRef vr = par_begin(k, &par, c->N * c->OH, xa, 2);
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, i64c(k, c->OH), "");
+    LLVMValueRef voh = LLVMBuildSRem(k->b, vr, i64c(k, c->OH), "");
+    LLVMValueRef Xp = xa[0], Ap = xa[1];
+    CgLoop low, lkh, lkw;
     LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, i64c(k, c->sh)), i64c(k, c->ph), "");
     LLVMValueRef vow = cg_loop_begin(k, &low, i64c(k, c->OW));
     LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, vow, i64c(k, c->sw)), i64c(k, c->pw), "");
@@ -148,11 +164,11 @@ cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
     LLVMValueRef ih = cg_add(k, ih0, cg_mul(k, vkh, i64c(k, c->dh)));
     LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
     LLVMValueRef iw = cg_add(k, iw0, cg_mul(k, vkw, i64c(k, c->dw)));
-    LLVMValueRef dst = cg_gep(k, A, cg_add(k, arow, cg_mul(k, cg_add(k, cg_mul(k, vkh, i64c(k, c->KW)), vkw),
+    LLVMValueRef dst = cg_gep(k, Ap, cg_add(k, arow, cg_mul(k, cg_add(k, cg_mul(k, vkh, i64c(k, c->KW)), vkw),
                                                            i64c(k, c->C))));
     CgIf f;
     if_begin(k, &f, LLVMBuildAnd(k->b, in_range(k, ih, c->H), in_range(k, iw, c->W), ""));
-    LLVMValueRef src = cg_gep(k, X, cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), ih),
+    LLVMValueRef src = cg_gep(k, Xp, cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), ih),
                                                                i64c(k, c->W)), iw), i64c(k, c->C)));
     LLVMBuildMemCpy(k->b, dst, 1, src, 1, i64c(k, c->C));
     if_else(k, &f);
@@ -161,8 +177,7 @@ cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
     cg_loop_end(k, &lkw);
     cg_loop_end(k, &lkh);
     cg_loop_end(k, &low);
-    cg_loop_end(k, &loh);
-    cg_loop_end(k, &ln);
+    par_end(k, &par, a);
     return A;
 }
 
@@ -331,12 +346,6 @@ cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi
  * variable (returned) runs over rows [begin, end) and where ptrs[] are reloaded from ctx;
  * par_end closes it and, back in the node function, calls body(ctx, 0, rows) directly or
  * through pf (each thread then has its own allocas). */
-typedef struct Par {
-    LLVMBasicBlockRef saved_bb;
-    LLVMValueRef saved_fn, fn, slot;
-    int64_t rows;
-    CgLoop l;
-} Par;
 
 static LLVMValueRef
 par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np)

@@ -44,7 +44,7 @@ int64_t cg_nhwc_scratch(const ConvGeo *c, int64_t out_es);
 void cg_nhwc_reorder_weights(const ConvGeo *c, int8_t *w);
 /* Emits the transpose and the gather; returns A (row stride: K, or C when direct). */
 LLVMValueRef cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
-                          LLVMValueRef scratch);
+                          LLVMValueRef scratch, const CgNodeArgs *a);
 LLVMValueRef cg_nhwc_staging(Kb *k, const ConvGeo *c, LLVMValueRef scratch);
 /* staging [N, OH*OW, M] -> out NCHW [N, M, OH*OW] */
 void cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValueRef out);

@@ -308,7 +308,7 @@ emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi 
     const Type *xt = &ir_value(k->g, n->in[0])->type;
     int64_t rows = c->N * c->OH * c->OW;
     cg_nhwc_reorder_weights(c, w);
-    LLVMValueRef A = cg_nhwc_pack(k, c, xt->elem, xt->q->zp[0], a->in[0], a->scratch);
+    LLVMValueRef A = cg_nhwc_pack(k, c, xt->elem, xt->q->zp[0], a->in[0], a->scratch, a);
     LLVMValueRef st = c->out_nhwc ? a->out[0] : cg_nhwc_staging(k, c, a->scratch);
     CgGemmSpec s;
     memset(&s, 0, sizeof s);
