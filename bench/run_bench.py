@@ -155,12 +155,13 @@ class Model:
             lib.qdqc_jit_set_parallel_for(self.j, None, None)
 
     def time(self, iters):
+        """[(wall ms, process cpu ms)] per run."""
         ts = []
         for _ in range(iters):
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             if self.q.lib.qdqc_jit_run(self.j, self.ins, self.outp) != 0:
                 raise RuntimeError("qdqc_jit_run failed")
-            ts.append(time.perf_counter() - t0)
+            ts.append(((time.perf_counter() - t0) * 1e3, (time.process_time() - c0) * 1e3))
         return ts
 
     def close(self):
@@ -170,11 +171,11 @@ class Model:
 
 
 def ort_bench(model, inp, iters, threads):
-    out = run(["node", os.path.join(ROOT, "bench", "ort_run.js"), model, "--input",
-               "input=" + inp, "--bench", str(iters), "--threads", str(threads), "--opt", "all"])
-    med = float(re.search(r"median ([0-9.]+) ms", out).group(1))
-    mn = float(re.search(r"min ([0-9.]+) ms", out).group(1))
-    return med, mn
+    """[(wall ms, process cpu ms)] per run: bench/ort_cpu.js, the session options of
+    `ort_run.js --opt all --threads N`, with per-run process CPU time (ort_run.js prints only
+    wall-clock summaries, which the load of a shared machine dominates)."""
+    out = run(["node", os.path.join(ROOT, "bench", "ort_cpu.js"), model, inp, str(iters), str(threads)])
+    return [tuple(float(v) for v in line.split()) for line in out.strip().splitlines()]
 
 
 def macs_of(qdqc, model):
@@ -201,18 +202,17 @@ def bench_models(a, qdqc, q, threads):
         for th in threads:
             m.set_threads(th)
             m.time(3)  # warm-up
-            qt, om, omin = [], [], []
+            qt, ot = [], []
             for _ in range(a.rounds):
                 qt += m.time(per)
-                med, mn = ort_bench(path, inp, per, th)
-                om.append(med)
-                omin.append(mn)
-            r = dict(model=name, threads=th, macs=macs, q_med=statistics.median(qt) * 1e3,
-                     q_min=min(qt) * 1e3, o_med=statistics.median(om), o_min=min(omin),
+                ot += ort_bench(path, inp, per, th)
+            med = lambda v, i: statistics.median(x[i] for x in v)
+            r = dict(model=name, threads=th, macs=macs, q_med=med(qt, 0), q_min=min(x[0] for x in qt),
+                     q_cpu=med(qt, 1), o_med=med(ot, 0), o_min=min(x[0] for x in ot), o_cpu=med(ot, 1),
                      compile_wall=min(walls), compile_cpu=min(cpus), jit_s=m.jit_s,
                      workspace=m.workspace, iters=len(qt))
-            log("%s t%d: qdqc %.2f ms (min %.2f), ORT %.2f ms (min %.2f)" %
-                (name, th, r["q_med"], r["q_min"], r["o_med"], r["o_min"]))
+            log("%s t%d: qdqc %.2f ms (min %.2f, cpu %.2f), ORT %.2f ms (min %.2f, cpu %.2f)" %
+                (name, th, r["q_med"], r["q_min"], r["q_cpu"], r["o_med"], r["o_min"], r["o_cpu"]))
             rows.append(r)
         m.close()
     return rows
@@ -311,24 +311,32 @@ def report(a, rows, grows, peak, cmdline, load_end):
     L.append("Command: `%s`" % cmdline)
     L.append("")
     if rows:
-        L.append("| model | threads | qdqc median ms | ORT median ms | qdqc/ORT (median) | qdqc/ORT (min) "
-                 "| qdqc GOPS | ORT GOPS | scaling 1->2 (qdqc / ORT) | compile s (wall / cpu) | workspace MiB |")
-        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        L.append("| model | threads | qdqc wall ms (median / min) | ORT wall ms (median / min) "
+                 "| qdqc/ORT wall (median / min) | qdqc / ORT cpu ms per run | qdqc/ORT cpu "
+                 "| qdqc GOPS (min) | ORT GOPS (min) | scaling 1->2 (qdqc / ORT) "
+                 "| compile s (wall / cpu) | workspace MiB |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         base = {(r["model"], r["threads"]): r for r in rows}
         for r in rows:
             sc = "-"
             b1 = base.get((r["model"], 1))
             if r["threads"] > 1 and b1:
                 sc = "%.2fx / %.2fx" % (b1["q_min"] / r["q_min"], b1["o_min"] / r["o_min"])
-            L.append("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %s | %.2f / %.2f | %.1f |" % (
-                r["model"], r["threads"], r["q_med"], r["o_med"], r["q_med"] / r["o_med"],
-                r["q_min"] / r["o_min"], 2 * r["macs"] / r["q_med"] * 1e-6,
-                2 * r["macs"] / r["o_med"] * 1e-6, sc, r["compile_wall"], r["compile_cpu"],
-                r["workspace"] / 2 ** 20))
+            L.append("| %s | %d | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f "
+                     "| %.1f | %.1f | %s | %.2f / %.2f | %.1f |" % (
+                         r["model"], r["threads"], r["q_med"], r["q_min"], r["o_med"], r["o_min"],
+                         r["q_med"] / r["o_med"], r["q_min"] / r["o_min"], r["q_cpu"], r["o_cpu"],
+                         r["q_cpu"] / r["o_cpu"], 2 * r["macs"] / r["q_min"] * 1e-6,
+                         2 * r["macs"] / r["o_min"] * 1e-6, sc, r["compile_wall"],
+                         r["compile_cpu"], r["workspace"] / 2 ** 20))
         L.append("")
-        L.append("%d qdqc runs and as many ORT runs per row, alternating in %d rounds; ORT's median is "
-                 "the median of its per-round medians, scaling uses the best (min) runs. GOPS = "
-                 "2 x int8 MACs (`qdqc --report`) / median latency." % (rows[0]["iters"], a.rounds))
+        L.append("%d qdqc runs and as many ORT runs per row (after warm-up), alternating in %d rounds "
+                 "(qdqc: JIT through libqdqc.so; ORT: bench/ort_cpu.js, the options of `ort_run.js "
+                 "--opt all --threads N`). cpu = process user+system time per run (all threads), the "
+                 "figure that other load on a shared machine disturbs least: at 1 thread it is the "
+                 "latency on an idle core; at 2 threads it is total work. Scaling = best 1-thread wall "
+                 "/ best 2-thread wall. GOPS = 2 x int8 MACs (`qdqc --report`) / best wall. Compile = "
+                 "`qdqc MODEL -o x.o` (best of %d)." % (rows[0]["iters"], a.rounds, a.compile_reps))
         L.append("")
     if grows:
         L.append("vpdpbusd zmm peak (bench/peak, 12 accumulators, 1 thread): **%.1f GMAC/s**." % peak)
