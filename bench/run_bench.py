@@ -202,18 +202,26 @@ def bench_models(a, qdqc, q, threads):
         for th in threads:
             m.set_threads(th)
             m.time(3)  # warm-up
-            qt, ot = [], []
+            qt, ot, oerr = [], [], None
             for _ in range(a.rounds):
                 qt += m.time(per)
-                ot += ort_bench(path, inp, per, th)
-            med = lambda v, i: statistics.median(x[i] for x in v)
+                if oerr is None:
+                    try:
+                        ot += ort_bench(path, inp, per, th)
+                    except RuntimeError as e:  # e.g. ORT refusing the model at --opt all
+                        oerr = str(e).strip().splitlines()[-1]
+                        log("%s: ORT failed: %s" % (name, oerr))
+            med = lambda v, i: statistics.median(x[i] for x in v) if v else None
             r = dict(model=name, threads=th, macs=macs, q_med=med(qt, 0), q_min=min(x[0] for x in qt),
-                     q_cpu=med(qt, 1), o_med=med(ot, 0), o_min=min(x[0] for x in ot), o_cpu=med(ot, 1),
-                     compile_wall=min(walls), compile_cpu=min(cpus), jit_s=m.jit_s,
-                     workspace=m.workspace, iters=len(qt))
-            log("%s t%d: qdqc %.2f ms (min %.2f, cpu %.2f), ORT %.2f ms (min %.2f, cpu %.2f)" %
-                (name, th, r["q_med"], r["q_min"], r["q_cpu"], r["o_med"], r["o_min"], r["o_cpu"]))
+                     q_cpu=med(qt, 1), o_med=med(ot, 0), o_min=min(x[0] for x in ot) if ot else None,
+                     o_cpu=med(ot, 1), o_err=oerr, compile_wall=min(walls), compile_cpu=min(cpus),
+                     jit_s=m.jit_s, workspace=m.workspace, iters=len(qt))
+            log("%s t%d: qdqc %.2f ms (min %.2f, cpu %.2f), ORT %s ms (min %s, cpu %s)" %
+                (name, th, r["q_med"], r["q_min"], r["q_cpu"], fmt(r["o_med"]), fmt(r["o_min"]),
+                 fmt(r["o_cpu"])))
             rows.append(r)
+            with open(os.path.join(a.work, "rows.json"), "w") as fh:
+                json.dump(rows, fh, indent=1)
         m.close()
     return rows
 
@@ -321,7 +329,16 @@ def report(a, rows, grows, peak, cmdline, load_end):
             sc = "-"
             b1 = base.get((r["model"], 1))
             if r["threads"] > 1 and b1:
-                sc = "%.2fx / %.2fx" % (b1["q_min"] / r["q_min"], b1["o_min"] / r["o_min"])
+                sc = "%.2fx / %s" % (b1["q_min"] / r["q_min"],
+                                     fmt(r["o_min"] and b1["o_min"] / r["o_min"], "%.2fx"))
+            if r["o_med"] is None:
+                L.append("| %s | %d | %.2f / %.2f | ORT failed: %s | - | %.2f / - | - | %.1f | - | %s "
+                         "| %.2f / %.2f | %.1f |" % (
+                             r["model"], r["threads"], r["q_med"], r["q_min"],
+                             r["o_err"].replace("|", "/"), r["q_cpu"],
+                             2 * r["macs"] / r["q_min"] * 1e-6, sc, r["compile_wall"],
+                             r["compile_cpu"], r["workspace"] / 2 ** 20))
+                continue
             L.append("| %s | %d | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f "
                      "| %.1f | %.1f | %s | %.2f / %.2f | %.1f |" % (
                          r["model"], r["threads"], r["q_med"], r["q_min"], r["o_med"], r["o_min"],

@@ -119,6 +119,26 @@ struct Par {
 static LLVMValueRef par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np);
 static void par_end(Kb *k, Par *p, const CgNodeArgs *a);
 
+/* n bytes from src to dst: straight-line 64-byte vector moves (LLVM would call libc memcpy for
+ * a constant size above ~128 bytes, once per tap), the rest as a small memcpy. */
+static void
+copy_bytes(Kb *k, LLVMValueRef dst, LLVMValueRef src, int64_t n)
+{
+    int64_t nv = n / 64;
+    if (nv > 16)
+        nv = 0;
+    LLVMTypeRef vt = LLVMVectorType(k->i8, 64);
+    for (int64_t i = 0; i < nv; i++) {
+        LLVMValueRef v = LLVMBuildLoad2(k->b, vt, cg_gep(k, src, i64c(k, 64 * i)), "");
+        LLVMSetAlignment(v, 1);
+        LLVMValueRef st = LLVMBuildStore(k->b, v, cg_gep(k, dst, i64c(k, 64 * i)));
+        LLVMSetAlignment(st, 1);
+    }
+    if (n - 64 * nv > 0)
+        LLVMBuildMemCpy(k->b, cg_gep(k, dst, i64c(k, 64 * nv)), 1, cg_gep(k, src, i64c(k, 64 * nv)), 1,
+                        i64c(k, n - 64 * nv));
+}
+
 LLVMValueRef
 cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
              LLVMValueRef scratch, const CgNodeArgs *a)
@@ -170,7 +190,7 @@ cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
     if_begin(k, &f, LLVMBuildAnd(k->b, in_range(k, ih, c->H), in_range(k, iw, c->W), ""));
     LLVMValueRef src = cg_gep(k, Xp, cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), ih),
                                                                i64c(k, c->W)), iw), i64c(k, c->C)));
-    LLVMBuildMemCpy(k->b, dst, 1, src, 1, i64c(k, c->C));
+    copy_bytes(k, dst, src, c->C);
     if_else(k, &f);
     LLVMBuildMemSet(k->b, dst, zb, i64c(k, c->C), 1);
     if_end(k, &f);
@@ -209,6 +229,30 @@ cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValue
     cg_loop_end(k, &lm);
     cg_loop_end(k, &lb);
     cg_loop_end(k, &ln);
+}
+
+/* cg_requant_float in 32-bit lanes: f = (f32)acc * mult, clamped to [lo - zp, hi - zp] (NaN ->
+ * 0), so rne(f) fits i32 and fptosi to i32 equals the i64 sequence; + zp, clamp [lo, hi]. The
+ * vectoriser then keeps full 16-lane f32/i32 vectors instead of splitting for f32 -> i64. */
+static LLVMValueRef
+requant_float_i32(Kb *k, LLVMValueRef a32, LLVMValueRef mult, int32_t zp, int32_t lo, int32_t hi)
+{
+    LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, a32, k->f32, ""), mult, "");
+    LLVMValueRef flo = cg_f32(k, (float)((int64_t)lo - zp)), fhi = cg_f32(k, (float)((int64_t)hi - zp));
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), cg_f32(k, 0.0f), f, "");
+    LLVMTypeRef ft = k->f32;
+    LLVMValueRef r = LLVMBuildFPToSI(k->b, cg_call(k, "llvm.roundeven.f32", ft, &ft, &f, 1), k->i32, "");
+    r = LLVMBuildAdd(k->b, r, cg_i32(k, zp), "");
+    r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, r, cg_i32(k, lo), ""), cg_i32(k, lo), r, "");
+    return LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSGT, r, cg_i32(k, hi), ""), cg_i32(k, hi), r, "");
+}
+
+static void
+store_i32_as(Kb *k, ElemType ye, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v32)
+{
+    cg_store_raw(k, ye, base, idx, LLVMBuildTrunc(k->b, v32, k->i8, ""));
 }
 
 /* ---- depthwise ---- */
@@ -327,7 +371,7 @@ cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi
             break;
         }
         case CG_GEMM_EPI_REQUANT_FLOAT:
-            cg_store_i64(k, ye, a->out[0], yi, cg_requant_float(k, av, mult_m, e->zo, e->lo, e->hi));
+            store_i32_as(k, ye, a->out[0], yi, requant_float_i32(k, a32, mult_m, e->zo, e->lo, e->hi));
             break;
         case CG_GEMM_EPI_REQUANT_FIXED:
             cg_store_i64(k, ye, a->out[0], yi, cg_requant_fixed(k, av, fm_m, fs_m, e->zo, e->lo, e->hi));
@@ -636,8 +680,8 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
                          LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, a32, k->f32, ""), cg_load_raw(k, ET_F32, gm, vc), ""));
             break;
         case CG_GEMM_EPI_REQUANT_FLOAT:
-            cg_store_i64(k, ye, io[1], yi,
-                         cg_requant_float(k, av, cg_load_raw(k, ET_F32, gm, vc), e->zo, e->lo, e->hi));
+            store_i32_as(k, ye, io[1], yi,
+                         requant_float_i32(k, a32, cg_load_raw(k, ET_F32, gm, vc), e->zo, e->lo, e->hi));
             break;
         case CG_GEMM_EPI_REQUANT_FIXED:
             cg_store_i64(k, ye, io[1], yi,
