@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <qdqc/qdqc.h>
 
+#include "bench_cmd.h"
 #include "run_cmd.h"
 
 #include <stdarg.h>
@@ -17,7 +18,7 @@
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 typedef struct Opts {
-    const char *cmd; /* NULL (compile), "opt", "run" */
+    const char *cmd; /* NULL (compile), "opt", "run", "bench" */
     const char *input;
     const char *output;
     const char *emit;
@@ -28,15 +29,19 @@ typedef struct Opts {
     bool list_passes;
     qdqc_context *ctx;
     RunOpts run; /* qdqc run */
+    BenchOpts bench; /* qdqc bench */
     qdqc_compile_options *copts; /* --target --mcpu --mattr --name --isa */
 } Opts;
 
 static const char usage_text[] =
     "usage: qdqc MODEL [options]          compile MODEL (.onnx, .qir, .mlir)\n"
     "       qdqc opt FILE [options]       run passes on text IR (test driver)\n"
-    "       qdqc run MODEL --output-dir DIR [--engine=ref] [--input NAME=FILE.npy ...]\n"
+    "       qdqc run MODEL --output-dir DIR [--engine=jit|ref] [--input NAME=FILE.npy ...]\n"
     "                [--random-inputs SEED] [--passes=...]\n"
     "                                     run MODEL, write one .npy per output\n"
+    "       qdqc bench MODEL [--threads N] [--iters K] [--warmup W]\n"
+    "                                     JIT-compile MODEL and time it: median, min, p90\n"
+    "                                     latency and GOPS (2 x int8 MACs / median)\n"
     "\n"
     "options:\n"
     "  -o FILE                 output file ('-' for standard output, the default)\n"
@@ -63,7 +68,9 @@ static const char usage_text[] =
     "  --requant=float|fixed   requantization arithmetic (docs/numerics.md)\n"
     "  --input-shape NAME=DIMS fix a dynamic input shape, e.g. x=1x3x224x224 (repeatable)\n"
     "  --split-input-file      (opt) treat '// -----' lines as separate inputs\n"
-    "  --engine=ref|jit        (run) execution engine: ref (reference interpreter) or jit\n"
+    "  --engine=jit|ref        (run) execution engine: jit (compiled in process, the default)\n"
+    "                          or ref (reference interpreter)\n"
+    "  --iters K, --warmup W   (bench) timed runs (default 20) after W untimed ones (3)\n"
     "  --input NAME=FILE.npy   (run) value of graph input NAME (repeatable)\n"
     "  --random-inputs SEED    (run) generate the inputs not given, deterministically\n"
     "  --output-dir DIR        (run) where the outputs are written (NAME.npy)\n"
@@ -219,6 +226,37 @@ run_opt(Opts *o)
     return rc;
 }
 
+static void
+silent_diag(void *user, qdqc_severity sev, const char *loc, const char *msg)
+{
+    (void)user;
+    (void)sev;
+    (void)loc;
+    (void)msg;
+}
+
+/* --report: the workspace the generated code needs for o's target (docs/abi.md), read from
+ * the header the code generator writes; "n/a" when the graph cannot be compiled. */
+static void
+print_workspace(Opts *o, qdqc_module *m)
+{
+    char *h = NULL;
+    size_t len = 0;
+    qdqc_context_set_diag_handler(o->ctx, silent_diag, NULL);
+    qdqc_status st = qdqc_module_compile_to_memory(m, o->copts, QDQC_EMIT_HEADER, &h, &len);
+    qdqc_context_set_diag_handler(o->ctx, diag_printer, o);
+    qdqc_context_clear_diagnostics(o->ctx);
+    const char *p = st == QDQC_OK && h ? strstr(h, "_WORKSPACE_SIZE ") : NULL;
+    while (p && !(p[16] >= '0' && p[16] <= '9')) /* the #define, not the comment */
+        p = strstr(p + 16, "_WORKSPACE_SIZE ");
+    if (p)
+        printf("        workspace peak: %llu bytes (activations and scratch, planned by "
+               "liveness)\n", strtoull(p + 16, NULL, 10));
+    else
+        printf("        workspace peak: n/a (the graph does not compile for this target)\n");
+    qdqc_string_free(h);
+}
+
 static int
 run_compile(Opts *o)
 {
@@ -268,6 +306,7 @@ run_compile(Opts *o)
         char *r = qdqc_module_report(m);
         fputs(r, stdout);
         qdqc_string_free(r);
+        print_workspace(o, m);
     }
     qdqc_module_destroy(m);
     return rc;
@@ -309,6 +348,10 @@ main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "opt") == 0) {
         o.cmd = "opt";
         argi = 2;
+    } else if (argc > 1 && strcmp(argv[1], "bench") == 0) {
+        o.cmd = "bench";
+        argi = 2;
+        o.bench.warmup = -1;
     } else if (argc > 1 && strcmp(argv[1], "run") == 0) {
         o.cmd = "run";
         argi = 2;
@@ -392,6 +435,21 @@ main(int argc, char **argv)
                 goto done;
             }
             o.run.threads = (int)t;
+        } else if (o.cmd && !strcmp(o.cmd, "bench") &&
+                   (((v = flag_value(argc, argv, &i, "--iters", &m)) || m) ||
+                    ((v = flag_value(argc, argv, &i, "--warmup", &m)) || m))) {
+            bool it = strncmp(a, "--iters", 7) == 0;
+            char *end;
+            long t = v ? strtol(v, &end, 10) : -1;
+            if (!v || !*v || *end || t < (it ? 1 : 0) || t > 1000000) {
+                rc = usage_error(it ? "--iters needs a positive integer"
+                                    : "--warmup needs a non-negative integer");
+                goto done;
+            }
+            if (it)
+                o.bench.iters = (int)t;
+            else
+                o.bench.warmup = (int)t;
         } else if (strcmp(a, "--report") == 0) {
             o.report = true;
         } else if (strcmp(a, "--split-input-file") == 0) {
@@ -447,6 +505,14 @@ main(int argc, char **argv)
         o.run.passes = o.passes;
         o.run.copts = o.copts;
         rc = qdqc_cli_run(o.ctx, &o.run);
+        goto done;
+    }
+    if (o.cmd && !strcmp(o.cmd, "bench")) {
+        o.bench.model = o.input;
+        o.bench.passes = o.passes;
+        o.bench.copts = o.copts;
+        o.bench.threads = o.run.threads;
+        rc = qdqc_cli_bench(o.ctx, &o.bench);
         goto done;
     }
     rc = o.cmd ? run_opt(&o) : run_compile(&o);

@@ -1,4 +1,4 @@
-/* run_cmd.c: `qdqc run MODEL --engine=ref --input NAME=FILE.npy ... --output-dir DIR
+/* run_cmd.c: `qdqc run MODEL [--engine=jit|ref] --input NAME=FILE.npy ... --output-dir DIR
  * [--random-inputs SEED] [--passes=...]`. Only the public API; no compiler logic.
  * Output files are named after the graph outputs (characters outside [A-Za-z0-9_.-] become
  * '_') and written in each output's own element type. */
@@ -128,7 +128,7 @@ numel_of(int rank, const int64_t *dims, size_t *n)
 int
 qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
 {
-    const char *engine = o->engine ? o->engine : "ref";
+    const char *engine = o->engine ? o->engine : "jit";
     bool jit = strcmp(engine, "jit") == 0;
     if (strcmp(engine, "ref") != 0 && !jit)
         return err(RC_USAGE, "unknown engine '%s' (available: ref, jit)%s", engine, "");

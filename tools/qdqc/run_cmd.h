@@ -10,7 +10,7 @@
 
 typedef struct RunOpts {
     const char *model;
-    const char *engine;      /* "ref"; NULL = the default engine */
+    const char *engine;      /* "jit" or "ref"; NULL = the default engine (jit) */
     const char *output_dir;  /* required */
     const char *passes;      /* NULL = default pipeline; "" = none (graph as imported) */
     const char **inputs;     /* "NAME=FILE.npy" */

@@ -1,0 +1,22 @@
+/* bench_cmd.h: `qdqc bench MODEL [--threads N] [--iters K] [--warmup W]`: JIT-compile MODEL
+ * (after the default pipeline, or --passes) and time inferences on deterministic random
+ * inputs. */
+#ifndef QDQC_TOOL_BENCH_CMD_H
+#define QDQC_TOOL_BENCH_CMD_H
+
+#include <qdqc/qdqc.h>
+
+typedef struct BenchOpts {
+    const char *model;
+    const char *passes;                /* NULL = default pipeline */
+    const qdqc_compile_options *copts; /* target options (NULL = host) */
+    int threads;                       /* 0/1 = the calling thread only */
+    int iters;                         /* timed runs (default 20) */
+    int warmup;                        /* untimed runs first (default 3) */
+} BenchOpts;
+
+/* Prints "median <X> ms", min, p90, GOPS and the workspace; returns an exit code (0 ok,
+ * 1 bad input with diagnostics printed). */
+int qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o);
+
+#endif
