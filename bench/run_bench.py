@@ -316,6 +316,11 @@ def report(a, rows, grows, peak, cmdline, load_end):
     L = []
     L.append("Machine: " + machine() + "; load average at end %.1f." % load_end)
     L.append("")
+    if max(os.getloadavg()[0], load_end) > (os.cpu_count() or 1):
+        L.append("**Warning: the machine was oversubscribed (load average above its CPU count): "
+                 "wall-clock figures, their ratios and the scaling column are dominated by "
+                 "scheduling; compare the cpu columns.**")
+        L.append("")
     L.append("Command: `%s`" % cmdline)
     L.append("")
     if rows:
@@ -354,19 +359,29 @@ def report(a, rows, grows, peak, cmdline, load_end):
                  "latency on an idle core; at 2 threads it is total work. Scaling = best 1-thread wall "
                  "/ best 2-thread wall. GOPS = 2 x int8 MACs (`qdqc --report`) / best wall. Compile = "
                  "`qdqc MODEL -o x.o` (best of %d)." % (rows[0]["iters"], a.rounds, a.compile_reps))
+        if a.reuse_models:
+            L.append("")
+            L.append("(Model rows reused from the previous full run in the same work directory, "
+                     "`--reuse-models`; compile best of 1.)")
         L.append("")
     if grows:
         L.append("vpdpbusd zmm peak (bench/peak, 12 accumulators, 1 thread): **%.1f GMAC/s**." % peak)
         L.append("")
-        L.append("| kernel | shape | qdqc i32 GMAC/s | qdqc requant i8 GMAC/s | % of peak (i8) | oneDNN GMAC/s | qdqc/oneDNN |")
+        L.append("| kernel | shape | qdqc i32 GMAC/s | qdqc requant i8 GMAC/s | % of peak (i32 / i8) "
+                 "| oneDNN GMAC/s | qdqc/oneDNN (like for like) |")
         L.append("|---|---|---|---|---|---|---|")
         for g in grows:
-            best = g["q_q8"]
+            # like for like: oneDNN's matmul writes s32 (vs qdqc i32), its conv requantizes to u8
+            same = g["q_i32"] if g["kind"] == "gemm" else g["q_q8"]
+            pk = "-" if g["q_i32"] is None else "%.0f%% / %.0f%%" % (100 * g["q_i32"] / peak,
+                                                                  100 * g["q_q8"] / peak)
             L.append("| %s %s | %s | %s | %s | %s | %s | %s |" % (
                 g["kind"], g["name"], g.get("shape", g["name"]), fmt(g["q_i32"], "%.1f"),
-                fmt(g["q_q8"], "%.1f"), fmt(best and 100 * best / peak, "%.0f%%"),
-                fmt(g["dnnl"], "%.1f"), fmt(best and g["dnnl"] and best / g["dnnl"], "%.2f")))
+                fmt(g["q_q8"], "%.1f"), pk, fmt(g["dnnl"], "%.1f"),
+                fmt(same and g["dnnl"] and same / g["dnnl"], "%.2f")))
         L.append("")
+        L.append("qdqc/oneDNN compares like for like: GEMM rows qdqc's i32 output with oneDNN's s32 "
+                 "matmul, conv rows qdqc's requantized i8 with oneDNN's requantized u8 convolution. ")
         L.append("GEMM: u8 x s8, one thread, best of repetitions of this thread's CPU time (both "
                  "programs); qdqc = bench/gemm_bench.c (AVX512-VNNI kernel, weights packed at "
                  "compile time); oneDNN = matmul u8 x s8 -> s32 (weights in its preferred "
@@ -400,6 +415,8 @@ def main():
     ap.add_argument("--no-models", action="store_true")
     ap.add_argument("--quick", action="store_true", help="fewer GEMM shapes")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--reuse-models", action="store_true",
+                    help="take the model rows of the last run from WORK/rows.json (GEMM sweep only)")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     a.models = [m for m in a.models.split(",") if m]
@@ -407,7 +424,10 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     qdqc = os.path.join(a.build, "bin", "qdqc")
     rows, grows, peak = [], [], 0.0
-    if not a.no_models:
+    if a.reuse_models:
+        rows = json.load(open(os.path.join(a.work, "rows.json")))
+        a.iters, a.rounds = rows[0]["iters"], a.rounds
+    elif not a.no_models:
         mdir = os.path.join(a.work, "models")
         if not all(os.path.exists(os.path.join(mdir, m + ".onnx")) for m in a.models):
             log("generating the full-size models into %s" % mdir)
