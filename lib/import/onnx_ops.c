@@ -779,7 +779,9 @@ integer_op(OnnxImp *I, bool conv)
 {
     Graph *g = I->g;
     ValueId x = IN(I, 0), w = IN(I, 1), xz = IN(I, 2), wz = IN(I, 3);
-    const Type *xt = TY(I, x), *wt = TY(I, w);
+    /* copies: adding values below moves the value array */
+    const Type xt_copy = *TY(I, x), wt_copy = *TY(I, w);
+    const Type *xt = &xt_copy, *wt = &wt_copy;
     if ((xt->elem != ET_U8 && xt->elem != ET_I8) || (wt->elem != ET_U8 && wt->elem != ET_I8)) {
         onnx_node_error(I, "operands must be u8 or i8, got %s and %s", elem_name(xt->elem),
                         elem_name(wt->elem));

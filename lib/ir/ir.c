@@ -189,6 +189,22 @@ mark_name_taken(Graph *g, uint32_t id)
     g->name_taken[id] = 1;
 }
 
+/* Sanitizer builds move the node and value arrays on every addition, so a Node or Value
+ * pointer kept across ir_add_node/ir_add_value (a stale pointer: our bug) is reported by
+ * ASan at once instead of only when the array happens to grow. */
+#ifdef QDQC_STRESS_REALLOC
+#define STRESS_MOVE(v)                                                              \
+    do {                                                                            \
+        size_t _bytes = (size_t)(v)->cap * sizeof(*(v)->data);                      \
+        void *_p = xmalloc(_bytes);                                                 \
+        memcpy(_p, (v)->data, (size_t)(v)->len * sizeof(*(v)->data));               \
+        free((v)->data);                                                            \
+        (v)->data = _p;                                                             \
+    } while (0)
+#else
+#define STRESS_MOVE(v) ((void)0)
+#endif
+
 ValueId
 ir_add_value(Graph *g, const char *name, const Type *t)
 {
@@ -211,6 +227,7 @@ ir_add_value(Graph *g, const char *name, const Type *t)
     v.name = id;
     v.type = *t;
     vec_push(&g->values, v);
+    STRESS_MOVE(&g->values);
     g->uses_valid = false;
     return (ValueId){g->values.len - 1};
 }
@@ -238,6 +255,7 @@ ir_add_node(Graph *g, OpKind op, uint32_t nin, const ValueId *in, uint32_t nout,
     n.out = arena_alloc(&g->m->arena, (nout ? nout : 1) * sizeof(ValueId));
     n.loc = loc;
     vec_push(&g->nodes, n);
+    STRESS_MOVE(&g->nodes);
     g->uses_valid = false;
     return (NodeId){g->nodes.len - 1};
 }

@@ -146,8 +146,9 @@ gemm_weight(PassCtx *pc, Graph *g, NodeId nid)
     }
     nt = qm_tensor_retype(g->m, nt, nq);
     Loc loc = n->loc;
+    const char *dq_name = ir_value_name(g, n->in[1]); /* interned: stable across additions */
     ValueId wv = ir_add_const(g, ir_value_name(g, dq->in[0]), nt, loc);
-    ValueId dv = qm_add_dq(g, wv, nq, ir_value_name(g, n->in[1]), loc);
+    ValueId dv = qm_add_dq(g, wv, nq, dq_name, loc); /* n and dq are stale from here */
     n = ir_node(g, nid);
     n->in[1] = dv;
     ir_set_attr_int(g, nid, "transB", 0);
