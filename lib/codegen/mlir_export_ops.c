@@ -291,7 +291,7 @@ ex_qconv(Exp *x, Node *n)
     if (group != 1 && !dw)
         return exp_fail(x, n, "qconv: grouped convolution (group %lld of %lld channels) has no "
                         "tosa form", (long long)group, (long long)C);
-    int64_t wzp;
+    int64_t wzp = 0;
     Win win;
     if (!weight_zp(x, n, wt, &wzp) || !window(x, n, xt, (int64_t[2]){KH, KW}, yt, &win))
         return false;
@@ -368,7 +368,7 @@ ex_qmatmul(Exp *x, Node *n)
                         "right operand per tensor or per its last axis");
     if (n->nin > 2 && n->in[2].id && !bias)
         return exp_fail(x, n, "qmatmul: the bias must be a constant");
-    int64_t bzp, N = bt->dims[bt->rank - 1];
+    int64_t bzp = 0, N = bt->dims[bt->rank - 1];
     if (!weight_zp(x, n, bt, &bzp))
         return false;
     uint32_t a = exp_operand(x, n->in[0]), b = exp_operand(x, n->in[1]);
