@@ -161,7 +161,7 @@ emit_qconvt(Kb *k, Node *n, const CgNodeArgs *a)
 {
     Graph *g = k->g;
     CgWin w;
-    int64_t N, C, M, G;
+    int64_t N = 0, C = 0, M = 0, G = 0;
     if (!convt_geo(k, n, &w, &N, &C, &M, &G))
         return false;
     const Type *xt = &ir_value(g, n->in[0])->type, *wt = &ir_value(g, n->in[1])->type;
@@ -313,7 +313,7 @@ cg_qdirect_scratch(Kb *k, Node *n)
     if (n->op != OP_QCONV_TRANSPOSE)
         return 0;
     CgWin w;
-    int64_t N, C, M, G;
+    int64_t N = 0, C = 0, M = 0, G = 0;
     if (!convt_geo(k, n, &w, &N, &C, &M, &G))
         return -1;
     return win_osp(&w) * 8;
