@@ -52,7 +52,9 @@ rnd(void)
 static int32_t
 rnd_range(int32_t lo, int32_t hi)
 {
-    return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1));
+    /* in 64 bits: the span of [INT32_MIN, INT32_MAX] does not fit an int (UBSan) */
+    uint64_t span = (uint64_t)((int64_t)hi - (int64_t)lo + 1);
+    return (int32_t)((int64_t)lo + (int64_t)((uint64_t)rnd() % span));
 }
 
 /* ---- the reference (same definitions as lib/numerics, written out here) ---- */
