@@ -3,386 +3,13 @@
  * "file:line:col: error: ..." at the offending token and stops the parse; the parser must
  * never crash, loop or allocate without bound on any input (it is fuzzed). After parsing,
  * result types are checked by the verifier, not here. */
-#include "ir.h"
+#include "lex.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef enum Tok {
-    T_EOF, T_IDENT, T_VALUE, T_GLOBAL, T_INT, T_FLOAT, T_STRING, T_HEX,
-    T_LPAREN, T_RPAREN, T_LBRACK, T_RBRACK, T_LBRACE, T_RBRACE, T_LT, T_GT,
-    T_COMMA, T_COLON, T_EQ, T_ARROW, T_ERROR
-} Tok;
-
-typedef struct Parser {
-    qdqc_context *ctx;
-    Module *m;
-    const char *src, *end, *p;
-    const char *file;
-    uint32_t line, col;
-    /* current token */
-    Tok tok;
-    const char *tstart;
-    size_t tlen;
-    uint32_t tline, tcol;
-    char *sval;   /* decoded string / name (owned) */
-    int64_t ival;
-    double fval;
-    bool failed;
-    /* names defined so far: interned id -> ValueId (dense array over interner ids) */
-    uint32_t *defs;
-    uint32_t ndefs;
-} Parser;
-
-static void
-perr(Parser *P, uint32_t line, uint32_t col, const char *fmt, ...) QDQC_PRINTF(4, 5);
-
-static void
-perr(Parser *P, uint32_t line, uint32_t col, const char *fmt, ...)
-{
-    if (P->failed)
-        return;
-    P->failed = true;
-    Loc l = {.file = P->file, .line = line, .col = col};
-    va_list ap;
-    va_start(ap, fmt);
-    diag_vemit(P->ctx, QDQC_SEV_ERROR, &l, fmt, ap);
-    va_end(ap);
-}
-
-#define ERR(...) perr(P, P->tline, P->tcol, __VA_ARGS__)
-
-static const char *
-tok_desc(Tok t)
-{
-    switch (t) {
-    case T_EOF: return "end of input";
-    case T_IDENT: return "identifier";
-    case T_VALUE: return "value name";
-    case T_GLOBAL: return "'@' name";
-    case T_INT: return "integer";
-    case T_FLOAT: return "number";
-    case T_STRING: return "string";
-    case T_HEX: return "hex data";
-    case T_LPAREN: return "'('";
-    case T_RPAREN: return "')'";
-    case T_LBRACK: return "'['";
-    case T_RBRACK: return "']'";
-    case T_LBRACE: return "'{'";
-    case T_RBRACE: return "'}'";
-    case T_LT: return "'<'";
-    case T_GT: return "'>'";
-    case T_COMMA: return "','";
-    case T_COLON: return "':'";
-    case T_EQ: return "'='";
-    case T_ARROW: return "'->'";
-    case T_ERROR: return "invalid token";
-    }
-    return "token";
-}
-
-/* ---- lexer ---- */
-static void
-advance_char(Parser *P)
-{
-    if (*P->p == '\n') {
-        P->line++;
-        P->col = 1;
-    } else {
-        P->col++;
-    }
-    P->p++;
-}
-
-static bool
-is_name_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.' || c == '$' || c == '-' || c == '/';
-}
-
-static bool
-is_ident_start(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static bool
-is_ident_char(char c)
-{
-    return is_ident_start(c) || (c >= '0' && c <= '9') || c == '.';
-}
-
-static int
-hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* Decode a quoted string starting at P->p (the opening quote). */
-static bool
-lex_string(Parser *P)
-{
-    StrBuf b;
-    sb_init(&b);
-    advance_char(P); /* opening quote */
-    while (P->p < P->end && *P->p != '"') {
-        char c = *P->p;
-        if (c == '\n') {
-            sb_free(&b);
-            perr(P, P->tline, P->tcol, "unterminated string");
-            return false;
-        }
-        if (c == '\\') {
-            advance_char(P);
-            if (P->p >= P->end)
-                break;
-            char e = *P->p;
-            if (e == '"' || e == '\\') {
-                sb_putc(&b, e);
-                advance_char(P);
-            } else if (e == 'n') {
-                sb_putc(&b, '\n');
-                advance_char(P);
-            } else if (e == 'x' && P->end - P->p >= 3 && hexval(P->p[1]) >= 0 &&
-                       hexval(P->p[2]) >= 0) {
-                char v = (char)(hexval(P->p[1]) * 16 + hexval(P->p[2]));
-                if (v == 0) {
-                    sb_free(&b);
-                    perr(P, P->line, P->col, "string contains a NUL character");
-                    return false;
-                }
-                sb_putc(&b, v);
-                advance_char(P);
-                advance_char(P);
-                advance_char(P);
-            } else {
-                sb_free(&b);
-                perr(P, P->line, P->col, "invalid escape sequence in string");
-                return false;
-            }
-            continue;
-        }
-        if (c == 0) {
-            sb_free(&b);
-            perr(P, P->line, P->col, "string contains a NUL character");
-            return false;
-        }
-        sb_putc(&b, c);
-        advance_char(P);
-    }
-    if (P->p >= P->end) {
-        sb_free(&b);
-        perr(P, P->tline, P->tcol, "unterminated string");
-        return false;
-    }
-    advance_char(P); /* closing quote */
-    free(P->sval);
-    P->sval = sb_take(&b);
-    return true;
-}
-
-static void
-next(Parser *P)
-{
-    if (P->failed) {
-        P->tok = T_ERROR;
-        return;
-    }
-    /* skip whitespace and comments */
-    for (;;) {
-        while (P->p < P->end && (*P->p == ' ' || *P->p == '\t' || *P->p == '\n' ||
-                                 *P->p == '\r'))
-            advance_char(P);
-        if (P->end - P->p >= 2 && P->p[0] == '/' && P->p[1] == '/') {
-            while (P->p < P->end && *P->p != '\n')
-                advance_char(P);
-            continue;
-        }
-        break;
-    }
-    P->tstart = P->p;
-    P->tline = P->line;
-    P->tcol = P->col;
-    if (P->p >= P->end) {
-        P->tok = T_EOF;
-        P->tlen = 0;
-        return;
-    }
-    char c = *P->p;
-    const char *start = P->p;
-    switch (c) {
-    case '(': P->tok = T_LPAREN; advance_char(P); goto done;
-    case ')': P->tok = T_RPAREN; advance_char(P); goto done;
-    case '[': P->tok = T_LBRACK; advance_char(P); goto done;
-    case ']': P->tok = T_RBRACK; advance_char(P); goto done;
-    case '{': P->tok = T_LBRACE; advance_char(P); goto done;
-    case '}': P->tok = T_RBRACE; advance_char(P); goto done;
-    case '<': P->tok = T_LT; advance_char(P); goto done;
-    case '>': P->tok = T_GT; advance_char(P); goto done;
-    case ',': P->tok = T_COMMA; advance_char(P); goto done;
-    case ':': P->tok = T_COLON; advance_char(P); goto done;
-    case '=': P->tok = T_EQ; advance_char(P); goto done;
-    case '"':
-        if (!lex_string(P)) {
-            P->tok = T_ERROR;
-            return;
-        }
-        P->tok = T_STRING;
-        goto done;
-    case '%':
-    case '@': {
-        advance_char(P);
-        Tok kind = c == '%' ? T_VALUE : T_GLOBAL;
-        if (P->p < P->end && *P->p == '"') {
-            if (!lex_string(P)) {
-                P->tok = T_ERROR;
-                return;
-            }
-            if (!*P->sval) {
-                perr(P, P->tline, P->tcol, "empty name");
-                P->tok = T_ERROR;
-                return;
-            }
-        } else {
-            const char *s = P->p;
-            while (P->p < P->end && is_name_char(*P->p))
-                advance_char(P);
-            if (P->p == s) {
-                perr(P, P->tline, P->tcol, "expected a name after '%c'", c);
-                P->tok = T_ERROR;
-                return;
-            }
-            free(P->sval);
-            P->sval = xstrndup(s, (size_t)(P->p - s));
-        }
-        P->tok = kind;
-        goto done;
-    }
-    default:
-        break;
-    }
-    if (c == '-' && P->end - P->p >= 2 && P->p[1] == '>') {
-        advance_char(P);
-        advance_char(P);
-        P->tok = T_ARROW;
-        goto done;
-    }
-    if (c == '0' && P->end - P->p >= 2 && (P->p[1] == 'x' || P->p[1] == 'X')) {
-        advance_char(P);
-        advance_char(P);
-        while (P->p < P->end && hexval(*P->p) >= 0)
-            advance_char(P);
-        P->tok = T_HEX;
-        goto done;
-    }
-    if ((c >= '0' && c <= '9') || c == '-' || c == '+') {
-        const char *s = P->p;
-        if (c == '-' || c == '+')
-            advance_char(P);
-        /* nan / inf with a sign */
-        if (P->end - P->p >= 3 && (strncmp(P->p, "nan", 3) == 0 || strncmp(P->p, "inf", 3) == 0)) {
-            bool isnan_ = P->p[0] == 'n';
-            advance_char(P);
-            advance_char(P);
-            advance_char(P);
-            P->tok = T_FLOAT;
-            P->fval = isnan_ ? (c == '-' ? -NAN : NAN) : (c == '-' ? -INFINITY : INFINITY);
-            goto done;
-        }
-        bool isfloat = false;
-        while (P->p < P->end && ((*P->p >= '0' && *P->p <= '9') || *P->p == '.' || *P->p == 'e' ||
-                                 *P->p == 'E' ||
-                                 ((*P->p == '-' || *P->p == '+') &&
-                                  (P->p[-1] == 'e' || P->p[-1] == 'E')))) {
-            if (*P->p == '.' || *P->p == 'e' || *P->p == 'E')
-                isfloat = true;
-            advance_char(P);
-        }
-        size_t n = (size_t)(P->p - s);
-        if (n > 64 || (n == 1 && (c == '-' || c == '+'))) {
-            perr(P, P->tline, P->tcol, "invalid number");
-            P->tok = T_ERROR;
-            return;
-        }
-        char buf[72];
-        memcpy(buf, s, n);
-        buf[n] = 0;
-        char *endp;
-        errno = 0;
-        if (isfloat) {
-            P->fval = strtod(buf, &endp);
-            P->tok = T_FLOAT;
-        } else {
-            P->ival = strtoll(buf, &endp, 10);
-            P->fval = (double)P->ival;
-            P->tok = T_INT;
-        }
-        if (*endp || (errno == ERANGE && !isfloat)) {
-            perr(P, P->tline, P->tcol, "invalid number '%s'", buf);
-            P->tok = T_ERROR;
-            return;
-        }
-        goto done;
-    }
-    if (is_ident_start(c)) {
-        while (P->p < P->end && is_ident_char(*P->p))
-            advance_char(P);
-        P->tok = T_IDENT;
-        /* bare nan / inf are float literals */
-        size_t n = (size_t)(P->p - start);
-        if ((n == 3 && strncmp(start, "nan", 3) == 0)) {
-            P->tok = T_FLOAT;
-            P->fval = NAN;
-        } else if (n == 3 && strncmp(start, "inf", 3) == 0) {
-            P->tok = T_FLOAT;
-            P->fval = INFINITY;
-        }
-        goto done;
-    }
-    if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f)
-        perr(P, P->tline, P->tcol, "unexpected character '%c'", c);
-    else
-        perr(P, P->tline, P->tcol, "unexpected byte 0x%02x", (unsigned char)c);
-    P->tok = T_ERROR;
-    return;
-done:
-    P->tlen = (size_t)(P->p - start);
-}
-
-static bool
-tok_is_ident(Parser *P, const char *s)
-{
-    return P->tok == T_IDENT && strlen(s) == P->tlen && memcmp(P->tstart, s, P->tlen) == 0;
-}
-
-static bool
-expect(Parser *P, Tok t, const char *what)
-{
-    if (P->tok != t) {
-        if (!P->failed)
-            ERR("expected %s, got %s", what ? what : tok_desc(t), tok_desc(P->tok));
-        return false;
-    }
-    next(P);
-    return true;
-}
-
-static bool
-accept(Parser *P, Tok t)
-{
-    if (P->tok == t) {
-        next(P);
-        return true;
-    }
-    return false;
-}
 
 /* ---- values ---- */
 static ValueId
@@ -417,13 +44,13 @@ parse_num_list(Parser *P, NumList *out, size_t max)
 {
     out->v.len = 0;
     out->any_float = false;
-    if (!expect(P, T_LBRACK, NULL))
+    if (!lex_expect(P, T_LBRACK, NULL))
         return false;
-    if (accept(P, T_RBRACK))
+    if (lex_accept(P, T_RBRACK))
         return true;
     for (;;) {
         if (P->tok != T_INT && P->tok != T_FLOAT) {
-            ERR("expected a number, got %s", tok_desc(P->tok));
+            ERR("expected a number, got %s", lex_tok_desc(P->tok));
             return false;
         }
         if (out->v.len >= max) {
@@ -434,10 +61,10 @@ parse_num_list(Parser *P, NumList *out, size_t max)
             out->any_float = true;
         double d = P->tok == T_INT ? (double)P->ival : P->fval;
         vec_push(&out->v, d);
-        next(P);
-        if (accept(P, T_RBRACK))
+        lex_next(P);
+        if (lex_accept(P, T_RBRACK))
             return true;
-        if (!expect(P, T_COMMA, "',' or ']'"))
+        if (!lex_expect(P, T_COMMA, "',' or ']'"))
             return false;
     }
 }
@@ -446,11 +73,11 @@ static bool
 parse_int(Parser *P, int64_t *out, const char *what)
 {
     if (P->tok != T_INT) {
-        ERR("expected %s, got %s", what, tok_desc(P->tok));
+        ERR("expected %s, got %s", what, lex_tok_desc(P->tok));
         return false;
     }
     *out = P->ival;
-    next(P);
+    lex_next(P);
     return true;
 }
 
@@ -479,7 +106,7 @@ parse_qkey(Parser *P, QSpec *q)
     static const char *keys[] = {"scale", "zp", "axis", "range"};
     int which = -1;
     for (int i = 0; i < 4; i++)
-        if (tok_is_ident(P, keys[i]))
+        if (lex_tok_is(P, keys[i]))
             which = i;
     if (which < 0)
         return 0;
@@ -488,12 +115,12 @@ parse_qkey(Parser *P, QSpec *q)
         q->line = kl;
         q->col = kc;
     }
-    next(P);
-    if (!expect(P, T_EQ, "'='"))
+    lex_next(P);
+    if (!lex_expect(P, T_EQ, "'='"))
         return -1;
     bool *seen[] = {&q->has_scale, &q->has_zp, &q->has_axis, &q->has_range};
     if (*seen[which]) {
-        perr(P, kl, kc, "duplicate '%s'", keys[which]);
+        lex_error(P, kl, kc, "duplicate '%s'", keys[which]);
         return -1;
     }
     *seen[which] = true;
@@ -513,7 +140,7 @@ parse_qkey(Parser *P, QSpec *q)
             l->any_float = P->tok == T_FLOAT;
             double d = P->tok == T_INT ? (double)P->ival : P->fval;
             vec_push(&l->v, d);
-            next(P);
+            lex_next(P);
         } else {
             ERR("expected a number or a list for '%s'", keys[which]);
             return -1;
@@ -521,7 +148,7 @@ parse_qkey(Parser *P, QSpec *q)
         if (which == 1) {
             for (uint32_t i = 0; i < l->v.len; i++)
                 if (l->v.data[i] != floor(l->v.data[i]) || fabs(l->v.data[i]) > 2147483647.0) {
-                    perr(P, kl, kc, "zero point must be a 32-bit integer");
+                    lex_error(P, kl, kc, "zero point must be a 32-bit integer");
                     return -1;
                 }
         }
@@ -540,7 +167,7 @@ parse_qkey(Parser *P, QSpec *q)
         if (l.v.len != 2 || l.any_float || l.v.data[0] < -2147483648.0 ||
             l.v.data[1] > 2147483647.0) {
             vec_free(&l.v);
-            perr(P, kl, kc, "range must be [min, max] integers");
+            lex_error(P, kl, kc, "range must be [min, max] integers");
             return -1;
         }
         q->range[0] = (int64_t)l.v.data[0];
@@ -558,27 +185,27 @@ static QParams *
 qspec_build(Parser *P, QSpec *q, ElemType storage)
 {
     if (!q->has_scale || !q->has_zp) {
-        perr(P, q->line, q->col, "quantization needs both 'scale' and 'zp'");
+        lex_error(P, q->line, q->col, "quantization needs both 'scale' and 'zp'");
         return NULL;
     }
     bool per_axis = q->has_axis;
     uint32_t n = q->scale.v.len;
     if (per_axis) {
         if (!q->scale_list || !q->zp_list) {
-            perr(P, q->line, q->col, "per-axis quantization needs 'scale' and 'zp' lists");
+            lex_error(P, q->line, q->col, "per-axis quantization needs 'scale' and 'zp' lists");
             return NULL;
         }
         if (q->zp.v.len != n) {
-            perr(P, q->line, q->col, "per-axis quantization has %u scales but %u zero points", n,
+            lex_error(P, q->line, q->col, "per-axis quantization has %u scales but %u zero points", n,
                  q->zp.v.len);
             return NULL;
         }
         if (q->axis < 0 || q->axis >= IR_MAX_RANK) {
-            perr(P, q->line, q->col, "axis %lld out of range", (long long)q->axis);
+            lex_error(P, q->line, q->col, "axis %lld out of range", (long long)q->axis);
             return NULL;
         }
     } else if (q->scale_list || q->zp_list) {
-        perr(P, q->line, q->col, "a scale or zp list needs 'axis' (per-tensor values are scalars)");
+        lex_error(P, q->line, q->col, "a scale or zp list needs 'axis' (per-tensor values are scalars)");
         return NULL;
     }
     QParams *qp = ir_qparams_new(P->m, storage, per_axis ? (int32_t)q->axis : -1, n);
@@ -604,7 +231,7 @@ brace_starts_quant(Parser *P)
     static const char *keys[] = {"scale", "zp", "axis", "range"};
     for (int i = 0; i < 4; i++) {
         size_t n = strlen(keys[i]);
-        if ((size_t)(P->end - p) > n && strncmp(p, keys[i], n) == 0 && !is_ident_char(p[n]))
+        if ((size_t)(P->end - p) > n && strncmp(p, keys[i], n) == 0 && !lex_is_ident_char(p[n]))
             return true;
     }
     return false;
@@ -616,7 +243,7 @@ parse_type(Parser *P, Type *t)
     memset(t, 0, sizeof *t);
     uint32_t tl = P->tline, tc = P->tcol;
     if (P->tok != T_IDENT) {
-        ERR("expected a type, got %s", tok_desc(P->tok));
+        ERR("expected a type, got %s", lex_tok_desc(P->tok));
         return false;
     }
     ElemType e = elem_from_name(P->tstart, P->tlen);
@@ -625,13 +252,13 @@ parse_type(Parser *P, Type *t)
         return false;
     }
     t->elem = e;
-    next(P);
-    if (!expect(P, T_LBRACK, "'[' after the element type"))
+    lex_next(P);
+    if (!lex_expect(P, T_LBRACK, "'[' after the element type"))
         return false;
-    if (!accept(P, T_RBRACK)) {
+    if (!lex_accept(P, T_RBRACK)) {
         for (;;) {
             if (P->tok != T_INT) {
-                ERR("expected a dimension, got %s", tok_desc(P->tok));
+                ERR("expected a dimension, got %s", lex_tok_desc(P->tok));
                 return false;
             }
             if (P->ival < 0) {
@@ -643,21 +270,21 @@ parse_type(Parser *P, Type *t)
                 return false;
             }
             t->dims[t->rank++] = P->ival;
-            next(P);
-            if (accept(P, T_RBRACK))
+            lex_next(P);
+            if (lex_accept(P, T_RBRACK))
                 break;
-            if (!expect(P, T_COMMA, "',' or ']'"))
+            if (!lex_expect(P, T_COMMA, "',' or ']'"))
                 return false;
         }
     }
     size_t n;
     if (!type_numel(t, &n) || n > ((size_t)1 << 40)) {
-        perr(P, tl, tc, "type has too many elements");
+        lex_error(P, tl, tc, "type has too many elements");
         return false;
     }
     if (P->tok == T_LBRACE && brace_starts_quant(P)) {
         uint32_t bl = P->tline, bc = P->tcol;
-        next(P);
+        lex_next(P);
         QSpec q = {0};
         bool ok = true;
         for (;;) {
@@ -671,15 +298,15 @@ parse_type(Parser *P, Type *t)
                 ok = false;
                 break;
             }
-            if (accept(P, T_RBRACE))
+            if (lex_accept(P, T_RBRACE))
                 break;
-            if (!expect(P, T_COMMA, "',' or '}'")) {
+            if (!lex_expect(P, T_COMMA, "',' or '}'")) {
                 ok = false;
                 break;
             }
         }
         if (ok && !elem_is_quant_storage(e)) {
-            perr(P, bl, bc, "quantization on non-integer type %s", elem_name(e));
+            lex_error(P, bl, bc, "quantization on non-integer type %s", elem_name(e));
             ok = false;
         }
         if (ok)
@@ -696,24 +323,24 @@ static Tensor *
 parse_tensor(Parser *P)
 {
     uint32_t tl = P->tline, tc = P->tcol;
-    next(P); /* 'dense' */
-    if (!expect(P, T_LT, "'<' after dense"))
+    lex_next(P); /* 'dense' */
+    if (!lex_expect(P, T_LT, "'<' after dense"))
         return NULL;
     Type t;
     if (!parse_type(P, &t))
         return NULL;
-    if (!expect(P, T_COMMA, "',' after the tensor type"))
+    if (!lex_expect(P, T_COMMA, "',' after the tensor type"))
         return NULL;
     size_t n;
     type_numel(&t, &n);
     size_t esz = elem_size(t.elem);
     if (n > ((size_t)1 << 32) / (esz ? esz : 1)) {
-        perr(P, tl, tc, "tensor literal is too large");
+        lex_error(P, tl, tc, "tensor literal is too large");
         return NULL;
     }
     Tensor *ts = ir_tensor_new(P->m, &t);
     if (!ts) {
-        perr(P, tl, tc, "tensor literal is too large");
+        lex_error(P, tl, tc, "tensor literal is too large");
         return NULL;
     }
     if (P->tok == T_HEX) {
@@ -725,9 +352,9 @@ parse_tensor(Parser *P)
         }
         unsigned char *d = ts->data;
         for (size_t i = 0; i < ts->nbytes; i++)
-            d[i] = (unsigned char)(hexval(P->tstart[2 + 2 * i]) * 16 +
-                                   hexval(P->tstart[3 + 2 * i]));
-        next(P);
+            d[i] = (unsigned char)(lex_hexval(P->tstart[2 + 2 * i]) * 16 +
+                                   lex_hexval(P->tstart[3 + 2 * i]));
+        lex_next(P);
     } else if (P->tok == T_LBRACK) {
         uint32_t ll = P->tline, lc = P->tcol;
         NumList l = {0};
@@ -738,7 +365,7 @@ parse_tensor(Parser *P)
         if (l.v.len != n) {
             uint32_t got = l.v.len;
             vec_free(&l.v);
-            perr(P, ll, lc, "tensor literal has %u values, type needs %zu", got, n);
+            lex_error(P, ll, lc, "tensor literal has %u values, type needs %zu", got, n);
             return NULL;
         }
         for (size_t i = 0; i < n; i++) {
@@ -750,7 +377,7 @@ parse_tensor(Parser *P)
                 elem_range(t.elem, &lo, &hi);
                 if (d != floor(d) || d < (double)lo || d > (double)hi) {
                     vec_free(&l.v);
-                    perr(P, ll, lc, "value %g does not fit %s", d, elem_name(t.elem));
+                    lex_error(P, ll, lc, "value %g does not fit %s", d, elem_name(t.elem));
                     return NULL;
                 }
                 tensor_set_i(ts, i, (int64_t)d);
@@ -758,10 +385,10 @@ parse_tensor(Parser *P)
         }
         vec_free(&l.v);
     } else {
-        ERR("expected a value list or hex data, got %s", tok_desc(P->tok));
+        ERR("expected a value list or hex data, got %s", lex_tok_desc(P->tok));
         return NULL;
     }
-    if (!expect(P, T_GT, "'>' closing the tensor literal"))
+    if (!lex_expect(P, T_GT, "'>' closing the tensor literal"))
         return NULL;
     return ts;
 }
@@ -774,17 +401,17 @@ parse_attr_value(Parser *P, Attr *a)
     case T_INT:
         a->kind = ATTR_INT;
         a->i = P->ival;
-        next(P);
+        lex_next(P);
         return true;
     case T_FLOAT:
         a->kind = ATTR_FLOAT;
         a->f = (float)P->fval;
-        next(P);
+        lex_next(P);
         return true;
     case T_STRING:
         a->kind = ATTR_STRING;
         a->s = intern(&P->m->strs, P->sval);
-        next(P);
+        lex_next(P);
         return true;
     case T_LBRACK: {
         NumList l = {0};
@@ -815,7 +442,7 @@ parse_attr_value(Parser *P, Attr *a)
         return true;
     }
     case T_IDENT:
-        if (tok_is_ident(P, "dense")) {
+        if (lex_tok_is(P, "dense")) {
             Tensor *t = parse_tensor(P);
             if (!t)
                 return false;
@@ -825,7 +452,7 @@ parse_attr_value(Parser *P, Attr *a)
         }
         /* fallthrough */
     default:
-        ERR("expected an attribute value, got %s", tok_desc(P->tok));
+        ERR("expected an attribute value, got %s", lex_tok_desc(P->tok));
         return false;
     }
 }
@@ -834,24 +461,24 @@ parse_attr_value(Parser *P, Attr *a)
 static bool
 parse_loc(Parser *P, Loc *loc)
 {
-    next(P); /* 'loc' */
-    if (!expect(P, T_LPAREN, "'(' after loc"))
+    lex_next(P); /* 'loc' */
+    if (!lex_expect(P, T_LPAREN, "'(' after loc"))
         return false;
     if (P->tok != T_STRING) {
         ERR("expected a node name string in loc");
         return false;
     }
     loc->node = *P->sval ? intern_str(&P->m->strs, intern(&P->m->strs, P->sval)) : NULL;
-    next(P);
-    if (accept(P, T_COMMA)) {
+    lex_next(P);
+    if (lex_accept(P, T_COMMA)) {
         if (P->tok != T_STRING) {
             ERR("expected an op type string in loc");
             return false;
         }
         loc->optype = intern_str(&P->m->strs, intern(&P->m->strs, P->sval));
-        next(P);
+        lex_next(P);
     }
-    return expect(P, T_RPAREN, "')' closing loc");
+    return lex_expect(P, T_RPAREN, "')' closing loc");
 }
 
 typedef struct PendingName {
@@ -873,7 +500,7 @@ parse_node(Parser *P, Graph *g)
     /* results */
     for (;;) {
         if (P->tok != T_VALUE) {
-            ERR("expected a value name, got %s", tok_desc(P->tok));
+            ERR("expected a value name, got %s", lex_tok_desc(P->tok));
             goto out;
         }
         PendingName pn = {intern(&P->m->strs, P->sval), P->tline, P->tcol};
@@ -891,15 +518,15 @@ parse_node(Parser *P, Graph *g)
             goto out;
         }
         vec_push(&results, pn);
-        next(P);
-        if (accept(P, T_EQ))
+        lex_next(P);
+        if (lex_accept(P, T_EQ))
             break;
-        if (!expect(P, T_COMMA, "',' or '='"))
+        if (!lex_expect(P, T_COMMA, "',' or '='"))
             goto out;
     }
     /* op */
     if (P->tok != T_IDENT) {
-        ERR("expected an op name, got %s", tok_desc(P->tok));
+        ERR("expected an op name, got %s", lex_tok_desc(P->tok));
         goto out;
     }
     uint32_t opline = P->tline, opcol = P->tcol;
@@ -909,13 +536,13 @@ parse_node(Parser *P, Graph *g)
         goto out;
     }
     const OpInfo *info = op_info(op);
-    next(P);
+    lex_next(P);
     Tensor *cval = NULL;
     Loc loc = {.file = P->file, .line = sline, .col = scol};
     (void)opline;
     (void)opcol;
     if (op == OP_CONST) {
-        if (!tok_is_ident(P, "dense")) {
+        if (!lex_tok_is(P, "dense")) {
             ERR("const needs a dense<...> literal");
             goto out;
         }
@@ -942,12 +569,12 @@ parse_node(Parser *P, Graph *g)
                     goto out;
                 }
                 vec_push(&operands, v);
-                next(P);
-            } else if (tok_is_ident(P, "_")) {
+                lex_next(P);
+            } else if (lex_tok_is(P, "_")) {
                 vec_push(&operands, VNONE);
-                next(P);
+                lex_next(P);
             } else if (P->tok == T_IDENT) {
-                if (tok_is_ident(P, "loc"))
+                if (lex_tok_is(P, "loc"))
                     break;
                 if (info->flags & OPF_QDQ) {
                     int r = parse_qkey(P, &qs);
@@ -964,69 +591,69 @@ parse_node(Parser *P, Graph *g)
                         ERR("duplicate attribute '%.*s'", (int)P->tlen, P->tstart);
                         goto out;
                     }
-                next(P);
-                if (!expect(P, T_EQ, "'=' after the attribute name"))
+                lex_next(P);
+                if (!lex_expect(P, T_EQ, "'=' after the attribute name"))
                     goto out;
                 if (!parse_attr_value(P, &a))
                     goto out;
                 if (attrs.len >= 256) {
-                    perr(P, al, ac, "too many attributes");
+                    lex_error(P, al, ac, "too many attributes");
                     goto out;
                 }
                 vec_push(&attrs, a);
             } else {
-                ERR("expected an operand or attribute, got %s", tok_desc(P->tok));
+                ERR("expected an operand or attribute, got %s", lex_tok_desc(P->tok));
                 goto out;
             }
         sep:
-            if (!accept(P, T_COMMA))
+            if (!lex_accept(P, T_COMMA))
                 break;
             if (P->tok != T_VALUE && P->tok != T_IDENT) {
-                ERR("expected an operand or attribute, got %s", tok_desc(P->tok));
+                ERR("expected an operand or attribute, got %s", lex_tok_desc(P->tok));
                 goto out;
             }
         }
-        if (!expect(P, T_COLON, "':' and the result types"))
+        if (!lex_expect(P, T_COLON, "':' and the result types"))
             goto out;
         for (;;) {
             Type t;
             if (!parse_type(P, &t))
                 goto out;
             vec_push(&types, t);
-            if (!accept(P, T_COMMA))
+            if (!lex_accept(P, T_COMMA))
                 break;
         }
     }
-    if (tok_is_ident(P, "loc")) {
+    if (lex_tok_is(P, "loc")) {
         if (!parse_loc(P, &loc))
             goto out;
     }
     /* arity checks */
     if (types.len != results.len) {
-        perr(P, sline, scol, "%s: %u results but %u result types", info->name, results.len,
+        lex_error(P, sline, scol, "%s: %u results but %u result types", info->name, results.len,
              types.len);
         goto out;
     }
     if ((int)operands.len < info->min_in || (info->max_in >= 0 && (int)operands.len > info->max_in)) {
         if (info->max_in < 0)
-            perr(P, sline, scol, "%s: expected at least %d operands, got %u", info->name,
+            lex_error(P, sline, scol, "%s: expected at least %d operands, got %u", info->name,
                  info->min_in, operands.len);
         else if (info->min_in == info->max_in)
-            perr(P, sline, scol, "%s: expected %d operands, got %u", info->name, info->min_in,
+            lex_error(P, sline, scol, "%s: expected %d operands, got %u", info->name, info->min_in,
                  operands.len);
         else
-            perr(P, sline, scol, "%s: expected %d to %d operands, got %u", info->name,
+            lex_error(P, sline, scol, "%s: expected %d to %d operands, got %u", info->name,
                  info->min_in, info->max_in, operands.len);
         goto out;
     }
     if ((int)results.len < info->min_out ||
         (info->max_out >= 0 && (int)results.len > info->max_out)) {
-        perr(P, sline, scol, "%s: wrong number of results (%u)", info->name, results.len);
+        lex_error(P, sline, scol, "%s: wrong number of results (%u)", info->name, results.len);
         goto out;
     }
     for (uint32_t k = 0; k < operands.len; k++)
         if (!operands.data[k].id && k < (uint32_t)info->min_in) {
-            perr(P, sline, scol, "%s: operand %u is required", info->name, k);
+            lex_error(P, sline, scol, "%s: operand %u is required", info->name, k);
             goto out;
         }
     /* build */
@@ -1052,18 +679,18 @@ parse_node(Parser *P, Graph *g)
             }
             if (any_q) {
                 if (operands.len > 1) {
-                    perr(P, qs.line, qs.col,
+                    lex_error(P, qs.line, qs.col,
                          "%s: static scale/zp and scale/zp operands are exclusive", info->name);
                     goto out;
                 }
                 if (op == OP_DYNAMIC_QUANTIZE) {
-                    perr(P, qs.line, qs.col, "dynamic_quantize takes no scale or zp");
+                    lex_error(P, qs.line, qs.col, "dynamic_quantize takes no scale or zp");
                     goto out;
                 }
                 ElemType st = op == OP_QUANTIZE ? types.data[0].elem
                                                 : ir_value(g, operands.data[0])->type.elem;
                 if (!elem_is_quant_storage(st)) {
-                    perr(P, qs.line, qs.col, "%s: quantized side has non-integer type %s",
+                    lex_error(P, qs.line, qs.col, "%s: quantized side has non-integer type %s",
                          info->name, elem_name(st));
                     goto out;
                 }
@@ -1072,7 +699,7 @@ parse_node(Parser *P, Graph *g)
                     goto out;
                 ir_node(g, nid)->q = qp;
             } else if (op != OP_DYNAMIC_QUANTIZE && operands.len == 1) {
-                perr(P, sline, scol, "%s: needs scale and zp (attributes or operands)",
+                lex_error(P, sline, scol, "%s: needs scale and zp (attributes or operands)",
                      info->name);
                 goto out;
             }
@@ -1091,23 +718,23 @@ out:
 static bool
 parse_graph(Parser *P, Graph *g)
 {
-    if (!tok_is_ident(P, "graph")) {
-        ERR("expected 'graph', got %s", tok_desc(P->tok));
+    if (!lex_tok_is(P, "graph")) {
+        ERR("expected 'graph', got %s", lex_tok_desc(P->tok));
         return false;
     }
-    next(P);
+    lex_next(P);
     if (P->tok != T_GLOBAL) {
-        ERR("expected a graph name '@...', got %s", tok_desc(P->tok));
+        ERR("expected a graph name '@...', got %s", lex_tok_desc(P->tok));
         return false;
     }
     g->name = intern(&P->m->strs, P->sval);
-    next(P);
-    if (!expect(P, T_LPAREN, "'(' starting the graph inputs"))
+    lex_next(P);
+    if (!lex_expect(P, T_LPAREN, "'(' starting the graph inputs"))
         return false;
-    if (!accept(P, T_RPAREN)) {
+    if (!lex_accept(P, T_RPAREN)) {
         for (;;) {
             if (P->tok != T_VALUE) {
-                ERR("expected an input name, got %s", tok_desc(P->tok));
+                ERR("expected an input name, got %s", lex_tok_desc(P->tok));
                 return false;
             }
             uint32_t name = intern(&P->m->strs, P->sval);
@@ -1115,35 +742,35 @@ parse_graph(Parser *P, Graph *g)
                 ERR("input '%%%s' is defined twice", P->sval);
                 return false;
             }
-            next(P);
-            if (!expect(P, T_COLON, "':' and the input type"))
+            lex_next(P);
+            if (!lex_expect(P, T_COLON, "':' and the input type"))
                 return false;
             Type t;
             if (!parse_type(P, &t))
                 return false;
             ValueId v = ir_add_input(g, intern_str(&P->m->strs, name), &t);
             record_def(P, name, v);
-            if (accept(P, T_RPAREN))
+            if (lex_accept(P, T_RPAREN))
                 break;
-            if (!expect(P, T_COMMA, "',' or ')'"))
+            if (!lex_expect(P, T_COMMA, "',' or ')'"))
                 return false;
         }
     }
-    if (!expect(P, T_ARROW, "'->' and the result types"))
+    if (!lex_expect(P, T_ARROW, "'->' and the result types"))
         return false;
     VEC(Type) rtypes = {0};
     uint32_t rl = P->tline, rc = P->tcol;
     bool ok = false;
-    if (accept(P, T_LPAREN)) {
-        if (!accept(P, T_RPAREN)) {
+    if (lex_accept(P, T_LPAREN)) {
+        if (!lex_accept(P, T_RPAREN)) {
             for (;;) {
                 Type t;
                 if (!parse_type(P, &t))
                     goto out;
                 vec_push(&rtypes, t);
-                if (accept(P, T_RPAREN))
+                if (lex_accept(P, T_RPAREN))
                     break;
-                if (!expect(P, T_COMMA, "',' or ')'"))
+                if (!lex_expect(P, T_COMMA, "',' or ')'"))
                     goto out;
             }
         }
@@ -1153,16 +780,16 @@ parse_graph(Parser *P, Graph *g)
             goto out;
         vec_push(&rtypes, t);
     }
-    if (!expect(P, T_LBRACE, "'{' starting the graph body"))
+    if (!lex_expect(P, T_LBRACE, "'{' starting the graph body"))
         goto out;
     for (;;) {
-        if (tok_is_ident(P, "return")) {
+        if (lex_tok_is(P, "return")) {
             uint32_t retl = P->tline, retc = P->tcol;
-            next(P);
+            lex_next(P);
             if (P->tok == T_VALUE) {
                 for (;;) {
                     if (P->tok != T_VALUE) {
-                        ERR("expected a value name, got %s", tok_desc(P->tok));
+                        ERR("expected a value name, got %s", lex_tok_desc(P->tok));
                         goto out;
                     }
                     ValueId v = lookup_def(P, intern(&P->m->strs, P->sval));
@@ -1171,13 +798,13 @@ parse_graph(Parser *P, Graph *g)
                         goto out;
                     }
                     vec_push(&g->outputs, v);
-                    next(P);
-                    if (!accept(P, T_COMMA))
+                    lex_next(P);
+                    if (!lex_accept(P, T_COMMA))
                         break;
                 }
             }
             if (g->outputs.len != rtypes.len) {
-                perr(P, retl, retc, "return has %u values but the graph declares %u results",
+                lex_error(P, retl, retc, "return has %u values but the graph declares %u results",
                      g->outputs.len, rtypes.len);
                 goto out;
             }
@@ -1188,13 +815,13 @@ parse_graph(Parser *P, Graph *g)
                     sb_init(&b);
                     ir_print_type(&a, &rtypes.data[k]);
                     ir_print_type(&b, &ir_value(g, g->outputs.data[k])->type);
-                    perr(P, rl, rc, "result %u is declared %s but returns %s", k, a.data, b.data);
+                    lex_error(P, rl, rc, "result %u is declared %s but returns %s", k, a.data, b.data);
                     sb_free(&a);
                     sb_free(&b);
                     goto out;
                 }
             }
-            if (!expect(P, T_RBRACE, "'}' after return"))
+            if (!lex_expect(P, T_RBRACE, "'}' after return"))
                 goto out;
             break;
         }
@@ -1225,10 +852,10 @@ ir_parse(qdqc_context *ctx, const char *text, size_t len, const char *filename)
     P->src = P->p = text;
     P->end = text + len;
     P->line = P->col = 1;
-    next(P);
+    lex_next(P);
     bool ok = !P->failed && parse_graph(P, &P->m->g);
     if (ok && P->tok != T_EOF)
-        ERR("expected end of input after the graph, got %s", tok_desc(P->tok));
+        ERR("expected end of input after the graph, got %s", lex_tok_desc(P->tok));
     ok = ok && !P->failed;
     free(P->sval);
     free(P->defs);
