@@ -220,9 +220,6 @@ typedef struct CgNest {
 void cg_nest_begin(Kb *k, CgNest *ns, const int64_t *dims, int r, int nops,
                    const int64_t (*st)[IR_MAX_RANK], LLVMValueRef *idx);
 void cg_nest_end(Kb *k, CgNest *ns);
-/* Row-major strides of t; broadcast strides of t against o (0 on broadcast axes). */
-void cg_strides(const Type *t, int64_t *st);
-void cg_bcast_strides(const Type *t, const Type *o, int64_t *st);
 
 /* Window geometry of conv / pools over 1..3 spatial dims (missing dims padded to 1), as
  * lib/ref's ref_window. */

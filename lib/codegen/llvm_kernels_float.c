@@ -39,27 +39,7 @@ cg_nest_end(Kb *k, CgNest *ns)
         cg_loop_end(k, &ns->l[d]);
 }
 
-void
-cg_strides(const Type *t, int64_t *st)
-{
-    int64_t s = 1;
-    for (int d = t->rank - 1; d >= 0; d--) {
-        st[d] = s;
-        s *= t->dims[d];
-    }
-}
 
-void
-cg_bcast_strides(const Type *t, const Type *o, int64_t *st)
-{
-    int64_t ts[IR_MAX_RANK];
-    cg_strides(t, ts);
-    int off = o->rank - t->rank;
-    for (int d = 0; d < o->rank; d++) {
-        int td = d - off;
-        st[d] = td < 0 || t->dims[td] == 1 ? 0 : ts[td];
-    }
-}
 
 bool
 cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w)
@@ -153,9 +133,9 @@ emit_binary(Kb *k, Node *n, const CgNodeArgs *a)
         return cg_fail(k, n, "%s on %s is not supported", op_info(n->op)->name,
                        elem_name(y->elem));
     int64_t st[3][IR_MAX_RANK];
-    cg_strides(y, st[0]);
-    cg_bcast_strides(ta, y, st[1]);
-    cg_bcast_strides(tb, y, st[2]);
+    type_strides(y, st[0]);
+    type_bcast_strides(ta, y, st[1]);
+    type_bcast_strides(tb, y, st[2]);
     CgNest ns;
     LLVMValueRef idx[3];
     cg_nest_begin(k, &ns, y->dims, y->rank, 3, (const int64_t (*)[IR_MAX_RANK])st, idx);
@@ -464,10 +444,10 @@ emit_layernorm(Kb *k, Node *n, const CgNodeArgs *a)
     tail.rank = (uint8_t)(t->rank - ax);
     memmove(tail.dims, t->dims + ax, (size_t)tail.rank * sizeof(int64_t));
     int64_t st[3][IR_MAX_RANK];
-    cg_strides(&tail, st[0]);
-    cg_bcast_strides(vt(k, n->in[1]), &tail, st[1]);
+    type_strides(&tail, st[0]);
+    type_bcast_strides(vt(k, n->in[1]), &tail, st[1]);
     if (has_b)
-        cg_bcast_strides(vt(k, n->in[2]), &tail, st[2]);
+        type_bcast_strides(vt(k, n->in[2]), &tail, st[2]);
     else
         memset(st[2], 0, sizeof st[2]);
     int64_t len = (int64_t)type_numel_unchecked(&tail);
@@ -531,7 +511,7 @@ emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
     int64_t xs[IR_MAX_RANK], kd[IR_MAX_RANK], rd[IR_MAX_RANK];
     int64_t kst[2][IR_MAX_RANK], rst[1][IR_MAX_RANK], cnt = 1, s = 1;
     int nk = 0, nr = 0;
-    cg_strides(t, xs);
+    type_strides(t, xs);
     for (int d = 0; d < t->rank; d++) {
         if (red[d]) {
             rd[nr] = t->dims[d];

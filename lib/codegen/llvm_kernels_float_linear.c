@@ -219,9 +219,9 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     if (!shape_broadcast(&ba, &bb, &batch))
         return cg_fail(k, n, "batch dimensions do not broadcast");
     int64_t st[3][IR_MAX_RANK];
-    cg_bcast_strides(&ba, &batch, st[0]);
-    cg_bcast_strides(&bb, &batch, st[1]);
-    cg_strides(&batch, st[2]);
+    type_bcast_strides(&ba, &batch, st[0]);
+    type_bcast_strides(&bb, &batch, st[1]);
+    type_strides(&batch, st[2]);
     for (int d = 0; d < batch.rank; d++) {
         st[0][d] *= M * K;
         st[1][d] *= K * N;
@@ -268,7 +268,7 @@ emit_gemm(Kb *k, Node *n, const CgNodeArgs *a)
         const Type *ct = vt(k, n->in[2]);
         if (ct->rank > 2)
             return cg_fail(k, n, "C must have rank <= 2");
-        cg_bcast_strides(ct, yt, cst);
+        type_bcast_strides(ct, yt, cst);
     }
     LLVMBuilderRef b = k->b;
     CgLoop li, lj, lk;
@@ -439,36 +439,8 @@ emit_maxpool3(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-/* ---- resize (ref_pool.c) ---- */
+/* ---- resize (index maps shared with lib/ref: lib/ir/resize.c) ---- */
 
-typedef enum { CT_HALF, CT_ASYM, CT_ALIGN, CT_PYTORCH } CoordMode;
-typedef enum { NM_RPF, NM_RPC, NM_FLOOR, NM_CEIL } NearestMode;
-
-static double
-orig_coord(CoordMode cm, int64_t xo, int64_t lin, int64_t lout)
-{
-    double scale = (double)lout / (double)lin;
-    switch (cm) {
-    case CT_HALF: return ((double)xo + 0.5) / scale - 0.5;
-    case CT_PYTORCH: return lout > 1 ? ((double)xo + 0.5) / scale - 0.5 : 0.0;
-    case CT_ALIGN: return lout == 1 ? 0.0 : (double)xo * (double)(lin - 1) / (double)(lout - 1);
-    case CT_ASYM: return (double)xo / scale;
-    }
-    return 0;
-}
-
-static int64_t
-nearest(NearestMode nm, double x, int64_t lin)
-{
-    double f = floor(x), r;
-    switch (nm) {
-    case NM_RPF: r = x - f == 0.5 ? f : floor(x + 0.5); break;
-    case NM_RPC: r = x - f == 0.5 ? f + 1 : floor(x + 0.5); break;
-    case NM_FLOOR: r = f; break;
-    default: r = ceil(x); break;
-    }
-    return r < 0 ? 0 : r > (double)(lin - 1) ? lin - 1 : (int64_t)r;
-}
 
 typedef struct RzAxis {
     LLVMValueRef i0, i1, t, omt; /* tables over the output coordinate (i64, i64, f64, f64) */
@@ -503,36 +475,20 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
 {
     Graph *g = k->g;
     const Type *xt = vt(k, n->in[0]), *yt = vt(k, n->out[0]);
-    const char *mode = ir_attr_string(g, n, "mode", "nearest");
-    const char *ctm = ir_attr_string(g, n, "coordinate_transformation_mode", "half_pixel");
-    const char *nms = ir_attr_string(g, n, "nearest_mode", "round_prefer_floor");
-    CoordMode cm;
-    NearestMode nm;
-    if (!strcmp(ctm, "half_pixel")) cm = CT_HALF;
-    else if (!strcmp(ctm, "asymmetric")) cm = CT_ASYM;
-    else if (!strcmp(ctm, "align_corners")) cm = CT_ALIGN;
-    else if (!strcmp(ctm, "pytorch_half_pixel")) cm = CT_PYTORCH;
-    else
-        return cg_fail(k, n, "coordinate_transformation_mode '%s' is not supported", ctm);
-    if (!strcmp(nms, "round_prefer_floor")) nm = NM_RPF;
-    else if (!strcmp(nms, "round_prefer_ceil")) nm = NM_RPC;
-    else if (!strcmp(nms, "floor")) nm = NM_FLOOR;
-    else if (!strcmp(nms, "ceil")) nm = NM_CEIL;
-    else
-        return cg_fail(k, n, "nearest_mode '%s' is not supported", nms);
-    if (ir_attr_int(g, n, "antialias", 0) != 0 || ir_attr_int(g, n, "exclude_outside", 0) != 0)
-        return cg_fail(k, n, "antialias and exclude_outside are not supported");
-    bool linear = strcmp(mode, "linear") == 0;
-    if (!linear && strcmp(mode, "nearest") != 0)
-        return cg_fail(k, n, "resize mode '%s' is not supported", mode);
+    ResizeSpec rs;
+    char why[160];
+    const char *bad = ir_resize_spec(g, n, &rs, why, sizeof why);
+    if (bad)
+        return cg_fail(k, n, "%s", bad);
+    bool linear = rs.linear;
     if (linear && (xt->elem != ET_F32 || yt->elem != ET_F32))
         return cg_fail(k, n, "linear resize needs f32");
     if (xt->elem != yt->elem || xt->rank != yt->rank)
         return cg_fail(k, n, "operand and result types differ");
     int r = xt->rank;
     int64_t xs[IR_MAX_RANK], ys[1][IR_MAX_RANK];
-    cg_strides(xt, xs);
-    cg_strides(yt, ys[0]);
+    type_strides(xt, xs);
+    type_strides(yt, ys[0]);
     /* loops over the output; per-axis tables */
     int ax[IR_MAX_RANK], nax = 0;
     RzAxis rz[IR_MAX_RANK];
@@ -545,7 +501,7 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
             if (!t)
                 return cg_fail(k, n, "out of memory");
             for (int64_t o = 0; o < lout; o++)
-                t[o] = nearest(nm, orig_coord(cm, o, lin, lout), lin);
+                t[o] = ir_resize_nearest_src(&rs, o, lin, lout);
             tabs[d] = cg_const_bytes(k, t, (size_t)(lout ? lout : 1) * sizeof(int64_t), "rz");
             free(t);
             continue;
@@ -556,11 +512,7 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
         double *tt = malloc((size_t)lout * sizeof(double)), *om = malloc((size_t)lout * sizeof(double));
         ok = i0 && i1 && tt && om;
         for (int64_t o = 0; ok && o < lout; o++) {
-            double xo = orig_coord(cm, o, lin, lout);
-            xo = xo < 0 ? 0 : xo > (double)(lin - 1) ? (double)(lin - 1) : xo;
-            i0[o] = (int64_t)floor(xo);
-            i1[o] = i0[o] + 1 < lin ? i0[o] + 1 : lin - 1;
-            tt[o] = xo - (double)i0[o];
+            ir_resize_linear_src(&rs, o, lin, lout, &i0[o], &i1[o], &tt[o]);
             om[o] = 1 - tt[o];
         }
         if (ok) {

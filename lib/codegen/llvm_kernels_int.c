@@ -126,24 +126,9 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
     int32_t lo, hi;
     clamp_range(k, n, y->q, &lo, &hi);
     int64_t ys[IR_MAX_RANK], st[2][IR_MAX_RANK];
-    int64_t s = 1;
-    for (int d = y->rank - 1; d >= 0; d--) {
-        ys[d] = s;
-        s *= y->dims[d];
-    }
-    for (uint32_t i = 0; i < nop; i++) {
-        int64_t ss = 1;
-        int off = y->rank - t[i]->rank;
-        for (int d = y->rank - 1; d >= 0; d--) {
-            int td = d - off;
-            if (td < 0) {
-                st[i][d] = 0;
-                continue;
-            }
-            st[i][d] = t[i]->dims[td] == 1 ? 0 : ss;
-            ss *= t[i]->dims[td];
-        }
-    }
+    type_strides(y, ys);
+    for (uint32_t i = 0; i < nop; i++)
+        type_bcast_strides(t[i], y, st[i]);
     CgLoop l[IR_MAX_RANK];
     LLVMValueRef yi = cg_i64(k, 0), xi[2] = {cg_i64(k, 0), cg_i64(k, 0)};
     for (int d = 0; d < y->rank; d++) {

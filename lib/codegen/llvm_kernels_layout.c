@@ -8,15 +8,6 @@
 
 #include <string.h>
 
-static void
-strides_of(const Type *t, int64_t *st)
-{
-    int64_t s = 1;
-    for (int d = t->rank - 1; d >= 0; d--) {
-        st[d] = s;
-        s *= t->dims[d];
-    }
-}
 
 /* dst[doff + sum i_d*dst_st[d]] = src[soff + sum i_d*src_st[d]] over dims. */
 static void
@@ -61,8 +52,8 @@ emit_pad(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
     LLVMValueRef cst = elem_is_float(x->elem) ? LLVMConstReal(et, v)
                                               : LLVMConstInt(et, (unsigned long long)(int64_t)v, 1);
     int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
-    strides_of(x, xs);
-    strides_of(y, ys);
+    type_strides(x, xs);
+    type_strides(y, ys);
     CgLoop l[IR_MAX_RANK];
     LLVMValueRef di = cg_i64(k, 0), si = cg_i64(k, 0), outside = LLVMConstInt(k->i1, 0, 0);
     for (int d = 0; d < r; d++) {
@@ -137,8 +128,8 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
     Graph *g = k->g;
     const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
     int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
-    strides_of(x, xs);
-    strides_of(y, ys);
+    type_strides(x, xs);
+    type_strides(y, ys);
     switch (n->op) {
     case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
         LLVMBuildMemCpy(k->b, a->out[0], 1, a->in[0], 1,
@@ -184,7 +175,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
         for (uint32_t i = 0; i < n->nin; i++) {
             const Type *t = &ir_value(g, n->in[i])->type;
             int64_t ts[IR_MAX_RANK];
-            strides_of(t, ts);
+            type_strides(t, ts);
             copy_nd(k, t->elem, t->rank, t->dims, a->out[0], pos * ys[axis], ys, a->in[i], 0, ts);
             pos += t->dims[axis];
         }
@@ -195,7 +186,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
         for (uint32_t i = 0; i < n->nout; i++) {
             const Type *t = &ir_value(g, n->out[i])->type;
             int64_t ts[IR_MAX_RANK];
-            strides_of(t, ts);
+            type_strides(t, ts);
             copy_nd(k, t->elem, t->rank, t->dims, a->out[i], 0, ts, a->in[0], pos * xs[axis], xs);
             pos += t->dims[axis];
         }

@@ -272,9 +272,9 @@ emit_qmatmul(Kb *k, Node *n, const CgNodeArgs *a)
     if (!qe_init(k, n, N, N, &e))
         return false;
     int64_t st[3][IR_MAX_RANK];
-    cg_bcast_strides(&ba, &batch, st[0]);
-    cg_bcast_strides(&bb, &batch, st[1]);
-    cg_strides(&batch, st[2]);
+    type_bcast_strides(&ba, &batch, st[0]);
+    type_bcast_strides(&bb, &batch, st[1]);
+    type_strides(&batch, st[2]);
     for (int d = 0; d < batch.rank; d++) {
         st[0][d] *= M * K;
         st[1][d] *= K * N;

@@ -20,40 +20,19 @@ operand_const(Graph *g, Node *n, uint32_t k)
     return k < n->nin && n->in[k].id ? ir_const_of(g, n->in[k]) : NULL;
 }
 
-/* row-major strides of t's shape (elements) */
-static void
-strides_of(const Type *t, size_t *st)
-{
-    size_t s = 1;
-    for (int i = t->rank - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= (size_t)t->dims[i];
-    }
-}
 
 /* index into operand `a` (broadcast to `o`) of the output multi-index idx */
 static size_t
 bcast_index(const Type *a, const Type *o, const int64_t *idx)
 {
-    size_t st[IR_MAX_RANK];
-    strides_of(a, st);
+    int64_t st[IR_MAX_RANK];
+    type_bcast_strides(a, o, st);
     size_t off = 0;
-    int shift = o->rank - a->rank;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != 1)
-            off += (size_t)idx[i + shift] * st[i];
+    for (int i = 0; i < o->rank; i++)
+        off += (size_t)(idx[i] * st[i]);
     return off;
 }
 
-static void
-next_index(const Type *o, int64_t *idx)
-{
-    for (int i = o->rank - 1; i >= 0; i--) {
-        if (++idx[i] < o->dims[i])
-            return;
-        idx[i] = 0;
-    }
-}
 
 static bool
 fold_arith(Node *n, const Tensor *a, const Tensor *b, Tensor *r)
@@ -77,7 +56,7 @@ fold_arith(Node *n, const Tensor *a, const Tensor *b, Tensor *r)
         default: return false;
         }
         tensor_set_i(r, i, v);
-        next_index(&r->type, idx);
+        type_next_index(&r->type, idx);
     }
     return true;
 }
@@ -95,16 +74,17 @@ fold_transpose(Graph *g, Node *n, const Tensor *x, Tensor *r)
     }
     if (k != rank)
         return false;
-    size_t st[IR_MAX_RANK], es = elem_size(x->type.elem);
-    strides_of(&x->type, st);
+    int64_t st[IR_MAX_RANK];
+    size_t es = elem_size(x->type.elem);
+    type_strides(&x->type, st);
     size_t cnt = type_numel_unchecked(&r->type);
     int64_t idx[IR_MAX_RANK] = {0};
     for (size_t i = 0; i < cnt; i++) {
         size_t off = 0;
         for (int d = 0; d < rank; d++)
-            off += (size_t)idx[d] * st[perm[d]];
+            off += (size_t)(idx[d] * st[perm[d]]);
         memcpy((char *)r->data + i * es, (const char *)x->data + off * es, es);
-        next_index(&r->type, idx);
+        type_next_index(&r->type, idx);
     }
     return true;
 }
@@ -163,16 +143,17 @@ fold_slice(Graph *g, Node *n, const Tensor *x, Tensor *r)
         start[a] = s;
         step[a] = sp[i];
     }
-    size_t xs[IR_MAX_RANK], es = elem_size(x->type.elem);
-    strides_of(&x->type, xs);
+    int64_t xs[IR_MAX_RANK];
+    size_t es = elem_size(x->type.elem);
+    type_strides(&x->type, xs);
     size_t cnt = type_numel_unchecked(&r->type);
     int64_t idx[IR_MAX_RANK] = {0};
     for (size_t i = 0; i < cnt; i++) {
         size_t off = 0;
         for (int d = 0; d < rank; d++)
-            off += (size_t)(start[d] + idx[d] * step[d]) * xs[d];
+            off += (size_t)((start[d] + idx[d] * step[d]) * xs[d]);
         memcpy((char *)r->data + i * es, (const char *)x->data + off * es, es);
-        next_index(&r->type, idx);
+        type_next_index(&r->type, idx);
     }
     return true;
 }

@@ -531,6 +531,39 @@ type_shape_equal(const Type *a, const Type *b)
     return true;
 }
 
+void
+type_strides(const Type *t, int64_t *st)
+{
+    int64_t s = 1;
+    for (int i = t->rank - 1; i >= 0; i--) {
+        st[i] = s;
+        s *= t->dims[i];
+    }
+}
+
+void
+type_bcast_strides(const Type *t, const Type *o, int64_t *st)
+{
+    int64_t own[IR_MAX_RANK];
+    type_strides(t, own);
+    int off = o->rank - t->rank;
+    for (int i = 0; i < o->rank; i++) {
+        int j = i - off;
+        st[i] = (j < 0 || t->dims[j] == 1) ? 0 : own[j];
+    }
+}
+
+bool
+type_next_index(const Type *o, int64_t *idx)
+{
+    for (int i = o->rank - 1; i >= 0; i--) {
+        if (++idx[i] < o->dims[i])
+            return true;
+        idx[i] = 0;
+    }
+    return false;
+}
+
 bool
 type_equal(const Type *a, const Type *b)
 {

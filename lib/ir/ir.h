@@ -196,6 +196,12 @@ bool type_numel(const Type *t, size_t *out);     /* false on overflow */
 size_t type_numel_unchecked(const Type *t);
 bool type_equal(const Type *a, const Type *b);   /* elem, shape and quant */
 bool type_shape_equal(const Type *a, const Type *b);
+/* Row-major element strides of t's shape (t->rank entries). */
+void type_strides(const Type *t, int64_t *st);
+/* Strides of t broadcast against o by numpy rules (o->rank entries, 0 on broadcast axes). */
+void type_bcast_strides(const Type *t, const Type *o, int64_t *st);
+/* Advance a row-major multi-index over o's shape; false once it wraps past the last index. */
+bool type_next_index(const Type *o, int64_t *idx);
 Type type_make(ElemType e, int rank, const int64_t *dims);
 /* Element i of a tensor as double / int64, whatever its element type. */
 double tensor_get_f(const Tensor *t, size_t i);
@@ -232,6 +238,22 @@ bool ir_infer_types(Graph *g, Node *n, Type *out);
 bool ir_verify(Graph *g);
 /* Broadcast shapes (numpy rules); false if incompatible. */
 bool shape_broadcast(const Type *a, const Type *b, Type *out);
+
+/* ---- resize index maps (resize.c), shared by lib/ref and lib/codegen ---- */
+enum { RESIZE_HALF_PIXEL, RESIZE_ASYMMETRIC, RESIZE_ALIGN_CORNERS, RESIZE_PYTORCH_HALF_PIXEL };
+enum { RESIZE_ROUND_PREFER_FLOOR, RESIZE_ROUND_PREFER_CEIL, RESIZE_FLOOR, RESIZE_CEIL };
+typedef struct ResizeSpec {
+    int coord;   /* RESIZE_HALF_PIXEL ... */
+    int nearest; /* RESIZE_ROUND_PREFER_FLOOR ... */
+    bool linear; /* else nearest */
+} ResizeSpec;
+/* Read n's resize attributes: NULL if supported, else why not (in buf or static). */
+const char *ir_resize_spec(Graph *g, const Node *n, ResizeSpec *rs, char *buf, size_t len);
+/* Nearest: the source index of output position o along an axis of lin -> lout elements. */
+int64_t ir_resize_nearest_src(const ResizeSpec *rs, int64_t o, int64_t lin, int64_t lout);
+/* Linear: the two source indices and the weight t of the second (clamped to the input). */
+void ir_resize_linear_src(const ResizeSpec *rs, int64_t o, int64_t lin, int64_t lout, int64_t *i0,
+                          int64_t *i1, double *t);
 
 /* ---- text form ---- */
 char *ir_print(Graph *g);          /* caller frees */

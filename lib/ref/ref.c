@@ -102,38 +102,8 @@ ref_f32_out(RefCtx *c, Node *n, uint32_t i)
     return t->data;
 }
 
-void
-ref_strides(const Type *t, int64_t *st)
-{
-    int64_t s = 1;
-    for (int i = t->rank - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= t->dims[i];
-    }
-}
 
-void
-ref_bcast_strides(const Type *t, const Type *o, int64_t *st)
-{
-    int64_t own[IR_MAX_RANK];
-    ref_strides(t, own);
-    int off = o->rank - t->rank;
-    for (int i = 0; i < o->rank; i++) {
-        int j = i - off;
-        st[i] = (j < 0 || t->dims[j] == 1) ? 0 : own[j];
-    }
-}
 
-bool
-ref_next_index(const Type *o, int64_t *idx)
-{
-    for (int i = o->rank - 1; i >= 0; i--) {
-        if (++idx[i] < o->dims[i])
-            return true;
-        idx[i] = 0;
-    }
-    return false;
-}
 
 bool
 ref_window(RefCtx *c, Node *n, const Type *x, const Type *y, const int64_t *kernel, RefWin *w)

@@ -16,8 +16,8 @@ binary(RefCtx *c, Node *n)
     const RefTensor *a = ref_in(c, n, 0), *b = ref_in(c, n, 1);
     RefTensor *y = ref_out(c, n, 0);
     int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
-    ref_bcast_strides(&a->type, &y->type, sa);
-    ref_bcast_strides(&b->type, &y->type, sb);
+    type_bcast_strides(&a->type, &y->type, sa);
+    type_bcast_strides(&b->type, &y->type, sb);
     size_t k = ref_numel(y);
     bool fl = y->type.elem == ET_F32;
     if (!fl && (elem_is_float(y->type.elem) || !elem_is_int(a->type.elem) ||
@@ -65,7 +65,7 @@ binary(RefCtx *c, Node *n)
             }
             ref_set_i(y, i, r);
         }
-        ref_next_index(&y->type, idx);
+        type_next_index(&y->type, idx);
     }
     return true;
 }
@@ -237,9 +237,9 @@ layernorm(RefCtx *c, Node *n)
     tail.rank = (uint8_t)(t->rank - a);
     memmove(tail.dims, t->dims + a, (size_t)tail.rank * sizeof(int64_t));
     int64_t ss[IR_MAX_RANK], sbs[IR_MAX_RANK];
-    ref_bcast_strides(&ref_in(c, n, 1)->type, &tail, ss);
+    type_bcast_strides(&ref_in(c, n, 1)->type, &tail, ss);
     if (bi)
-        ref_bcast_strides(&ref_in(c, n, 2)->type, &tail, sbs);
+        type_bcast_strides(&ref_in(c, n, 2)->type, &tail, sbs);
     int64_t len = (int64_t)type_numel_unchecked(&tail);
     int64_t outer = len ? (int64_t)ref_numel(ref_in(c, n, 0)) / len : 0;
     for (int64_t o = 0; o < outer; o++) {
@@ -261,7 +261,7 @@ layernorm(RefCtx *c, Node *n)
             }
             double v = ((double)xp[j] - mean) * inv * sc[is] + (bi ? bi[ib] : 0.0);
             y[o * len + j] = (float)v;
-            ref_next_index(&tail, idx);
+            type_next_index(&tail, idx);
         }
     }
     return true;
@@ -309,7 +309,7 @@ reduce_mean(RefCtx *c, Node *n)
         for (int d = 0; d < t->rank; d++)
             o += idx[d] * ost[d];
         acc[o] += q ? (double)(ref_get_i(xt, i) - zx) : (double)x[i];
-        ref_next_index(t, idx);
+        type_next_index(t, idx);
     }
     for (size_t i = 0; i < ny; i++) {
         if (q) /* integer sums below 2^53 are exact in double */

@@ -55,12 +55,6 @@ void ref_set_i(RefTensor *t, size_t i, int64_t v);
 const float *ref_f32_in(RefCtx *c, Node *n, uint32_t i);
 /* The f32 data of result i, or NULL after an error if it is not f32. */
 float *ref_f32_out(RefCtx *c, Node *n, uint32_t i);
-/* Row-major strides (in elements) of a shape. */
-void ref_strides(const Type *t, int64_t *st);
-/* Strides of `t` aligned to the broadcast result `o` (0 on broadcast axes). */
-void ref_bcast_strides(const Type *t, const Type *o, int64_t *st);
-/* Advance a multi-index over `o`; returns false after the last element. */
-bool ref_next_index(const Type *o, int64_t *idx);
 
 /* Window geometry of conv, qconv and pools over 1..3 spatial dims (missing dims padded to 1). */
 typedef struct RefWin {

@@ -97,8 +97,8 @@ binary(RefCtx *c, Node *n)
     const RefTensor *a = ref_in(c, n, 0), *b = ref_in(c, n, 1);
     RefTensor *y = ref_out(c, n, 0);
     int64_t st_a[IR_MAX_RANK], st_b[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
-    ref_bcast_strides(&a->type, &y->type, st_a);
-    ref_bcast_strides(&b->type, &y->type, st_b);
+    type_bcast_strides(&a->type, &y->type, st_a);
+    type_bcast_strides(&b->type, &y->type, st_b);
     size_t k = ref_numel(y);
     for (size_t i = 0; i < k; i++) {
         int64_t ia = 0, ib = 0;
@@ -115,7 +115,7 @@ binary(RefCtx *c, Node *n)
         else
             r = qn_qmul(va, sa, za, vb, sb, zb, sy, zy, lo, hi);
         ref_set_i(y, i, r);
-        ref_next_index(&y->type, idx);
+        type_next_index(&y->type, idx);
     }
     return true;
 }

@@ -60,14 +60,14 @@ static void
 strided_copy(const RefTensor *x, RefTensor *y, const int64_t *start, const int64_t *step)
 {
     int64_t xs[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
-    ref_strides(&x->type, xs);
+    type_strides(&x->type, xs);
     size_t es = elem_size(x->type.elem), ny = ref_numel(y);
     for (size_t i = 0; i < ny; i++) {
         int64_t src = 0;
         for (int a = 0; a < y->type.rank; a++)
             src += (start[a] + idx[a] * step[a]) * xs[a];
         memcpy((char *)y->data + i * es, (const char *)x->data + (size_t)src * es, es);
-        ref_next_index(&y->type, idx);
+        type_next_index(&y->type, idx);
     }
 }
 
@@ -129,7 +129,7 @@ pad(RefCtx *c, Node *n)
             ref_set_i(&one, 0, (int64_t)v);
     }
     int64_t xs[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
-    ref_strides(&x->type, xs);
+    type_strides(&x->type, xs);
     for (int a = 0; a < r; a++)
         if (m != 0 && x->type.dims[a] == 0 && y->type.dims[a] > 0) {
             node_error(g, n, "cannot pad an empty dimension in %s mode", mode);
@@ -162,7 +162,7 @@ pad(RefCtx *c, Node *n)
         }
         memcpy((char *)y->data + i * es, outside ? cst : (const unsigned char *)x->data + src * es,
                es);
-        ref_next_index(&y->type, idx);
+        type_next_index(&y->type, idx);
     }
     return true;
 }
@@ -177,14 +177,14 @@ transpose(RefCtx *c, Node *n)
     if (ir_attr_ints(c->g, n, "perm", perm, IR_MAX_RANK) < 0)
         for (int i = 0; i < r; i++)
             perm[i] = r - 1 - i;
-    ref_strides(&x->type, xs);
+    type_strides(&x->type, xs);
     size_t es = elem_size(x->type.elem), ny = ref_numel(y);
     for (size_t i = 0; i < ny; i++) {
         int64_t src = 0;
         for (int a = 0; a < r; a++)
             src += idx[a] * xs[perm[a]];
         memcpy((char *)y->data + i * es, (const char *)x->data + (size_t)src * es, es);
-        ref_next_index(&y->type, idx);
+        type_next_index(&y->type, idx);
     }
     return true;
 }

@@ -322,8 +322,8 @@ mm_dims(const Type *a, const Type *b, MmDims *d)
     ba.rank -= 2;
     bb.rank -= 2;
     shape_broadcast(&ba, &bb, &d->batch);
-    ref_bcast_strides(&ba, &d->batch, d->sa);
-    ref_bcast_strides(&bb, &d->batch, d->sb);
+    type_bcast_strides(&ba, &d->batch, d->sa);
+    type_bcast_strides(&bb, &d->batch, d->sb);
 }
 
 /* y[batch, M, N] = a[batch, M, K] @ b[batch, K, N] (+ bias[N]) */
@@ -347,7 +347,7 @@ mm_core(const MmDims *d, const double *a, const double *b, const double *bias, d
                     acc += am[i * d->K + k] * bm[k * d->N + j];
                 ym[i * d->N + j] = acc;
             }
-        ref_next_index(&d->batch, idx);
+        type_next_index(&d->batch, idx);
     }
 }
 
@@ -375,7 +375,7 @@ run_gemm(RefCtx *c, Node *n, double *a, double *b, double *cc, double *y)
     int64_t M = yt->dims[0], N = yt->dims[1], K = ta ? at->dims[0] : at->dims[1];
     int64_t cst[IR_MAX_RANK];
     if (cc)
-        ref_bcast_strides(&ref_in(c, n, 2)->type, yt, cst);
+        type_bcast_strides(&ref_in(c, n, 2)->type, yt, cst);
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
             double acc = 0;

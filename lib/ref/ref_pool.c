@@ -115,36 +115,6 @@ pool(RefCtx *c, Node *n)
     return true;
 }
 
-typedef enum { CT_HALF, CT_ASYM, CT_ALIGN, CT_PYTORCH } CoordMode;
-typedef enum { NM_RPF, NM_RPC, NM_FLOOR, NM_CEIL } NearestMode;
-
-static double
-orig_coord(CoordMode cm, int64_t xo, int64_t lin, int64_t lout)
-{
-    double scale = (double)lout / (double)lin;
-    switch (cm) {
-    case CT_HALF: return ((double)xo + 0.5) / scale - 0.5;
-    case CT_PYTORCH: return lout > 1 ? ((double)xo + 0.5) / scale - 0.5 : 0.0;
-    case CT_ALIGN: return lout == 1 ? 0.0 : (double)xo * (double)(lin - 1) / (double)(lout - 1);
-    case CT_ASYM: return (double)xo / scale;
-    }
-    return 0;
-}
-
-static int64_t
-nearest(NearestMode nm, double x, int64_t lin)
-{
-    double f = floor(x), r;
-    switch (nm) {
-    case NM_RPF: r = x - f == 0.5 ? f : floor(x + 0.5); break;
-    case NM_RPC: r = x - f == 0.5 ? f + 1 : floor(x + 0.5); break;
-    case NM_FLOOR: r = f; break;
-    default: r = ceil(x); break;
-    }
-    int64_t i = r < 0 ? 0 : r > (double)(lin - 1) ? lin - 1 : (int64_t)r;
-    return i;
-}
-
 static bool
 resize(RefCtx *c, Node *n)
 {
@@ -152,37 +122,14 @@ resize(RefCtx *c, Node *n)
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
     const Type *xt = &x->type, *yt = &y->type;
-    const char *mode = ir_attr_string(g, n, "mode", "nearest");
-    const char *ctm = ir_attr_string(g, n, "coordinate_transformation_mode", "half_pixel");
-    const char *nms = ir_attr_string(g, n, "nearest_mode", "round_prefer_floor");
-    CoordMode cm;
-    NearestMode nm;
-    if (!strcmp(ctm, "half_pixel")) cm = CT_HALF;
-    else if (!strcmp(ctm, "asymmetric")) cm = CT_ASYM;
-    else if (!strcmp(ctm, "align_corners")) cm = CT_ALIGN;
-    else if (!strcmp(ctm, "pytorch_half_pixel")) cm = CT_PYTORCH;
-    else {
-        node_error(g, n, "reference interpreter: coordinate_transformation_mode '%s' is not "
-                   "supported", ctm);
+    ResizeSpec rs;
+    char why[160];
+    const char *bad = ir_resize_spec(g, n, &rs, why, sizeof why);
+    if (bad) {
+        node_error(g, n, "reference interpreter: %s", bad);
         return false;
     }
-    if (!strcmp(nms, "round_prefer_floor")) nm = NM_RPF;
-    else if (!strcmp(nms, "round_prefer_ceil")) nm = NM_RPC;
-    else if (!strcmp(nms, "floor")) nm = NM_FLOOR;
-    else if (!strcmp(nms, "ceil")) nm = NM_CEIL;
-    else {
-        node_error(g, n, "reference interpreter: nearest_mode '%s' is not supported", nms);
-        return false;
-    }
-    if (ir_attr_int(g, n, "antialias", 0) != 0 || ir_attr_int(g, n, "exclude_outside", 0) != 0) {
-        node_error(g, n, "reference interpreter: antialias and exclude_outside are not supported");
-        return false;
-    }
-    bool linear = strcmp(mode, "linear") == 0;
-    if (!linear && strcmp(mode, "nearest") != 0) {
-        node_error(g, n, "reference interpreter: resize mode '%s' is not supported", mode);
-        return false;
-    }
+    bool linear = rs.linear;
     size_t ny = ref_numel(y);
     int r = xt->rank;
     if (!linear) {
@@ -196,18 +143,18 @@ resize(RefCtx *c, Node *n)
                 break;
             }
             for (int64_t o = 0; o < yt->dims[a]; o++)
-                tab[a][o] = nearest(nm, orig_coord(cm, o, xt->dims[a], yt->dims[a]), xt->dims[a]);
+                tab[a][o] = ir_resize_nearest_src(&rs, o, xt->dims[a], yt->dims[a]);
         }
         if (ok) {
             int64_t xs[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
-            ref_strides(xt, xs);
+            type_strides(xt, xs);
             size_t es = elem_size(xt->elem);
             for (size_t i = 0; i < ny; i++) {
                 int64_t src = 0;
                 for (int a = 0; a < r; a++)
                     src += tab[a][idx[a]] * xs[a];
                 memcpy((char *)y->data + i * es, (const char *)x->data + (size_t)src * es, es);
-                ref_next_index(yt, idx);
+                type_next_index(yt, idx);
             }
         } else {
             node_error(g, n, "reference interpreter: out of memory");
@@ -246,10 +193,9 @@ resize(RefCtx *c, Node *n)
         for (int d = a + 1; d < r; d++)
             inner *= cur.dims[d];
         for (int64_t o = 0; o < lout; o++) {
-            double xo = orig_coord(cm, o, lin, lout);
-            xo = xo < 0 ? 0 : xo > (double)(lin - 1) ? (double)(lin - 1) : xo;
-            int64_t i0 = (int64_t)floor(xo), i1 = i0 + 1 < lin ? i0 + 1 : lin - 1;
-            double t = xo - (double)i0;
+            int64_t i0, i1;
+            double t;
+            ir_resize_linear_src(&rs, o, lin, lout, &i0, &i1, &t);
             for (int64_t p = 0; p < outer; p++)
                 for (int64_t q = 0; q < inner; q++)
                     nb[(p * lout + o) * inner + q] = buf[(p * lin + i0) * inner + q] * (1 - t) +
