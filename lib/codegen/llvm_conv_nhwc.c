@@ -108,16 +108,6 @@ in_range(Kb *k, LLVMValueRef v, int64_t hi)
                         LLVMBuildICmp(k->b, LLVMIntSLT, v, i64c(k, hi), ""), "");
 }
 
-/* rows split across the parallel-for hook (par_begin/par_end, defined below) */
-typedef struct Par Par;
-struct Par {
-    LLVMBasicBlockRef saved_bb;
-    LLVMValueRef saved_fn, fn, slot;
-    int64_t rows;
-    CgLoop l;
-};
-static LLVMValueRef par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np);
-static void par_end(Kb *k, Par *p, const CgNodeArgs *a);
 
 /* n bytes from src to dst: straight-line 64-byte vector moves (LLVM would call libc memcpy for
  * a constant size above ~128 bytes, once per tap), the rest as a small memcpy. */
@@ -170,7 +160,7 @@ cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
     /* rows of output pixels split across the parallel-for hook */
     Par par;
     LLVMValueRef xa[2] = {X, A};
-    LLVMValueRef vr = par_begin(k, &par, c->N * c->OH, xa, 2);
+    LLVMValueRef vr = cg_par_begin(k, &par, c->N * c->OH, xa, 2);
     LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, i64c(k, c->OH), "");
     LLVMValueRef voh = LLVMBuildSRem(k->b, vr, i64c(k, c->OH), "");
     LLVMValueRef Xp = xa[0], Ap = xa[1];
@@ -197,7 +187,7 @@ cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
     cg_loop_end(k, &lkw);
     cg_loop_end(k, &lkh);
     cg_loop_end(k, &low);
-    par_end(k, &par, a);
+    cg_par_end(k, &par, a);
     return A;
 }
 
@@ -231,168 +221,10 @@ cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValue
     cg_loop_end(k, &ln);
 }
 
-/* cg_requant_float in 32-bit lanes: f = (f32)acc * mult, clamped to [lo - zp, hi - zp] (NaN ->
- * 0), so rne(f) fits i32 and fptosi to i32 equals the i64 sequence; + zp, clamp [lo, hi]. The
- * vectoriser then keeps full 16-lane f32/i32 vectors instead of splitting for f32 -> i64. */
-static LLVMValueRef
-requant_float_i32(Kb *k, LLVMValueRef a32, LLVMValueRef mult, int32_t zp, int32_t lo, int32_t hi)
-{
-    LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, a32, k->f32, ""), mult, "");
-    LLVMValueRef flo = cg_f32(k, (float)((int64_t)lo - zp)), fhi = cg_f32(k, (float)((int64_t)hi - zp));
-    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
-    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
-    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), cg_f32(k, 0.0f), f, "");
-    LLVMTypeRef ft = k->f32;
-    LLVMValueRef r = LLVMBuildFPToSI(k->b, cg_call(k, "llvm.roundeven.f32", ft, &ft, &f, 1), k->i32, "");
-    r = LLVMBuildAdd(k->b, r, cg_i32(k, zp), "");
-    r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, r, cg_i32(k, lo), ""), cg_i32(k, lo), r, "");
-    return LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSGT, r, cg_i32(k, hi), ""), cg_i32(k, hi), r, "");
-}
+/* ---- rows split across the host's parallel-for hook (llvm_conv_nhwc.h) ---- */
 
-static void
-store_i32_as(Kb *k, ElemType ye, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v32)
-{
-    cg_store_raw(k, ye, base, idx, LLVMBuildTrunc(k->b, v32, k->i8, ""));
-}
-
-/* ---- depthwise ---- */
-
-typedef struct DwPad {
-    int64_t PH, PW; /* padded plane */
-} DwPad;
-
-static DwPad
-dw_pad(const ConvGeo *c)
-{
-    DwPad d;
-    int64_t need_h = (c->OH - 1) * c->sh + (c->KH - 1) * c->dh + 1;
-    int64_t need_w = (c->OW - 1) * c->sw + (c->KW - 1) * c->dw + 1;
-    d.PH = c->ph + c->H > need_h ? c->ph + c->H : need_h;
-    d.PW = c->pw + c->W > need_w ? c->pw + c->W : need_w;
-    return d;
-}
-
-int64_t
-cg_dw_scratch(const ConvGeo *c)
-{
-    DwPad d = dw_pad(c);
-    return align64(d.PH * d.PW);
-}
-
-bool
-cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
-                const int8_t *w, const int32_t *zw, const int32_t *bias)
-{
-    const Type *xt = &ir_value(k->g, n->in[0])->type;
-    ElemType xe = xt->elem, ye = ir_value(k->g, n->out[0])->type.elem;
-    int32_t zx = xt->q->zp[0];
-    DwPad d = dw_pad(c);
-    int64_t nw = c->M * c->K;
-    int32_t *wd = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
-    int32_t *bz = calloc((size_t)c->M, sizeof(int32_t));
-    int64_t *fm = calloc((size_t)c->M, sizeof(int64_t)), *fs = calloc((size_t)c->M, sizeof(int64_t));
-    for (int64_t m = 0; m < c->M; m++) {
-        for (int64_t j = 0; j < c->K; j++)
-            wd[m * c->K + j] = w[m * c->K + j] - zw[m];
-        bz[m] = bias ? bias[m] : 0;
-        fm[m] = e->fmult[m];
-        fs[m] = e->fshift[m];
-    }
-    LLVMValueRef gw = cg_const_bytes(k, wd, (size_t)nw * 4, "dww");
-    LLVMValueRef gb = cg_const_bytes(k, bz, (size_t)c->M * 4, "dwb");
-    LLVMValueRef gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult,
-                                     (size_t)c->M * 4, "dwm");
-    LLVMValueRef gfm = cg_const_bytes(k, fm, (size_t)c->M * 8, "dwfm");
-    LLVMValueRef gfs = cg_const_bytes(k, fs, (size_t)c->M * 8, "dwfs");
-    free(wd);
-    free(bz);
-    free(fm);
-    free(fs);
-    LLVMValueRef P = a->scratch;
-    LLVMTypeRef acc_t = LLVMArrayType2(k->i32, (uint64_t)c->OW);
-    LLVMValueRef acc = cg_entry_alloca(k, acc_t);
-    LLVMSetAlignment(acc, 64);
-    /* the border of the plane holds the zero point; row copies never touch it */
-    LLVMBuildMemSet(k->b, P, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0),
-                    i64c(k, d.PH * d.PW), 64);
-    CgLoop ln, lm, lh, loh, lkh, lkw, lx, ly, lz;
-    LLVMValueRef vn = cg_loop_begin(k, &ln, i64c(k, c->N));
-    LLVMValueRef vm = cg_loop_begin(k, &lm, i64c(k, c->M));
-    LLVMValueRef ci = LLVMBuildSDiv(k->b, vm, i64c(k, c->Mg), "");
-    LLVMValueRef plane = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->C)), ci), i64c(k, c->H * c->W));
-    LLVMValueRef vh = cg_loop_begin(k, &lh, i64c(k, c->H));
-    LLVMBuildMemCpy(k->b, cg_gep(k, P, cg_add(k, cg_mul(k, cg_add(k, vh, i64c(k, c->ph)), i64c(k, d.PW)), i64c(k, c->pw))), 1,
-                    cg_gep(k, a->in[0], cg_add(k, plane, cg_mul(k, vh, i64c(k, c->W)))), 1, i64c(k, c->W));
-    cg_loop_end(k, &lh);
-    LLVMValueRef bias_m = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, gb, &vm, 1, ""), "");
-    LLVMValueRef mult_m = cg_load_raw(k, ET_F32, gm, vm);
-    LLVMValueRef fm_m = cg_load_i64(k, ET_I64, gfm, vm), fs_m = cg_load_i64(k, ET_I64, gfs, vm);
-    LLVMValueRef ybase = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->M)), vm), i64c(k, c->OH * c->OW));
-    LLVMValueRef voh = cg_loop_begin(k, &loh, i64c(k, c->OH));
-    {
-        LLVMValueRef vx = cg_loop_begin(k, &lx, i64c(k, c->OW));
-        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vx, 1, "");
-        LLVMBuildStore(k->b, bias_m, ap);
-        cg_loop_end(k, &lx);
-    }
-    LLVMValueRef vkh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
-    LLVMValueRef prow = cg_mul(k, cg_add(k, cg_mul(k, voh, i64c(k, c->sh)), cg_mul(k, vkh, i64c(k, c->dh))),
-                               i64c(k, d.PW));
-    LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
-    LLVMValueRef widx = cg_add(k, cg_mul(k, vm, i64c(k, c->K)), cg_add(k, cg_mul(k, vkh, i64c(k, c->KW)), vkw));
-    LLVMValueRef wv = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, gw, &widx, 1, ""), "");
-    LLVMValueRef pbase = cg_gep(k, P, cg_add(k, prow, cg_mul(k, vkw, i64c(k, c->dw))));
-    {
-        LLVMValueRef vy = cg_loop_begin(k, &ly, i64c(k, c->OW));
-        LLVMValueRef xv = cg_load_raw(k, ET_U8, pbase, cg_mul(k, vy, i64c(k, c->sw)));
-        xv = xe == ET_I8 ? LLVMBuildSExt(k->b, xv, k->i32, "") : LLVMBuildZExt(k->b, xv, k->i32, "");
-        xv = LLVMBuildSub(k->b, xv, cg_i32(k, zx), "");
-        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vy, 1, "");
-        LLVMValueRef s = LLVMBuildAdd(k->b, LLVMBuildLoad2(k->b, k->i32, ap, ""),
-                                      LLVMBuildMul(k->b, xv, wv, ""), "");
-        LLVMBuildStore(k->b, s, ap);
-        cg_loop_end(k, &ly);
-    }
-    cg_loop_end(k, &lkw);
-    cg_loop_end(k, &lkh);
-    {
-        LLVMValueRef vz = cg_loop_begin(k, &lz, i64c(k, c->OW));
-        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vz, 1, "");
-        LLVMValueRef a32 = LLVMBuildLoad2(k->b, k->i32, ap, "");
-        LLVMValueRef av = LLVMBuildSExt(k->b, a32, k->i64, "");
-        LLVMValueRef yi = cg_add(k, ybase, cg_add(k, cg_mul(k, voh, i64c(k, c->OW)), vz));
-        switch (e->kind) {
-        case CG_GEMM_EPI_I32:
-            cg_store_i64(k, ET_I32, a->out[0], yi, av);
-            break;
-        case CG_GEMM_EPI_DEQUANT: {
-            LLVMValueRef f = LLVMBuildSIToFP(k->b, a32, k->f32, "");
-            cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFMul(k->b, f, mult_m, ""));
-            break;
-        }
-        case CG_GEMM_EPI_REQUANT_FLOAT:
-            store_i32_as(k, ye, a->out[0], yi, requant_float_i32(k, a32, mult_m, e->zo, e->lo, e->hi));
-            break;
-        case CG_GEMM_EPI_REQUANT_FIXED:
-            cg_store_i64(k, ye, a->out[0], yi, cg_requant_fixed(k, av, fm_m, fs_m, e->zo, e->lo, e->hi));
-            break;
-        }
-        cg_loop_end(k, &lz);
-    }
-    cg_loop_end(k, &loh);
-    cg_loop_end(k, &lm);
-    cg_loop_end(k, &ln);
-    return true;
-}
-
-/* ---- rows split across the host's parallel-for hook ----
- * par_begin moves emission into a new function body(ptr ctx, i64 begin, i64 end) whose loop
- * variable (returned) runs over rows [begin, end) and where ptrs[] are reloaded from ctx;
- * par_end closes it and, back in the node function, calls body(ctx, 0, rows) directly or
- * through pf (each thread then has its own allocas). */
-
-static LLVMValueRef
-par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np)
+LLVMValueRef
+cg_par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np)
 {
     p->rows = rows;
     p->slot = cg_entry_alloca(k, LLVMArrayType2(k->ptr, (uint64_t)np));
@@ -420,8 +252,8 @@ par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np)
     return cg_add(k, iv, b);
 }
 
-static void
-par_end(Kb *k, Par *p, const CgNodeArgs *a)
+void
+cg_par_end(Kb *k, Par *p, const CgNodeArgs *a)
 {
     cg_loop_end(k, &p->l);
     LLVMBuildRetVoid(k->b);
@@ -590,112 +422,6 @@ cg_value_nhwc(Kb *k, ValueId v)
     return k->nhwc && v.id && k->nhwc[v.id];
 }
 
-/* ---- depthwise, NHWC ---- */
-
-bool
-cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
-                     const int8_t *w, const int32_t *zw, const int32_t *bias)
-{
-    const Type *xt = &ir_value(k->g, n->in[0])->type;
-    ElemType xe = xt->elem, ye = ir_value(k->g, n->out[0])->type.elem;
-    int32_t zx = xt->q->zp[0];
-    int64_t C = c->M, T = c->KH * c->KW;
-    /* weights [tap][channel] as int32 (w - zw) */
-    int32_t *wd = malloc((size_t)(T * C > 0 ? T * C : 1) * sizeof(int32_t));
-    int32_t *bz = calloc((size_t)C, sizeof(int32_t));
-    int64_t *fm = calloc((size_t)C, sizeof(int64_t)), *fs = calloc((size_t)C, sizeof(int64_t));
-    for (int64_t m = 0; m < C; m++) {
-        for (int64_t t = 0; t < T; t++)
-            wd[t * C + m] = w[m * T + t] - zw[m];
-        bz[m] = bias ? bias[m] : 0;
-        fm[m] = e->fmult[m];
-        fs[m] = e->fshift[m];
-    }
-    LLVMValueRef gw = cg_const_bytes(k, wd, (size_t)(T * C) * 4, "dwnw");
-    LLVMValueRef gb = cg_const_bytes(k, bz, (size_t)C * 4, "dwnb");
-    LLVMValueRef gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult,
-                                     (size_t)C * 4, "dwnm");
-    LLVMValueRef gfm = cg_const_bytes(k, fm, (size_t)C * 8, "dwnfm");
-    LLVMValueRef gfs = cg_const_bytes(k, fs, (size_t)C * 8, "dwnfs");
-    free(wd);
-    free(bz);
-    free(fm);
-    free(fs);
-    Par par;
-    LLVMValueRef io[2] = {a->in[0], a->out[0]};
-    LLVMValueRef vr = par_begin(k, &par, c->N * c->OH, io, 2);
-    LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, i64c(k, c->OH), "");
-    LLVMValueRef voh = LLVMBuildSRem(k->b, vr, i64c(k, c->OH), "");
-    LLVMValueRef acc = cg_entry_alloca(k, LLVMArrayType2(k->i32, (uint64_t)C));
-    LLVMSetAlignment(acc, 64);
-    CgLoop low, lkh, lkw, l0, l1, l2;
-    LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, i64c(k, c->sh)), i64c(k, c->ph), "");
-    LLVMValueRef vow = cg_loop_begin(k, &low, i64c(k, c->OW));
-    LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, vow, i64c(k, c->sw)), i64c(k, c->pw), "");
-    {
-        LLVMValueRef vc = cg_loop_begin(k, &l0, i64c(k, C));
-        LLVMValueRef bv = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, gb, &vc, 1, ""), "");
-        LLVMBuildStore(k->b, bv, LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, ""));
-        cg_loop_end(k, &l0);
-    }
-    LLVMValueRef vkh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
-    LLVMValueRef ih = cg_add(k, ih0, cg_mul(k, vkh, i64c(k, c->dh)));
-    LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
-    LLVMValueRef iw = cg_add(k, iw0, cg_mul(k, vkw, i64c(k, c->dw)));
-    CgIf f;
-    if_begin(k, &f, LLVMBuildAnd(k->b, in_range(k, ih, c->H), in_range(k, iw, c->W), ""));
-    {
-        LLVMValueRef xb = cg_gep(k, io[0], cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), ih),
-                                                                      i64c(k, c->W)), iw), i64c(k, C)));
-        LLVMValueRef tap = cg_add(k, cg_mul(k, vkh, i64c(k, c->KW)), vkw);
-        LLVMValueRef wrow = cg_mul(k, tap, i64c(k, C));
-        LLVMValueRef vc = cg_loop_begin(k, &l1, i64c(k, C));
-        LLVMValueRef xv = cg_load_raw(k, ET_U8, xb, vc);
-        xv = xe == ET_I8 ? LLVMBuildSExt(k->b, xv, k->i32, "") : LLVMBuildZExt(k->b, xv, k->i32, "");
-        xv = LLVMBuildSub(k->b, xv, cg_i32(k, zx), "");
-        LLVMValueRef wi = cg_add(k, wrow, vc);
-        LLVMValueRef wv = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, gw, &wi, 1, ""), "");
-        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, "");
-        LLVMBuildStore(k->b, LLVMBuildAdd(k->b, LLVMBuildLoad2(k->b, k->i32, ap, ""),
-                                          LLVMBuildMul(k->b, xv, wv, ""), ""), ap);
-        cg_loop_end(k, &l1);
-    }
-    if_else(k, &f);
-    if_end(k, &f);
-    cg_loop_end(k, &lkw);
-    cg_loop_end(k, &lkh);
-    {
-        LLVMValueRef ybase = cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->OH)), voh),
-                                                        i64c(k, c->OW)), vow), i64c(k, C));
-        LLVMValueRef vc = cg_loop_begin(k, &l2, i64c(k, C));
-        LLVMValueRef a32 = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, ""), "");
-        LLVMValueRef av = LLVMBuildSExt(k->b, a32, k->i64, "");
-        LLVMValueRef yi = cg_add(k, ybase, vc);
-        switch (e->kind) {
-        case CG_GEMM_EPI_I32:
-            cg_store_i64(k, ET_I32, io[1], yi, av);
-            break;
-        case CG_GEMM_EPI_DEQUANT:
-            cg_store_raw(k, ET_F32, io[1], yi,
-                         LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, a32, k->f32, ""), cg_load_raw(k, ET_F32, gm, vc), ""));
-            break;
-        case CG_GEMM_EPI_REQUANT_FLOAT:
-            store_i32_as(k, ye, io[1], yi,
-                         requant_float_i32(k, a32, cg_load_raw(k, ET_F32, gm, vc), e->zo, e->lo, e->hi));
-            break;
-        case CG_GEMM_EPI_REQUANT_FIXED:
-            cg_store_i64(k, ye, io[1], yi,
-                         cg_requant_fixed(k, av, cg_load_i64(k, ET_I64, gfm, vc), cg_load_i64(k, ET_I64, gfs, vc),
-                                          e->zo, e->lo, e->hi));
-            break;
-        }
-        cg_loop_end(k, &l2);
-    }
-    cg_loop_end(k, &low);
-    par_end(k, &par, a);
-    return true;
-}
-
 /* ---- maxpool, NHWC (integer; max over the taps inside the input, as lib/ref) ---- */
 
 bool
@@ -712,7 +438,7 @@ cg_emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a)
     int64_t OH = y->dims[2], OW = y->dims[3];
     Par par;
     LLVMValueRef io[2] = {a->in[0], a->out[0]};
-    LLVMValueRef vr = par_begin(k, &par, N * OH, io, 2);
+    LLVMValueRef vr = cg_par_begin(k, &par, N * OH, io, 2);
     LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, i64c(k, OH), "");
     LLVMValueRef voh = LLVMBuildSRem(k->b, vr, i64c(k, OH), "");
     LLVMValueRef acc = cg_entry_alloca(k, LLVMArrayType2(k->i32, (uint64_t)C));
@@ -757,6 +483,6 @@ cg_emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a)
         cg_loop_end(k, &l2);
     }
     cg_loop_end(k, &low);
-    par_end(k, &par, a);
+    cg_par_end(k, &par, a);
     return true;
 }

@@ -55,8 +55,24 @@ bool cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
                      const int8_t *w, const int32_t *zw, const int32_t *bias);
 /* Integer maxpool with NHWC input and result (planned by cg_layout_plan). */
 bool cg_emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a);
-/* NHWC in and out (c->in_nhwc): vectorised over channels, no scratch. */
+/* NHWC in and out (c->in_nhwc), llvm_conv_dw.c: register-blocked pixels x channel vectors;
+ * scratch: one row of zero points (cg_dw_nhwc_scratch). */
+int64_t cg_dw_nhwc_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                           const int8_t *w, const int32_t *zw, const int32_t *bias);
+
+/* ---- rows split across the host's parallel-for hook ----
+ * cg_par_begin moves emission into a new function body(ptr ctx, i64 begin, i64 end) whose loop
+ * variable (returned) runs over rows [begin, end) and where ptrs[] are replaced by their values
+ * reloaded from ctx; cg_par_end closes it and, back in the node function, calls
+ * body(ctx, 0, rows) directly or through the hook (each thread then has its own allocas). */
+typedef struct Par {
+    LLVMBasicBlockRef saved_bb;
+    LLVMValueRef saved_fn, fn, slot;
+    int64_t rows;
+    CgLoop l;
+} Par;
+LLVMValueRef cg_par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np);
+void cg_par_end(Kb *k, Par *p, const CgNodeArgs *a);
 
 #endif

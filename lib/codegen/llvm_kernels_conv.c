@@ -11,8 +11,8 @@
  *      buffer with the fused epilogue (bias, requantize float|fixed, clamp; or i32, or f32);
  *   3. a transpose of the staging buffer [N, OH*OW, M] into NCHW [N, M, OH, OW].
  * The GEMM rows are split across the parallel-for hook when the host provides one.
- * Depthwise convolutions (C == G, one input channel per group) use a direct NCHW kernel
- * (cg_emit_direct_conv), which also serves as the reference-shaped fallback.
+ * Depthwise convolutions (C == G, one input channel per group) have their own kernels
+ * (llvm_conv_dw.c: NHWC register-blocked, or a padded NCHW plane per channel).
  * qmatmul with a constant right operand maps onto the GEMM directly (B in "KN" layout). */
 #include "codegen/codegen.h"
 #include "codegen/llvm_conv_nhwc.h"
@@ -207,7 +207,7 @@ cg_linear_scratch(Kb *k, Node *n)
     if (!conv_geo(k, n, &c))
         return -1;
     if (is_depthwise(&c))
-        return c.in_nhwc ? 0 : cg_dw_scratch(&c);
+        return c.in_nhwc ? cg_dw_nhwc_scratch(&c) : cg_dw_scratch(&c);
     if (c.G == 1)
         return cg_nhwc_scratch(&c, out_es(k, n));
     int64_t rows = c.N * c.OH * c.OW;
@@ -296,9 +296,6 @@ gemm_emit(Kb *k, Node *n, const CgGemmSpec *s)
         LLVMSetLinkage(f, LLVMInternalLinkage);
     return f;
 }
-
-bool cg_emit_direct_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
-                         const int8_t *w, const int32_t *zw, const int32_t *bias);
 
 /* Non-grouped convolution through the NHWC lowering of llvm_conv_nhwc.c. */
 static bool
@@ -490,97 +487,4 @@ bool
 cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a)
 {
     return n->op == OP_QCONV ? emit_conv(k, n, a) : emit_matmul(k, n, a);
-}
-
-/* Direct NCHW convolution (depthwise): acc = bias[m] + sum (x - zx) * (w - zw[m]) over the
- * taps inside the input, then the epilogue of channel m. */
-bool
-cg_emit_direct_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
-                    const int8_t *w, const int32_t *zw, const int32_t *bias)
-{
-    const Type *xt = &ir_value(k->g, n->in[0])->type;
-    ElemType ye = ir_value(k->g, n->out[0])->type.elem;
-    int64_t nw = c->M * c->K;
-    int32_t *wd = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
-    int32_t *bz = calloc((size_t)c->M, sizeof(int32_t));
-    int64_t *fm = calloc((size_t)c->M, sizeof(int64_t)), *fs = calloc((size_t)c->M, sizeof(int64_t));
-    for (int64_t m = 0; m < c->M; m++) {
-        for (int64_t j = 0; j < c->K; j++)
-            wd[m * c->K + j] = w[m * c->K + j] - zw[m];
-        bz[m] = bias ? bias[m] : 0;
-        fm[m] = e->fmult[m];
-        fs[m] = e->fshift[m];
-    }
-    LLVMValueRef gw = cg_const_bytes(k, wd, (size_t)nw * 4, "dw");
-    LLVMValueRef gb = cg_const_bytes(k, bz, (size_t)c->M * 4, "bias");
-    LLVMValueRef gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult,
-                                     (size_t)c->M * 4, "mult");
-    LLVMValueRef gfm = cg_const_bytes(k, fm, (size_t)c->M * 8, "fm");
-    LLVMValueRef gfs = cg_const_bytes(k, fs, (size_t)c->M * 8, "fs");
-    free(wd);
-    free(bz);
-    free(fm);
-    free(fs);
-    LLVMValueRef zx = cg_i64(k, xt->q->zp[0]);
-    CgLoop ln, lm, loh, low, lc, lkh, lkw;
-    LLVMValueRef vn = cg_loop_begin(k, &ln, cg_i64(k, c->N));
-    LLVMValueRef vm = cg_loop_begin(k, &lm, cg_i64(k, c->M));
-    LLVMValueRef grp = LLVMBuildSDiv(k->b, vm, cg_i64(k, c->Mg), "");
-    LLVMValueRef voh = cg_loop_begin(k, &loh, cg_i64(k, c->OH));
-    LLVMValueRef vow = cg_loop_begin(k, &low, cg_i64(k, c->OW));
-    LLVMValueRef accp = cg_entry_alloca(k, k->i64);
-    LLVMBuildStore(k->b, cg_load_i64(k, ET_I32, gb, vm), accp);
-    LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, c->Cg));
-    LLVMValueRef ch = cg_add(k, cg_mul(k, grp, cg_i64(k, c->Cg)), vc);
-    LLVMValueRef xb = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), ch), cg_i64(k, c->H * c->W));
-    LLVMValueRef vkh = cg_loop_begin(k, &lkh, cg_i64(k, c->KH));
-    LLVMValueRef ih = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, c->ph), ""),
-                             cg_mul(k, vkh, cg_i64(k, c->dh)));
-    LLVMValueRef vkw = cg_loop_begin(k, &lkw, cg_i64(k, c->KW));
-    LLVMValueRef iw = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, vow, cg_i64(k, c->sw)), cg_i64(k, c->pw), ""),
-                             cg_mul(k, vkw, cg_i64(k, c->dw)));
-    LLVMValueRef inb = LLVMBuildAnd(
-        k->b,
-        LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, ih, cg_i64(k, 0), ""),
-                     LLVMBuildICmp(k->b, LLVMIntSLT, ih, cg_i64(k, c->H), ""), ""),
-        LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, iw, cg_i64(k, 0), ""),
-                     LLVMBuildICmp(k->b, LLVMIntSLT, iw, cg_i64(k, c->W), ""), ""), "");
-    LLVMValueRef xi = LLVMBuildSelect(k->b, inb, cg_add(k, xb, cg_add(k, cg_mul(k, ih, cg_i64(k, c->W)), iw)),
-                                      cg_i64(k, 0), "");
-    LLVMValueRef xv = LLVMBuildSub(k->b, cg_load_i64(k, xt->elem, a->in[0], xi), zx, "");
-    xv = LLVMBuildSelect(k->b, inb, xv, cg_i64(k, 0), "");
-    LLVMValueRef wi = cg_add(k, cg_mul(k, vm, cg_i64(k, c->K)),
-                             cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vc, cg_i64(k, c->KH)), vkh), cg_i64(k, c->KW)), vkw));
-    LLVMValueRef prod = cg_mul(k, xv, cg_load_i64(k, ET_I32, gw, wi));
-    LLVMBuildStore(k->b, cg_add(k, LLVMBuildLoad2(k->b, k->i64, accp, ""), prod), accp);
-    cg_loop_end(k, &lkw);
-    cg_loop_end(k, &lkh);
-    cg_loop_end(k, &lc);
-    /* int32 accumulator semantics: wrap like the GEMM (the reference rejects overflow) */
-    LLVMValueRef acc = LLVMBuildSExt(k->b, LLVMBuildTrunc(k->b, LLVMBuildLoad2(k->b, k->i64, accp, ""), k->i32, ""), k->i64, "");
-    LLVMValueRef yi = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->M)), vm),
-                                                               cg_i64(k, c->OH)), voh), cg_i64(k, c->OW)), vow);
-    switch (e->kind) {
-    case CG_GEMM_EPI_I32:
-        cg_store_i64(k, ET_I32, a->out[0], yi, acc);
-        break;
-    case CG_GEMM_EPI_DEQUANT: {
-        LLVMValueRef f = LLVMBuildSIToFP(k->b, LLVMBuildTrunc(k->b, acc, k->i32, ""), k->f32, "");
-        cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFMul(k->b, f, cg_load_raw(k, ET_F32, gm, vm), ""));
-        break;
-    }
-    case CG_GEMM_EPI_REQUANT_FLOAT:
-        cg_store_i64(k, ye, a->out[0], yi, cg_requant_float(k, acc, cg_load_raw(k, ET_F32, gm, vm), e->zo, e->lo, e->hi));
-        break;
-    case CG_GEMM_EPI_REQUANT_FIXED:
-        cg_store_i64(k, ye, a->out[0], yi,
-                     cg_requant_fixed(k, acc, cg_load_i64(k, ET_I64, gfm, vm), cg_load_i64(k, ET_I64, gfs, vm),
-                                      e->zo, e->lo, e->hi));
-        break;
-    }
-    cg_loop_end(k, &low);
-    cg_loop_end(k, &loh);
-    cg_loop_end(k, &lm);
-    cg_loop_end(k, &ln);
-    return true;
 }

@@ -124,9 +124,28 @@ def chain_c():
     return g.text([c5])
 
 
+def chain_d():
+    # depthwise over NHWC (llvm_conv_dw.c): 40 channels (2 x 16 + 8 lanes), 144 (9 x 16), 5 (lane
+    # pieces only); strides 1 and 2, 5x5, dilation 2; a row wide enough for pixel blocks plus
+    # single pixels, border columns on both sides, and a row with no interior at all
+    g = G("nhwc_chain_d", (2, 7, 9, 23), "i8")
+    c1 = g.conv("%x", 40, 1)
+    d1 = g.conv(c1, 40, 3, pad=1, group=40)
+    d2 = g.conv(d1, 40, 3, stride=2, pad=1, group=40)
+    c2 = g.conv(d2, 144, 1)
+    d3 = g.conv(c2, 144, 5, pad=2, group=144, clamp=(-100, 127))
+    d4 = g.conv(d3, 144, 3, pad=2, dil=2, group=144)
+    c3 = g.conv(d4, 5, 1)
+    d5 = g.conv(c3, 5, 3, pad=1, group=5)
+    d6 = g.conv(d5, 5, 7, stride=2, pad=3, group=5)
+    c4 = g.conv(d6, 12, 1)
+    return g.text([c4])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for name, f in (("nhwc_chain_a", chain_a), ("nhwc_chain_b", chain_b), ("nhwc_chain_c", chain_c)):
+    for name, f in (("nhwc_chain_a", chain_a), ("nhwc_chain_b", chain_b), ("nhwc_chain_c", chain_c),
+                    ("nhwc_chain_d", chain_d)):
         with open(os.path.join(OUT, name + ".qir"), "w") as fh:
             fh.write(f())
 

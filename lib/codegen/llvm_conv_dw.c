@@ -1,0 +1,604 @@
+/* llvm_conv_dw.c: the depthwise qconv kernels (one input channel per group).
+ *
+ * NHWC (cg_emit_dw_conv_nhwc; C == G == M, input and result NHWC): one task per output row (n, oh), split across the parallel-for hook. Within a row, blocks of
+ * P output pixels x CV channel vectors (vl int32 lanes each) keep their accumulators in
+ * registers across all KH x KW taps: per tap, each weight vector is loaded once and used for
+ * the P pixels, each input vector is one widening load. Explicit vector IR (no reliance on the
+ * loop vectoriser): zext/sext(x) * sext(w16) + acc, which x86 selects as vpmaddwd / vpdpwssd.
+ *
+ * Zero points are folded at compile time:
+ *     sum_t (x_t - zx) * (w_t - zw) + bias = sum_t x_t * w'_t + (bias - zx * sum_t w'_t),
+ * w'_t = w_t - zw (fits int16), all modulo 2^32 like the GEMM. A tap outside the input reads
+ * zx (so it adds zx * w'_t, cancelled by the folded term): rows outside the input point at a
+ * row of zx bytes in scratch; output columns whose window leaves the input (the left and right
+ * borders) select that row per tap, the interior columns need no check at all.
+ * Channel counts that are not a multiple of vl end with exact-size vectors (8, 4, 2, 1 lanes):
+ * no load or store past a row. The epilogue (requantize float|fixed, clamp, i32, f32) is the
+ * GEMM's, lane for lane (kern_gemm.c), so the result equals lib/ref bit for bit.
+ *
+ * NCHW (cg_emit_dw_conv; any channel multiplier): per channel, the input plane is copied into a
+ * zero-point padded plane (border filled once per call), then per output row an int32
+ * accumulator row gets one multiply-add sweep per tap over all output columns (loops the
+ * vectoriser handles), then a row of the exact epilogue. Both kernels share the tables below. */
+#include "codegen/llvm_conv_nhwc.h"
+
+#include "codegen/cg_util.h"
+
+#include <llvm-c/Core.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t
+align64(int64_t v)
+{
+    return (v + 63) / 64 * 64;
+}
+
+enum { DW_MAXV = 12, DW_MAXP = 8, DW_MAXT = 64 };
+
+/* Per-channel tables of both depthwise kernels: weights w' = w - zw as int16 [tap][channel],
+ * bias' = bias - zx * sum_t w' (int32, wrapping: the kernels read zx wherever a tap leaves the
+ * input), and the epilogue's multipliers (fixed mode: mult, 2^(shift-1), shift as int64). */
+typedef struct DwTables {
+    LLVMValueRef gw, gb, gm, gfm, gfr, gfs;
+} DwTables;
+
+static void
+dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int32_t *zw,
+          const int32_t *bias, int32_t zx, DwTables *tb)
+{
+    memset(tb, 0, sizeof *tb);
+    size_t nm = (size_t)(M > 0 ? M : 1);
+    int16_t *wd = xmalloc((size_t)(T > 0 ? T : 1) * nm * sizeof *wd);
+    int32_t *bz = xmalloc(nm * sizeof *bz);
+    int64_t *fm = xcalloc(nm, sizeof *fm), *fr = xcalloc(nm, sizeof *fr), *fs = xcalloc(nm, sizeof *fs);
+    for (int64_t m = 0; m < M; m++) {
+        uint32_t s = 0;
+        for (int64_t t = 0; t < T; t++) {
+            wd[t * M + m] = (int16_t)(w[m * T + t] - zw[m]);
+            s += (uint32_t)(int32_t)wd[t * M + m];
+        }
+        bz[m] = (int32_t)((uint32_t)(bias ? bias[m] : 0) - (uint32_t)zx * s);
+        if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
+            fm[m] = e->fmult[m];
+            fs[m] = e->fshift[m];
+            fr[m] = (int64_t)1 << (e->fshift[m] - 1);
+        }
+    }
+    tb->gw = cg_const_bytes(k, wd, (size_t)(T * M) * sizeof *wd, "dww");
+    tb->gb = cg_const_bytes(k, bz, (size_t)M * sizeof *bz, "dwb");
+    if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT || e->kind == CG_GEMM_EPI_DEQUANT)
+        tb->gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult,
+                                (size_t)M * sizeof(float), "dwm");
+    if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
+        tb->gfm = cg_const_bytes(k, fm, (size_t)M * sizeof *fm, "dwfm");
+        tb->gfr = cg_const_bytes(k, fr, (size_t)M * sizeof *fr, "dwfr");
+        tb->gfs = cg_const_bytes(k, fs, (size_t)M * sizeof *fs, "dwfs");
+    }
+    free(wd);
+    free(bz);
+    free(fm);
+    free(fr);
+    free(fs);
+}
+
+/* A channel vector of a block: first channel (relative to the block) and lanes. */
+typedef struct DwVec {
+    int64_t off;
+    unsigned lanes;
+} DwVec;
+
+typedef struct Dw {
+    Kb *k;
+    const ConvGeo *c;
+    const Epi *e;
+    ElemType xe, ye;
+    int64_t T;     /* taps */
+    unsigned vl;   /* int32 lanes of a full vector */
+    DwTables tb;
+    LLVMValueRef x, y, zrow; /* in the row function */
+} Dw;
+
+static LLVMValueRef
+i64c(Kb *k, int64_t v)
+{
+    return cg_i64(k, v);
+}
+
+static LLVMValueRef
+vsplat(Kb *k, LLVMValueRef s, unsigned n)
+{
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
+    LLVMValueRef v = LLVMBuildInsertElement(k->b, LLVMGetPoison(vt), s, cg_i32(k, 0), "");
+    return LLVMBuildShuffleVector(k->b, v, LLVMGetPoison(vt),
+                                  LLVMConstNull(LLVMVectorType(k->i32, n)), "");
+}
+
+static LLVMValueRef
+vload(Kb *k, LLVMTypeRef elt, unsigned n, LLVMValueRef p)
+{
+    LLVMValueRef v = LLVMBuildLoad2(k->b, LLVMVectorType(elt, n), p, "");
+    LLVMSetAlignment(v, 1);
+    return v;
+}
+
+static LLVMValueRef
+intrin(Kb *k, const char *name, LLVMValueRef a)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(k->mod, id, &t, 1);
+    return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &t, 1), f, &a, 1, "");
+}
+
+/* Element (channel) ch of table g with elements of type elt, as an n-lane vector. */
+static LLVMValueRef
+table_vec(Kb *k, LLVMValueRef g, LLVMTypeRef elt, LLVMValueRef ch, unsigned n)
+{
+    return vload(k, elt, n, LLVMBuildGEP2(k->b, elt, g, &ch, 1, ""));
+}
+
+static LLVMValueRef
+vselect_lt(Kb *k, LLVMValueRef v, LLVMValueRef bound, bool less_than)
+{
+    LLVMValueRef c = LLVMBuildICmp(k->b, less_than ? LLVMIntSLT : LLVMIntSGT, v, bound, "");
+    return LLVMBuildSelect(k->b, c, bound, v, "");
+}
+
+/* The GEMM epilogue (kern_gemm.c epilogue_vec) of an n-lane int32 accumulator of channels
+ * [ch, ch + n), stored at p (element type ye). */
+static void
+epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRef p)
+{
+    Kb *k = d->k;
+    const Epi *e = d->e;
+    LLVMTypeRef vf = LLVMVectorType(k->f32, n), vi64 = LLVMVectorType(k->i64, n);
+    LLVMValueRef out = acc;
+    switch (e->kind) {
+    case CG_GEMM_EPI_I32:
+        break;
+    case CG_GEMM_EPI_DEQUANT:
+        out = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), table_vec(k, d->tb.gm, k->f32, ch, n), "");
+        break;
+    case CG_GEMM_EPI_REQUANT_FLOAT: {
+        /* qn_requant_float: f32 product, clamp to [lo - zo, hi - zo] (8-bit results: exact in
+         * f32, so rne(f) + zo is already within [lo, hi]), rne */
+        LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), table_vec(k, d->tb.gm, k->f32, ch, n), "");
+        LLVMValueRef flo = vsplat(k, cg_f32(k, (float)((int64_t)e->lo - e->zo)), n);
+        LLVMValueRef fhi = vsplat(k, cg_f32(k, (float)((int64_t)e->hi - e->zo)), n);
+        f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
+        f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
+        f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), LLVMConstNull(vf), f, "");
+        out = LLVMBuildFPToSI(k->b, intrin(k, "llvm.roundeven", f), LLVMTypeOf(acc), "");
+        out = LLVMBuildAdd(k->b, out, vsplat(k, cg_i32(k, e->zo), n), "");
+        break;
+    }
+    case CG_GEMM_EPI_REQUANT_FIXED: {
+        /* qn_requant_fixed: ((int64)acc * M + 2^(s-1)) >> s (floor), + zo, saturate */
+        LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), table_vec(k, d->tb.gfm, k->i64, ch, n), "");
+        w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, table_vec(k, d->tb.gfr, k->i64, ch, n), ""),
+                          table_vec(k, d->tb.gfs, k->i64, ch, n), "");
+        w = LLVMBuildAdd(k->b, w, vsplat(k, i64c(k, e->zo), n), "");
+        w = vselect_lt(k, w, vsplat(k, i64c(k, e->lo), n), true);
+        w = vselect_lt(k, w, vsplat(k, i64c(k, e->hi), n), false);
+        out = LLVMBuildTrunc(k->b, w, LLVMTypeOf(acc), "");
+        break;
+    }
+    }
+    if (elem_size(d->ye) == 1)
+        out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
+    LLVMValueRef st = LLVMBuildStore(k->b, out, p);
+    LLVMSetAlignment(st, 1);
+}
+
+/* The dot-product intrinsic for an n-lane vector, NULL for plain IR. Intrinsics keep the
+ * accumulation a chain (the machine combiner reassociates plain adds into trees, which breaks
+ * vpdpwssd formation and spills the accumulators). */
+static const char *
+mac_intrinsic(Dw *d, unsigned n)
+{
+    Kb *k = d->k;
+    if (n == 16 && k->isa == CG_GEMM_X86_AVX512VNNI)
+        return "llvm.x86.avx512.vpdpwssd.512";
+    if (n == 8 && (k->isa == CG_GEMM_X86_AVXVNNI || (k->isa == CG_GEMM_X86_AVX512VNNI && k->t->avx512vl)))
+        return "llvm.x86.avx512.vpdpwssd.256";
+    if (n == 8 && k->isa == CG_GEMM_X86_AVX2)
+        return "llvm.x86.avx2.pmadd.wd";
+    return NULL;
+}
+
+/* acc + x * w on int32 lanes holding x (sign- or zero-extended 8 bits) and w (int16: zero
+ * extended for the intrinsics, so that only the low halves multiply; sign extended otherwise). */
+static LLVMValueRef
+mac(Dw *d, LLVMValueRef acc, LLVMValueRef x, LLVMValueRef w, unsigned n)
+{
+    Kb *k = d->k;
+    const char *name = mac_intrinsic(d, n);
+    if (!name)
+        return LLVMBuildAdd(k->b, acc, LLVMBuildMul(k->b, x, w, ""), "");
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(k->mod, id, NULL, 0);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, NULL, 0);
+    LLVMTypeRef pt[3];
+    LLVMGetParamTypes(ft, pt);
+    bool dot3 = LLVMCountParamTypes(ft) == 3;
+    LLVMValueRef xa = LLVMBuildBitCast(k->b, x, pt[dot3 ? 1 : 0], "");
+    LLVMValueRef wa = LLVMBuildBitCast(k->b, w, pt[dot3 ? 2 : 1], "");
+    if (dot3) {
+        LLVMValueRef args[3] = {acc, xa, wa};
+        return LLVMBuildCall2(k->b, ft, f, args, 3, "");
+    }
+    LLVMValueRef args[2] = {xa, wa};
+    return LLVMBuildAdd(k->b, acc, LLVMBuildCall2(k->b, ft, f, args, 2, ""), "");
+}
+
+/* P pixels x nv channel vectors starting at channel c0: tp[p * T + t] points at channel 0 of
+ * tap t's input pixel for output pixel p, yp[p] at channel 0 of output pixel p. */
+static void
+emit_block(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0, const DwVec *v,
+           int nv)
+{
+    Kb *k = d->k;
+    int64_t C = d->c->M;
+    bool sx = d->xe == ET_I8;
+    LLVMValueRef acc[DW_MAXP * DW_MAXV], ch[DW_MAXV];
+    for (int j = 0; j < nv; j++) {
+        ch[j] = cg_add(k, c0, i64c(k, v[j].off));
+        LLVMValueRef b = table_vec(k, d->tb.gb, k->i32, ch[j], v[j].lanes);
+        for (int p = 0; p < P; p++)
+            acc[p * nv + j] = b;
+    }
+    for (int64_t t = 0; t < d->T; t++) {
+        for (int j = 0; j < nv; j++) {
+            unsigned n = v[j].lanes;
+            LLVMTypeRef vi = LLVMVectorType(k->i32, n);
+            LLVMValueRef wi = cg_add(k, ch[j], i64c(k, t * C));
+            LLVMValueRef w16 = table_vec(k, d->tb.gw, k->i16, wi, n);
+            /* the dot intrinsics multiply the low i16 halves only when w's high half is 0 */
+            LLVMValueRef wv = mac_intrinsic(d, n) ? LLVMBuildZExt(k->b, w16, vi, "")
+                                                  : LLVMBuildSExt(k->b, w16, vi, "");
+            for (int p = 0; p < P; p++) {
+                LLVMValueRef xv = vload(k, k->i8, n, cg_gep(k, tp[p * d->T + t], ch[j]));
+                xv = sx ? LLVMBuildSExt(k->b, xv, vi, "") : LLVMBuildZExt(k->b, xv, vi, "");
+                acc[p * nv + j] = mac(d, acc[p * nv + j], xv, wv, n);
+            }
+        }
+    }
+    int64_t es = (int64_t)elem_size(d->ye);
+    for (int p = 0; p < P; p++)
+        for (int j = 0; j < nv; j++)
+            epilogue_store(d, acc[p * nv + j], ch[j], v[j].lanes,
+                           cg_gep(k, yp[p], cg_mul(k, ch[j], i64c(k, es))));
+}
+
+/* for (iv = lo; iv < hi; iv += step) with i64 bounds. */
+typedef struct DwLoop {
+    LLVMBasicBlockRef hdr, exit;
+    LLVMValueRef iv;
+    int64_t step;
+} DwLoop;
+
+static LLVMValueRef
+loop_from(Kb *k, DwLoop *l, LLVMValueRef lo, LLVMValueRef hi, int64_t step)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(k->b);
+    l->hdr = LLVMAppendBasicBlockInContext(k->c, k->fn, "dwloop");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(k->c, k->fn, "dwbody");
+    l->exit = LLVMAppendBasicBlockInContext(k->c, k->fn, "dwdone");
+    l->step = step;
+    LLVMBuildBr(k->b, l->hdr);
+    LLVMPositionBuilderAtEnd(k->b, l->hdr);
+    l->iv = LLVMBuildPhi(k->b, k->i64, "");
+    LLVMAddIncoming(l->iv, &lo, &pre, 1);
+    LLVMBuildCondBr(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, l->iv, hi, ""), body, l->exit);
+    LLVMPositionBuilderAtEnd(k->b, body);
+    return l->iv;
+}
+
+static void
+loop_to(Kb *k, DwLoop *l)
+{
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(k->b);
+    LLVMValueRef next = LLVMBuildNSWAdd(k->b, l->iv, i64c(k, l->step), "");
+    LLVMBuildBr(k->b, l->hdr);
+    LLVMAddIncoming(l->iv, &next, &cur, 1);
+    LLVMPositionBuilderAtEnd(k->b, l->exit);
+}
+
+/* All channels of P pixels: a loop over full blocks of cv vectors, then the rest (full
+ * vectors, then 8/4/2/1-lane pieces, all below vl). */
+static void
+emit_pixels(Dw *d, int P, int cv, LLVMValueRef *tp, LLVMValueRef *yp)
+{
+    Kb *k = d->k;
+    int64_t C = d->c->M, blk = (int64_t)cv * d->vl, nblk = C / blk;
+    DwVec v[DW_MAXV];
+    if (nblk > 0) {
+        for (int j = 0; j < cv; j++)
+            v[j] = (DwVec){(int64_t)j * d->vl, d->vl};
+        DwLoop l;
+        LLVMValueRef c0 = loop_from(k, &l, i64c(k, 0), i64c(k, nblk * blk), blk);
+        emit_block(d, P, tp, yp, c0, v, cv);
+        loop_to(k, &l);
+    }
+    int64_t c = nblk * blk;
+    int nv = 0;
+    for (unsigned n = d->vl; n >= 1; n /= 2)
+        while (C - c >= (int64_t)n && nv < DW_MAXV) {
+            v[nv++] = (DwVec){c - nblk * blk, n};
+            c += n;
+        }
+    if (nv)
+        emit_block(d, P, tp, yp, i64c(k, nblk * blk), v, nv);
+}
+
+/* 512-bit vectors are legal in the row function; and vpdpwssd stays one instruction
+ * ("fast-dpwssd": without it LLVM splits it into vpmaddwd + vpaddd for generic CPUs, which
+ * then get reassociated: twice the uops on the busiest port, and spills). */
+static void
+row_fn_attrs(Dw *d, LLVMValueRef fn)
+{
+    Kb *k = d->k;
+    if (d->vl == 16)
+        cg_function_set_target(fn, k->t, 512);
+    if (k->isa != CG_GEMM_X86_AVX512VNNI && k->isa != CG_GEMM_X86_AVXVNNI)
+        return;
+    char feat[sizeof k->t->features + 32];
+    snprintf(feat, sizeof feat, "%s%s+fast-dpwssd", k->t->features, k->t->features[0] ? "," : "");
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(k->c, "target-features", 15, feat,
+                                                      (unsigned)strlen(feat)));
+}
+
+int64_t
+cg_dw_nhwc_scratch(const ConvGeo *c)
+{
+    return (c->W * c->C + 63) / 64 * 64;
+}
+
+bool
+cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
+                     const int8_t *w, const int32_t *zw, const int32_t *bias)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    Dw d;
+    memset(&d, 0, sizeof d);
+    d.k = k;
+    d.c = c;
+    d.e = e;
+    d.xe = xt->elem;
+    d.ye = ir_value(k->g, n->out[0])->type.elem;
+    d.T = c->KH * c->KW;
+    if (d.T > DW_MAXT)
+        return cg_fail(k, n, "depthwise kernels above %d taps are not supported", DW_MAXT);
+    d.vl = k->isa == CG_GEMM_X86_AVX512VNNI ? 16 : k->isa == CG_GEMM_X86_AVX2 || k->isa == CG_GEMM_X86_AVXVNNI ? 8 : 4;
+    int budget = d.vl == 16 || k->t->aarch64 ? 16 : 12;
+    int32_t zx = xt->q->zp[0];
+    int64_t C = c->M, nvec = C / d.vl;
+    dw_tables(k, C, d.T, e, w, zw, bias, zx, &d.tb);
+    /* channel vectors per block: 4, or 3 / 2 when that leaves no tail block (96, 144) */
+    int cv = nvec >= 4 ? 4 : nvec >= 1 ? (int)nvec : 1;
+    if (nvec >= 4 && nvec % 4 != 0)
+        cv = nvec % 3 == 0 ? 3 : nvec % 2 == 0 ? 2 : 4;
+    int P = budget / cv;
+    if (P > 8)
+        P = 8;
+
+    /* interior output columns: every tap's column inside the input */
+    int64_t ow_lo = (c->pw + c->sw - 1) / c->sw;
+    int64_t last = c->W - 1 + c->pw - (c->KW - 1) * c->dw;
+    int64_t ow_hi = last < 0 ? 0 : last / c->sw + 1;
+    if (ow_lo > c->OW)
+        ow_lo = c->OW;
+    if (ow_hi > c->OW)
+        ow_hi = c->OW;
+    if (ow_hi < ow_lo)
+        ow_hi = ow_lo;
+
+    /* the row of zero points (scratch), filled before the rows run */
+    LLVMBuildMemSet(k->b, a->scratch, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0),
+                    i64c(k, c->W * c->C), 64);
+    Par par;
+    LLVMValueRef io[3] = {a->in[0], a->out[0], a->scratch};
+    LLVMValueRef vr = cg_par_begin(k, &par, c->N * c->OH, io, 3);
+    row_fn_attrs(&d, par.fn);
+    d.x = io[0];
+    d.y = io[1];
+    d.zrow = io[2];
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, i64c(k, c->OH), "");
+    LLVMValueRef voh = LLVMBuildSRem(k->b, vr, i64c(k, c->OH), "");
+    int64_t es = (int64_t)elem_size(d.ye);
+    /* row pointers: tap row kh of this output row, or the zero-point row */
+    LLVMValueRef rp[DW_MAXT];
+    LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, i64c(k, c->sh)), i64c(k, c->ph), "");
+    for (int64_t kh = 0; kh < c->KH; kh++) {
+        LLVMValueRef ih = cg_add(k, ih0, i64c(k, kh * c->dh));
+        LLVMValueRef ok = LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, ih, i64c(k, 0), ""),
+                                       LLVMBuildICmp(k->b, LLVMIntSLT, ih, i64c(k, c->H), ""), "");
+        LLVMValueRef row = cg_gep(k, d.x, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), ih),
+                                                 i64c(k, c->W * C)));
+        rp[kh] = LLVMBuildSelect(k->b, ok, row, d.zrow, "");
+    }
+    LLVMValueRef yrow = cg_gep(k, d.y, cg_mul(k, vr, i64c(k, c->OW * C * es)));
+    LLVMValueRef tp[DW_MAXP * DW_MAXT], yp[DW_MAXP];
+
+    /* interior blocks of P pixels: no bounds checks */
+    int64_t bend = ow_lo + (ow_hi - ow_lo) / P * P;
+    if (bend > ow_lo) {
+        DwLoop l;
+        LLVMValueRef ow = loop_from(k, &l, i64c(k, ow_lo), i64c(k, bend), P);
+        LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, ow, i64c(k, c->sw)), i64c(k, c->pw), "");
+        for (int p = 0; p < P; p++) {
+            for (int64_t kh = 0; kh < c->KH; kh++)
+                for (int64_t kw = 0; kw < c->KW; kw++) {
+                    LLVMValueRef iw = cg_add(k, iw0, i64c(k, p * c->sw + kw * c->dw));
+                    tp[p * d.T + kh * c->KW + kw] = cg_gep(k, rp[kh], cg_mul(k, iw, i64c(k, C)));
+                }
+            yp[p] = cg_gep(k, yrow, cg_mul(k, cg_add(k, ow, i64c(k, p)), i64c(k, C * es)));
+        }
+        emit_pixels(&d, P, cv, tp, yp);
+        loop_to(k, &l);
+    }
+    /* the other pixels one by one: the left border [0, ow_lo), then [bend, OW) (the interior
+     * rest and the right border); taps outside the input read the zero-point row */
+    int64_t nrest = ow_lo + (c->OW - bend);
+    if (nrest > 0) {
+        DwLoop l;
+        LLVMValueRef j = loop_from(k, &l, i64c(k, 0), i64c(k, nrest), 1);
+        LLVMValueRef ow = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, j, i64c(k, ow_lo), ""), j,
+                                          cg_add(k, j, i64c(k, bend - ow_lo)), "");
+        LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, ow, i64c(k, c->sw)), i64c(k, c->pw), "");
+        for (int64_t kh = 0; kh < c->KH; kh++)
+            for (int64_t kw = 0; kw < c->KW; kw++) {
+                LLVMValueRef iw = cg_add(k, iw0, i64c(k, kw * c->dw));
+                LLVMValueRef ok = LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, iw, i64c(k, 0), ""),
+                                               LLVMBuildICmp(k->b, LLVMIntSLT, iw, i64c(k, c->W), ""), "");
+                LLVMValueRef iwc = LLVMBuildSelect(k->b, ok, iw, i64c(k, 0), "");
+                LLVMValueRef base = LLVMBuildSelect(k->b, ok, rp[kh], d.zrow, "");
+                tp[kh * c->KW + kw] = cg_gep(k, base, cg_mul(k, iwc, i64c(k, C)));
+            }
+        yp[0] = cg_gep(k, yrow, cg_mul(k, ow, i64c(k, C * es)));
+        emit_pixels(&d, 1, cv, tp, yp);
+        loop_to(k, &l);
+    }
+    cg_par_end(k, &par, a);
+    return true;
+}
+
+/* cg_requant_float in 32-bit lanes: f = (f32)acc * mult, clamped to [lo - zp, hi - zp] (NaN ->
+ * 0), so rne(f) fits i32 and fptosi to i32 equals the i64 sequence; + zp, clamp [lo, hi]. The
+ * vectoriser then keeps full 16-lane f32/i32 vectors instead of splitting for f32 -> i64. */
+static LLVMValueRef
+requant_float_i32(Kb *k, LLVMValueRef a32, LLVMValueRef mult, int32_t zp, int32_t lo, int32_t hi)
+{
+    LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, a32, k->f32, ""), mult, "");
+    LLVMValueRef flo = cg_f32(k, (float)((int64_t)lo - zp)), fhi = cg_f32(k, (float)((int64_t)hi - zp));
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), cg_f32(k, 0.0f), f, "");
+    LLVMTypeRef ft = k->f32;
+    LLVMValueRef r = LLVMBuildFPToSI(k->b, cg_call(k, "llvm.roundeven.f32", ft, &ft, &f, 1), k->i32, "");
+    r = LLVMBuildAdd(k->b, r, cg_i32(k, zp), "");
+    r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, r, cg_i32(k, lo), ""), cg_i32(k, lo), r, "");
+    return LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSGT, r, cg_i32(k, hi), ""), cg_i32(k, hi), r, "");
+}
+
+static void
+store_i32_as(Kb *k, ElemType ye, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v32)
+{
+    cg_store_raw(k, ye, base, idx, LLVMBuildTrunc(k->b, v32, k->i8, ""));
+}
+
+/* ---- depthwise, NCHW: a zero-point padded plane per channel ---- */
+
+typedef struct DwPad {
+    int64_t PH, PW; /* padded plane */
+} DwPad;
+
+static DwPad
+dw_pad(const ConvGeo *c)
+{
+    DwPad d;
+    int64_t need_h = (c->OH - 1) * c->sh + (c->KH - 1) * c->dh + 1;
+    int64_t need_w = (c->OW - 1) * c->sw + (c->KW - 1) * c->dw + 1;
+    d.PH = c->ph + c->H > need_h ? c->ph + c->H : need_h;
+    d.PW = c->pw + c->W > need_w ? c->pw + c->W : need_w;
+    return d;
+}
+
+int64_t
+cg_dw_scratch(const ConvGeo *c)
+{
+    DwPad d = dw_pad(c);
+    return align64(d.PH * d.PW);
+}
+
+bool
+cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
+                const int8_t *w, const int32_t *zw, const int32_t *bias)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    ElemType xe = xt->elem, ye = ir_value(k->g, n->out[0])->type.elem;
+    int32_t zx = xt->q->zp[0];
+    DwPad d = dw_pad(c);
+    DwTables tb;
+    dw_tables(k, c->M, c->K, e, w, zw, bias, zx, &tb);
+    LLVMValueRef P = a->scratch;
+    LLVMTypeRef acc_t = LLVMArrayType2(k->i32, (uint64_t)c->OW);
+    LLVMValueRef acc = cg_entry_alloca(k, acc_t);
+    LLVMSetAlignment(acc, 64);
+    /* the border of the plane holds the zero point; row copies never touch it */
+    LLVMBuildMemSet(k->b, P, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0),
+                    i64c(k, d.PH * d.PW), 64);
+    CgLoop ln, lm, lh, loh, lkh, lkw, lx, ly, lz;
+    LLVMValueRef vn = cg_loop_begin(k, &ln, i64c(k, c->N));
+    LLVMValueRef vm = cg_loop_begin(k, &lm, i64c(k, c->M));
+    LLVMValueRef ci = LLVMBuildSDiv(k->b, vm, i64c(k, c->Mg), "");
+    LLVMValueRef plane = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->C)), ci), i64c(k, c->H * c->W));
+    LLVMValueRef vh = cg_loop_begin(k, &lh, i64c(k, c->H));
+    LLVMBuildMemCpy(k->b, cg_gep(k, P, cg_add(k, cg_mul(k, cg_add(k, vh, i64c(k, c->ph)), i64c(k, d.PW)), i64c(k, c->pw))), 1,
+                    cg_gep(k, a->in[0], cg_add(k, plane, cg_mul(k, vh, i64c(k, c->W)))), 1, i64c(k, c->W));
+    cg_loop_end(k, &lh);
+    LLVMValueRef bias_m = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, tb.gb, &vm, 1, ""), "");
+    LLVMValueRef mult_m = tb.gm ? cg_load_raw(k, ET_F32, tb.gm, vm) : NULL;
+    LLVMValueRef fm_m = tb.gfm ? cg_load_i64(k, ET_I64, tb.gfm, vm) : NULL;
+    LLVMValueRef fs_m = tb.gfs ? cg_load_i64(k, ET_I64, tb.gfs, vm) : NULL;
+    LLVMValueRef ybase = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->M)), vm), i64c(k, c->OH * c->OW));
+    LLVMValueRef voh = cg_loop_begin(k, &loh, i64c(k, c->OH));
+    {
+        LLVMValueRef vx = cg_loop_begin(k, &lx, i64c(k, c->OW));
+        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vx, 1, "");
+        LLVMBuildStore(k->b, bias_m, ap);
+        cg_loop_end(k, &lx);
+    }
+    LLVMValueRef vkh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
+    LLVMValueRef prow = cg_mul(k, cg_add(k, cg_mul(k, voh, i64c(k, c->sh)), cg_mul(k, vkh, i64c(k, c->dh))),
+                               i64c(k, d.PW));
+    LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
+    LLVMValueRef widx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vkh, i64c(k, c->KW)), vkw), i64c(k, c->M)), vm);
+    LLVMValueRef wv = LLVMBuildLoad2(k->b, k->i16, LLVMBuildGEP2(k->b, k->i16, tb.gw, &widx, 1, ""), "");
+    wv = LLVMBuildSExt(k->b, wv, k->i32, "");
+    LLVMValueRef pbase = cg_gep(k, P, cg_add(k, prow, cg_mul(k, vkw, i64c(k, c->dw))));
+    {
+        LLVMValueRef vy = cg_loop_begin(k, &ly, i64c(k, c->OW));
+        LLVMValueRef xv = cg_load_raw(k, ET_U8, pbase, cg_mul(k, vy, i64c(k, c->sw)));
+        xv = xe == ET_I8 ? LLVMBuildSExt(k->b, xv, k->i32, "") : LLVMBuildZExt(k->b, xv, k->i32, "");
+        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vy, 1, "");
+        LLVMValueRef s = LLVMBuildAdd(k->b, LLVMBuildLoad2(k->b, k->i32, ap, ""),
+                                      LLVMBuildMul(k->b, xv, wv, ""), "");
+        LLVMBuildStore(k->b, s, ap);
+        cg_loop_end(k, &ly);
+    }
+    cg_loop_end(k, &lkw);
+    cg_loop_end(k, &lkh);
+    {
+        LLVMValueRef vz = cg_loop_begin(k, &lz, i64c(k, c->OW));
+        LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vz, 1, "");
+        LLVMValueRef a32 = LLVMBuildLoad2(k->b, k->i32, ap, "");
+        LLVMValueRef av = LLVMBuildSExt(k->b, a32, k->i64, "");
+        LLVMValueRef yi = cg_add(k, ybase, cg_add(k, cg_mul(k, voh, i64c(k, c->OW)), vz));
+        switch (e->kind) {
+        case CG_GEMM_EPI_I32:
+            cg_store_i64(k, ET_I32, a->out[0], yi, av);
+            break;
+        case CG_GEMM_EPI_DEQUANT: {
+            LLVMValueRef f = LLVMBuildSIToFP(k->b, a32, k->f32, "");
+            cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFMul(k->b, f, mult_m, ""));
+            break;
+        }
+        case CG_GEMM_EPI_REQUANT_FLOAT:
+            store_i32_as(k, ye, a->out[0], yi, requant_float_i32(k, a32, mult_m, e->zo, e->lo, e->hi));
+            break;
+        case CG_GEMM_EPI_REQUANT_FIXED:
+            cg_store_i64(k, ye, a->out[0], yi, cg_requant_fixed(k, av, fm_m, fs_m, e->zo, e->lo, e->hi));
+            break;
+        }
+        cg_loop_end(k, &lz);
+    }
+    cg_loop_end(k, &loh);
+    cg_loop_end(k, &lm);
+    cg_loop_end(k, &ln);
+    return true;
+}
