@@ -2,7 +2,10 @@
  *  - onnx.c        the entry point: bounded protobuf decoding, model checks, graph inputs,
  *                  initializers, node ordering, the unsupported-op report, quantization
  *                  annotation of integer values;
- *  - onnx_ops.c    per-op translation (one handler per ONNX op);
+ *  - onnx_ops.c    per-op translation: the helpers below, the float compute ops and the
+ *                  dispatch over the handler tables;
+ *  - onnx_qops.c   the quantized ops (Q/DQ, QLinear*, *Integer, DynamicQuantizeLinear);
+ *  - onnx_layout.c data movement and shape computation (Reshape, Slice, Pad, Resize, ...);
  *  - onnx_tensor.c TensorProto -> Tensor (typed fields, raw_data, external data).
  * Decoding is done by protobuf-c code generated at build time from Debian's onnx.proto
  * (onnx.pb-c.h); nothing here decodes protobuf by hand. */
@@ -61,5 +64,78 @@ Tensor *onnx_tensor(OnnxImp *I, const Onnx__TensorProto *tp, const char *what, c
 bool onnx_op_supported(const OnnxImp *I, const char *domain, const char *op_type);
 /* Translate I->node; false after a diagnostic. */
 bool onnx_translate(OnnxImp *I);
+
+/* One op handler: translates I->node, false after a diagnostic. */
+typedef bool (*OpFn)(OnnxImp *I);
+typedef struct OnnxOpEntry {
+    const char *name;
+    OpFn fn;
+    int min_in, max_in, max_out;
+} OnnxOpEntry;
+
+/* Operand k of the current node (VNONE if absent or empty), its type, its constant value. */
+static inline ValueId
+IN(OnnxImp *I, size_t k)
+{
+    if (k >= I->node->n_input)
+        return VNONE;
+    return onnx_lookup(I, I->node->input[k]);
+}
+
+static inline const Type *
+TY(OnnxImp *I, ValueId v)
+{
+    return v.id ? &ir_value(I->g, v)->type : NULL;
+}
+
+static inline const Tensor *
+CIN(OnnxImp *I, size_t k)
+{
+    ValueId v = IN(I, k);
+    return v.id ? ir_const_of(I->g, v) : NULL;
+}
+
+/* Attributes of the current node. A present attribute of the wrong type is an error (reported
+ * once, remembered in I->bad_attr so the node fails) and reads as absent. */
+const Onnx__AttributeProto *onnx_attr(OnnxImp *I, const char *name);
+int64_t onnx_attr_i(OnnxImp *I, const char *name, int64_t dflt);
+float onnx_attr_f(OnnxImp *I, const char *name, float dflt);
+/* ints attribute into out[max]: count, -1 if absent, -2 (after an error) if too long */
+int onnx_attr_ints(OnnxImp *I, const char *name, int64_t *out, int max);
+/* string attribute (NUL-terminated copy in the module arena) */
+const char *onnx_attr_s(OnnxImp *I, const char *name, const char *dflt);
+
+/* A node of the current ONNX node's location. */
+NodeId onnx_mk(OnnxImp *I, OpKind op, uint32_t nin, const ValueId *in, uint32_t nout);
+/* Type and create n's results with the ONNX node's output names, try folding, bind them.
+ * `force` types results whose element type inference leaves open. */
+bool onnx_emit(OnnxImp *I, NodeId nid, ElemType force);
+/* The same for a one-result intermediate node named `name`; VNONE after a diagnostic. */
+ValueId onnx_emit1(OnnxImp *I, NodeId nid, const char *name, ElemType force);
+/* Output k's name ("" if absent); "<output 0>.<suffix>" for an intermediate value. */
+const char *onnx_out_name(OnnxImp *I, size_t k);
+const char *onnx_tmp_name(OnnxImp *I, const char *suffix);
+ValueId onnx_const_f32(OnnxImp *I, const char *name, const float *v, int rank,
+                       const int64_t *dims);
+/* Input k as a constant integer vector (rank 0 or 1, i32/i64) into out[max]; false after a
+ * diagnostic naming the parameter `what`. */
+bool onnx_const_ints(OnnxImp *I, size_t k, const char *what, int64_t *out, int max, int *count);
+/* Input k as a constant one-element tensor. */
+bool onnx_const_scalar_f(OnnxImp *I, size_t k, const char *what, double *out);
+bool onnx_norm_axis(OnnxImp *I, int64_t axis, int rank, int64_t *out);
+/* A conv-like node (conv, qconv) with the node's strides/dilations/pads/group/auto_pad. */
+NodeId onnx_build_conv(OnnxImp *I, OpKind op, ValueId x, ValueId w, ValueId b);
+/* op with the node's first nin inputs and one result */
+bool onnx_simple(OnnxImp *I, OpKind op, uint32_t nin);
+
+/* ---- onnx_qops.c ---- */
+extern const OnnxOpEntry onnx_qop_table[];
+extern const size_t onnx_qop_table_len;
+/* com.microsoft ops imported as their default-domain namesakes */
+bool onnx_qop_ms_alias(const char *op_type);
+
+/* ---- onnx_layout.c ---- */
+extern const OnnxOpEntry onnx_layout_table[];
+extern const size_t onnx_layout_table_len;
 
 #endif
