@@ -96,6 +96,22 @@ QDQC_API qdqc_status qdqc_module_load_file(qdqc_context *ctx, const char *path,
 QDQC_API void qdqc_module_destroy(qdqc_module *m); /* NULL is a no-op */
 /* Fix a dynamic input dimension set: spec "NAME=1x3x224x224". Applies to later imports. */
 QDQC_API qdqc_status qdqc_context_add_input_shape(qdqc_context *ctx, const char *spec);
+/* Freeze a graph input to a compile-time constant for later ONNX imports: spec
+ * "NAME=FILE.npy" (the file is read now). The input is removed from the graph's inputs and
+ * its value becomes a constant, like an initializer, before shape inference and constant
+ * folding, so parameters that a model takes as inputs (Reshape's shape, Slice's starts, Pad's
+ * pads, Resize's sizes, ...) and the shape computations on them fold. At import, NAME must be
+ * a graph input (not an initializer), the element type must be the input's declared one and
+ * the shape its declared shape (a dynamic dimension takes the array's size). QDQC_ERR_IO if
+ * the file cannot be read, QDQC_ERR_INVALID_ARG for a malformed spec or a NAME given twice.
+ * Text IR and MLIR loads with const inputs set fail with QDQC_ERR_INVALID_ARG. */
+QDQC_API qdqc_status qdqc_context_add_const_input(qdqc_context *ctx, const char *spec);
+/* The same from memory: elem_type as qdqc_module_input_elem_type ("f32", "i64", ...), data
+ * dense in C order with nbytes = element count x qdqc_elem_type_size (copied). */
+QDQC_API qdqc_status qdqc_context_add_const_input_data(qdqc_context *ctx, const char *name,
+                                                       const char *elem_type, int rank,
+                                                       const int64_t *dims, const void *data,
+                                                       size_t nbytes);
 
 /* Textual IR of the module; free with qdqc_string_free. */
 QDQC_API char *qdqc_module_print(const qdqc_module *m);

@@ -3,8 +3,11 @@
  * diagnostics in the context; nothing here prints or exits. */
 #include "import/import.h"
 #include "ir/ir.h"
+#include "runtime/npy.h"
 #include "transforms/pass.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_MODEL_BYTES ((size_t)4 << 30) /* 4 GiB */
@@ -23,6 +26,98 @@ finish_load(qdqc_context *ctx, Module *m, qdqc_status fail, qdqc_module **out)
     return QDQC_OK;
 }
 
+/* ---- const inputs (--const-input): applied by the ONNX importer ---- */
+static qdqc_status
+add_const_input(qdqc_context *ctx, const char *name, size_t name_len, const char *origin,
+                ElemType e, int rank, const int64_t *dims, const void *data, size_t nbytes)
+{
+    for (uint32_t i = 0; i < ctx->const_inputs.len; i++) {
+        const ConstInput *c = &ctx->const_inputs.data[i];
+        if (strlen(c->name) == name_len && memcmp(c->name, name, name_len) == 0) {
+            diag_error(ctx, NULL, "const input '%.*s' is given twice (%s and %s)",
+                       (int)name_len, name, c->origin, origin);
+            return QDQC_ERR_INVALID_ARG;
+        }
+    }
+    ConstInput c = {0};
+    c.name = xstrndup(name, name_len);
+    c.origin = xstrdup(origin);
+    snprintf(c.elem, sizeof c.elem, "%s", elem_name(e));
+    c.rank = rank;
+    if (rank)
+        memcpy(c.dims, dims, (size_t)rank * sizeof(int64_t));
+    c.data = xmalloc(nbytes ? nbytes : 1);
+    if (nbytes)
+        memcpy(c.data, data, nbytes);
+    c.nbytes = nbytes;
+    vec_push(&ctx->const_inputs, c);
+    return QDQC_OK;
+}
+
+qdqc_status
+qdqc_context_add_const_input(qdqc_context *ctx, const char *spec)
+{
+    if (!ctx || !spec)
+        return QDQC_ERR_INVALID_ARG;
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1]) {
+        diag_error(ctx, NULL, "const input '%s': expected NAME=FILE.npy", spec);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    const char *path = eq + 1;
+    NpyArray a;
+    char err[512];
+    if (!npy_read_file(path, &a, err, sizeof err)) {
+        diag_error(ctx, NULL, "const input '%.*s': %s", (int)(eq - spec), spec, err);
+        return QDQC_ERR_IO;
+    }
+    ElemType e = elem_from_name(npy_type_name(a.type), strlen(npy_type_name(a.type)));
+    QDQC_ASSERT(e != ET_NONE);
+    qdqc_status st = add_const_input(ctx, spec, (size_t)(eq - spec), path, e, a.rank, a.dims,
+                                     a.data, a.nbytes);
+    npy_free(&a);
+    return st;
+}
+
+qdqc_status
+qdqc_context_add_const_input_data(qdqc_context *ctx, const char *name, const char *elem_type,
+                                  int rank, const int64_t *dims, const void *data,
+                                  size_t nbytes)
+{
+    if (!ctx || !name || !*name || !elem_type || rank < 0 || rank > 8 || (rank && !dims) ||
+        (nbytes && !data))
+        return QDQC_ERR_INVALID_ARG;
+    ElemType e = elem_from_name(elem_type, strlen(elem_type));
+    if (e == ET_NONE) {
+        diag_error(ctx, NULL, "const input '%s': unknown element type '%s'", name, elem_type);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    size_t n = 1;
+    for (int i = 0; i < rank; i++)
+        if (dims[i] < 0 || !size_mul(n, (size_t)dims[i], &n)) {
+            diag_error(ctx, NULL, "const input '%s': invalid dimensions", name);
+            return QDQC_ERR_INVALID_ARG;
+        }
+    size_t want;
+    if (!size_mul(n, elem_size(e), &want) || want != nbytes) {
+        diag_error(ctx, NULL, "const input '%s': %zu bytes of data for %zu %s elements", name,
+                   nbytes, n, elem_type);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    return add_const_input(ctx, name, strlen(name), "<memory>", e, rank, dims, data, nbytes);
+}
+
+/* Const inputs are an ONNX import option: other loaders refuse them rather than ignore them. */
+static bool
+no_const_inputs(qdqc_context *ctx, const char *what)
+{
+    if (!ctx->const_inputs.len)
+        return true;
+    diag_error(ctx, NULL, "const inputs ('%s') apply to ONNX models only, not to %s",
+               ctx->const_inputs.data[0].name, what);
+    return false;
+}
+
 qdqc_status
 qdqc_module_parse(qdqc_context *ctx, const char *text, size_t len, const char *filename,
                   qdqc_module **out)
@@ -30,6 +125,8 @@ qdqc_module_parse(qdqc_context *ctx, const char *text, size_t len, const char *f
     if (!ctx || !out || (!text && len))
         return QDQC_ERR_INVALID_ARG;
     *out = NULL;
+    if (!no_const_inputs(ctx, "text IR"))
+        return QDQC_ERR_INVALID_ARG;
     Module *m = ir_parse(ctx, text ? text : "", len, filename);
     return finish_load(ctx, m, QDQC_ERR_PARSE, out);
 }
@@ -75,6 +172,8 @@ qdqc_module_load_file(qdqc_context *ctx, const char *path, qdqc_module **out)
     if (ends_with(path, ".onnx"))
         return qdqc_module_import_onnx_file(ctx, path, out);
     *out = NULL;
+    if (!no_const_inputs(ctx, ends_with(path, ".mlir") ? "MLIR" : "text IR"))
+        return QDQC_ERR_INVALID_ARG;
     size_t len;
     char *buf = read_file_all(ctx, path, MAX_MODEL_BYTES, &len);
     if (!buf)

@@ -12,6 +12,11 @@ qdqc_module_import_mlir(qdqc_context *ctx, const char *text, size_t len, const c
     if (!ctx || !out || (!text && len))
         return QDQC_ERR_INVALID_ARG;
     *out = NULL;
+    if (ctx->const_inputs.len) {
+        diag_error(ctx, NULL, "const inputs ('%s') apply to ONNX models only, not to MLIR",
+                   ctx->const_inputs.data[0].name);
+        return QDQC_ERR_INVALID_ARG;
+    }
     Module *m = imp_mlir(ctx, text ? text : "", len, filename ? filename : "<memory>");
     if (!m)
         return QDQC_ERR_IMPORT;

@@ -501,18 +501,18 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
             if (!t)
                 return cg_fail(k, n, "out of memory");
             for (int64_t o = 0; o < lout; o++)
-                t[o] = ir_resize_nearest_src(&rs, o, lin, lout);
+                t[o] = ir_resize_nearest_src(&rs, d, o, lin, lout);
             tabs[d] = cg_const_bytes(k, t, (size_t)(lout ? lout : 1) * sizeof(int64_t), "rz");
             free(t);
             continue;
         }
-        if (lin == lout)
+        if (ir_resize_identity(&rs, d, lin, lout))
             continue;
         int64_t *i0 = malloc((size_t)lout * sizeof(int64_t)), *i1 = malloc((size_t)lout * sizeof(int64_t));
         double *tt = malloc((size_t)lout * sizeof(double)), *om = malloc((size_t)lout * sizeof(double));
         ok = i0 && i1 && tt && om;
         for (int64_t o = 0; ok && o < lout; o++) {
-            ir_resize_linear_src(&rs, o, lin, lout, &i0[o], &i1[o], &tt[o]);
+            ir_resize_linear_src(&rs, d, o, lin, lout, &i0[o], &i1[o], &tt[o]);
             om[o] = 1 - tt[o];
         }
         if (ok) {
@@ -531,22 +531,65 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
         return cg_fail(k, n, "out of memory");
     if (linear && nax > 4)
         return cg_fail(k, n, "linear resize over more than 4 axes is not supported");
+    /* tf_crop_and_resize: per-axis tables of the positions sampling inside the input (only
+     * for axes with some outside); outside on any axis gives the extrapolation value */
+    LLVMValueRef inside[IR_MAX_RANK] = {0};
+    bool extrap = false;
+    for (int d = 0; d < r; d++) {
+        int64_t lin = xt->dims[d], lout = yt->dims[d];
+        bool all = true;
+        for (int64_t o = 0; o < lout && all; o++)
+            all = ir_resize_inside(&rs, d, o, lin, lout);
+        if (all)
+            continue;
+        uint8_t *m = malloc((size_t)lout);
+        if (!m)
+            return cg_fail(k, n, "out of memory");
+        for (int64_t o = 0; o < lout; o++)
+            m[o] = ir_resize_inside(&rs, d, o, lin, lout);
+        inside[d] = cg_const_bytes(k, m, (size_t)lout, "rzin");
+        free(m);
+        extrap = true;
+    }
+    LLVMValueRef ev = NULL;
+    if (extrap) {
+        if (yt->elem == ET_F32 || yt->elem == ET_F64)
+            ev = LLVMConstReal(cg_elem_type(k, yt->elem), rs.extrapolation);
+        else if (elem_is_float(yt->elem))
+            return cg_fail(k, n, "extrapolation into %s is not supported", elem_name(yt->elem));
+        else
+            ev = LLVMConstInt(cg_elem_type(k, yt->elem),
+                              (unsigned long long)(int64_t)rs.extrapolation, 1);
+    }
     CgNest ns;
     LLVMValueRef yi;
     cg_nest_begin(k, &ns, yt->dims, r, 1, (const int64_t (*)[IR_MAX_RANK])ys, &yi);
     LLVMValueRef ov[IR_MAX_RANK], idx[IR_MAX_RANK];
     for (int d = 0; d < r; d++)
         ov[d] = ns.l[d].iv;
+    LLVMValueRef in_all = NULL;
+    for (int d = 0; d < r; d++)
+        if (inside[d]) {
+            LLVMValueRef c = LLVMBuildICmp(k->b, LLVMIntNE, cg_load_i64(k, ET_U8, inside[d], ov[d]),
+                                           cg_i64(k, 0), "");
+            in_all = in_all ? LLVMBuildAnd(k->b, in_all, c, "") : c;
+        }
     if (!linear) {
         LLVMValueRef src = cg_i64(k, 0);
         for (int d = 0; d < r; d++)
             src = cg_add(k, src, cg_mul(k, cg_load_i64(k, ET_I64, tabs[d], ov[d]), cg_i64(k, xs[d])));
-        cg_store_raw(k, yt->elem, a->out[0], yi, cg_load_raw(k, xt->elem, a->in[0], src));
+        LLVMValueRef v = cg_load_raw(k, xt->elem, a->in[0], src);
+        if (in_all)
+            v = LLVMBuildSelect(k->b, in_all, v, ev, "");
+        cg_store_raw(k, yt->elem, a->out[0], yi, v);
     } else {
         for (int d = 0; d < r; d++)
             idx[d] = ov[d];
-        LLVMValueRef v = rz_value(k, xt, ax, rz, nax, idx, ov, a->in[0], xs);
-        cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFPTrunc(k->b, v, k->f32, ""));
+        LLVMValueRef v = LLVMBuildFPTrunc(k->b, rz_value(k, xt, ax, rz, nax, idx, ov, a->in[0], xs),
+                                          k->f32, "");
+        if (in_all)
+            v = LLVMBuildSelect(k->b, in_all, v, ev, "");
+        cg_store_raw(k, ET_F32, a->out[0], yi, v);
     }
     cg_nest_end(k, &ns);
     return true;

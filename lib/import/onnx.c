@@ -316,6 +316,15 @@ find_input_shape(OnnxImp *I, const char *name)
     return NULL;
 }
 
+static const ConstInput *
+find_const_input(OnnxImp *I, const char *name)
+{
+    for (uint32_t i = 0; i < I->ctx->const_inputs.len; i++)
+        if (strcmp(I->ctx->const_inputs.data[i].name, name) == 0)
+            return &I->ctx->const_inputs.data[i];
+    return NULL;
+}
+
 static void
 fmt_dims(char *buf, size_t len, const int64_t *d, int rank)
 {
@@ -323,6 +332,79 @@ fmt_dims(char *buf, size_t len, const int64_t *d, int rank)
     buf[0] = 0;
     for (int i = 0; i < rank && o < len; i++)
         o += (size_t)snprintf(buf + o, len - o, i ? "x%lld" : "%lld", (long long)d[i]);
+}
+
+/* A shape as in the IR, "[2,3]" ("[]" for a scalar); `decl` (may be NULL) gives the declared
+ * dimensions instead, '?' for a dynamic one. */
+static void
+fmt_shape(char *buf, size_t len, const int64_t *d, int rank, const Onnx__TensorShapeProto *decl)
+{
+    size_t o = (size_t)snprintf(buf, len, "[");
+    size_t n = decl ? decl->n_dim : (size_t)rank;
+    for (size_t i = 0; i < n && o < len; i++) {
+        const Onnx__TensorShapeProto__Dimension *dim = decl ? decl->dim[i] : NULL;
+        if (decl && !(dim && dim->value_case ==
+                                 ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE))
+            o += (size_t)snprintf(buf + o, len - o, i ? ",?" : "?");
+        else
+            o += (size_t)snprintf(buf + o, len - o, i ? ",%lld" : "%lld",
+                                  (long long)(decl ? dim->dim_value : d[i]));
+    }
+    if (o < len)
+        snprintf(buf + o, len - o, "]");
+}
+
+/* Graph input `name` frozen by --const-input to c: a constant of c's value, checked against
+ * the declared element type et and shape sp (NULL: any). */
+static bool
+add_const_input(OnnxImp *I, const char *name, const ConstInput *c, ElemType et,
+                const Onnx__TensorShapeProto *sp)
+{
+    Loc l = file_loc(I);
+    if (find_input_shape(I, name)) {
+        diag_error(I->ctx, &l, "graph input '%s' is given both --input-shape and --const-input",
+                   name);
+        return false;
+    }
+    ElemType ce = elem_from_name(c->elem, strlen(c->elem));
+    if (ce != et) {
+        diag_error(I->ctx, &l, "--const-input %s: %s has element type %s, the input is "
+                   "declared %s", name, c->origin, c->elem, elem_name(et));
+        return false;
+    }
+    bool ok = !sp || (c->rank <= IR_MAX_RANK && sp->n_dim == (size_t)c->rank);
+    for (size_t d = 0; ok && sp && d < sp->n_dim; d++) {
+        const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
+        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+            dim->dim_value != c->dims[d])
+            ok = false;
+    }
+    if (ok && c->rank > IR_MAX_RANK)
+        ok = false;
+    if (!ok) {
+        char have[256], want[256];
+        fmt_shape(have, sizeof have, c->dims, c->rank, NULL);
+        if (sp)
+            fmt_shape(want, sizeof want, NULL, 0, sp);
+        else
+            snprintf(want, sizeof want, "of rank at most %d", IR_MAX_RANK);
+        diag_error(I->ctx, &l, "--const-input %s: %s has shape %s, the input is declared %s",
+                   name, c->origin, have, want);
+        return false;
+    }
+    Type t = type_make(et, c->rank, c->dims);
+    size_t n, bytes;
+    if (!type_numel(&t, &n) || !size_mul(n, elem_size(et), &bytes) || bytes != c->nbytes ||
+        bytes > ONNX_MAX_TENSOR_BYTES) {
+        diag_error(I->ctx, &l, "--const-input %s: %s is too large", name, c->origin);
+        return false;
+    }
+    Tensor *ts = ir_tensor_new(I->m, &t);
+    if (bytes)
+        memcpy(ts->data, c->data, bytes);
+    ValueId v = ir_add_const(I->g, name, ts, (Loc){0});
+    bind_quiet(I, name, v);
+    return true;
 }
 
 static bool
@@ -348,6 +430,9 @@ add_input(OnnxImp *I, const Onnx__ValueInfoProto *vi, size_t index)
                    name, onnx_dtype_name(dt), (int)dt);
         return false;
     }
+    const ConstInput *ci = find_const_input(I, name);
+    if (ci)
+        return add_const_input(I, name, ci, et, tt->shape);
     const InputShape *is = find_input_shape(I, name);
     Type t = {0};
     t.elem = et;
@@ -417,6 +502,8 @@ add_input(OnnxImp *I, const Onnx__ValueInfoProto *vi, size_t index)
 static bool
 add_inputs(OnnxImp *I, const Onnx__GraphProto *gp)
 {
+    uint32_t nci = I->ctx->const_inputs.len;
+    bool *frozen = xcalloc(nci ? nci : 1, sizeof(bool)); /* const input k was applied */
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
         if (!vi)
@@ -428,10 +515,16 @@ add_inputs(OnnxImp *I, const Onnx__GraphProto *gp)
                 continue;
             Loc l = file_loc(I);
             diag_error(I->ctx, &l, "graph input '%s' is listed twice", vi->name);
+            free(frozen);
             return false;
         }
-        if (!add_input(I, vi, i))
+        if (!add_input(I, vi, i)) {
+            free(frozen);
             return false;
+        }
+        for (uint32_t k = 0; k < nci && vi->name; k++)
+            if (strcmp(I->ctx->const_inputs.data[k].name, vi->name) == 0)
+                frozen[k] = true;
     }
     for (uint32_t k = 0; k < I->ctx->input_shapes.len; k++) {
         const char *name = I->ctx->input_shapes.data[k].name;
@@ -440,9 +533,35 @@ add_inputs(OnnxImp *I, const Onnx__GraphProto *gp)
             Loc l = file_loc(I);
             diag_error(I->ctx, &l, "--input-shape names '%s', which is not a graph input%s",
                        name, v.id ? " (it is an initializer)" : "");
+            free(frozen);
             return false;
         }
     }
+    /* every --const-input must have frozen a graph input */
+    for (uint32_t k = 0; k < I->ctx->const_inputs.len; k++) {
+        if (frozen[k])
+            continue;
+        const char *name = I->ctx->const_inputs.data[k].name;
+        StrBuf b;
+        sb_init(&b);
+        uint32_t shown = 0;
+        for (uint32_t i = 0; i < I->g->inputs.len; i++) {
+            const char *in = ir_value_name(I->g, I->g->inputs.data[i]);
+            if (shown++ < 16)
+                sb_printf(&b, "%s'%s'", shown > 1 ? ", " : "", in);
+        }
+        if (shown > 16)
+            sb_printf(&b, ", ... (%u in all)", shown);
+        char *list = sb_take(&b);
+        Loc l = file_loc(I);
+        diag_error(I->ctx, &l, "--const-input names '%s', which is not a graph input%s%s%s", name,
+                   onnx_lookup(I, name).id ? " (it is an initializer)" : "",
+                   shown ? "; the graph inputs are " : "", list);
+        free(list);
+        free(frozen);
+        return false;
+    }
+    free(frozen);
     return true;
 }
 

@@ -117,6 +117,9 @@ const char *onnx_out_name(OnnxImp *I, size_t k);
 const char *onnx_tmp_name(OnnxImp *I, const char *suffix);
 ValueId onnx_const_f32(OnnxImp *I, const char *name, const float *v, int rank,
                        const int64_t *dims);
+/* The error for parameter `what` (input k) that is not a constant: names the graph input and
+ * suggests --const-input when it is one. */
+void onnx_not_const_error(OnnxImp *I, size_t k, const char *what);
 /* Input k as a constant integer vector (rank 0 or 1, i32/i64) into out[max]; false after a
  * diagnostic naming the parameter `what`. */
 bool onnx_const_ints(OnnxImp *I, size_t k, const char *what, int64_t *out, int max, int *count);

@@ -304,8 +304,41 @@ op_resize(OnnxImp *I)
         onnx_node_error(I, "keep_aspect_ratio_policy '%s' is not supported", kar);
         return false;
     }
+    const char *ctm =
+        I->opset < 11 ? "asymmetric"
+                      : onnx_attr_s(I, "coordinate_transformation_mode", "half_pixel");
+    bool crop = strcmp(ctm, "tf_crop_and_resize") == 0;
+    /* tf_crop_and_resize: the region of interest, normalized [starts..., ends...] */
+    float roi[2 * IR_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        roi[i] = 0;
+        roi[r + i] = 1;
+    }
+    if (crop) {
+        const Tensor *rt = CIN(I, 1);
+        if (!rt) {
+            if (IN(I, 1).id)
+                onnx_not_const_error(I, 1, "roi");
+            else
+                onnx_node_error(I, "tf_crop_and_resize needs 'roi'");
+            return false;
+        }
+        if (type_numel_unchecked(&rt->type) != 2 * (size_t)r || !elem_is_float(rt->type.elem)) {
+            onnx_node_error(I, "'roi' must have %d float values", 2 * r);
+            return false;
+        }
+        for (int i = 0; i < 2 * r; i++) {
+            roi[i] = (float)tensor_get_f(rt, (size_t)i);
+            if (!isfinite(roi[i])) {
+                onnx_node_error(I, "'roi' must be finite");
+                return false;
+            }
+        }
+    }
     size_t scales_in = I->opset < 11 ? 1 : 2, sizes_in = 3;
     int64_t sizes[IR_MAX_RANK];
+    float scales[IR_MAX_RANK];
+    bool keep_scales = false; /* the map needs the given scales (not output / input size) */
     ValueId sv = I->opset >= 11 ? IN(I, sizes_in) : VNONE;
     if (sv.id && type_numel_unchecked(TY(I, sv)) > 0) {
         int k;
@@ -318,41 +351,47 @@ op_resize(OnnxImp *I)
     } else {
         const Tensor *st = CIN(I, scales_in);
         if (!st) {
-            onnx_node_error(I, "'scales' or 'sizes' must be a constant");
+            if (IN(I, scales_in).id)
+                onnx_not_const_error(I, scales_in, "scales");
+            else
+                onnx_node_error(I, "'scales' or 'sizes' is required");
             return false;
         }
         if (type_numel_unchecked(&st->type) != (size_t)r || !elem_is_float(st->type.elem)) {
             onnx_node_error(I, "'scales' must have %d float values", r);
             return false;
         }
+        /* ONNX: output size floor(input size x roi extent x scale); the coordinate map uses
+         * the scale itself, which differs from output / input size when that is not whole */
         for (int i = 0; i < r; i++) {
-            double s = (float)tensor_get_f(st, (size_t)i);
-            double o = floor((double)xt->dims[i] * s);
+            float sf = (float)tensor_get_f(st, (size_t)i);
+            double s = sf, ext = crop ? (double)roi[r + i] - (double)roi[i] : 1.0;
+            double full = (double)xt->dims[i] * ext * s, o = floor(full);
             if (!(s > 0) || !(o >= 1) || o > 1e12) {
                 onnx_node_error(I, "scale %g for dimension %d gives no valid size", s, i);
                 return false;
             }
-            if (o != (double)xt->dims[i] * s) {
-                onnx_node_error(I, "scale %g does not give a whole size for dimension %d "
-                                "(%lld x %g); give 'sizes' instead", s, i,
-                                (long long)xt->dims[i], s);
+            if (crop && o != full) {
+                onnx_node_error(I, "tf_crop_and_resize: scale %g does not give a whole size "
+                                "for dimension %d; give 'sizes' instead", s, i);
                 return false;
             }
+            scales[i] = sf;
+            keep_scales |= o != full;
             sizes[i] = (int64_t)o;
         }
-    }
-    const char *ctm =
-        I->opset < 11 ? "asymmetric"
-                      : onnx_attr_s(I, "coordinate_transformation_mode", "half_pixel");
-    if (strcmp(ctm, "tf_crop_and_resize") == 0) {
-        onnx_node_error(I, "coordinate_transformation_mode 'tf_crop_and_resize' is not "
-                        "supported");
-        return false;
     }
     NodeId n = onnx_mk(I, OP_RESIZE, 1, &x, 1);
     ir_set_attr_ints(g, n, "sizes", sizes, (uint32_t)r);
     ir_set_attr_string(g, n, "mode", mode);
     ir_set_attr_string(g, n, "coordinate_transformation_mode", ctm);
+    if (keep_scales)
+        ir_set_attr_floats(g, n, "scales", scales, (uint32_t)r);
+    if (crop) {
+        ir_set_attr_floats(g, n, "roi", roi, 2 * (uint32_t)r);
+        ir_set_attr_float(g, n, "extrapolation_value",
+                          onnx_attr_f(I, "extrapolation_value", 10.0f));
+    }
     if (strcmp(mode, "nearest") == 0)
         ir_set_attr_string(g, n, "nearest_mode",
                            I->opset < 11 ? "floor"
@@ -428,7 +467,7 @@ op_constant_of_shape(OnnxImp *I)
 {
     ValueId x = IN(I, 0);
     if (!CIN(I, 0)) {
-        onnx_node_error(I, "the shape input must be a constant");
+        onnx_not_const_error(I, 0, "shape");
         return false;
     }
     const Onnx__AttributeProto *a = onnx_attr(I, "value");

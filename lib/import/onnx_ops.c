@@ -178,14 +178,28 @@ onnx_const_f32(OnnxImp *I, const char *name, const float *v, int rank, const int
     return ir_add_const(I->g, name, ts, I->loc);
 }
 
+void
+onnx_not_const_error(OnnxImp *I, size_t k, const char *what)
+{
+    ValueId v = IN(I, k);
+    if (v.id && ir_value(I->g, v)->is_input) {
+        const char *name = ir_value_name(I->g, v);
+        onnx_node_error(I, "'%s' (input %zu) is the graph input '%s', but qdqc compiles ahead of "
+                        "time and needs it as a constant: freeze it with --const-input "
+                        "%s=FILE.npy", what, k, name, name);
+        return;
+    }
+    onnx_node_error(I, "'%s' (input %zu) must be a constant (it is computed at run time)", what,
+                    k);
+}
+
 /* A constant integer vector input (rank 0 or 1, i32/i64) into out[max]. */
 bool
 onnx_const_ints(OnnxImp *I, size_t k, const char *what, int64_t *out, int max, int *count)
 {
     const Tensor *t = CIN(I, k);
     if (!t) {
-        onnx_node_error(I, "'%s' (input %zu) must be a constant (it is computed at run time)",
-                        what, k);
+        onnx_not_const_error(I, k, what);
         return false;
     }
     if (t->type.rank > 1 || (t->type.elem != ET_I64 && t->type.elem != ET_I32)) {
@@ -208,7 +222,7 @@ onnx_const_scalar_f(OnnxImp *I, size_t k, const char *what, double *out)
 {
     const Tensor *t = CIN(I, k);
     if (!t) {
-        onnx_node_error(I, "'%s' (input %zu) must be a constant", what, k);
+        onnx_not_const_error(I, k, what);
         return false;
     }
     if (type_numel_unchecked(&t->type) != 1) {

@@ -240,20 +240,33 @@ bool ir_verify(Graph *g);
 bool shape_broadcast(const Type *a, const Type *b, Type *out);
 
 /* ---- resize index maps (resize.c), shared by lib/ref and lib/codegen ---- */
-enum { RESIZE_HALF_PIXEL, RESIZE_ASYMMETRIC, RESIZE_ALIGN_CORNERS, RESIZE_PYTORCH_HALF_PIXEL };
+enum {
+    RESIZE_HALF_PIXEL, RESIZE_ASYMMETRIC, RESIZE_ALIGN_CORNERS, RESIZE_PYTORCH_HALF_PIXEL,
+    RESIZE_TF_HALF_PIXEL_FOR_NN, RESIZE_TF_CROP_AND_RESIZE
+};
 enum { RESIZE_ROUND_PREFER_FLOOR, RESIZE_ROUND_PREFER_CEIL, RESIZE_FLOOR, RESIZE_CEIL };
 typedef struct ResizeSpec {
     int coord;   /* RESIZE_HALF_PIXEL ... */
     int nearest; /* RESIZE_ROUND_PREFER_FLOOR ... */
     bool linear; /* else nearest */
+    /* per axis: the scale of the coordinate map ("scales" attribute; 0: output / input
+     * size) and, for tf_crop_and_resize, the region of interest ("roi", normalized) */
+    double scale[IR_MAX_RANK], roi0[IR_MAX_RANK], roi1[IR_MAX_RANK];
+    float extrapolation; /* tf_crop_and_resize: the value of samples outside the input */
 } ResizeSpec;
 /* Read n's resize attributes: NULL if supported, else why not (in buf or static). */
 const char *ir_resize_spec(Graph *g, const Node *n, ResizeSpec *rs, char *buf, size_t len);
-/* Nearest: the source index of output position o along an axis of lin -> lout elements. */
-int64_t ir_resize_nearest_src(const ResizeSpec *rs, int64_t o, int64_t lin, int64_t lout);
+/* Nearest: the source index of output position o along axis a of lin -> lout elements
+ * (clamped to the input). */
+int64_t ir_resize_nearest_src(const ResizeSpec *rs, int a, int64_t o, int64_t lin, int64_t lout);
 /* Linear: the two source indices and the weight t of the second (clamped to the input). */
-void ir_resize_linear_src(const ResizeSpec *rs, int64_t o, int64_t lin, int64_t lout, int64_t *i0,
-                          int64_t *i1, double *t);
+void ir_resize_linear_src(const ResizeSpec *rs, int a, int64_t o, int64_t lin, int64_t lout,
+                          int64_t *i0, int64_t *i1, double *t);
+/* Whether output position o along axis a samples inside the input; false only for
+ * tf_crop_and_resize, whose samples outside are rs->extrapolation. */
+bool ir_resize_inside(const ResizeSpec *rs, int a, int64_t o, int64_t lin, int64_t lout);
+/* Whether axis a (lin -> lout) maps every position onto itself, inside the input. */
+bool ir_resize_identity(const ResizeSpec *rs, int a, int64_t lin, int64_t lout);
 
 /* ---- text form ---- */
 char *ir_print(Graph *g);          /* caller frees */

@@ -143,7 +143,9 @@ resize(RefCtx *c, Node *n)
                 break;
             }
             for (int64_t o = 0; o < yt->dims[a]; o++)
-                tab[a][o] = ir_resize_nearest_src(&rs, o, xt->dims[a], yt->dims[a]);
+                tab[a][o] = ir_resize_inside(&rs, a, o, xt->dims[a], yt->dims[a])
+                                ? ir_resize_nearest_src(&rs, a, o, xt->dims[a], yt->dims[a])
+                                : -1;
         }
         if (ok) {
             int64_t xs[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
@@ -151,9 +153,18 @@ resize(RefCtx *c, Node *n)
             size_t es = elem_size(xt->elem);
             for (size_t i = 0; i < ny; i++) {
                 int64_t src = 0;
-                for (int a = 0; a < r; a++)
+                bool inside = true;
+                for (int a = 0; a < r; a++) {
                     src += tab[a][idx[a]] * xs[a];
-                memcpy((char *)y->data + i * es, (const char *)x->data + (size_t)src * es, es);
+                    inside = inside && tab[a][idx[a]] >= 0;
+                }
+                if (inside)
+                    memcpy((char *)y->data + i * es, (const char *)x->data + (size_t)src * es,
+                           es);
+                else if (elem_is_float(yt->elem))
+                    ref_set_f(y, i, rs.extrapolation);
+                else
+                    ref_set_i(y, i, (int64_t)rs.extrapolation);
                 type_next_index(yt, idx);
             }
         } else {
@@ -176,7 +187,7 @@ resize(RefCtx *c, Node *n)
     for (size_t i = 0; i < nx; i++)
         buf[i] = ((const float *)x->data)[i];
     for (int a = 0; a < r; a++) {
-        if (cur.dims[a] == yt->dims[a])
+        if (ir_resize_identity(&rs, a, cur.dims[a], yt->dims[a]))
             continue;
         Type nt = cur;
         nt.dims[a] = yt->dims[a];
@@ -195,7 +206,7 @@ resize(RefCtx *c, Node *n)
         for (int64_t o = 0; o < lout; o++) {
             int64_t i0, i1;
             double t;
-            ir_resize_linear_src(&rs, o, lin, lout, &i0, &i1, &t);
+            ir_resize_linear_src(&rs, a, o, lin, lout, &i0, &i1, &t);
             for (int64_t p = 0; p < outer; p++)
                 for (int64_t q = 0; q < inner; q++)
                     nb[(p * lout + o) * inner + q] = buf[(p * lin + i0) * inner + q] * (1 - t) +
@@ -205,8 +216,15 @@ resize(RefCtx *c, Node *n)
         buf = nb;
         cur = nt;
     }
-    for (size_t i = 0; i < ny; i++)
-        ((float *)y->data)[i] = (float)buf[i];
+    /* tf_crop_and_resize: samples outside the input on any axis take the extrapolation value */
+    int64_t idx[IR_MAX_RANK] = {0};
+    for (size_t i = 0; i < ny; i++) {
+        bool inside = true;
+        for (int a = 0; a < r && inside; a++)
+            inside = ir_resize_inside(&rs, a, idx[a], xt->dims[a], yt->dims[a]);
+        ((float *)y->data)[i] = inside ? (float)buf[i] : rs.extrapolation;
+        type_next_index(yt, idx);
+    }
     free(buf);
     return true;
 }

@@ -139,6 +139,12 @@ qdqc_context_destroy(qdqc_context *ctx)
     for (uint32_t i = 0; i < ctx->input_shapes.len; i++)
         free(ctx->input_shapes.data[i].name);
     vec_free(&ctx->input_shapes);
+    for (uint32_t i = 0; i < ctx->const_inputs.len; i++) {
+        free(ctx->const_inputs.data[i].name);
+        free(ctx->const_inputs.data[i].origin);
+        free(ctx->const_inputs.data[i].data);
+    }
+    vec_free(&ctx->const_inputs);
     free(ctx->opt.print_after);
     free(ctx);
 }

@@ -125,6 +125,18 @@ typedef struct InputShape {
     int rank;
 } InputShape;
 
+/* A graph input frozen to a compile-time constant (--const-input): ONNX imports turn the input
+ * named `name` into a constant of this value. */
+typedef struct ConstInput {
+    char *name;
+    char *origin;      /* "FILE.npy" (or "<memory>") for diagnostics */
+    char elem[8];      /* element type name as in the IR ("f32", "i64", ...) */
+    int rank;
+    int64_t dims[8];
+    void *data;        /* dense, C order, little-endian */
+    size_t nbytes;
+} ConstInput;
+
 struct qdqc_context {
     VEC(Diag) diags;
     size_t nerrors;
@@ -133,6 +145,7 @@ struct qdqc_context {
     char *rendered; /* cache for qdqc_context_get_diagnostics */
     QdqcOptions opt;
     VEC(InputShape) input_shapes;
+    VEC(ConstInput) const_inputs;
     /* output sink for --print-after etc. (the CLI sets it; the library writes only here) */
     void (*print_sink)(void *user, const char *text);
     void *print_user;

@@ -9,11 +9,14 @@
 A ctypes wrapper over libqdqc.so (found as described in qdqc/_lib.py); the C names are
 available on qdqc.lib(). Every failure raises qdqc.Error carrying the library's diagnostics.
 """
+import ctypes
 import functools
 import os
 
+import numpy as np
+
 from . import _lib
-from ._model import EngineWarning, Error, Model, TensorInfo, dtype_of
+from ._model import EngineWarning, Error, Model, TensorInfo, dtype_of, elem_type_of
 
 __all__ = ["compile", "EngineWarning", "Error", "Model", "TensorInfo", "dtype_of", "lib",
            "version", "version_string", "VERSION_HEX"]
@@ -50,7 +53,8 @@ def _looks_like_mlir(data):
 
 
 def compile(model, target=None, requant="float", input_shapes=None, passes=None, *,
-            cpu=None, features=None, name=None, engine="auto", threads=None):
+            cpu=None, features=None, name=None, engine="auto", threads=None,
+            const_inputs=None):
     """Load `model`, run the pass pipeline and JIT-compile it; returns a Model.
 
     model: a path (.onnx, .mlir or text IR, by extension) or bytes (ONNX protobuf, text IR or
@@ -59,6 +63,10 @@ def compile(model, target=None, requant="float", input_shapes=None, passes=None,
            used by save_object/save_header/emit and the JIT.
     requant: "float" or "fixed" (docs/numerics.md).
     input_shapes: {input name: shape} fixing dynamic input dimensions.
+    const_inputs: {input name: array} freezing ONNX graph inputs to compile-time constants
+           (the qdqc tool's --const-input): the input is no longer an input of the model, and
+           parameters a model takes as inputs (Reshape's shape, Slice's starts, ...) fold. The
+           array's dtype and shape must match the declared input.
     passes: comma-separated pass list; None runs the default pipeline.
     cpu, features: target CPU ("native", "skylake-avx512", "neoverse-n1", ...) and feature
            list ("+avx512vnni,-avx2"), as --mcpu/--mattr of the qdqc tool (docs/targets.md).
@@ -75,6 +83,13 @@ def compile(model, target=None, requant="float", input_shapes=None, passes=None,
     for name, shape in (input_shapes or {}).items():
         spec = f"{name}=" + "x".join(str(int(d)) for d in shape)
         m._check(lib_.qdqc_context_add_input_shape(m._ctx, spec.encode()), "input_shapes")
+    for name, value in (const_inputs or {}).items():
+        a = np.ascontiguousarray(value)
+        elem = elem_type_of(a.dtype)
+        dims = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+        m._check(lib_.qdqc_context_add_const_input_data(
+            m._ctx, str(name).encode(), elem.encode(), a.ndim, dims,
+            a.ctypes.data_as(ctypes.c_void_p), a.nbytes), "const_inputs")
     if isinstance(model, (bytes, bytearray, memoryview)):
         data = bytes(model)
         if _looks_like_text_ir(data):

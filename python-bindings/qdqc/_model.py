@@ -29,6 +29,15 @@ def dtype_of(elem_type):
         raise Error("dtype", "QDQC_ERR_UNSUPPORTED", f"element type {elem_type} has no numpy dtype")
 
 
+def elem_type_of(dtype):
+    """qdqc element type name of a numpy dtype (the inverse of dtype_of, without i4/u4)."""
+    dt = np.dtype(dtype)
+    for elem, t in _DTYPES.items():
+        if elem not in ("i4", "u4") and np.dtype(t) == dt:
+            return elem
+    raise Error("dtype", "QDQC_ERR_UNSUPPORTED", f"numpy dtype {dt} has no qdqc element type")
+
+
 class EngineWarning(RuntimeWarning):
     """Model.run fell back to the reference engine; Model.jit_error says why."""
 

@@ -106,6 +106,28 @@ def test_pipeline_preserves_results(jit_model, example_model):
     np.testing.assert_allclose(got, want, rtol=0, atol=0.05 * float(np.abs(want).max()))
 
 
+def test_const_inputs():
+    """const_inputs freezes a graph input (here Reshape's shape) to a compile-time constant."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+         helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    with pytest.raises(qdqc.Error, match="freeze it with --const-input shape=FILE.npy"):
+        qdqc.compile(data, engine="reference")
+    m = qdqc.compile(data, const_inputs={"shape": np.array([3, 4])}, engine="reference")
+    assert [t.name for t in m.inputs] == ["x"] and m.outputs[0].shape == (3, 4)
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    np.testing.assert_array_equal(m.run(x=x)["y"], x.reshape(3, 4))
+    with pytest.raises(qdqc.Error, match="has element type f32, the input is declared i64"):
+        qdqc.compile(data, const_inputs={"shape": np.array([3, 4], np.float32)})
+    with pytest.raises(qdqc.Error, match="names 'nope', which is not a graph input"):
+        qdqc.compile(data, const_inputs={"shape": np.array([3, 4]), "nope": np.zeros(1)})
+
+
 def test_requant_fixed(example_model):
     m = qdqc.compile(example_model, requant="fixed", engine="reference")
     assert m.run(**_rand_input(m))["logits"].shape == (1, 10)

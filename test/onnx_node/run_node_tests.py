@@ -7,6 +7,19 @@ test_data_set_*/input_*.pb and output_*.pb is converted to .npy with onnx.numpy_
 model is run, and every output is compared: dtype and shape exactly, integers exactly, floats
 within atol + rtol*|expected| (NaN equals NaN).
 
+Parameters given as graph inputs. qdqc compiles ahead of time and needs an op's parameters
+(Reshape's shape, Slice's starts, ...) as constants; many node tests pass them as graph inputs.
+The runner freezes such an input with `--const-input NAME=FILE.npy` (its value from the test
+data set) instead of passing it with `--input`. The rule, decided from the model alone: a graph
+input (not an initializer, not a graph output) is a parameter input when it has at least one
+use and every use is a parameter operand position of a default-domain op in PARAM_OPERANDS:
+  Reshape 1 (shape), Slice 1-4 (starts, ends, axes, steps), Pad 1-3 (pads, constant_value,
+  axes), Split 1 (split), Squeeze 1 / Unsqueeze 1 (axes), Resize 1-3 (roi, scales, sizes),
+  ReduceMean 1 (axes), ConstantOfShape 0 (shape), Dropout 1-2 (ratio, training_mode).
+An input that also feeds a data operand anywhere (e.g. a tensor both reshaped and used as a
+shape) stays a runtime input. Clip's min/max are not parameters here: qdqc computes them at
+run time.
+
 Prints one line per test (PASS / FAIL: reason / XFAIL / XPASS) and a final line
 "N passed, M failed" (XFAIL counts as passed-as-expected, XPASS as failed: update the list).
 Exit status 0 only if nothing failed.
@@ -44,6 +57,25 @@ DEFAULT_PATTERNS = [
     "cast_DOUBLE_to_FLOAT",
 ]
 EXCLUDE = ["*_expanded*"]
+
+# op type -> operand positions that are parameters qdqc needs as constants (see the docstring)
+PARAM_OPERANDS = {
+    "Reshape": {1}, "Slice": {1, 2, 3, 4}, "Pad": {1, 2, 3}, "Split": {1}, "Squeeze": {1},
+    "Unsqueeze": {1}, "Resize": {1, 2, 3}, "ReduceMean": {1}, "ConstantOfShape": {0},
+    "Dropout": {1, 2},
+}
+
+
+def param_inputs(model, in_names):
+    """The graph inputs that feed only parameter operand positions (the docstring's rule)."""
+    outs = {o.name for o in model.graph.output}
+    uses = {n: [] for n in in_names}
+    for node in model.graph.node:
+        dflt = node.domain in ("", "ai.onnx")
+        for k, name in enumerate(node.input):
+            if name in uses:
+                uses[name].append(dflt and k in PARAM_OPERANDS.get(node.op_type, ()))
+    return {n for n, u in uses.items() if u and all(u) and n not in outs}
 
 
 def sanitize(name):
@@ -88,6 +120,7 @@ def run_test(qdqc, tdir, passes, work, rtol, atol, engine="ref"):
     model = onnx.load(os.path.join(tdir, "model.onnx"))
     inits = {i.name for i in model.graph.initializer}
     in_names = [i.name for i in model.graph.input if i.name not in inits]
+    frozen = param_inputs(model, in_names)
     out_names = [o.name for o in model.graph.output]
     sets = sorted(glob.glob(os.path.join(tdir, "test_data_set_*")))
     if not sets:
@@ -107,7 +140,8 @@ def run_test(qdqc, tdir, passes, work, rtol, atol, engine="ref"):
             arr = load_pb(p)
             f = os.path.join(wd, "in%d.npy" % k)
             np.save(f, np.array(arr, order="C"))  # (ascontiguousarray makes 0-d arrays 1-d)
-            cmd += ["--input", "%s=%s" % (in_names[k], f)]
+            flag = "--const-input" if in_names[k] in frozen else "--input"
+            cmd += [flag, "%s=%s" % (in_names[k], f)]
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
         if r.returncode != 0:
             msg = r.stderr.decode(errors="replace").strip().splitlines()

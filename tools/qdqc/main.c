@@ -67,6 +67,9 @@ static const char usage_text[] =
     "  --time-passes           report the time each pass takes\n"
     "  --requant=float|fixed   requantization arithmetic (docs/numerics.md)\n"
     "  --input-shape NAME=DIMS fix a dynamic input shape, e.g. x=1x3x224x224 (repeatable)\n"
+    "  --const-input NAME=FILE.npy\n"
+    "                          freeze ONNX graph input NAME to the array's value: it is no\n"
+    "                          longer an input but a compile-time constant (repeatable)\n"
     "  --split-input-file      (opt) treat '// -----' lines as separate inputs\n"
     "  --engine=jit|ref        (run) execution engine: jit (compiled in process, the default)\n"
     "                          or ref (reference interpreter)\n"
@@ -412,6 +415,13 @@ main(int argc, char **argv)
         } else if ((v = flag_value(argc, argv, &i, "--input-shape", &m)) || m) {
             if (!v || qdqc_context_add_input_shape(o.ctx, v) != QDQC_OK) {
                 rc = v ? EXIT_USAGE : usage_error("--input-shape needs NAME=DIMS");
+                goto done;
+            }
+        } else if ((v = flag_value(argc, argv, &i, "--const-input", &m)) || m) {
+            qdqc_status st = v ? qdqc_context_add_const_input(o.ctx, v) : QDQC_OK;
+            if (!v || st != QDQC_OK) {
+                rc = !v                     ? usage_error("--const-input needs NAME=FILE.npy")
+                     : st == QDQC_ERR_IO ? EXIT_INPUT : EXIT_USAGE;
                 goto done;
             }
         } else if (((v = flag_value(argc, argv, &i, "--name", &m)) || m) ||

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
 """mk_onnx.py CASE OUT: write one small ONNX model used by the import lit tests.
+mk_onnx.py npy OUT DTYPE V,V,...|arange [D0xD1...]: write a .npy array (for --const-input).
 
 Each case is a function below; models are built with python3-onnx's helper API (no
 checker, so deliberately broken models can be written too). Run with /usr/bin/python3."""
@@ -149,6 +150,19 @@ def shape_arith():
 
 
 @case
+def const_input():
+    """Parameters as graph inputs: Reshape's shape, and Slice's starts through an Add (folds
+    once frozen with --const-input); 'st' has a dynamic dimension."""
+    inits = [init("one", np.array([1], np.int64)), init("ends", np.array([5], np.int64)),
+             init("axes", np.array([1], np.int64))]
+    nodes = [h.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+             h.make_node("Add", ["st", "one"], ["st1"], name="add"),
+             h.make_node("Slice", ["r", "st1", "ends", "axes"], ["y"], name="slice")]
+    return model(nodes, [f32("x", [2, 6]), vi("shape", TP.INT64, [2]),
+                         vi("st", TP.INT64, ["k"])], [f32("y", None)], inits)
+
+
+@case
 def unsupported():
     nodes = [h.make_node("TopK", ["x", "k"], ["v", "i"], name="topk"),
              h.make_node("NonMaxSuppression", ["b", "s"], ["sel"], name="nms_0"),
@@ -226,6 +240,16 @@ def resize_fractional():
     inits = [init("roi", np.zeros(0, np.float32)), init("scales", np.array([1, 1, 1.5, 1.5], np.float32))]
     nodes = [h.make_node("Resize", ["x", "roi", "scales"], ["y"], name="up", mode="nearest")]
     return model(nodes, [f32("x", [1, 1, 5, 5])], [f32("y", [1, 1, 7, 7])], inits)
+
+
+@case
+def resize_crop():
+    inits = [init("roi", np.array([0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7], np.float32)),
+             init("sizes", np.array([1, 1, 3, 3], np.int64))]
+    nodes = [h.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], name="crop", mode="linear",
+                         coordinate_transformation_mode="tf_crop_and_resize",
+                         extrapolation_value=2.5)]
+    return model(nodes, [f32("x", [1, 1, 4, 4])], [f32("y", [1, 1, 3, 3])], inits)
 
 
 @case
@@ -424,6 +448,16 @@ def ext_past_end():
 
 
 def main():
+    if sys.argv[1] == "npy":
+        # mk_onnx.py npy OUT DTYPE V,V,... [D0xD1...]: an array of those values, 1-D unless a
+        # shape is given ("arange" instead of values: 0, 1, ... to fill the shape)
+        shape = [int(d) for d in sys.argv[5].split("x")] if len(sys.argv) > 5 else None
+        if sys.argv[4] == "arange":
+            a = np.arange(int(np.prod(shape)), dtype=sys.argv[3])
+        else:
+            a = np.array([v for v in sys.argv[4].split(",") if v], dtype=sys.argv[3])
+        np.save(sys.argv[2], a.reshape(shape) if shape else a)
+        return
     name, out = sys.argv[1], sys.argv[2]
     m = CASES[name]()
     with open(out, "wb") as f:
