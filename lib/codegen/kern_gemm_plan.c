@@ -90,6 +90,11 @@ isa_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
     switch (p->isa) {
     case CG_GEMM_X86_AVX512VNNI:
         p->vl = 16, p->kg = 4, p->belem = 1, p->mr = 8, p->nv = 3, p->kunroll = 1;
+        /* N a multiple of 32 but not of 48 (64, 128, 256, 512 channels): 12 x 2 tiles cover N
+         * with full panels, where 8 x 3 would add a narrow tail panel (slower, and a second
+         * copy of the microkernel to compile) */
+        if (s->n % 32 == 0 && s->n % 48 != 0)
+            p->mr = 12, p->nv = 2;
         p->apack = APACK_BYTES;
         p->a_xor = s->a_signed ? 0x80 : 0;
         break;
