@@ -61,6 +61,12 @@ int64_t cg_dw_nhwc_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                           const int8_t *w, const int32_t *zw, const int32_t *bias);
 
+/* ---- element-wise ops as flat vector loops (llvm_elem_vec.c) ----
+ * requantize / qadd / qsub / qmul, float mode, 8-bit per-tensor operands of the result's shape
+ * (or single elements), any layout. */
+bool cg_elemwise_vec_ok(Kb *k, Node *n);
+bool cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a);
+
 /* ---- rows split across the host's parallel-for hook ----
  * cg_par_begin moves emission into a new function body(ptr ctx, i64 begin, i64 end) whose loop
  * variable (returned) runs over rows [begin, end) and where ptrs[] are replaced by their values

@@ -301,6 +301,8 @@ cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a)
     case OP_LUT:
         return emit_lut(k, n, a);
     case OP_REQUANTIZE: case OP_QADD: case OP_QSUB: case OP_QMUL:
+        if (cg_elemwise_vec_ok(k, n))
+            return cg_emit_elemwise_vec(k, n, a); /* llvm_elem_vec.c */
         return emit_elemwise(k, n, a);
     case OP_QAVGPOOL: case OP_MAXPOOL:
         if (n->op == OP_MAXPOOL && cg_value_nhwc(k, n->in[0]))

@@ -1,0 +1,175 @@
+/* llvm_elem_vec.c: requantize / qadd / qsub / qmul over operands of the result's shape (or
+ * single elements), float mode, as explicit vector code.
+ *
+ * The scalar kernel of llvm_kernels_int.c walks numpy broadcasting with i64 index arithmetic
+ * and one f32 division per element (LLVM does not vectorise it). When every operand is either
+ * the result's shape or one element, the op is the same per element in any layout (NHWC
+ * values included), so it runs as one flat loop of vl-lane vectors: 8-bit loads widened to
+ * int32, the f32 sequence of lib/numerics/elementwise.h (qn_qadd / qn_qsub / qn_qmul /
+ * qn_requantize: sa * (float)(a - za), op, / sy, one operation each, in that order, no FMA),
+ * then the rounding: clamp to [lo - zy, hi - zy] (exact in f32 for 8-bit results; NaN -> 0),
+ * round half to even, + zy, which equals qn_saturate(rne(v) + zy, lo, hi) since rounding is
+ * monotone and leaves those integer bounds alone. Blocks of EV_BLOCK elements are split across
+ * the parallel-for hook; the rest (and lengths that are not a multiple of vl) end with
+ * exact-size vectors. --requant=fixed keeps the scalar kernel (integer arithmetic there). */
+#include "codegen/llvm_conv_nhwc.h"
+
+#include "codegen/cg_util.h"
+
+#include <llvm-c/Core.h>
+
+#include <string.h>
+
+enum { EV_BLOCK = 8192 };
+
+typedef struct Ev {
+    Kb *k;
+    Node *n;
+    uint32_t nop;
+    const Type *t[2], *y;
+    bool scalar[2];   /* operand is one element (splatted) */
+    int32_t lo, hi;
+} Ev;
+
+static LLVMValueRef
+splat(Kb *k, LLVMValueRef s, unsigned n)
+{
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
+    LLVMValueRef v = LLVMBuildInsertElement(k->b, LLVMGetPoison(vt), s, cg_i32(k, 0), "");
+    return LLVMBuildShuffleVector(k->b, v, LLVMGetPoison(vt),
+                                  LLVMConstNull(LLVMVectorType(k->i32, n)), "");
+}
+
+static bool
+is8(ElemType e)
+{
+    return e == ET_I8 || e == ET_U8;
+}
+
+bool
+cg_elemwise_vec_ok(Kb *k, Node *n)
+{
+    Graph *g = k->g;
+    if (k->requant_fixed || n->nout != 1)
+        return false;
+    switch (n->op) {
+    case OP_REQUANTIZE: case OP_QADD: case OP_QSUB: case OP_QMUL: break;
+    default: return false;
+    }
+    const Type *y = &ir_value(g, n->out[0])->type;
+    if (!is8(y->elem) || !y->q || y->q->axis >= 0)
+        return false;
+    uint32_t nop = n->op == OP_REQUANTIZE ? 1 : 2;
+    for (uint32_t i = 0; i < nop; i++) {
+        const Type *t = &ir_value(g, n->in[i])->type;
+        if (!is8(t->elem) || !t->q || t->q->axis >= 0)
+            return false;
+        if (type_numel_unchecked(t) != 1 &&
+            (t->rank != y->rank || memcmp(t->dims, y->dims, (size_t)y->rank * sizeof(int64_t)) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* Result of `lanes` elements starting at element i (i64) of operands p[] into out. */
+static void
+ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
+{
+    Kb *k = e->k;
+    LLVMTypeRef vi = LLVMVectorType(k->i32, lanes), vf = LLVMVectorType(k->f32, lanes);
+    LLVMValueRef v[2];
+    for (uint32_t j = 0; j < e->nop; j++) {
+        const QParams *q = e->t[j]->q;
+        LLVMValueRef x;
+        if (e->scalar[j]) {
+            x = splat(k, LLVMBuildLoad2(k->b, k->i8, p[j], ""), lanes);
+        } else {
+            x = LLVMBuildLoad2(k->b, LLVMVectorType(k->i8, lanes), cg_gep(k, p[j], i), "");
+            LLVMSetAlignment(x, 1);
+        }
+        x = e->t[j]->elem == ET_I8 ? LLVMBuildSExt(k->b, x, vi, "") : LLVMBuildZExt(k->b, x, vi, "");
+        x = LLVMBuildSub(k->b, x, splat(k, cg_i32(k, q->zp[0]), lanes), "");
+        v[j] = LLVMBuildFMul(k->b, splat(k, cg_f32(k, q->scale[0]), lanes),
+                             LLVMBuildSIToFP(k->b, x, vf, ""), "");
+    }
+    LLVMValueRef r = v[0];
+    switch (e->n->op) {
+    case OP_QADD: r = LLVMBuildFAdd(k->b, v[0], v[1], ""); break;
+    case OP_QSUB: r = LLVMBuildFSub(k->b, v[0], v[1], ""); break;
+    case OP_QMUL: r = LLVMBuildFMul(k->b, v[0], v[1], ""); break;
+    default: break;
+    }
+    r = LLVMBuildFDiv(k->b, r, splat(k, cg_f32(k, e->y->q->scale[0]), lanes), "");
+    int32_t zy = e->y->q->zp[0];
+    LLVMValueRef flo = splat(k, cg_f32(k, (float)((int64_t)e->lo - zy)), lanes);
+    LLVMValueRef fhi = splat(k, cg_f32(k, (float)((int64_t)e->hi - zy)), lanes);
+    r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, r, r, ""), LLVMConstNull(vf), r, "");
+    r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, r, flo, ""), flo, r, "");
+    r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, r, fhi, ""), fhi, r, "");
+    const char *rn = "llvm.roundeven";
+    unsigned id = LLVMLookupIntrinsicID(rn, strlen(rn));
+    LLVMValueRef rf = LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &vf, 1),
+                                     LLVMGetIntrinsicDeclaration(k->mod, id, &vf, 1), &r, 1, "");
+    LLVMValueRef o = LLVMBuildAdd(k->b, LLVMBuildFPToSI(k->b, rf, vi, ""), splat(k, cg_i32(k, zy), lanes), "");
+    LLVMValueRef st = LLVMBuildStore(k->b, LLVMBuildTrunc(k->b, o, LLVMVectorType(k->i8, lanes), ""),
+                                     cg_gep(k, out, i));
+    LLVMSetAlignment(st, 1);
+}
+
+/* Elements [from, from + count) with count known: full vectors in a loop, then pieces. */
+static void
+ev_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef from, int64_t count, unsigned vl)
+{
+    Kb *k = e->k;
+    int64_t nv = count / vl;
+    if (nv > 0) {
+        CgLoop l;
+        LLVMValueRef j = cg_loop_begin(k, &l, cg_i64(k, nv));
+        ev_vec(e, p, out, cg_add(k, from, cg_mul(k, j, cg_i64(k, vl))), vl);
+        cg_loop_end(k, &l);
+    }
+    int64_t c = nv * vl;
+    for (unsigned w = vl / 2; w >= 1; w /= 2)
+        if (count - c >= (int64_t)w) {
+            ev_vec(e, p, out, cg_add(k, from, cg_i64(k, c)), w);
+            c += w;
+        }
+}
+
+bool
+cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    Graph *g = k->g;
+    Ev e;
+    memset(&e, 0, sizeof e);
+    e.k = k;
+    e.n = n;
+    e.nop = n->op == OP_REQUANTIZE ? 1 : 2;
+    e.y = &ir_value(g, n->out[0])->type;
+    for (uint32_t j = 0; j < e.nop; j++) {
+        e.t[j] = &ir_value(g, n->in[j])->type;
+        e.scalar[j] = type_numel_unchecked(e.t[j]) == 1 && type_numel_unchecked(e.y) != 1;
+    }
+    e.lo = e.y->q->qmin;
+    e.hi = e.y->q->qmax;
+    int64_t cl[4];
+    if (ir_attr_ints(g, n, "clamp", cl, 4) == 2) {
+        e.lo = (int32_t)(cl[0] > e.lo ? cl[0] : e.lo);
+        e.hi = (int32_t)(cl[1] < e.hi ? cl[1] : e.hi);
+    }
+    unsigned vl = k->isa == CG_GEMM_X86_AVX512VNNI ? 16 : k->t->x86 && k->t->avx2 ? 8 : 4;
+    int64_t total = (int64_t)type_numel_unchecked(e.y), nb = total / EV_BLOCK;
+    LLVMValueRef p[3] = {a->in[0], e.nop > 1 ? a->in[1] : a->in[0], a->out[0]};
+    if (nb > 0) {
+        Par par;
+        LLVMValueRef io[3] = {p[0], p[1], p[2]};
+        LLVMValueRef b = cg_par_begin(k, &par, nb, io, 3);
+        if (vl == 16)
+            cg_function_set_target(par.fn, k->t, 512);
+        ev_range(&e, io, io[2], cg_mul(k, b, cg_i64(k, EV_BLOCK)), EV_BLOCK, vl);
+        cg_par_end(k, &par, a);
+    }
+    if (total - nb * EV_BLOCK > 0)
+        ev_range(&e, p, p[2], cg_i64(k, nb * EV_BLOCK), total - nb * EV_BLOCK, vl);
+    return true;
+}
