@@ -139,6 +139,10 @@ typedef struct CgNodeArgs {
     LLVMValueRef out[16];
     LLVMValueRef scratch;
     LLVMValueRef pf, pf_ctx;
+    /* A qadd fused into this qconv's epilogue (cg_residual_add): out[] are its results and
+     * res its other operand; NULL otherwise. */
+    Node *res_add;
+    LLVMValueRef res;
 } CgNodeArgs;
 
 typedef struct CgLoop {

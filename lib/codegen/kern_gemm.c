@@ -184,9 +184,35 @@ typedef struct EpiConsts {
     LLVMValueRef cb, zb, mult, fxm, fxr, fxs, fb;
 } EpiConsts;
 
-/* Requantize / convert one accumulator row vector (zero-point terms already applied). */
+/* The fused residual add (CgGemmSpec.residual): qn_qadd of the requantized q (i32 lanes) and
+ * r (the residual's values as i32 lanes), f32 operations in qn_qadd's order; the rounding as
+ * in requantization: clamp to [lo - zy, hi - zy] (exact in f32 for 8-bit results, NaN -> 0),
+ * rne, + zy. */
 static LLVMValueRef
-epilogue_vec(Gen *g, LLVMValueRef acc, const EpiConsts *k)
+residual_add(Gen *g, LLVMValueRef q, LLVMValueRef r)
+{
+    const CgGemmSpec *s = g->s;
+    const unsigned vl = (unsigned)g->p->vl;
+    LLVMTypeRef vf32 = LLVMVectorType(g->f32, vl), vi32 = LLVMVectorType(g->i32, vl);
+    LLVMValueRef va = LLVMBuildFMul(g->b, splat(g, LLVMConstReal(g->f32, s->res_sa), vl),
+                                    LLVMBuildSIToFP(g->b, LLVMBuildSub(g->b, q, vsplat_i(g, g->i32, s->zo), ""), vf32, ""), "");
+    LLVMValueRef vb = LLVMBuildFMul(g->b, splat(g, LLVMConstReal(g->f32, s->res_sb), vl),
+                                    LLVMBuildSIToFP(g->b, LLVMBuildSub(g->b, r, vsplat_i(g, g->i32, s->res_zb), ""), vf32, ""), "");
+    LLVMValueRef v = LLVMBuildFDiv(g->b, LLVMBuildFAdd(g->b, va, vb, ""),
+                                   splat(g, LLVMConstReal(g->f32, s->res_sy), vl), "");
+    LLVMValueRef flo = splat(g, LLVMConstReal(g->f32, (float)((int64_t)s->res_lo - s->res_zy)), vl);
+    LLVMValueRef fhi = splat(g, LLVMConstReal(g->f32, (float)((int64_t)s->res_hi - s->res_zy)), vl);
+    v = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealUNO, v, v, ""), LLVMConstNull(vf32), v, "");
+    v = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, v, flo, ""), flo, v, "");
+    v = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, v, fhi, ""), fhi, v, "");
+    v = intr1(g, "llvm.roundeven", v);
+    return LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, v, vi32, ""), vsplat_i(g, g->i32, s->res_zy), "");
+}
+
+/* Requantize / convert one accumulator row vector (zero-point terms already applied); r: the
+ * residual's lanes (i32) when the spec fuses a residual add, else NULL. */
+static LLVMValueRef
+epilogue_vec(Gen *g, LLVMValueRef acc, const EpiConsts *k, LLVMValueRef r)
 {
     const GemmPlan *p = g->p;
     const CgGemmSpec *s = g->s;
@@ -231,9 +257,30 @@ epilogue_vec(Gen *g, LLVMValueRef acc, const EpiConsts *k)
         break;
     }
     }
+    if (r)
+        out = residual_add(g, out, r);
     if (s->out == CG_GEMM_I8 || s->out == CG_GEMM_U8)
         out = LLVMBuildTrunc(g->b, out, LLVMVectorType(g->i8, vl), "");
     return out;
+}
+
+/* The residual's lanes [n, n + lanes) of row `row` as i32 (lanes < vl: element by element, so
+ * nothing past the row is read; the other lanes are 0 and never stored). */
+static LLVMValueRef
+residual_load(Gen *g, LLVMValueRef row, LLVMValueRef n, int64_t lanes)
+{
+    const unsigned vl = (unsigned)g->p->vl;
+    LLVMTypeRef vi32 = LLVMVectorType(g->i32, vl), v8 = LLVMVectorType(g->i8, vl);
+    LLVMValueRef p = gep8(g, g->arg_r, add(g, mul(g, row, g->s->ldr), n));
+    LLVMValueRef r;
+    if (lanes == (int64_t)vl) {
+        r = load(g, v8, p, 1);
+    } else {
+        r = LLVMConstNull(v8);
+        for (int64_t l = 0; l < lanes; l++)
+            r = LLVMBuildInsertElement(g->b, r, load(g, g->i8, gep8(g, p, ci64(g, l)), 1), ci32(g, l), "");
+    }
+    return g->s->res_signed ? LLVMBuildSExt(g->b, r, vi32, "") : LLVMBuildZExt(g->b, r, vi32, "");
 }
 
 static void
@@ -281,9 +328,13 @@ tile_epilogue(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc, LLVMValueRef
                 acc = LLVMBuildSub(g->b, acc, LLVMBuildMul(g->b, k[v].zb, rsv, ""), "");
             if (k[v].cb)
                 acc = LLVMBuildAdd(g->b, acc, k[v].cb, "");
-            LLVMValueRef out = epilogue_vec(g, acc, &k[v]);
+            bool full = v < pn->nv - 1 || pn->last_lanes == (int64_t)vl;
+            LLVMValueRef res = s->residual ? residual_load(g, add(g, mabs, ci64(g, r)), n[v],
+                                                           full ? (int64_t)vl : pn->last_lanes)
+                                           : NULL;
+            LLVMValueRef out = epilogue_vec(g, acc, &k[v], res);
             LLVMValueRef cptr = gep8(g, g->arg_c, mul(g, add(g, row, n[v]), g->esize));
-            if (v < pn->nv - 1 || pn->last_lanes == (int64_t)vl) {
+            if (full) {
                 store(g, out, cptr, (unsigned)g->esize);
             } else {
                 /* Lane-by-lane stores. Not llvm.masked.store: LLVM 22's x86 lowering of a
@@ -452,8 +503,8 @@ cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSp
     default: g->esize = 4; break;
     }
 
-    LLVMTypeRef params[4] = {g->ptr, g->ptr, g->i64, g->i64};
-    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, 4, 0);
+    LLVMTypeRef params[5] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, s->residual ? 5 : 4, 0);
     g->fn = LLVMAddFunction(mod, name, fty);
     unsigned vbits = isa == CG_GEMM_X86_AVX512VNNI ? 512 : 0;
     cg_function_set_target(g->fn, t, vbits);
@@ -465,6 +516,7 @@ cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSp
     g->arg_c = LLVMGetParam(g->fn, 1);
     g->arg_mb = LLVMGetParam(g->fn, 2);
     g->arg_me = LLVMGetParam(g->fn, 3);
+    g->arg_r = s->residual ? LLVMGetParam(g->fn, 4) : NULL;
 
     g->g_b = const_bytes(g, name, "bpack", plan.bpack, plan.bpack_bytes);
     if (plan.cb_nonzero)

@@ -21,7 +21,7 @@ typedef struct Gen {
     const GemmPlan *p;
     LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, accty, outty;
     int esize;
-    LLVMValueRef arg_a, arg_c, arg_mb, arg_me;
+    LLVMValueRef arg_a, arg_c, arg_mb, arg_me, arg_r;
     LLVMValueRef g_b, g_cb, g_zb, g_mult, g_fxm, g_fxr, g_fxs, g_scale, g_fbias;
     LLVMValueRef acc[32], apack, rs, sumslot, scratch;
     LLVMValueRef m0, mcn; /* current cache block: first row, row count */

@@ -173,6 +173,14 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
     case CG_GEMM_EPI_REQUANT_FIXED:
         if (s->out == CG_GEMM_F32)
             return fail(err, errlen, "gemm: requantize needs an integer output");
+        if (s->residual) { /* q is an 8-bit intermediate; the residual add's range is C's */
+            if (s->epilogue != CG_GEMM_EPI_REQUANT_FLOAT || (s->out != CG_GEMM_I8 && s->out != CG_GEMM_U8))
+                return fail(err, errlen, "gemm: the fused residual add needs float requantization to 8 bits");
+            if (s->res_lo > s->res_hi || s->res_lo < lo || s->res_hi > hi || s->ldr < s->n)
+                return fail(err, errlen, "gemm: residual clamp [%d, %d] outside [%d, %d]",
+                            s->res_lo, s->res_hi, lo, hi);
+            lo = -128, hi = 255;
+        }
         if (s->qmin > s->qmax || s->qmin < lo || s->qmax > hi)
             return fail(err, errlen, "gemm: clamp [%d, %d] outside the output range [%d, %d]",
                         s->qmin, s->qmax, lo, hi);

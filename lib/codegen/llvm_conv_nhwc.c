@@ -422,6 +422,47 @@ cg_value_nhwc(Kb *k, ValueId v)
     return k->nhwc && v.id && k->nhwc[v.id];
 }
 
+static bool
+q8(const Type *t)
+{
+    return (t->elem == ET_I8 || t->elem == ET_U8) && t->q && t->q->axis < 0;
+}
+
+Node *
+cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other)
+{
+    Graph *g = k->g;
+    if (k->requant_fixed || conv_kind(g, n) != 1 || n->nout != 1)
+        return NULL;
+    ValueId v = n->out[0];
+    const Type *vt = &ir_value(g, v)->type;
+    if (!cg_value_nhwc(k, v) || !q8(vt) || uses[v.id] != 1)
+        return NULL;
+    uint32_t nid = (uint32_t)(n - g->nodes.data);
+    Node *q = NULL;
+    for (uint32_t i = nid + 1; i < g->nodes.len && !q; i++) {
+        Node *m = ir_node(g, (NodeId){i});
+        for (uint32_t a = 0; !m->dead && a < m->nin; a++)
+            if (m->in[a].id == v.id)
+                q = m;
+    }
+    if (!q || q->op != OP_QADD || q->nin != 2 || q->nout != 1 || q->in[0].id == q->in[1].id ||
+        !q8(&ir_value(g, q->out[0])->type))
+        return NULL;
+    uint32_t o = q->in[0].id == v.id ? 1 : 0;
+    ValueId u = q->in[o];
+    const Type *ut = &ir_value(g, u)->type;
+    if (!q8(ut) || ut->rank != vt->rank || memcmp(ut->dims, vt->dims, (size_t)vt->rank * sizeof(int64_t)) != 0 ||
+        !cg_value_nhwc(k, u) || !cg_value_nhwc(k, q->out[0]))
+        return NULL;
+    /* the other operand exists when n runs: a graph input, or the result of an earlier node */
+    const Value *uv = ir_value(g, u);
+    if (uv->def.id && uv->def.id >= nid)
+        return NULL;
+    *other = o;
+    return q;
+}
+
 /* ---- maxpool, NHWC (integer; max over the taps inside the input, as lib/ref) ---- */
 
 bool

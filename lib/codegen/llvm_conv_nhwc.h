@@ -61,6 +61,14 @@ int64_t cg_dw_nhwc_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                           const int8_t *w, const int32_t *zw, const int32_t *bias);
 
+/* ---- residual add fused into a conv (llvm_conv_nhwc.c) ----
+ * The qadd whose other operand is added in the epilogue of the GEMM of qconv n (the conv's
+ * 8-bit result is then never stored), or NULL: n is a non-grouped qconv with an NHWC 8-bit
+ * per-tensor result whose only consumer is that qadd (same shape, 8-bit per-tensor operands
+ * and result), the other operand is computed before n (uses[v] = consumers of value v), and
+ * the requantization is in float mode. *other = the qadd's operand index of the other value. */
+Node *cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other);
+
 /* ---- element-wise ops as flat vector loops (llvm_elem_vec.c) ----
  * requantize / qadd / qsub / qmul, float mode, 8-bit per-tensor operands of the result's shape
  * (or single elements), any layout. */

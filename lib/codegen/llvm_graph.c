@@ -189,6 +189,28 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     kb_init(&k, b, g, o, err, sizeof err);
     uint8_t *nhwc = ok ? cg_layout_plan(&k) : NULL;
     k.nhwc = nhwc;
+    /* residual adds fused into the epilogue of the conv before them (cg_residual_add):
+     * fuse[conv] = the qadd, whose own step disappears */
+    Node **fuse = calloc(nnodes ? nnodes : 1, sizeof *fuse);
+    uint32_t *fuse_other = calloc(nnodes ? nnodes : 1, sizeof *fuse_other);
+    uint8_t *fused_away = calloc(nnodes ? nnodes : 1, 1);
+    uint32_t *uses = calloc(nval ? nval : 1, sizeof *uses);
+    ok = ok && fuse && fuse_other && fused_away && uses;
+    for (uint32_t i = 1; ok && i < nnodes; i++) {
+        Node *n = ir_node(g, (NodeId){i});
+        for (uint32_t a = 0; !n->dead && a < n->nin; a++)
+            uses[n->in[a].id]++;
+    }
+    for (uint32_t j = 0; ok && j < g->outputs.len; j++)
+        uses[g->outputs.data[j].id]++;
+    for (uint32_t i = 1; ok && i < nnodes; i++) {
+        Node *n = ir_node(g, (NodeId){i});
+        Node *q = n->dead || fused_away[i] ? NULL : cg_residual_add(&k, n, uses, &fuse_other[i]);
+        if (q) {
+            fuse[i] = q;
+            fused_away[q - g->nodes.data] = 1;
+        }
+    }
     for (uint32_t i = 0; ok && i < g->inputs.len; i++)
         loc[g->inputs.data[i].id] = (Loc1){LOC_IN, i, NULL};
     for (uint32_t i = 1; ok && i < nnodes; i++) {
@@ -199,6 +221,8 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
             loc[n->out[0].id] = (Loc1){LOC_CONST, 0, NULL};
             continue;
         }
+        if (fused_away[i])
+            continue;
         steps[nsteps] = i;
         int64_t s = cg_node_scratch(&k, n);
         if (s < 0) {
@@ -218,16 +242,18 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     }
     for (uint32_t s = 0; ok && s < nsteps; s++) {
         Node *n = ir_node(g, (NodeId){steps[s]});
-        for (uint32_t r = 0; r < n->nout; r++) {
-            Loc1 *l = &loc[n->out[r].id];
+        Node *on = fuse[steps[s]] ? fuse[steps[s]] : n; /* whose results this step writes */
+        for (uint32_t r = 0; r < on->nout; r++) {
+            Loc1 *l = &loc[on->out[r].id];
             if (l->kind != LOC_NONE)
                 continue;
-            reqs[nreq] = (CgMemReq){value_bytes(g, n->out[r]), (int32_t)s, (int32_t)s, 0};
+            reqs[nreq] = (CgMemReq){value_bytes(g, on->out[r]), (int32_t)s, (int32_t)s, 0};
             *l = (Loc1){LOC_WS, (int64_t)nreq++, NULL};
         }
-        for (uint32_t a = 0; a < n->nin; a++) {
-            Loc1 *l = &loc[n->in[a].id];
-            if (n->in[a].id && l->kind == LOC_WS)
+        for (uint32_t a = 0; a <= n->nin; a++) {
+            ValueId v = a < n->nin ? n->in[a] : on != n ? on->in[fuse_other[steps[s]]] : (ValueId){0};
+            Loc1 *l = &loc[v.id];
+            if (v.id && l->kind == LOC_WS)
                 reqs[l->index].last = (int32_t)s;
         }
     }
@@ -245,16 +271,19 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     LLVMValueRef *fns = calloc(nsteps ? nsteps : 1, sizeof *fns);
     for (uint32_t s = 0; ok && s < nsteps; s++) {
         Node *n = ir_node(g, (NodeId){steps[s]});
-        if (n->nin > 16 || n->nout > 16) {
+        Node *on = fuse[steps[s]] ? fuse[steps[s]] : n;
+        unsigned nres = on != n ? 1 : 0;
+        if (n->nin > 16 || on->nout > 16) {
             ok = cg_fail(&k, n, "more than 16 operands or results");
             break;
         }
-        unsigned np = n->nin + n->nout + 3;
+        unsigned np = n->nin + on->nout + nres + 3;
         LLVMTypeRef pt[40];
         for (unsigned i = 0; i < np; i++)
             pt[i] = k.ptr;
         char name[96];
-        snprintf(name, sizeof name, "%s.n%u.%s", o->prefix, s, op_info(n->op)->name);
+        snprintf(name, sizeof name, "%s.n%u.%s%s", o->prefix, s, op_info(n->op)->name,
+                 nres ? "_qadd" : "");
         LLVMValueRef fn = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.vd, pt, np, 0));
         LLVMSetLinkage(fn, LLVMInternalLinkage);
         fn_attrs(&k, fn);
@@ -268,11 +297,15 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         memset(&a, 0, sizeof a);
         for (uint32_t i = 0; i < n->nin; i++)
             a.in[i] = n->in[i].id ? LLVMGetParam(fn, i) : NULL;
-        for (uint32_t i = 0; i < n->nout; i++)
+        for (uint32_t i = 0; i < on->nout; i++)
             a.out[i] = LLVMGetParam(fn, n->nin + i);
-        a.scratch = LLVMGetParam(fn, n->nin + n->nout);
-        a.pf = LLVMGetParam(fn, n->nin + n->nout + 1);
-        a.pf_ctx = LLVMGetParam(fn, n->nin + n->nout + 2);
+        if (nres) {
+            a.res_add = on;
+            a.res = LLVMGetParam(fn, n->nin + on->nout);
+        }
+        a.scratch = LLVMGetParam(fn, n->nin + on->nout + nres);
+        a.pf = LLVMGetParam(fn, n->nin + on->nout + nres + 1);
+        a.pf_ctx = LLVMGetParam(fn, n->nin + on->nout + nres + 2);
         ok = cg_emit_node(&k, n, &a);
         if (ok)
             LLVMBuildRetVoid(k.b);
@@ -292,14 +325,17 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         LLVMValueRef ws = LLVMGetParam(runex, 2);
         for (uint32_t s = 0; s < nsteps; s++) {
             Node *n = ir_node(g, (NodeId){steps[s]});
+            Node *on = fuse[steps[s]] ? fuse[steps[s]] : n;
             LLVMValueRef args[40];
             unsigned na = 0;
             for (uint32_t i = 0; i < n->nin; i++)
                 args[na++] = !n->in[i].id || cg_operand_static(&k, n, i)
                                  ? LLVMConstPointerNull(k.ptr)
                                  : value_ptr(&k, g, loc, n->in[i], pin, pout, ws, reqs);
-            for (uint32_t i = 0; i < n->nout; i++)
-                args[na++] = value_ptr(&k, g, loc, n->out[i], pin, pout, ws, reqs);
+            for (uint32_t i = 0; i < on->nout; i++)
+                args[na++] = value_ptr(&k, g, loc, on->out[i], pin, pout, ws, reqs);
+            if (on != n)
+                args[na++] = value_ptr(&k, g, loc, on->in[fuse_other[steps[s]]], pin, pout, ws, reqs);
             args[na++] = scratch_req[s] ? cg_gep(&k, ws, cg_i64(&k, reqs[scratch_req[s] - 1].offset))
                                         : LLVMConstPointerNull(k.ptr);
             args[na++] = LLVMGetParam(runex, 3);
@@ -335,6 +371,10 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     }
     LLVMDisposeBuilder(k.b);
     free(fns);
+    free(fuse);
+    free(fuse_other);
+    free(fused_away);
+    free(uses);
     free(nhwc);
     free(loc);
     free(reqs);

@@ -214,14 +214,16 @@ cg_linear_scratch(Kb *k, Node *n)
     return align64(rows * c.K) + rows * c.M * out_es(k, n);
 }
 
-/* Emit a GEMM call over rows [0, M): directly, or through pf when the host supplied one. */
+/* Emit a GEMM call over rows [0, M): directly, or through pf when the host supplied one. R: the
+ * residual operand of a GEMM with a fused residual add (fifth argument), else NULL. */
 static void
 call_gemm(Kb *k, LLVMValueRef gemm, int64_t M, int rb, LLVMValueRef A, LLVMValueRef C,
-          const CgNodeArgs *a)
+          LLVMValueRef R, const CgNodeArgs *a)
 {
-    LLVMTypeRef pt[4] = {k->ptr, k->ptr, k->i64, k->i64};
-    LLVMTypeRef gt = LLVMFunctionType(k->vd, pt, 4, 0);
-    /* trampoline(arg, b, e): gemm(arg[0], arg[1], b*rb, min(e*rb, M)) */
+    unsigned ng = R ? 5 : 4;
+    LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->i64, k->i64, k->ptr};
+    LLVMTypeRef gt = LLVMFunctionType(k->vd, pt, ng, 0);
+    /* trampoline(arg, b, e): gemm(arg[0], arg[1], b*rb, min(e*rb, M)[, arg[2]]) */
     char name[128];
     snprintf(name, sizeof name, "%s.tramp%u", k->prefix, k->counter++);
     LLVMTypeRef tpt[3] = {k->ptr, k->i64, k->i64};
@@ -237,8 +239,11 @@ call_gemm(Kb *k, LLVMValueRef gemm, int64_t M, int rb, LLVMValueRef A, LLVMValue
         LLVMValueRef pc = LLVMBuildLoad2(k->b, k->ptr, LLVMBuildGEP2(k->b, k->ptr, arg, &one, 1, ""), "");
         LLVMValueRef mb = cg_mul(k, LLVMGetParam(tr, 1), cg_i64(k, rb));
         LLVMValueRef me = cg_smin(k, cg_mul(k, LLVMGetParam(tr, 2), cg_i64(k, rb)), cg_i64(k, M));
-        LLVMValueRef args[4] = {pa, pc, mb, me};
-        LLVMBuildCall2(k->b, gt, gemm, args, 4, "");
+        LLVMValueRef two = cg_i64(k, 2);
+        LLVMValueRef args[5] = {pa, pc, mb, me, NULL};
+        if (R)
+            args[4] = LLVMBuildLoad2(k->b, k->ptr, LLVMBuildGEP2(k->b, k->ptr, arg, &two, 1, ""), "");
+        LLVMBuildCall2(k->b, gt, gemm, args, ng, "");
         LLVMBuildRetVoid(k->b);
     }
     k->fn = saved_fn;
@@ -249,14 +254,16 @@ call_gemm(Kb *k, LLVMValueRef gemm, int64_t M, int rb, LLVMValueRef A, LLVMValue
     LLVMValueRef isnull = LLVMBuildIsNull(k->b, a->pf, "");
     LLVMBuildCondBr(k->b, isnull, seq, par);
     LLVMPositionBuilderAtEnd(k->b, seq);
-    LLVMValueRef args[4] = {A, C, cg_i64(k, 0), cg_i64(k, M)};
-    LLVMBuildCall2(k->b, gt, gemm, args, 4, "");
+    LLVMValueRef args[5] = {A, C, cg_i64(k, 0), cg_i64(k, M), R};
+    LLVMBuildCall2(k->b, gt, gemm, args, ng, "");
     LLVMBuildBr(k->b, join);
     LLVMPositionBuilderAtEnd(k->b, par);
-    LLVMValueRef slot = cg_entry_alloca(k, LLVMArrayType2(k->ptr, 2));
+    LLVMValueRef slot = cg_entry_alloca(k, LLVMArrayType2(k->ptr, 3));
     LLVMBuildStore(k->b, A, slot);
-    LLVMValueRef one = cg_i64(k, 1);
+    LLVMValueRef one = cg_i64(k, 1), two = cg_i64(k, 2);
     LLVMBuildStore(k->b, C, LLVMBuildGEP2(k->b, k->ptr, slot, &one, 1, ""));
+    if (R)
+        LLVMBuildStore(k->b, R, LLVMBuildGEP2(k->b, k->ptr, slot, &two, 1, ""));
     LLVMTypeRef pft[4] = {k->ptr, k->ptr, k->ptr, k->i64};
     LLVMValueRef pargs[4] = {a->pf_ctx, tr, slot, cg_i64(k, (M + rb - 1) / rb)};
     LLVMBuildCall2(k->b, LLVMFunctionType(k->vd, pft, 4, 0), a->pf, pargs, 4, "");
@@ -297,6 +304,39 @@ gemm_emit(Kb *k, Node *n, const CgGemmSpec *s)
     return f;
 }
 
+/* The qadd fused into this conv (CgNodeArgs.res_add, planned by cg_residual_add): q = the
+ * conv's requantized result (its own scale, zero point and clamp stay those of the spec), the
+ * GEMM writes qadd(q, other operand) with the qadd's result type and clamp. */
+static bool
+residual_fill(Kb *k, Node *n, const CgNodeArgs *a, CgGemmSpec *s)
+{
+    Graph *g = k->g;
+    Node *q = a->res_add;
+    ValueId v = n->out[0];
+    uint32_t o = q->in[0].id == v.id ? 1 : 0;
+    const Type *vt = &ir_value(g, v)->type, *ut = &ir_value(g, q->in[o])->type;
+    const Type *yt = &ir_value(g, q->out[0])->type;
+    s->residual = true;
+    s->res_signed = ut->elem == ET_I8;
+    s->ldr = s->ldc;
+    s->res_sa = vt->q->scale[0];
+    s->res_sb = ut->q->scale[0];
+    s->res_zb = ut->q->zp[0];
+    s->res_sy = yt->q->scale[0];
+    s->res_zy = yt->q->zp[0];
+    s->res_lo = yt->q->qmin;
+    s->res_hi = yt->q->qmax;
+    int64_t cl[4];
+    if (ir_attr_ints(g, q, "clamp", cl, 4) == 2) {
+        s->res_lo = (int32_t)(cl[0] > s->res_lo ? cl[0] : s->res_lo);
+        s->res_hi = (int32_t)(cl[1] < s->res_hi ? cl[1] : s->res_hi);
+    }
+    if (yt->elem != ET_I8 && yt->elem != ET_U8)
+        return cg_fail(k, q, "fused residual add: 8-bit result expected");
+    s->out = yt->elem == ET_I8 ? CG_GEMM_I8 : CG_GEMM_U8;
+    return true;
+}
+
 /* Non-grouped convolution through the NHWC lowering of llvm_conv_nhwc.c. */
 static bool
 emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, int8_t *w,
@@ -320,11 +360,13 @@ emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi 
     s.bias = bias;
     if (!spec_fill(k, n, &s, e, 0))
         return false;
+    if (a->res_add && !residual_fill(k, n, a, &s))
+        return false;
     LLVMValueRef gf = gemm_emit(k, n, &s);
     if (!gf)
         return false;
     int rb = cg_gemm_row_block(k->t, k->isa, &s);
-    call_gemm(k, gf, rows, rb > 0 ? rb : 1, A, st, a);
+    call_gemm(k, gf, rows, rb > 0 ? rb : 1, A, st, a->res_add ? a->res : NULL, a);
     if (!c->out_nhwc)
         cg_nhwc_unstage(k, c, ir_value(k->g, n->out[0])->type.elem, st, a->out[0]);
     return true;
@@ -417,7 +459,7 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
             break;
         }
         int rb = cg_gemm_row_block(k->t, k->isa, &s);
-        call_gemm(k, gf, rows, rb > 0 ? rb : 1, A, cg_gep(k, Cst, cg_i64(k, gi * c.Mg * oes)), a);
+        call_gemm(k, gf, rows, rb > 0 ? rb : 1, A, cg_gep(k, Cst, cg_i64(k, gi * c.Mg * oes)), NULL, a);
     }
     if (ok) {
         /* staging [N, OHW, M] -> NCHW [N, M, OHW] */
@@ -474,7 +516,7 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef gf = ok ? gemm_emit(k, n, &s) : NULL;
     if (gf) {
         int rb = cg_gemm_row_block(k->t, k->isa, &s);
-        call_gemm(k, gf, M, rb > 0 ? rb : 1, a->in[0], a->out[0], a);
+        call_gemm(k, gf, M, rb > 0 ? rb : 1, a->in[0], a->out[0], NULL, a);
     }
     free(w);
     free(zw);

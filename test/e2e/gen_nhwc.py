@@ -142,10 +142,29 @@ def chain_d():
     return g.text([c4])
 
 
+def chain_e():
+    # residual adds fused into the epilogue of the conv before them (cg_residual_add): i8,
+    # batch 2, 64 channels (full vectors), 24 (a partial vector: the residual is read lane by
+    # lane), a qadd of two convs that both feed only it (fused into the later one), a conv clamp
+    # before the add, a qadd result with two consumers
+    g = G("nhwc_chain_e", (2, 6, 11, 13), "i8")
+    c1 = g.conv("%x", 64, 3, pad=1)
+    c2 = g.conv(c1, 64, 3, pad=1, clamp=(-3, 127))
+    r1 = g.add(c2, c1)
+    c3 = g.conv(r1, 24, 1)
+    c4 = g.conv(c3, 24, 3, pad=1)
+    c5 = g.conv(c3, 24, 3, stride=1, pad=1)
+    r2 = g.add(c4, c5)
+    c6 = g.conv(r2, 24, 1)
+    r3 = g.add(r2, c6)
+    c7 = g.conv(r3, 10, 1)
+    return g.text([c7])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, f in (("nhwc_chain_a", chain_a), ("nhwc_chain_b", chain_b), ("nhwc_chain_c", chain_c),
-                    ("nhwc_chain_d", chain_d)):
+                    ("nhwc_chain_d", chain_d), ("nhwc_chain_e", chain_e)):
         with open(os.path.join(OUT, name + ".qir"), "w") as fh:
             fh.write(f())
 
