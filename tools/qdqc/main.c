@@ -159,7 +159,7 @@ opt_one(Opts *o, const char *text, size_t len, const char *name, FILE *out)
     if (qdqc_module_parse(o->ctx, text, len, name, &m) != QDQC_OK)
         return EXIT_INPUT;
     int rc = EXIT_OK;
-    if (o->passes && qdqc_module_run_passes(m, o->passes) != QDQC_OK)
+    if (o->passes && *o->passes && qdqc_module_run_passes(m, o->passes) != QDQC_OK)
         rc = EXIT_INPUT;
     if (rc == EXIT_OK) {
         char *s = qdqc_module_print(m);
@@ -281,7 +281,9 @@ run_compile(Opts *o)
     if (qdqc_module_load_file(o->ctx, o->input, &m) != QDQC_OK)
         return EXIT_INPUT;
     int rc = EXIT_OK;
-    if (qdqc_module_run_passes(m, o->passes ? o->passes : "default") != QDQC_OK)
+    /* as in run and bench: an empty --passes= compiles the graph as imported */
+    const char *passes = o->passes ? o->passes : "default";
+    if (*passes && qdqc_module_run_passes(m, passes) != QDQC_OK)
         rc = EXIT_INPUT;
     if (rc == EXIT_OK && !want_output) {
         /* report only */
