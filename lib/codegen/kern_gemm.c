@@ -154,6 +154,45 @@ tile_step(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi
     }
 }
 
+/* dotprod: four k groups [gi, gi+4) at once. A is loaded as 16 bytes per row (its four groups)
+ * and each dot product takes its group's 4 bytes by lane index (`sdot`/`sudot` by element), so
+ * A needs no broadcast: `ld1r` costs a vector-pipe uop per row and group besides its load
+ * (llvm-mca -mcpu=neoverse-v1: 44 instead of 64 MAC/cycle; bench/mca_kernels.py). The B operand
+ * comes first for sdot, the duplicated A first for usdot (u8 A): those are the operand orders
+ * LLVM selects the by-element forms from. Reads A[4 gi, 4 gi + 16) of each row: inside the
+ * packed row while gi + 4 <= groups. */
+static void
+tile_step_dot4(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi)
+{
+    const GemmPlan *p = g->p;
+    const int nv = pn->nv;
+    LLVMTypeRef v16 = LLVMVectorType(g->i8, 16), v4 = LLVMVectorType(g->i32, 4);
+    LLVMValueRef bv[4][8];
+    for (int j = 0; j < 4; j++) {
+        LLVMValueRef bgp = gep8(g, pn->bbase, mul(g, add(g, gi, ci64(g, j)), pn->nrp * p->kg));
+        for (int v = 0; v < nv; v++)
+            bv[j][v] = load(g, v16, gep8(g, bgp, ci64(g, (int64_t)v * 16)), 16);
+    }
+    const char *name = p->use_usdot ? "llvm.aarch64.neon.usdot" : "llvm.aarch64.neon.sdot";
+    LLVMTypeRef ov[2] = {g->accty, v16};
+    for (int r = 0; r < rows; r++) {
+        LLVMValueRef a = load(g, v4, gep8(g, rowp[r], mul(g, gi, 4)), 4);
+        for (int j = 0; j < 4; j++) {
+            LLVMValueRef lane[4] = {ci32(g, j), ci32(g, j), ci32(g, j), ci32(g, j)};
+            LLVMValueRef dup =
+                LLVMBuildShuffleVector(g->b, a, LLVMGetPoison(v4), LLVMConstVector(lane, 4), "");
+            LLVMValueRef aj = LLVMBuildBitCast(g->b, dup, v16, "");
+            for (int v = 0; v < nv; v++) {
+                LLVMValueRef slot = g->acc[r * nv + v];
+                LLVMValueRef accv = load(g, g->accty, slot, 4);
+                LLVMValueRef args[3] = {accv, p->use_usdot ? aj : bv[j][v],
+                                        p->use_usdot ? bv[j][v] : aj};
+                store(g, intr(g, name, ov, 2, args, 3), slot, 4);
+            }
+        }
+    }
+}
+
 /* Row vectors (vl lanes of consecutive channels) of the finished tile. */
 static void
 tile_rowvecs(Gen *g, int rows, int nv, LLVMValueRef *out /* [rows * nv] */)
@@ -389,12 +428,17 @@ emit_tile(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc)
     tile_rows(g, rows, mloc, rowp);
     LLVMValueRef kb = chunked ? g->kc0 : ci64(g, 0);
     LLVMValueRef ke = chunked ? g->kend : ci64(g, p->groups);
-    int64_t u = p->kunroll;
+    bool dot4 = p->isa == CG_GEMM_A64_DOTPROD; /* by-element dot products, 4 groups a step */
+    int64_t u = dot4 ? (p->kunroll + 3) / 4 * 4 : p->kunroll;
     Loop lk;
     LLVMValueRef k = loop_begin(g, &lk, kb, u > 1 ? LLVMBuildSub(g->b, ke, ci64(g, u - 1), "") : ke,
                                 ci64(g, u), "k");
-    for (int64_t j = 0; j < u; j++)
-        tile_step(g, pn, rows, rowp, j ? add(g, k, ci64(g, j)) : k);
+    for (int64_t j = 0; j < u; j += dot4 ? 4 : 1) {
+        if (dot4)
+            tile_step_dot4(g, pn, rows, rowp, j ? add(g, k, ci64(g, j)) : k);
+        else
+            tile_step(g, pn, rows, rowp, j ? add(g, k, ci64(g, j)) : k);
+    }
     loop_end(g, &lk);
     if (u > 1) { /* groups left over by the unrolled loop */
         Loop lr;

@@ -107,8 +107,8 @@ isa_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
         p->vl = 8, p->kg = 2, p->belem = 2, p->mr = 6, p->nv = 2, p->kunroll = 1;
         p->apack = APACK_I16;
         break;
-    case CG_GEMM_A64_DOTPROD:
-        p->vl = 4, p->kg = 4, p->belem = 1, p->mr = 8, p->nv = 3, p->kunroll = 1;
+    case CG_GEMM_A64_DOTPROD: /* by-element sdot, 4 groups a step: 16 acc + 8 B + A of 32 q */
+        p->vl = 4, p->kg = 4, p->belem = 1, p->mr = 8, p->nv = 2, p->kunroll = 1;
         p->apack = APACK_BYTES;
         p->use_usdot = !s->a_signed && t->i8mm;
         p->a_xor = (!s->a_signed && !p->use_usdot) ? 0x80 : 0;
