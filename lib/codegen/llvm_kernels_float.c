@@ -472,6 +472,11 @@ emit_layernorm(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMTypeRef f64 = k->f64;
     s = cg_call(k, "llvm.sqrt.f64", f64, &f64, &s, 1);
     LLVMValueRef inv = LLVMBuildFDiv(b, dconst(k, 1.0), s, "");
+    /* optional results: mean and inverse standard deviation, one per normalized block */
+    if (n->nout > 1)
+        store_d(k, a->out[1], vo, mean);
+    if (n->nout > 2)
+        store_d(k, a->out[2], vo, inv);
     CgNest ns;
     LLVMValueRef idx[3];
     cg_nest_begin(k, &ns, tail.dims, tail.rank, 3, (const int64_t (*)[IR_MAX_RANK])st, idx);

@@ -630,11 +630,21 @@ op_softmax(OnnxImp *I)
     return y.id && onnx_bind(I, onnx_out_name(I, 0), y);
 }
 
+/* Mean and InvStdDev (outputs 1 and 2) become results 1 and 2 when the model names them. */
 static bool
 op_layernorm(OnnxImp *I)
 {
     ValueId ins[3] = {IN(I, 0), IN(I, 1), IN(I, 2)};
-    NodeId n = onnx_mk(I, OP_LAYERNORM, ins[2].id ? 3 : 2, ins, 1);
+    uint32_t nout = 1;
+    for (uint32_t k = 1; k < 3 && k < I->node->n_output; k++)
+        if (I->node->output[k] && *I->node->output[k])
+            nout = k + 1;
+    if (nout > 1 && onnx_attr_i(I, "stash_type", 1) != 1) {
+        onnx_node_error(I, "stash_type %lld with the Mean/InvStdDev outputs is not supported "
+                        "(only 1, float)", (long long)onnx_attr_i(I, "stash_type", 1));
+        return false;
+    }
+    NodeId n = onnx_mk(I, OP_LAYERNORM, ins[2].id ? 3 : 2, ins, nout);
     ir_set_attr_int(I->g, n, "axis", onnx_attr_i(I, "axis", -1));
     ir_set_attr_float(I->g, n, "epsilon", onnx_attr_f(I, "epsilon", 1e-5f));
     return onnx_emit(I, n, ET_NONE);
@@ -729,7 +739,7 @@ static const OnnxOpEntry onnx_op_table[] = {
     {"Erf", op_erf, 1, 1, 1},
     {"Gelu", op_gelu, 1, 1, 1},
     {"Softmax", op_softmax, 1, 1, 1},
-    {"LayerNormalization", op_layernorm, 2, 3, 1},
+    {"LayerNormalization", op_layernorm, 2, 3, 3},
     {"ReduceMean", op_reduce_mean, 1, 2, 1},
     {"MaxPool", op_maxpool, 1, 1, 1},
     {"AveragePool", op_avgpool, 1, 1, 1},

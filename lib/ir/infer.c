@@ -460,6 +460,13 @@ ir_infer_types(Graph *g, Node *n, Type *out)
             if (!shape_broadcast(&tail, t, &bt) || !type_shape_equal(&bt, &tail))
                 FAIL("operand %u does not broadcast to the normalized shape", i);
         }
+        /* optional results 1 and 2: mean and 1/sqrt(variance + epsilon), f32, the input's
+         * shape with the normalized axes kept as 1 */
+        for (uint32_t k = 1; k < n->nout; k++) {
+            out[k] = type_make(ET_F32, x->rank, x->dims);
+            for (int i = (int)a; i < x->rank; i++)
+                out[k].dims[i] = 1;
+        }
         break;
     }
     case OP_REDUCE_MEAN:

@@ -228,6 +228,11 @@ layernorm(RefCtx *c, Node *n)
     float *y = ref_f32_out(c, n, 0);
     if (!x || !sc || !y || (ref_in(c, n, 2) && !bi))
         return false;
+    /* optional results: mean and inverse standard deviation per normalized block */
+    float *ym = n->nout > 1 ? ref_f32_out(c, n, 1) : NULL;
+    float *yi = n->nout > 2 ? ref_f32_out(c, n, 2) : NULL;
+    if ((n->nout > 1 && !ym) || (n->nout > 2 && !yi))
+        return false;
     const Type *t = &ref_in(c, n, 0)->type;
     int64_t a = ir_attr_int(c->g, n, "axis", -1);
     if (a < 0)
@@ -252,6 +257,10 @@ layernorm(RefCtx *c, Node *n)
             var += ((double)xp[j] - mean) * ((double)xp[j] - mean);
         var /= (double)len;
         double inv = 1.0 / sqrt(var + eps);
+        if (ym)
+            ym[o] = (float)mean;
+        if (yi)
+            yi[o] = (float)inv;
         int64_t idx[IR_MAX_RANK] = {0};
         for (int64_t j = 0; j < len; j++) {
             int64_t is = 0, ib = 0;

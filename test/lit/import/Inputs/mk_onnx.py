@@ -342,6 +342,18 @@ def layernorm():
 
 
 @case
+def layernorm_stats():
+    """LayerNormalization with its Mean and InvStdDev outputs (Mean skipped by name: '')."""
+    inits = [init("g", np.ones((4, 3), np.float32)), init("g3", np.ones(3, np.float32))]
+    nodes = [h.make_node("LayerNormalization", ["x", "g"], ["y", "mean", "inv"], name="ln",
+                         axis=1),
+             h.make_node("LayerNormalization", ["x", "g3"], ["y2", "", "inv2"], name="ln2")]
+    return model(nodes, [f32("x", [2, 4, 3])],
+                 [f32("y", [2, 4, 3]), f32("mean", [2, 1, 1]), f32("inv", [2, 1, 1]),
+                  f32("inv2", [2, 4, 1])], inits, opset=17)
+
+
+@case
 def reduce_mean18():
     inits = [init("axes", np.array([-1], np.int64))]
     nodes = [h.make_node("ReduceMean", ["x", "axes"], ["y"], name="rm", keepdims=0)]
