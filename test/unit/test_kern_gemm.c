@@ -11,9 +11,11 @@
  * the AVX-VNNI kernel selects {vex} vpdpbusd without AVX-512, the AArch64 kernels use
  * sdot/usdot/smmla/usmmla.
  *
- * --cross TRIPLE CPU MATTR ISAS DIR: emit the same cases for another target into DIR/kernels.o,
- * DIR/cases.bin (inputs + expected outputs computed here) and DIR/driver.c, which
- * test/unit/run_aarch64_gemm.sh links statically and runs under qemu.
+ * --cross TRIPLE CPU MATTR ISAS DIR [asm]: emit the same cases for another target into
+ * DIR/kernels.o (DIR/kernels.s with `asm`), DIR/cases.bin (inputs + expected outputs computed
+ * here) and DIR/driver.c, which test/unit/run_aarch64_gemm.sh links statically and runs under
+ * qemu, and test/unit/run_avxvnni_gemm.sh assembles (VEX dot products re-encoded as EVEX when the
+ * host lacks AVX-VNNI) and runs natively.
  *
  * Output ends with "N passed, M failed"; exit status non-zero on any failure.
  */
@@ -684,7 +686,7 @@ wr64(FILE *f, int64_t v)
 
 static int
 cross_main(const char *triple, const char *cpu, const char *mattr, const char *isas,
-           const char *dir)
+           const char *dir, bool as_asm)
 {
     char err[1024], path[1024];
     CgTarget t;
@@ -715,10 +717,10 @@ cross_main(const char *triple, const char *cpu, const char *mattr, const char *i
     LLVMTargetMachineRef tm;
     LLVMContextRef ctx = NULL;
     LLVMModuleRef mod = NULL;
-    snprintf(path, sizeof path, "%s/kernels.o", dir);
+    snprintf(path, sizeof path, "%s/kernels.%s", dir, as_asm ? "s" : "o");
     if (!cg_target_machine_create(&t, &tm, err, sizeof err) ||
         !build_module(&t, tm, all, nall, &ctx, &mod, err, sizeof err) ||
-        !cg_module_emit_file(mod, tm, false, path, err, sizeof err)) {
+        !cg_module_emit_file(mod, tm, as_asm, path, err, sizeof err)) {
         fprintf(stderr, "test_kern_gemm: %s\n", err);
         return 2;
     }
@@ -770,10 +772,11 @@ cross_main(const char *triple, const char *cpu, const char *mattr, const char *i
 int
 main(int argc, char **argv)
 {
-    if (argc == 7 && strcmp(argv[1], "--cross") == 0)
-        return cross_main(argv[2], argv[3], argv[4], argv[5], argv[6]);
+    if ((argc == 7 || (argc == 8 && strcmp(argv[7], "asm") == 0)) &&
+        strcmp(argv[1], "--cross") == 0)
+        return cross_main(argv[2], argv[3], argv[4], argv[5], argv[6], argc == 8);
     if (argc != 1) {
-        fprintf(stderr, "usage: test_kern_gemm [--cross TRIPLE CPU MATTR ISA,... DIR]\n");
+        fprintf(stderr, "usage: test_kern_gemm [--cross TRIPLE CPU MATTR ISA,... DIR [asm]]\n");
         return 2;
     }
     char err[512];
