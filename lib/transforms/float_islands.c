@@ -1,8 +1,10 @@
 /* float_islands.c: say what still computes in float after the pipeline, and why.
  * Every float compute op left (not const, not quantize/dequantize, not an integer op) gets a
  * remark with its reason ("no integer rule", "input 1 not quantized", "result not quantized",
- * ...) and the number of its float island: float ops joined by float values (directly or
- * through layout ops) share an island. A last remark gives the totals.
+ * ...; an add of a constant bias after an integer op's f32 result says why the bias is not in
+ * the op's int32 bias, with the checks of weight-fold and qdq-fold) and the number of its float
+ * island: float ops joined by float values (directly or through layout ops) share an island.
+ * A last remark gives the totals.
  * Nothing is inserted: integer ops are only ever made from dequantized integers and produce
  * quantized (or f32) results, so a float op is always bounded by the model's own dequantize
  * and quantize (or by graph inputs/outputs); the island boundaries are exactly those nodes.
@@ -12,6 +14,7 @@
 #include "pass.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static bool
 is_float_compute(Graph *g, const Node *n)
@@ -42,6 +45,75 @@ has_rule(OpKind op)
     }
 }
 
+/* add(integer op's f32 result, constant bias): why the bias is not in the op's int32 bias.
+ * NULL if n is not such an add. The checks mirror weight-fold and qdq-fold. */
+static const char *
+bias_add_reason(Graph *g, Node *n, char *buf, size_t len)
+{
+    if (n->op != OP_ADD || n->nin != 2)
+        return NULL;
+    uint32_t k = 2;
+    for (uint32_t i = 0; i < 2 && k == 2; i++) {
+        Node *d = ir_def(g, n->in[i]);
+        if (d && !d->dead && (d->op == OP_QCONV || d->op == OP_QCONV_TRANSPOSE ||
+                              d->op == OP_QMATMUL) &&
+            ir_value(g, n->in[i])->type.elem == ET_F32)
+            k = i;
+    }
+    if (k == 2)
+        return NULL;
+    ValueId bv = n->in[1 - k];
+    const Tensor *b = ir_const_of(g, bv);
+    Node *bd = b ? NULL : qm_def_op(g, bv, OP_DEQUANTIZE);
+    if (!b && !(bd && bd->nin == 1 && ir_const_of(g, bd->in[0])))
+        return NULL;
+    Node *op = ir_def(g, n->in[k]);
+    const char *name = op_info(op->op)->name;
+    const Type *yt = &ir_value(g, n->in[k])->type, *bt = &ir_value(g, bv)->type;
+    int ca = op->op == OP_QMATMUL ? yt->rank - 1 : 1; /* output channel axis */
+    int64_t m = yt->dims[ca];
+    if (ir_num_uses(g, n->in[k]) != 1) {
+        snprintf(buf, len, "bias add after %s: the %s result has other consumers", name, name);
+        return buf;
+    }
+    bool per_channel = bt->rank <= yt->rank;
+    for (int d = 0; d < bt->rank && per_channel; d++) {
+        int yd = d + yt->rank - bt->rank;
+        per_channel = bt->dims[d] == 1 || (yd == ca && bt->dims[d] == m);
+    }
+    if (!per_channel) {
+        snprintf(buf, len, "bias add after %s: the bias varies along another axis than the "
+                 "output channels", name);
+        return buf;
+    }
+    if (bd || b->type.elem != ET_F32) {
+        snprintf(buf, len, "bias add after %s: the bias is not an f32 constant or an int32 at "
+                 "input scale * weight scale", name);
+        return buf;
+    }
+    const QParams *qx = ir_value(g, op->in[0])->type.q, *qw = ir_value(g, op->in[1])->type.q;
+    float sy = qm_out_scale(g, n->out[0]);
+    size_t nb = type_numel_unchecked(bt);
+    double steps = 0;
+    if (qx && qw && sy > 0 && (m == (int64_t)nb || nb == 1)) {
+        float *bf = xmalloc((size_t)m * 2 * sizeof(float) + (size_t)m * sizeof(int32_t));
+        float *sw = bf + m;
+        int32_t *bq = (int32_t *)(sw + m);
+        for (int64_t c = 0; c < m; c++) {
+            bf[c] = (float)tensor_get_f(b, nb == 1 ? 0 : (size_t)c);
+            sw[c] = qm_scale_at(qw, qw->n == 1 ? 0 : c % (int64_t)qw->n);
+        }
+        steps = qm_quantize_bias(bf, qx->scale[0], sw, m, sy, bq);
+        free(bf);
+    }
+    if (steps > QM_BIAS_MAX_STEPS)
+        snprintf(buf, len, "float bias kept exact: as int32 at input scale * weight scale it "
+                 "would move the result by up to %.3g output steps", steps);
+    else
+        snprintf(buf, len, "bias add after %s: only a matmul's bias add folds into it", name);
+    return buf;
+}
+
 const char *
 pass_float_reason(Graph *g, Node *n, char *buf, size_t len)
 {
@@ -55,6 +127,10 @@ pass_float_reason(Graph *g, Node *n, char *buf, size_t len)
         snprintf(buf, len, "not folded into a conv (no conv before it, or non-constant statistics)");
         return buf;
     }
+    qm_uses(g);
+    const char *why = bias_add_reason(g, n, buf, len);
+    if (why)
+        return why;
     uint32_t ndata = n->op == OP_CONV || n->op == OP_CONV_TRANSPOSE || n->op == OP_MATMUL ||
                      n->op == OP_GEMM || n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL
                      ? 2 : 1;
@@ -74,8 +150,11 @@ pass_float_reason(Graph *g, Node *n, char *buf, size_t len)
         }
     }
     if (n->op == OP_CONV || n->op == OP_CONV_TRANSPOSE || n->op == OP_MATMUL || n->op == OP_GEMM) {
-        if (n->op == OP_GEMM && ir_attr_int(g, n, "transA", 0)) {
-            snprintf(buf, len, "transA=1 has no integer rule");
+        if (n->op == OP_GEMM && (ir_attr_int(g, n, "transA", 0) || ir_attr_int(g, n, "transB", 0) ||
+                                 ir_attr_float(g, n, "alpha", 1) != 1.0f)) {
+            snprintf(buf, len, "transA=%d, transB=%d, alpha=%g not normalised (weight-fold's "
+                     "remark says why)", (int)ir_attr_int(g, n, "transA", 0),
+                     (int)ir_attr_int(g, n, "transB", 0), (double)ir_attr_float(g, n, "alpha", 1));
             return buf;
         }
         if (n->nin > 2 && n->in[2].id) {

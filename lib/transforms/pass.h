@@ -66,6 +66,16 @@ ValueId qm_add_dq(Graph *g, ValueId in, const QParams *q, const char *name, Loc 
 ValueId qm_add_q(Graph *g, ValueId in, const QParams *q, const char *name, Loc loc);
 void qm_const_set(Graph *g, ValueId v, Tensor *t); /* new tensor (and type) of a const */
 void qm_copy_attrs(Graph *g, NodeId to, NodeId from, const char *const *skip);
+/* Float biases. qm_out_scale: the smallest scale of the quantizes (per-axis: their smallest
+ * scale) that receive v directly or through ops that pass an additive error of v on unchanged
+ * or smaller (relu, clip, add, sub, layout ops); 0 if no quantize is reached.
+ * qm_quantize_bias: bq[c] = qn_quantize_bias(b[c], sx, sw[c]); returns the largest rounding
+ * error |b[c] - bq[c] * (sx*sw[c])| in units of sy (0 when sy is 0). */
+float qm_out_scale(Graph *g, ValueId v);
+double qm_quantize_bias(const float *b, float sx, const float *sw, int64_t m, float sy, int32_t *bq);
+/* The largest rounding error, in output steps, that a bias folded into an integer op may have:
+ * beyond it the bias stays float (weight-fold, qdq-fold; docs/passes.md). */
+#define QM_BIAS_MAX_STEPS 0.5
 /* Why a node still computes in float after the pipeline ("no integer rule", "input 1 not
  * quantized"); NULL for nodes that are not float compute (float_islands.c). */
 const char *pass_float_reason(Graph *g, Node *n, char *buf, size_t len);

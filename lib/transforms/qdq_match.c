@@ -264,3 +264,64 @@ qm_const_set(Graph *g, ValueId v, Tensor *t)
     ir_set_attr_tensor(g, ir_value(g, v)->def, "value", t);
     ir_value(g, v)->type = t->type;
 }
+
+/* ---- bias rounding (weight-fold, qdq-fold) ---- */
+
+static float
+out_scale(Graph *g, ValueId v, int depth)
+{
+    if (depth > 16)
+        return 0;
+    float best = 0;
+    uint32_t nu = ir_num_uses(g, v);
+    const Use *us = ir_uses(g, v);
+    for (uint32_t i = 0; i < nu; i++) {
+        if (!us[i].node.id)
+            continue; /* a graph output: no step to protect */
+        Node *u = ir_node(g, us[i].node);
+        uint32_t idx = us[i].index;
+        float s = 0;
+        if (u->dead || u->nout != 1)
+            continue;
+        if (u->op == OP_QUANTIZE) {
+            if (!u->q || idx != 0)
+                continue;
+            s = u->q->scale[0];
+            for (uint32_t k = 1; k < u->q->n; k++)
+                s = u->q->scale[k] < s ? u->q->scale[k] : s;
+            if (!(s > 0) || !isfinite(s))
+                s = 0;
+        } else if (u->op == OP_RELU || (u->op == OP_CLIP && idx == 0) || u->op == OP_ADD ||
+                   u->op == OP_SUB ||
+                   ((op_info(u->op)->flags & OPF_LAYOUT) && (idx == 0 || u->op == OP_CONCAT))) {
+            /* these pass an additive error of v on to their result unchanged (or smaller) */
+            s = out_scale(g, u->out[0], depth + 1);
+        }
+        if (s > 0 && (best == 0 || s < best))
+            best = s;
+    }
+    return best;
+}
+
+float
+qm_out_scale(Graph *g, ValueId v)
+{
+    qm_uses(g);
+    return out_scale(g, v, 0);
+}
+
+double
+qm_quantize_bias(const float *b, float sx, const float *sw, int64_t m, float sy, int32_t *bq)
+{
+    double worst = 0;
+    for (int64_t c = 0; c < m; c++) {
+        bq[c] = qn_quantize_bias(b[c], sx, sw[c]);
+        double s = (double)(sx * sw[c]); /* the f32 product qn_quantize_bias divides by */
+        double err = fabs((double)b[c] - (double)bq[c] * s);
+        if (!(err <= INFINITY))
+            err = INFINITY; /* NaN bias */
+        if (sy > 0 && err / sy > worst)
+            worst = err / sy;
+    }
+    return worst;
+}

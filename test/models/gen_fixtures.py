@@ -731,6 +731,36 @@ for _g, _a in (("pt", "u8"), ("pc", "u8"), ("pt", "i8"), ("pc", "i8")):
         (lambda n, a, pc: lambda: single(n, a, lambda b, x: b.gemm(x, 10, per_channel=pc), shape=(1, 32)))(_n, _a, _g == "pc"))
 
 
+def _linear(b, x, pc=True, n=12):
+    """nn.Linear on a rank-3 input as exported: MatMul with the quantized weight [K,N], then Add
+    of the bias (int32 behind DQ with scale s_x*s_w[n] in the ort style, fp32 in the torch style)."""
+    k = b.vals[x].shape[-1]
+    w = (b.rng.standard_normal((k, n)) * np.sqrt(1.0 / k)).astype(np.float32)
+    bias = (b.rng.standard_normal(n) * 0.1).astype(np.float32)
+    wd, ws = b.weight(w, 1, pc)
+    m = b.node("MatMul", [x, wd])
+    return b.node("Add", [m, b.bias(bias, x, ws)])
+
+
+for _a in ("u8", "i8"):
+    fixture(f"linear_pc_{_a}.onnx", f"nn.Linear as MatMul [1,8,16] x const [16,12] + Add(int32 bias behind DQ, scale s_x*s_w[n]), per-channel int8 weights, {_a}")(
+        (lambda a: lambda: single(f"linear_pc_{a}", a, _linear, shape=(1, 8, 16)))(_a))
+
+
+def _gemm_transa(b, x, n=10):
+    """Gemm transA=1 on a [K,M] activation, alpha 0.5, beta 2 with an int32 C (ort) or fp32 C."""
+    k = b.vals[x].shape[0]
+    w = (b.rng.standard_normal((k, n)) * np.sqrt(1.0 / k)).astype(np.float32)
+    c = (b.rng.standard_normal(n) * 0.05).astype(np.float32)
+    wd, ws = b.weight(w, 1, True)
+    return b.node("Gemm", [x, wd, b.bias(c, x, ws * np.float32(0.5))], alpha=0.5, beta=2.0, transA=1)
+
+
+for _a in ("u8", "i8"):
+    fixture(f"gemmta_pc_{_a}.onnx", f"Gemm transA=1 [32,4]^T x W[32,10], alpha 0.5, beta 2, per-channel (axis 1) int8 weights, int32 C with scale s_x*s_w[n]*alpha, {_a}")(
+        (lambda a: lambda: single(f"gemmta_pc_{a}", a, _gemm_transa, shape=(32, 4)))(_a))
+
+
 def _binary(op, bshape=None, scale_b=3.0):
     def body(b, x):
         shape = b.vals[x].shape if bshape is None else bshape
@@ -871,6 +901,7 @@ TORCH_SET = [
     ("matmul_pc", "MatMul with const weights, per-channel axis 1", lambda b, x: _matmul_w(b, x, True), (1, 8, 16), 13),
     ("matmul_act", "MatMul of two activations", _matmul_act, (1, 8, 16), 13),
     ("gemm_pc", "Gemm transB=1, per-channel weights, fp32 bias", lambda b, x: b.gemm(x, 10), (1, 32), 13),
+    ("linear_pc", "nn.Linear as MatMul + Add(fp32 bias), per-channel weights axis 1", _linear, (1, 8, 16), 13),
     ("add", "Add of two activations with different scales", _binary("Add"), (1, 8, 8, 8), 13),
     ("mul", "Mul of two activations", _binary("Mul", scale_b=0.5), (1, 8, 8, 8), 13),
     ("concat", "Concat of three activations with different scales", _concat, (1, 8, 8, 8), 13),

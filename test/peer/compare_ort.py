@@ -47,7 +47,8 @@ FUSED = ["conv1x1_*", "conv3x3_*", "conv3x3s2_*", "conv3x3relu_*", "conv3x3reluq
          "convdw_*", "convgrp_*", "convdil_*", "convwide_*", "matmul_*", "gemm_*", "add_*",
          "mul_*", "concat_*", "avgpool*", "gap_*", "maxpool*", "reshape_*", "flatten_*",
          "transpose_*", "torch_conv3x3_*", "torch_matmul_*", "torch_gemm_*", "torch_concat_*",
-         "torch_gap_*", "torch_maxpool_*", "torch_reshape_*", "torch_transpose_*"]
+         "torch_gap_*", "torch_maxpool_*", "torch_reshape_*", "torch_transpose_*",
+         "linear_*", "torch_linear_*"]  # MatMul+Add(bias): reshaped to 2-D and fused into QGemm
 # ORT --opt all refuses these models (README: QLinearAdd/Mul/AveragePool type inference wants
 # rank-0 scales); they are compared with --opt disabled only.
 ORT_ALL_REFUSES = ["torch_add_*", "torch_mul_*", "torch_avgpool_*", "resnet_torch_u8"]
