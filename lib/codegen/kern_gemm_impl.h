@@ -20,7 +20,8 @@
  *   APACK_I16:   row i at i * a_row_bytes, int16 (sign- or zero-extended), zero padded to kp;
  *   APACK_PAIRS: row pair q at q * a_row_bytes, group g at +16 g: 8 bytes of row 2q then 8 of
  *                row 2q+1 (zero for a missing odd row), each ^ a_xor;
- *   APACK_NONE:  A read in place (generic/NEON, kg = 1: no tail problem).
+ *   APACK_NONE:  A read in place (generic/NEON, kg = 1: no tail problem; and the VNNI paths
+ *                when A is unsigned (no xor) and K is a multiple of kg = 4).
  *
  * K blocking: when a panel's packed B is larger than ~64 KiB the K groups are cut into nkc
  * chunks of kcg groups; for each panel and chunk all row tiles of the block run, so the chunk
