@@ -107,13 +107,25 @@ i64c(Kb *k, int64_t v)
     return cg_i64(k, v);
 }
 
-static LLVMValueRef
-vsplat(Kb *k, LLVMValueRef s, unsigned n)
+LLVMValueRef
+cg_vsplat(Kb *k, LLVMValueRef s, unsigned n)
 {
     LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
     LLVMValueRef v = LLVMBuildInsertElement(k->b, LLVMGetPoison(vt), s, cg_i32(k, 0), "");
     return LLVMBuildShuffleVector(k->b, v, LLVMGetPoison(vt),
                                   LLVMConstNull(LLVMVectorType(k->i32, n)), "");
+}
+
+void
+cg_clamp(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi)
+{
+    int64_t cl[4];
+    *lo = q->qmin;
+    *hi = q->qmax;
+    if (ir_attr_ints(k->g, n, "clamp", cl, 4) == 2) {
+        *lo = (int32_t)(cl[0] > *lo ? cl[0] : *lo);
+        *hi = (int32_t)(cl[1] < *hi ? cl[1] : *hi);
+    }
 }
 
 static LLVMValueRef
@@ -166,13 +178,13 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
         /* qn_requant_float: f32 product, clamp to [lo - zo, hi - zo] (8-bit results: exact in
          * f32, so rne(f) + zo is already within [lo, hi]), rne */
         LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), table_vec(k, d->tb.gm, k->f32, ch, n), "");
-        LLVMValueRef flo = vsplat(k, cg_f32(k, (float)((int64_t)e->lo - e->zo)), n);
-        LLVMValueRef fhi = vsplat(k, cg_f32(k, (float)((int64_t)e->hi - e->zo)), n);
+        LLVMValueRef flo = cg_vsplat(k, cg_f32(k, (float)((int64_t)e->lo - e->zo)), n);
+        LLVMValueRef fhi = cg_vsplat(k, cg_f32(k, (float)((int64_t)e->hi - e->zo)), n);
         f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
         f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
         f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), LLVMConstNull(vf), f, "");
         out = LLVMBuildFPToSI(k->b, intrin(k, "llvm.roundeven", f), LLVMTypeOf(acc), "");
-        out = LLVMBuildAdd(k->b, out, vsplat(k, cg_i32(k, e->zo), n), "");
+        out = LLVMBuildAdd(k->b, out, cg_vsplat(k, cg_i32(k, e->zo), n), "");
         break;
     }
     case CG_GEMM_EPI_REQUANT_FIXED: {
@@ -180,9 +192,9 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
         LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), table_vec(k, d->tb.gfm, k->i64, ch, n), "");
         w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, table_vec(k, d->tb.gfr, k->i64, ch, n), ""),
                           table_vec(k, d->tb.gfs, k->i64, ch, n), "");
-        w = LLVMBuildAdd(k->b, w, vsplat(k, i64c(k, e->zo), n), "");
-        w = vselect_lt(k, w, vsplat(k, i64c(k, e->lo), n), true);
-        w = vselect_lt(k, w, vsplat(k, i64c(k, e->hi), n), false);
+        w = LLVMBuildAdd(k->b, w, cg_vsplat(k, i64c(k, e->zo), n), "");
+        w = vselect_lt(k, w, cg_vsplat(k, i64c(k, e->lo), n), true);
+        w = vselect_lt(k, w, cg_vsplat(k, i64c(k, e->hi), n), false);
         out = LLVMBuildTrunc(k->b, w, LLVMTypeOf(acc), "");
         break;
     }

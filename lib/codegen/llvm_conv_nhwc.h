@@ -69,6 +69,12 @@ bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c,
  * the requantization is in float mode. *other = the qadd's operand index of the other value. */
 Node *cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other);
 
+/* ---- small vector helpers of the kernels above (llvm_conv_dw.c) ---- */
+/* s (a scalar) in all n lanes */
+LLVMValueRef cg_vsplat(Kb *k, LLVMValueRef s, unsigned n);
+/* [qmin, qmax] of q narrowed by n's "clamp" attribute (a folded Relu/Clip), if any */
+void cg_clamp(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi);
+
 /* ---- element-wise ops as flat vector loops (llvm_elem_vec.c) ----
  * requantize / qadd / qsub / qmul, float mode, 8-bit per-tensor operands of the result's shape
  * (or single elements), any layout. */

@@ -31,15 +31,6 @@ typedef struct Ev {
     int32_t lo, hi;
 } Ev;
 
-static LLVMValueRef
-splat(Kb *k, LLVMValueRef s, unsigned n)
-{
-    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
-    LLVMValueRef v = LLVMBuildInsertElement(k->b, LLVMGetPoison(vt), s, cg_i32(k, 0), "");
-    return LLVMBuildShuffleVector(k->b, v, LLVMGetPoison(vt),
-                                  LLVMConstNull(LLVMVectorType(k->i32, n)), "");
-}
-
 static bool
 is8(ElemType e)
 {
@@ -82,14 +73,14 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
         const QParams *q = e->t[j]->q;
         LLVMValueRef x;
         if (e->scalar[j]) {
-            x = splat(k, LLVMBuildLoad2(k->b, k->i8, p[j], ""), lanes);
+            x = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i8, p[j], ""), lanes);
         } else {
             x = LLVMBuildLoad2(k->b, LLVMVectorType(k->i8, lanes), cg_gep(k, p[j], i), "");
             LLVMSetAlignment(x, 1);
         }
         x = e->t[j]->elem == ET_I8 ? LLVMBuildSExt(k->b, x, vi, "") : LLVMBuildZExt(k->b, x, vi, "");
-        x = LLVMBuildSub(k->b, x, splat(k, cg_i32(k, q->zp[0]), lanes), "");
-        v[j] = LLVMBuildFMul(k->b, splat(k, cg_f32(k, q->scale[0]), lanes),
+        x = LLVMBuildSub(k->b, x, cg_vsplat(k, cg_i32(k, q->zp[0]), lanes), "");
+        v[j] = LLVMBuildFMul(k->b, cg_vsplat(k, cg_f32(k, q->scale[0]), lanes),
                              LLVMBuildSIToFP(k->b, x, vf, ""), "");
     }
     LLVMValueRef r = v[0];
@@ -99,10 +90,10 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
     case OP_QMUL: r = LLVMBuildFMul(k->b, v[0], v[1], ""); break;
     default: break;
     }
-    r = LLVMBuildFDiv(k->b, r, splat(k, cg_f32(k, e->y->q->scale[0]), lanes), "");
+    r = LLVMBuildFDiv(k->b, r, cg_vsplat(k, cg_f32(k, e->y->q->scale[0]), lanes), "");
     int32_t zy = e->y->q->zp[0];
-    LLVMValueRef flo = splat(k, cg_f32(k, (float)((int64_t)e->lo - zy)), lanes);
-    LLVMValueRef fhi = splat(k, cg_f32(k, (float)((int64_t)e->hi - zy)), lanes);
+    LLVMValueRef flo = cg_vsplat(k, cg_f32(k, (float)((int64_t)e->lo - zy)), lanes);
+    LLVMValueRef fhi = cg_vsplat(k, cg_f32(k, (float)((int64_t)e->hi - zy)), lanes);
     r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, r, r, ""), LLVMConstNull(vf), r, "");
     r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, r, flo, ""), flo, r, "");
     r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, r, fhi, ""), fhi, r, "");
@@ -110,7 +101,7 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
     unsigned id = LLVMLookupIntrinsicID(rn, strlen(rn));
     LLVMValueRef rf = LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &vf, 1),
                                      LLVMGetIntrinsicDeclaration(k->mod, id, &vf, 1), &r, 1, "");
-    LLVMValueRef o = LLVMBuildAdd(k->b, LLVMBuildFPToSI(k->b, rf, vi, ""), splat(k, cg_i32(k, zy), lanes), "");
+    LLVMValueRef o = LLVMBuildAdd(k->b, LLVMBuildFPToSI(k->b, rf, vi, ""), cg_vsplat(k, cg_i32(k, zy), lanes), "");
     LLVMValueRef st = LLVMBuildStore(k->b, LLVMBuildTrunc(k->b, o, LLVMVectorType(k->i8, lanes), ""),
                                      cg_gep(k, out, i));
     LLVMSetAlignment(st, 1);
@@ -150,13 +141,7 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
         e.t[j] = &ir_value(g, n->in[j])->type;
         e.scalar[j] = type_numel_unchecked(e.t[j]) == 1 && type_numel_unchecked(e.y) != 1;
     }
-    e.lo = e.y->q->qmin;
-    e.hi = e.y->q->qmax;
-    int64_t cl[4];
-    if (ir_attr_ints(g, n, "clamp", cl, 4) == 2) {
-        e.lo = (int32_t)(cl[0] > e.lo ? cl[0] : e.lo);
-        e.hi = (int32_t)(cl[1] < e.hi ? cl[1] : e.hi);
-    }
+    cg_clamp(k, n, e.y->q, &e.lo, &e.hi);
     unsigned vl = k->isa == CG_GEMM_X86_AVX512VNNI ? 16 : k->t->x86 && k->t->avx2 ? 8 : 4;
     int64_t total = (int64_t)type_numel_unchecked(e.y), nb = total / EV_BLOCK;
     LLVMValueRef p[3] = {a->in[0], e.nop > 1 ? a->in[1] : a->in[0], a->out[0]};

@@ -324,13 +324,7 @@ residual_fill(Kb *k, Node *n, const CgNodeArgs *a, CgGemmSpec *s)
     s->res_zb = ut->q->zp[0];
     s->res_sy = yt->q->scale[0];
     s->res_zy = yt->q->zp[0];
-    s->res_lo = yt->q->qmin;
-    s->res_hi = yt->q->qmax;
-    int64_t cl[4];
-    if (ir_attr_ints(g, q, "clamp", cl, 4) == 2) {
-        s->res_lo = (int32_t)(cl[0] > s->res_lo ? cl[0] : s->res_lo);
-        s->res_hi = (int32_t)(cl[1] < s->res_hi ? cl[1] : s->res_hi);
-    }
+    cg_clamp(k, q, yt->q, &s->res_lo, &s->res_hi);
     if (yt->elem != ET_I8 && yt->elem != ET_U8)
         return cg_fail(k, q, "fused residual add: 8-bit result expected");
     s->out = yt->elem == ET_I8 ? CG_GEMM_I8 : CG_GEMM_U8;
