@@ -126,6 +126,7 @@ def missing_tools(arch, qemu):
     return None
 
 
+RUN_TIMEOUT = 600  # seconds per binary run: a hang fails its run, not the whole test
 TIMES = {}
 TIMES_LOCK = threading.Lock()
 
@@ -265,7 +266,10 @@ def run_one(qdqc, arch, m, cfg, variant, driver_o, native_vnni, qemu):
     cmd += [str(len(m.outputs))]
     for i, o in enumerate(m.outputs):
         cmd += [os.path.join(d, "o%d.bin" % i), str(o["bytes"])]
-    r = timed("run", sh, cmd, cwd=d)  # cwd: where a crashing qemu leaves its core file
+    try:  # cwd: where a crashing qemu leaves its core file
+        r = timed("run", sh, cmd, cwd=d, timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return False, "driver did not finish in %d s" % RUN_TIMEOUT
     if r.returncode:
         return False, "driver exited %d: %s" % (r.returncode, (r.stdout + r.stderr).strip()[:300])
     msgs = []
