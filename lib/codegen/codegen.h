@@ -27,6 +27,8 @@
 #include "codegen/kern_gemm.h"
 #include "codegen/target.h"
 #include "ir/ir.h"
+#include "numerics/elementwise.h"
+#include "numerics/numerics.h"
 
 /* ---- options and outputs ---- */
 
@@ -186,6 +188,30 @@ LLVMValueRef cg_requant_float(Kb *k, LLVMValueRef acc, LLVMValueRef mult, int32_
 /* qn_requant_fixed(acc, (mult, shift) as i64 values, zp, lo, hi) as i64 */
 LLVMValueRef cg_requant_fixed(Kb *k, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift,
                               int32_t zp, int32_t lo, int32_t hi);
+/* qn_rescale(v, (mult, shift)) (numerics.h: floor(v * mult / 2^shift + 1/2), exact for
+ * |v| <= 2^32 - 1): v, mult and shift i64, or all vectors of i64 (same lanes). */
+LLVMValueRef cg_rescale(Kb *k, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift);
+/* The same with a compile-time multiplier (splatted for a vector v). */
+LLVMValueRef cg_rescale_c(Kb *k, LLVMValueRef v, QnFixed f);
+/* qn_saturate(v + zy, lo, hi) for an i64 (or vector of i64) v with |v| <= 2^62. */
+LLVMValueRef cg_add_sat(Kb *k, LLVMValueRef v, int32_t zy, int32_t lo, int32_t hi);
+/* Width of the storage range of value v's element type (qn_range_bits): 8 for i8/u8. */
+int cg_range_bits(Kb *k, ValueId v);
+/* True if why (a fixed-mode *_params result of lib/numerics) is NULL, else cg_fail at n. */
+bool cg_fixed_ok(Kb *k, Node *n, const char *why);
+/* Fixed-mode constants of requantize / qadd / qsub / qmul node n, whose operands and result
+ * the caller has checked to be per-tensor quantized (the *_params functions of
+ * lib/numerics/elementwise.h; llvm_kernels_int.c). False after cg_fail if not representable. */
+typedef struct CgElemFixed {
+    QnFixed m;      /* requantize, qmul */
+    QnAddFixed add; /* qadd, qsub */
+} CgElemFixed;
+bool cg_elem_fixed(Kb *k, Node *n, CgElemFixed *f);
+/* n's fixed-mode value before + zy and saturation (cg_add_sat), from d[i] = operand i minus
+ * its zero point as i64 or vectors of i64: qn_requantize_fixed, qn_qadd_fixed, qn_qsub_fixed,
+ * qn_qmul_fixed step for step. Every scalar or vector kernel of these ops in fixed mode must
+ * use it (or compute the same integers). */
+LLVMValueRef cg_elem_fixed_value(Kb *k, Node *n, const CgElemFixed *f, LLVMValueRef *d);
 /* Call a function declared with `ret name(args...)` (declared on first use). */
 LLVMValueRef cg_call(Kb *k, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt,
                      LLVMValueRef *args, unsigned n);

@@ -131,7 +131,7 @@ epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e)
         e->mult[m] = qn_requant_mult_f32(sx, sw, sy);
         QnFixed f;
         if (k->requant_fixed) {
-            if (!qn_fixed_from_real((double)sx * (double)sw / (double)sy, &f)) {
+            if (!qn_requant_fixed_mult(sx, sw, sy, &f)) {
                 epi_free(e);
                 return cg_fail(k, n, "requantization multiplier of channel %lld is not "
                                "representable in fixed point", (long long)m);

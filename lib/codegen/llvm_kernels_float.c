@@ -9,6 +9,7 @@
  * to the reference interpreter; test/e2e/fixtures.test checks it. Shared loop helpers
  * (cg_nest_*, strides, cg_window) live here too. */
 #include "codegen/codegen.h"
+#include "numerics/elementwise.h"
 
 #include <llvm-c/Core.h>
 
@@ -491,7 +492,7 @@ emit_layernorm(Kb *k, Node *n, const CgNodeArgs *a)
 }
 
 /* reduce_mean (double sum in input order, / count) and qreduce_mean (int64 sum of x - zx,
- * then qn_qavg). Loops: kept axes outside, reduced axes inside, both in input order, so each
+ * then qn_qavg, or qn_qavg_fixed under --requant=fixed). Loops: kept axes outside, reduced axes inside, both in input order, so each
  * output's sum sees its elements in the reference's order. */
 static bool
 emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
@@ -531,6 +532,11 @@ emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
         kst[1][d] = s;
         s *= kd[d];
     }
+    QnFixed fix = {0, 0};
+    if (q && k->requant_fixed && cnt > 0 &&
+        !cg_fixed_ok(k, n, qn_qavg_fixed_params(t->q->scale[0], y->q->scale[0], cnt,
+                                                cg_range_bits(k, n->in[0]), &fix)))
+        return false;
     LLVMBuilderRef b = k->b;
     CgNest nko, nre;
     LLVMValueRef ki[2], ri[1];
@@ -556,6 +562,9 @@ emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMValueRef r;
         if (cnt <= 0) {
             r = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
+        } else if (k->requant_fixed) {
+            /* qn_qavg_fixed: sat(qn_rescale(sum, m) + zy) */
+            r = cg_add_sat(k, cg_rescale_c(k, LLVMBuildLoad2(b, k->i64, accp, ""), fix), zy, lo, hi);
         } else {
             /* qn_qavg: v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
             LLVMValueRef v = LLVMBuildSIToFP(b, LLVMBuildLoad2(b, k->i64, accp, ""), k->f32, "");

@@ -1,12 +1,16 @@
 /* llvm_kernels_int.c: quantize / dequantize at island boundaries, lut, requantize, qadd, qsub,
  * qmul (numpy broadcasting), qavgpool (and global), maxpool (any element type).
  * Each arithmetic sequence is the one of lib/numerics (numerics.h, elementwise.h), emitted as
- * scalar loops in the logical layout; see llvm_kernels.c for the rounding helpers. */
+ * scalar loops in the logical layout; see llvm_kernels.c for the rounding helpers. Under
+ * --requant=fixed the element-wise ops and qavgpool are integer only (the *_fixed functions of
+ * elementwise.h, constants from their *_params at compile time). */
 #include "codegen/codegen.h"
 #include "codegen/llvm_conv_nhwc.h"
+#include "numerics/elementwise.h"
 
 #include <llvm-c/Core.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Per-axis split of a type: [outer, dim, inner] around q->axis (per-tensor: dim = 1). */
@@ -108,6 +112,52 @@ per_tensor(const QParams *q)
     return q && q->axis < 0;
 }
 
+int
+cg_range_bits(Kb *k, ValueId v)
+{
+    int64_t lo, hi;
+    elem_range(ir_value(k->g, v)->type.elem, &lo, &hi);
+    return qn_range_bits(lo, hi);
+}
+
+bool
+cg_fixed_ok(Kb *k, Node *n, const char *why)
+{
+    return !why || cg_fail(k, n, "--requant=fixed: %s", why);
+}
+
+bool
+cg_elem_fixed(Kb *k, Node *n, CgElemFixed *f)
+{
+    const Type *y = &ir_value(k->g, n->out[0])->type;
+    const QParams *qa = ir_value(k->g, n->in[0])->type.q;
+    float sy = y->q->scale[0];
+    if (n->op == OP_REQUANTIZE)
+        return cg_fixed_ok(k, n, qn_requantize_fixed_params(qa->scale[0], sy, &f->m));
+    float sb = ir_value(k->g, n->in[1])->type.q->scale[0];
+    int ba = cg_range_bits(k, n->in[0]), bb = cg_range_bits(k, n->in[1]);
+    int bits = ba > bb ? ba : bb;
+    if (n->op == OP_QMUL)
+        return cg_fixed_ok(k, n, qn_qmul_fixed_params(qa->scale[0], sb, sy, bits, &f->m));
+    return cg_fixed_ok(k, n, qn_qadd_fixed_params(qa->scale[0], sb, sy, bits, &f->add));
+}
+
+LLVMValueRef
+cg_elem_fixed_value(Kb *k, Node *n, const CgElemFixed *f, LLVMValueRef *d)
+{
+    switch (n->op) {
+    case OP_REQUANTIZE:
+        return cg_rescale_c(k, d[0], f->m);
+    case OP_QMUL:
+        return cg_rescale_c(k, LLVMBuildMul(k->b, d[0], d[1], ""), f->m);
+    default: {
+        LLVMValueRef A = cg_rescale_c(k, d[0], f->add.a), B = cg_rescale_c(k, d[1], f->add.b);
+        LLVMValueRef S = n->op == OP_QADD ? LLVMBuildAdd(k->b, A, B, "") : LLVMBuildSub(k->b, A, B, "");
+        return cg_rescale_c(k, S, f->add.y);
+    }
+    }
+}
+
 /* requantize, qadd, qsub, qmul over broadcast operands. */
 static bool
 emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
@@ -125,6 +175,9 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
         return cg_fail(k, n, "the result must be per-tensor quantized");
     int32_t lo, hi;
     clamp_range(k, n, y->q, &lo, &hi);
+    CgElemFixed fx;
+    if (k->requant_fixed && !cg_elem_fixed(k, n, &fx))
+        return false;
     int64_t ys[IR_MAX_RANK], st[2][IR_MAX_RANK];
     type_strides(y, ys);
     for (uint32_t i = 0; i < nop; i++)
@@ -137,21 +190,27 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
         for (uint32_t i = 0; i < nop; i++)
             xi[i] = cg_add(k, xi[i], cg_mul(k, iv, cg_i64(k, st[i][d])));
     }
-    LLVMValueRef v[2];
-    for (uint32_t i = 0; i < nop; i++) {
-        LLVMValueRef q = LLVMBuildSub(k->b, cg_load_i64(k, t[i]->elem, a->in[i], xi[i]),
-                                      cg_i64(k, t[i]->q->zp[0]), "");
-        v[i] = LLVMBuildFMul(k->b, cg_f32(k, t[i]->q->scale[0]), LLVMBuildSIToFP(k->b, q, k->f32, ""), "");
-    }
+    LLVMValueRef dz[2];
+    for (uint32_t i = 0; i < nop; i++)
+        dz[i] = LLVMBuildSub(k->b, cg_load_i64(k, t[i]->elem, a->in[i], xi[i]),
+                             cg_i64(k, t[i]->q->zp[0]), "");
     LLVMValueRef r;
-    switch (n->op) {
-    case OP_QADD: r = LLVMBuildFAdd(k->b, v[0], v[1], ""); break;
-    case OP_QSUB: r = LLVMBuildFSub(k->b, v[0], v[1], ""); break;
-    case OP_QMUL: r = LLVMBuildFMul(k->b, v[0], v[1], ""); break;
-    default: r = v[0]; break;
+    if (k->requant_fixed) {
+        r = cg_add_sat(k, cg_elem_fixed_value(k, n, &fx, dz), y->q->zp[0], lo, hi);
+    } else {
+        LLVMValueRef v[2];
+        for (uint32_t i = 0; i < nop; i++)
+            v[i] = LLVMBuildFMul(k->b, cg_f32(k, t[i]->q->scale[0]), LLVMBuildSIToFP(k->b, dz[i], k->f32, ""), "");
+        switch (n->op) {
+        case OP_QADD: r = LLVMBuildFAdd(k->b, v[0], v[1], ""); break;
+        case OP_QSUB: r = LLVMBuildFSub(k->b, v[0], v[1], ""); break;
+        case OP_QMUL: r = LLVMBuildFMul(k->b, v[0], v[1], ""); break;
+        default: r = v[0]; break;
+        }
+        r = LLVMBuildFDiv(k->b, r, cg_f32(k, y->q->scale[0]), "");
+        r = cg_finish_f32(k, r, cg_i64(k, y->q->zp[0]), lo, hi);
     }
-    r = LLVMBuildFDiv(k->b, r, cg_f32(k, y->q->scale[0]), "");
-    cg_store_i64(k, y->elem, a->out[0], yi, cg_finish_f32(k, r, cg_i64(k, y->q->zp[0]), lo, hi));
+    cg_store_i64(k, y->elem, a->out[0], yi, r);
     for (int d = y->rank - 1; d >= 0; d--)
         cg_loop_end(k, &l[d]);
     return true;
@@ -224,6 +283,38 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
             return cg_fail(k, n, "qavgpool needs per-tensor quantized operands");
         clamp_range(k, n, y->q, &lo, &hi);
     }
+    /* --requant=fixed: qn_qavg_fixed with the multiplier of the window's divisor, from a
+     * table over every divisor 1..KH*KW (a global pool: its one divisor), as lib/ref */
+    LLVMValueRef gfm = NULL, gfs = NULL;
+    QnFixed gf = {0, 0};
+    bool fixed = !is_max && k->requant_fixed;
+    if (fixed) {
+        int64_t kmax = p.KH * p.KW;
+        int bits = cg_range_bits(k, n->in[0]);
+        float sx = x->q->scale[0], sy = y->q->scale[0];
+        if (global && !cg_fixed_ok(k, n, qn_qavg_fixed_params(sx, sy, kmax, bits, &gf)))
+            return false;
+        if (!global) {
+            int64_t *fm = xcalloc((size_t)kmax + 1, sizeof *fm);
+            int64_t *fs = xcalloc((size_t)kmax + 1, sizeof *fs);
+            bool ok = true;
+            fs[0] = 31; /* divisor 0 (a window of padding only): replaced by sat(zy) below */
+            for (int64_t d = 1; d <= kmax && ok; d++) {
+                QnFixed f = {0, 31};
+                ok = cg_fixed_ok(k, n, qn_qavg_fixed_params(sx, sy, d, bits, &f));
+                fm[d] = f.mult;
+                fs[d] = f.shift;
+            }
+            if (ok) {
+                gfm = cg_const_bytes(k, fm, (size_t)(kmax + 1) * sizeof *fm, "avgm");
+                gfs = cg_const_bytes(k, fs, (size_t)(kmax + 1) * sizeof *fs, "avgs");
+            }
+            free(fm);
+            free(fs);
+            if (!ok)
+                return false;
+        }
+    }
     LLVMValueRef bestp = cg_entry_alloca(k, fl ? k->f32 : k->i64);
     LLVMValueRef cntp = cg_entry_alloca(k, k->i64), padp = cg_entry_alloca(k, k->i64);
     CgLoop lp, loh, low, lkh, lkw;
@@ -274,6 +365,21 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
             cg_store_raw(k, ET_F32, a->out[0], yi, best);
         else
             cg_store_i64(k, y->elem, a->out[0], yi, best);
+    } else if (fixed) {
+        /* qn_qavg_fixed: count <= 0 -> sat(zy); sat(qn_rescale(sum, m[count]) + zy) */
+        LLVMValueRef cnt = LLVMBuildLoad2(k->b, k->i64, incl ? padp : cntp, "");
+        LLVMValueRef v;
+        if (global) {
+            v = cg_rescale_c(k, best, gf);
+        } else {
+            LLVMValueRef ci = cg_smax(k, cnt, cg_i64(k, 0));
+            v = cg_rescale(k, best, cg_load_raw(k, ET_I64, gfm, ci), cg_load_raw(k, ET_I64, gfs, ci));
+        }
+        int32_t zy = y->q->zp[0];
+        LLVMValueRef r = cg_add_sat(k, v, zy, lo, hi);
+        LLVMValueRef z = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
+        r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
+        cg_store_i64(k, y->elem, a->out[0], yi, r);
     } else {
         /* qn_qavg: count <= 0 -> sat(zy); v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
         LLVMValueRef cnt = LLVMBuildLoad2(k->b, k->i64, incl ? padp : cntp, "");

@@ -6,7 +6,7 @@
  *                    with numpy batch broadcasting.
  * The accumulator is the int32 of docs/ir.md (wrapped like the GEMM; the reference rejects an
  * overflow). Epilogues (requantize float|fixed, clamp, i32, f32) are those of the GEMM, computed
- * with the constants lib/ref computes (qn_requant_mult_f32, qn_fixed_from_real). */
+ * with the constants lib/ref computes (qn_requant_mult_f32, qn_requant_fixed_mult). */
 #include "codegen/codegen.h"
 
 #include "numerics/numerics.h"
@@ -70,7 +70,7 @@ qe_init(Kb *k, Node *n, int64_t nch, int64_t wmod, Qe *e)
             mult[m] = qn_requant_mult_f32(sx, sw, sy);
             QnFixed f;
             if (k->requant_fixed) {
-                if (!qn_fixed_from_real((double)sx * (double)sw / (double)sy, &f))
+                if (!qn_requant_fixed_mult(sx, sw, sy, &f))
                     ok = cg_fail(k, n, "requantization multiplier of channel %lld is not "
                                  "representable in fixed point", (long long)m);
                 else {

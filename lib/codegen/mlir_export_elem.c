@@ -2,9 +2,11 @@
  * requantize, lut), the layout ops and the few f32 ops that float islands leave (add, sub,
  * mul, relu, clip). Integer element-wise ops use TOSA's integer-only formulation: operands
  * rescaled to i32 (qadd/qsub: to a common scale max(sa, sb) / 2^20; qmul: x - zx), one i32
- * tosa op, one rescale to the result. docs/mlir.md states how that differs from qdqc's f32
- * element-wise arithmetic (at most 1 LSB in our tests, not guaranteed). */
+ * tosa op, one rescale to the result. That is qdqc's --requant=fixed arithmetic, with the
+ * multipliers of lib/numerics/elementwise.h (docs/numerics.md, docs/mlir.md). */
 #include "mlir_export.h"
+
+#include "numerics/elementwise.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,19 +39,23 @@ ex_qbinary(Exp *x, Node *n)
     Type a2, b2;
     a = to_rank(x, a, at, yt->rank, &a2);
     b = to_rank(x, b, bt, yt->rank, &b2);
-    double sa = at->q->scale[0], sb = bt->q->scale[0], sy = yt->q->scale[0];
+    /* the multipliers of --requant=fixed (lib/numerics/elementwise.h), so the export computes
+     * what `qdqc run --requant=fixed` does: 8-bit operands, common scale max(sa, sb) / 2^20 */
+    float sa = at->q->scale[0], sb = bt->q->scale[0], sy = yt->q->scale[0];
     QnFixed fa, fb, fy;
-    bool ok;
+    const char *why;
     if (n->op == OP_QMUL) {
         fa = fb = (QnFixed){1 << 30, 30};
-        ok = exp_fixed(x, n, sa * sb / sy, &fy);
+        why = qn_qmul_fixed_params(sa, sb, sy, 8, &fy);
     } else {
-        double sc = (sa > sb ? sa : sb) / 1048576.0;
-        ok = exp_fixed(x, n, sa / sc, &fa) && exp_fixed(x, n, sb / sc, &fb) &&
-             exp_fixed(x, n, sc / sy, &fy);
+        QnAddFixed p;
+        why = qn_qadd_fixed_params(sa, sb, sy, 8, &p);
+        fa = p.a;
+        fb = p.b;
+        fy = p.y;
     }
-    if (!ok)
-        return false;
+    if (why)
+        return exp_fail(x, n, "%s: %s", name, why);
     uint32_t ai = exp_rescale(x, a, &a2, "i8", "i32", 1, &fa, zp_of(at), 0, false, false);
     uint32_t bi = exp_rescale(x, b, &b2, "i8", "i32", 1, &fb, zp_of(bt), 0, false, false);
     Type ti = *yt, ta = a2, tb = b2;
@@ -80,8 +86,11 @@ ex_requantize(Exp *x, Node *n)
         return exp_fail(x, n, "requantize: only per-tensor i8/u8");
     uint32_t v = exp_operand(x, n->in[0]);
     QnFixed f;
-    if (!v || !exp_fixed(x, n, (double)xt->q->scale[0] / (double)yt->q->scale[0], &f))
+    if (!v)
         return false;
+    const char *why = qn_requantize_fixed_params(xt->q->scale[0], yt->q->scale[0], &f);
+    if (why)
+        return exp_fail(x, n, "requantize: %s", why);
     uint32_t id = exp_rescale(x, v, xt, "i8", "i8", 1, &f, zp_of(xt), zp_of(yt), false, false);
     int64_t lo, hi;
     out_range(x, n, yt, &lo, &hi);

@@ -1,10 +1,12 @@
 /* mlir_export_ops.c: the MLIR form of each qdqc op (see mlir_export.c for the conventions:
  * logical NCHW layout, u8 as shifted i8). Integer requantization is tosa.rescale with
- * multipliers and shifts from qn_fixed_from_real, i.e. --requant=fixed arithmetic (qconv,
- * qmatmul equal it exactly; docs/mlir.md says where the element-wise ops differ). quantize and
+ * the multipliers and shifts of --requant=fixed (lib/numerics), i.e. its arithmetic exactly,
+ * except windowed average pooling (tosa.avg_pool2d rounds once more; docs/mlir.md). quantize and
  * dequantize, which tosa has no exact form for, are linalg.generic over arith/math ops with
  * qdqc's exact definition (f32 division, round half to even, saturation). */
 #include "mlir_export.h"
+
+#include "numerics/elementwise.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -245,9 +247,11 @@ epilogue(Exp *x, Node *n, uint32_t acc, const Type *at, const Type *xt, const QP
     int64_t k = per_ch ? nch : 1;
     QnFixed *f = xcalloc((size_t)k, sizeof *f);
     bool ok = true;
-    for (int64_t m = 0; m < k && ok; m++)
-        ok = exp_fixed(x, n, (double)xt->q->scale[0] * (double)wq->scale[m % wq->n] /
-                       (double)yt->q->scale[0], &f[m]);
+    for (int64_t m = 0; m < k && ok; m++) {
+        float sx = xt->q->scale[0], sw = wq->scale[m % wq->n], sy = yt->q->scale[0];
+        if (!qn_requant_fixed_mult(sx, sw, sy, &f[m]))
+            ok = exp_fixed(x, n, (double)sx * (double)sw / (double)sy, &f[m]); /* the message */
+    }
     uint32_t id = 0;
     if (ok) {
         id = exp_rescale(x, acc, at, "i32", "i8", k, f, 0, zp_of(yt), false, false);
@@ -443,8 +447,9 @@ ex_qmean(Exp *x, Node *n, const int64_t *axes, int naxes)
         t = r;
     }
     QnFixed f;
-    if (!exp_fixed(x, n, (double)xt->q->scale[0] / ((double)yt->q->scale[0] * (double)count), &f))
-        return false;
+    const char *why = qn_qavg_fixed_params(xt->q->scale[0], yt->q->scale[0], count, 8, &f);
+    if (why)
+        return exp_fail(x, n, "%s: %s", op_info(n->op)->name, why);
     id = exp_rescale(x, id, &t, "i32", "i8", 1, &f, 0, zp_of(yt), false, false);
     t.elem = yt->elem;
     int64_t lo, hi;
@@ -504,8 +509,9 @@ ex_pool(Exp *x, Node *n)
                       EXP_TT(x, 1, &yn));
         if (xt->q->scale[0] != yt->q->scale[0] || zp_of(xt) != zp_of(yt) || xt->elem != yt->elem) {
             QnFixed f;
-            if (!exp_fixed(x, n, (double)xt->q->scale[0] / (double)yt->q->scale[0], &f))
-                return false;
+            const char *why = qn_requantize_fixed_params(xt->q->scale[0], yt->q->scale[0], &f);
+            if (why)
+                return exp_fail(x, n, "qavgpool: %s", why);
             id = exp_rescale(x, id, &yn, "i8", "i8", 1, &f, zp_of(xt), zp_of(yt), false, false);
         }
         yn.elem = yt->elem;

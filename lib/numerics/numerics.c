@@ -209,6 +209,27 @@ floor_shift(int64_t v, int s)
     return v >= 0 ? v >> s : ~((~v) >> s);
 }
 
+bool
+qn_requant_fixed_mult(float sx, float sw, float sy, QnFixed *out)
+{
+    return qn_fixed_from_real((double)sx * (double)sw / (double)sy, out);
+}
+
+int64_t
+qn_rescale(int64_t v, QnFixed f)
+{
+    /* Callers guarantee |v| <= 2^32 - 1; then |v * mult| <= (2^32 - 1)(2^31 - 1) < 2^63 - 2^32
+     * and the + 1 below cannot overflow either. floor((floor(x) + 1) / 2) == floor((x + 1) / 2)
+     * for real x, with x = p / 2^(s-1). */
+    int s = f.shift < 1 ? 1 : f.shift > 62 ? 62 : f.shift;
+    if (v > QN_RESCALE_VMAX)
+        v = QN_RESCALE_VMAX; /* a caller bug; saturate rather than overflow */
+    if (v < -QN_RESCALE_VMAX)
+        v = -QN_RESCALE_VMAX;
+    int64_t p = v * (int64_t)f.mult;
+    return floor_shift(floor_shift(p, s - 1) + 1, 1);
+}
+
 int32_t
 qn_requant_fixed(int32_t acc, QnFixed f, int32_t zp, int32_t qmin, int32_t qmax)
 {

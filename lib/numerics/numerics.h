@@ -57,6 +57,25 @@ bool qn_fixed_from_real(double m, QnFixed *out);
 /* The exact value mult * 2^-shift (exact in double). */
 double qn_fixed_to_real(QnFixed f);
 
+/* The fixed multiplier of qconv / qconv_transpose / qmatmul requantization (--requant=fixed):
+ * qn_fixed_from_real((double)sx * (double)sw / (double)sy). The product is exact in f64
+ * (24 + 24 significant bits), the quotient is one correctly rounded f64 division, then
+ * qn_fixed_from_real rounds it to 31 bits: relative error vs the exact sx*sw/sy at most
+ * 2^-31 + 2^-53 (+ their product). Not the f32 multiplier of float mode (qn_requant_mult_f32),
+ * which carries an extra f32 rounding (relative 2^-24); docs/numerics.md compares the two.
+ * False (out untouched) where qn_fixed_from_real is. */
+bool qn_requant_fixed_mult(float sx, float sw, float sy, QnFixed *out);
+
+/* Largest |v| qn_rescale accepts: 2^32 - 1 (|v * mult| < 2^63). */
+#define QN_RESCALE_VMAX INT64_C(0xffffffff)
+
+/* The rescale of every fixed-mode op: floor(v * mult / 2^shift + 1/2), exactly: one rounding,
+ * ties toward +infinity. Needs |v| <= QN_RESCALE_VMAX and shift in [1, 62] (anything from
+ * qn_fixed_from_real). Computed as floor((floor(v * mult / 2^(shift-1)) + 1) / 2), which equals
+ * ((v * mult + 2^(shift-1)) >> shift) but never adds the rounding constant to a 63-bit
+ * product. */
+int64_t qn_rescale(int64_t v, QnFixed f);
+
 /* One rounding, ties toward +infinity (TOSA tosa.rescale with double_round = false, TFLite
  * single-rounding):
  *   v = ((int64)acc * mult + 2^(shift-1)) >> shift     (arithmetic shift = floor division)

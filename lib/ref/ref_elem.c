@@ -1,7 +1,8 @@
 /* ref_elem.c: reference float elementwise ops with numpy broadcasting (add, sub, mul, div,
  * prelu; also plain integers for shape arithmetic), activations (relu, clip, leaky_relu,
  * sigmoid, hard_sigmoid, hard_swish, tanh, erf, gelu exact and tanh approximation), batchnorm,
- * softmax, layernorm, reduce_mean and qreduce_mean (integer sum of x - zx, then qn_qavg). Binary arithmetic is one f32 operation, as ONNX defines
+ * softmax, layernorm, reduce_mean and qreduce_mean (integer sum of x - zx, then qn_qavg, or
+ * qn_qavg_fixed under --requant=fixed). Binary arithmetic is one f32 operation, as ONNX defines
  * it; transcendental functions and reductions are evaluated in double and rounded once. */
 #include "ref/ref_impl.h"
 
@@ -306,6 +307,10 @@ reduce_mean(RefCtx *c, Node *n)
         else
             cnt *= t->dims[d];
     }
+    QnFixed fix = {0, 0};
+    if (q && c->requant_fixed && cnt > 0 &&
+        !ref_fixed_ok(c, n, qn_qavg_fixed_params(sx, sy, cnt, ref_int_bits(c, n, 0), &fix)))
+        return false;
     size_t ny = ref_numel(ref_out(c, n, 0)), nx = ref_numel(ref_in(c, n, 0));
     double *acc = calloc(ny ? ny : 1, sizeof(double));
     if (!acc) {
@@ -321,7 +326,11 @@ reduce_mean(RefCtx *c, Node *n)
         type_next_index(t, idx);
     }
     for (size_t i = 0; i < ny; i++) {
-        if (q) /* integer sums below 2^53 are exact in double */
+        if (q && c->requant_fixed) /* integer sums below 2^53 are exact in double */
+            ref_set_i(ref_out(c, n, 0), i,
+                      cnt > 0 ? qn_qavg_fixed((int64_t)acc[i], fix, zy, lo, hi)
+                              : qn_saturate(zy, lo, hi));
+        else if (q)
             ref_set_i(ref_out(c, n, 0), i, qn_qavg((int64_t)acc[i], cnt, sx, sy, zy, lo, hi));
         else
             y[i] = (float)(acc[i] / (double)cnt);

@@ -44,6 +44,10 @@ bool ref_op_int(RefCtx *c, Node *n);    /* ref_int.c: qadd, qsub, qmul, requanti
 bool ref_int_range(RefCtx *c, Node *n, int32_t *zy, float *sy, int32_t *lo, int32_t *hi);
 /* Per-tensor scale and zero point of quantized operand i (false after an error). */
 bool ref_int_operand(RefCtx *c, Node *n, uint32_t i, float *s, int32_t *z);
+/* Width of operand i's storage range (qn_range_bits): 8 for i8/u8. */
+int ref_int_bits(RefCtx *c, Node *n, uint32_t i);
+/* True if why (a fixed-mode *_params result) is NULL; else an error at n and false. */
+bool ref_fixed_ok(RefCtx *c, Node *n, const char *why);
 
 /* ---- helpers (ref.c) ---- */
 size_t ref_numel(const RefTensor *t);

@@ -1,8 +1,7 @@
 /* ref_int.c: reference integer elementwise ops: lut (y = table[x - storage_min]) and qadd,
- * qsub, qmul, requantize with the arithmetic of lib/numerics/elementwise.h
- * (docs/numerics.md). Those functions define one (f32) arithmetic for these ops; --requant=fixed
- * applies only to the accumulator epilogues of qconv/qconv_transpose/qmatmul. Also the shared
- * integer-op parameter helpers. */
+ * qsub, qmul, requantize with the arithmetic of lib/numerics/elementwise.h (docs/numerics.md):
+ * the f32 functions under --requant=float, the integer-only *_fixed functions (multipliers from
+ * their *_params) under --requant=fixed. Also the shared integer-op parameter helpers. */
 #include "ref/ref_impl.h"
 
 #include "numerics/elementwise.h"
@@ -71,6 +70,23 @@ lut(RefCtx *c, Node *n)
     return true;
 }
 
+int
+ref_int_bits(RefCtx *c, Node *n, uint32_t i)
+{
+    int64_t lo, hi;
+    elem_range(ref_in(c, n, i)->type.elem, &lo, &hi);
+    return qn_range_bits(lo, hi);
+}
+
+bool
+ref_fixed_ok(RefCtx *c, Node *n, const char *why)
+{
+    if (!why)
+        return true;
+    node_error(c->g, n, "--requant=fixed: %s", why); /* node_error names the op */
+    return false;
+}
+
 static bool
 requantize(RefCtx *c, Node *n)
 {
@@ -78,11 +94,17 @@ requantize(RefCtx *c, Node *n)
     int32_t zx, zy, lo, hi;
     if (!ref_int_operand(c, n, 0, &sx, &zx) || !ref_int_range(c, n, &zy, &sy, &lo, &hi))
         return false;
+    QnFixed m;
+    if (c->requant_fixed && !ref_fixed_ok(c, n, qn_requantize_fixed_params(sx, sy, &m)))
+        return false;
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
     size_t k = ref_numel(x);
-    for (size_t i = 0; i < k; i++)
-        ref_set_i(y, i, qn_requantize((int32_t)ref_get_i(x, i), sx, zx, sy, zy, lo, hi));
+    for (size_t i = 0; i < k; i++) {
+        int32_t v = (int32_t)ref_get_i(x, i);
+        ref_set_i(y, i, c->requant_fixed ? qn_requantize_fixed(v, zx, m, zy, lo, hi)
+                                         : qn_requantize(v, sx, zx, sy, zy, lo, hi));
+    }
     return true;
 }
 
@@ -93,6 +115,14 @@ binary(RefCtx *c, Node *n)
     int32_t za, zb, zy, lo, hi;
     if (!ref_int_operand(c, n, 0, &sa, &za) || !ref_int_operand(c, n, 1, &sb, &zb) ||
         !ref_int_range(c, n, &zy, &sy, &lo, &hi))
+        return false;
+    bool fx = c->requant_fixed;
+    int bits = ref_int_bits(c, n, 0) > ref_int_bits(c, n, 1) ? ref_int_bits(c, n, 0)
+                                                              : ref_int_bits(c, n, 1);
+    QnAddFixed pa;
+    QnFixed pm;
+    if (fx && !ref_fixed_ok(c, n, n->op == OP_QMUL ? qn_qmul_fixed_params(sa, sb, sy, bits, &pm)
+                                                   : qn_qadd_fixed_params(sa, sb, sy, bits, &pa)))
         return false;
     const RefTensor *a = ref_in(c, n, 0), *b = ref_in(c, n, 1);
     RefTensor *y = ref_out(c, n, 0);
@@ -109,11 +139,14 @@ binary(RefCtx *c, Node *n)
         int32_t va = (int32_t)ref_get_i(a, (size_t)ia), vb = (int32_t)ref_get_i(b, (size_t)ib);
         int32_t r;
         if (n->op == OP_QADD)
-            r = qn_qadd(va, sa, za, vb, sb, zb, sy, zy, lo, hi);
+            r = fx ? qn_qadd_fixed(va, za, vb, zb, &pa, zy, lo, hi)
+                   : qn_qadd(va, sa, za, vb, sb, zb, sy, zy, lo, hi);
         else if (n->op == OP_QSUB)
-            r = qn_qsub(va, sa, za, vb, sb, zb, sy, zy, lo, hi);
+            r = fx ? qn_qsub_fixed(va, za, vb, zb, &pa, zy, lo, hi)
+                   : qn_qsub(va, sa, za, vb, sb, zb, sy, zy, lo, hi);
         else
-            r = qn_qmul(va, sa, za, vb, sb, zb, sy, zy, lo, hi);
+            r = fx ? qn_qmul_fixed(va, za, vb, zb, pm, zy, lo, hi)
+                   : qn_qmul(va, sa, za, vb, sb, zb, sy, zy, lo, hi);
         ref_set_i(y, i, r);
         type_next_index(&y->type, idx);
     }

@@ -146,8 +146,7 @@ epi_init(RefCtx *c, Node *n, const QParams *xq, const QParams *wq, int64_t nch, 
     for (int64_t m = 0; m < nch; m++) {
         float sw = ref_qscale(wq, m % wmod);
         e->mult[m] = qn_requant_mult_f32(sx, sw, sy);
-        if (c->requant_fixed &&
-            !qn_fixed_from_real((double)sx * (double)sw / (double)sy, &e->fix[m])) {
+        if (c->requant_fixed && !qn_requant_fixed_mult(sx, sw, sy, &e->fix[m])) {
             epi_free(e);
             node_error(g, n, "requantization multiplier %g of channel %lld is not representable "
                        "in fixed point", (double)sx * (double)sw / (double)sy, (long long)m);

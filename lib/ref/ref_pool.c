@@ -1,12 +1,14 @@
 /* ref_pool.c: reference pools (maxpool on any element type, avgpool with ceil_mode and
  * count_include_pad, global_avgpool), qavgpool (sum of x - zx over the counted window, then
- * qn_qavg of lib/numerics/elementwise.h) and resize (nearest and linear; coordinate transformation
- * modes half_pixel, asymmetric, align_corners, pytorch_half_pixel; nearest modes
- * round_prefer_floor, round_prefer_ceil, floor, ceil), following the ONNX reference
- * implementation (coordinates in double, linear interpolation with edge clamping). */
+ * qn_qavg, or qn_qavg_fixed under --requant=fixed, of lib/numerics/elementwise.h) and resize
+ * (nearest and linear; coordinate transformation modes half_pixel, asymmetric, align_corners,
+ * pytorch_half_pixel; nearest modes round_prefer_floor, round_prefer_ceil, floor, ceil),
+ * following the ONNX reference implementation (coordinates in double, linear interpolation with
+ * edge clamping). */
 #include "ref/ref_impl.h"
 
 #include "numerics/elementwise.h"
+#include "numerics/numerics.h"
 
 #include <math.h>
 #include <string.h>
@@ -50,6 +52,24 @@ pool(RefCtx *c, Node *n)
         return false;
     }
     bool incl = ir_attr_int(g, n, "count_include_pad", 0) != 0;
+    /* --requant=fixed: the multiplier of every divisor a window can have, 1..kernel size (a
+     * global pool: only the full size), derived up front as the code generator's table, so
+     * both refuse the same nodes */
+    QnFixed *fix = NULL;
+    if (qavg && c->requant_fixed) {
+        int64_t kmax = w.k[0] * w.k[1] * w.k[2];
+        fix = calloc((size_t)kmax + 1, sizeof *fix);
+        if (!fix) {
+            node_error(g, n, "reference interpreter: out of memory");
+            return false;
+        }
+        int bits = ref_int_bits(c, n, 0);
+        for (int64_t d = global ? kmax : 1; d <= kmax; d++)
+            if (!ref_fixed_ok(c, n, qn_qavg_fixed_params(sx, sy, d, bits, &fix[d]))) {
+                free(fix);
+                return false;
+            }
+    }
     int64_t NC = x->type.dims[0] * x->type.dims[1];
     int64_t isp = w.in[0] * w.in[1] * w.in[2], osp = w.out[0] * w.out[1] * w.out[2];
     size_t es = elem_size(x->type.elem);
@@ -106,12 +126,16 @@ pool(RefCtx *c, Node *n)
                     } else if (qavg) {
                         /* integer sums below 2^53 are exact in the double accumulator */
                         int64_t div = incl ? padcnt : cnt;
-                        ref_set_i(y, (size_t)yi, qn_qavg((int64_t)sum, div, sx, sy, zy, lo, hi));
+                        int32_t r = !fix ? qn_qavg((int64_t)sum, div, sx, sy, zy, lo, hi)
+                                    : div <= 0 ? qn_saturate(zy, lo, hi)
+                                               : qn_qavg_fixed((int64_t)sum, fix[div], zy, lo, hi);
+                        ref_set_i(y, (size_t)yi, r);
                     } else {
                         int64_t div = incl ? padcnt : cnt;
                         ((float *)y->data)[yi] = div ? (float)(sum / (double)div) : 0.0f;
                     }
                 }
+    free(fix);
     return true;
 }
 

@@ -7,7 +7,7 @@
  *  - dequantize(x) -> AveragePool / GlobalAveragePool / ReduceMean -> quantize  =>
  *    qavgpool (global=1 for the global form) / qreduce_mean, same attributes.
  * The quantize must be the only consumer (through the activation, if any), per tensor, 8-bit.
- * Arithmetic: lib/numerics/elementwise.h, docs/numerics-elementwise.md.
+ * Arithmetic: lib/numerics/elementwise.h, docs/numerics.md.
  * needs: nothing.  keeps: result value names.  leaves stale: uses.
  */
 #include "pass.h"
