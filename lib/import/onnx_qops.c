@@ -97,6 +97,24 @@ check_block(OnnxImp *I)
 
 /* dequantize x with scale s and zero point z (values; z may be VNONE). Static when both are
  * constants, else the dynamic form. */
+/* A Q/DQ whose scale is a run-time value: a 1-D scale of more than one element is per-axis
+ * (sets the node's "axis"); higher ranks would be block quantization, which is refused. */
+static bool
+set_runtime_axis(OnnxImp *I, NodeId n, const Type *st, int64_t axis, int rank)
+{
+    if (type_numel_unchecked(st) == 1)
+        return true;
+    int64_t a;
+    if (st->rank != 1) {
+        onnx_node_error(I, "scale of rank %d: block quantization is not supported", st->rank);
+        return false;
+    }
+    if (!onnx_norm_axis(I, axis, rank, &a))
+        return false;
+    ir_set_attr_int(I->g, n, "axis", a);
+    return true;
+}
+
 static ValueId
 build_dq(OnnxImp *I, ValueId x, ValueId s, ValueId z, int64_t axis, const char *name)
 {
@@ -127,18 +145,8 @@ build_dq(OnnxImp *I, ValueId x, ValueId s, ValueId z, int64_t axis, const char *
         }
         ValueId ins[3] = {x, s, z};
         n = onnx_mk(I, OP_DEQUANTIZE, z.id ? 3 : 2, ins, 1);
-        size_t ns = type_numel_unchecked(st);
-        if (ns != 1) {
-            int64_t a;
-            if (st->rank != 1) {
-                onnx_node_error(I, "scale of rank %d: block quantization is not supported",
-                                st->rank);
-                return VNONE;
-            }
-            if (!onnx_norm_axis(I, axis, xt->rank, &a))
-                return VNONE;
-            ir_set_attr_int(g, n, "axis", a);
-        }
+        if (!set_runtime_axis(I, n, st, axis, xt->rank))
+            return VNONE;
     }
     if (to != ET_F32)
         ir_set_attr_string(g, n, "to", elem_name(to));
@@ -172,18 +180,8 @@ build_q(OnnxImp *I, ValueId x, ValueId s, ValueId z, ElemType storage, int64_t a
     } else {
         ValueId ins[3] = {x, s, z};
         n = onnx_mk(I, OP_QUANTIZE, z.id ? 3 : 2, ins, 1);
-        size_t ns = type_numel_unchecked(st);
-        if (ns != 1) {
-            int64_t a;
-            if (st->rank != 1) {
-                onnx_node_error(I, "scale of rank %d: block quantization is not supported",
-                                st->rank);
-                return VNONE;
-            }
-            if (!onnx_norm_axis(I, axis, xt->rank, &a))
-                return VNONE;
-            ir_set_attr_int(g, n, "axis", a);
-        }
+        if (!set_runtime_axis(I, n, st, axis, xt->rank))
+            return VNONE;
     }
     return onnx_emit1(I, n, name, ET_NONE);
 }
