@@ -13,7 +13,9 @@
  * row of zx bytes in scratch; output columns whose window leaves the input (the left and right
  * borders) select that row per tap, the interior columns need no check at all.
  * Channel counts that are not a multiple of vl end with exact-size vectors (8, 4, 2, 1 lanes):
- * no load or store past a row. The epilogue (requantize float|fixed, clamp, i32, f32) is the
+ * no load or store past a row. Kernels above DW_MAXT taps (9x9 and up) keep the same blocks of
+ * channel vectors but run one pixel at a time with the taps as a loop (emit_block_tap_loop).
+ * The epilogue (requantize float|fixed, clamp, i32, f32) is the
  * GEMM's, lane for lane (kern_gemm.c), so the result equals lib/ref bit for bit.
  *
  * NCHW (cg_emit_dw_conv; any channel multiplier): per channel, the input plane is copied into a
@@ -99,6 +101,9 @@ typedef struct Dw {
     unsigned vl;   /* int32 lanes of a full vector */
     DwTables tb;
     LLVMValueRef x, y, zrow; /* in the row function */
+    /* kernels above DW_MAXT taps: taps as a loop, one pixel (vn, voh, ow) at a time */
+    bool tap_loop;
+    LLVMValueRef vn, voh, ow;
 } Dw;
 
 static LLVMValueRef
@@ -285,6 +290,59 @@ emit_block(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0, co
                            cg_gep(k, yp[p], cg_mul(k, ch[j], i64c(k, es))));
 }
 
+/* emit_block for kernels above DW_MAXT taps (9x9 and up), one output pixel (d->vn, d->voh,
+ * d->ow) at a time: the taps are a (kh, kw) loop with a bounds check per tap (taps outside the
+ * input read the zero-point row, as in the border path), and the accumulators live in allocas
+ * of the row function, which SROA turns back into registers carried across the loop. The
+ * arithmetic, tables and epilogue are emit_block's. */
+static void
+emit_block_tap_loop(Dw *d, LLVMValueRef ypix, LLVMValueRef c0, const DwVec *v, int nv)
+{
+    Kb *k = d->k;
+    const ConvGeo *c = d->c;
+    int64_t C = c->M;
+    bool sx = d->xe == ET_I8;
+    LLVMValueRef acc[DW_MAXV], ch[DW_MAXV];
+    for (int j = 0; j < nv; j++) {
+        ch[j] = cg_add(k, c0, i64c(k, v[j].off));
+        acc[j] = cg_entry_alloca(k, LLVMVectorType(k->i32, v[j].lanes));
+        LLVMBuildStore(k->b, table_vec(k, d->tb.gb, k->i32, ch[j], v[j].lanes), acc[j]);
+    }
+    CgLoop lkh, lkw;
+    LLVMValueRef kh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
+    LLVMValueRef ih = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, d->voh, i64c(k, c->sh)), i64c(k, c->ph), ""),
+                             cg_mul(k, kh, i64c(k, c->dh)));
+    LLVMValueRef okh = LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, ih, i64c(k, 0), ""),
+                                    LLVMBuildICmp(k->b, LLVMIntSLT, ih, i64c(k, c->H), ""), "");
+    LLVMValueRef kw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
+    LLVMValueRef iw = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, d->ow, i64c(k, c->sw)), i64c(k, c->pw), ""),
+                             cg_mul(k, kw, i64c(k, c->dw)));
+    LLVMValueRef ok = LLVMBuildAnd(k->b, okh,
+                                   LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, iw, i64c(k, 0), ""),
+                                                LLVMBuildICmp(k->b, LLVMIntSLT, iw, i64c(k, c->W), ""), ""), "");
+    LLVMValueRef off = cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, d->vn, i64c(k, c->H)), ih), i64c(k, c->W)), iw),
+                              i64c(k, C));
+    LLVMValueRef px = cg_gep(k, LLVMBuildSelect(k->b, ok, d->x, d->zrow, ""),
+                             LLVMBuildSelect(k->b, ok, off, i64c(k, 0), ""));
+    LLVMValueRef wrow = cg_mul(k, cg_add(k, cg_mul(k, kh, i64c(k, c->KW)), kw), i64c(k, C));
+    for (int j = 0; j < nv; j++) {
+        unsigned n = v[j].lanes;
+        LLVMTypeRef vi = LLVMVectorType(k->i32, n);
+        LLVMValueRef w16 = table_vec(k, d->tb.gw, k->i16, cg_add(k, ch[j], wrow), n);
+        LLVMValueRef wv = mac_intrinsic(d, n) ? LLVMBuildZExt(k->b, w16, vi, "")
+                                              : LLVMBuildSExt(k->b, w16, vi, "");
+        LLVMValueRef xv = vload(k, k->i8, n, cg_gep(k, px, ch[j]));
+        xv = sx ? LLVMBuildSExt(k->b, xv, vi, "") : LLVMBuildZExt(k->b, xv, vi, "");
+        LLVMBuildStore(k->b, mac(d, LLVMBuildLoad2(k->b, vi, acc[j], ""), xv, wv, n), acc[j]);
+    }
+    cg_loop_end(k, &lkw);
+    cg_loop_end(k, &lkh);
+    int64_t es = (int64_t)elem_size(d->ye);
+    for (int j = 0; j < nv; j++)
+        epilogue_store(d, LLVMBuildLoad2(k->b, LLVMVectorType(k->i32, v[j].lanes), acc[j], ""), ch[j],
+                       v[j].lanes, cg_gep(k, ypix, cg_mul(k, ch[j], i64c(k, es))));
+}
+
 /* for (iv = lo; iv < hi; iv += step) with i64 bounds. */
 typedef struct DwLoop {
     LLVMBasicBlockRef hdr, exit;
@@ -332,7 +390,10 @@ emit_pixels(Dw *d, int P, int cv, LLVMValueRef *tp, LLVMValueRef *yp)
             v[j] = (DwVec){(int64_t)j * d->vl, d->vl};
         DwLoop l;
         LLVMValueRef c0 = loop_from(k, &l, i64c(k, 0), i64c(k, nblk * blk), blk);
-        emit_block(d, P, tp, yp, c0, v, cv);
+        if (d->tap_loop)
+            emit_block_tap_loop(d, yp[0], c0, v, cv);
+        else
+            emit_block(d, P, tp, yp, c0, v, cv);
         loop_to(k, &l);
     }
     int64_t c = nblk * blk;
@@ -342,7 +403,9 @@ emit_pixels(Dw *d, int P, int cv, LLVMValueRef *tp, LLVMValueRef *yp)
             v[nv++] = (DwVec){c - nblk * blk, n};
             c += n;
         }
-    if (nv)
+    if (nv && d->tap_loop)
+        emit_block_tap_loop(d, yp[0], i64c(k, nblk * blk), v, nv);
+    else if (nv)
         emit_block(d, P, tp, yp, i64c(k, nblk * blk), v, nv);
 }
 
@@ -383,8 +446,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     d.xe = xt->elem;
     d.ye = ir_value(k->g, n->out[0])->type.elem;
     d.T = c->KH * c->KW;
-    if (d.T > DW_MAXT)
-        return cg_fail(k, n, "depthwise kernels above %d taps are not supported", DW_MAXT);
+    d.tap_loop = d.T > DW_MAXT;
     d.vl = k->isa == CG_GEMM_X86_AVX512VNNI ? 16 : k->isa == CG_GEMM_X86_AVX2 || k->isa == CG_GEMM_X86_AVXVNNI ? 8 : 4;
     int budget = d.vl == 16 || k->t->aarch64 ? 16 : 12;
     int32_t zx = xt->q->zp[0];
@@ -422,6 +484,19 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, i64c(k, c->OH), "");
     LLVMValueRef voh = LLVMBuildSRem(k->b, vr, i64c(k, c->OH), "");
     int64_t es = (int64_t)elem_size(d.ye);
+    LLVMValueRef yrow = cg_gep(k, d.y, cg_mul(k, vr, i64c(k, c->OW * C * es)));
+    LLVMValueRef tp[DW_MAXP * DW_MAXT], yp[DW_MAXP];
+    if (d.tap_loop) {
+        d.vn = vn;
+        d.voh = voh;
+        DwLoop l;
+        d.ow = loop_from(k, &l, i64c(k, 0), i64c(k, c->OW), 1);
+        yp[0] = cg_gep(k, yrow, cg_mul(k, d.ow, i64c(k, C * es)));
+        emit_pixels(&d, 1, cv, NULL, yp);
+        loop_to(k, &l);
+        cg_par_end(k, &par, a);
+        return true;
+    }
     /* row pointers: tap row kh of this output row, or the zero-point row */
     LLVMValueRef rp[DW_MAXT];
     LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, i64c(k, c->sh)), i64c(k, c->ph), "");
@@ -433,8 +508,6 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
                                                  i64c(k, c->W * C)));
         rp[kh] = LLVMBuildSelect(k->b, ok, row, d.zrow, "");
     }
-    LLVMValueRef yrow = cg_gep(k, d.y, cg_mul(k, vr, i64c(k, c->OW * C * es)));
-    LLVMValueRef tp[DW_MAXP * DW_MAXT], yp[DW_MAXP];
 
     /* interior blocks of P pixels: no bounds checks */
     int64_t bend = ow_lo + (ow_hi - ow_lo) / P * P;
