@@ -5,7 +5,8 @@
  *    parameters differ from the quantize's first passing through `requantize` (exact:
  *    requantize is quantize(dequantize(x)) and concat only moves values).
  *  - dequantize(x) -> AveragePool / GlobalAveragePool / ReduceMean -> quantize  =>
- *    qavgpool (global=1 for the global form) / qreduce_mean, same attributes.
+ *    qavgpool (global=1 for the global form) / qreduce_mean, same attributes; 1-D and 2-D
+ *    pools only (3-D ones stay float, with a remark).
  * The quantize must be the only consumer (through the activation, if any), per tensor, 8-bit.
  * Arithmetic: lib/numerics/elementwise.h, docs/numerics.md.
  * needs: nothing.  keeps: result value names.  leaves stale: uses.
@@ -136,6 +137,13 @@ fold_average(Graph *g, NodeId nid)
     Node *d = dq_pt(g, n->in[0]);
     if (!d)
         return false;
+    /* the integer pool kernels are 1-D and 2-D (lib/codegen/llvm_kernels_int.c); a 3-D pool
+     * stays a float island, which the float kernels compute (up to 3 spatial dimensions) */
+    if (n->op != OP_REDUCE_MEAN && ir_value(g, n->in[0])->type.rank > 4) {
+        node_remark(g, n, "not folded into a qavgpool: %d spatial dimensions (the integer "
+                    "pools are 1-D and 2-D)", ir_value(g, n->in[0])->type.rank - 2);
+        return false;
+    }
     Node *act, *q;
     float lo, hi;
     if (!(q = quantize_after(g, n->out[0], &act, &lo, &hi)))
