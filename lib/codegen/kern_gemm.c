@@ -224,15 +224,23 @@ typedef struct EpiConsts {
 } EpiConsts;
 
 /* The fused residual add (CgGemmSpec.residual): qn_qadd of the requantized q (i32 lanes) and
- * r (the residual's values as i32 lanes), f32 operations in qn_qadd's order; the rounding as
- * in requantization: clamp to [lo - zy, hi - zy] (exact in f32 for 8-bit results, NaN -> 0),
- * rne, + zy. */
+ * r (the residual's values as i32 lanes). Float requantization: f32 operations in qn_qadd's
+ * order; the rounding as in requantization: clamp to [lo - zy, hi - zy] (exact in f32 for
+ * 8-bit results, NaN -> 0), rne, + zy. Fixed: qn_qadd_fixed on i64 lanes (cg_util.h). */
 static LLVMValueRef
 residual_add(Gen *g, LLVMValueRef q, LLVMValueRef r)
 {
     const CgGemmSpec *s = g->s;
     const unsigned vl = (unsigned)g->p->vl;
     LLVMTypeRef vf32 = LLVMVectorType(g->f32, vl), vi32 = LLVMVectorType(g->i32, vl);
+    if (s->epilogue == CG_GEMM_EPI_REQUANT_FIXED) {
+        LLVMTypeRef vi64 = LLVMVectorType(g->i64, vl);
+        LLVMValueRef da = LLVMBuildSub(g->b, LLVMBuildSExt(g->b, q, vi64, ""), vsplat_i(g, g->i64, s->zo), "");
+        LLVMValueRef db = LLVMBuildSub(g->b, LLVMBuildSExt(g->b, r, vi64, ""), vsplat_i(g, g->i64, s->res_zb), "");
+        LLVMValueRef v = cg_build_add_sat(g->b, cg_build_addsub_fixed(g->b, da, db, &s->res_fixed, false),
+                                          s->res_zy, s->res_lo, s->res_hi);
+        return LLVMBuildTrunc(g->b, v, vi32, "");
+    }
     LLVMValueRef va = LLVMBuildFMul(g->b, splat(g, LLVMConstReal(g->f32, s->res_sa), vl),
                                     LLVMBuildSIToFP(g->b, LLVMBuildSub(g->b, q, vsplat_i(g, g->i32, s->zo), ""), vf32, ""), "");
     LLVMValueRef vb = LLVMBuildFMul(g->b, splat(g, LLVMConstReal(g->f32, s->res_sb), vl),

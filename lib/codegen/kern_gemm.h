@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "codegen/target.h"
+#include "numerics/elementwise.h"
 
 typedef struct LLVMOpaqueModule *LLVMModuleRef;
 typedef struct LLVMOpaqueValue *LLVMValueRef;
@@ -83,16 +84,20 @@ typedef struct CgGemmSpec {
     const float *fbias;  /* DEQUANT: [N] or NULL, added after the multiply (no fma) */
     int32_t zo;          /* output zero point (requant modes) */
     int32_t qmin, qmax;  /* requant clamp, within the output type's range (fused Relu/Clip) */
-    /* Fused residual add (REQUANT_FLOAT only): the requantized value q (scale res_sa, zero
-     * point zo, range [qmin, qmax] of an 8-bit intermediate) is not stored; instead
-     * C[m, n] = qadd(q, R[m, n]) exactly as qn_qadd: va = res_sa * (float)(q - zo),
-     * vb = res_sb * (float)(r - res_zb), sat(rne((va + vb) / res_sy) + res_zy, res_lo, res_hi),
+    /* Fused residual add: the requantized value q (scale res_sa, zero point zo, range
+     * [qmin, qmax] of an 8-bit intermediate) is not stored; instead C[m, n] = qadd(q, R[m, n])
      * with R an 8-bit matrix (row stride ldr) passed as a fifth argument:
-     *     void name(const void *A, void *C, int64_t m_begin, int64_t m_end, const void *R); */
+     *     void name(const void *A, void *C, int64_t m_begin, int64_t m_end, const void *R);
+     * REQUANT_FLOAT: exactly qn_qadd: va = res_sa * (float)(q - zo),
+     * vb = res_sb * (float)(r - res_zb), sat(rne((va + vb) / res_sy) + res_zy, res_lo, res_hi).
+     * REQUANT_FIXED: exactly qn_qadd_fixed with the multipliers res_fixed (.a for q, .b for
+     * R, .y): sat(rescale(rescale(q - zo, a) + rescale(r - res_zb, b), y) + res_zy, res_lo,
+     * res_hi); res_sa, res_sb, res_sy unused. */
     bool residual;
     bool res_signed;     /* R is int8 (else uint8) */
     int64_t ldr;
     float res_sa, res_sb, res_sy;
+    QnAddFixed res_fixed;
     int32_t res_zb, res_zy, res_lo, res_hi;
     CgGemmTile tile;
 } CgGemmSpec;

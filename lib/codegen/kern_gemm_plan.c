@@ -174,8 +174,14 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
         if (s->out == CG_GEMM_F32)
             return fail(err, errlen, "gemm: requantize needs an integer output");
         if (s->residual) { /* q is an 8-bit intermediate; the residual add's range is C's */
-            if (s->epilogue != CG_GEMM_EPI_REQUANT_FLOAT || (s->out != CG_GEMM_I8 && s->out != CG_GEMM_U8))
-                return fail(err, errlen, "gemm: the fused residual add needs float requantization to 8 bits");
+            if (s->out != CG_GEMM_I8 && s->out != CG_GEMM_U8)
+                return fail(err, errlen, "gemm: the fused residual add needs requantization to 8 bits");
+            if (s->epilogue == CG_GEMM_EPI_REQUANT_FIXED) {
+                const QnFixed *f[3] = {&s->res_fixed.a, &s->res_fixed.b, &s->res_fixed.y};
+                for (int i = 0; i < 3; i++)
+                    if (f[i]->shift < 1 || f[i]->shift > 62)
+                        return fail(err, errlen, "gemm: residual add shift %d outside [1, 62]", f[i]->shift);
+            }
             if (s->res_lo > s->res_hi || s->res_lo < lo || s->res_hi > hi || s->ldr < s->n)
                 return fail(err, errlen, "gemm: residual clamp [%d, %d] outside [%d, %d]",
                             s->res_lo, s->res_hi, lo, hi);

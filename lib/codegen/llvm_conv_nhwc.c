@@ -432,7 +432,7 @@ Node *
 cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other)
 {
     Graph *g = k->g;
-    if (k->requant_fixed || conv_kind(g, n) != 1 || n->nout != 1)
+    if (conv_kind(g, n) != 1 || n->nout != 1)
         return NULL;
     ValueId v = n->out[0];
     const Type *vt = &ir_value(g, v)->type;

@@ -65,8 +65,8 @@ bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c,
  * The qadd whose other operand is added in the epilogue of the GEMM of qconv n (the conv's
  * 8-bit result is then never stored), or NULL: n is a non-grouped qconv with an NHWC 8-bit
  * per-tensor result whose only consumer is that qadd (same shape, 8-bit per-tensor operands
- * and result), the other operand is computed before n (uses[v] = consumers of value v), and
- * the requantization is in float mode. *other = the qadd's operand index of the other value. */
+ * and result), and the other operand is computed before n (uses[v] = consumers of value v);
+ * either --requant mode. *other = the qadd's operand index of the other value. */
 Node *cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other);
 
 /* ---- small vector helpers of the kernels above (llvm_conv_dw.c) ---- */

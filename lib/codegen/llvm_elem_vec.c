@@ -1,5 +1,5 @@
 /* llvm_elem_vec.c: requantize / qadd / qsub / qmul over operands of the result's shape (or
- * single elements), float mode, as explicit vector code.
+ * single elements), both --requant modes, as explicit vector code.
  *
  * The scalar kernel of llvm_kernels_int.c walks numpy broadcasting with i64 index arithmetic
  * and one f32 division per element (LLVM does not vectorise it). When every operand is either
@@ -9,9 +9,13 @@
  * qn_requantize: sa * (float)(a - za), op, / sy, one operation each, in that order, no FMA),
  * then the rounding: clamp to [lo - zy, hi - zy] (exact in f32 for 8-bit results; NaN -> 0),
  * round half to even, + zy, which equals qn_saturate(rne(v) + zy, lo, hi) since rounding is
- * monotone and leaves those integer bounds alone. Blocks of EV_BLOCK elements are split across
- * the parallel-for hook; the rest (and lengths that are not a multiple of vl) end with
- * exact-size vectors. --requant=fixed keeps the scalar kernel (integer arithmetic there). */
+ * monotone and leaves those integer bounds alone. --requant=fixed: the operands minus their
+ * zero points widened to i64 lanes, then cg_elem_fixed_value (qn_qadd_fixed / qn_qsub_fixed /
+ * qn_qmul_fixed / qn_requantize_fixed step for step, every qn_rescale an i64 multiply and
+ * arithmetic shifts, constants from the same *_params calls as the scalar kernel) and
+ * cg_add_sat: integers only, the scalar kernel's integers lane by lane. Blocks of EV_BLOCK
+ * elements are split across the parallel-for hook; the rest (and lengths that are not a
+ * multiple of vl) end with exact-size vectors. */
 #include "codegen/llvm_conv_nhwc.h"
 
 #include "codegen/cg_util.h"
@@ -29,6 +33,8 @@ typedef struct Ev {
     const Type *t[2], *y;
     bool scalar[2];   /* operand is one element (splatted) */
     int32_t lo, hi;
+    bool fixed;       /* --requant=fixed: integer sequence with the constants fx */
+    CgElemFixed fx;
 } Ev;
 
 static bool
@@ -41,7 +47,7 @@ bool
 cg_elemwise_vec_ok(Kb *k, Node *n)
 {
     Graph *g = k->g;
-    if (k->requant_fixed || n->nout != 1)
+    if (n->nout != 1)
         return false;
     switch (n->op) {
     case OP_REQUANTIZE: case OP_QADD: case OP_QSUB: case OP_QMUL: break;
@@ -62,12 +68,22 @@ cg_elemwise_vec_ok(Kb *k, Node *n)
     return true;
 }
 
+/* Store `lanes` integer results (any lane width, within the 8-bit result range) at out + i. */
+static void
+ev_store(Kb *k, LLVMValueRef o, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
+{
+    LLVMValueRef st = LLVMBuildStore(k->b, LLVMBuildTrunc(k->b, o, LLVMVectorType(k->i8, lanes), ""),
+                                     cg_gep(k, out, i));
+    LLVMSetAlignment(st, 1);
+}
+
 /* Result of `lanes` elements starting at element i (i64) of operands p[] into out. */
 static void
 ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
 {
     Kb *k = e->k;
     LLVMTypeRef vi = LLVMVectorType(k->i32, lanes), vf = LLVMVectorType(k->f32, lanes);
+    LLVMTypeRef vw = e->fixed ? LLVMVectorType(k->i64, lanes) : vi;
     LLVMValueRef v[2];
     for (uint32_t j = 0; j < e->nop; j++) {
         const QParams *q = e->t[j]->q;
@@ -78,10 +94,15 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
             x = LLVMBuildLoad2(k->b, LLVMVectorType(k->i8, lanes), cg_gep(k, p[j], i), "");
             LLVMSetAlignment(x, 1);
         }
-        x = e->t[j]->elem == ET_I8 ? LLVMBuildSExt(k->b, x, vi, "") : LLVMBuildZExt(k->b, x, vi, "");
-        x = LLVMBuildSub(k->b, x, cg_vsplat(k, cg_i32(k, q->zp[0]), lanes), "");
-        v[j] = LLVMBuildFMul(k->b, cg_vsplat(k, cg_f32(k, q->scale[0]), lanes),
-                             LLVMBuildSIToFP(k->b, x, vf, ""), "");
+        x = e->t[j]->elem == ET_I8 ? LLVMBuildSExt(k->b, x, vw, "") : LLVMBuildZExt(k->b, x, vw, "");
+        x = LLVMBuildSub(k->b, x, cg_vsplat(k, LLVMConstInt(LLVMGetElementType(vw), (unsigned long long)q->zp[0], 1), lanes), "");
+        v[j] = e->fixed ? x : LLVMBuildFMul(k->b, cg_vsplat(k, cg_f32(k, q->scale[0]), lanes),
+                                            LLVMBuildSIToFP(k->b, x, vf, ""), "");
+    }
+    if (e->fixed) {
+        LLVMValueRef o = cg_add_sat(k, cg_elem_fixed_value(k, e->n, &e->fx, v), e->y->q->zp[0], e->lo, e->hi);
+        ev_store(k, o, out, i, lanes);
+        return;
     }
     LLVMValueRef r = v[0];
     switch (e->n->op) {
@@ -101,10 +122,8 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
     unsigned id = LLVMLookupIntrinsicID(rn, strlen(rn));
     LLVMValueRef rf = LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &vf, 1),
                                      LLVMGetIntrinsicDeclaration(k->mod, id, &vf, 1), &r, 1, "");
-    LLVMValueRef o = LLVMBuildAdd(k->b, LLVMBuildFPToSI(k->b, rf, vi, ""), cg_vsplat(k, cg_i32(k, zy), lanes), "");
-    LLVMValueRef st = LLVMBuildStore(k->b, LLVMBuildTrunc(k->b, o, LLVMVectorType(k->i8, lanes), ""),
-                                     cg_gep(k, out, i));
-    LLVMSetAlignment(st, 1);
+    ev_store(k, LLVMBuildAdd(k->b, LLVMBuildFPToSI(k->b, rf, vi, ""), cg_vsplat(k, cg_i32(k, zy), lanes), ""),
+             out, i, lanes);
 }
 
 /* Elements [from, from + count) with count known: full vectors in a loop, then pieces. */
@@ -142,6 +161,9 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
         e.scalar[j] = type_numel_unchecked(e.t[j]) == 1 && type_numel_unchecked(e.y) != 1;
     }
     cg_clamp(k, n, e.y->q, &e.lo, &e.hi);
+    e.fixed = k->requant_fixed;
+    if (e.fixed && !cg_elem_fixed(k, n, &e.fx))
+        return false;
     unsigned vl = k->isa == CG_GEMM_X86_AVX512VNNI ? 16 : k->t->x86 && k->t->avx2 ? 8 : 4;
     int64_t total = (int64_t)type_numel_unchecked(e.y), nb = total / EV_BLOCK;
     LLVMValueRef p[3] = {a->in[0], e.nop > 1 ? a->in[1] : a->in[0], a->out[0]};

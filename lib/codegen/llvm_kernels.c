@@ -6,6 +6,7 @@
  * reference interpreter bit for bit. Rounding to integer uses llvm.roundeven (ties to even,
  * independent of the rounding mode) after clamping into a range where fptosi is defined. */
 #include "codegen/codegen.h"
+#include "codegen/cg_util.h"
 
 #include <llvm-c/Core.h>
 
@@ -257,47 +258,22 @@ cg_requant_fixed(Kb *k, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift,
     return cg_smin(k, cg_smax(k, v, cg_i64(k, lo)), cg_i64(k, hi));
 }
 
-/* v's type (i64 or a vector of i64) holding the constant c in every lane. */
-static LLVMValueRef
-const_like(Kb *k, LLVMValueRef v, int64_t c)
-{
-    LLVMTypeRef t = LLVMTypeOf(v);
-    if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
-        return LLVMConstInt(t, (unsigned long long)c, 1);
-    unsigned n = LLVMGetVectorSize(t);
-    LLVMValueRef e = LLVMConstInt(LLVMGetElementType(t), (unsigned long long)c, 1);
-    LLVMValueRef *lanes = xmalloc(n * sizeof *lanes);
-    for (unsigned i = 0; i < n; i++)
-        lanes[i] = e;
-    LLVMValueRef r = LLVMConstVector(lanes, n);
-    free(lanes);
-    return r;
-}
-
-/* qn_rescale: floor((floor(v * mult / 2^(shift-1)) + 1) / 2), arithmetic shifts (floor). */
 LLVMValueRef
 cg_rescale(Kb *k, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift)
 {
-    LLVMValueRef p = LLVMBuildMul(k->b, v, mult, "");
-    p = LLVMBuildAShr(k->b, p, LLVMBuildSub(k->b, shift, const_like(k, shift, 1), ""), "");
-    p = LLVMBuildAdd(k->b, p, const_like(k, p, 1), "");
-    return LLVMBuildAShr(k->b, p, const_like(k, p, 1), "");
+    return cg_build_rescale(k->b, v, mult, shift);
 }
 
 LLVMValueRef
 cg_rescale_c(Kb *k, LLVMValueRef v, QnFixed f)
 {
-    return cg_rescale(k, v, const_like(k, v, f.mult), const_like(k, v, f.shift));
+    return cg_rescale(k, v, cg_const_like(v, f.mult), cg_const_like(v, f.shift));
 }
 
 LLVMValueRef
 cg_add_sat(Kb *k, LLVMValueRef v, int32_t zy, int32_t lo, int32_t hi)
 {
-    LLVMBuilderRef b = k->b;
-    v = LLVMBuildAdd(b, v, const_like(k, v, zy), "");
-    LLVMValueRef l = const_like(k, v, lo), h = const_like(k, v, hi);
-    v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, l, ""), l, v, "");
-    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, h, ""), h, v, "");
+    return cg_build_add_sat(k->b, v, zy, lo, hi);
 }
 
 /* ---- dispatch ---- */

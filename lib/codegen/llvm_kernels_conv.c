@@ -327,6 +327,16 @@ residual_fill(Kb *k, Node *n, const CgNodeArgs *a, CgGemmSpec *s)
     cg_clamp(k, q, yt->q, &s->res_lo, &s->res_hi);
     if (yt->elem != ET_I8 && yt->elem != ET_U8)
         return cg_fail(k, q, "fused residual add: 8-bit result expected");
+    if (k->requant_fixed) { /* the unfused kernel's constants, operands in the qadd's order */
+        CgElemFixed fx;
+        if (!cg_elem_fixed(k, q, &fx))
+            return false;
+        s->res_fixed = fx.add;
+        if (o == 0) { /* the conv's result is the qadd's second operand */
+            s->res_fixed.a = fx.add.b;
+            s->res_fixed.b = fx.add.a;
+        }
+    }
     s->out = yt->elem == ET_I8 ? CG_GEMM_I8 : CG_GEMM_U8;
     return true;
 }

@@ -5,6 +5,7 @@
  * --requant=fixed the element-wise ops and qavgpool are integer only (the *_fixed functions of
  * elementwise.h, constants from their *_params at compile time). */
 #include "codegen/codegen.h"
+#include "codegen/cg_util.h"
 #include "codegen/llvm_conv_nhwc.h"
 #include "numerics/elementwise.h"
 
@@ -150,11 +151,8 @@ cg_elem_fixed_value(Kb *k, Node *n, const CgElemFixed *f, LLVMValueRef *d)
         return cg_rescale_c(k, d[0], f->m);
     case OP_QMUL:
         return cg_rescale_c(k, LLVMBuildMul(k->b, d[0], d[1], ""), f->m);
-    default: {
-        LLVMValueRef A = cg_rescale_c(k, d[0], f->add.a), B = cg_rescale_c(k, d[1], f->add.b);
-        LLVMValueRef S = n->op == OP_QADD ? LLVMBuildAdd(k->b, A, B, "") : LLVMBuildSub(k->b, A, B, "");
-        return cg_rescale_c(k, S, f->add.y);
-    }
+    default:
+        return cg_build_addsub_fixed(k->b, d[0], d[1], &f->add, n->op == OP_QSUB);
     }
 }
 

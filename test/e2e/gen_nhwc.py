@@ -31,7 +31,7 @@ class G:
         s = "%s[%s]" % (t, ",".join(str(d) for d in shape))
         return s + ("{scale=%g, zp=%d}" % (scale, zp) if scale is not None else "")
 
-    def conv(self, x, m, k, stride=1, pad=0, group=1, dil=1, yt=None, clamp=None):
+    def conv(self, x, m, k, stride=1, pad=0, group=1, dil=1, yt=None, clamp=None, ys=0.05, yz=None):
         (n, c, h, w), xt = self.shapes[x]
         yt = yt or xt
         self.n += 1
@@ -44,7 +44,7 @@ class G:
         zps = ", ".join(str(R.randint(-3, 3) if i % 3 == 0 else 0) for _ in range(m))
         bias = [R.randint(-2000, 2000) for _ in range(m)]
         if yt in ("u8", "i8"):
-            yty = self.ty(yt, (n, m, oh, ow), 0.05, 128 if yt == "u8" else -3)
+            yty = self.ty(yt, (n, m, oh, ow), ys, yz if yz is not None else 128 if yt == "u8" else -3)
         else:
             yty = self.ty(yt, (n, m, oh, ow))
         self.lines.append("  %%w%d = const dense<i8[%d,%d,%d,%d]{axis=0, scale=[%s], zp=[%s]}, %s>"
@@ -58,11 +58,14 @@ class G:
         self.shapes[v] = ((n, m, oh, ow), yt)
         return v
 
-    def add(self, a, b):
-        shape, t = self.shapes[a]
+    def add(self, a, b, t=None, scale=0.07, zp=None, clamp=None):
+        shape, ta = self.shapes[a]
+        t = t or ta
         self.n += 1
         v = "%%a%d" % self.n
-        self.lines.append("  %s = qadd %s, %s : %s" % (v, a, b, self.ty(t, shape, 0.07, 128 if t == "u8" else -3)))
+        cl = ", clamp=[%d, %d]" % clamp if clamp else ""
+        self.lines.append("  %s = qadd %s, %s%s : %s" % (v, a, b, cl, self.ty(t, shape, scale, zp if zp is not None
+                                                                                 else 128 if t == "u8" else -3)))
         self.shapes[v] = (shape, t)
         return v
 
@@ -161,10 +164,36 @@ def chain_e():
     return g.text([c7])
 
 
+def chain_f():
+    # residual adds fused into the GEMM epilogue, made for --requant=fixed (and float): power-of-two
+    # scales, so the qadd hits exact ties of both signs (t = dq + dr/2), and output ranges that
+    # saturate at both ends; 19 channels (16 + 3 lanes, 8 + 8 + 3), 63 rows (partial row tiles);
+    # fused: the conv result as the qadd's first operand (c2 + c1: residual i8, result u8) and
+    # as its second (r1 + c3: residual u8, clamp), c4 + r2; not fused: c6 + c5 (c6 has a
+    # second consumer, c7, and c5 is the earlier conv), c8 + r5 (its result is the graph
+    # output, so it stays NCHW, and with it its operands: r5 = r4 + c7 is not fused either)
+    g = G("nhwc_chain_f", (1, 8, 7, 9), "u8")
+    c1 = g.conv("%x", 19, 1, yt="i8", ys=2 ** -4, yz=-5)
+    c2 = g.conv(c1, 19, 3, pad=1, yt="i8", ys=2 ** -3, yz=3)
+    r1 = g.add(c2, c1, t="u8", scale=2 ** -3, zp=120)
+    c3 = g.conv(r1, 19, 1, yt="u8", ys=2 ** -2, yz=128)
+    r2 = g.add(r1, c3, t="i8", scale=2 ** -2, zp=-7, clamp=(-100, 90))
+    c4 = g.conv(r2, 19, 1, yt="i8", ys=2 ** -2, yz=0)
+    r3 = g.add(c4, r2, t="i8", scale=2 ** -1, zp=0)
+    c5 = g.conv(r3, 19, 1, yt="i8", ys=2 ** -2, yz=2)
+    c6 = g.conv(r3, 19, 1, yt="i8", ys=2 ** -2, yz=1)
+    r4 = g.add(c6, c5, t="i8", scale=2 ** -2, zp=0)
+    c7 = g.conv(c6, 19, 1, yt="i8", ys=2 ** -2, yz=0)
+    r5 = g.add(r4, c7, t="i8", scale=2 ** -2, zp=0)
+    c8 = g.conv(r5, 19, 1, yt="i8", ys=2 ** -3, yz=0)
+    r6 = g.add(c8, r5, t="i8", scale=2 ** -3, zp=0)
+    return g.text([r6])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, f in (("nhwc_chain_a", chain_a), ("nhwc_chain_b", chain_b), ("nhwc_chain_c", chain_c),
-                    ("nhwc_chain_d", chain_d), ("nhwc_chain_e", chain_e)):
+                    ("nhwc_chain_d", chain_d), ("nhwc_chain_e", chain_e), ("nhwc_chain_f", chain_f)):
         with open(os.path.join(OUT, name + ".qir"), "w") as fh:
             fh.write(f())
 
