@@ -370,9 +370,12 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-/* maxpool of ref_pool.c over any element type, for 3 spatial dims (1-D/2-D: llvm_kernels_int.c):
- * the first maximum of the taps inside the input, a NaN wins; raw bytes are copied. A window
- * that covers only padding is rejected at compile time (shapes are static). */
+/* maxpool of ref_pool.c over any element type, for 3 spatial dims, and for 1 to 3 with the
+ * indices result (otherwise 1-D/2-D: llvm_kernels_int.c): the first maximum of the taps inside
+ * the input, a NaN wins (the last NaN, as the reference); raw bytes are copied. The indices are
+ * the flat input index of the maximum, row-major or (storage_order=1) column-major over the
+ * spatial axes, plus the batch/channel offset. A window that covers only padding is rejected at
+ * compile time (shapes are static). */
 static bool
 emit_maxpool3(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -381,8 +384,7 @@ emit_maxpool3(Kb *k, Node *n, const CgNodeArgs *a)
     int64_t ks[IR_MAX_RANK] = {1, 1, 1};
     if (ir_attr_ints(g, n, "kernel_shape", ks, IR_MAX_RANK) != x->rank - 2)
         return cg_fail(k, n, "kernel_shape must have %d entries", x->rank - 2);
-    if (ir_attr_int(g, n, "storage_order", 0) != 0)
-        return cg_fail(k, n, "storage_order=1 is not supported");
+    bool colmajor = ir_attr_int(g, n, "storage_order", 0) != 0;
     if (x->elem != y->elem || x->elem == ET_F16 || x->elem == ET_NONE)
         return cg_fail(k, n, "maxpool on %s is not supported", elem_name(x->elem));
     CgWin w;
@@ -423,7 +425,8 @@ emit_maxpool3(Kb *k, Node *n, const CgNodeArgs *a)
     if (x->elem == ET_F32)
         v = LLVMBuildFPExt(b, v, k->f64, "");
     LLVMValueRef best = LLVMBuildLoad2(b, vty, bestp, ""), bi = LLVMBuildLoad2(b, k->i64, bip, "");
-    LLVMValueRef better = fl ? LLVMBuildFCmp(b, LLVMRealUGT, v, best, "") /* v > best or NaN */
+    LLVMValueRef better = fl ? LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOGT, v, best, ""),
+                                           LLVMBuildFCmp(b, LLVMRealUNO, v, v, ""), "")
                              : LLVMBuildICmp(b, LLVMIntSGT, v, best, "");
     better = LLVMBuildOr(b, better, LLVMBuildICmp(b, LLVMIntSLT, bi, cg_i64(k, 0), ""), "");
     better = LLVMBuildAnd(b, inb, better, "");
@@ -432,7 +435,21 @@ emit_maxpool3(Kb *k, Node *n, const CgNodeArgs *a)
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lk[d]);
     LLVMValueRef yi = cg_add(k, cg_mul(k, vp, cg_i64(k, osp)), lin3(k, ov, w.out));
-    cg_store_raw(k, x->elem, a->out[0], yi, cg_load_raw(k, x->elem, a->in[0], LLVMBuildLoad2(b, k->i64, bip, "")));
+    bi = LLVMBuildLoad2(b, k->i64, bip, "");
+    cg_store_raw(k, x->elem, a->out[0], yi, cg_load_raw(k, x->elem, a->in[0], bi));
+    if (n->nout > 1) {
+        if (colmajor) {
+            /* s = i0*in1*in2 + i1*in2 + i2  ->  i0 + i1*in0 + i2*in0*in1 */
+            LLVMValueRef base = cg_mul(k, vp, cg_i64(k, isp));
+            LLVMValueRef s = LLVMBuildSub(b, bi, base, "");
+            LLVMValueRef i0 = LLVMBuildSDiv(b, s, cg_i64(k, w.in[1] * w.in[2]), "");
+            LLVMValueRef i1 = LLVMBuildSRem(b, LLVMBuildSDiv(b, s, cg_i64(k, w.in[2]), ""), cg_i64(k, w.in[1]), "");
+            LLVMValueRef i2 = LLVMBuildSRem(b, s, cg_i64(k, w.in[2]), "");
+            bi = cg_add(k, base, cg_add(k, i0, cg_add(k, cg_mul(k, i1, cg_i64(k, w.in[0])),
+                                                      cg_mul(k, i2, cg_i64(k, w.in[0] * w.in[1])))));
+        }
+        cg_store_raw(k, ET_I64, a->out[1], yi, bi);
+    }
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lo[d]);
     cg_loop_end(k, &lp);

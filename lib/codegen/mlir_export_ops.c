@@ -469,6 +469,9 @@ ex_pool(Exp *x, Node *n)
     Graph *g = x->g;
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     bool avg = n->op == OP_QAVGPOOL;
+    if (n->nout > 1)
+        return exp_fail(x, n, "maxpool: the indices result has no tosa form (tosa.max_pool2d "
+                        "returns only the maxima)");
     if (avg && ir_attr_int(g, n, "global", 0)) {
         static const int64_t hw[2] = {2, 3};
         return ex_qmean(x, n, hw, 2);

@@ -812,7 +812,7 @@ annotate_quant(OnnxImp *I)
             continue;
         uint32_t nin = n->op == OP_CONCAT ? n->nin : 1;
         uint32_t a = uf_find(parent, n->in[0].id);
-        for (uint32_t k = 0; k < nin + n->nout; k++) {
+        for (uint32_t k = 0; k < nin + ir_layout_nout(n); k++) {
             uint32_t v = k < nin ? n->in[k].id : n->out[k - nin].id;
             if (!v)
                 continue;

@@ -674,32 +674,39 @@ op_reduce_mean(OnnxImp *I)
 }
 
 static bool
-pool(OnnxImp *I, OpKind op)
+pool(OnnxImp *I, OpKind op, uint32_t nout, int64_t storage_order)
 {
     ValueId x = IN(I, 0);
     int64_t k[IR_MAX_RANK];
     int ns;
     if (!spatial(I, TY(I, x), NULL, k, &ns))
         return false;
-    NodeId n = onnx_mk(I, op, 1, &x, 1);
+    NodeId n = onnx_mk(I, op, 1, &x, nout);
     if (!conv_attrs(I, n, TY(I, x), k, ns, true))
         return false;
     if (op == OP_AVGPOOL && onnx_attr_i(I, "count_include_pad", 0))
         ir_set_attr_int(I->g, n, "count_include_pad", 1);
+    if (storage_order)
+        ir_set_attr_int(I->g, n, "storage_order", storage_order);
     return onnx_emit(I, n, ET_NONE);
 }
 
+/* The Indices output (when named) is result 1: the flat index of each maximum in the input
+ * (batch and channel offsets included), row-major or, with storage_order=1, column-major over
+ * the spatial axes. */
 static bool
 op_maxpool(OnnxImp *I)
 {
-    if (onnx_attr_i(I, "storage_order", 0) && I->node->n_output > 1) {
-        onnx_node_error(I, "storage_order is not supported");
+    bool idx = I->node->n_output > 1 && I->node->output[1] && *I->node->output[1];
+    int64_t so = onnx_attr_i(I, "storage_order", 0);
+    if (so != 0 && so != 1) {
+        onnx_node_error(I, "storage_order must be 0 or 1, got %lld", (long long)so);
         return false;
     }
-    return pool(I, OP_MAXPOOL);
+    return pool(I, OP_MAXPOOL, idx ? 2 : 1, idx ? so : 0);
 }
 
-static bool op_avgpool(OnnxImp *I) { return pool(I, OP_AVGPOOL); }
+static bool op_avgpool(OnnxImp *I) { return pool(I, OP_AVGPOOL, 1, 0); }
 
 static bool
 op_cast(OnnxImp *I)
@@ -741,7 +748,7 @@ static const OnnxOpEntry onnx_op_table[] = {
     {"Softmax", op_softmax, 1, 1, 1},
     {"LayerNormalization", op_layernorm, 2, 3, 3},
     {"ReduceMean", op_reduce_mean, 1, 2, 1},
-    {"MaxPool", op_maxpool, 1, 1, 1},
+    {"MaxPool", op_maxpool, 1, 1, 2},
     {"AveragePool", op_avgpool, 1, 1, 1},
     {"GlobalAveragePool", op_global_avgpool, 1, 1, 1},
     {"Identity", op_identity, 1, 1, 1},

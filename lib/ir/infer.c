@@ -480,6 +480,15 @@ ir_infer_types(Graph *g, Node *n, Type *out)
     case OP_MAXPOOL:
         if (!infer_pool(g, n, x, &o))
             return false;
+        /* maxpool's optional result 1: ONNX's Indices, the flat index (i64) of each maximum
+         * in the input, row-major (storage_order=0) or column-major over the spatial axes */
+        if (n->op == OP_MAXPOOL) {
+            int64_t so = ir_attr_int(g, n, "storage_order", 0);
+            if (so != 0 && so != 1)
+                FAIL("storage_order must be 0 or 1, got %lld", (long long)so);
+            if (n->nout > 1)
+                out[1] = type_make(ET_I64, o.rank, o.dims);
+        }
         break;
     case OP_QAVGPOOL:
         if (ir_attr_int(g, n, "global", 0)) {

@@ -156,6 +156,9 @@ Module *ir_module_create(qdqc_context *ctx, const char *filename);
 void ir_module_destroy(Module *m);
 static inline Node *ir_node(Graph *g, NodeId n) { return &g->nodes.data[n.id]; }
 static inline Value *ir_value(Graph *g, ValueId v) { return &g->values.data[v.id]; }
+/* Results of a layout op (OPF_LAYOUT) that carry its operands' values: all of them, except
+ * maxpool's result 1 (the i64 indices of the maxima), which is never quantized. */
+static inline uint32_t ir_layout_nout(const Node *n) { return n->op == OP_MAXPOOL ? 1 : n->nout; }
 static inline const char *ir_str(const Graph *g, uint32_t id) { return intern_str(&g->m->strs, id); }
 const char *ir_value_name(const Graph *g, ValueId v);
 

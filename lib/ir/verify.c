@@ -184,7 +184,7 @@ check_passthrough_q(Graph *g, Node *n, uint32_t ncheck)
     bool ok = true;
     for (uint32_t k = 0; k < ncheck; k++) {
         const Type *t = &ir_value(g, n->in[k])->type;
-        for (uint32_t r = 0; r < n->nout; r++) {
+        for (uint32_t r = 0; r < ir_layout_nout(n); r++) {
             const Type *o = &ir_value(g, n->out[r])->type;
             bool per_axis = (t->q && t->q->axis >= 0) || (o->q && o->q->axis >= 0);
             if (!per_axis && !qparams_equal(t->q, o->q)) {

@@ -1,6 +1,7 @@
-/* ref_pool.c: reference pools (maxpool on any element type, avgpool with ceil_mode and
- * count_include_pad, global_avgpool), qavgpool (sum of x - zx over the counted window, then
- * qn_qavg, or qn_qavg_fixed under --requant=fixed, of lib/numerics/elementwise.h) and resize
+/* ref_pool.c: reference pools (maxpool on any element type, with ONNX's Indices as an optional
+ * second result; avgpool with ceil_mode and count_include_pad, global_avgpool), qavgpool (sum
+ * of x - zx over the counted window, then qn_qavg, or qn_qavg_fixed under --requant=fixed, of
+ * lib/numerics/elementwise.h) and resize
  * (nearest and linear; coordinate transformation modes half_pixel, asymmetric, align_corners,
  * pytorch_half_pixel; nearest modes round_prefer_floor, round_prefer_ceil, floor, ceil),
  * following the ONNX reference implementation (coordinates in double, linear interpolation with
@@ -47,10 +48,10 @@ pool(RefCtx *c, Node *n)
     bool is_max = n->op == OP_MAXPOOL;
     if (!is_max && !qavg && x->type.elem != ET_F32)
         return ref_f32_in(c, n, 0) != NULL;
-    if (is_max && ir_attr_int(g, n, "storage_order", 0) != 0) {
-        node_error(g, n, "reference interpreter: storage_order=1 is not supported");
-        return false;
-    }
+    /* maxpool's result 1: the index of each maximum in x, row-major or (storage_order=1)
+     * column-major over the spatial axes, plus the batch/channel offset p * isp (ONNX) */
+    RefTensor *yi_t = is_max && n->nout > 1 ? ref_out(c, n, 1) : NULL;
+    bool colmajor = ir_attr_int(g, n, "storage_order", 0) != 0;
     bool incl = ir_attr_int(g, n, "count_include_pad", 0) != 0;
     /* --requant=fixed: the multiplier of every divisor a window can have, 1..kernel size (a
      * global pool: only the full size), derived up front as the code generator's table, so
@@ -123,6 +124,14 @@ pool(RefCtx *c, Node *n)
                         }
                         memcpy((char *)y->data + (size_t)yi * es,
                                (const char *)x->data + (size_t)besti * es, es);
+                        if (yi_t) {
+                            int64_t s = besti - p * isp, idx = besti;
+                            if (colmajor)
+                                idx = p * isp + s / (w.in[1] * w.in[2]) +
+                                      (s / w.in[2] % w.in[1]) * w.in[0] +
+                                      s % w.in[2] * w.in[0] * w.in[1];
+                            ((int64_t *)yi_t->data)[yi] = idx;
+                        }
                     } else if (qavg) {
                         /* integer sums below 2^53 are exact in the double accumulator */
                         int64_t div = incl ? padcnt : cnt;

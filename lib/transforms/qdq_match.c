@@ -130,7 +130,7 @@ annot(Graph *g, ValueId v, const QParams *q, U32Vec *undo)
         if (c->op == OP_DEQUANTIZE && !qparams_equal(c->q, q))
             return false;
         if ((op_info(c->op)->flags & OPF_LAYOUT) && (c->op == OP_CONCAT || u[i].index == 0))
-            for (uint32_t k = 0; k < c->nout; k++)
+            for (uint32_t k = 0; k < ir_layout_nout(c); k++)
                 if (!annot(g, c->out[k], q, undo))
                     return false;
     }

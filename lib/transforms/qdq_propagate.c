@@ -7,9 +7,15 @@
  *    the maximum of values. Pad's constant must be exactly representable: the integer pad
  *    value is q = quantize(value), required to dequantize back to value (0.0 -> zero point).
  *    The integers of the moved op carry the same parameters (layout ops never rescale).
+ *    A maxpool with an indices result (ONNX's Indices output) moves only when dequantize is
+ *    strictly increasing on the storage range (at most 16-bit storage, finite at both ends):
+ *    distinct integers then stay distinct floats, so the first maximum of each window, and its
+ *    index, are the same on either side; the indices result is passed on unchanged.
  *  - L -> quantize  =>  quantize -> L (same ops; L's float result must have no other consumer
  *    and its operand must not be a dequantize, which the first rule handles). Exact: quantize is
- *    element-wise and monotone; Pad's constant becomes quantize(value).
+ *    element-wise and monotone; Pad's constant becomes quantize(value). Not across a maxpool
+ *    with an indices result: quantize maps distinct floats to equal integers, which would move
+ *    the first maximum.
  *  - quantize(dequantize(x)) with identical parameters (scale, zero point, storage, range)
  *    is x: every x in the storage range maps back to itself. With other per-tensor parameters
  *    it is `requantize x` (defined as exactly that round trip).
@@ -24,6 +30,7 @@
 
 #include "numerics/numerics.h"
 
+#include <math.h>
 #include <string.h>
 
 static bool
@@ -56,6 +63,17 @@ pad_value(Graph *g, const Node *n, const QParams *q, float *iv)
     return true;
 }
 
+/* Distinct integers of q's storage range dequantize to distinct, finite floats: |q - zp| <
+ * 2^17 is exact in f32 and (q - zp) * scale rounds apart (the products differ by at least
+ * scale, far more than an ulp) unless the product overflows. */
+static bool
+dq_strictly_increasing(const QParams *q)
+{
+    return (int64_t)q->qmax - q->qmin <= 65535 &&
+           isfinite(qn_dequantize(q->qmin, q->scale[0], q->zp[0])) &&
+           isfinite(qn_dequantize(q->qmax, q->scale[0], q->zp[0]));
+}
+
 /* dequantize -> L  =>  L -> dequantize */
 static bool
 dq_forward(Graph *g, NodeId nid)
@@ -69,6 +87,9 @@ dq_forward(Graph *g, NodeId nid)
             return false;
         q = d->q;
     }
+    uint32_t nmove = ir_layout_nout(n); /* results that carry values; the rest pass on as is */
+    if (nmove < n->nout && !dq_strictly_increasing(q))
+        return false;
     float iv = 0;
     if (!pad_value(g, n, q, &iv))
         return false;
@@ -94,6 +115,10 @@ dq_forward(Graph *g, NodeId nid)
         ir_set_attr_float(g, r, "value", iv);
     for (uint32_t k = 0; k < nout; k++) {
         ValueId old = ir_node(g, nid)->out[k];
+        if (k >= nmove) {
+            ir_set_result(g, r, k, old);
+            continue;
+        }
         Type t = ir_value(g, old)->type;
         t.elem = q->storage;
         t.q = q;

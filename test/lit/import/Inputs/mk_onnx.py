@@ -255,8 +255,24 @@ def resize_crop():
 @case
 def maxpool_indices():
     nodes = [h.make_node("MaxPool", ["x"], ["y", "idx"], name="pool", kernel_shape=[2, 2])]
-    return model(nodes, [f32("x", [1, 1, 4, 4])], [f32("y", [1, 1, 2, 2]),
-                                                    vi("idx", TP.INT64, [1, 1, 2, 2])])
+    return model(nodes, [f32("x", [1, 1, 4, 4])], [f32("y", [1, 1, 3, 3]),
+                                                    vi("idx", TP.INT64, [1, 1, 3, 3])])
+
+
+@case
+def maxpool_indices_colmajor():
+    nodes = [h.make_node("MaxPool", ["x"], ["y", "idx"], name="pool", kernel_shape=[3, 2],
+                         strides=[2, 2], pads=[1, 0, 1, 0], storage_order=1)]
+    return model(nodes, [f32("x", [2, 3, 5, 4])], [f32("y", [2, 3, 3, 2]),
+                                                    vi("idx", TP.INT64, [2, 3, 3, 2])])
+
+
+@case
+def maxpool_storage_order_bad():
+    nodes = [h.make_node("MaxPool", ["x"], ["y", "idx"], name="pool", kernel_shape=[2, 2],
+                         storage_order=2)]
+    return model(nodes, [f32("x", [1, 1, 4, 4])], [f32("y", [1, 1, 3, 3]),
+                                                    vi("idx", TP.INT64, [1, 1, 3, 3])])
 
 
 @case
