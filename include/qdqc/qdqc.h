@@ -219,7 +219,10 @@ QDQC_API size_t qdqc_jit_workspace_size(const qdqc_jit *j);
 QDQC_API void qdqc_jit_destroy(qdqc_jit *j); /* NULL is a no-op */
 
 /* A small pthread pool whose qdqc_threadpool_parallel_for fits qdqc_parallel_for_fn
- * (pass the pool as ctx). nthreads <= 1: runs on the caller. */
+ * (pass the pool as ctx). nthreads <= 1: runs on the caller. The caller is one of the threads;
+ * [0, n) is handed out in chunks of max(1, n / (QDQC_THREADPOOL_CHUNKS_PER_THREAD * nthreads))
+ * through an atomic counter, each to the first free thread. */
+#define QDQC_THREADPOOL_CHUNKS_PER_THREAD 4
 typedef struct qdqc_threadpool qdqc_threadpool;
 QDQC_API qdqc_threadpool *qdqc_threadpool_create(int nthreads);
 QDQC_API void qdqc_threadpool_destroy(qdqc_threadpool *p); /* NULL is a no-op */

@@ -3,6 +3,7 @@
  * are drawn in [-1, 1)). GOPS = 2 * (int8 MACs of `qdqc --report`) / median time. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_cmd.h"
+#include "par_profile.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +82,31 @@ numel(int rank, const int64_t *dims)
     return n;
 }
 
+/* runs the model `runs` times through the recording hook of par_profile.h and prints its report */
+static int
+par_profile(qdqc_jit *j, void **in, void **out, const BenchOpts *o, int runs)
+{
+    ParProf *p = par_prof_create();
+    if (!p) {
+        fprintf(stderr, "qdqc: error: out of memory\n");
+        return 1;
+    }
+    qdqc_jit_set_parallel_for(j, par_prof_hook, p);
+    int rc = 0;
+    for (int i = 0; i < runs && rc == 0; i++) {
+        par_prof_run_begin(p);
+        if (qdqc_jit_run(j, (const void *const *)in, out) != QDQC_OK)
+            rc = 1;
+        par_prof_run_end(p);
+    }
+    if (rc == 0) {
+        printf("model %s\n", o->model);
+        par_prof_report(p, o->threads, stdout);
+    }
+    par_prof_destroy(p);
+    return rc;
+}
+
 int
 qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
 {
@@ -125,6 +151,10 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
     if (qdqc_jit_create(m, o->copts, &j) != QDQC_OK)
         goto done;
     double compile = now_ms() - c0;
+    if (o->par_profile) {
+        rc = par_profile(j, in, out, o, warmup + iters);
+        goto done;
+    }
     if (o->threads > 1) {
         pool = qdqc_threadpool_create(o->threads);
         if (!pool) {

@@ -6,6 +6,8 @@
 
 #include <qdqc/qdqc.h>
 
+#include <stdbool.h>
+
 typedef struct BenchOpts {
     const char *model;
     const char *passes;                /* NULL = default pipeline */
@@ -13,9 +15,11 @@ typedef struct BenchOpts {
     int threads;                       /* 0/1 = the calling thread only */
     int iters;                         /* timed runs (default 20) */
     int warmup;                        /* untimed runs first (default 3) */
+    bool par_profile;                  /* --par-profile: par_profile.h instead of timing */
 } BenchOpts;
 
-/* Prints "median <X> ms", min, p90, GOPS and the workspace; returns an exit code (0 ok,
+/* Prints "median <X> ms", min, p90, GOPS and the workspace (with par_profile: the report of
+ * par_profile.h for `threads` threads, default 2, from warmup + iters runs); returns an exit code (0 ok,
  * 1 bad input with diagnostics printed). */
 int qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o);
 

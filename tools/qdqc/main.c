@@ -39,7 +39,7 @@ static const char usage_text[] =
     "       qdqc run MODEL --output-dir DIR [--engine=jit|ref] [--input NAME=FILE.npy ...]\n"
     "                [--random-inputs SEED] [--passes=...]\n"
     "                                     run MODEL, write one .npy per output\n"
-    "       qdqc bench MODEL [--threads N] [--iters K] [--warmup W]\n"
+    "       qdqc bench MODEL [--threads N] [--iters K] [--warmup W] [--par-profile]\n"
     "                                     JIT-compile MODEL and time it: median, min, p90\n"
     "                                     latency and GOPS (2 x int8 MACs / median)\n"
     "\n"
@@ -74,6 +74,9 @@ static const char usage_text[] =
     "  --engine=jit|ref        (run) execution engine: jit (compiled in process, the default)\n"
     "                          or ref (reference interpreter)\n"
     "  --iters K, --warmup W   (bench) timed runs (default 20) after W untimed ones (3)\n"
+    "  --par-profile           (bench) instead of timing: run every parallel region's units\n"
+    "                          on one thread, time them (min over W + K runs) and predict the\n"
+    "                          scaling at --threads N (default 2): serial share, imbalance\n"
     "  --input NAME=FILE.npy   (run) value of graph input NAME (repeatable)\n"
     "  --random-inputs SEED    (run) generate the inputs not given, deterministically\n"
     "  --output-dir DIR        (run) where the outputs are written (NAME.npy)\n"
@@ -462,6 +465,8 @@ main(int argc, char **argv)
                 o.bench.iters = (int)t;
             else
                 o.bench.warmup = (int)t;
+        } else if (o.cmd && !strcmp(o.cmd, "bench") && strcmp(a, "--par-profile") == 0) {
+            o.bench.par_profile = true;
         } else if (strcmp(a, "--report") == 0) {
             o.report = true;
         } else if (strcmp(a, "--split-input-file") == 0) {
