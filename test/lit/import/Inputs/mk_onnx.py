@@ -205,6 +205,27 @@ def ir_version_11():
 
 
 @case
+def ir3_opset10():
+    """The oldest accepted versions: IR 3 lists initializers among the graph inputs."""
+    w = init("w", np.arange(8, dtype=np.float32).reshape(2, 1, 2, 2))
+    nodes = [h.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             h.make_node("Relu", ["c"], ["y"], name="relu")]
+    return model(nodes, [f32("x", [1, 1, 3, 3]), f32("w", [2, 1, 2, 2])],
+                 [f32("y", [1, 2, 2, 2])], [w], opset=10, ir=3)
+
+
+@case
+def ir10_opset21():
+    """The newest accepted versions, with opset 21's QuantizeLinear attributes: saturate (only
+    meaningful for float8), per-axis parameters, block_size 0 (no blocks)."""
+    inits = [init("s", np.array([0.5, 0.25], np.float32)), init("z", np.array([1, -1], np.int8))]
+    nodes = [h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q", axis=1,
+                         saturate=1, block_size=0),
+             h.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dq", axis=1)]
+    return model(nodes, [f32("x", [3, 2])], [f32("y", [3, 2])], inits, opset=21, ir=10)
+
+
+@case
 def block_quant():
     inits = [init("s", np.full((4, 2), 0.5, np.float32)), init("z", np.zeros((4, 2), np.int8))]
     nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq_block", axis=1,
