@@ -110,7 +110,9 @@ bias_add_reason(Graph *g, Node *n, char *buf, size_t len)
         snprintf(buf, len, "float bias kept exact: as int32 at input scale * weight scale it "
                  "would move the result by up to %.3g output steps", steps);
     else
-        snprintf(buf, len, "bias add after %s: only a matmul's bias add folds into it", name);
+        snprintf(buf, len, "bias add after %s: %s", name,
+                 op->nin > 2 && op->in[2].id ? "the op has a bias of its own"
+                                             : "not folded (remark on the add)");
     return buf;
 }
 

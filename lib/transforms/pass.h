@@ -76,6 +76,10 @@ double qm_quantize_bias(const float *b, float sx, const float *sw, int64_t m, fl
 /* The largest rounding error, in output steps, that a bias folded into an integer op may have:
  * beyond it the bias stays float (weight-fold, qdq-fold; docs/passes.md). */
 #define QM_BIAS_MAX_STEPS 0.5
+/* Keep a bias exact in float: op(x, w, b) becomes add(op(x, w), b') with bf[m] the f32 bias
+ * values (Gemm: times beta), shaped [1, m, 1, ...] (Conv, ConvTranspose) or [m] (Gemm); the
+ * add keeps the op's result value. The caller says why (remark). */
+void qm_bias_to_add(Graph *g, NodeId nid, const float *bf, int64_t m);
 /* Why a node still computes in float after the pipeline ("no integer rule", "input 1 not
  * quantized"); NULL for nodes that are not float compute (float_islands.c). */
 const char *pass_float_reason(Graph *g, Node *n, char *buf, size_t len);

@@ -6,13 +6,19 @@
  *    (qm_annotate); the dequantizes stay for any other consumer and die otherwise.
  *  - Bias: absent, or dequantize(const i32, zp 0) (weight-fold makes it so; a Gemm C may be
  *    [1,N] or one value, broadcast). A bias scale that differs from the f32 product sx*sw[c]
- *    is rescaled now: round_half_even(b*sb/(sx*sw)) in f64, saturated, with a remark.
- *  - MatMul -> Add(constant bias) (nn.Linear on rank > 2 inputs): the add folds into the
- *    qmatmul's int32 bias when the matmul result has no other consumer, the bias varies along
- *    the last axis only, and its int32 form is exact: dequantize(const i32, zp 0) with scale
- *    exactly sx*sw[n] (no rescaling), or an f32 constant quantized by qn_quantize_bias with a
- *    rounding error of at most QM_BIAS_MAX_STEPS steps of the quantize after it. The chain
- *    below then starts after the add. Otherwise the add stays float (remark why).
+ *    is rescaled now: round_half_even(b*sb/(sx*sw)) in f64, saturated, with a remark; when
+ *    that moves some channel's bias by more than QM_BIAS_MAX_STEPS steps of the quantize after
+ *    the op (qm_out_scale; possible only when sx*sw > sy), the bias stays exact instead:
+ *    op(x, w, b) becomes add(op(x, w), f32 b) (qm_bias_to_add, as weight-fold does for a coarse
+ *    float bias) and the op folds without it (f32 epilogue), with a remark.
+ *  - op -> Add(constant bias), the op without a bias of its own: MatMul (nn.Linear on rank > 2
+ *    inputs), Gemm, and the TensorFlow-style Conv / ConvTranspose whose bias is added after
+ *    it. The add folds into the integer op's int32 bias when the op's result has no other
+ *    consumer, the bias varies along the output channel axis only (MatMul/Gemm: the last;
+ *    Conv: 1), and its int32 form is exact: dequantize(const i32, zp 0) with scale exactly
+ *    sx*sw[c] (no rescaling), or an f32 constant quantized by qn_quantize_bias with a rounding
+ *    error of at most QM_BIAS_MAX_STEPS steps of the quantize after it. The chain below then
+ *    starts after the add. Otherwise the add stays float (remark why).
  *  - Result: with a following per-tensor quantize (the op's only consumer, possibly through one
  *    Relu/Clip that is the only consumer) the integer op produces the quantized value itself:
  *    requantization per docs/numerics.md. A Relu/Clip in between becomes clamp=[q(lo), q(hi)]
@@ -51,17 +57,26 @@ wchan(const QParams *qw, int64_t c)
     return qw->n == 1 ? 0 : c % (int64_t)qw->n;
 }
 
-/* Whether a bias of type bt broadcast against the result type yt varies along the last axis
- * only: rank <= yt's, every dimension 1 except the last, which is 1 or m. */
+/* Whether a bias of type bt added to a result of type yt (numpy broadcasting) varies along
+ * the result's channel axis ca only: rank <= yt's, every dimension 1 except the one aligned
+ * with ca, which is 1 or m. */
 static bool
-last_axis_only(const Type *bt, const Type *yt, int64_t m)
+channel_only(const Type *bt, const Type *yt, int ca, int64_t m)
 {
     if (bt->rank > yt->rank)
         return false;
-    for (int d = 0; d + 1 < bt->rank; d++)
-        if (bt->dims[d] != 1)
+    for (int d = 0; d < bt->rank; d++)
+        if (bt->dims[d] != 1 && (d + yt->rank - bt->rank != ca || bt->dims[d] != m))
             return false;
-    return bt->rank == 0 || bt->dims[bt->rank - 1] == m || bt->dims[bt->rank - 1] == 1;
+    return true;
+}
+
+/* bias b (i32, scale sb) at the accumulator scale want: round_half_even(b*sb/want) in f64,
+ * saturated to int32. */
+static int64_t
+rescale_bias(int64_t v, float sb, float want)
+{
+    return qn_saturate(qn_round_half_even_f64((double)v * sb / want), INT32_MIN, INT32_MAX);
 }
 
 /* Plain i32 bias [m] for the integer op from bias value bv = dequantize(const i32, zp 0), or
@@ -86,10 +101,12 @@ int_bias(Graph *g, NodeId nid, ValueId bv, const QParams *qx, const QParams *qw,
         return VNONE;
     size_t nb = type_numel_unchecked(&b->type);
     OpKind op = ir_node(g, nid)->op;
-    if (op == OP_CONV || op == OP_CONV_TRANSPOSE ? b->type.rank != 1 || b->type.dims[0] != m
-                                                 : !last_axis_only(&b->type, &b->type, m))
+    if (exact ? nb != 1 && (int64_t)nb != m /* an add's bias: shape checked by bias_add */
+              : op == OP_CONV || op == OP_CONV_TRANSPOSE
+                    ? b->type.rank != 1 || b->type.dims[0] != m
+                    : !channel_only(&b->type, &b->type, b->type.rank - 1, m))
         return VNONE;
-    if (db->q->axis >= 0 && (db->q->axis != b->type.rank - 1 || (int64_t)db->q->n != m))
+    if (db->q->axis >= 0 && (b->type.dims[db->q->axis] != m || (int64_t)db->q->n != m))
         return VNONE;
     for (uint32_t i = 0; i < db->q->n; i++)
         if (db->q->zp[i] != 0)
@@ -107,7 +124,7 @@ int_bias(Graph *g, NodeId nid, ValueId bv, const QParams *qx, const QParams *qw,
                 *why = "bias scale differs from input scale * weight scale";
                 return VNONE;
             }
-            v = qn_saturate(qn_round_half_even_f64((double)v * sb / want), INT32_MIN, INT32_MAX);
+            v = rescale_bias(v, sb, want);
             rescaled = true;
         }
         tensor_set_i(nt, (size_t)c, v);
@@ -133,14 +150,16 @@ const_bias(Graph *g, ValueId v)
     return d && d->nin == 1 && ir_const_of(g, d->in[0]);
 }
 
-/* MatMul -> Add(constant bias), the nn.Linear export: the add folds into the qmatmul's int32
- * bias when the matmul result has no other consumer, the bias varies along the last (N) axis
- * only, and its int32 form is exact: dequantize(const i32, zp 0) with scale sx*sw[n], or an
- * f32 constant quantized as weight-fold does (qn_quantize_bias) with a rounding error of at
- * most QM_BIAS_MAX_STEPS steps of the quantize after it. Returns the add (its operand index
- * of the bias in *bk), or NULL; each refusal of a constant bias add says why. */
+/* op -> Add(constant bias): the nn.Linear export of MatMul, and the TensorFlow-style Conv /
+ * ConvTranspose / Gemm whose bias is added after the op. The add folds into the integer op's
+ * int32 bias when the op has no bias of its own, its result has no other consumer, the bias
+ * varies along the output channel axis ca only (MatMul, Gemm: the last, N; Conv: 1), and its
+ * int32 form is exact: dequantize(const i32, zp 0) with scale sx*sw[c], or an f32 constant
+ * quantized as weight-fold does (qn_quantize_bias) with a rounding error of at most
+ * QM_BIAS_MAX_STEPS steps of the quantize after it. Returns the add (its operand index of the
+ * bias in *bk), or NULL; each refusal of a constant bias add says why. */
 static Node *
-matmul_bias_add(Graph *g, Node *n, int64_t m, uint32_t *bk)
+bias_add(Graph *g, Node *n, int ca, int64_t m, uint32_t *bk)
 {
     ValueId y = n->out[0];
     qm_uses(g);
@@ -159,28 +178,84 @@ matmul_bias_add(Graph *g, Node *n, int64_t m, uint32_t *bk)
     }
     if (!add)
         return NULL;
+    const char *iname = op_info(int_op(n->op))->name, *fname = op_info(n->op)->name;
+    if (n->nin > 2 && n->in[2].id) {
+        node_remark(g, add, "bias add not folded into the %s: the %s has a bias of its own",
+                    iname, fname);
+        return NULL;
+    }
     if (nu != 1) {
-        node_remark(g, add, "bias add not folded into the qmatmul: the matmul result has "
-                    "other consumers");
+        node_remark(g, add, "bias add not folded into the %s: the %s result has other "
+                    "consumers", iname, fname);
         return NULL;
     }
     *bk = 1 - idx;
     ValueId bv = add->in[*bk];
     const Type *bt = &ir_value(g, bv)->type, *yt = &ir_value(g, y)->type;
-    if (!last_axis_only(bt, yt, m)) {
-        node_remark(g, add, "bias add not folded into the qmatmul: the bias varies along "
-                    "another axis than the last (N)");
+    if (!channel_only(bt, yt, ca, m)) {
+        node_remark(g, add, "bias add not folded into the %s: the bias varies along another "
+                    "axis than %s", iname, n->op == OP_CONV || n->op == OP_CONV_TRANSPOSE
+                                          ? "the output channels (1)" : "the last (N)");
         return NULL;
     }
     if (qm_def_op(g, bv, OP_DEQUANTIZE))
         return add; /* int_bias checks it (exact scales only) */
     const Tensor *b = ir_const_of(g, bv);
     if (b->type.elem != ET_F32) {
-        node_remark(g, add, "bias add not folded into the qmatmul: the bias is %s, not f32 "
-                    "or a dequantized int32", elem_name(b->type.elem));
+        node_remark(g, add, "bias add not folded into the %s: the bias is %s, not f32 "
+                    "or a dequantized int32", iname, elem_name(b->type.elem));
         return NULL;
     }
     return add;
+}
+
+/* An int32 bias (dequantize(const i32, zp 0), [m] or one value) at a scale other than sx*sw[c]
+ * is rescaled by int_bias; that moves it by up to half an accumulator step sx*sw[c], i.e. up
+ * to (sx*sw[c]/sy)/2 output steps. When some channel's actual error |b - b'*sx*sw[c]| (b the
+ * dequantized f32 bias, what the literal graph adds) exceeds QM_BIAS_MAX_STEPS output steps
+ * (qm_out_scale), the bias stays exact: op(x, w, b) becomes add(op(x, w), b) with b in f32
+ * (qm_bias_to_add, as weight-fold does for a coarse float bias). True if it split the node. */
+static bool
+coarse_int_bias(Graph *g, NodeId nid, const QParams *qx, const QParams *qw, int64_t m)
+{
+    Node *n = ir_node(g, nid);
+    if (n->nin < 3 || !n->in[2].id)
+        return false;
+    Node *db = qm_def_op(g, n->in[2], OP_DEQUANTIZE);
+    if (!db || !db->q || db->q->storage != ET_I32 || db->nin != 1)
+        return false;
+    const Tensor *b = ir_const_of(g, db->in[0]);
+    size_t nb = b ? type_numel_unchecked(&b->type) : 0;
+    if (!b || (nb != 1 && (int64_t)nb != m) || (db->q->n != 1 && (int64_t)db->q->n != m))
+        return false; /* int_bias refuses it */
+    float sy = qm_out_scale(g, n->out[0]);
+    if (!(sy > 0))
+        return false;
+    float *bf = xmalloc((size_t)m * sizeof *bf);
+    double worst = 0;
+    for (int64_t c = 0; c < m; c++) {
+        int64_t i = nb == 1 ? 0 : c;
+        float want = qx->scale[0] * qm_scale_at(qw, wchan(qw, c));
+        float sb = qm_scale_at(db->q, i);
+        int64_t v = tensor_get_i(b, (size_t)i);
+        bf[c] = qn_dequantize((int32_t)v, sb, qm_zp_at(db->q, i));
+        if (sb == want)
+            continue;
+        double err = fabs((double)bf[c] - (double)rescale_bias(v, sb, want) * (double)want) / sy;
+        if (!(err <= INFINITY))
+            err = INFINITY;
+        worst = err > worst ? err : worst;
+    }
+    bool split = worst > QM_BIAS_MAX_STEPS;
+    if (split) {
+        node_remark(g, n, "int32 bias kept exact (a float add after the integer op): rescaled "
+                    "to input scale * weight scale it would move the result by up to %.3g "
+                    "output steps (scale %g), more than %g", worst, (double)sy,
+                    QM_BIAS_MAX_STEPS);
+        qm_bias_to_add(g, nid, bf, m);
+    }
+    free(bf);
+    return split;
 }
 
 /* The int32 [m] bias of a float bias constant bv (broadcast along the last axis) with its
@@ -246,9 +321,13 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
                                                                 : yt->dims[yt->rank - 1];
     ValueId x = dx->in[0], w = dw->in[0];
     const QParams *qx = dx->q, *qw = dw->q;
-    /* MatMul -> Add(bias): the add's result is the one the integer op replaces */
+    int ca = n->op == OP_CONV || n->op == OP_CONV_TRANSPOSE ? 1 : yt->rank - 1;
+    bool w2 = wt->rank >= 2;
+    bool split = coarse_int_bias(g, nid, qx, qw, m);
+    n = ir_node(g, nid); /* after a split the node and value arrays may have moved: wt, yt */
+    /* op -> Add(bias): the add's result is the one the integer op replaces */
     uint32_t bk = 0;
-    Node *badd = n->op == OP_MATMUL && wt->rank >= 2 ? matmul_bias_add(g, n, m, &bk) : NULL;
+    Node *badd = !split && (n->op != OP_MATMUL || w2) ? bias_add(g, n, ca, m, &bk) : NULL;
     ValueId fbias = VNONE; /* the bias operand: the node's own, or the add's */
     if (badd)
         fbias = badd->in[bk];
@@ -281,7 +360,7 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
     ValueId b = VNONE;
     if (badd && !qm_def_op(g, fbias, OP_DEQUANTIZE)) {
         b = float_bias(g, qm_node(g, addid), fbias, qx, qw, m);
-        if (!b.id) { /* the add stays float; the matmul folds alone */
+        if (!b.id) { /* the add stays float; the op folds alone */
             addid = NNONE;
             res = ir_node(g, nid)->out[0];
             qid = aid = NNONE;
@@ -289,7 +368,8 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
     } else {
         b = int_bias(g, nid, fbias, qx, qw, m, badd != NULL, &bias_ok, &why);
         if (!bias_ok && badd) {
-            node_remark(g, qm_node(g, addid), "bias add not folded into the qmatmul: %s", why);
+            node_remark(g, qm_node(g, addid), "bias add not folded into the %s: %s",
+                        op_info(qop)->name, why);
             addid = NNONE;
             res = ir_node(g, nid)->out[0];
             qid = aid = NNONE;

@@ -8,6 +8,7 @@
 #include "numerics/numerics.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 void
@@ -324,4 +325,40 @@ qm_quantize_bias(const float *b, float sx, const float *sw, int64_t m, float sy,
             worst = err / sy;
     }
     return worst;
+}
+
+/* The float bias stays exact: op(x, w, b) becomes add(op(x, w), b') with b' the float bias
+ * (times beta) shaped to broadcast over the output channel: [1, m, 1, ...] for Conv and
+ * ConvTranspose, [m] for Gemm. The add keeps the op's result value (name and consumers). */
+void
+qm_bias_to_add(Graph *g, NodeId nid, const float *bf, int64_t m)
+{
+    Node *n = ir_node(g, nid);
+    ValueId y = n->out[0];
+    Type yt = ir_value(g, y)->type;
+    Loc loc = n->loc;
+    int64_t dims[IR_MAX_RANK];
+    int rank = 1;
+    dims[0] = m;
+    if (n->op != OP_GEMM) {
+        rank = yt.rank;
+        for (int d = 0; d < rank; d++)
+            dims[d] = d == 1 ? m : 1;
+    }
+    Type bt = type_make(ET_F32, rank, dims);
+    Tensor *t = ir_tensor_new(g->m, &bt);
+    for (int64_t c = 0; c < m; c++)
+        tensor_set_f(t, (size_t)c, bf[c]);
+    ValueId bv = ir_add_const(g, ir_value_name(g, ir_node(g, nid)->in[2]), t, loc);
+    char name[256];
+    snprintf(name, sizeof name, "%s_nobias", ir_value_name(g, y));
+    n = ir_node(g, nid);
+    n->nin = 2;
+    if (n->op == OP_GEMM)
+        ir_set_attr_float(g, nid, "beta", 1.0f);
+    ValueId acc = ir_add_result(g, nid, 0, name, &yt);
+    ValueId ins[2] = {acc, bv};
+    NodeId a = ir_add_node(g, OP_ADD, 2, ins, 1, loc);
+    ir_set_result(g, a, 0, y);
+    g->uses_valid = false;
 }

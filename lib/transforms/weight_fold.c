@@ -311,45 +311,6 @@ before_batchnorm(Graph *g, Node *n)
     return true;
 }
 
-/* The float bias stays exact: op(x, w, b) becomes add(op(x, w), b') with b' the float bias
- * (times beta) shaped to broadcast over the output channel: [1, m, 1, ...] for Conv and
- * ConvTranspose, [m] for Gemm. The add keeps the op's result value (name and consumers). */
-static void
-bias_to_add(Graph *g, NodeId nid, const float *bf, int64_t m, double steps, float sy)
-{
-    Node *n = ir_node(g, nid);
-    ValueId y = n->out[0];
-    Type yt = ir_value(g, y)->type;
-    Loc loc = n->loc;
-    int64_t dims[IR_MAX_RANK];
-    int rank = 1;
-    dims[0] = m;
-    if (n->op != OP_GEMM) {
-        rank = yt.rank;
-        for (int d = 0; d < rank; d++)
-            dims[d] = d == 1 ? m : 1;
-    }
-    Type bt = type_make(ET_F32, rank, dims);
-    Tensor *t = ir_tensor_new(g->m, &bt);
-    for (int64_t c = 0; c < m; c++)
-        tensor_set_f(t, (size_t)c, bf[c]);
-    node_remark(g, n, "float bias kept float (an add after the integer op): rounded to int32 "
-                "at scale input scale * weight scale it would move the result by up to %.3g "
-                "output steps (scale %g), more than %g", steps, (double)sy, QM_BIAS_MAX_STEPS);
-    ValueId bv = ir_add_const(g, ir_value_name(g, ir_node(g, nid)->in[2]), t, loc);
-    char name[256];
-    snprintf(name, sizeof name, "%s_nobias", ir_value_name(g, y));
-    n = ir_node(g, nid);
-    n->nin = 2;
-    if (n->op == OP_GEMM)
-        ir_set_attr_float(g, nid, "beta", 1.0f);
-    ValueId acc = ir_add_result(g, nid, 0, name, &yt);
-    ValueId ins[2] = {acc, bv};
-    NodeId a = ir_add_node(g, OP_ADD, 2, ins, 1, loc);
-    ir_set_result(g, a, 0, y);
-    g->uses_valid = false;
-}
-
 /* The float values of a Gemm's C times beta, per output column (m of them), or false when C
  * is not a constant that varies along N only (shape [], [1], [1,1], [N] or [1,N]). C may be
  * an f32 constant or the dequantize of an integer constant. */
@@ -438,7 +399,10 @@ fold_bias(Graph *g, NodeId nid)
     float sy = qm_out_scale(g, n->out[0]);
     double steps = qm_quantize_bias(bf, sx, sw, m, sy, bq);
     if (steps > QM_BIAS_MAX_STEPS) {
-        bias_to_add(g, nid, bf, m, steps, sy);
+        node_remark(g, n, "float bias kept float (an add after the integer op): rounded to int32 "
+                    "at scale input scale * weight scale it would move the result by up to %.3g "
+                    "output steps (scale %g), more than %g", steps, (double)sy, QM_BIAS_MAX_STEPS);
+        qm_bias_to_add(g, nid, bf, m);
         free(bf);
         return true;
     }
