@@ -129,6 +129,13 @@ pass_float_reason(Graph *g, Node *n, char *buf, size_t len)
         snprintf(buf, len, "not folded into a conv (no conv before it, or non-constant statistics)");
         return buf;
     }
+    /* qdq-fold / qdq-elementwise leave 3-D convs and pools float (1-D and 2-D integer kernels) */
+    if ((n->op == OP_CONV || n->op == OP_AVGPOOL || n->op == OP_GLOBAL_AVGPOOL) &&
+        ir_value(g, n->in[0])->type.rank > 4) {
+        snprintf(buf, len, "%d spatial dimensions (the integer %s are 1-D and 2-D)",
+                 ir_value(g, n->in[0])->type.rank - 2, n->op == OP_CONV ? "convs" : "pools");
+        return buf;
+    }
     qm_uses(g);
     const char *why = bias_add_reason(g, n, buf, len);
     if (why)

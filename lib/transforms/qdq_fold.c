@@ -305,6 +305,13 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
         node_remark(g, n, "input is quantized per channel: not folded");
         return false;
     }
+    /* the integer conv kernels are 1-D and 2-D (lib/codegen/llvm_kernels_conv.c); a 3-D conv
+     * stays a float island, which the float kernels compute (up to 3 spatial dimensions) */
+    if (n->op == OP_CONV && ir_value(g, n->in[0])->type.rank > 4) {
+        node_remark(g, n, "not folded into a qconv: %d spatial dimensions (the integer convs "
+                    "are 1-D and 2-D)", ir_value(g, n->in[0])->type.rank - 2);
+        return false;
+    }
     const Type *wt = &ir_value(g, dw->in[0])->type;
     int want_axis = n->op == OP_CONV ? 0 : n->op == OP_CONV_TRANSPOSE ? 1 : wt->rank - 1;
     if (dw->q->axis >= 0 && dw->q->axis != want_axis) {
