@@ -512,13 +512,14 @@ emit_weights(Gen *g, int rank, const int64_t *d, int axis, int nch, float *sw)
 }
 
 /* Bias of n channels: i32 -> dequantize (scale sx*sw[c], ORT), f32 constant (PyTorch), or none
- * (returns 0). mag: typical |bias| in real units. */
+ * (returns 0). mag: typical |bias| in real units. *rounded: the passes round the bias to the
+ * accumulator scale sx*sw[c] (an f32 bias, or an i32 one at another scale). */
 static int
-emit_bias(Gen *g, int n, float sx, const float *sw, bool perch, double mag, bool *f32_bias)
+emit_bias(Gen *g, int n, float sx, const float *sw, bool perch, double mag, bool *rounded)
 {
     Rng *r = &g->r;
     double p = fz_unif(r);
-    *f32_bias = p >= 0.65;
+    *rounded = p >= 0.65;
     if (p < 0.2)
         return 0;
     int64_t d[1] = {n};
@@ -528,7 +529,8 @@ emit_bias(Gen *g, int n, float sx, const float *sw, bool perch, double mag, bool
     if (p < 0.65) {
         int32_t *q = malloc((size_t)n * sizeof *q);
         float *bs = malloc((size_t)n * sizeof *bs);
-        bool odd = chance(r, 0.05); /* bias scale not sx*sw: stays a float add */
+        bool odd = chance(r, 0.05); /* bias scale not sx*sw: qdq-fold rescales it */
+        *rounded = odd;
         for (int c = 0; c < n; c++) {
             bs[c] = sx * sw[perch ? c : 0];
             if (odd)
@@ -590,15 +592,32 @@ mean_scale(const float *s, int n)
     return n ? m / n : 0;
 }
 
-/* A float bias is quantized at compile time with scale sx*sw[c] (weight-fold), which can only
- * stay within the 1-step bound when that scale is at most the output's: beyond it the folded
- * bias loses up to (sx*sw/sy)/2 steps (docs/testing.md, known limitations; pinned by
- * test/lit/regress/float-bias-coarse-scale.qir). Keep generated graphs inside the bound. */
+/* A rounded bias (emit_bias) is quantized at compile time to the accumulator scale sx*sw[c]
+ * (weight-fold, qdq-fold), which moves the result by up to (sx*sw[c]/sy)/2 output steps; where
+ * that exceeds half a step the passes keep the bias exact in a float add ("coarse biases",
+ * docs/passes.md; test/lit/regress/float-bias-coarse-scale.qir). Real exports have
+ * sx*sw << sy. With a rounded bias, half the graphs keep sy >= sx*max(sw) (the fold), a quarter
+ * keep choose_qp's sy, and a quarter force sy below sx*max(sw) (sx*max(sw)/sy in [1, 32]) with a
+ * centred zero point, so that the coarse path is fuzzed too. Drawn from the graph's RNG only
+ * when there is a rounded bias: reproducible by seed. */
 static void
-fit_float_bias(QT *proto, bool f32_bias, float sx, float maxsw)
+fit_rounded_bias(Gen *g, QT *proto, bool rounded, float sx, float maxsw)
 {
-    if (f32_bias && proto->s < sx * maxsw)
-        proto->s = sx * maxsw;
+    if (!rounded)
+        return;
+    double p = fz_unif(&g->r);
+    float acc = sx * maxsw;
+    if (p < 0.5) {
+        if (proto->s < acc)
+            proto->s = acc;
+    } else if (p >= 0.75) {
+        float s = acc / (float)(1.0 + 31.0 * fz_unif(&g->r));
+        if (s < proto->s) {
+            proto->s = s;
+            if (proto->zp != proto->qmin) /* a Relu folded into the range keeps zp = qmin */
+                proto->zp = proto->u8 ? 128 : 0;
+        }
+    }
 }
 
 /* Optional fused activation on f32 value v; sets [*lo, *hi] to the real output range and
@@ -708,9 +727,9 @@ op_conv(Gen *g, bool float_weights)
     }
     double K = (double)(C / group) * kh * kw;
     double ystd = sqrt(K) * qt_mag(&x) * 0.5 * 127 * mean_scale(swv, M) * 0.5;
-    bool f32_bias = false;
+    bool rounded_bias = false;
     float maxsw = max_scale(swv, M);
-    int bf = float_weights ? 0 : emit_bias(g, M, x.s, swv, perch, ystd, &f32_bias);
+    int bf = float_weights ? 0 : emit_bias(g, M, x.s, swv, perch, ystd, &rounded_bias);
     int64_t yd[4] = {x.d[0], M, oh, ow};
     char yds[96];
     dims_str(yds, sizeof yds, 4, yd);
@@ -739,7 +758,7 @@ op_conv(Gen *g, bool float_weights)
     QT proto;
     memset(&proto, 0, sizeof proto);
     choose_qp(g, lo, hi, out_u8(g, &x), relu_q, &proto);
-    fit_float_bias(&proto, f32_bias, x.s, maxsw);
+    fit_rounded_bias(g, &proto, rounded_bias, x.s, maxsw);
     return emit_q(g, av, 4, yd, &proto, 1);
 }
 
@@ -830,9 +849,9 @@ op_gemm(Gen *g)
     int af = emit_dq(g, ai);
     int wf = emit_weights(g, 2, wd, perch ? (transB ? 0 : 1) : -1, N, swv);
     double ystd = sqrt((double)K) * qt_mag(&a) * 0.5 * 127 * mean_scale(swv, N) * 0.5;
-    bool f32_bias = false;
+    bool rounded_bias = false;
     float maxsw = max_scale(swv, N);
-    int bf = emit_bias(g, N, a.s, swv, perch, ystd, &f32_bias);
+    int bf = emit_bias(g, N, a.s, swv, perch, ystd, &rounded_bias);
     free(swv);
     int64_t yd[4] = {M, N, 0, 0};
     char yds[96];
@@ -851,7 +870,7 @@ op_gemm(Gen *g)
     QT proto;
     memset(&proto, 0, sizeof proto);
     choose_qp(g, lo, hi, out_u8(g, &a), relu_q, &proto);
-    fit_float_bias(&proto, f32_bias, a.s, maxsw);
+    fit_rounded_bias(g, &proto, rounded_bias, a.s, maxsw);
     return emit_q(g, av, 2, yd, &proto, 1);
 }
 
