@@ -23,7 +23,7 @@ typedef struct Gen {
     int esize;
     LLVMValueRef arg_a, arg_c, arg_mb, arg_me, arg_r;
     LLVMValueRef g_b, g_cb, g_zb, g_mult, g_fxm, g_fxr, g_fxs, g_scale, g_fbias;
-    LLVMValueRef acc[32], apack, rs, sumslot, scratch;
+    LLVMValueRef acc[32], apack, rs, sumslot, scratch, tbuf; /* tbuf: a tile's row vectors */
     LLVMValueRef m0, mcn; /* current cache block: first row, row count */
     LLVMValueRef kc0, kend, kfirst, klast; /* current K chunk (nkc > 1 only) */
 } Gen;

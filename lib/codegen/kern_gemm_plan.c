@@ -319,7 +319,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     for (int64_t n = 0; s->zb && n < s->n; n++)
         p->need_rowsum |= s->zb[n] != 0;
     p->stack_bytes = p->apack_bytes + p->scratch_bytes + (p->need_rowsum ? mc * 4 : 0) +
-                     (int64_t)p->mr * p->nv * p->vl * 4;
+                     2 * (int64_t)p->mr * p->nv * p->vl * 4; /* accumulators, row vectors */
 
     /* Constants. */
     p->bpack_bytes = p->npad * p->kp * p->belem;

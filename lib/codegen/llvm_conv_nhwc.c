@@ -2,7 +2,8 @@
  *
  * 1. Non-grouped convolutions: one NCHW -> NHWC transpose of the input (X), then either X is the
  *    GEMM's A (1x1, stride 1, no padding: no im2col at all) or each A row is gathered from X
- *    with one C-byte copy per tap (padded taps: C bytes of the input zero point), instead of the
+ *    with one KW*C-byte copy per kernel row (border pixels: one C-byte copy per tap; padded
+ *    taps and the K padding to a multiple of 4: the input zero point), instead of the
  *    per-element im2col with bounds selects; the staging -> NCHW transpose is blocked over 16
  *    pixels so that both sides stay in L1.
  * 2. Depthwise convolutions: per channel, the input plane is copied into a zero-point padded
@@ -36,6 +37,12 @@ cg_nhwc_direct_a(const ConvGeo *c)
            c->OH == c->H && c->OW == c->W;
 }
 
+int64_t
+cg_nhwc_lda(const ConvGeo *c)
+{
+    return cg_nhwc_direct_a(c) ? c->C : (c->K + 3) / 4 * 4;
+}
+
 static int64_t
 x_bytes(const ConvGeo *c)
 {
@@ -46,7 +53,7 @@ int64_t
 cg_nhwc_scratch(const ConvGeo *c, int64_t out_es)
 {
     int64_t rows = c->N * c->OH * c->OW;
-    int64_t a = cg_nhwc_direct_a(c) ? 0 : align64(rows * c->K);
+    int64_t a = cg_nhwc_direct_a(c) || cg_nhwc_block_rows(c) ? 0 : align64(rows * cg_nhwc_lda(c));
     return x_bytes(c) + a + (c->out_nhwc ? 0 : rows * c->M * out_es);
 }
 
@@ -129,9 +136,88 @@ copy_bytes(Kb *k, LLVMValueRef dst, LLVMValueRef src, int64_t n)
                         i64c(k, n - 64 * nv));
 }
 
+/* Row of A (lda bytes at arow) for output pixel (vn, voh, vow): per kernel row, all KW taps
+ * at once when they lie inside the input's width (dilation 1: KW * C contiguous bytes of X),
+ * else tap by tap (C bytes of X or of the zero point); kernel rows above or below the input
+ * and the K padding up to lda hold the zero point. */
+static void
+gather_pixel(Kb *k, const ConvGeo *c, int32_t zx, LLVMValueRef Xp, LLVMValueRef arow,
+             LLVMValueRef vn, LLVMValueRef voh, LLVMValueRef vow)
+{
+    LLVMValueRef zb = LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0);
+    const int64_t lda = cg_nhwc_lda(c), span = c->KW * c->C;
+    CgLoop lkh, lkw;
+    LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, i64c(k, c->sh)), i64c(k, c->ph), "");
+    LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, vow, i64c(k, c->sw)), i64c(k, c->pw), "");
+    LLVMValueRef w_in = c->dw == 1 && c->KW > 1
+                            ? LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, iw0, i64c(k, 0), ""),
+                                           LLVMBuildICmp(k->b, LLVMIntSLT, iw0, i64c(k, c->W - c->KW + 1), ""), "")
+                            : NULL;
+    LLVMValueRef vkh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
+    LLVMValueRef ih = cg_add(k, ih0, cg_mul(k, vkh, i64c(k, c->dh)));
+    LLVMValueRef dst_kh = cg_gep(k, arow, cg_mul(k, vkh, i64c(k, span)));
+    LLVMValueRef xrow = cg_add(k, cg_mul(k, vn, i64c(k, c->H)), ih); /* (n, ih) row of X */
+    CgIf fh;
+    if_begin(k, &fh, in_range(k, ih, c->H));
+    CgIf fw = {0};
+    if (w_in) {
+        if_begin(k, &fw, w_in);
+        copy_bytes(k, dst_kh, cg_gep(k, Xp, cg_mul(k, cg_add(k, cg_mul(k, xrow, i64c(k, c->W)), iw0), i64c(k, c->C))),
+                   span);
+        if_else(k, &fw);
+    }
+    LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
+    LLVMValueRef iw = cg_add(k, iw0, cg_mul(k, vkw, i64c(k, c->dw)));
+    LLVMValueRef dst = cg_gep(k, dst_kh, cg_mul(k, vkw, i64c(k, c->C)));
+    CgIf f;
+    if_begin(k, &f, in_range(k, iw, c->W));
+    copy_bytes(k, dst, cg_gep(k, Xp, cg_mul(k, cg_add(k, cg_mul(k, xrow, i64c(k, c->W)), iw), i64c(k, c->C))), c->C);
+    if_else(k, &f);
+    LLVMBuildMemSet(k->b, dst, zb, i64c(k, c->C), 1);
+    if_end(k, &f);
+    cg_loop_end(k, &lkw);
+    if (w_in)
+        if_end(k, &fw);
+    if_else(k, &fh);
+    LLVMBuildMemSet(k->b, dst_kh, zb, i64c(k, span), 1);
+    if_end(k, &fh);
+    cg_loop_end(k, &lkh);
+    for (int64_t kk = c->K; kk < lda; kk++) /* (zx - zx) * w adds 0 to every sum */
+        LLVMBuildStore(k->b, zb, cg_gep(k, arow, i64c(k, kk)));
+}
+
+void
+cg_nhwc_gather(Kb *k, const ConvGeo *c, int32_t zx, LLVMValueRef X, LLVMValueRef dst,
+               LLVMValueRef m0, LLVMValueRef m1)
+{
+    int64_t ohw = c->OH * c->OW;
+    CgLoop lm;
+    LLVMValueRef i = cg_loop_begin(k, &lm, LLVMBuildSub(k->b, m1, m0, ""));
+    LLVMValueRef m = cg_add(k, m0, i);
+    LLVMValueRef vn = LLVMBuildUDiv(k->b, m, i64c(k, ohw), "");
+    LLVMValueRef pix = LLVMBuildURem(k->b, m, i64c(k, ohw), "");
+    LLVMValueRef voh = LLVMBuildUDiv(k->b, pix, i64c(k, c->OW), "");
+    LLVMValueRef vow = LLVMBuildURem(k->b, pix, i64c(k, c->OW), "");
+    gather_pixel(k, c, zx, X, cg_gep(k, dst, cg_mul(k, i, i64c(k, cg_nhwc_lda(c)))), vn, voh, vow);
+    cg_loop_end(k, &lm);
+}
+
+int64_t
+cg_nhwc_block_rows(const ConvGeo *c)
+{
+    int64_t rows = c->N * c->OH * c->OW, lda = cg_nhwc_lda(c);
+    if (cg_nhwc_direct_a(c) || rows * lda <= 256 * 1024)
+        return 0;
+    int64_t brmax = (128 * 1024 / lda) / 24 * 24;
+    if (brmax < 24)
+        brmax = 24;
+    int64_t nblk = (rows + brmax - 1) / brmax;
+    return ((rows + nblk - 1) / nblk + 23) / 24 * 24;
+}
+
 LLVMValueRef
 cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
-             LLVMValueRef scratch, const CgNodeArgs *a)
+             LLVMValueRef scratch, const CgNodeArgs *a, bool gather)
 {
     (void)xe; /* bytes are moved as they are */
     LLVMValueRef X = c->in_nhwc ? in : scratch;
@@ -153,39 +239,19 @@ cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
         cg_loop_end(k, &lh);
         cg_loop_end(k, &ln);
     }
-    if (cg_nhwc_direct_a(c))
+    if (cg_nhwc_direct_a(c) || !gather)
         return X;
     LLVMValueRef A = cg_gep(k, scratch, i64c(k, x_bytes(c)));
-    LLVMValueRef zb = LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0);
     /* rows of output pixels split across the parallel-for hook */
     Par par;
     LLVMValueRef xa[2] = {X, A};
     LLVMValueRef vr = cg_par_begin(k, &par, c->N * c->OH, xa, 2);
     LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, i64c(k, c->OH), "");
     LLVMValueRef voh = LLVMBuildSRem(k->b, vr, i64c(k, c->OH), "");
-    LLVMValueRef Xp = xa[0], Ap = xa[1];
-    CgLoop low, lkh, lkw;
-    LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, i64c(k, c->sh)), i64c(k, c->ph), "");
+    CgLoop low;
     LLVMValueRef vow = cg_loop_begin(k, &low, i64c(k, c->OW));
-    LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, vow, i64c(k, c->sw)), i64c(k, c->pw), "");
     LLVMValueRef row = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->OH)), voh), i64c(k, c->OW)), vow);
-    LLVMValueRef arow = cg_mul(k, row, i64c(k, c->K));
-    LLVMValueRef vkh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
-    LLVMValueRef ih = cg_add(k, ih0, cg_mul(k, vkh, i64c(k, c->dh)));
-    LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
-    LLVMValueRef iw = cg_add(k, iw0, cg_mul(k, vkw, i64c(k, c->dw)));
-    LLVMValueRef dst = cg_gep(k, Ap, cg_add(k, arow, cg_mul(k, cg_add(k, cg_mul(k, vkh, i64c(k, c->KW)), vkw),
-                                                           i64c(k, c->C))));
-    CgIf f;
-    if_begin(k, &f, LLVMBuildAnd(k->b, in_range(k, ih, c->H), in_range(k, iw, c->W), ""));
-    LLVMValueRef src = cg_gep(k, Xp, cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), ih),
-                                                               i64c(k, c->W)), iw), i64c(k, c->C)));
-    copy_bytes(k, dst, src, c->C);
-    if_else(k, &f);
-    LLVMBuildMemSet(k->b, dst, zb, i64c(k, c->C), 1);
-    if_end(k, &f);
-    cg_loop_end(k, &lkw);
-    cg_loop_end(k, &lkh);
+    gather_pixel(k, c, zx, xa[0], cg_gep(k, xa[1], cg_mul(k, row, i64c(k, cg_nhwc_lda(c)))), vn, voh, vow);
     cg_loop_end(k, &low);
     cg_par_end(k, &par, a);
     return A;
@@ -195,7 +261,7 @@ LLVMValueRef
 cg_nhwc_staging(Kb *k, const ConvGeo *c, LLVMValueRef scratch)
 {
     int64_t rows = c->N * c->OH * c->OW;
-    int64_t off = x_bytes(c) + (cg_nhwc_direct_a(c) ? 0 : align64(rows * c->K));
+    int64_t off = x_bytes(c) + (cg_nhwc_direct_a(c) || cg_nhwc_block_rows(c) ? 0 : align64(rows * cg_nhwc_lda(c)));
     return cg_gep(k, scratch, i64c(k, off));
 }
 

@@ -34,17 +34,32 @@ bool cg_value_nhwc(Kb *k, ValueId v);
 
 /* ---- non-grouped convolution through an NHWC copy of the input ----
  * The input (NCHW) is transposed once into X = NHWC; for a 1x1 stride-1 unpadded conv X is the
- * GEMM's A directly, otherwise each row of A is gathered from X with one copy of C bytes per tap
- * (K ordered (kh, kw, c), weights reordered to match at compile time). The GEMM writes a staging
+ * GEMM's A directly, otherwise each row of A is gathered from X: one copy of KW * C contiguous
+ * bytes per kernel row when the pixel's taps lie inside the input's width (dilation 1), else one
+ * copy of C bytes per tap (K ordered (kh, kw, c), weights reordered to match at compile time). The GEMM writes a staging
  * buffer [N, OH*OW, M] that a blocked transpose turns into the NCHW result. */
 bool cg_nhwc_direct_a(const ConvGeo *c);
-/* Scratch bytes: X, A (unless direct), staging. */
+/* Row stride (and GEMM K) of A: C when direct, else K rounded up to a multiple of 4 (the
+ * padding holds the input zero point, so it adds 0; the VNNI GEMM then reads A in place). */
+int64_t cg_nhwc_lda(const ConvGeo *c);
+/* Scratch bytes: X, A (unless direct or gathered per block), staging. */
 int64_t cg_nhwc_scratch(const ConvGeo *c, int64_t out_es);
 /* OIHW -> OHWI, in place (G == 1). */
 void cg_nhwc_reorder_weights(const ConvGeo *c, int8_t *w);
-/* Emits the transpose and the gather; returns A (row stride: K, or C when direct). */
+/* Emits the transpose and (gather) the whole gather; returns A (row stride cg_nhwc_lda), or
+ * X when !gather (the caller gathers per block: cg_nhwc_gather). */
 LLVMValueRef cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
-                          LLVMValueRef scratch, const CgNodeArgs *a);
+                          LLVMValueRef scratch, const CgNodeArgs *a, bool gather);
+/* Gather fused per block of GEMM rows: when the whole A would exceed 256 KiB (so the GEMM
+ * would read it back from L3 or memory), the rows of one block (a multiple of 24 rows, about
+ * 128 KiB) are gathered into a stack buffer right before the GEMM of that block, which then
+ * reads them from L1/L2; the blocks are the parallel-for tasks. Returns the rows per block,
+ * or 0 to gather all of A first (small A, or direct). */
+int64_t cg_nhwc_block_rows(const ConvGeo *c);
+/* Emits, in the current function, the gather of A rows [m0, m1) (output pixels) from X into
+ * dst (row i - m0 at dst + (i - m0) * lda). */
+void cg_nhwc_gather(Kb *k, const ConvGeo *c, int32_t zx, LLVMValueRef X, LLVMValueRef dst,
+                    LLVMValueRef m0, LLVMValueRef m1);
 LLVMValueRef cg_nhwc_staging(Kb *k, const ConvGeo *c, LLVMValueRef scratch);
 /* staging [N, OH*OW, M] -> out NCHW [N, M, OH*OW] */
 void cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValueRef out);

@@ -299,8 +299,12 @@ gemm_emit(Kb *k, Node *n, const CgGemmSpec *s)
     LLVMValueRef f = cg_gemm_emit(k->mod, k->t, k->isa, s, name, err, sizeof err);
     if (!f)
         cg_fail(k, n, "GEMM: %s", err);
-    else
+    else {
         LLVMSetLinkage(f, LLVMInternalLinkage);
+        /* one symbol per GEMM in profiles, and the caller's loops stay small for LSR */
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
+    }
     return f;
 }
 
@@ -341,36 +345,72 @@ residual_fill(Kb *k, Node *n, const CgNodeArgs *a, CgGemmSpec *s)
     return true;
 }
 
+/* The GEMM over blocks of br rows, each gathered from X into a stack buffer right before
+ * (cg_nhwc_block_rows): one parallel-for task per block; within it the GEMM runs on rows
+ * [0, m1 - m0) of the buffer with C (and R) advanced to row m0. */
+static void
+gemm_blocks(Kb *k, LLVMValueRef gemm, const ConvGeo *c, int64_t br, int32_t zx, LLVMValueRef X,
+            LLVMValueRef C, LLVMValueRef R, int64_t oes, const CgNodeArgs *a)
+{
+    int64_t M = c->N * c->OH * c->OW, lda = cg_nhwc_lda(c);
+    Par par;
+    LLVMValueRef ptrs[3] = {X, C, R};
+    LLVMValueRef blk = cg_par_begin(k, &par, (M + br - 1) / br, ptrs, R ? 3 : 2);
+    LLVMValueRef buf = cg_entry_alloca(k, LLVMArrayType2(k->i8, (uint64_t)(br * lda)));
+    LLVMSetAlignment(buf, 64);
+    LLVMValueRef m0 = cg_mul(k, blk, cg_i64(k, br));
+    LLVMValueRef m1 = cg_smin(k, cg_add(k, m0, cg_i64(k, br)), cg_i64(k, M));
+    cg_nhwc_gather(k, c, zx, ptrs[0], buf, m0, m1);
+    unsigned ng = R ? 5 : 4;
+    LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->i64, k->i64, k->ptr};
+    LLVMValueRef args[5] = {buf, cg_gep(k, ptrs[1], cg_mul(k, m0, cg_i64(k, c->M * oes))), cg_i64(k, 0),
+                            LLVMBuildSub(k->b, m1, m0, ""),
+                            R ? cg_gep(k, ptrs[2], cg_mul(k, m0, cg_i64(k, c->M))) : NULL};
+    LLVMBuildCall2(k->b, LLVMFunctionType(k->vd, pt, ng, 0), gemm, args, ng, "");
+    cg_par_end(k, &par, a);
+}
+
 /* Non-grouped convolution through the NHWC lowering of llvm_conv_nhwc.c. */
 static bool
 emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, int8_t *w,
                const int32_t *zw, const int32_t *bias)
 {
     const Type *xt = &ir_value(k->g, n->in[0])->type;
-    int64_t rows = c->N * c->OH * c->OW;
+    int64_t rows = c->N * c->OH * c->OW, lda = cg_nhwc_lda(c);
     cg_nhwc_reorder_weights(c, w);
-    LLVMValueRef A = cg_nhwc_pack(k, c, xt->elem, xt->q->zp[0], a->in[0], a->scratch, a);
+    int8_t *wp = w;
+    if (lda != c->K) { /* K padded (cg_nhwc_lda): zero weights against zero-point bytes of A */
+        wp = calloc((size_t)(c->M * lda), 1);
+        if (!wp)
+            return cg_fail(k, n, "out of memory");
+        for (int64_t m = 0; m < c->M; m++)
+            memcpy(wp + m * lda, w + m * c->K, (size_t)c->K);
+    }
+    int64_t br = cg_nhwc_block_rows(c);
+    LLVMValueRef A = cg_nhwc_pack(k, c, xt->elem, xt->q->zp[0], a->in[0], a->scratch, a, br == 0);
     LLVMValueRef st = c->out_nhwc ? a->out[0] : cg_nhwc_staging(k, c, a->scratch);
     CgGemmSpec s;
     memset(&s, 0, sizeof s);
     s.m = rows;
     s.n = c->M;
-    s.k = c->K;
-    s.lda = c->K;
+    s.k = lda;
+    s.lda = lda;
     s.ldc = c->M;
-    s.b = w;
+    s.b = wp;
     s.b_layout = CG_GEMM_B_NK;
     s.zb = zw;
     s.bias = bias;
-    if (!spec_fill(k, n, &s, e, 0))
-        return false;
-    if (a->res_add && !residual_fill(k, n, a, &s))
-        return false;
-    LLVMValueRef gf = gemm_emit(k, n, &s);
+    bool ok = spec_fill(k, n, &s, e, 0) && (!a->res_add || residual_fill(k, n, a, &s));
+    LLVMValueRef gf = ok ? gemm_emit(k, n, &s) : NULL;
+    if (wp != w)
+        free(wp);
     if (!gf)
         return false;
     int rb = cg_gemm_row_block(k->t, k->isa, &s);
-    call_gemm(k, gf, rows, rb > 0 ? rb : 1, A, st, a->res_add ? a->res : NULL, a);
+    if (br)
+        gemm_blocks(k, gf, c, br, xt->q->zp[0], A, st, a->res_add ? a->res : NULL, out_es(k, n), a);
+    else
+        call_gemm(k, gf, rows, rb > 0 ? rb : 1, A, st, a->res_add ? a->res : NULL, a);
     if (!c->out_nhwc)
         cg_nhwc_unstage(k, c, ir_value(k->g, n->out[0])->type.elem, st, a->out[0]);
     return true;
