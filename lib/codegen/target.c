@@ -9,12 +9,14 @@
 #include "codegen/target.h"
 
 #include <llvm-c/Core.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void
@@ -39,6 +41,27 @@ init_backends_once(void)
     LLVMInitializeAArch64Target();
     LLVMInitializeAArch64TargetMC();
     LLVMInitializeAArch64AsmPrinter();
+    /* LLVM's loop strength reduction is off: the GEMM microkernels address A and B explicitly
+     * (a pointer per row, constant offsets), LSR took 20% of ResNet-18's compile time (0.45 of
+     * 2.1 s) and its removal changed no measured run time on x86; in llvm-mca the AArch64
+     * inner loops go from 91 to 97% of peak (dotprod, neoverse-n1) and 100 to 95% (i8mm)
+     * (bench/mca_kernels.py, docs/performance.md). A process-wide LLVM option (no per-module
+     * switch exists), set once here.
+     * Debugging aid: QDQC_LLVM_OPTIONS="-time-passes ..." passes more of LLVM's command-line
+     * options (e.g. the per-pass compile-time report; "-disable-lsr=false" restores LSR). */
+    const char *opts = getenv("QDQC_LLVM_OPTIONS");
+    static char buf[1024];
+    static const char *argv[34];
+    int argc = 0;
+    argv[argc++] = "qdqc";
+    if (!opts || !strstr(opts, "disable-lsr"))
+        argv[argc++] = "-disable-lsr";
+    snprintf(buf, sizeof buf, "%s", opts ? opts : "");
+    for (char *t = strtok(buf, " "); t && argc < 33; t = strtok(NULL, " "))
+        argv[argc++] = t;
+    LLVMParseCommandLineOptions(argc, argv, NULL);
+    if (opts && *opts)
+        atexit(LLVMShutdown); /* reports such as -time-passes print when LLVM shuts down */
 }
 
 /* LLVM's target registry is process-wide and registering is not thread-safe (two threads
