@@ -222,22 +222,31 @@ cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
     (void)xe; /* bytes are moved as they are */
     LLVMValueRef X = c->in_nhwc ? in : scratch;
     int64_t HW = c->H * c->W;
-    /* X[n, h, w, ci] = in[n, ci, h, w]: per (n, h), contiguous reads along w */
+    /* X[n, h, w, ci] = in[n, ci, h, w]: per (n, h), contiguous reads along w; blocks of hb
+     * rows (about 16 KiB) split across the parallel-for hook */
     if (!c->in_nhwc) {
-        CgLoop ln, lh, lc, lw;
-        LLVMValueRef vn = cg_loop_begin(k, &ln, i64c(k, c->N));
-        LLVMValueRef vh = cg_loop_begin(k, &lh, i64c(k, c->H));
+        int64_t hb = 16384 / (c->W * c->C) > 1 ? 16384 / (c->W * c->C) : 1;
+        hb = hb < c->H ? hb : c->H;
+        int64_t nhb = (c->H + hb - 1) / hb;
+        Par par;
+        LLVMValueRef io[2] = {in, X};
+        LLVMValueRef vu = cg_par_begin(k, &par, c->N * nhb, io, 2);
+        LLVMValueRef vn = LLVMBuildSDiv(k->b, vu, i64c(k, nhb), "");
+        LLVMValueRef h0 = cg_mul(k, LLVMBuildSRem(k->b, vu, i64c(k, nhb), ""), i64c(k, hb));
+        CgLoop lh, lc, lw;
+        LLVMValueRef vh = cg_add(k, h0, cg_loop_begin(k, &lh, cg_smin(k, i64c(k, hb),
+                                                                      LLVMBuildSub(k->b, i64c(k, c->H), h0, ""))));
         LLVMValueRef xrow = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), vh), i64c(k, c->W * c->C));
         LLVMValueRef vc = cg_loop_begin(k, &lc, i64c(k, c->C));
         LLVMValueRef src = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->C)), vc), i64c(k, HW)),
                                   cg_mul(k, vh, i64c(k, c->W)));
         LLVMValueRef vw = cg_loop_begin(k, &lw, i64c(k, c->W));
-        LLVMValueRef v = cg_load_raw(k, ET_U8, in, cg_add(k, src, vw));
-        cg_store_raw(k, ET_U8, X, cg_add(k, xrow, cg_add(k, cg_mul(k, vw, i64c(k, c->C)), vc)), v);
+        LLVMValueRef v = cg_load_raw(k, ET_U8, io[0], cg_add(k, src, vw));
+        cg_store_raw(k, ET_U8, io[1], cg_add(k, xrow, cg_add(k, cg_mul(k, vw, i64c(k, c->C)), vc)), v);
         cg_loop_end(k, &lw);
         cg_loop_end(k, &lc);
         cg_loop_end(k, &lh);
-        cg_loop_end(k, &ln);
+        cg_par_end(k, &par, a);
     }
     if (cg_nhwc_direct_a(c) || !gather)
         return X;
@@ -266,13 +275,20 @@ cg_nhwc_staging(Kb *k, const ConvGeo *c, LLVMValueRef scratch)
 }
 
 void
-cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValueRef out)
+cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValueRef out,
+                 const CgNodeArgs *a)
 {
     const int64_t B = 16;
     int64_t P = c->OH * c->OW, nb = (P + B - 1) / B;
-    CgLoop ln, lb, lm, lp;
-    LLVMValueRef vn = cg_loop_begin(k, &ln, i64c(k, c->N));
-    LLVMValueRef vb = cg_loop_begin(k, &lb, i64c(k, nb));
+    /* (n, block of B pixels) units split across the parallel-for hook */
+    Par par;
+    LLVMValueRef io[2] = {st, out};
+    LLVMValueRef vu = cg_par_begin(k, &par, c->N * nb, io, 2);
+    st = io[0];
+    out = io[1];
+    CgLoop lm, lp;
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, vu, i64c(k, nb), "");
+    LLVMValueRef vb = LLVMBuildSRem(k->b, vu, i64c(k, nb), "");
     LLVMValueRef p0 = cg_mul(k, vb, i64c(k, B));
     LLVMValueRef cnt = cg_smin(k, i64c(k, B), LLVMBuildSub(k->b, i64c(k, P), p0, ""));
     LLVMValueRef sbase = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, P)), p0), i64c(k, c->M));
@@ -283,8 +299,7 @@ cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValue
     cg_store_raw(k, ye, out, cg_add(k, dbase, vp), v);
     cg_loop_end(k, &lp);
     cg_loop_end(k, &lm);
-    cg_loop_end(k, &lb);
-    cg_loop_end(k, &ln);
+    cg_par_end(k, &par, a);
 }
 
 /* ---- rows split across the host's parallel-for hook (llvm_conv_nhwc.h) ---- */

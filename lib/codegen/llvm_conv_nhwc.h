@@ -62,7 +62,8 @@ void cg_nhwc_gather(Kb *k, const ConvGeo *c, int32_t zx, LLVMValueRef X, LLVMVal
                     LLVMValueRef m0, LLVMValueRef m1);
 LLVMValueRef cg_nhwc_staging(Kb *k, const ConvGeo *c, LLVMValueRef scratch);
 /* staging [N, OH*OW, M] -> out NCHW [N, M, OH*OW] */
-void cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValueRef out);
+void cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValueRef out,
+                     const CgNodeArgs *a);
 
 /* ---- depthwise (C == G): padded plane + vectorisable row loops ---- */
 int64_t cg_dw_scratch(const ConvGeo *c);

@@ -214,16 +214,20 @@ cg_linear_scratch(Kb *k, Node *n)
     return align64(rows * c.K) + rows * c.M * out_es(k, n);
 }
 
-/* Emit a GEMM call over rows [0, M): directly, or through pf when the host supplied one. R: the
- * residual operand of a GEMM with a fused residual add (fifth argument), else NULL. */
+/* Emit the calls of P GEMMs over rows [0, M), gemm[p] writing C + coff[p] bytes (column slices
+ * of one result; P == 1: one GEMM): directly, or through pf when the host supplied one, as
+ * P * ceil(M / rb) units (slice-major, rb rows each). R: the residual operand of a GEMM with a
+ * fused residual add (fifth argument), else NULL. */
 static void
-call_gemm(Kb *k, LLVMValueRef gemm, int64_t M, int rb, LLVMValueRef A, LLVMValueRef C,
-          LLVMValueRef R, const CgNodeArgs *a)
+call_gemms(Kb *k, const LLVMValueRef *gemm, const int64_t *coff, int P, int64_t M, int rb,
+           LLVMValueRef A, LLVMValueRef C, LLVMValueRef R, const CgNodeArgs *a)
 {
     unsigned ng = R ? 5 : 4;
     LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->i64, k->i64, k->ptr};
     LLVMTypeRef gt = LLVMFunctionType(k->vd, pt, ng, 0);
-    /* trampoline(arg, b, e): gemm(arg[0], arg[1], b*rb, min(e*rb, M)[, arg[2]]) */
+    int64_t nrb = (M + rb - 1) / rb;
+    /* trampoline(arg, b, e): P == 1: gemm(arg[0], arg[1], b*rb, min(e*rb, M)[, arg[2]]);
+     * else per unit u in [b, e): gemm[u / nrb](arg[0], arg[1] + coff, rows of block u % nrb) */
     char name[128];
     snprintf(name, sizeof name, "%s.tramp%u", k->prefix, k->counter++);
     LLVMTypeRef tpt[3] = {k->ptr, k->i64, k->i64};
@@ -231,19 +235,40 @@ call_gemm(Kb *k, LLVMValueRef gemm, int64_t M, int rb, LLVMValueRef A, LLVMValue
     LLVMSetLinkage(tr, LLVMInternalLinkage);
     LLVMBasicBlockRef saved = LLVMGetInsertBlock(k->b);
     LLVMValueRef saved_fn = k->fn;
+    k->fn = tr;
     LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, tr, "entry"));
     {
         LLVMValueRef arg = LLVMGetParam(tr, 0);
-        LLVMValueRef one = cg_i64(k, 1);
+        LLVMValueRef one = cg_i64(k, 1), two = cg_i64(k, 2);
         LLVMValueRef pa = LLVMBuildLoad2(k->b, k->ptr, arg, "");
         LLVMValueRef pc = LLVMBuildLoad2(k->b, k->ptr, LLVMBuildGEP2(k->b, k->ptr, arg, &one, 1, ""), "");
-        LLVMValueRef mb = cg_mul(k, LLVMGetParam(tr, 1), cg_i64(k, rb));
-        LLVMValueRef me = cg_smin(k, cg_mul(k, LLVMGetParam(tr, 2), cg_i64(k, rb)), cg_i64(k, M));
-        LLVMValueRef two = cg_i64(k, 2);
-        LLVMValueRef args[5] = {pa, pc, mb, me, NULL};
+        LLVMValueRef args[5] = {pa, pc, NULL, NULL, NULL};
         if (R)
             args[4] = LLVMBuildLoad2(k->b, k->ptr, LLVMBuildGEP2(k->b, k->ptr, arg, &two, 1, ""), "");
-        LLVMBuildCall2(k->b, gt, gemm, args, ng, "");
+        LLVMValueRef b = LLVMGetParam(tr, 1), e = LLVMGetParam(tr, 2);
+        if (P == 1) {
+            args[2] = cg_mul(k, b, cg_i64(k, rb));
+            args[3] = cg_smin(k, cg_mul(k, e, cg_i64(k, rb)), cg_i64(k, M));
+            LLVMBuildCall2(k->b, gt, gemm[0], args, ng, "");
+        } else {
+            CgLoop l;
+            LLVMValueRef u = cg_add(k, b, cg_loop_begin(k, &l, LLVMBuildSub(k->b, e, b, "")));
+            LLVMValueRef sl = LLVMBuildSDiv(k->b, u, cg_i64(k, nrb), "");
+            args[2] = cg_mul(k, LLVMBuildSRem(k->b, u, cg_i64(k, nrb), ""), cg_i64(k, rb));
+            args[3] = cg_smin(k, cg_add(k, args[2], cg_i64(k, rb)), cg_i64(k, M));
+            LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(k->c, tr, "slice.next");
+            LLVMValueRef sw = LLVMBuildSwitch(k->b, sl, next, (unsigned)P);
+            for (int p = 0; p < P; p++) {
+                LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(k->c, tr, "slice");
+                LLVMAddCase(sw, LLVMConstInt(k->i64, (unsigned long long)p, 0), bb);
+                LLVMPositionBuilderAtEnd(k->b, bb);
+                args[1] = cg_gep(k, pc, cg_i64(k, coff[p]));
+                LLVMBuildCall2(k->b, gt, gemm[p], args, ng, "");
+                LLVMBuildBr(k->b, next);
+            }
+            LLVMPositionBuilderAtEnd(k->b, next);
+            cg_loop_end(k, &l);
+        }
         LLVMBuildRetVoid(k->b);
     }
     k->fn = saved_fn;
@@ -254,8 +279,10 @@ call_gemm(Kb *k, LLVMValueRef gemm, int64_t M, int rb, LLVMValueRef A, LLVMValue
     LLVMValueRef isnull = LLVMBuildIsNull(k->b, a->pf, "");
     LLVMBuildCondBr(k->b, isnull, seq, par);
     LLVMPositionBuilderAtEnd(k->b, seq);
-    LLVMValueRef args[5] = {A, C, cg_i64(k, 0), cg_i64(k, M), R};
-    LLVMBuildCall2(k->b, gt, gemm, args, ng, "");
+    for (int p = 0; p < P; p++) {
+        LLVMValueRef args[5] = {A, cg_gep(k, C, cg_i64(k, coff[p])), cg_i64(k, 0), cg_i64(k, M), R};
+        LLVMBuildCall2(k->b, gt, gemm[p], args, ng, "");
+    }
     LLVMBuildBr(k->b, join);
     LLVMPositionBuilderAtEnd(k->b, par);
     LLVMValueRef slot = cg_entry_alloca(k, LLVMArrayType2(k->ptr, 3));
@@ -265,10 +292,19 @@ call_gemm(Kb *k, LLVMValueRef gemm, int64_t M, int rb, LLVMValueRef A, LLVMValue
     if (R)
         LLVMBuildStore(k->b, R, LLVMBuildGEP2(k->b, k->ptr, slot, &two, 1, ""));
     LLVMTypeRef pft[4] = {k->ptr, k->ptr, k->ptr, k->i64};
-    LLVMValueRef pargs[4] = {a->pf_ctx, tr, slot, cg_i64(k, (M + rb - 1) / rb)};
+    LLVMValueRef pargs[4] = {a->pf_ctx, tr, slot, cg_i64(k, P * nrb)};
     LLVMBuildCall2(k->b, LLVMFunctionType(k->vd, pft, 4, 0), a->pf, pargs, 4, "");
     LLVMBuildBr(k->b, join);
     LLVMPositionBuilderAtEnd(k->b, join);
+}
+
+/* one GEMM over rows [0, M) writing C (call_gemms with P == 1) */
+static void
+call_gemm(Kb *k, LLVMValueRef gemm, int64_t M, int rb, LLVMValueRef A, LLVMValueRef C,
+          LLVMValueRef R, const CgNodeArgs *a)
+{
+    int64_t zero = 0;
+    call_gemms(k, &gemm, &zero, 1, M, rb, A, C, R, a);
 }
 
 static bool
@@ -412,7 +448,7 @@ emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi 
     else
         call_gemm(k, gf, rows, rb > 0 ? rb : 1, A, st, a->res_add ? a->res : NULL, a);
     if (!c->out_nhwc)
-        cg_nhwc_unstage(k, c, ir_value(k->g, n->out[0])->type.elem, st, a->out[0]);
+        cg_nhwc_unstage(k, c, ir_value(k->g, n->out[0])->type.elem, st, a->out[0], a);
     return true;
 }
 
@@ -557,16 +593,44 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     s.zb = zw;
     s.bias = bias;
     bool ok = spec_fill(k, n, &s, &e, 0);
-    LLVMValueRef gf = ok ? gemm_emit(k, n, &s) : NULL;
-    if (gf) {
-        int rb = cg_gemm_row_block(k->t, k->isa, &s);
-        call_gemm(k, gf, M, rb > 0 ? rb : 1, a->in[0], a->out[0], NULL, a);
+    int rb = ok ? cg_gemm_row_block(k->t, k->isa, &s) : 1;
+    rb = rb > 0 ? rb : 1;
+    /* A GEMM of one row block (a classifier: M = 1) would be one unit of parallel work, the
+     * whole op on one thread: split its columns into MATMUL_SLICES GEMMs of about equal width
+     * (multiples of 64 channels), each over its slice of the weights and epilogue constants,
+     * whose row blocks the parallel-for hook then shares out. */
+    enum { MATMUL_SLICES = 2 };
+    int P = (M + rb - 1) / rb == 1 && N >= 128 * MATMUL_SLICES ? MATMUL_SLICES : 1;
+    int64_t ns = (N / P + 63) / 64 * 64;
+    LLVMValueRef gf[MATMUL_SLICES];
+    int64_t coff[MATMUL_SLICES];
+    int8_t *wsl = P > 1 ? malloc((size_t)(K * ns)) : NULL;
+    if (P > 1 && !wsl)
+        ok = cg_fail(k, n, "out of memory");
+    for (int p = 0; p < P && ok; p++) {
+        int64_t n0 = p * ns, nw = p == P - 1 ? N - n0 : ns;
+        CgGemmSpec sp = s;
+        if (P > 1) {
+            for (int64_t kk = 0; kk < K; kk++)
+                memcpy(wsl + kk * nw, w + kk * N + n0, (size_t)nw);
+            sp.n = nw;
+            sp.b = wsl;
+            sp.zb = zw ? zw + n0 : NULL;
+            sp.bias = bias ? bias + n0 : NULL;
+            ok = spec_fill(k, n, &sp, &e, n0);
+        }
+        gf[p] = ok ? gemm_emit(k, n, &sp) : NULL;
+        coff[p] = n0 * out_es(k, n);
+        ok = ok && gf[p];
     }
+    if (ok)
+        call_gemms(k, gf, coff, P, M, rb, a->in[0], a->out[0], NULL, a);
+    free(wsl);
     free(w);
     free(zw);
     free(bias);
     epi_free(&e);
-    return gf != NULL;
+    return ok;
 }
 
 bool

@@ -54,23 +54,31 @@ emit_qdq(Kb *k, Node *n, const CgNodeArgs *a)
     axis_split(isq ? y : x, q, &outer, &dim, &inner);
     LLVMValueRef gs = cg_const_bytes(k, q->scale, q->n * sizeof(float), "scale");
     LLVMValueRef gz = cg_const_bytes(k, q->zp, q->n * sizeof(int32_t), "zp");
-    CgLoop lo, lc, li;
-    LLVMValueRef vo = cg_loop_begin(k, &lo, cg_i64(k, outer));
-    LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, dim));
+    /* units of (row = (o, c), block of QDQ_BLOCK elements of the row) split across the
+     * parallel-for hook (a graph input's quantize is otherwise serial work of every run) */
+    const int64_t QDQ_BLOCK = 8192;
+    int64_t nb = (inner + QDQ_BLOCK - 1) / QDQ_BLOCK;
+    Par par;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    LLVMValueRef vu = cg_par_begin(k, &par, outer * dim * nb, io, 2);
+    LLVMValueRef row = LLVMBuildSDiv(k->b, vu, cg_i64(k, nb), "");
+    LLVMValueRef vc = LLVMBuildSRem(k->b, row, cg_i64(k, dim), "");
+    LLVMValueRef i0 = cg_mul(k, LLVMBuildSRem(k->b, vu, cg_i64(k, nb), ""), cg_i64(k, QDQ_BLOCK));
     LLVMValueRef s = cg_load_raw(k, ET_F32, gs, vc), zp = cg_load_i64(k, ET_I32, gz, vc);
-    LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, inner));
-    LLVMValueRef idx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vo, cg_i64(k, dim)), vc), cg_i64(k, inner)), vi);
+    CgLoop li;
+    LLVMValueRef cnt = cg_smin(k, cg_i64(k, QDQ_BLOCK), LLVMBuildSub(k->b, cg_i64(k, inner), i0, ""));
+    LLVMValueRef vi = cg_add(k, i0, cg_loop_begin(k, &li, cnt));
+    LLVMValueRef idx = cg_add(k, cg_mul(k, row, cg_i64(k, inner)), vi);
     if (isq) {
-        LLVMValueRef v = LLVMBuildFDiv(k->b, cg_load_raw(k, ET_F32, a->in[0], idx), s, "");
-        cg_store_i64(k, y->elem, a->out[0], idx, cg_finish_f32(k, v, zp, q->qmin, q->qmax));
+        LLVMValueRef v = LLVMBuildFDiv(k->b, cg_load_raw(k, ET_F32, io[0], idx), s, "");
+        cg_store_i64(k, y->elem, io[1], idx, cg_finish_f32(k, v, zp, q->qmin, q->qmax));
     } else {
-        LLVMValueRef d = LLVMBuildSub(k->b, cg_load_i64(k, x->elem, a->in[0], idx), zp, "");
+        LLVMValueRef d = LLVMBuildSub(k->b, cg_load_i64(k, x->elem, io[0], idx), zp, "");
         LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, d, k->f32, ""), s, "");
-        cg_store_raw(k, ET_F32, a->out[0], idx, f);
+        cg_store_raw(k, ET_F32, io[1], idx, f);
     }
     cg_loop_end(k, &li);
-    cg_loop_end(k, &lc);
-    cg_loop_end(k, &lo);
+    cg_par_end(k, &par, a);
     return true;
 }
 
@@ -313,10 +321,18 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
                 return false;
         }
     }
+    /* blocks of pb planes (about 4096 window taps each) split across the parallel-for hook */
+    int64_t taps = p.OH * p.OW * p.KH * p.KW;
+    int64_t pb = taps > 0 && 4096 / taps > 1 ? 4096 / taps : 1;
+    pb = pb < p.NC ? pb : p.NC > 0 ? p.NC : 1;
+    Par par;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    LLVMValueRef p0 = cg_mul(k, cg_par_begin(k, &par, (p.NC + pb - 1) / pb, io, 2), cg_i64(k, pb));
     LLVMValueRef bestp = cg_entry_alloca(k, fl ? k->f32 : k->i64);
     LLVMValueRef cntp = cg_entry_alloca(k, k->i64), padp = cg_entry_alloca(k, k->i64);
     CgLoop lp, loh, low, lkh, lkw;
-    LLVMValueRef vp = cg_loop_begin(k, &lp, cg_i64(k, p.NC));
+    LLVMValueRef vp = cg_add(k, p0, cg_loop_begin(k, &lp, cg_smin(k, cg_i64(k, pb),
+                                                                LLVMBuildSub(k->b, cg_i64(k, p.NC), p0, ""))));
     LLVMValueRef voh = cg_loop_begin(k, &loh, cg_i64(k, p.OH));
     LLVMValueRef vow = cg_loop_begin(k, &low, cg_i64(k, p.OW));
     int64_t xlo, xhi;
@@ -338,7 +354,7 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
 #undef RANGE
     LLVMValueRef xi = cg_add(k, cg_mul(k, vp, cg_i64(k, p.H * p.W)), cg_add(k, cg_mul(k, ih, cg_i64(k, p.W)), iw));
     xi = LLVMBuildSelect(k->b, inb, xi, cg_i64(k, 0), "");
-    LLVMValueRef xv = cg_load_i64(k, x->elem, a->in[0], xi);
+    LLVMValueRef xv = cg_load_i64(k, x->elem, io[0], xi);
     LLVMValueRef best = LLVMBuildLoad2(k->b, fl ? k->f32 : k->i64, bestp, "");
     LLVMValueRef nb;
     if (is_max && fl) {
@@ -360,9 +376,9 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
     best = LLVMBuildLoad2(k->b, fl ? k->f32 : k->i64, bestp, "");
     if (is_max) {
         if (fl)
-            cg_store_raw(k, ET_F32, a->out[0], yi, best);
+            cg_store_raw(k, ET_F32, io[1], yi, best);
         else
-            cg_store_i64(k, y->elem, a->out[0], yi, best);
+            cg_store_i64(k, y->elem, io[1], yi, best);
     } else if (fixed) {
         /* qn_qavg_fixed: count <= 0 -> sat(zy); sat(qn_rescale(sum, m[count]) + zy) */
         LLVMValueRef cnt = LLVMBuildLoad2(k->b, k->i64, incl ? padp : cntp, "");
@@ -377,7 +393,7 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMValueRef r = cg_add_sat(k, v, zy, lo, hi);
         LLVMValueRef z = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
         r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
-        cg_store_i64(k, y->elem, a->out[0], yi, r);
+        cg_store_i64(k, y->elem, io[1], yi, r);
     } else {
         /* qn_qavg: count <= 0 -> sat(zy); v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
         LLVMValueRef cnt = LLVMBuildLoad2(k->b, k->i64, incl ? padp : cntp, "");
@@ -388,11 +404,12 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMValueRef r = cg_finish_f32(k, v, zy, lo, hi);
         LLVMValueRef z = cg_smin(k, cg_smax(k, zy, cg_i64(k, lo)), cg_i64(k, hi));
         r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
-        cg_store_i64(k, y->elem, a->out[0], yi, r);
+        cg_store_i64(k, y->elem, io[1], yi, r);
     }
     cg_loop_end(k, &low);
     cg_loop_end(k, &loh);
     cg_loop_end(k, &lp);
+    cg_par_end(k, &par, a);
     return true;
 }
 
