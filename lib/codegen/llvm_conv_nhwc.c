@@ -212,6 +212,12 @@ cg_nhwc_block_rows(const ConvGeo *c)
     if (brmax < 24)
         brmax = 24;
     int64_t nblk = (rows + brmax - 1) / brmax;
+    /* the blocks are the parallel-for units: at least min_blocks of them (when there
+     * are rows enough), else a conv with a short K (the first conv: K = 27) would be 3 units,
+     * and one of two threads would idle for a third of it */
+    const int64_t min_blocks = 12;
+    if (nblk < min_blocks)
+        nblk = (rows + 23) / 24 < min_blocks ? (rows + 23) / 24 : min_blocks;
     return ((rows + nblk - 1) / nblk + 23) / 24 * 24;
 }
 
