@@ -51,10 +51,11 @@ void cg_nhwc_reorder_weights(const ConvGeo *c, int8_t *w);
 LLVMValueRef cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
                           LLVMValueRef scratch, const CgNodeArgs *a, bool gather);
 /* Gather fused per block of GEMM rows: when the whole A would exceed 256 KiB (so the GEMM
- * would read it back from L3 or memory), the rows of one block (a multiple of 24 rows, about
- * 128 KiB) are gathered into a stack buffer right before the GEMM of that block, which then
- * reads them from L1/L2; the blocks are the parallel-for tasks. Returns the rows per block,
- * or 0 to gather all of A first (small A, or direct). */
+ * would read it back from L3 or memory), the rows of one block (a multiple of 24 rows, at most
+ * about 128 KiB, and at least 12 blocks when the rows allow) are gathered into a stack
+ * buffer right before the GEMM of that block, which then reads them from L1/L2; the blocks
+ * are the parallel-for tasks. Returns the rows per block, or 0 to gather all of A first
+ * (small A, or direct). */
 int64_t cg_nhwc_block_rows(const ConvGeo *c);
 /* Emits, in the current function, the gather of A rows [m0, m1) (output pixels) from X into
  * dst (row i - m0 at dst + (i - m0) * lda). */
