@@ -157,6 +157,12 @@ LLVMValueRef
 cg_loop_begin(Kb *k, CgLoop *l, LLVMValueRef n);
 void
 cg_loop_end(Kb *k, CgLoop *l);
+/* cg_loop_end for a loop LLVM's loop vectoriser must leave alone (llvm.loop.vectorize.enable
+ * false): on a short constant trip count it folds the tail into an llvm.masked.store, and
+ * LLVM 22 lowers a one-lane masked store of <8 x i8> on x86 to a 4-byte vmovd, writing past
+ * the row (regress/dw-nchw-row-tail.test; the predicate.enable=false hint did not prevent it). */
+void
+cg_loop_end_novec(Kb *k, CgLoop *l);
 
 /* An alloca in the entry block of the current function (safe inside loops). */
 LLVMValueRef cg_entry_alloca(Kb *k, LLVMTypeRef t);

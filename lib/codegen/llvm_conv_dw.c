@@ -680,7 +680,7 @@ cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi
             cg_store_i64(k, ye, a->out[0], yi, cg_requant_fixed(k, av, fm_m, fs_m, e->zo, e->lo, e->hi));
             break;
         }
-        cg_loop_end(k, &lz);
+        cg_loop_end_novec(k, &lz); /* a folded tail's masked store wrote past the row */
     }
     cg_loop_end(k, &loh);
     cg_loop_end(k, &lm);

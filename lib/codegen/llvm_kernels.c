@@ -9,6 +9,7 @@
 #include "codegen/cg_util.h"
 
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,13 +49,38 @@ cg_loop_begin(Kb *k, CgLoop *l, LLVMValueRef n)
     return l->iv;
 }
 
-void
-cg_loop_end(Kb *k, CgLoop *l)
+/* The latch of l: iv + 1, branch back to the header (returned); the builder stays in the
+ * latch block. */
+static LLVMValueRef
+loop_latch(Kb *k, CgLoop *l)
 {
     LLVMBasicBlockRef cur = LLVMGetInsertBlock(k->b);
     LLVMValueRef next = LLVMBuildNSWAdd(k->b, l->iv, cg_i64(k, 1), "");
-    LLVMBuildBr(k->b, l->hdr);
+    LLVMValueRef br = LLVMBuildBr(k->b, l->hdr);
     LLVMAddIncoming(l->iv, &next, &cur, 1);
+    return br;
+}
+
+void
+cg_loop_end(Kb *k, CgLoop *l)
+{
+    loop_latch(k, l);
+    LLVMPositionBuilderAtEnd(k->b, l->exit);
+}
+
+void
+cg_loop_end_novec(Kb *k, CgLoop *l)
+{
+    LLVMValueRef br = loop_latch(k, l);
+    /* !llvm.loop !0, !0 = !{!0, !{!"llvm.loop.vectorize.enable", i1 false}} */
+    const char *key = "llvm.loop.vectorize.enable";
+    LLVMMetadataRef kv[2] = {LLVMMDStringInContext2(k->c, key, strlen(key)),
+                             LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(k->c), 0, 0))};
+    LLVMMetadataRef tmp = LLVMTemporaryMDNode(k->c, NULL, 0);
+    LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(k->c, kv, 2)};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(k->c, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(tmp, id); /* also frees tmp */
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(k->c, "llvm.loop", 9), LLVMMetadataAsValue(k->c, id));
     LLVMPositionBuilderAtEnd(k->b, l->exit);
 }
 
