@@ -5,19 +5,23 @@
  *
  * A model calls the hook once per parallel region: ~50 times per inference for MobileNetV2,
  * regions of 20-100 us. Waking a sleeping worker through a condition variable costs a futex
- * wake plus the scheduler's latency (tens of us in a VM), on every region, and the caller then
- * sleeps again until the last worker is done. So both sides spin first: a worker polls the job
- * generation for up to SPIN_NS after its last job before it sleeps on the condition variable,
- * and the caller polls the count of busy workers for up to SPIN_NS before it sleeps. The
- * sleeping paths are the usual ones; a sleeper announces itself (sleepers / caller_sleeps,
- * sequentially consistent atomics) before it re-checks the condition under the mutex, and the
- * other side takes the mutex to signal only when it sees an announcement (Dekker: one of the
- * two always sees the other's write). */
+ * wake plus the scheduler's latency (tens of us in a VM) on every region. So a worker polls for
+ * the next job for up to SPIN_NS after its last one before it sleeps on the condition variable.
+ *
+ * The caller never waits for a worker that has not started on the job: the job word holds the
+ * generation, a closed bit and the count of workers inside the job; a worker enters with a
+ * compare-and-swap only while the job is open, and the caller closes it once every chunk has
+ * been handed out, then waits (polls, then sleeps) only for the workers inside. A worker that is
+ * runnable but not running (an oversubscribed machine: spinning threads lose the scheduler's
+ * wake-up preference) therefore costs nothing; with a waiting protocol it cost whole time
+ * slices per region. Sleepers announce themselves (sleepers / caller_sleeps, sequentially
+ * consistent atomics) before they re-check their condition under the mutex, and the other side
+ * takes the mutex to signal only when it sees an announcement (Dekker: one of the two always
+ * sees the other's write). */
 #define _POSIX_C_SOURCE 200809L
 #include <qdqc/qdqc.h>
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -32,23 +36,25 @@
 #define cpu_relax() ((void)0)
 #endif
 
-/* how long either side polls before it sleeps: PAUSE_SPINS polls with a pause (~40 ns each
- * on Skylake-SP), then polls with sched_yield for SPIN_NS */
-#define PAUSE_SPINS 256
-#define SPIN_NS 100000
+/* how long either side polls (with a pause) before it sleeps */
+#define SPIN_NS 50000
+
+/* the job word: generation << GEN_SHIFT | CLOSED | workers inside the job */
+#define GEN_SHIFT 16
+#define CLOSED ((uint64_t)1 << 15)
+#define INSIDE ((uint64_t)CLOSED - 1)
 
 struct qdqc_threadpool {
     int nthreads;        /* worker threads (the caller is one more) */
     pthread_t *threads;
     pthread_mutex_t mu;
     pthread_cond_t work, done;
-    atomic_uint_fast64_t gen;  /* job generation: workers start a job when it changes */
+    atomic_uint_fast64_t job;  /* generation, closed bit, workers inside (above) */
     atomic_bool stop;
     qdqc_parallel_fn fn;
     void *arg;
     int64_t n, chunk;
     atomic_int_fast64_t next;
-    atomic_int busy;           /* workers still inside the current job */
     atomic_int sleepers;       /* workers asleep (or about to be) on `work` */
     atomic_bool caller_sleeps; /* the caller is asleep (or about to be) on `done` */
 };
@@ -61,10 +67,7 @@ now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Polls until cond(p, v) holds or SPIN_NS have passed; true if it holds. After the first
- * PAUSE_SPINS polls it yields the CPU between polls: when the machine is oversubscribed the
- * thread being waited for may be runnable on this very CPU, and a pure spin would keep it off
- * for the rest of the time slice. */
+/* Polls until cond(p, v) holds or SPIN_NS have passed; true if it holds. */
 static bool
 spin_until(struct qdqc_threadpool *p, bool (*cond)(struct qdqc_threadpool *, uint64_t), uint64_t v)
 {
@@ -72,30 +75,28 @@ spin_until(struct qdqc_threadpool *p, bool (*cond)(struct qdqc_threadpool *, uin
     for (unsigned i = 0;; i++) {
         if (cond(p, v))
             return true;
-        if (i < PAUSE_SPINS) {
-            cpu_relax();
-            continue;
+        cpu_relax();
+        if ((i & 63) == 63) {
+            int64_t t = now_ns();
+            if (!t0)
+                t0 = t;
+            else if (t - t0 > SPIN_NS)
+                return false;
         }
-        sched_yield();
-        int64_t t = now_ns();
-        if (!t0)
-            t0 = t;
-        else if (t - t0 > SPIN_NS)
-            return false;
     }
 }
 
 static bool
 new_job(struct qdqc_threadpool *p, uint64_t seen)
 {
-    return atomic_load(&p->gen) != seen || atomic_load(&p->stop);
+    return atomic_load(&p->job) >> GEN_SHIFT != seen || atomic_load(&p->stop);
 }
 
 static bool
 all_done(struct qdqc_threadpool *p, uint64_t unused)
 {
     (void)unused;
-    return atomic_load(&p->busy) == 0;
+    return (atomic_load(&p->job) & INSIDE) == 0;
 }
 
 static void
@@ -126,9 +127,17 @@ worker(void *vp)
         }
         if (atomic_load(&p->stop))
             break;
-        seen = atomic_load(&p->gen);
+        /* enter the job if it is still open */
+        uint64_t w = atomic_load(&p->job);
+        bool in = false;
+        while (!(w & CLOSED) && !in)
+            in = atomic_compare_exchange_weak(&p->job, &w, w + 1);
+        seen = w >> GEN_SHIFT;
+        if (!in)
+            continue;
         run_chunks(p);
-        if (atomic_fetch_sub(&p->busy, 1) == 1 && atomic_load(&p->caller_sleeps)) {
+        w = atomic_fetch_sub(&p->job, 1) - 1;
+        if ((w & INSIDE) == 0 && atomic_load(&p->caller_sleeps)) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
             pthread_mutex_unlock(&p->mu);
@@ -147,10 +156,9 @@ qdqc_threadpool_create(int nthreads)
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
-    atomic_init(&p->gen, 0);
+    atomic_init(&p->job, CLOSED);
     atomic_init(&p->stop, false);
     atomic_init(&p->next, 0);
-    atomic_init(&p->busy, 0);
     atomic_init(&p->sleepers, 0);
     atomic_init(&p->caller_sleeps, false);
     p->threads = calloc((size_t)(p->nthreads ? p->nthreads : 1), sizeof(pthread_t));
@@ -193,21 +201,22 @@ qdqc_threadpool_parallel_for(void *pool, qdqc_parallel_fn fn, void *arg, int64_t
         return;
     }
     int64_t parts = QDQC_THREADPOOL_CHUNKS_PER_THREAD * (int64_t)(p->nthreads + 1);
-    /* every worker has finished the previous job (busy reached 0), so these plain fields are
-     * not read until the generation changes below (seq_cst: it publishes them) */
+    /* the previous job is closed and no worker is inside it, so these plain fields are not
+     * read until the new job word below (seq_cst) publishes them */
     p->fn = fn;
     p->arg = arg;
     p->n = n;
     p->chunk = n / parts > 0 ? n / parts : 1;
     atomic_store(&p->next, 0);
-    atomic_store(&p->busy, p->nthreads);
-    atomic_fetch_add(&p->gen, 1);
+    uint64_t gen = (atomic_load(&p->job) >> GEN_SHIFT) + 1;
+    atomic_store(&p->job, gen << GEN_SHIFT);
     if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->work);
         pthread_mutex_unlock(&p->mu);
     }
     run_chunks(p);
+    atomic_fetch_or(&p->job, CLOSED); /* every chunk is taken: no worker enters any more */
     if (!spin_until(p, all_done, 0)) {
         pthread_mutex_lock(&p->mu);
         atomic_store(&p->caller_sleeps, true);
