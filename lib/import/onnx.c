@@ -354,6 +354,49 @@ fmt_shape(char *buf, size_t len, const int64_t *d, int rank, const Onnx__TensorS
         snprintf(buf + o, len - o, "]");
 }
 
+/* A graph output's declared type (element type, rank, fixed dimensions; symbolic or missing
+ * ones match anything) against the type the importer inferred for value v: a model whose
+ * declaration contradicts its own graph is refused rather than compiled to a header that
+ * declares one shape and writes another. */
+static bool
+check_output_decl(OnnxImp *I, const Onnx__ValueInfoProto *vi, ValueId v)
+{
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return true;
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    const Type *t = &ir_value(I->g, v)->type;
+    Loc l = file_loc(I);
+    if (tt->has_elem_type && tt->elem_type != 0) {
+        ElemType et = onnx_elem(tt->elem_type);
+        if (et != t->elem) {
+            diag_error(I->ctx, &l, "graph output '%s' is declared %s but computes %s", vi->name,
+                       et != ET_NONE ? elem_name(et) : onnx_dtype_name(tt->elem_type),
+                       elem_name(t->elem));
+            return false;
+        }
+    }
+    const Onnx__TensorShapeProto *sp = tt->shape;
+    if (!sp)
+        return true;
+    bool ok = sp->n_dim == (size_t)t->rank;
+    for (size_t d = 0; ok && d < sp->n_dim; d++) {
+        const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
+        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+            dim->dim_value != t->dims[d])
+            ok = false;
+    }
+    if (!ok) {
+        char have[256], want[256];
+        fmt_shape(have, sizeof have, t->dims, t->rank, NULL);
+        fmt_shape(want, sizeof want, NULL, 0, sp);
+        diag_error(I->ctx, &l, "graph output '%s' is declared with shape %s but computes %s",
+                   vi->name, want, have);
+        return false;
+    }
+    return true;
+}
+
 /* Graph input `name` frozen by --const-input to c: a constant of c's value, checked against
  * the declared element type et and shape sp (NULL: any). */
 static bool
@@ -914,6 +957,8 @@ import_graph(OnnxImp *I, const Onnx__GraphProto *gp)
             diag_error(I->ctx, &l, "graph output '%s' is not defined", name ? name : "");
             return false;
         }
+        if (!check_output_decl(I, gp->output[i], v))
+            return false;
         vec_push(&g->outputs, v);
     }
     if (!annotate_quant(I))

@@ -181,6 +181,30 @@ def dynamic_batch():
 
 
 @case
+def output_decl_shape():
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [f32("x", [1, 3, 4, 4])], [f32("y", [1, 3, 4, 5])])
+
+
+@case
+def output_decl_rank():
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [f32("x", [1, 3, 4, 4])], [f32("y", [1, 3, 16])])
+
+
+@case
+def output_decl_type():
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [f32("x", [1, 3, 4, 4])], [vi("y", TP.INT8, [1, 3, 4, 4])])
+
+
+@case
+def output_decl_symbolic():
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [f32("x", [1, 3, 4, 4])], [f32("y", ["batch", 3, None, 4])])
+
+
+@case
 def opset9():
     nodes = [h.make_node("Relu", ["x"], ["y"], name="relu")]
     return model(nodes, [f32("x", [2])], [f32("y", [2])], opset=9)
