@@ -10,7 +10,7 @@ build=${QDQC_FUZZ_BUILD:-$src/build-fuzz}
 cmake -S "$src" -B "$build" -G Ninja -DQDQC_FUZZ=ON -DQDQC_ENABLE_MLIR=OFF \
       -DCMAKE_C_COMPILER=clang-22 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer" >/dev/null
-ninja -C "$build" "fuzz_$name"
+ninja -j "$(nproc)" -C "$build" "fuzz_$name"   # not nproc + 2: CI and dev machines have 2 cores
 work="$build/fuzz/corpus-$name"
 mkdir -p "$work"
 cd "$build/fuzz"
