@@ -24,7 +24,19 @@ struct CgJitModel {
     RunExFn run;
     void *ws;
     size_t ws_size;
+    qdqc_context *ctx;
 };
+
+/* The workspace is followed by JIT_CANARY bytes of a known pattern, checked after every run: a
+ * kernel that writes past the end of the workspace (a code generator bug, e.g. a vector tail
+ * store wider than its lanes) is reported instead of corrupting the heap silently. */
+enum { JIT_CANARY = 64 };
+
+static uint8_t
+canary_byte(size_t i)
+{
+    return (uint8_t)(0xA5 ^ (i * 29));
+}
 
 static void
 jit_error(Module *m, LLVMErrorRef e, const char *what)
@@ -126,7 +138,13 @@ cg_jit_model_create(Module *m, const CgOptions *o)
     }
     j->run = (RunExFn)(uintptr_t)addr;
     j->ws_size = (size_t)b.workspace;
-    j->ws = aligned_alloc(64, j->ws_size ? j->ws_size : 64);
+    j->ctx = m->ctx;
+    /* aligned_alloc wants a multiple of the alignment: the planner's size is one (or 0) */
+    j->ws = j->ws_size <= SIZE_MAX - 64 - JIT_CANARY
+                ? aligned_alloc(64, (j->ws_size + 63) / 64 * 64 + JIT_CANARY) : NULL;
+    if (j->ws)
+        for (size_t i = 0; i < JIT_CANARY; i++)
+            ((uint8_t *)j->ws)[j->ws_size + i] = canary_byte(i);
     if (!j->ws) {
         diag_error(m->ctx, NULL, "codegen: cannot allocate a workspace of %zu bytes", j->ws_size);
         goto fail;
@@ -146,6 +164,15 @@ cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParal
     if (!j || !j->run)
         return false;
     j->run(in, out, j->ws, pf, pf_ctx);
+    for (size_t i = 0; i < JIT_CANARY; i++)
+        if (((const uint8_t *)j->ws)[j->ws_size + i] != canary_byte(i)) {
+            diag_error(j->ctx, NULL, "codegen: the compiled model wrote past the end of its "
+                       "%zu-byte workspace (byte %zu after it; a code generator bug)",
+                       j->ws_size, i);
+            for (size_t r = 0; r < JIT_CANARY; r++)
+                ((uint8_t *)j->ws)[j->ws_size + r] = canary_byte(r);
+            return false;
+        }
     return true;
 }
 

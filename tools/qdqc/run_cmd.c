@@ -6,6 +6,7 @@
 #include "run_cmd.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <sys/types.h>
 
 enum { RC_OK = 0, RC_INPUT = 1, RC_USAGE = 2 };
+enum { OUT_CANARY = 64, OUT_CANARY_BYTE = 0x5A };
 
 static int
 err(int rc, const char *fmt, const char *a, const char *b)
@@ -147,7 +149,8 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
     qdqc_array *arrs = calloc(nin ? nin : 1, sizeof(qdqc_array));
     const void **inbufs = calloc(nin ? nin : 1, sizeof(void *));
     void **outbufs = calloc(nout ? nout : 1, sizeof(void *));
-    if (!arrs || !inbufs || !outbufs) {
+    size_t *outbytes = calloc(nout ? nout : 1, sizeof(size_t));
+    if (!arrs || !inbufs || !outbufs || !outbytes) {
         rc = err(RC_INPUT, "out of memory%s%s", "", "");
         goto done;
     }
@@ -234,10 +237,12 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
     for (size_t i = 0; i < nout; i++) {
         size_t n, es = qdqc_elem_type_size(qdqc_module_output_elem_type(m, i));
         if (!numel_of(qdqc_module_output_rank(m, i), qdqc_module_output_dims(m, i), &n) || !es ||
-            !(outbufs[i] = calloc(n ? n : 1, es))) {
+            n > (SIZE_MAX - OUT_CANARY) / es || !(outbufs[i] = calloc(n * es + OUT_CANARY, 1))) {
             rc = err(RC_INPUT, "cannot allocate output '%s'%s", qdqc_module_output_name(m, i), "");
             goto done;
         }
+        outbytes[i] = n * es;
+        memset((char *)outbufs[i] + outbytes[i], OUT_CANARY_BYTE, OUT_CANARY);
     }
     if (jit) {
         qdqc_jit *j = NULL;
@@ -257,6 +262,15 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
         rc = RC_INPUT;
         goto done;
     }
+    /* every output buffer is followed by OUT_CANARY bytes of a known value: an engine that
+     * writes past an output (a code generator bug) fails the run instead of passing silently */
+    for (size_t i = 0; i < nout; i++)
+        for (size_t b = 0; b < OUT_CANARY; b++)
+            if (((const unsigned char *)outbufs[i])[outbytes[i] + b] != OUT_CANARY_BYTE) {
+                rc = err(RC_INPUT, "the engine wrote past the end of output '%s'%s",
+                         qdqc_module_output_name(m, i), " (a code generator bug)");
+                goto done;
+            }
     if (!make_dirs(o->output_dir)) {
         rc = err(RC_INPUT, "cannot create directory '%s'%s", o->output_dir, "");
         goto done;
@@ -277,6 +291,7 @@ done:
     free(arrs);
     free(inbufs);
     free(outbufs);
+    free(outbytes);
     qdqc_module_destroy(m);
     return rc;
 }
