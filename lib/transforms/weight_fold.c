@@ -48,6 +48,27 @@ quantize_const(Module *m, const Tensor *t, const QParams *q)
     if (q->axis >= 0)
         for (int d = q->axis + 1; d < ty.rank; d++)
             inner *= (size_t)ty.dims[d];
+    size_t nc = q->axis >= 0 ? (size_t)ty.dims[q->axis] : 1;
+    if (t->type.elem == ET_F32 && elem_size(q->storage) == 1 && q->storage != ET_BOOL &&
+        nc * inner > 0) {
+        /* the common case (f32 weights to 8 bits, 11.7 M of them in a ResNet-18 export): the
+         * same qn_quantize_f32 per element, without a division per element for the channel
+         * and the element-type dispatch of tensor_get_f / tensor_set_i */
+        const unsigned char *src = t->data;
+        unsigned char *dst = r->data;
+        size_t outer = n / (nc * inner);
+        for (size_t o = 0, i = 0; o < outer; o++)
+            for (size_t c = 0; c < nc; c++) {
+                float s = q->scale[c];
+                int32_t zp = q->zp[c];
+                for (size_t e = 0; e < inner; e++, i++) {
+                    float x;
+                    memcpy(&x, src + 4 * i, 4);
+                    dst[i] = (unsigned char)qn_quantize_f32(x, s, zp, q->qmin, q->qmax);
+                }
+            }
+        return r;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t c = q->axis >= 0 ? (i / inner) % (size_t)ty.dims[q->axis] : 0;
         float x = (float)tensor_get_f(t, i);
