@@ -34,7 +34,7 @@
 
 typedef struct CgOptions {
     char triple[128];  /* "" = host */
-    char cpu[64];      /* "" = generic (with host features when triple is the host's) */
+    char cpu[64];      /* "" = see cg_options_target: host, --isa's baseline, or generic */
     char mattr[512];   /* "+avx512vnni,-avx2,..." added after the CPU's features */
     char prefix[64];   /* symbol prefix, default "model" */
     char isa[32];      /* "" = best for the target, else a cg_gemm_isa_name() */
@@ -50,9 +50,15 @@ typedef void (*CgParallelFor)(void *ctx, void (*fn)(void *, int64_t, int64_t), v
 void
 cg_options_init(CgOptions *o);
 
-/* Resolve o's target (host defaults). False with a message in err. */
+/* Resolve o's target: the host fills in only what the options leave open (the rule is at the
+ * definition and in docs/targets.md). False with a message in err. */
 bool
 cg_options_target(const CgOptions *o, CgTarget *t, char *err, size_t errlen);
+
+/* The kernel path named `name` (--isa) on target t; false with a message that lists the valid
+ * names, or the paths t supports when t lacks the named one's features. */
+bool
+cg_isa_lookup(const CgTarget *t, const char *name, CgGemmIsa *out, char *err, size_t errlen);
 
 /* Compile m's graph and return the requested artefact in a malloc'd buffer (NUL-terminated for
  * text kinds). Errors go to m's context as diagnostics (false). */

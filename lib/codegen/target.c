@@ -293,6 +293,15 @@ store_flags(CgTarget *t, const bool *f)
 static bool
 set_triple(CgTarget *t, const char *triple, char *err, size_t errlen)
 {
+    /* bare architecture names mean Linux, the only OS the runtime and tests know */
+    static const char *const shorthand[][2] = {
+        {"x86_64", "x86_64-pc-linux-gnu"},       {"x86-64", "x86_64-pc-linux-gnu"},
+        {"amd64", "x86_64-pc-linux-gnu"},        {"aarch64", "aarch64-unknown-linux-gnu"},
+        {"arm64", "aarch64-unknown-linux-gnu"},
+    };
+    for (size_t i = 0; i < sizeof shorthand / sizeof shorthand[0]; i++)
+        if (strcmp(triple, shorthand[i][0]) == 0)
+            triple = shorthand[i][1];
     char *norm = LLVMNormalizeTargetTriple(triple);
     if (strlen(norm) >= sizeof t->triple) {
         set_err(err, errlen, "target triple too long: '%s'", triple);
@@ -304,7 +313,8 @@ set_triple(CgTarget *t, const char *triple, char *err, size_t errlen)
     t->x86 = strncmp(t->triple, "x86_64-", 7) == 0;
     t->aarch64 = strncmp(t->triple, "aarch64-", 8) == 0 || strncmp(t->triple, "arm64-", 6) == 0;
     if (!t->x86 && !t->aarch64) {
-        set_err(err, errlen, "unsupported target '%s' (x86_64 and aarch64 only)", triple);
+        set_err(err, errlen, "unsupported target '%s': qdqc targets x86_64 and aarch64 (a triple "
+                "such as x86_64-linux-gnu, or just x86_64, aarch64, arm64)", triple);
         return false;
     }
     LLVMTargetRef tgt;
@@ -334,6 +344,24 @@ cg_target_host(CgTarget *t, char *err, size_t errlen)
         LLVMDisposeMessage(feats);
         LLVMDisposeMessage(cpu);
         return false;
+    }
+    /* QDQC_HOST_CPU=NAME replaces the host CPU name (tuning only; the features stay the host's):
+     * for hosts LLVM names wrongly, and for tests that show the output of every pinned compile
+     * is independent of it (CI runs the codegen tests under two such names). */
+    const char *fake = getenv("QDQC_HOST_CPU");
+    if (fake && *fake) {
+        bool known = false;
+        for (size_t i = 0; i < sizeof cpu_table / sizeof cpu_table[0]; i++)
+            known |= cpu_table[i].x86 == t->x86 && strcmp(cpu_table[i].name, fake) == 0;
+        if (!known) {
+            set_err(err, errlen, "QDQC_HOST_CPU='%.63s' is not a CPU qdqc knows for %s "
+                    "(docs/targets.md)", fake, t->x86 ? "x86-64" : "aarch64");
+            LLVMDisposeMessage(feats);
+            LLVMDisposeMessage(cpu);
+            return false;
+        }
+        LLVMDisposeMessage(cpu);
+        cpu = LLVMCreateMessage(fake);
     }
     strcpy(t->features, feats);
     /* The CPU name only tunes scheduling; every ISA decision reads the feature string, which
