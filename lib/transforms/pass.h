@@ -54,6 +54,15 @@ Tensor *qm_tensor_retype(Module *m, const Tensor *t, const QParams *q); /* share
 /* Give the integer value v the quantization q (and every value joined to it by layout ops);
  * false, changing nothing, if some value already means something else. */
 bool qm_annotate(Graph *g, ValueId v, const QParams *q);
+/* A rewrite drops the quantize (parameters q) that defines y and gives y's place to integers
+ * carrying q: result 0 of node r (qm_take_quantized, which returns the value carrying q) or
+ * the value x (qm_replace_quantized). When y's integers are read with other parameters (a
+ * dequantize with its own scale, zero point or axis, directly or through layout ops: ONNX
+ * lets the Q and the DQ after it differ), y cannot carry q: y becomes `cast x` to its own
+ * element type instead, the same integers as plain values, which each reader reads with its
+ * own parameters. Never reuse q for such a reader. */
+ValueId qm_take_quantized(Graph *g, NodeId r, ValueId y, const QParams *q, Loc loc);
+void qm_replace_quantized(Graph *g, ValueId y, ValueId x, const QParams *q, Loc loc);
 bool qm_const_scalar(Graph *g, ValueId v, double *out);
 /* Float bounds of a relu / clip (attributes or constant operands); false otherwise. */
 bool qm_act_bounds(Graph *g, Node *act, float *lo, float *hi);

@@ -410,9 +410,7 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
             act->dead = true;
         }
         q->dead = true;
-        ir_set_result(g, r, 0, yv);
-        ir_value(g, yv)->type.q = yq;
-        g->uses_valid = false;
+        qm_take_quantized(g, r, yv, yq, q->loc);
     } else {
         ir_set_result(g, r, 0, res);
     }

@@ -159,6 +159,43 @@ qm_annotate(Graph *g, ValueId v, const QParams *q)
     return ok;
 }
 
+/* ---- a quantize's result taken over by integers ---- */
+
+/* y (plain integers, its quantize dropped) becomes `cast x`: x's integers, unchanged. */
+static void
+reinterpret_as(Graph *g, ValueId x, ValueId y, Loc loc)
+{
+    NodeId c = ir_add_node(g, OP_CAST, 1, &x, 1, loc);
+    ir_set_attr_string(g, c, "to", elem_name(ir_value(g, y)->type.elem));
+    ir_set_result(g, c, 0, y);
+    g->uses_valid = false;
+}
+
+ValueId
+qm_take_quantized(Graph *g, NodeId r, ValueId y, const QParams *q, Loc loc)
+{
+    if (qm_annotate(g, y, q)) {
+        ir_set_result(g, r, 0, y);
+        g->uses_valid = false;
+        return y;
+    }
+    Type t = ir_value(g, y)->type;
+    t.elem = q->storage;
+    t.q = q;
+    ValueId x = ir_add_result(g, r, 0, ir_value_name(g, y), &t);
+    reinterpret_as(g, x, y, loc);
+    return x;
+}
+
+void
+qm_replace_quantized(Graph *g, ValueId y, ValueId x, const QParams *q, Loc loc)
+{
+    if (qm_annotate(g, y, q))
+        ir_replace_all_uses(g, y, x);
+    else
+        reinterpret_as(g, x, y, loc);
+}
+
 /* ---- activations ---- */
 
 bool
