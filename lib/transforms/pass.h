@@ -81,6 +81,13 @@ void qm_copy_attrs(Graph *g, NodeId to, NodeId from, const char *const *skip);
  * qm_quantize_bias: bq[c] = qn_quantize_bias(b[c], sx, sw[c]); returns the largest rounding
  * error |b[c] - bq[c] * (sx*sw[c])| in units of sy (0 when sy is 0). */
 float qm_out_scale(Graph *g, ValueId v);
+/* The int32 accumulator of the integer form of n (conv, conv_transpose, matmul, gemm) with
+ * input x (parameters qx, per tensor) and weight w (qw): bnd[c] >= |sum of the products| of
+ * every result of output channel c, for any input. With a constant w, max|x - zx| * sum over
+ * the channel's weights of |w - zw[c]| (padding reads the zero point); otherwise
+ * K * max|x - zx| * max|w - zw|. The bias comes on top (docs/numerics.md, int32 accumulator). */
+void qm_acc_bound(Graph *g, const Node *n, ValueId w, const QParams *qx, const QParams *qw,
+                  int64_t m, double *bnd);
 double qm_quantize_bias(const float *b, float sx, const float *sw, int64_t m, float sy, int32_t *bq);
 /* The largest rounding error, in output steps, that a bias folded into an integer op may have:
  * beyond it the bias stays float (weight-fold, qdq-fold; docs/passes.md). */

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void model_run(const void *const *inputs, void *const *outputs, void *workspace);
+int model_run(const void *const *inputs, void *const *outputs, void *workspace);
 size_t model_workspace_size(void);
 
 static void *
@@ -71,7 +71,8 @@ main(int argc, char **argv)
     if (!ws)
         return 1;
     memset(ws, 0x5a, wsz);
-    model_run(in, out, ws);
+    if (model_run(in, out, ws) != 0)
+        return 1;
     const char *perturb = getenv("QDQC_E2E_PERTURB");
     if (perturb && *perturb && bytes[0])
         ((unsigned char *)out[0])[strtoull(perturb, NULL, 10) % bytes[0]] ^= 1;
