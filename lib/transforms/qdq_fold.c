@@ -312,8 +312,9 @@ acc_overflow(Graph *g, NodeId nid, ValueId w, const QParams *qx, const QParams *
             r = ACC_PRODUCTS;
             bad = c;
             worst = bnd[c];
-        } else if (bt && bnd[c] + fabs((double)tensor_get_i(bt, (size_t)c)) > INT32_MAX &&
-                   bad < 0) {
+        } else if (bt && bad < 0 &&
+                   ((double)tensor_get_i(bt, (size_t)c) + bnd[c] > INT32_MAX ||
+                    (double)tensor_get_i(bt, (size_t)c) - bnd[c] < INT32_MIN)) {
             r = from_add ? ACC_BIAS_ADD : ACC_OWN_BIAS;
             bad = c;
             worst = bnd[c];
@@ -329,8 +330,8 @@ acc_overflow(Graph *g, NodeId nid, ValueId w, const QParams *qx, const QParams *
     } else if (r != ACC_FITS) {
         int64_t bv = tensor_get_i(bt, (size_t)bad);
         node_warning(g, n, "int32 accumulator may overflow: output channel %lld's bias %lld "
-                     "plus products of up to %.0f exceeds 2^31 - 1; the bias is added in float "
-                     "after the integer %s", (long long)bad, (long long)bv, worst, name);
+                     "plus or minus products of up to %.0f leaves the int32 range; the bias is "
+                     "added in float after the integer %s", (long long)bad, (long long)bv, worst, name);
     }
     if (r == ACC_OWN_BIAS) {
         /* keep what the literal graph adds: the dequantized int32 bias */
