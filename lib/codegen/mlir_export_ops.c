@@ -548,6 +548,18 @@ exp_node(Exp *x, Node *n)
         }
         return ex_qmean(x, n, axes, k);
     }
+    case OP_CAST:
+        /* integers to their own element type: the passes' reinterpretation for a dequantize
+         * with its own parameters (docs/passes.md); the same values */
+        if (exp_vtype(x, n->in[0])->elem == exp_vtype(x, n->out[0])->elem &&
+            !elem_is_float(exp_vtype(x, n->out[0])->elem)) {
+            uint32_t v = exp_operand(x, n->in[0]);
+            if (!v)
+                return false;
+            exp_bind(x, n, v);
+            return true;
+        }
+        break;
     default: break;
     }
     bool known = true;
