@@ -9,7 +9,8 @@ ConvTranspose, Conv, Add, AveragePool, Concat, Reshape moved after the Q, a requ
 duplicate Q merged), per tensor and per channel, u8 and i8. For each model:
   - `qdqc MODEL --emit=ir --verify-each` must succeed (the verifier requires a dequantize's
     parameters to equal its operand type's when that type carries any);
-  - `qdqc run --engine=jit` must equal `qdqc run --engine=ref` bit for bit (default pipeline);
+  - `qdqc run --engine=jit` must equal `qdqc run --engine=ref` bit for bit (default pipeline),
+    and so must the AOT object (`qdqc MODEL -o model.o` linked with test/e2e/cross_driver.c);
   - `--engine=ref` after the default pipeline must equal `--engine=ref --passes=` (the graph
     as imported) exactly, or within one step of the final DQ's scale for the convolutions
     (integer accumulation against the literal float one, docs/numerics.md);
@@ -28,6 +29,7 @@ import onnx
 from onnx import TensorProto as TP, helper as h, numpy_helper as nh
 
 F32 = np.float32
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 # ---- numpy oracle: ONNX QuantizeLinear / DequantizeLinear (f32 arithmetic) ----
@@ -260,7 +262,8 @@ def main(argv):
         return 2
     qdqc = argv[1]
     keep = argv[argv.index("--out") + 1] if "--out" in argv else None
-    tmp = keep or tempfile.mkdtemp(prefix="dq_params.")
+    tmpdir = None if keep else tempfile.TemporaryDirectory(prefix="dq_params.")
+    tmp = keep or tmpdir.name
     nchk = nfail = 0
 
     def report(ok, what):
@@ -287,19 +290,38 @@ def main(argv):
                 report(False, "%s %s: %s" % (b.name, tag, msg.strip()))
                 continue
             res[tag] = [np.load(os.path.join(od, o + ".npy")) for o in outs]
-        if len(res) != 3:
+        # the AOT object: the same build as the JIT (docs/abi.md), linked with a C driver
+        obj, exe = os.path.join(d, "model.o"), os.path.join(d, "aot")
+        rc, msg = run([qdqc, mp, "-o", obj])
+        if rc == 0:
+            rc, msg = run(["cc", "-O1", "-o", exe, os.path.join(HERE, "cross_driver.c"), obj,
+                           "-lm"])
+        if rc == 0:
+            xb = os.path.join(d, "x.bin")
+            b.vals["x"].tofile(xb)
+            args = [exe, "1", xb, str(len(outs))]
+            for o in outs:
+                args += [os.path.join(d, o + ".aot.bin"), str(b.vals[o].size * 4)]
+            rc, msg = run(args)
+        if rc != 0:
+            report(False, "%s aot: %s" % (b.name, msg.strip()))
+        else:
+            res["aot"] = [np.fromfile(os.path.join(d, o + ".aot.bin"), F32).reshape(
+                b.vals[o].shape) for o in outs]
+        if len(res) != 4:
             continue
         for k, o in enumerate(outs):
             oracle = b.vals[o]
             # one step of the final dequantize: its largest scale
             step = float(np.max(b.vals[b.nodes[-1].input[1]])) if k == len(outs) - 1 else 0
             for tag, want, tol in (("jit == ref", res["ref"][k], 0.0),
+                                   ("aot == ref", res["ref"][k], 0.0),
                                    ("ref == ref-literal", res["ref-literal"][k],
                                     0.0 if exact else step * 1.0001),
                                    ("ref-literal == numpy", oracle,
                                     0.0 if exact else step * 1.0001)):
-                got = res["jit"][k] if tag == "jit == ref" else res["ref"][k] \
-                    if tag == "ref == ref-literal" else res["ref-literal"][k]
+                got = {"jit == ref": res["jit"][k], "aot == ref": res["aot"][k],
+                       "ref == ref-literal": res["ref"][k]}.get(tag, res["ref-literal"][k])
                 diff = float(np.max(np.abs(got.astype(np.float64) - want))) \
                     if got.shape == want.shape else float("inf")
                 ok = got.dtype == want.dtype and diff <= tol and \

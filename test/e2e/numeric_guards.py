@@ -104,7 +104,8 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     qdqc = argv[1]
-    d = argv[argv.index("--out") + 1] if "--out" in argv else tempfile.mkdtemp(prefix="ng.")
+    tmpdir = None if "--out" in argv else tempfile.TemporaryDirectory(prefix="numeric_guards.")
+    d = argv[argv.index("--out") + 1] if "--out" in argv else tmpdir.name
     os.makedirs(d, exist_ok=True)
     nchk = nfail = 0
 
