@@ -6,7 +6,8 @@ ONNX lets a DequantizeLinear's scale, zero point (an omitted one is 0) and axis 
 those of the QuantizeLinear before it: the DQ reinterprets the integers. Each model here has
 such a pair after an op that the passes turn into an integer op (MaxPool, Relu -> lut,
 ConvTranspose, Conv, Add, AveragePool, Concat, Reshape moved after the Q, a requantize, a
-duplicate Q merged), per tensor and per channel, u8 and i8. For each model:
+duplicate Q merged, a DQ with its own parameters feeding a Conv), per tensor and per channel,
+u8 and i8. For each model:
   - `qdqc MODEL --emit=ir --verify-each` must succeed (the verifier requires a dequantize's
     parameters to equal its operand type's when that type carries any);
   - `qdqc run --engine=jit` must equal `qdqc run --engine=ref` bit for bit (default pipeline),
@@ -237,6 +238,17 @@ def cases():
                 conv_transpose_s2(b.vals[a], b.vals[w], b.vals[bias]), strides=[2, 2],
                 pads=[1, 1, 1, 1], output_padding=[1, 1], kernel_shape=[3, 3])
     y = b.dq(b.q(ct, 0.05, 128), 0.03)
+    out.append((b, [y], False))
+
+    # the DQ with its own parameters feeds a Conv: the conv still folds, reading the cast
+    b = M("maxpool_dq_differs_then_conv", x8)
+    a = b.dq(b.q("x", 0.025, 128), 0.025, 128)
+    mp = b.node("MaxPool", [a], maxpool_1x2(b.vals[a]), kernel_shape=[1, 2])
+    md = b.dq(b.q(mp, 0.025, 128), 0.02, 120)
+    wq = rng.integers(-127, 128, (4, 8, 1, 1)).astype(np.int8)
+    w = b.dq(b.const(wq, "w"), F32(0.01), np.int8(0))
+    cv = b.node("Conv", [md, w], conv2d(b.vals[md], b.vals[w], np.zeros(4), 0))
+    y = b.dq(b.q(cv, 0.05, 128), 0.05, 128)
     out.append((b, [y], False))
 
     # Conv with a per-tensor Q read by a per-channel DQ
