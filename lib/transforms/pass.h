@@ -81,7 +81,8 @@ void qm_copy_attrs(Graph *g, NodeId to, NodeId from, const char *const *skip);
  * qm_quantize_bias: bq[c] = qn_quantize_bias(b[c], sx, sw[c]); returns the largest rounding
  * error |b[c] - bq[c] * (sx*sw[c])| in units of sy (0 when sy is 0). */
 float qm_out_scale(Graph *g, ValueId v);
-/* The int32 accumulator of the integer form of n (conv, conv_transpose, matmul, gemm) with
+/* The int32 accumulator of n (qconv, qconv_transpose, qmatmul, or the integer form of a conv,
+ * conv_transpose, matmul, gemm) with
  * input x (parameters qx, per tensor) and weight w (qw): bnd[c] >= |sum of the products| of
  * every result of output channel c, for any input. With a constant w, max|x - zx| * sum over
  * the channel's weights of |w - zw[c]| (padding reads the zero point); otherwise

@@ -492,6 +492,36 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
     return true;
 }
 
+/* An integer op this pass did not make (text IR, MLIR, ONNX ConvInteger / MatMulInteger): the
+ * same bound, a warning only (docs/numerics.md: the reference then reports an overflow and
+ * compiled code wraps). */
+static void
+check_int_op(Graph *g, NodeId nid)
+{
+    Node *n = ir_node(g, nid);
+    const QParams *qx = ir_value(g, n->in[0])->type.q, *qw = ir_value(g, n->in[1])->type.q;
+    const Type *yt = &ir_value(g, n->out[0])->type;
+    if (!qx || !qw || qx->axis >= 0 || yt->rank < 1)
+        return;
+    int64_t m = n->op == OP_QMATMUL ? yt->dims[yt->rank - 1] : yt->rank > 1 ? yt->dims[1] : 0;
+    const Tensor *bt = n->nin > 2 && n->in[2].id ? ir_const_of(g, n->in[2]) : NULL;
+    if (m <= 0 || (bt && type_numel_unchecked(&bt->type) != (size_t)m))
+        return;
+    double *bnd = xmalloc((size_t)m * sizeof *bnd);
+    qm_acc_bound(g, n, n->in[1], qx, qw, m, bnd);
+    for (int64_t c = 0; c < m; c++) {
+        double b = bt ? (double)tensor_get_i(bt, (size_t)c) : 0;
+        if (b + bnd[c] > INT32_MAX || b - bnd[c] < INT32_MIN) {
+            node_warning(g, n, "int32 accumulator may overflow: output channel %lld's bias "
+                         "%.0f plus or minus products of up to %.0f leaves the int32 range "
+                         "(the reference interpreter reports it, compiled code wraps)",
+                         (long long)c, b, bnd[c]);
+            break;
+        }
+    }
+    free(bnd);
+}
+
 bool
 pass_qdq_fold(PassCtx *pc, Graph *g)
 {
@@ -499,6 +529,9 @@ pass_qdq_fold(PassCtx *pc, Graph *g)
     uint32_t nn = g->nodes.len;
     for (uint32_t i = 1; i < nn; i++) {
         Node *n = &g->nodes.data[i];
+        if (!n->dead && (n->op == OP_QCONV || n->op == OP_QCONV_TRANSPOSE || n->op == OP_QMATMUL))
+            check_int_op(g, (NodeId){i});
+        n = &g->nodes.data[i];
         if (n->dead || int_op(n->op) == OP_INVALID)
             continue;
         changed |= fold_one(pc, g, (NodeId){i});

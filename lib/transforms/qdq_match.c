@@ -176,11 +176,13 @@ qm_acc_bound(Graph *g, const Node *n, ValueId w, const QParams *qx, const QParam
     const Tensor *wc = ir_const_of(g, w);
     const Type *wt = &ir_value(g, w)->type;
     size_t nw = type_numel_unchecked(wt);
-    int64_t G = n->op == OP_CONV || n->op == OP_CONV_TRANSPOSE ? ir_attr_int(g, n, "group", 1) : 1;
+    bool conv = n->op == OP_CONV || n->op == OP_QCONV;
+    bool convt = n->op == OP_CONV_TRANSPOSE || n->op == OP_QCONV_TRANSPOSE;
+    int64_t G = conv || convt ? ir_attr_int(g, n, "group", 1) : 1;
     bool shaped = wc && m > 0 && G > 0 && wt->rank >= 2;
-    if (shaped && n->op == OP_CONV)
+    if (shaped && conv)
         shaped = wt->dims[0] == m;
-    else if (shaped && n->op == OP_CONV_TRANSPOSE)
+    else if (shaped && convt)
         shaped = wt->dims[1] * G == m && wt->dims[0] % G == 0;
     else if (shaped)
         shaped = wt->dims[wt->rank - 1] == m;
@@ -201,10 +203,10 @@ qm_acc_bound(Graph *g, const Node *n, ValueId w, const QParams *qx, const QParam
     size_t inner = nw / (size_t)(d0 * d1); /* conv: kernel taps; matmul: see below */
     for (size_t i = 0; i < nw; i++) {
         int64_t c, wq; /* output channel, weight parameter index */
-        if (n->op == OP_CONV) {
+        if (conv) {
             c = (int64_t)(i / (nw / (size_t)d0));
             wq = c;
-        } else if (n->op == OP_CONV_TRANSPOSE) {
+        } else if (convt) {
             int64_t ci = (int64_t)(i / ((size_t)d1 * inner)), j = (int64_t)(i / inner) % d1;
             c = ci / (d0 / G) * d1 + j;
             wq = j;
