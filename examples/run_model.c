@@ -102,7 +102,10 @@ main(int argc, char **argv)
     }
     const void *inputs[1] = {x};
     void *outputs[1] = {y};
-    mobilenet_run(inputs, outputs, ws);
+    if (mobilenet_run(inputs, outputs, ws) != 0) { /* QDQC_ERR_RUNTIME: docs/abi.md */
+        fprintf(stderr, "run_model: the model's run failed\n");
+        return 1;
+    }
 
     printf("%s [%lld", MOBILENET_OUTPUT0_NAME, (long long)out_dims[0]);
     for (int d = 1; d < MOBILENET_OUTPUT0_RANK; d++)

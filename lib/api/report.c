@@ -135,6 +135,14 @@ classify(Graph *g, Node *n, StrBuf *b)
                   tname(out->elem));
         return K_QDQ;
     }
+    if (n->op == OP_CAST && vtype(g, n->in[0])->elem == vtype(g, n->out[0])->elem &&
+        !elem_is_float(vtype(g, n->out[0])->elem)) {
+        /* the passes' reinterpretation: the same integers, read by a dequantize with other
+         * parameters (docs/passes.md, "Each dequantize's own parameters") */
+        sb_printf(b, "cast on %s (the same integers for a dequantize with its own parameters)",
+                  tname(vtype(g, n->in[0])->elem));
+        return K_MOVE_INT;
+    }
     if (fl & OPF_LAYOUT) {
         const Type *t = vtype(g, n->in[0]);
         sb_printf(b, "%s on %s (moves values)", op_info(n->op)->name, tname(t->elem));

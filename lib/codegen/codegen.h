@@ -153,6 +153,13 @@ typedef struct CgNodeArgs {
     LLVMValueRef res;
 } CgNodeArgs;
 
+/* Whether n's node function can fail at run time (a quantize / dequantize whose scale and zero
+ * point are run-time operands, checked like the reference interpreter): it then returns i32,
+ * 0 or a qdqc_status, which PREFIX_run_ex returns at once (docs/abi.md); other node functions
+ * return void. */
+bool
+cg_node_may_fail(Graph *g, const Node *n);
+
 typedef struct CgLoop {
     LLVMBasicBlockRef hdr, exit;
     LLVMValueRef iv;

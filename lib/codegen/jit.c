@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef void (*RunExFn)(const void *const *, void *const *, void *, CgParallelFor, void *);
+typedef int (*RunExFn)(const void *const *, void *const *, void *, CgParallelFor, void *);
 
 struct CgJitModel {
     LLVMOrcLLJITRef jit;
@@ -163,7 +163,7 @@ cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParal
 {
     if (!j || !j->run)
         return false;
-    j->run(in, out, j->ws, pf, pf_ctx);
+    int st = j->run(in, out, j->ws, pf, pf_ctx);
     for (size_t i = 0; i < JIT_CANARY; i++)
         if (((const uint8_t *)j->ws)[j->ws_size + i] != canary_byte(i)) {
             diag_error(j->ctx, NULL, "codegen: the compiled model wrote past the end of its "
@@ -173,6 +173,11 @@ cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParal
                 ((uint8_t *)j->ws)[j->ws_size + r] = canary_byte(r);
             return false;
         }
+    if (st != QDQC_OK) {
+        diag_error(j->ctx, NULL, "compiled model: a run-time quantization scale is not positive "
+                   "and finite (a quantize or dequantize with a scale input; status %d)", st);
+        return false;
+    }
     return true;
 }
 

@@ -7,13 +7,15 @@
  * lives only during its step.
  *
  * Emission: one internal function per node, `void PREFIX.nK(ptr operands..., ptr results...,
- * ptr scratch, ptr pf, ptr pf_ctx)`, and the public functions
- *     void PREFIX_run_ex(const void *const *in, void *const *out, void *ws, pf, pf_ctx)
- *     void PREFIX_run(const void *const *in, void *const *out, void *ws)
+ * ptr scratch, ptr pf, ptr pf_ctx)` (`i32` for the nodes that check run-time operands,
+ * cg_node_may_fail: 0 or a qdqc_status), and the public functions
+ *     int PREFIX_run_ex(const void *const *in, void *const *out, void *ws, pf, pf_ctx)
+ *     int PREFIX_run(const void *const *in, void *const *out, void *ws)
  *     size_t PREFIX_workspace_size(void)
  * run_ex is straight-line: for each step, compute the operand/result addresses (constant offsets
- * into ws) and call the node function; then copy the graph outputs that are not written in place
- * (an output that is a graph input, a constant, or the same value listed twice).
+ * into ws) and call the node function (returning its status at once if it fails); then copy
+ * the graph outputs that are not written in place (an output that is a graph input, a
+ * constant, or the same value listed twice); then return 0 (QDQC_OK).
  * Tensors are dense, C order, in the graph's logical layout (NCHW): see docs/abi.md.
  * The same CgBuilt drives the object writer and the JIT, so they cannot disagree. */
 #include "codegen/codegen.h"
@@ -356,7 +358,9 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         char name[96];
         snprintf(name, sizeof name, "%s.n%u.%s%s", o->prefix, s, op_info(n->op)->name,
                  nres ? "_qadd" : "");
-        LLVMValueRef fn = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.vd, pt, np, 0));
+        bool may_fail = cg_node_may_fail(g, n);
+        LLVMValueRef fn = LLVMAddFunction(b->mod, name,
+                                          LLVMFunctionType(may_fail ? k.i32 : k.vd, pt, np, 0));
         LLVMSetLinkage(fn, LLVMInternalLinkage);
         fn_attrs(&k, fn);
         /* one symbol per node: readable profiles (perf), and run_ex stays small */
@@ -379,7 +383,9 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         a.pf = LLVMGetParam(fn, n->nin + on->nout + nres + 1);
         a.pf_ctx = LLVMGetParam(fn, n->nin + on->nout + nres + 2);
         ok = cg_emit_node(&k, n, &a);
-        if (ok)
+        if (ok && may_fail)
+            LLVMBuildRet(k.b, cg_i32(&k, QDQC_OK));
+        else if (ok)
             LLVMBuildRetVoid(k.b);
     }
 
@@ -388,7 +394,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         char name[128];
         LLVMTypeRef pt[5] = {k.ptr, k.ptr, k.ptr, k.ptr, k.ptr};
         snprintf(name, sizeof name, "%s_run_ex", o->prefix);
-        LLVMTypeRef runex_t = LLVMFunctionType(k.vd, pt, 5, 0);
+        LLVMTypeRef runex_t = LLVMFunctionType(k.i32, pt, 5, 0);
         LLVMValueRef runex = LLVMAddFunction(b->mod, name, runex_t);
         fn_attrs(&k, runex);
         k.fn = runex;
@@ -412,7 +418,17 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
                                         : LLVMConstPointerNull(k.ptr);
             args[na++] = LLVMGetParam(runex, 3);
             args[na++] = LLVMGetParam(runex, 4);
-            LLVMBuildCall2(k.b, LLVMGlobalGetValueType(fns[s]), fns[s], args, na, "");
+            LLVMValueRef st = LLVMBuildCall2(k.b, LLVMGlobalGetValueType(fns[s]), fns[s], args,
+                                             na, "");
+            if (cg_node_may_fail(g, n)) {
+                LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k.c, runex, "fail");
+                LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k.c, runex, "");
+                LLVMBuildCondBr(k.b, LLVMBuildICmp(k.b, LLVMIntNE, st, cg_i32(&k, QDQC_OK), ""),
+                                bad, cont);
+                LLVMPositionBuilderAtEnd(k.b, bad);
+                LLVMBuildRet(k.b, st);
+                LLVMPositionBuilderAtEnd(k.b, cont);
+            }
         }
         for (uint32_t j = 0; j < g->outputs.len; j++) {
             ValueId v = g->outputs.data[j];
@@ -424,16 +440,15 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
             LLVMValueRef src = value_ptr(&k, g, loc, v, pin, pout, ws, reqs);
             LLVMBuildMemCpy(k.b, dst, 1, src, 1, cg_i64(&k, value_bytes(g, v)));
         }
-        LLVMBuildRetVoid(k.b);
+        LLVMBuildRet(k.b, cg_i32(&k, QDQC_OK));
 
         snprintf(name, sizeof name, "%s_run", o->prefix);
-        LLVMValueRef run = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.vd, pt, 3, 0));
+        LLVMValueRef run = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.i32, pt, 3, 0));
         fn_attrs(&k, run);
         LLVMPositionBuilderAtEnd(k.b, LLVMAppendBasicBlockInContext(k.c, run, "entry"));
         LLVMValueRef cargs[5] = {LLVMGetParam(run, 0), LLVMGetParam(run, 1), LLVMGetParam(run, 2),
                                  LLVMConstPointerNull(k.ptr), LLVMConstPointerNull(k.ptr)};
-        LLVMBuildCall2(k.b, runex_t, runex, cargs, 5, "");
-        LLVMBuildRetVoid(k.b);
+        LLVMBuildRet(k.b, LLVMBuildCall2(k.b, runex_t, runex, cargs, 5, ""));
 
         snprintf(name, sizeof name, "%s_workspace_size", o->prefix);
         LLVMValueRef wsz = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.i64, NULL, 0, 0));

@@ -330,6 +330,14 @@ cg_operand_static(Kb *k, Node *n, uint32_t i)
 }
 
 bool
+cg_node_may_fail(Graph *g, const Node *n)
+{
+    (void)g;
+    return (n->op == OP_QUANTIZE || n->op == OP_DEQUANTIZE) && !n->q && n->nin > 1 &&
+           n->in[1].id;
+}
+
+bool
 cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
 {
     const OpInfo *oi = op_info(n->op);
@@ -344,7 +352,7 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
         return cg_emit_qdirect(k, n, a);
     case OP_QUANTIZE: case OP_DEQUANTIZE:
         /* run-time scale / zero point operands: llvm_kernels_float.c */
-        if (!n->q && n->nin > 1 && n->in[1].id)
+        if (cg_node_may_fail(k->g, n))
             return cg_emit_float(k, n, a);
         return cg_emit_int(k, n, a);
     case OP_MAXPOOL:

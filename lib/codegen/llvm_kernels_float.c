@@ -701,6 +701,21 @@ emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a)
     int64_t lo, hi;
     elem_range(storage, &lo, &hi);
     LLVMBuilderRef b = k->b;
+    /* every scale positive and finite, as the reference interpreter checks (ref.c qargs);
+     * otherwise the node function returns QDQC_ERR_RUNTIME (cg_node_may_fail, docs/abi.md) */
+    CgLoop ls;
+    LLVMValueRef vs = cg_loop_begin(k, &ls, cg_i64(k, (int64_t)ns));
+    LLVMValueRef sv = cg_load_raw(k, ET_F32, a->in[1], vs);
+    LLVMValueRef good = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGT, sv, cg_f32(k, 0.0f), ""),
+                                     LLVMBuildFCmp(b, LLVMRealOLT, sv, cg_f32(k, INFINITY), ""),
+                                     "");
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, k->fn, "bad_scale");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, k->fn, "");
+    LLVMBuildCondBr(b, good, cont, bad);
+    LLVMPositionBuilderAtEnd(b, bad);
+    LLVMBuildRet(b, cg_i32(k, QDQC_ERR_RUNTIME));
+    LLVMPositionBuilderAtEnd(b, cont);
+    cg_loop_end(k, &ls);
     CgLoop lo_, lc, li;
     LLVMValueRef vo = cg_loop_begin(k, &lo_, cg_i64(k, outer));
     LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, dim));

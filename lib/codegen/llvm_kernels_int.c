@@ -43,9 +43,9 @@ emit_qdq(Kb *k, Node *n, const CgNodeArgs *a)
     if (n->nin > 1 && n->in[1].id)
         return cg_fail(k, n, "dynamic %s is not supported", op_info(n->op)->name);
     const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
-    const QParams *q = isq ? y->q : x->q;
-    if (!q)
-        q = n->q;
+    /* the node's own parameters (ONNX: a DequantizeLinear reads its integers with its own
+     * scale and zero point); the integer type's only for a node without them */
+    const QParams *q = n->q ? n->q : isq ? y->q : x->q;
     if (!q)
         return cg_fail(k, n, "missing quantization parameters");
     if ((isq && x->elem != ET_F32) || (!isq && y->elem != ET_F32))

@@ -102,7 +102,8 @@ ex_dequantize(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     const char *et = exp_et(xt->elem);
-    if ((n->nin > 1 && n->in[1].id) || yt->elem != ET_F32 || !xt->q || xt->q->n != 1 || !et ||
+    const QParams *q = n->q ? n->q : xt->q; /* the node's own parameters first */
+    if ((n->nin > 1 && n->in[1].id) || yt->elem != ET_F32 || !q || q->n != 1 || !et ||
         !strcmp(et, "i1") || elem_is_float(xt->elem))
         return exp_fail(x, n, "dequantize: only integer -> f32 with per-tensor parameters");
     uint32_t v = exp_operand(x, n->in[0]);
@@ -120,7 +121,7 @@ ex_dequantize(Exp *x, Node *n)
              "      %%c = arith.sitofp %%b : i64 to f32\n"
              "      %%m = arith.mulf %%c, %%s : f32\n"
              "      linalg.yield %%m : f32\n",
-             (double)xt->q->scale[0], (long long)zp_of(xt),
+             (double)q->scale[0], (long long)(q->zp[0] + exp_shift(xt->elem)),
              *ext ? ext : "arith.addi %in, %zp : i64");
     if (!*ext) /* i64 input: %a = in + 0 would be wrong; subtract directly */
         snprintf(body, sizeof body,
@@ -130,7 +131,7 @@ ex_dequantize(Exp *x, Node *n)
                  "      %%c = arith.sitofp %%b : i64 to f32\n"
                  "      %%m = arith.mulf %%c, %%s : f32\n"
                  "      linalg.yield %%m : f32\n",
-                 (double)xt->q->scale[0], (long long)zp_of(xt));
+                 (double)q->scale[0], (long long)(q->zp[0] + exp_shift(xt->elem)));
     exp_bind(x, n, generic(x, v, xt, et, "f32", body));
     return true;
 }
@@ -547,6 +548,18 @@ exp_node(Exp *x, Node *n)
         }
         return ex_qmean(x, n, axes, k);
     }
+    case OP_CAST:
+        /* integers to their own element type: the passes' reinterpretation for a dequantize
+         * with its own parameters (docs/passes.md); the same values */
+        if (exp_vtype(x, n->in[0])->elem == exp_vtype(x, n->out[0])->elem &&
+            !elem_is_float(exp_vtype(x, n->out[0])->elem)) {
+            uint32_t v = exp_operand(x, n->in[0]);
+            if (!v)
+                return false;
+            exp_bind(x, n, v);
+            return true;
+        }
+        break;
     default: break;
     }
     bool known = true;

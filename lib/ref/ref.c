@@ -225,13 +225,28 @@ qa_zp(const QArgs *a, int64_t ch)
     return a->zp ? (int32_t)ref_get_i(a->zp, (size_t)ch) : 0;
 }
 
+/* Run-time scales (the dynamic form) must be positive and finite, as static ones are (the
+ * verifier); compiled code checks the same and returns QDQC_ERR_RUNTIME (docs/abi.md). */
+static bool
+check_scales(RefCtx *c, Node *n, const QArgs *a)
+{
+    for (int64_t ch = 0; !a->q && ch < a->n; ch++) {
+        float s = qa_scale(a, ch);
+        if (!(s > 0) || !isfinite(s)) {
+            node_error(c->g, n, "scale must be positive and finite, got %g", (double)s);
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool
 run_quantize(RefCtx *c, Node *n)
 {
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
     QArgs a;
-    if (!qargs(c, n, &x->type, y->type.elem, &a))
+    if (!qargs(c, n, &x->type, y->type.elem, &a) || !check_scales(c, n, &a))
         return false;
     size_t k = ref_numel(x);
     for (size_t i = 0; i < k; i++) {
@@ -253,7 +268,7 @@ run_dequantize(RefCtx *c, Node *n)
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
     QArgs a;
-    if (!qargs(c, n, &x->type, x->type.elem, &a))
+    if (!qargs(c, n, &x->type, x->type.elem, &a) || !check_scales(c, n, &a))
         return false;
     size_t k = ref_numel(x);
     for (size_t i = 0; i < k; i++) {

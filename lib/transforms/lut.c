@@ -116,9 +116,7 @@ fold_one(Graph *g, NodeId nid)
     ir_set_attr_tensor(g, r, "table", t);
     ir_node(g, nid)->dead = true;
     ir_node(g, qid)->dead = true;
-    ir_set_result(g, r, 0, y);
-    ir_value(g, y)->type.q = yq;
-    g->uses_valid = false;
+    qm_take_quantized(g, r, y, yq, ir_node(g, qid)->loc);
     return true;
 }
 

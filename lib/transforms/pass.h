@@ -54,6 +54,15 @@ Tensor *qm_tensor_retype(Module *m, const Tensor *t, const QParams *q); /* share
 /* Give the integer value v the quantization q (and every value joined to it by layout ops);
  * false, changing nothing, if some value already means something else. */
 bool qm_annotate(Graph *g, ValueId v, const QParams *q);
+/* A rewrite drops the quantize (parameters q) that defines y and gives y's place to integers
+ * carrying q: result 0 of node r (qm_take_quantized, which returns the value carrying q) or
+ * the value x (qm_replace_quantized). When y's integers are read with other parameters (a
+ * dequantize with its own scale, zero point or axis, directly or through layout ops: ONNX
+ * lets the Q and the DQ after it differ), y cannot carry q: y becomes `cast x` to its own
+ * element type instead, the same integers as plain values, which each reader reads with its
+ * own parameters. Never reuse q for such a reader. */
+ValueId qm_take_quantized(Graph *g, NodeId r, ValueId y, const QParams *q, Loc loc);
+void qm_replace_quantized(Graph *g, ValueId y, ValueId x, const QParams *q, Loc loc);
 bool qm_const_scalar(Graph *g, ValueId v, double *out);
 /* Float bounds of a relu / clip (attributes or constant operands); false otherwise. */
 bool qm_act_bounds(Graph *g, Node *act, float *lo, float *hi);
@@ -72,6 +81,14 @@ void qm_copy_attrs(Graph *g, NodeId to, NodeId from, const char *const *skip);
  * qm_quantize_bias: bq[c] = qn_quantize_bias(b[c], sx, sw[c]); returns the largest rounding
  * error |b[c] - bq[c] * (sx*sw[c])| in units of sy (0 when sy is 0). */
 float qm_out_scale(Graph *g, ValueId v);
+/* The int32 accumulator of n (qconv, qconv_transpose, qmatmul, or the integer form of a conv,
+ * conv_transpose, matmul, gemm) with
+ * input x (parameters qx, per tensor) and weight w (qw): bnd[c] >= |sum of the products| of
+ * every result of output channel c, for any input. With a constant w, max|x - zx| * sum over
+ * the channel's weights of |w - zw[c]| (padding reads the zero point); otherwise
+ * K * max|x - zx| * max|w - zw|. The bias comes on top (docs/numerics.md, int32 accumulator). */
+void qm_acc_bound(Graph *g, const Node *n, ValueId w, const QParams *qx, const QParams *qw,
+                  int64_t m, double *bnd);
 double qm_quantize_bias(const float *b, float sx, const float *sw, int64_t m, float sy, int32_t *bq);
 /* The largest rounding error, in output steps, that a bias folded into an integer op may have:
  * beyond it the bias stays float (weight-fold, qdq-fold; docs/passes.md). */

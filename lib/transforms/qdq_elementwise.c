@@ -59,9 +59,7 @@ take_result(Graph *g, NodeId r, Node *n, Node *act, Node *q, float lo, float hi)
     }
     n->dead = true;
     q->dead = true;
-    ir_set_result(g, r, 0, y);
-    ir_value(g, y)->type.q = yq;
-    g->uses_valid = false;
+    qm_take_quantized(g, r, y, yq, q->loc);
 }
 
 static bool

@@ -292,6 +292,64 @@ float_bias(Graph *g, Node *add, ValueId bv, const QParams *qx, const QParams *qw
     return r;
 }
 
+/* The int32 accumulator (docs/numerics.md): the worst case of the products
+ * (qm_acc_bound) plus the int32 bias b must stay within int32, or the reference interpreter
+ * (exact) and compiled code (two's complement) would part. */
+enum { ACC_FITS, ACC_PRODUCTS, ACC_BIAS_ADD, ACC_OWN_BIAS };
+
+static int
+acc_overflow(Graph *g, NodeId nid, ValueId w, const QParams *qx, const QParams *qw, int64_t m,
+             ValueId b, bool from_add)
+{
+    double *bnd = xmalloc((size_t)(m > 0 ? m : 1) * sizeof *bnd);
+    qm_acc_bound(g, ir_node(g, nid), w, qx, qw, m, bnd);
+    const Tensor *bt = b.id ? ir_const_of(g, b) : NULL;
+    int r = ACC_FITS;
+    int64_t bad = -1;
+    double worst = 0;
+    for (int64_t c = 0; c < m && r != ACC_PRODUCTS; c++) {
+        if (bnd[c] > INT32_MAX) {
+            r = ACC_PRODUCTS;
+            bad = c;
+            worst = bnd[c];
+        } else if (bt && bad < 0 &&
+                   ((double)tensor_get_i(bt, (size_t)c) + bnd[c] > INT32_MAX ||
+                    (double)tensor_get_i(bt, (size_t)c) - bnd[c] < INT32_MIN)) {
+            r = from_add ? ACC_BIAS_ADD : ACC_OWN_BIAS;
+            bad = c;
+            worst = bnd[c];
+        }
+    }
+    free(bnd);
+    Node *n = ir_node(g, nid);
+    const char *name = op_info(int_op(n->op))->name;
+    if (r == ACC_PRODUCTS) {
+        node_warning(g, n, "int32 accumulator may overflow: the products of output channel "
+                     "%lld can reach %.0f, beyond 2^31 - 1; not folded into a %s (stays float)",
+                     (long long)bad, worst, name);
+    } else if (r != ACC_FITS) {
+        int64_t bv = tensor_get_i(bt, (size_t)bad);
+        node_warning(g, n, "int32 accumulator may overflow: output channel %lld's bias %lld "
+                     "plus or minus products of up to %.0f leaves the int32 range; the bias is "
+                     "added in float after the integer %s", (long long)bad, (long long)bv, worst, name);
+    }
+    if (r == ACC_OWN_BIAS) {
+        /* keep what the literal graph adds: the dequantized int32 bias */
+        Node *db = qm_def_op(g, n->in[2], OP_DEQUANTIZE);
+        const Tensor *bo = ir_const_of(g, db->in[0]);
+        size_t nb = type_numel_unchecked(&bo->type);
+        float *bf = xmalloc((size_t)m * sizeof *bf);
+        for (int64_t c = 0; c < m; c++) {
+            size_t i = nb == 1 ? 0 : (size_t)c;
+            bf[c] = qn_dequantize((int32_t)tensor_get_i(bo, i), qm_scale_at(db->q, (int64_t)i),
+                                  qm_zp_at(db->q, (int64_t)i));
+        }
+        qm_bias_to_add(g, nid, bf, m);
+        free(bf);
+    }
+    return r;
+}
+
 static bool
 fold_one(PassCtx *pc, Graph *g, NodeId nid)
 {
@@ -387,6 +445,23 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
         node_remark(g, ir_node(g, nid), "%s: not folded", why);
         return false;
     }
+    switch (acc_overflow(g, nid, w, qx, qw, m, b, addid.id != 0)) {
+    case ACC_FITS:
+        break;
+    case ACC_PRODUCTS:
+        return false;
+    case ACC_BIAS_ADD: /* the add stays float; the op folds alone */
+        b = VNONE;
+        addid = NNONE;
+        res = ir_node(g, nid)->out[0];
+        qid = aid = NNONE;
+        break;
+    case ACC_OWN_BIAS: /* split: the op has no bias now, an f32 result and an add after it */
+        b = VNONE;
+        res = ir_node(g, nid)->out[0];
+        qid = aid = NNONE;
+        break;
+    }
     n = ir_node(g, nid);
     ValueId ins[3] = {x, w, b};
     Loc loc = n->loc;
@@ -410,13 +485,41 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
             act->dead = true;
         }
         q->dead = true;
-        ir_set_result(g, r, 0, yv);
-        ir_value(g, yv)->type.q = yq;
-        g->uses_valid = false;
+        qm_take_quantized(g, r, yv, yq, q->loc);
     } else {
         ir_set_result(g, r, 0, res);
     }
     return true;
+}
+
+/* An integer op this pass did not make (text IR, MLIR, ONNX ConvInteger / MatMulInteger): the
+ * same bound, a warning only (docs/numerics.md: the reference then reports an overflow and
+ * compiled code wraps). */
+static void
+check_int_op(Graph *g, NodeId nid)
+{
+    Node *n = ir_node(g, nid);
+    const QParams *qx = ir_value(g, n->in[0])->type.q, *qw = ir_value(g, n->in[1])->type.q;
+    const Type *yt = &ir_value(g, n->out[0])->type;
+    if (!qx || !qw || qx->axis >= 0 || yt->rank < 1)
+        return;
+    int64_t m = n->op == OP_QMATMUL ? yt->dims[yt->rank - 1] : yt->rank > 1 ? yt->dims[1] : 0;
+    const Tensor *bt = n->nin > 2 && n->in[2].id ? ir_const_of(g, n->in[2]) : NULL;
+    if (m <= 0 || (bt && type_numel_unchecked(&bt->type) != (size_t)m))
+        return;
+    double *bnd = xmalloc((size_t)m * sizeof *bnd);
+    qm_acc_bound(g, n, n->in[1], qx, qw, m, bnd);
+    for (int64_t c = 0; c < m; c++) {
+        double b = bt ? (double)tensor_get_i(bt, (size_t)c) : 0;
+        if (b + bnd[c] > INT32_MAX || b - bnd[c] < INT32_MIN) {
+            node_warning(g, n, "int32 accumulator may overflow: output channel %lld's bias "
+                         "%.0f plus or minus products of up to %.0f leaves the int32 range "
+                         "(the reference interpreter reports it, compiled code wraps)",
+                         (long long)c, b, bnd[c]);
+            break;
+        }
+    }
+    free(bnd);
 }
 
 bool
@@ -426,6 +529,9 @@ pass_qdq_fold(PassCtx *pc, Graph *g)
     uint32_t nn = g->nodes.len;
     for (uint32_t i = 1; i < nn; i++) {
         Node *n = &g->nodes.data[i];
+        if (!n->dead && (n->op == OP_QCONV || n->op == OP_QCONV_TRANSPOSE || n->op == OP_QMATMUL))
+            check_int_op(g, (NodeId){i});
+        n = &g->nodes.data[i];
         if (n->dead || int_op(n->op) == OP_INVALID)
             continue;
         changed |= fold_one(pc, g, (NodeId){i});

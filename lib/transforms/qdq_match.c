@@ -159,6 +159,105 @@ qm_annotate(Graph *g, ValueId v, const QParams *q)
     return ok;
 }
 
+/* ---- int32 accumulator bound ---- */
+
+static double
+farthest(int64_t lo, int64_t hi, int32_t zp)
+{
+    double a = fabs((double)lo - zp), b = fabs((double)hi - zp);
+    return a > b ? a : b;
+}
+
+void
+qm_acc_bound(Graph *g, const Node *n, ValueId w, const QParams *qx, const QParams *qw,
+             int64_t m, double *bnd)
+{
+    double xmax = farthest(qx->qmin, qx->qmax, qx->zp[0]);
+    const Tensor *wc = ir_const_of(g, w);
+    const Type *wt = &ir_value(g, w)->type;
+    size_t nw = type_numel_unchecked(wt);
+    bool conv = n->op == OP_CONV || n->op == OP_QCONV;
+    bool convt = n->op == OP_CONV_TRANSPOSE || n->op == OP_QCONV_TRANSPOSE;
+    int64_t G = conv || convt ? ir_attr_int(g, n, "group", 1) : 1;
+    bool shaped = wc && m > 0 && G > 0 && wt->rank >= 2;
+    if (shaped && conv)
+        shaped = wt->dims[0] == m;
+    else if (shaped && convt)
+        shaped = wt->dims[1] * G == m && wt->dims[0] % G == 0;
+    else if (shaped)
+        shaped = wt->dims[wt->rank - 1] == m;
+    if (!shaped) {
+        double wmax = 0;
+        for (uint32_t c = 0; c < qw->n; c++) {
+            double f = farthest(qw->qmin, qw->qmax, qw->zp[c]);
+            wmax = f > wmax ? f : wmax;
+        }
+        double k = m > 0 ? (double)nw / (double)m : 0;
+        for (int64_t c = 0; c < m; c++)
+            bnd[c] = k * xmax * wmax;
+        return;
+    }
+    for (int64_t c = 0; c < m; c++)
+        bnd[c] = 0;
+    int64_t d0 = wt->dims[0], d1 = wt->dims[1];
+    size_t inner = nw / (size_t)(d0 * d1); /* conv: kernel taps; matmul: see below */
+    for (size_t i = 0; i < nw; i++) {
+        int64_t c, wq; /* output channel, weight parameter index */
+        if (conv) {
+            c = (int64_t)(i / (nw / (size_t)d0));
+            wq = c;
+        } else if (convt) {
+            int64_t ci = (int64_t)(i / ((size_t)d1 * inner)), j = (int64_t)(i / inner) % d1;
+            c = ci / (d0 / G) * d1 + j;
+            wq = j;
+        } else {
+            c = (int64_t)(i % (size_t)m);
+            wq = c;
+        }
+        int32_t zw = qm_zp_at(qw, qw->n == 1 ? 0 : wq % (int64_t)qw->n);
+        bnd[c] += fabs((double)tensor_get_i(wc, i) - zw);
+    }
+    for (int64_t c = 0; c < m; c++)
+        bnd[c] *= xmax;
+}
+
+/* ---- a quantize's result taken over by integers ---- */
+
+/* y (plain integers, its quantize dropped) becomes `cast x`: x's integers, unchanged. */
+static void
+reinterpret_as(Graph *g, ValueId x, ValueId y, Loc loc)
+{
+    NodeId c = ir_add_node(g, OP_CAST, 1, &x, 1, loc);
+    ir_set_attr_string(g, c, "to", elem_name(ir_value(g, y)->type.elem));
+    ir_set_result(g, c, 0, y);
+    g->uses_valid = false;
+}
+
+ValueId
+qm_take_quantized(Graph *g, NodeId r, ValueId y, const QParams *q, Loc loc)
+{
+    if (qm_annotate(g, y, q)) {
+        ir_set_result(g, r, 0, y);
+        g->uses_valid = false;
+        return y;
+    }
+    Type t = ir_value(g, y)->type;
+    t.elem = q->storage;
+    t.q = q;
+    ValueId x = ir_add_result(g, r, 0, ir_value_name(g, y), &t);
+    reinterpret_as(g, x, y, loc);
+    return x;
+}
+
+void
+qm_replace_quantized(Graph *g, ValueId y, ValueId x, const QParams *q, Loc loc)
+{
+    if (qm_annotate(g, y, q))
+        ir_replace_all_uses(g, y, x);
+    else
+        reinterpret_as(g, x, y, loc);
+}
+
 /* ---- activations ---- */
 
 bool

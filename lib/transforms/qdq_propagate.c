@@ -176,11 +176,9 @@ q_backward(Graph *g, Node *qn)
     if (has_pad_value)
         ir_set_attr_float(g, r, "value", pv);
     ValueId y = ir_node(g, qid)->out[0];
-    ir_set_result(g, r, 0, y);
-    ir_value(g, y)->type.q = q;
     ir_node(g, qid)->dead = true;
     ir_node(g, nid)->dead = true;
-    g->uses_valid = false;
+    qm_take_quantized(g, r, y, q, loc);
     return true;
 }
 
@@ -196,19 +194,33 @@ round_trip(Graph *g, Node *qn)
         if (!qm_annotate(g, x, d->q))
             return false;
         qn->dead = true;
-        ir_replace_all_uses(g, y, x);
+        qm_replace_quantized(g, y, x, qn->q, qn->loc);
         return true;
     }
     if (d->q->axis >= 0 || qn->q->axis >= 0 || !qm_annotate(g, x, d->q))
         return false;
     NodeId qid = qm_id(g, qn);
     const QParams *yq = qn->q;
-    NodeId r = ir_add_node(g, OP_REQUANTIZE, 1, &x, 1, ir_node(g, qid)->loc);
+    Loc loc = ir_node(g, qid)->loc;
+    NodeId r = ir_add_node(g, OP_REQUANTIZE, 1, &x, 1, loc);
     ir_node(g, qid)->dead = true;
-    ir_set_result(g, r, 0, y);
-    ir_value(g, y)->type.q = yq;
-    g->uses_valid = false;
+    qm_take_quantized(g, r, y, yq, loc);
     return true;
+}
+
+/* Whether a's readers and b's can read one value: both carry the same parameters, or one is
+ * plain and can be given the other's (not when a dequantize reads it with its own). */
+static bool
+same_meaning(Graph *g, ValueId a, ValueId b)
+{
+    const QParams *qa = ir_value(g, a)->type.q, *qb = ir_value(g, b)->type.q;
+    if (qparams_equal(qa, qb))
+        return true;
+    if (qa && !qb)
+        return qm_annotate(g, b, qa);
+    if (qb && !qa)
+        return qm_annotate(g, a, qb);
+    return false;
 }
 
 /* Merge a quantize/dequantize into an earlier identical one on the same value. */
@@ -227,7 +239,8 @@ merge_duplicates(Graph *g)
             if (!u[k].node.id || u[k].node.id >= i)
                 continue;
             Node *o = ir_node(g, u[k].node);
-            if (!o->dead && o->op == n->op && o->nin == 1 && qparams_equal(o->q, n->q)) {
+            if (!o->dead && o->op == n->op && o->nin == 1 && qparams_equal(o->q, n->q) &&
+                same_meaning(g, o->out[0], n->out[0])) {
                 n->dead = true;
                 ir_replace_all_uses(g, n->out[0], o->out[0]);
                 changed = true;

@@ -219,7 +219,7 @@ def test_save_object_and_header_host(tmp_path, jit_model):
     m.save_header(str(tmp_path / "m.h"))
     assert _elf_machine((tmp_path / "m.o").read_bytes()) == ELF_MACHINE[platform.machine().lower()]
     h = (tmp_path / "m.h").read_text()
-    assert "#define MODEL_NUM_INPUTS 1" in h and "void model_run(" in h
+    assert "#define MODEL_NUM_INPUTS 1" in h and "int model_run(" in h
     assert '#define MODEL_INPUT0_DIMS {1, 3, 32, 32}' in h
 
 
@@ -241,7 +241,7 @@ int main(int argc, char **argv) {
     void *ws = aligned_alloc(64, MODEL_WORKSPACE_SIZE ? MODEL_WORKSPACE_SIZE : 64);
     const void *ins[] = {in};
     void *outs[] = {out};
-    model_run(ins, outs, ws);
+    if (model_run(ins, outs, ws) != 0) return 5;
     f = fopen(argv[2], "wb");
     if (!f || fwrite(out, sizeof out, 1, f) != 1) return 3;
     fclose(f);
@@ -277,7 +277,7 @@ def test_foreign_target_object(tmp_path, example_model, example_input):
     m.save_object(str(tmp_path / "net.o"))
     assert _elf_machine((tmp_path / "net.o").read_bytes()) == ELF_MACHINE[foreign]
     assert _elf_machine(m.emit("obj")) == ELF_MACHINE[foreign]
-    assert "void net_run(" in m.emit("header").decode()
+    assert "int net_run(" in m.emit("header").decode()
     assert m.run(input=example_input)["logits"].shape == (1, 10)
     with pytest.raises(qdqc.Error) as e:
         qdqc.compile(example_model, target=triple, engine="jit")
@@ -302,7 +302,7 @@ def test_mlir_in_and_out(jit_model):
 def test_emit_kinds(jit_model):
     asm = jit_model.emit("asm").decode()
     assert "model_run" in asm and ".text" in asm
-    assert "define void @model_run(" in jit_model.emit("llvm").decode()
+    assert "i32 @model_run(" in jit_model.emit("llvm").decode()
     with pytest.raises(qdqc.Error, match="unknown kind"):
         jit_model.emit("exe")
 

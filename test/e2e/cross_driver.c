@@ -9,14 +9,15 @@
  * The workspace and the output buffers are filled with garbage (0x5a / 0xcd) before the run, so a
  * kernel that reads workspace it never wrote, or leaves output bytes unwritten, is caught.
  * QDQC_E2E_PERTURB=N (self-test of the harness): flip the low bit of byte N (mod its size) of
- * output 0 after the run. Exit 0 on success; 1 on a file or argument error. */
+ * output 0 after the run. Exit 0 on success; 1 on a file or argument error; 3 when model_run
+ * returns a nonzero status (docs/abi.md: a run-time scale that is not positive and finite). */
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void model_run(const void *const *inputs, void *const *outputs, void *workspace);
+int model_run(const void *const *inputs, void *const *outputs, void *workspace);
 size_t model_workspace_size(void);
 
 static void *
@@ -71,7 +72,11 @@ main(int argc, char **argv)
     if (!ws)
         return 1;
     memset(ws, 0x5a, wsz);
-    model_run(in, out, ws);
+    int st = model_run(in, out, ws);
+    if (st != 0) {
+        fprintf(stderr, "driver: model_run returned %d\n", st);
+        return 3;
+    }
     const char *perturb = getenv("QDQC_E2E_PERTURB");
     if (perturb && *perturb && bytes[0])
         ((unsigned char *)out[0])[strtoull(perturb, NULL, 10) % bytes[0]] ^= 1;

@@ -58,7 +58,10 @@ main(int argc, char **argv)
     }
     const void *ins[1] = {x};
     void *outs[MODEL_NUM_OUTPUTS] = {y};
-    model_run(ins, outs, ws);
+    if (model_run(ins, outs, ws) != 0) {
+        fprintf(stderr, "aot_model: the model's run failed\n");
+        return 1;
+    }
     printf("%s:", MODEL_OUTPUT0_NAME);
     for (size_t k = 0; k < nout; k++)
         printf(" %.9g", y[k]);
