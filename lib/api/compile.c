@@ -79,7 +79,11 @@ qdqc_module_compile_to_memory(qdqc_module *m, const qdqc_compile_options *opts,
         return QDQC_ERR_INVALID_ARG;
     CgOptions o;
     resolve(m, opts, &o);
-    return cg_compile_to_memory(m, &o, (CgEmitKind)kind, out, len) ? QDQC_OK : QDQC_ERR_CODEGEN;
+    OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
+    qdqc_status st = cg_compile_to_memory(m, &o, (CgEmitKind)kind, out, len) ? QDQC_OK
+                                                                              : QDQC_ERR_CODEGEN;
+    OOM_TRAP_LEAVE(trap);
+    return st;
 }
 
 qdqc_status
@@ -114,12 +118,15 @@ qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts, qdqc_jit **out
     *out = NULL;
     CgOptions o;
     resolve(m, opts, &o);
+    OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
     CgJitModel *jm = cg_jit_model_create(m, &o);
+    OOM_TRAP_LEAVE(trap);
     if (!jm)
         return QDQC_ERR_CODEGEN;
-    qdqc_jit *j = calloc(1, sizeof *j);
+    qdqc_jit *j = qdqc_alloc_fails() ? NULL : calloc(1, sizeof *j);
     if (!j) {
         cg_jit_model_destroy(jm);
+        diag_error(m->ctx, NULL, "out of memory: JIT session");
         return QDQC_ERR_NOMEM;
     }
     j->m = jm;

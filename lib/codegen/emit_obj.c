@@ -117,8 +117,9 @@ cg_compile_to_memory(Module *m, const CgOptions *o, CgEmitKind kind, char **out,
     } else if (kind == CG_EMIT_LLVM) {
         char *s = LLVMPrintModuleToString(b.mod);
         *len = strlen(s);
-        *out = malloc(*len + 1);
-        memcpy(*out, s, *len + 1);
+        *out = qdqc_alloc_fails() ? NULL : malloc(*len + 1);
+        if (*out)
+            memcpy(*out, s, *len + 1);
         LLVMDisposeMessage(s);
     } else {
         char *msg = NULL;
@@ -131,12 +132,19 @@ cg_compile_to_memory(Module *m, const CgOptions *o, CgEmitKind kind, char **out,
             ok = false;
         } else {
             *len = LLVMGetBufferSize(buf);
-            *out = malloc(*len + 1);
-            memcpy(*out, LLVMGetBufferStart(buf), *len);
-            (*out)[*len] = 0;
+            *out = qdqc_alloc_fails() ? NULL : malloc(*len + 1);
+            if (*out) {
+                memcpy(*out, LLVMGetBufferStart(buf), *len);
+                (*out)[*len] = 0;
+            }
             LLVMDisposeMemoryBuffer(buf);
         }
     }
     cg_built_free(&b);
+    if (ok && !*out) {
+        size_t n = *len;
+        *len = 0;
+        oom_raise("the compiled output of %zu bytes", n);
+    }
     return ok;
 }
