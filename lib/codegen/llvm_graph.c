@@ -131,6 +131,14 @@ value_bytes(Graph *g, ValueId v)
     return (int64_t)(type_numel_unchecked(t) * elem_size(t->elem));
 }
 
+/* The plan's arrays: a failure is reported by the caller after it freed the others (counted
+ * by the allocation-failure test hook like every library allocation). */
+static void *
+plan_calloc(size_t n, size_t size)
+{
+    return qdqc_alloc_fails() ? NULL : calloc(n, size);
+}
+
 static void
 dispose_tm(void *tm)
 {
@@ -195,10 +203,10 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
 
     /* ---- plan ---- */
     uint32_t nval = g->values.len, nnodes = g->nodes.len;
-    Loc1 *loc = calloc(nval ? nval : 1, sizeof *loc);
-    CgMemReq *reqs = calloc((size_t)nval + nnodes + 1, sizeof *reqs);
-    int64_t *scratch_req = calloc(nnodes ? nnodes : 1, sizeof *scratch_req);
-    uint32_t *steps = calloc(nnodes ? nnodes : 1, sizeof *steps);
+    Loc1 *loc = plan_calloc(nval ? nval : 1, sizeof *loc);
+    CgMemReq *reqs = plan_calloc((size_t)nval + nnodes + 1, sizeof *reqs);
+    int64_t *scratch_req = plan_calloc(nnodes ? nnodes : 1, sizeof *scratch_req);
+    uint32_t *steps = plan_calloc(nnodes ? nnodes : 1, sizeof *steps);
     bool ok = loc && reqs && scratch_req && steps;
     if (!ok) {
         free(loc);
@@ -216,10 +224,10 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     k.nhwc = nhwc;
     /* residual adds fused into the epilogue of the conv before them (cg_residual_add):
      * fuse[conv] = the qadd, whose own step disappears */
-    Node **fuse = calloc(nnodes ? nnodes : 1, sizeof *fuse);
-    uint32_t *fuse_other = calloc(nnodes ? nnodes : 1, sizeof *fuse_other);
-    uint8_t *fused_away = calloc(nnodes ? nnodes : 1, 1);
-    uint32_t *uses = calloc(nval ? nval : 1, sizeof *uses);
+    Node **fuse = plan_calloc(nnodes ? nnodes : 1, sizeof *fuse);
+    uint32_t *fuse_other = plan_calloc(nnodes ? nnodes : 1, sizeof *fuse_other);
+    uint8_t *fused_away = plan_calloc(nnodes ? nnodes : 1, 1);
+    uint32_t *uses = plan_calloc(nval ? nval : 1, sizeof *uses);
     if (!(fuse && fuse_other && fused_away && uses)) {
         free(fuse);
         free(fuse_other);
@@ -306,7 +314,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     }
 
     /* ---- node functions ---- */
-    LLVMValueRef *fns = calloc(nsteps ? nsteps : 1, sizeof *fns);
+    LLVMValueRef *fns = xcalloc(nsteps ? nsteps : 1, sizeof *fns);
     for (uint32_t s = 0; ok && s < nsteps; s++) {
         Node *n = ir_node(g, (NodeId){steps[s]});
         Node *on = fuse[steps[s]] ? fuse[steps[s]] : n;
