@@ -6,7 +6,8 @@
  *  - A failing call returns a status other than QDQC_OK and leaves diagnostics in the context;
  *    the library never prints and never exits.
  *  - No global state: separate contexts may be used from separate threads. One context and the
- *    modules created from it must be used by one thread at a time.
+ *    modules created from it must be used by one thread at a time. JIT sessions and thread
+ *    pools have their own rules (qdqc_jit_run, qdqc_threadpool_parallel_for below).
  */
 #ifndef QDQC_QDQC_H
 #define QDQC_QDQC_H
@@ -203,12 +204,23 @@ QDQC_API qdqc_status qdqc_module_compile_to_memory(qdqc_module *m,
                                                    size_t *len);
 
 /* Parallel-for hook (same contract as the generated header): call fn(arg, begin, end) over
- * disjoint ranges covering [0, n) and return when all have returned. */
+ * disjoint ranges covering [0, n), on any threads, and return when all have returned. A
+ * compiled model calls the hook only from the thread that runs it, never from inside fn; but
+ * runs on several threads that share one hook (sessions or AOT workspaces with the same pf and
+ * ctx) call it concurrently, so a shared hook must allow that (qdqc_threadpool_parallel_for
+ * does). */
 typedef void (*qdqc_parallel_fn)(void *arg, int64_t begin, int64_t end);
 typedef void (*qdqc_parallel_for_fn)(void *ctx, qdqc_parallel_fn fn, void *arg, int64_t n);
 
 /* JIT session: compiles m in process (ORC LLJIT). The session does not reference m after
- * creation. One session runs one inference at a time. */
+ * creation. Threads: separate sessions (also sessions made from one module) may run at the
+ * same time on separate threads, with one shared hook and pool; a run touches the context only
+ * to report a code-generator bug (a write past the workspace). One session runs one inference
+ * at a time, in its own workspace: a qdqc_jit_run that starts while another run of the same
+ * session is in progress (on another thread, or from its parallel-for hook) returns
+ * QDQC_ERR_BUSY at once, without touching its outputs and without a diagnostic (the context
+ * may be another thread's). qdqc_jit_set_parallel_for and qdqc_jit_destroy must not overlap a
+ * run of the session. */
 typedef struct qdqc_jit qdqc_jit;
 QDQC_API qdqc_status qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts,
                                      qdqc_jit **out);
@@ -221,7 +233,11 @@ QDQC_API void qdqc_jit_destroy(qdqc_jit *j); /* NULL is a no-op */
 /* A small pthread pool whose qdqc_threadpool_parallel_for fits qdqc_parallel_for_fn
  * (pass the pool as ctx). nthreads <= 1: runs on the caller. The caller is one of the threads;
  * [0, n) is handed out in chunks of max(1, n / (QDQC_THREADPOOL_CHUNKS_PER_THREAD * nthreads))
- * through an atomic counter, each to the first free thread. */
+ * through an atomic counter, each to the first free thread. Any number of threads may call
+ * qdqc_threadpool_parallel_for on one pool at once, and fn may call it again (nested): the
+ * pool's workers serve one call at a time, and a call that finds them taken runs
+ * fn(arg, 0, n) on its own thread instead of waiting, so no call waits for another.
+ * qdqc_threadpool_destroy must not overlap a call. */
 #define QDQC_THREADPOOL_CHUNKS_PER_THREAD 4
 typedef struct qdqc_threadpool qdqc_threadpool;
 QDQC_API qdqc_threadpool *qdqc_threadpool_create(int nthreads);

@@ -1,6 +1,8 @@
 /* api.c: the public C API over the internal modules (include/qdqc/qdqc.h).
  * Entry points check their arguments, translate results into status codes and leave
- * diagnostics in the context; nothing here prints or exits. */
+ * diagnostics in the context; nothing here prints or exits. Entry points that allocate arm an
+ * out-of-memory trap (OOM_TRAP_ENTER, lib/support/support.h): an allocation failure below
+ * returns QDQC_ERR_NOMEM (NULL for the char * results) with "out of memory" in the context. */
 #include "import/import.h"
 #include "ir/ir.h"
 #include "runtime/npy.h"
@@ -12,12 +14,21 @@
 
 #define MAX_MODEL_BYTES ((size_t)4 << 30) /* 4 GiB */
 
+static void
+destroy_module(void *m)
+{
+    ir_module_destroy(m);
+}
+
 static qdqc_status
 finish_load(qdqc_context *ctx, Module *m, qdqc_status fail, qdqc_module **out)
 {
     if (!m)
         return fail;
-    if (!ir_verify(&m->g)) {
+    oom_defer(destroy_module, m);
+    bool ok = ir_verify(&m->g);
+    oom_undefer(m);
+    if (!ok) {
         ir_module_destroy(m);
         return QDQC_ERR_VERIFY;
     }
@@ -59,9 +70,11 @@ qdqc_context_add_const_input(qdqc_context *ctx, const char *spec)
 {
     if (!ctx || !spec)
         return QDQC_ERR_INVALID_ARG;
+    OOM_TRAP_ENTER(trap, ctx, NULL, QDQC_ERR_NOMEM);
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec || !eq[1]) {
         diag_error(ctx, NULL, "const input '%s': expected NAME=FILE.npy", spec);
+        OOM_TRAP_LEAVE(trap);
         return QDQC_ERR_INVALID_ARG;
     }
     const char *path = eq + 1;
@@ -69,13 +82,17 @@ qdqc_context_add_const_input(qdqc_context *ctx, const char *spec)
     char err[512];
     if (!npy_read_file(path, &a, err, sizeof err)) {
         diag_error(ctx, NULL, "const input '%.*s': %s", (int)(eq - spec), spec, err);
+        OOM_TRAP_LEAVE(trap);
         return QDQC_ERR_IO;
     }
     ElemType e = elem_from_name(npy_type_name(a.type), strlen(npy_type_name(a.type)));
     QDQC_ASSERT(e != ET_NONE);
+    oom_defer(free, a.data);
     qdqc_status st = add_const_input(ctx, spec, (size_t)(eq - spec), path, e, a.rank, a.dims,
                                      a.data, a.nbytes);
+    oom_undefer(a.data);
     npy_free(&a);
+    OOM_TRAP_LEAVE(trap);
     return st;
 }
 
@@ -104,7 +121,11 @@ qdqc_context_add_const_input_data(qdqc_context *ctx, const char *name, const cha
                    nbytes, n, elem_type);
         return QDQC_ERR_INVALID_ARG;
     }
-    return add_const_input(ctx, name, strlen(name), "<memory>", e, rank, dims, data, nbytes);
+    OOM_TRAP_ENTER(trap, ctx, NULL, QDQC_ERR_NOMEM);
+    qdqc_status st = add_const_input(ctx, name, strlen(name), "<memory>", e, rank, dims, data,
+                                     nbytes);
+    OOM_TRAP_LEAVE(trap);
+    return st;
 }
 
 /* Const inputs are an ONNX import option: other loaders refuse them rather than ignore them. */
@@ -127,8 +148,11 @@ qdqc_module_parse(qdqc_context *ctx, const char *text, size_t len, const char *f
     *out = NULL;
     if (!no_const_inputs(ctx, "text IR"))
         return QDQC_ERR_INVALID_ARG;
+    OOM_TRAP_ENTER(trap, ctx, filename, QDQC_ERR_NOMEM);
     Module *m = ir_parse(ctx, text ? text : "", len, filename);
-    return finish_load(ctx, m, QDQC_ERR_PARSE, out);
+    qdqc_status st = finish_load(ctx, m, QDQC_ERR_PARSE, out);
+    OOM_TRAP_LEAVE(trap);
+    return st;
 }
 
 qdqc_status
@@ -138,8 +162,11 @@ qdqc_module_import_onnx_bytes(qdqc_context *ctx, const void *data, size_t len,
     if (!ctx || !out || (!data && len))
         return QDQC_ERR_INVALID_ARG;
     *out = NULL;
-    Module *m = imp_onnx(ctx, data, len, filename ? filename : "<memory>");
-    return finish_load(ctx, m, QDQC_ERR_IMPORT, out);
+    OOM_TRAP_ENTER(trap, ctx, filename ? filename : "<memory>", QDQC_ERR_NOMEM);
+    Module *m = imp_onnx(ctx, data, len, oom_trap_file(&trap));
+    qdqc_status st = finish_load(ctx, m, QDQC_ERR_IMPORT, out);
+    OOM_TRAP_LEAVE(trap);
+    return st;
 }
 
 qdqc_status
@@ -148,13 +175,20 @@ qdqc_module_import_onnx_file(qdqc_context *ctx, const char *path, qdqc_module **
     if (!ctx || !out || !path)
         return QDQC_ERR_INVALID_ARG;
     *out = NULL;
+    OOM_TRAP_ENTER(trap, ctx, path, QDQC_ERR_NOMEM);
     size_t len;
     char *buf = read_file_all(ctx, path, MAX_MODEL_BYTES, &len);
-    if (!buf)
+    if (!buf) {
+        OOM_TRAP_LEAVE(trap);
         return QDQC_ERR_IO;
+    }
+    oom_defer(free, buf);
     Module *m = imp_onnx(ctx, buf, len, path);
+    oom_undefer(buf);
     free(buf);
-    return finish_load(ctx, m, QDQC_ERR_IMPORT, out);
+    qdqc_status st = finish_load(ctx, m, QDQC_ERR_IMPORT, out);
+    OOM_TRAP_LEAVE(trap);
+    return st;
 }
 
 static bool
@@ -175,15 +209,24 @@ qdqc_module_load_file(qdqc_context *ctx, const char *path, qdqc_module **out)
     if (!no_const_inputs(ctx, ends_with(path, ".mlir") ? "MLIR" : "text IR"))
         return QDQC_ERR_INVALID_ARG;
     size_t len;
-    char *buf = read_file_all(ctx, path, MAX_MODEL_BYTES, &len);
+    char *buf;
+    {
+        OOM_TRAP_ENTER(trap, ctx, path, QDQC_ERR_NOMEM);
+        buf = read_file_all(ctx, path, MAX_MODEL_BYTES, &len);
+        OOM_TRAP_LEAVE(trap);
+    }
     if (!buf)
         return QDQC_ERR_IO;
     qdqc_status st;
     if (ends_with(path, ".mlir")) {
+        /* MLIR calls back into the library (diagnostics): no trap across its C++ frames */
+        OomTrap none;
+        oom_trap_push_abort(&none);
         Module *m = imp_mlir(ctx, buf, len, path);
         st = finish_load(ctx, m, QDQC_ERR_IMPORT, out);
+        oom_trap_pop(&none);
     } else {
-        st = qdqc_module_parse(ctx, buf, len, path, out);
+        st = qdqc_module_parse(ctx, buf, len, path, out); /* traps itself, returns here */
     }
     free(buf);
     return st;
@@ -200,7 +243,10 @@ qdqc_module_print(const qdqc_module *m)
 {
     if (!m)
         return NULL;
-    return ir_print((Graph *)&m->g);
+    OOM_TRAP_ENTER(trap, m->ctx, NULL, NULL);
+    char *s = ir_print((Graph *)&m->g);
+    OOM_TRAP_LEAVE(trap);
+    return s;
 }
 
 qdqc_status
@@ -216,7 +262,11 @@ qdqc_module_run_passes(qdqc_module *m, const char *pipeline)
 {
     if (!m)
         return QDQC_ERR_INVALID_ARG;
-    return pass_run_pipeline(m, pipeline) ? QDQC_OK : QDQC_ERR_PASS;
+    /* after QDQC_ERR_NOMEM the module is half transformed: destroy it (docs/api.md) */
+    OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
+    qdqc_status st = pass_run_pipeline(m, pipeline) ? QDQC_OK : QDQC_ERR_PASS;
+    OOM_TRAP_LEAVE(trap);
+    return st;
 }
 
 size_t

@@ -3,6 +3,7 @@
 #include "codegen/codegen.h"
 #include "support/support.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,10 @@ struct qdqc_jit {
     CgJitModel *m;
     qdqc_parallel_for_fn pf;
     void *pf_ctx;
+    /* a qdqc_jit_run is in progress: the session's one workspace holds its activations, so a
+     * second run at the same time (another thread, or the parallel-for hook calling back)
+     * would overwrite them; it gets QDQC_ERR_BUSY instead */
+    atomic_bool running;
 };
 
 qdqc_compile_options *
@@ -74,7 +79,11 @@ qdqc_module_compile_to_memory(qdqc_module *m, const qdqc_compile_options *opts,
         return QDQC_ERR_INVALID_ARG;
     CgOptions o;
     resolve(m, opts, &o);
-    return cg_compile_to_memory(m, &o, (CgEmitKind)kind, out, len) ? QDQC_OK : QDQC_ERR_CODEGEN;
+    OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
+    qdqc_status st = cg_compile_to_memory(m, &o, (CgEmitKind)kind, out, len) ? QDQC_OK
+                                                                              : QDQC_ERR_CODEGEN;
+    OOM_TRAP_LEAVE(trap);
+    return st;
 }
 
 qdqc_status
@@ -109,15 +118,19 @@ qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts, qdqc_jit **out
     *out = NULL;
     CgOptions o;
     resolve(m, opts, &o);
+    OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
     CgJitModel *jm = cg_jit_model_create(m, &o);
+    OOM_TRAP_LEAVE(trap);
     if (!jm)
         return QDQC_ERR_CODEGEN;
-    qdqc_jit *j = calloc(1, sizeof *j);
+    qdqc_jit *j = qdqc_alloc_fails() ? NULL : calloc(1, sizeof *j);
     if (!j) {
         cg_jit_model_destroy(jm);
+        diag_error(m->ctx, NULL, "out of memory: JIT session");
         return QDQC_ERR_NOMEM;
     }
     j->m = jm;
+    atomic_init(&j->running, false);
     *out = j;
     return QDQC_OK;
 }
@@ -136,8 +149,12 @@ qdqc_jit_run(qdqc_jit *j, const void *const *inputs, void *const *outputs)
 {
     if (!j)
         return QDQC_ERR_INVALID_ARG;
-    return cg_jit_model_run(j->m, inputs, outputs, (CgParallelFor)j->pf, j->pf_ctx)
-               ? QDQC_OK : QDQC_ERR_RUNTIME;
+    /* No diagnostic for BUSY: the caller may be another thread than the context's. */
+    if (atomic_exchange_explicit(&j->running, true, memory_order_acquire))
+        return QDQC_ERR_BUSY;
+    bool ok = cg_jit_model_run(j->m, inputs, outputs, (CgParallelFor)j->pf, j->pf_ctx);
+    atomic_store_explicit(&j->running, false, memory_order_release);
+    return ok ? QDQC_OK : QDQC_ERR_RUNTIME;
 }
 
 size_t

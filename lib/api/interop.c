@@ -17,15 +17,22 @@ qdqc_module_import_mlir(qdqc_context *ctx, const char *text, size_t len, const c
                    ctx->const_inputs.data[0].name);
         return QDQC_ERR_INVALID_ARG;
     }
+    /* MLIR calls back into the library (diagnostics): no out-of-memory trap may span its C++
+     * frames, so an allocation failure here aborts (docs/api.md, "Out of memory") */
+    OomTrap none;
+    oom_trap_push_abort(&none);
     Module *m = imp_mlir(ctx, text ? text : "", len, filename ? filename : "<memory>");
-    if (!m)
-        return QDQC_ERR_IMPORT;
-    if (!ir_verify(&m->g)) {
+    qdqc_status st = QDQC_OK;
+    if (!m) {
+        st = QDQC_ERR_IMPORT;
+    } else if (!ir_verify(&m->g)) {
         ir_module_destroy(m);
-        return QDQC_ERR_VERIFY;
+        st = QDQC_ERR_VERIFY;
+    } else {
+        *out = m;
     }
-    *out = m;
-    return QDQC_OK;
+    oom_trap_pop(&none);
+    return st;
 }
 
 char *
@@ -33,5 +40,9 @@ qdqc_module_print_mlir(const qdqc_module *m)
 {
     if (!m)
         return NULL;
-    return exp_mlir((Module *)m);
+    OomTrap none; /* as above: MLIR verifies the text with a diagnostic callback */
+    oom_trap_push_abort(&none);
+    char *s = exp_mlir((Module *)m);
+    oom_trap_pop(&none);
+    return s;
 }

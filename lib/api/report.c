@@ -163,8 +163,8 @@ node_label(Graph *g, Node *n, StrBuf *b)
         sb_printf(b, "%%%s", ir_value_name(g, n->out[0]));
 }
 
-char *
-qdqc_module_report(const qdqc_module *cm)
+static char *
+report_text(const qdqc_module *cm)
 {
     if (!cm)
         return NULL;
@@ -217,8 +217,8 @@ dot_escape(StrBuf *b, const char *s)
     }
 }
 
-char *
-qdqc_module_print_dot(const qdqc_module *cm)
+static char *
+dot_text(const qdqc_module *cm)
 {
     if (!cm)
         return NULL;
@@ -283,4 +283,28 @@ qdqc_module_print_dot(const qdqc_module *cm)
     }
     sb_printf(&b, "}\n");
     return sb_take(&b);
+}
+
+/* The public entry points: an allocation failure returns NULL with "out of memory" in the
+ * module's context (OOM_TRAP_ENTER, lib/support/support.h). */
+char *
+qdqc_module_report(const qdqc_module *cm)
+{
+    if (!cm)
+        return NULL;
+    OOM_TRAP_ENTER(trap, cm->ctx, NULL, NULL);
+    char *s = report_text(cm);
+    OOM_TRAP_LEAVE(trap);
+    return s;
+}
+
+char *
+qdqc_module_print_dot(const qdqc_module *cm)
+{
+    if (!cm)
+        return NULL;
+    OOM_TRAP_ENTER(trap, cm->ctx, NULL, NULL);
+    char *s = dot_text(cm);
+    OOM_TRAP_LEAVE(trap);
+    return s;
 }

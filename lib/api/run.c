@@ -71,10 +71,13 @@ qdqc_module_run_reference(qdqc_module *m, const void *const *inputs, void *const
 {
     if (!m || (m->g.inputs.len && !inputs) || (m->g.outputs.len && !outputs))
         return QDQC_ERR_INVALID_ARG;
+    OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
     Graph *g = &m->g;
     uint32_t nin = g->inputs.len, nout = g->outputs.len;
     RefTensor *in = xcalloc(nin ? nin : 1, sizeof(RefTensor));
+    oom_defer(free, in);
     RefTensor *out = xcalloc(nout ? nout : 1, sizeof(RefTensor));
+    oom_defer(free, out);
     qdqc_status st = QDQC_OK;
     for (uint32_t i = 0; i < nin; i++) {
         const Type *t = &ir_value(g, g->inputs.data[i])->type;
@@ -100,6 +103,9 @@ qdqc_module_run_reference(qdqc_module *m, const void *const *inputs, void *const
             }
         }
     }
+    oom_undefer(out);
+    oom_undefer(in);
+    OOM_TRAP_LEAVE(trap);
     free(in);
     free(out);
     return st;

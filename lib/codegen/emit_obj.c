@@ -85,7 +85,10 @@ cg_header_text(Module *m, const CgOptions *o, size_t workspace)
     io_block(&b, g, P, p, true);
     sb_printf(&b,
               "\n/* Parallel-for hook: call fn(arg, begin, end) over disjoint ranges covering\n"
-              " * [0, n) (from any threads) and return when all calls have returned. */\n"
+              " * [0, n), on any threads, and return when all calls have returned. A run calls\n"
+              " * pf only from its own thread, never from inside fn; runs on several threads\n"
+              " * sharing pf and pf_ctx call it concurrently, which it must then allow\n"
+              " * (qdqc_threadpool_parallel_for does). */\n"
               "typedef void (*%s_parallel_fn)(void *arg, int64_t begin, int64_t end);\n"
               "typedef void (*%s_parallel_for_fn)(void *ctx, %s_parallel_fn fn, void *arg, int64_t n);\n\n"
               "/* inputs[i] / outputs[i]: %s_INPUTi_BYTES / %s_OUTPUTi_BYTES bytes each. Returns 0\n"
@@ -116,8 +119,9 @@ cg_compile_to_memory(Module *m, const CgOptions *o, CgEmitKind kind, char **out,
     } else if (kind == CG_EMIT_LLVM) {
         char *s = LLVMPrintModuleToString(b.mod);
         *len = strlen(s);
-        *out = malloc(*len + 1);
-        memcpy(*out, s, *len + 1);
+        *out = qdqc_alloc_fails() ? NULL : malloc(*len + 1);
+        if (*out)
+            memcpy(*out, s, *len + 1);
         LLVMDisposeMessage(s);
     } else {
         char *msg = NULL;
@@ -130,12 +134,19 @@ cg_compile_to_memory(Module *m, const CgOptions *o, CgEmitKind kind, char **out,
             ok = false;
         } else {
             *len = LLVMGetBufferSize(buf);
-            *out = malloc(*len + 1);
-            memcpy(*out, LLVMGetBufferStart(buf), *len);
-            (*out)[*len] = 0;
+            *out = qdqc_alloc_fails() ? NULL : malloc(*len + 1);
+            if (*out) {
+                memcpy(*out, LLVMGetBufferStart(buf), *len);
+                (*out)[*len] = 0;
+            }
             LLVMDisposeMemoryBuffer(buf);
         }
     }
     cg_built_free(&b);
+    if (ok && !*out) {
+        size_t n = *len;
+        *len = 0;
+        oom_raise("the compiled output of %zu bytes", n);
+    }
     return ok;
 }

@@ -90,14 +90,14 @@ cg_jit_model_create(Module *m, const CgOptions *o)
         cg_built_free(&b);
         return NULL;
     }
-    CgJitModel *j = calloc(1, sizeof *j);
+    CgJitModel *j = qdqc_alloc_fails() ? NULL : calloc(1, sizeof *j);
     if (!j) {
         cg_built_free(&b);
-        diag_error(m->ctx, NULL, "codegen: out of memory");
-        return NULL;
+        oom_raise("JIT session");
     }
     /* The JTMB takes the TargetMachine over. */
     LLVMOrcJITTargetMachineBuilderRef jtmb = LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(b.tm);
+    oom_undefer(b.tm);
     b.tm = NULL;
     LLVMOrcLLJITBuilderRef lb = LLVMOrcCreateLLJITBuilder();
     LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(lb, jtmb);
@@ -120,6 +120,7 @@ cg_jit_model_create(Module *m, const CgOptions *o)
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(b.ctx);
     LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(b.mod, tsc);
     LLVMOrcDisposeThreadSafeContext(tsc);
+    oom_undefer(b.ctx);
     b.ctx = NULL;
     b.mod = NULL;
     e = LLVMOrcLLJITAddLLVMIRModule(j->jit, jd, tsm);
@@ -140,14 +141,16 @@ cg_jit_model_create(Module *m, const CgOptions *o)
     j->ws_size = (size_t)b.workspace;
     j->ctx = m->ctx;
     /* aligned_alloc wants a multiple of the alignment: the planner's size is one (or 0) */
-    j->ws = j->ws_size <= SIZE_MAX - 64 - JIT_CANARY
+    j->ws = j->ws_size <= SIZE_MAX - 64 - JIT_CANARY && !qdqc_alloc_fails()
                 ? aligned_alloc(64, (j->ws_size + 63) / 64 * 64 + JIT_CANARY) : NULL;
     if (j->ws)
         for (size_t i = 0; i < JIT_CANARY; i++)
             ((uint8_t *)j->ws)[j->ws_size + i] = canary_byte(i);
     if (!j->ws) {
-        diag_error(m->ctx, NULL, "codegen: cannot allocate a workspace of %zu bytes", j->ws_size);
-        goto fail;
+        size_t ws = j->ws_size;
+        cg_built_free(&b);
+        cg_jit_model_destroy(j);
+        oom_raise("the JIT session's workspace of %zu bytes", ws);
     }
     cg_built_free(&b);
     return j;

@@ -215,11 +215,33 @@ value_bytes(Graph *g, ValueId v)
     return (int64_t)(type_numel_unchecked(t) * elem_size(t->elem));
 }
 
+/* The plan's arrays: a failure is reported by the caller after it freed the others (counted
+ * by the allocation-failure test hook like every library allocation). */
+static void *
+plan_calloc(size_t n, size_t size)
+{
+    return qdqc_alloc_fails() ? NULL : calloc(n, size);
+}
+
+static void
+dispose_tm(void *tm)
+{
+    cg_target_machine_destroy(tm);
+}
+
+static void
+dispose_ctx(void *ctx)
+{
+    LLVMContextDispose(ctx); /* with the module in it */
+}
+
 void
 cg_built_free(CgBuilt *b)
 {
     if (!b)
         return;
+    oom_undefer(b->ctx);
+    oom_undefer(b->tm);
     cg_module_destroy(b->ctx, b->mod);
     cg_target_machine_destroy(b->tm);
     memset(b, 0, sizeof *b);
@@ -249,14 +271,25 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     if (!cg_target_machine_create(&b->t, &b->tm, err, sizeof err) ||
         !cg_module_create(o->prefix, b->tm, &b->ctx, &b->mod, err, sizeof err))
         return build_fail(m, b, err);
+    /* an allocation failure from here on frees them from the API's entry point */
+    oom_defer(dispose_tm, b->tm);
+    oom_defer(dispose_ctx, b->ctx);
 
     /* ---- plan ---- */
     uint32_t nval = g->values.len, nnodes = g->nodes.len;
-    Loc1 *loc = calloc(nval ? nval : 1, sizeof *loc);
-    CgMemReq *reqs = calloc((size_t)nval + nnodes + 1, sizeof *reqs);
-    int64_t *scratch_req = calloc(nnodes ? nnodes : 1, sizeof *scratch_req);
-    uint32_t *steps = calloc(nnodes ? nnodes : 1, sizeof *steps);
+    Loc1 *loc = plan_calloc(nval ? nval : 1, sizeof *loc);
+    CgMemReq *reqs = plan_calloc((size_t)nval + nnodes + 1, sizeof *reqs);
+    int64_t *scratch_req = plan_calloc(nnodes ? nnodes : 1, sizeof *scratch_req);
+    uint32_t *steps = plan_calloc(nnodes ? nnodes : 1, sizeof *steps);
     bool ok = loc && reqs && scratch_req && steps;
+    if (!ok) {
+        free(loc);
+        free(reqs);
+        free(scratch_req);
+        free(steps);
+        cg_built_free(b);
+        oom_raise("code generation: planning %u values", nval);
+    }
     size_t nreq = 0;
     uint32_t nsteps = 0;
     Kb k;
@@ -265,11 +298,24 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     k.nhwc = nhwc;
     /* residual adds fused into the epilogue of the conv before them (cg_residual_add):
      * fuse[conv] = the qadd, whose own step disappears */
-    Node **fuse = calloc(nnodes ? nnodes : 1, sizeof *fuse);
-    uint32_t *fuse_other = calloc(nnodes ? nnodes : 1, sizeof *fuse_other);
-    uint8_t *fused_away = calloc(nnodes ? nnodes : 1, 1);
-    uint32_t *uses = calloc(nval ? nval : 1, sizeof *uses);
-    ok = ok && fuse && fuse_other && fused_away && uses;
+    Node **fuse = plan_calloc(nnodes ? nnodes : 1, sizeof *fuse);
+    uint32_t *fuse_other = plan_calloc(nnodes ? nnodes : 1, sizeof *fuse_other);
+    uint8_t *fused_away = plan_calloc(nnodes ? nnodes : 1, 1);
+    uint32_t *uses = plan_calloc(nval ? nval : 1, sizeof *uses);
+    if (!(fuse && fuse_other && fused_away && uses)) {
+        free(fuse);
+        free(fuse_other);
+        free(fused_away);
+        free(uses);
+        free(nhwc);
+        free(loc);
+        free(reqs);
+        free(scratch_req);
+        free(steps);
+        LLVMDisposeBuilder(k.b);
+        cg_built_free(b);
+        oom_raise("code generation: planning %u nodes", nnodes);
+    }
     for (uint32_t i = 1; ok && i < nnodes; i++) {
         Node *n = ir_node(g, (NodeId){i});
         for (uint32_t a = 0; !n->dead && a < n->nin; a++)
@@ -342,7 +388,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     }
 
     /* ---- node functions ---- */
-    LLVMValueRef *fns = calloc(nsteps ? nsteps : 1, sizeof *fns);
+    LLVMValueRef *fns = xcalloc(nsteps ? nsteps : 1, sizeof *fns);
     for (uint32_t s = 0; ok && s < nsteps; s++) {
         Node *n = ir_node(g, (NodeId){steps[s]});
         Node *on = fuse[steps[s]] ? fuse[steps[s]] : n;

@@ -16,9 +16,12 @@
 #include <string.h>
 
 /* ---- bounded protobuf-c allocator ---- */
+/* The decoder's allocator: `cap` bounds what the declared sizes of a model may make it
+ * allocate (exceeded: the model is refused as invalid); a real allocation failure below the
+ * cap is out of memory (nomem) and is reported as such. */
 typedef struct CapAlloc {
-    size_t used, cap;
-    bool exceeded;
+    size_t used, cap, failed; /* failed: the size of the allocation that failed */
+    bool exceeded, nomem;
 } CapAlloc;
 
 #define CAP_HDR 16
@@ -31,9 +34,10 @@ cap_alloc(void *ud, size_t n)
         c->exceeded = true;
         return NULL;
     }
-    unsigned char *p = malloc(n + CAP_HDR);
+    unsigned char *p = qdqc_alloc_fails() ? NULL : malloc(n + CAP_HDR);
     if (!p) {
-        c->exceeded = true;
+        c->nomem = true;
+        c->failed = n;
         return NULL;
     }
     memcpy(p, &n, sizeof n);
@@ -52,6 +56,27 @@ cap_free(void *ud, void *ptr)
     memcpy(&n, p, sizeof n);
     c->used -= n;
     free(p);
+}
+
+typedef struct Decoded {
+    CapAlloc ca;
+    ProtobufCAllocator alloc;
+    Onnx__ModelProto *mp;
+} Decoded;
+
+static void
+free_decoded(void *p)
+{
+    Decoded *d = p;
+    if (d->mp)
+        onnx__model_proto__free_unpacked(d->mp, &d->alloc);
+    free(d);
+}
+
+static void
+destroy_module(void *m)
+{
+    ir_module_destroy(m);
 }
 
 /* ---- pre-check of the wire format ----
@@ -985,12 +1010,21 @@ imp_onnx(qdqc_context *ctx, const void *data, size_t len, const char *path)
                    "UTF-8");
         return NULL;
     }
-    CapAlloc ca = {0, 0, false};
-    ca.cap = len > (SIZE_MAX - ((size_t)256 << 20)) / 2 ? SIZE_MAX
-                                                         : 2 * len + ((size_t)256 << 20);
-    ProtobufCAllocator alloc = {cap_alloc, cap_free, &ca};
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc, len, data);
+    /* heap, not stack: an allocation failure during the import frees the decoded model
+     * through free_decoded from the API's entry point (oom_defer) */
+    Decoded *dec = qdqc_alloc_fails() ? NULL : calloc(1, sizeof *dec);
+    if (!dec)
+        oom_raise("decoding '%s'", l.file);
+    dec->ca.cap = len > (SIZE_MAX - ((size_t)256 << 20)) / 2 ? SIZE_MAX
+                                                              : 2 * len + ((size_t)256 << 20);
+    dec->alloc = (ProtobufCAllocator){cap_alloc, cap_free, &dec->ca};
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&dec->alloc, len, data);
     if (!mp) {
+        CapAlloc ca = dec->ca;
+        free(dec);
+        if (ca.nomem)
+            oom_raise("decoding '%s' (%zu bytes): an allocation of %zu bytes failed", l.file,
+                      len, ca.failed);
         if (ca.exceeded)
             diag_error(ctx, &l, "not a valid ONNX model: decoding needs more than %zu bytes "
                        "(declared sizes are too large)", ca.cap);
@@ -999,7 +1033,10 @@ imp_onnx(qdqc_context *ctx, const void *data, size_t len, const char *path)
                        "file, wrong wire type or bad length)");
         return NULL;
     }
+    dec->mp = mp;
+    oom_defer(free_decoded, dec);
     Module *m = ir_module_create(ctx, path ? path : "<memory>");
+    oom_defer(destroy_module, m);
     OnnxImp I = {0};
     I.ctx = ctx;
     I.m = m;
@@ -1010,7 +1047,9 @@ imp_onnx(qdqc_context *ctx, const void *data, size_t len, const char *path)
     bool ok = check_model(&I, mp) && import_graph(&I, mp->graph);
     if (ok && ctx->nerrors != errs)
         ok = false;
-    onnx__model_proto__free_unpacked(mp, &alloc);
+    oom_undefer(m);
+    oom_undefer(dec);
+    free_decoded(dec);
     free(I.byname);
     vec_free(&I.qc);
     if (!ok) {

@@ -842,12 +842,19 @@ out:
     return ok;
 }
 
+static void
+destroy_module(void *m)
+{
+    ir_module_destroy(m);
+}
+
 Module *
 ir_parse(qdqc_context *ctx, const char *text, size_t len, const char *filename)
 {
     Parser P_ = {0}, *P = &P_;
     P->ctx = ctx;
     P->m = ir_module_create(ctx, filename);
+    oom_defer(destroy_module, P->m); /* an allocation failure below frees it */
     P->file = P->m->filename;
     P->src = P->p = text;
     P->end = text + len;
@@ -857,6 +864,7 @@ ir_parse(qdqc_context *ctx, const char *text, size_t len, const char *filename)
     if (ok && P->tok != T_EOF)
         ERR("expected end of input after the graph, got %s", lex_tok_desc(P->tok));
     ok = ok && !P->failed;
+    oom_undefer(P->m);
     free(P->sval);
     free(P->defs);
     if (!ok) {

@@ -1,7 +1,24 @@
 /* threadpool.c: a small pthread pool for the parallel-for hook of compiled models
  * (qdqc_threadpool_parallel_for matches qdqc_parallel_for_fn). The caller thread takes part;
  * [0, n) is handed out in chunks of max(1, n / (QDQC_THREADPOOL_CHUNKS_PER_THREAD * threads))
- * through an atomic counter. One parallel_for at a time per pool. No global state.
+ * through an atomic counter. No global state.
+ *
+ * Concurrent and nested calls. Any number of threads may call qdqc_threadpool_parallel_for on
+ * one pool at once (sessions sharing a pool, a host's own threads, a fn that calls it again).
+ * The pool runs one job at a time: a call takes the pool with an atomic exchange on `busy`;
+ * a call that finds it taken does not wait for it but runs fn(arg, 0, n) on its own thread
+ * and returns. Why not a queue of jobs: (1) no call ever waits for another call, so nothing
+ * can deadlock, including a fn that calls the pool again from a worker or from the caller
+ * (a queue would make such a call wait for workers that are busy running its own parent);
+ * (2) a second caller is itself a running thread: while the pool's workers serve the first
+ * job, the machine's cores are already shared between the callers, and handing the workers
+ * to a second job as well would only oversubscribe them; (3) the results cannot differ, the
+ * ranges being independent. The cost: with several callers, the one that holds the pool gets
+ * its workers and the others run alone (a host that wants each caller to get threads gives
+ * each its own pool). The fields of the job (fn, arg, n, chunk, next, the job word) are
+ * written only by the holder of `busy`; the holder releases it (release order) after every
+ * worker has left the job (the fetch_sub of the job word, observed by all_done), so the next
+ * holder's writes come after every read of the previous job.
  *
  * A model calls the hook once per parallel region: ~50 times per inference for MobileNetV2,
  * regions of 20-100 us. Waking a sleeping worker through a condition variable costs a futex
@@ -51,6 +68,7 @@ struct qdqc_threadpool {
     pthread_cond_t work, done;
     atomic_uint_fast64_t job;  /* generation, closed bit, workers inside (above) */
     atomic_bool stop;
+    atomic_bool busy;          /* a parallel_for holds the pool (above) */
     qdqc_parallel_fn fn;
     void *arg;
     int64_t n, chunk;
@@ -158,6 +176,7 @@ qdqc_threadpool_create(int nthreads)
     pthread_cond_init(&p->done, NULL);
     atomic_init(&p->job, CLOSED);
     atomic_init(&p->stop, false);
+    atomic_init(&p->busy, false);
     atomic_init(&p->next, 0);
     atomic_init(&p->sleepers, 0);
     atomic_init(&p->caller_sleeps, false);
@@ -200,6 +219,12 @@ qdqc_threadpool_parallel_for(void *pool, qdqc_parallel_fn fn, void *arg, int64_t
         fn(arg, 0, n);
         return;
     }
+    /* another call holds the pool (a concurrent caller, or this one's own fn calling again):
+     * run on this thread rather than wait (top of the file) */
+    if (atomic_exchange_explicit(&p->busy, true, memory_order_acquire)) {
+        fn(arg, 0, n);
+        return;
+    }
     int64_t parts = QDQC_THREADPOOL_CHUNKS_PER_THREAD * (int64_t)(p->nthreads + 1);
     /* the previous job is closed and no worker is inside it, so these plain fields are not
      * read until the new job word below (seq_cst) publishes them */
@@ -225,4 +250,5 @@ qdqc_threadpool_parallel_for(void *pool, qdqc_parallel_fn fn, void *arg, int64_t
         atomic_store(&p->caller_sleeps, false);
         pthread_mutex_unlock(&p->mu);
     }
+    atomic_store_explicit(&p->busy, false, memory_order_release);
 }

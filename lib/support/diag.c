@@ -79,41 +79,75 @@ read_file_all(qdqc_context *ctx, const char *path, size_t max, size_t *len)
         return NULL;
     }
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    bool have_st = fstat(fileno(f), &st) == 0;
+    if (have_st && S_ISDIR(st.st_mode)) {
         fclose(f);
         diag_error(ctx, &l, "cannot read file: is a directory");
         return NULL;
     }
-    StrBuf b;
-    sb_init(&b);
-    char tmp[65536];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
-        if (b.len + n > max) {
+    /* the buffer grows by doubling (from the file's size when it is known); a failed
+     * allocation closes the file and frees the buffer before it is reported (oom_raise) */
+    if (have_st && st.st_size > 0 && (uintmax_t)st.st_size > max) {
+        fclose(f);
+        diag_error(ctx, &l, "file is larger than the limit of %zu bytes", max);
+        return NULL;
+    }
+    size_t cap = have_st && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
+    size_t used = 0;
+    char *buf = qdqc_alloc_fails() ? NULL : malloc(cap);
+    for (;;) {
+        if (!buf) {
             fclose(f);
-            sb_free(&b);
+            oom_raise("reading '%s' needs %zu bytes", path, cap);
+        }
+        if (used == cap) {
+            size_t ncap = cap <= SIZE_MAX / 2 ? cap * 2 : SIZE_MAX;
+            char *nb = qdqc_alloc_fails() ? NULL : realloc(buf, ncap);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                cap = ncap;
+                continue;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t n = fread(buf + used, 1, cap - used, f);
+        if (n == 0)
+            break;
+        used += n;
+        if (used > max) {
+            fclose(f);
+            free(buf);
             diag_error(ctx, &l, "file is larger than the limit of %zu bytes", max);
             return NULL;
         }
-        sb_putn(&b, tmp, n);
     }
     int err = ferror(f);
     fclose(f);
     if (err) {
-        sb_free(&b);
+        free(buf);
         diag_error(ctx, &l, "read error");
         return NULL;
     }
-    *len = b.len;
-    return sb_take(&b);
+    if (used == cap) { /* room for the terminating NUL */
+        char *nb = qdqc_alloc_fails() ? NULL : realloc(buf, cap + 1);
+        if (!nb) {
+            free(buf);
+            oom_raise("reading '%s' needs %zu bytes", path, cap + 1);
+        }
+        buf = nb;
+    }
+    buf[used] = 0;
+    *len = used;
+    return buf;
 }
 
 /* ---- public context API ---- */
 qdqc_context *
 qdqc_context_create(void)
 {
-    qdqc_context *ctx = xcalloc(1, sizeof *ctx);
-    return ctx;
+    return qdqc_alloc_fails() ? NULL : calloc(1, sizeof(qdqc_context)); /* NULL: no memory */
 }
 
 void

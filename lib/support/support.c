@@ -15,30 +15,174 @@ qdqc_fatal(const char *file, int line, const char *msg)
     abort();
 }
 
+/* ---- out of memory (support.h) ---- */
+typedef struct OomFrame {
+    bool abort_only; /* a failure under this trap aborts */
+    unsigned ncleanup;
+    struct {
+        void (*fn)(void *);
+        void *arg;
+    } cleanup[6];
+    char what[192];   /* what failed */
+    const char *file; /* where, for the diagnostic */
+} OomFrame;
+static _Thread_local OomTrap *oom_top;
+static _Thread_local OomFrame oom_frames[OOM_TRAP_DEPTH];
+static _Thread_local long fail_countdown, alloc_count;
+
+void
+qdqc_test_fail_alloc_after(long n)
+{
+    fail_countdown = n > 0 ? n : 0;
+    alloc_count = 0;
+}
+
+long
+qdqc_test_alloc_count(void)
+{
+    return alloc_count;
+}
+
+bool
+qdqc_alloc_fails(void)
+{
+    alloc_count++;
+    return fail_countdown > 0 && --fail_countdown == 0;
+}
+
+static OomFrame *
+top_frame(void)
+{
+    return oom_top ? &oom_frames[oom_top->depth] : NULL;
+}
+
+void
+oom_trap_push(OomTrap *t, const char *file)
+{
+    t->prev = oom_top;
+    t->depth = oom_top ? oom_top->depth + 1 : 0;
+    QDQC_ASSERT(t->depth < OOM_TRAP_DEPTH);
+    OomFrame *f = &oom_frames[t->depth];
+    f->abort_only = false;
+    f->ncleanup = 0;
+    f->what[0] = 0;
+    f->file = file;
+    oom_top = t;
+}
+
+const char *
+oom_trap_file(const OomTrap *t)
+{
+    return oom_frames[t->depth].file;
+}
+
+void
+oom_trap_push_abort(OomTrap *t)
+{
+    oom_trap_push(t, NULL);
+    oom_frames[t->depth].abort_only = true;
+}
+
+void
+oom_trap_pop(OomTrap *t)
+{
+    QDQC_ASSERT(oom_top == t);
+    oom_top = t->prev;
+}
+
+void
+oom_defer(void (*fn)(void *), void *arg)
+{
+    OomFrame *f = top_frame();
+    if (!f || f->abort_only)
+        return;
+    QDQC_ASSERT(f->ncleanup < ARRAY_LEN(f->cleanup));
+    f->cleanup[f->ncleanup].fn = fn;
+    f->cleanup[f->ncleanup].arg = arg;
+    f->ncleanup++;
+}
+
+void
+oom_undefer(void *arg)
+{
+    OomFrame *f = top_frame();
+    if (!f || f->abort_only)
+        return;
+    for (unsigned i = f->ncleanup; i-- > 0;)
+        if (f->cleanup[i].arg == arg) {
+            memmove(&f->cleanup[i], &f->cleanup[i + 1],
+                    (f->ncleanup - i - 1) * sizeof f->cleanup[0]);
+            f->ncleanup--;
+            return;
+        }
+}
+
+void
+oom_raise(const char *fmt, ...)
+{
+    OomFrame *f = top_frame();
+    char what[sizeof f->what];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (!f || f->abort_only) {
+        char msg[sizeof what + 16];
+        snprintf(msg, sizeof msg, "out of memory: %s", what);
+        qdqc_fatal(__FILE__, __LINE__, msg);
+    }
+    memcpy(f->what, what, sizeof what);
+    longjmp(oom_top->jb, 1);
+}
+
+qdqc_status
+oom_trap_catch(OomTrap *t, qdqc_context *ctx)
+{
+    oom_trap_pop(t);
+    OomFrame *f = &oom_frames[t->depth];
+    for (unsigned i = f->ncleanup; i-- > 0;)
+        f->cleanup[i].fn(f->cleanup[i].arg);
+    f->ncleanup = 0;
+    if (ctx) {
+        /* the report allocates: if that fails too, the status alone says it. The message is
+         * copied first: the report's own trap reuses this frame's slot. */
+        char what[sizeof f->what];
+        const char *file = f->file;
+        memcpy(what, f->what, sizeof what);
+        OomTrap r;
+        oom_trap_push(&r, NULL);
+        if (!setjmp(r.jb))
+            diag_error(ctx, file ? &(Loc){.file = file} : NULL, "out of memory%s%s",
+                       what[0] ? ": " : "", what);
+        oom_trap_pop(&r);
+    }
+    return QDQC_ERR_NOMEM;
+}
+
 void *
 xmalloc(size_t n)
 {
-    void *p = malloc(n ? n : 1);
+    void *p = qdqc_alloc_fails() ? NULL : malloc(n ? n : 1);
     if (!p)
-        qdqc_fatal(__FILE__, __LINE__, "out of memory");
+        oom_raise("cannot allocate %zu bytes", n);
     return p;
 }
 
 void *
 xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    void *p = qdqc_alloc_fails() ? NULL : calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        qdqc_fatal(__FILE__, __LINE__, "out of memory");
+        oom_raise("cannot allocate %zu x %zu bytes", n, size);
     return p;
 }
 
 void *
 xrealloc(void *p, size_t n)
 {
-    void *q = realloc(p, n ? n : 1);
+    void *q = qdqc_alloc_fails() ? NULL : realloc(p, n ? n : 1);
     if (!q)
-        qdqc_fatal(__FILE__, __LINE__, "out of memory");
+        oom_raise("cannot allocate %zu bytes", n);
     return q;
 }
 
@@ -284,12 +428,14 @@ intern_n(Interner *in, const char *s, size_t n)
             return id;
         h = (h + 1) & (in->tcap - 1);
     }
+    /* allocate before changing anything: an allocation failure leaves the table intact */
     if (in->nstrs == in->cap) {
+        in->strs = xrealloc(in->strs, in->cap * 2 * sizeof(char *));
         in->cap *= 2;
-        in->strs = xrealloc(in->strs, in->cap * sizeof(char *));
     }
+    char *copy = xstrndup(s, n);
     uint32_t id = in->nstrs++;
-    in->strs[id] = xstrndup(s, n);
+    in->strs[id] = copy;
     in->table[h] = id + 1;
     if (in->nstrs * 2 > in->tcap)
         intern_rehash(in);

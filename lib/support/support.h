@@ -3,6 +3,7 @@
 #ifndef QDQC_SUPPORT_H
 #define QDQC_SUPPORT_H
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,7 +27,58 @@
 /* An internal error (our bug): print file:line and abort. */
 QDQC_NORETURN void qdqc_fatal(const char *file, int line, const char *msg);
 
-/* Allocation that aborts on out-of-memory (internal sizes are bounded by the readers). */
+/* ---- out of memory (docs/api.md, "Out of memory") ----
+ * xmalloc and friends never return NULL. When an allocation fails inside a public API call,
+ * control returns to that call's entry point (an OomTrap: setjmp there, longjmp here), which
+ * runs the cleanups registered with oom_defer, reports "out of memory" and returns
+ * QDQC_ERR_NOMEM. Outside any trap (internal users: unit tests, fuzzers) a failure aborts
+ * through qdqc_fatal as before. Code that checks a large allocation itself (plain malloc)
+ * frees what it holds and calls oom_raise. No C++ frame (an MLIR/LLVM callback) may lie
+ * between a trap and an allocation: entry points that call MLIR with callbacks into the
+ * library push an abort-only trap (oom_trap_push_abort). The trap stack is per thread. */
+/* The caller's part of a trap: set before setjmp and never changed after it (everything that
+ * changes, the cleanups and the message, lives in per-thread storage, so nothing the longjmp
+ * returns to is indeterminate, C11 7.13.2.1). Traps nest up to OOM_TRAP_DEPTH deep. */
+#define OOM_TRAP_DEPTH 8
+typedef struct OomTrap {
+    jmp_buf jb;
+    struct OomTrap *prev;
+    unsigned depth;
+} OomTrap;
+/* `file` (may be NULL) is the location of the "out of memory" diagnostic. */
+void oom_trap_push(OomTrap *t, const char *file);
+void oom_trap_push_abort(OomTrap *t);
+void oom_trap_pop(OomTrap *t);
+const char *oom_trap_file(const OomTrap *t); /* the file given to oom_trap_push */
+/* After setjmp returned nonzero: pops t, runs its cleanups (last registered first), reports
+ * the failure in ctx (if it can: the report itself needs a little memory) and returns
+ * QDQC_ERR_NOMEM. */
+qdqc_status oom_trap_catch(OomTrap *t, qdqc_context *ctx);
+/* Register fn(arg) with the innermost trap, to run if it catches (arg must not point into a
+ * stack frame below the trap's); oom_undefer removes it on the normal path. At most 6 per
+ * trap. No-ops without a trap. */
+void oom_defer(void (*fn)(void *), void *arg);
+void oom_undefer(void *arg);
+/* Report an allocation failure: longjmp to the innermost trap, or abort. */
+QDQC_NORETURN void oom_raise(const char *fmt, ...) QDQC_PRINTF(1, 2);
+/* Test hook: the n-th allocation from now on this thread fails (n >= 1; 0 turns it off);
+ * counts every xmalloc/xcalloc/xrealloc and every checked site (qdqc_alloc_fails). */
+void qdqc_test_fail_alloc_after(long n);
+long qdqc_test_alloc_count(void); /* allocations counted since the last call of the above */
+bool qdqc_alloc_fails(void);      /* true if the test hook says this allocation fails */
+
+/* Trapped entry point: on an allocation failure below, return `failret` from the calling
+ * function after oom_trap_catch (which reports in ctx, at `file`). */
+#define OOM_TRAP_ENTER(t, ctx, file, failret)        \
+    OomTrap t;                                       \
+    oom_trap_push(&t, (file));                       \
+    if (setjmp(t.jb)) {                              \
+        (void)oom_trap_catch(&t, (ctx));             \
+        return failret;                              \
+    }
+#define OOM_TRAP_LEAVE(t) oom_trap_pop(&t)
+
+/* Allocation that never returns NULL (above). */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
@@ -65,11 +117,13 @@ char *sb_take(StrBuf *b); /* NUL-terminated, caller frees; buffer is reset */
 
 /* Growable array of POD elements. */
 #define VEC(T) struct { T *data; uint32_t len, cap; }
+/* The vector is unchanged when the allocation fails (out-of-memory traps, above). */
 #define vec_push(v, x)                                                                  \
     do {                                                                                \
         if ((v)->len == (v)->cap) {                                                     \
-            (v)->cap = (v)->cap ? (v)->cap * 2 : 8;                                     \
-            (v)->data = xrealloc((v)->data, (size_t)(v)->cap * sizeof(*(v)->data));     \
+            uint32_t vec_ncap_ = (v)->cap ? (v)->cap * 2 : 8;                           \
+            (v)->data = xrealloc((v)->data, (size_t)vec_ncap_ * sizeof(*(v)->data));    \
+            (v)->cap = vec_ncap_;                                                       \
         }                                                                               \
         (v)->data[(v)->len++] = (x);                                                    \
     } while (0)
