@@ -644,6 +644,11 @@ int
 main(int argc, char **argv)
 {
     Opts o = {0};
+    /* into a file or pipe, standard output goes out in one piece at the end, so that a failed
+     * write is seen by the final fflush with its reason (errno) */
+    static char stdout_buf[1 << 20];
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, stdout_buf, _IOFBF, sizeof stdout_buf);
     o.ctx = qdqc_context_create();
     qdqc_context_set_diag_handler(o.ctx, diag_printer, &o);
     qdqc_context_set_print_handler(o.ctx, print_to_stderr, NULL);
@@ -869,13 +874,13 @@ main(int argc, char **argv)
     }
     rc = o.cmd ? run_opt(&o) : run_compile(&o);
 done:
-    /* what went to standard output (IR, report, summaries) must have been written too */
+    /* what went to standard output (IR, report, summaries) must have been written too (an
+     * error already reported, e.g. by write_output("-"), stands) */
     errno = 0;
-    if (fflush(stdout) != 0 || ferror(stdout)) {
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EXIT_OK) {
         fprintf(stderr, "qdqc: error: cannot write to standard output: %s\n",
                 strerror(errno ? errno : EIO));
-        if (rc == EXIT_OK)
-            rc = EXIT_INPUT;
+        rc = EXIT_INPUT;
     }
     free(o.run.inputs);
     free(o.run.expects);
