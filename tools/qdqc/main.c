@@ -392,6 +392,8 @@ plan_outputs(const Opts *o, char **paths, int *kinds, int *n)
             paths[*n] = q;
             kinds[(*n)++] = emit[i];
         }
+    } else if (nemit == 1) {
+        return usage_error("--emit=%s names one kind for %d -o files", o->emit, o->noutputs);
     } else {
         return usage_error("--emit=%s names %d kinds: give one -o per kind, or one -o FILE "
                            "whose stem names them all", o->emit, nemit);
@@ -655,6 +657,10 @@ main(int argc, char **argv)
     o.copts = qdqc_compile_options_create();
     int rc = EXIT_OK;
     int argi = 1;
+    if (argc > 1 && strcmp(argv[1], "help") == 0 && access(argv[1], F_OK) != 0) {
+        fputs(usage_text, stdout);
+        goto done;
+    }
     if (argc > 1 && is_unknown_command(argv[1])) {
         rc = unknown_command(argv[1]);
         goto done;
@@ -850,6 +856,13 @@ main(int argc, char **argv)
     }
     if (o.passes && (rc = check_pipeline(o.passes)) != EXIT_OK)
         goto done;
+    if (o.cmd && (!strcmp(o.cmd, "run") || !strcmp(o.cmd, "bench")) &&
+        (o.noutputs || o.emit || o.report)) {
+        rc = usage_error("%s is not an option of 'qdqc %s'%s",
+                         o.noutputs ? "-o" : o.emit ? "--emit" : "--report", o.cmd,
+                         !strcmp(o.cmd, "run") && o.noutputs ? " (see --output-dir)" : "");
+        goto done;
+    }
     /* a bad target, CPU, feature or prefix is a usage error, found before any work */
     if (o.target_opts && (!o.cmd || strcmp(o.cmd, "opt") != 0) &&
         qdqc_compile_options_check(o.ctx, o.copts) != QDQC_OK) {
