@@ -157,6 +157,7 @@ write_output(const char *path, const char *data, size_t len)
     return false;
 }
 
+/* The whole file (or standard input for "-"); NULL with errno set. */
 static char *
 slurp(const char *path, size_t *len)
 {
@@ -170,15 +171,19 @@ slurp(const char *path, size_t *len)
         n += k;
         if (n == cap) {
             char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
+            if (!nb)
                 free(buf);
-                buf = NULL;
-            }
             buf = nb;
         }
     }
+    int e = !buf ? ENOMEM : ferror(f) ? (errno ? errno : EIO) : 0;
     if (f != stdin)
         fclose(f);
+    if (e) {
+        free(buf);
+        errno = e;
+        return NULL;
+    }
     *len = n;
     return buf;
 }
@@ -208,7 +213,7 @@ run_opt(Opts *o)
     size_t len;
     char *text = slurp(o->input, &len);
     if (!text) {
-        fprintf(stderr, "%s: error: cannot read file\n", o->input);
+        fprintf(stderr, "%s: error: cannot read file: %s\n", o->input, strerror(errno));
         return EXIT_INPUT;
     }
     if (o->noutputs > 1) {
