@@ -336,6 +336,7 @@ typedef struct Expect {
     qdqc_array a;
     const char *file;
     bool given;
+    double scale; /* of the dequantize that produces the output in the imported graph, or 0 */
 } Expect;
 
 /* Compare output i with its expected array; prints one line; false beyond the tolerance. */
@@ -344,7 +345,7 @@ compare_expect(qdqc_module *m, size_t i, const void *buf, size_t n, const Expect
                const RunOpts *o)
 {
     const char *et = qdqc_module_output_elem_type(m, i);
-    double scale = qdqc_module_output_scale(m, i);
+    double scale = e->scale;
     double tol = o->tolerance_quantized ? o->tolerance * scale : o->tolerance;
     double maxd = 0, got, want;
     size_t at = 0, beyond = 0;
@@ -427,7 +428,7 @@ read_expects(qdqc_context *ctx, qdqc_module *m, const RunOpts *o, Expect *ex)
                     qdqc_module_output_name(m, slot), want, file, got);
             return RC_INPUT;
         }
-        if (o->tolerance_quantized && !(qdqc_module_output_scale(m, slot) > 0)) {
+        if (o->tolerance_quantized && !(ex[slot].scale > 0)) {
             fprintf(stderr, "qdqc: error: --tolerance %gq: output '%s' does not come from a "
                             "per-tensor dequantize, so it has no quantized unit\n",
                     o->tolerance, qdqc_module_output_name(m, slot));
@@ -461,8 +462,17 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
     if (qdqc_module_load_file(ctx, o->model, &m) != QDQC_OK)
         return RC_INPUT;
     int rc = RC_OK;
+    /* the quantized unit of each output, before the passes fold its dequantize into another
+     * op (a Gemm with a float result) */
+    size_t nout0 = qdqc_module_output_count(m);
+    double *scales = calloc(nout0 ? nout0 : 1, sizeof(double));
+    for (size_t i = 0; scales && i < nout0; i++)
+        scales[i] = qdqc_module_output_scale(m, i);
     const char *passes = o->passes ? o->passes : "default";
-    if (*passes && qdqc_module_run_passes(m, passes) != QDQC_OK) {
+    if (!scales || (*passes && qdqc_module_run_passes(m, passes) != QDQC_OK)) {
+        if (!scales)
+            fprintf(stderr, "qdqc: error: out of memory\n");
+        free(scales);
         qdqc_module_destroy(m);
         return RC_INPUT;
     }
@@ -571,6 +581,8 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
         }
         inbufs[i] = arrs[i].data;
     }
+    for (size_t i = 0; i < nout; i++) /* else after the passes (a dequantize moved last) */
+        ex[i].scale = i < nout0 && scales[i] > 0 ? scales[i] : qdqc_module_output_scale(m, i);
     if ((rc = read_expects(ctx, m, o, ex)) != RC_OK)
         goto done;
     if (!(files = output_file_names(m, nout))) {
@@ -649,6 +661,7 @@ done:
     free(inbufs);
     free(outbufs);
     free(outbytes);
+    free(scales);
     for (size_t i = 0; ex && i < nout; i++)
         qdqc_array_free(&ex[i].a);
     free(ex);
