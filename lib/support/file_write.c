@@ -102,12 +102,13 @@ write_file_atomic(const char *path, const void *data, size_t len, char *err, siz
     }
     if (fd < 0) {
         e = errno;
-        /* a writable file in a directory we may not create files in: write it in place */
-        if (exists && (e == EACCES || e == EPERM || e == EROFS) && access(dest, W_OK) == 0) {
-            e = write_in_place(dest, O_WRONLY | O_TRUNC, 0, data, len);
-            free(tmp);
-            free(resolved);
-            return e ? failed(err, errlen, path, e) : true;
+        /* No temporary file: a writable file in a directory we may not create files in, or a
+         * name too long for the suffix. Write in place (a new file is removed on failure). */
+        if ((exists && (e == EACCES || e == EPERM || e == EROFS) && access(dest, W_OK) == 0) ||
+            e == ENAMETOOLONG) {
+            e = write_in_place(dest, O_WRONLY | O_CREAT | O_TRUNC, 0666, data, len);
+            if (e && !exists)
+                unlink(dest);
         }
     } else {
         e = write_all(fd, data, len);

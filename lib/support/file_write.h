@@ -14,7 +14,8 @@
  * on failure the destination is untouched and the temporary file removed; the new file gets
  * the mode a plain create would give (0666 less the umask). Anything else that exists (a
  * device such as /dev/null or /dev/full, a FIFO) is opened and written in place, every write
- * checked. False with "cannot write 'PATH': REASON" (REASON from strerror) in err. */
+ * checked; so is a file when no temporary file can be made beside it (a name too long for the
+ * temporary suffix, a read-only directory holding a writable file). False with "cannot write 'PATH': REASON" (REASON from strerror) in err. */
 bool
 write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 

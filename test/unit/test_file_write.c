@@ -2,7 +2,8 @@
  * existing files (content, mode kept, no temporary file left), a symbolic link (its target is
  * replaced, the link stays), devices written in place (/dev/null ok, /dev/full fails with
  * ENOSPC), a missing directory and a directory as destination (the OS reason in the message),
- * and a write that fails half-way (file size limit): the old file stays.
+ * a write that fails half-way (file size limit): the old file stays, and a name too long for
+ * the temporary suffix (written in place).
  *
  * Usage: test_file_write    (prints "N passed, M failed"; exit status 1 on failure) */
 #define _XOPEN_SOURCE 700
@@ -124,6 +125,14 @@ main(void)
     setrlimit(RLIMIT_FSIZE, &old);
     CHECK(&t, has_content(at("a.o"), "via link"), "old content lost");
     CHECK(&t, entries() == 2, "a temporary file was left: %d entries", entries());
+
+    /* a name that fits NAME_MAX (255) but not with the temporary suffix: written in place */
+    char longname[251];
+    memset(longname, 'n', 250);
+    longname[250] = 0;
+    CHECK(&t, write_file_atomic(at(longname), "long", 4, err, sizeof err), "%s", err);
+    CHECK(&t, has_content(at(longname), "long"), "long name content");
+    unlink(at(longname));
 
     /* empty data */
     CHECK(&t, write_file_atomic(at("empty"), "", 0, err, sizeof err), "%s", err);
