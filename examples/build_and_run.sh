@@ -16,8 +16,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/qdqc-example.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 set -x
-"$qdqc" "$here/mobilenetv2_qdq.onnx" -o model.o --name=mobilenet
-"$qdqc" "$here/mobilenetv2_qdq.onnx" --emit=header --name=mobilenet -o model.h
+"$qdqc" "$here/mobilenetv2_qdq.onnx" -o model.o -o model.h --name=mobilenet
 "$cc" -std=c11 -O2 -I. "$here/run_model.c" model.o -lm -o run_model
 "$qdqc" run "$here/mobilenetv2_qdq.onnx" --engine=ref --input input="$here/input.npy" --output-dir ref
 ./run_model "$here/input.npy" ref/logits.npy

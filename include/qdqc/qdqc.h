@@ -126,6 +126,13 @@ QDQC_API qdqc_status qdqc_module_verify(qdqc_module *m);
  * it stayed float ("float softmax: no integer rule"), then totals (integer and float ops, int8
  * MACs, float FLOPs). Free with qdqc_string_free; NULL if m is NULL. */
 QDQC_API char *qdqc_module_report(const qdqc_module *m);
+/* How many nodes of the module are, as in the report, of kind "integer" (integer ops),
+ * "float" (float compute), "qdq" (quantize/dequantize) or "move" (data movement); 0 for an
+ * unknown kind. */
+QDQC_API size_t qdqc_module_op_count(const qdqc_module *m, const char *kind);
+/* The scale of the per-tensor dequantize that produces float graph output i (the size of one
+ * quantized unit in the output's units), or 0 when output i does not come from one. */
+QDQC_API double qdqc_module_output_scale(const qdqc_module *m, size_t i);
 /* The graph in Graphviz dot: integer ops green, float islands orange, quantize/dequantize
  * grey. Free with qdqc_string_free; NULL if m is NULL. */
 QDQC_API char *qdqc_module_print_dot(const qdqc_module *m);
@@ -171,7 +178,8 @@ typedef struct qdqc_array {
     size_t nbytes;
 } qdqc_array;
 QDQC_API qdqc_status qdqc_npy_read(qdqc_context *ctx, const char *path, qdqc_array *out);
-/* i4/u4 are written as i8/u8 (one element per byte). */
+/* i4/u4 are written as i8/u8 (one element per byte). Written to a temporary file beside path
+ * and renamed (as qdqc_module_compile_to_file): on failure, QDQC_ERR_IO and path untouched. */
 QDQC_API qdqc_status qdqc_npy_write(qdqc_context *ctx, const char *path, const char *elem_type,
                                     int rank, const int64_t *dims, const void *data);
 QDQC_API void qdqc_array_free(qdqc_array *a); /* NULL-safe */
@@ -185,16 +193,25 @@ typedef enum qdqc_emit_kind {
     QDQC_EMIT_ASM = 1,
     QDQC_EMIT_LLVM = 2,
     QDQC_EMIT_HEADER = 3,
+    QDQC_EMIT_BITCODE = 4, /* LLVM bitcode (.bc) */
 } qdqc_emit_kind;
 QDQC_API qdqc_compile_options *qdqc_compile_options_create(void);
 QDQC_API void qdqc_compile_options_destroy(qdqc_compile_options *o); /* NULL is a no-op */
-/* Names: "target" (triple; default host), "mcpu" (default generic; "native" = host),
+/* Names: "target" (triple, or a short name: "x86_64"/"x86-64"/"amd64" and "aarch64"/"arm64"
+ * stand for x86_64-unknown-linux-gnu and aarch64-unknown-linux-gnu; default host), "mcpu"
+ * (default generic; "native" = host),
  * "mattr" ("+avx512vnni,-avx2,..."; default: the host's features when target and mcpu are
  * unset), "name" (symbol prefix, default "model"), "isa" (force a kernel path: generic, avx2,
  * avxvnni, avx512vnni, neon, dotprod, i8mm). QDQC_ERR_INVALID_ARG for an unknown name. */
 QDQC_API qdqc_status qdqc_compile_options_set(qdqc_compile_options *o, const char *name,
                                               const char *value);
-/* opts may be NULL (defaults). */
+/* Check the target, CPU, features and symbol prefix of o now, as a compile would (o may be
+ * NULL: the defaults); QDQC_ERR_INVALID_ARG with diagnostics in ctx if one is not usable. */
+QDQC_API qdqc_status qdqc_compile_options_check(qdqc_context *ctx,
+                                                const qdqc_compile_options *o);
+/* opts may be NULL (defaults). The file is written to a temporary file beside path and
+ * renamed, so on failure (QDQC_ERR_IO, the OS reason in the diagnostic) path is untouched;
+ * "-" is standard output, and an existing non-regular file (a device) is written in place. */
 QDQC_API qdqc_status qdqc_module_compile_to_file(qdqc_module *m, const qdqc_compile_options *opts,
                                                  const char *path, qdqc_emit_kind kind);
 /* *out: malloc'd bytes (NUL-terminated), free with qdqc_string_free. */
@@ -202,6 +219,12 @@ QDQC_API qdqc_status qdqc_module_compile_to_memory(qdqc_module *m,
                                                    const qdqc_compile_options *opts,
                                                    qdqc_emit_kind kind, char **out,
                                                    size_t *len);
+/* n kinds from one compile (the graph is lowered and optimised once): outs[i] and lens[i] as
+ * qdqc_module_compile_to_memory's for kinds[i]. On failure every outs[i] is NULL. */
+QDQC_API qdqc_status qdqc_module_compile_outputs(qdqc_module *m,
+                                                 const qdqc_compile_options *opts, size_t n,
+                                                 const qdqc_emit_kind *kinds, char **outs,
+                                                 size_t *lens);
 
 /* Parallel-for hook (same contract as the generated header): call fn(arg, begin, end) over
  * disjoint ranges covering [0, n), on any threads, and return when all have returned. A

@@ -1,6 +1,7 @@
 /* compile.c: public API of the code generator (qdqc_module_compile_*, qdqc_jit_*): thin
  * wrappers over lib/codegen. Nothing here prints or exits. */
 #include "codegen/codegen.h"
+#include "support/file_write.h"
 #include "support/support.h"
 
 #include <stdatomic.h>
@@ -46,19 +47,69 @@ copy_opt(char *dst, size_t n, const char *v)
     return true;
 }
 
+/* The full triple a short target name stands for, or the name itself. The OS is fixed (not the
+ * host's) so that a short name means the same on every host. */
+static const char *
+expand_triple(const char *v)
+{
+    static const struct {
+        const char *name, *triple;
+    } short_names[] = {
+        {"x86_64", "x86_64-unknown-linux-gnu"},   {"x86-64", "x86_64-unknown-linux-gnu"},
+        {"amd64", "x86_64-unknown-linux-gnu"},    {"aarch64", "aarch64-unknown-linux-gnu"},
+        {"arm64", "aarch64-unknown-linux-gnu"},
+    };
+    for (size_t i = 0; i < sizeof short_names / sizeof short_names[0]; i++)
+        if (!strcmp(v, short_names[i].name))
+            return short_names[i].triple;
+    return v;
+}
+
 qdqc_status
 qdqc_compile_options_set(qdqc_compile_options *o, const char *name, const char *value)
 {
     if (!o || !name || !value)
         return QDQC_ERR_INVALID_ARG;
     CgOptions *c = &o->o;
-    bool ok = !strcmp(name, "target") ? copy_opt(c->triple, sizeof c->triple, value)
+    bool ok = !strcmp(name, "target") ? copy_opt(c->triple, sizeof c->triple, expand_triple(value))
               : !strcmp(name, "mcpu") ? copy_opt(c->cpu, sizeof c->cpu, value)
               : !strcmp(name, "mattr") ? copy_opt(c->mattr, sizeof c->mattr, value)
               : !strcmp(name, "name") ? copy_opt(c->prefix, sizeof c->prefix, value)
               : !strcmp(name, "isa") ? copy_opt(c->isa, sizeof c->isa, value)
                                        : false;
     return ok ? QDQC_OK : QDQC_ERR_INVALID_ARG;
+}
+
+qdqc_status
+qdqc_compile_options_check(qdqc_context *ctx, const qdqc_compile_options *opts)
+{
+    if (!ctx)
+        return QDQC_ERR_INVALID_ARG;
+    CgOptions o;
+    if (opts)
+        o = opts->o;
+    else
+        cg_options_init(&o);
+    CgTarget t;
+    char err[512];
+    if (!cg_options_target(&o, &t, err, sizeof err)) {
+        diag_error(ctx, NULL, "%s", err);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    CgGemmIsa isa;
+    if (o.isa[0] && !cg_isa_lookup(&t, o.isa, &isa, err, sizeof err)) {
+        diag_error(ctx, NULL, "%s", err);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    bool ident = o.prefix[0] && !(o.prefix[0] >= '0' && o.prefix[0] <= '9');
+    for (const char *p = o.prefix; ident && *p; p++)
+        ident = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                (*p >= '0' && *p <= '9') || *p == '_';
+    if (!ident) {
+        diag_error(ctx, NULL, "symbol prefix '%s' is not a C identifier", o.prefix);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    return QDQC_OK;
 }
 
 static void
@@ -72,18 +123,38 @@ resolve(qdqc_module *m, const qdqc_compile_options *opts, CgOptions *o)
 }
 
 qdqc_status
-qdqc_module_compile_to_memory(qdqc_module *m, const qdqc_compile_options *opts,
-                              qdqc_emit_kind kind, char **out, size_t *len)
+qdqc_module_compile_outputs(qdqc_module *m, const qdqc_compile_options *opts, size_t n,
+                            const qdqc_emit_kind *kinds, char **outs, size_t *lens)
 {
-    if (!m || !out || !len || (unsigned)kind > QDQC_EMIT_HEADER)
+    if (!m || (n && (!kinds || !outs || !lens)))
         return QDQC_ERR_INVALID_ARG;
+    CgEmitKind ck[8];
+    if (n > sizeof ck / sizeof ck[0])
+        return QDQC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned)kinds[i] > QDQC_EMIT_BITCODE)
+            return QDQC_ERR_INVALID_ARG;
+        ck[i] = kinds[i] == QDQC_EMIT_OBJ      ? CG_EMIT_OBJ
+                : kinds[i] == QDQC_EMIT_ASM    ? CG_EMIT_ASM
+                : kinds[i] == QDQC_EMIT_LLVM   ? CG_EMIT_LLVM
+                : kinds[i] == QDQC_EMIT_HEADER ? CG_EMIT_HEADER
+                                               : CG_EMIT_BITCODE;
+    }
     CgOptions o;
     resolve(m, opts, &o);
     OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
-    qdqc_status st = cg_compile_to_memory(m, &o, (CgEmitKind)kind, out, len) ? QDQC_OK
-                                                                              : QDQC_ERR_CODEGEN;
+    qdqc_status st = cg_compile_kinds(m, &o, n, ck, outs, lens) ? QDQC_OK : QDQC_ERR_CODEGEN;
     OOM_TRAP_LEAVE(trap);
     return st;
+}
+
+qdqc_status
+qdqc_module_compile_to_memory(qdqc_module *m, const qdqc_compile_options *opts,
+                              qdqc_emit_kind kind, char **out, size_t *len)
+{
+    if (!m || !out || !len)
+        return QDQC_ERR_INVALID_ARG;
+    return qdqc_module_compile_outputs(m, opts, 1, &kind, out, len);
 }
 
 qdqc_status
@@ -97,13 +168,9 @@ qdqc_module_compile_to_file(qdqc_module *m, const qdqc_compile_options *opts, co
     qdqc_status st = qdqc_module_compile_to_memory(m, opts, kind, &buf, &len);
     if (st != QDQC_OK)
         return st;
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
-    if (!f || fwrite(buf, 1, len, f) != len) {
-        diag_error(m->ctx, NULL, "cannot write '%s'", path);
-        st = QDQC_ERR_IO;
-    }
-    if (f && f != stdout && fclose(f) != 0 && st == QDQC_OK) {
-        diag_error(m->ctx, NULL, "cannot write '%s'", path);
+    char err[1200];
+    if (!write_file_atomic(path, buf, len, err, sizeof err)) {
+        diag_error(m->ctx, NULL, "%s", err);
         st = QDQC_ERR_IO;
     }
     free(buf);

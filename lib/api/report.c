@@ -207,6 +207,49 @@ report_text(const qdqc_module *cm)
     return sb_take(&b);
 }
 
+size_t
+qdqc_module_op_count(const qdqc_module *cm, const char *kind)
+{
+    if (!cm || !kind)
+        return 0;
+    Kind want = !strcmp(kind, "integer") ? K_INT
+                : !strcmp(kind, "float") ? K_FLOAT
+                : !strcmp(kind, "qdq")   ? K_QDQ
+                : !strcmp(kind, "move")  ? K_MOVE_INT
+                                         : K_SKIP;
+    if (want == K_SKIP)
+        return 0;
+    Graph *g = (Graph *)&cm->g;
+    size_t count = 0;
+    for (uint32_t i = 1; i < g->nodes.len; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead)
+            continue;
+        StrBuf d;
+        sb_init(&d);
+        Kind k = classify(g, n, &d);
+        sb_free(&d);
+        count += k == want || (want == K_MOVE_INT && k == K_MOVE_FLOAT);
+    }
+    return count;
+}
+
+double
+qdqc_module_output_scale(const qdqc_module *cm, size_t i)
+{
+    if (!cm || i >= cm->g.outputs.len)
+        return 0;
+    Graph *g = (Graph *)&cm->g;
+    Value *v = ir_value(g, g->outputs.data[i]);
+    if (!v->def.id)
+        return 0;
+    Node *n = ir_node(g, v->def);
+    if (n->dead || n->op != OP_DEQUANTIZE || !elem_is_float(v->type.elem))
+        return 0;
+    const QParams *q = n->q ? n->q : vtype(g, n->in[0])->q;
+    return q && q->n == 1 && q->scale[0] > 0 ? (double)q->scale[0] : 0;
+}
+
 static void
 dot_escape(StrBuf *b, const char *s)
 {

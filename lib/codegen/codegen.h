@@ -41,7 +41,13 @@ typedef struct CgOptions {
     bool requant_fixed;
 } CgOptions;
 
-typedef enum CgEmitKind { CG_EMIT_OBJ, CG_EMIT_ASM, CG_EMIT_LLVM, CG_EMIT_HEADER } CgEmitKind;
+typedef enum CgEmitKind {
+    CG_EMIT_OBJ,
+    CG_EMIT_ASM,
+    CG_EMIT_LLVM,
+    CG_EMIT_HEADER,
+    CG_EMIT_BITCODE,
+} CgEmitKind;
 
 typedef void (*CgParallelFor)(void *ctx, void (*fn)(void *, int64_t, int64_t), void *arg,
                               int64_t n);
@@ -64,6 +70,12 @@ cg_isa_lookup(const CgTarget *t, const char *name, CgGemmIsa *out, char *err, si
  * text kinds). Errors go to m's context as diagnostics (false). */
 bool
 cg_compile_to_memory(Module *m, const CgOptions *o, CgEmitKind kind, char **out, size_t *len);
+
+/* The same for n kinds from one build (one graph lowering and optimisation): outs[i], lens[i]
+ * for kinds[i]. On failure every outs[i] is NULL. */
+bool
+cg_compile_kinds(Module *m, const CgOptions *o, size_t n, const CgEmitKind *kinds, char **outs,
+                 size_t *lens);
 
 /* The C header text for m (docs/abi.md). */
 char *

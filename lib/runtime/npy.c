@@ -2,6 +2,7 @@
  * Python dict literal numpy writes ({'descr': ..., 'fortran_order': ..., 'shape': (...), })
  * and reports the first problem it finds. */
 #include "runtime/npy.h"
+#include "support/file_write.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -388,13 +389,7 @@ npy_write_file(const char *path, NpyType t, int rank, const int64_t *dims, const
     size_t len;
     if (!npy_serialize(t, rank, dims, data, &buf, &len, err, errlen))
         return false;
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        free(buf);
-        return fail(err, errlen, "cannot write '%s'", path);
-    }
-    bool ok = fwrite(buf, 1, len, f) == len;
-    ok = fclose(f) == 0 && ok;
+    bool ok = write_file_atomic(path, buf, len, err, errlen);
     free(buf);
-    return ok ? true : fail(err, errlen, "cannot write '%s'", path);
+    return ok;
 }

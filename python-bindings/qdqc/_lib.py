@@ -79,7 +79,7 @@ _PROTOS = {
 }
 
 # qdqc_emit_kind
-EMIT = {"obj": 0, "asm": 1, "llvm": 2, "header": 3}
+EMIT = {"obj": 0, "asm": 1, "llvm": 2, "header": 3, "bc": 4}
 
 
 def _candidates():

@@ -324,7 +324,7 @@ class Model:
 
     def emit(self, kind="obj"):
         """The compiled network for the Model's target as bytes: kind "obj" (relocatable ELF),
-        "asm", "llvm" (LLVM IR) or "header" (the C header of docs/abi.md)."""
+        "asm", "llvm" (LLVM IR), "bc" (LLVM bitcode) or "header" (the C header of docs/abi.md)."""
         self._need_codegen("emit")
         if kind not in _lib.EMIT:
             raise Error("emit", "QDQC_ERR_INVALID_ARG",

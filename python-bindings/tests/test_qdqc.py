@@ -303,6 +303,7 @@ def test_emit_kinds(jit_model):
     asm = jit_model.emit("asm").decode()
     assert "model_run" in asm and ".text" in asm
     assert "i32 @model_run(" in jit_model.emit("llvm").decode()
+    assert jit_model.emit("bc")[:4] == b"BC\xc0\xde"
     with pytest.raises(qdqc.Error, match="unknown kind"):
         jit_model.emit("exe")
 

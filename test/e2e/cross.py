@@ -162,7 +162,11 @@ def parse_header(path):
 
 
 def npy_name(name):
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) + ".npy"
+    """qdqc run's file of an output (tools/qdqc/run_cmd.c: output_file_names; the _2, _3
+    suffixes of colliding names are not reproduced)."""
+    s = re.sub(r"[^A-Za-z0-9_.-]", "_", name[:200])
+    s = "".join("_" if c == "." and (i == 0 or name[i - 1] == ".") else c for i, c in enumerate(s))
+    return (s or "output") + ".npy"
 
 
 class Model:

@@ -79,7 +79,11 @@ def param_inputs(model, in_names):
 
 
 def sanitize(name):
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    """qdqc run's file stem of an output (tools/qdqc/run_cmd.c: output_file_names; the _2, _3
+    suffixes of colliding names are not reproduced)."""
+    s = re.sub(r"[^A-Za-z0-9_.-]", "_", name[:200])
+    s = "".join("_" if c == "." and (i == 0 or name[i - 1] == ".") else c for i, c in enumerate(s))
+    return s or "output"
 
 
 def load_pb(path):

@@ -1,27 +1,36 @@
 /* main.c: the qdqc command line. Flags, printing diagnostics, exit codes; no compiler logic
  * (everything goes through the public API in include/qdqc/).
  *
- * Exit codes: 0 success, 1 bad input (diagnostics printed), 2 usage error. Internal errors
- * abort with file:line. */
+ * Exit codes: 0 success; 1 bad input (diagnostics printed), a failed write (the OS reason
+ * printed) or, for `run --expect`, an output beyond the tolerance; 2 usage error (unknown
+ * command or option, bad option value). Internal errors abort with file:line.
+ * Every file is written whole or not at all (support/file_write.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <qdqc/qdqc.h>
 
 #include "bench_cmd.h"
 #include "run_cmd.h"
+#include "support/file_write.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
+enum { MAX_OUTPUTS = 8 };
 
 typedef struct Opts {
     const char *cmd; /* NULL (compile), "opt", "run", "bench" */
     const char *input;
-    const char *output;
+    const char *outputs[MAX_OUTPUTS]; /* -o, repeatable */
+    int noutputs;
     const char *emit;
+    bool target_opts; /* one of --target --mcpu --mattr --name was given */
     const char *passes;
     bool split_input_file;
     bool report; /* --report: what each node became, to standard output */
@@ -36,23 +45,31 @@ typedef struct Opts {
 static const char usage_text[] =
     "usage: qdqc MODEL [options]          compile MODEL (.onnx, .qir, .mlir)\n"
     "       qdqc opt FILE [options]       run passes on text IR (test driver)\n"
-    "       qdqc run MODEL --output-dir DIR [--engine=jit|ref] [--input NAME=FILE.npy ...]\n"
-    "                [--random-inputs SEED] [--passes=...]\n"
-    "                                     run MODEL, write one .npy per output\n"
+    "       qdqc run MODEL [--engine=jit|ref] [--input [NAME=]FILE.npy ...] [--random-inputs SEED]\n"
+    "                [--output-dir DIR] [--expect [NAME=]FILE.npy ...] [--tolerance T[q]]\n"
+    "                                     run MODEL, print a summary of each output, compare\n"
+    "                                     with expected arrays, write one .npy per output\n"
     "       qdqc bench MODEL [--threads N] [--iters K] [--warmup W] [--par-profile]\n"
     "                                     JIT-compile MODEL and time it: median, min, p90\n"
     "                                     latency and GOPS (2 x int8 MACs / median)\n"
     "\n"
     "options:\n"
-    "  -o FILE                 output file ('-' for standard output, the default)\n"
-    "  --emit=KIND             what to write: obj (default when -o ends in .o), asm, llvm,\n"
-    "                          header (C ABI, docs/abi.md), ir (text IR after the pipeline),\n"
-    "                          dot (Graphviz: integer ops green, float islands orange),\n"
-    "                          mlir (tosa/linalg after the pipeline, docs/mlir.md)\n"
+    "  -o FILE                 output file ('-' for standard output, the default); the kind\n"
+    "                          follows the suffix: .o/.obj object, .h C header (docs/abi.md),\n"
+    "                          .s assembly, .ll LLVM IR, .bc LLVM bitcode, .mlir MLIR, .qir\n"
+    "                          text IR, .dot Graphviz. Repeatable: -o m.o -o m.h writes both\n"
+    "                          from one compile. Each file is written whole or not at all\n"
+    "  --emit=KIND[,KIND...]   what to write, whatever the suffix: obj, asm, llvm, bc, header,\n"
+    "                          ir (text IR after the pipeline; the default for standard\n"
+    "                          output), dot (integer ops green, float islands orange), mlir\n"
+    "                          (tosa/linalg, docs/mlir.md). Several kinds: one -o per kind, or\n"
+    "                          one -o FILE whose stem names them all (--emit=obj,header\n"
+    "                          -o m.o writes m.o and m.h from one compile)\n"
     "  --report                what each node became or why it stayed float, with totals\n"
     "                          (to standard output; the IR is then written only with -o)\n"
     "  --name=PREFIX           symbol prefix of the generated code (default: model)\n"
-    "  --target=TRIPLE         target triple (default: the host)\n"
+    "  --target=TRIPLE         target triple (default: the host); short names: x86_64 (or\n"
+    "                          x86-64, amd64) and aarch64 (or arm64) for *-unknown-linux-gnu\n"
     "  --mcpu=CPU              target CPU (default: generic, with the host's features)\n"
     "  --mattr=+f1,-f2         target features (e.g. +avx512vnni, +dotprod, +i8mm)\n"
     "  --isa=PATH              force a GEMM kernel path (generic, avx2, avxvnni, avx512vnni,\n"
@@ -77,13 +94,25 @@ static const char usage_text[] =
     "  --par-profile           (bench) instead of timing: run every parallel region's units\n"
     "                          on one thread, time them (min over W + K runs) and predict the\n"
     "                          scaling at --threads N (default 2): serial share, imbalance\n"
-    "  --input NAME=FILE.npy   (run) value of graph input NAME (repeatable)\n"
+    "  --input NAME=FILE.npy   (run) value of graph input NAME (repeatable); a model with\n"
+    "                          one input also takes --input FILE.npy\n"
     "  --random-inputs SEED    (run) generate the inputs not given, deterministically\n"
-    "  --output-dir DIR        (run) where the outputs are written (NAME.npy)\n"
+    "  --output-dir DIR        (run) write each output to DIR/NAME.npy: NAME is the output's\n"
+    "                          name with characters outside [A-Za-z0-9_.-], a leading '.'\n"
+    "                          and a '.' after a '.' replaced by '_', made unique with _2,\n"
+    "                          _3, ... (the mapping is printed)\n"
     "                          run applies the default pipeline; --passes= (empty) runs the\n"
     "                          graph as imported (literal QDQ semantics)\n"
+    "  --expect NAME=FILE.npy  (run) compare output NAME with the array (same shape): max\n"
+    "                          abs difference, also in quantized units for an output that a\n"
+    "                          dequantize produces; a model with one output takes FILE.npy\n"
+    "  --tolerance T[q]        (run) largest accepted difference (default 0): T in the\n"
+    "                          output's units, or Tq in quantized units\n"
     "  -Rpass                  print optimization remarks\n"
-    "  --help, --version\n";
+    "  --help, --version\n"
+    "\n"
+    "exit codes: 0 success; 1 bad input, a failed write, or (run --expect) an output beyond\n"
+    "the tolerance; 2 usage error: unknown command or option, bad option value\n";
 
 static void
 diag_printer(void *user, qdqc_severity sev, const char *loc, const char *msg)
@@ -117,17 +146,18 @@ usage_error(const char *fmt, ...)
     return EXIT_USAGE;
 }
 
-static FILE *
-open_output(const char *path)
+/* Write a whole output file (see support/file_write.h); prints the error. */
+static bool
+write_output(const char *path, const char *data, size_t len)
 {
-    if (!path || strcmp(path, "-") == 0)
-        return stdout;
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        fprintf(stderr, "qdqc: error: cannot write '%s'\n", path);
-    return f;
+    char err[1200];
+    if (write_file_atomic(path, data, len, err, sizeof err))
+        return true;
+    fprintf(stderr, "qdqc: error: %s\n", err);
+    return false;
 }
 
+/* The whole file (or standard input for "-"); NULL with errno set. */
 static char *
 slurp(const char *path, size_t *len)
 {
@@ -141,15 +171,19 @@ slurp(const char *path, size_t *len)
         n += k;
         if (n == cap) {
             char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
+            if (!nb)
                 free(buf);
-                buf = NULL;
-            }
             buf = nb;
         }
     }
+    int e = !buf ? ENOMEM : ferror(f) ? (errno ? errno : EIO) : 0;
     if (f != stdin)
         fclose(f);
+    if (e) {
+        free(buf);
+        errno = e;
+        return NULL;
+    }
     *len = n;
     return buf;
 }
@@ -179,12 +213,19 @@ run_opt(Opts *o)
     size_t len;
     char *text = slurp(o->input, &len);
     if (!text) {
-        fprintf(stderr, "%s: error: cannot read file\n", o->input);
+        fprintf(stderr, "%s: error: cannot read file: %s\n", o->input, strerror(errno));
         return EXIT_INPUT;
     }
-    FILE *out = open_output(o->output);
+    if (o->noutputs > 1) {
+        free(text);
+        return usage_error("'qdqc opt' writes one output (-o given %d times)", o->noutputs);
+    }
+    char *obuf = NULL;
+    size_t olen = 0;
+    FILE *out = open_memstream(&obuf, &olen);
     if (!out) {
         free(text);
+        fprintf(stderr, "qdqc: error: out of memory\n");
         return EXIT_INPUT;
     }
     int rc = EXIT_OK;
@@ -226,10 +267,186 @@ run_opt(Opts *o)
             }
         }
     }
-    if (out != stdout)
-        fclose(out);
+    bool closed = fclose(out) == 0;
     free(text);
+    if (!closed) {
+        fprintf(stderr, "qdqc: error: out of memory\n");
+        rc = EXIT_INPUT;
+    }
+    /* on standard output, what the inputs that passed gave (--split-input-file tests check
+     * it next to the others' errors); a file only when all passed */
+    const char *path = o->noutputs ? o->outputs[0] : "-";
+    if (closed && (rc == EXIT_OK || !strcmp(path, "-")) && !write_output(path, obuf, olen))
+        rc = EXIT_INPUT;
+    free(obuf);
     return rc;
+}
+
+/* Output kinds: --emit name, the -o suffixes that select it, and the code generator's kind
+ * (-1: written from the module itself). */
+enum { K_OBJ, K_ASM, K_LLVM, K_BC, K_HEADER, K_IR, K_DOT, K_MLIR, K_COUNT };
+static const struct {
+    const char *name, *suffix, *suffix2, *what;
+    int emit;
+} out_kinds[K_COUNT] = {
+    [K_OBJ] = {"obj", ".o", ".obj", "object", QDQC_EMIT_OBJ},
+    [K_ASM] = {"asm", ".s", NULL, "assembly", QDQC_EMIT_ASM},
+    [K_LLVM] = {"llvm", ".ll", NULL, "LLVM IR", QDQC_EMIT_LLVM},
+    [K_BC] = {"bc", ".bc", NULL, "LLVM bitcode", QDQC_EMIT_BITCODE},
+    [K_HEADER] = {"header", ".h", NULL, "C header", QDQC_EMIT_HEADER},
+    [K_IR] = {"ir", ".qir", NULL, "text IR", -1},
+    [K_DOT] = {"dot", ".dot", NULL, "Graphviz", -1},
+    [K_MLIR] = {"mlir", ".mlir", NULL, "MLIR", -1},
+};
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = suffix ? strlen(suffix) : 0;
+    return k && n > k && strcmp(s + n - k, suffix) == 0 && s[n - k - 1] != '/';
+}
+
+/* The kind a file name's suffix selects, or -1. */
+static int
+kind_of_path(const char *path)
+{
+    for (int k = 0; k < K_COUNT; k++)
+        if (ends_with(path, out_kinds[k].suffix) || ends_with(path, out_kinds[k].suffix2))
+            return k;
+    return -1;
+}
+
+static int
+suffix_error(const char *path)
+{
+    char list[512];
+    int w = 0;
+    for (int k = 0; k < K_COUNT; k++)
+        w += snprintf(list + w, sizeof list - (size_t)w, "%s%s%s%s (%s)", k ? ", " : "",
+                      out_kinds[k].suffix, out_kinds[k].suffix2 ? "/" : "",
+                      out_kinds[k].suffix2 ? out_kinds[k].suffix2 : "", out_kinds[k].what);
+    return usage_error("cannot tell what to write to '%s' from its suffix: use --emit=KIND or "
+                       "one of %s", path, list);
+}
+
+/* What to write where: paths[i] gets kinds[i] (K_*). Returns an exit code. */
+static int
+plan_outputs(const Opts *o, char **paths, int *kinds, int *n)
+{
+    int nemit = 0, emit[K_COUNT];
+    if (o->emit) {
+        const char *p = o->emit;
+        for (;;) {
+            const char *e = strchr(p, ',');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            int k = 0;
+            while (k < K_COUNT && !(strlen(out_kinds[k].name) == len &&
+                                    strncmp(out_kinds[k].name, p, len) == 0))
+                k++;
+            if (k == K_COUNT)
+                return usage_error("--emit=%.*s is not supported (obj, asm, llvm, bc, header, "
+                                   "ir, dot, mlir)", (int)len, p);
+            for (int j = 0; j < nemit; j++)
+                if (emit[j] == k)
+                    return usage_error("--emit names '%s' twice", out_kinds[k].name);
+            emit[nemit++] = k;
+            if (!e)
+                break;
+            p = e + 1;
+        }
+    }
+    *n = 0;
+    if (nemit == 0 && o->noutputs == 0) {
+        paths[0] = strdup("-");
+        kinds[(*n)++] = K_IR;
+    } else if (nemit == 0) {
+        for (int i = 0; i < o->noutputs; i++) {
+            /* standard output, or a device such as /dev/null: text IR, as with no -o */
+            struct stat st;
+            bool stream = strcmp(o->outputs[i], "-") == 0 ||
+                          (stat(o->outputs[i], &st) == 0 && (S_ISCHR(st.st_mode) ||
+                                                            S_ISFIFO(st.st_mode)));
+            int k = kind_of_path(o->outputs[i]);
+            if (k < 0 && stream)
+                k = K_IR;
+            if (k < 0)
+                return suffix_error(o->outputs[i]);
+            paths[*n] = strdup(o->outputs[i]);
+            kinds[(*n)++] = k;
+        }
+    } else if (nemit == o->noutputs || (nemit == 1 && o->noutputs == 0)) {
+        for (int i = 0; i < nemit; i++) {
+            paths[*n] = strdup(o->noutputs ? o->outputs[i] : "-");
+            kinds[(*n)++] = emit[i];
+        }
+    } else if (o->noutputs == 1 && strcmp(o->outputs[0], "-") != 0) {
+        /* one -o FILE for several kinds: FILE's stem with each kind's suffix */
+        const char *f = o->outputs[0];
+        int fk = kind_of_path(f);
+        size_t stem = strlen(f);
+        if (fk >= 0)
+            stem -= strlen(ends_with(f, out_kinds[fk].suffix) ? out_kinds[fk].suffix
+                                                               : out_kinds[fk].suffix2);
+        for (int i = 0; i < nemit; i++) {
+            const char *suf = out_kinds[emit[i]].suffix;
+            char *q = malloc(stem + strlen(suf) + 1);
+            if (q) {
+                memcpy(q, f, stem);
+                strcpy(q + stem, suf);
+            }
+            paths[*n] = q;
+            kinds[(*n)++] = emit[i];
+        }
+    } else if (nemit == 1) {
+        return usage_error("--emit=%s names one kind for %d -o files", o->emit, o->noutputs);
+    } else {
+        return usage_error("--emit=%s names %d kinds: give one -o per kind, or one -o FILE "
+                           "whose stem names them all", o->emit, nemit);
+    }
+    for (int i = 0; i < *n; i++) {
+        if (!paths[i]) {
+            fprintf(stderr, "qdqc: error: out of memory\n");
+            return EXIT_INPUT;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(paths[i], paths[j]))
+                return usage_error(strcmp(paths[i], "-") ? "'%s' is named by two outputs"
+                                   : "only one output can go to standard output ('%s')",
+                                   paths[i]);
+    }
+    return EXIT_OK;
+}
+
+/* After the default pipeline: a model that kept no integer op compiles to float code; say
+ * why. Not for text IR, where float-only graphs are deliberate (tests). */
+static void
+warn_if_no_integer_op(const Opts *o, qdqc_module *m)
+{
+    if (qdqc_module_op_count(m, "integer") != 0 || qdqc_module_op_count(m, "float") == 0)
+        return;
+    size_t nqdq = qdqc_module_op_count(m, "qdq");
+    if (nqdq == 0)
+        fprintf(stderr, "%s: warning: no integer op: the model has no QuantizeLinear/"
+                        "DequantizeLinear nodes, so it compiles to float code (a float model, "
+                        "not its QDQ export?)\n", o->input);
+    else
+        fprintf(stderr, "%s: warning: no integer op: none of the model's %zu quantize/"
+                        "dequantize nodes folded into an integer op, so it compiles to float "
+                        "code (--report says why each node stayed float)\n", o->input, nqdq);
+}
+
+/* --report's workspace line, from the generated header (docs/abi.md); "n/a" without one. */
+static void
+print_workspace(const char *h)
+{
+    const char *p = h ? strstr(h, "_WORKSPACE_SIZE ") : NULL;
+    while (p && !(p[16] >= '0' && p[16] <= '9')) /* the #define, not the comment */
+        p = strstr(p + 16, "_WORKSPACE_SIZE ");
+    if (p)
+        printf("        workspace peak: %llu bytes (activations and scratch, planned by "
+               "liveness)\n", strtoull(p + 16, NULL, 10));
+    else
+        printf("        workspace peak: n/a (the graph does not compile for this target)\n");
 }
 
 static void
@@ -241,83 +458,170 @@ silent_diag(void *user, qdqc_severity sev, const char *loc, const char *msg)
     (void)msg;
 }
 
-/* --report: the workspace the generated code needs for o's target (docs/abi.md), read from
- * the header the code generator writes; "n/a" when the graph cannot be compiled. */
-static void
-print_workspace(Opts *o, qdqc_module *m)
-{
-    char *h = NULL;
-    size_t len = 0;
-    qdqc_context_set_diag_handler(o->ctx, silent_diag, NULL);
-    qdqc_status st = qdqc_module_compile_to_memory(m, o->copts, QDQC_EMIT_HEADER, &h, &len);
-    qdqc_context_set_diag_handler(o->ctx, diag_printer, o);
-    qdqc_context_clear_diagnostics(o->ctx);
-    const char *p = st == QDQC_OK && h ? strstr(h, "_WORKSPACE_SIZE ") : NULL;
-    while (p && !(p[16] >= '0' && p[16] <= '9')) /* the #define, not the comment */
-        p = strstr(p + 16, "_WORKSPACE_SIZE ");
-    if (p)
-        printf("        workspace peak: %llu bytes (activations and scratch, planned by "
-               "liveness)\n", strtoull(p + 16, NULL, 10));
-    else
-        printf("        workspace peak: n/a (the graph does not compile for this target)\n");
-    qdqc_string_free(h);
-}
-
 static int
 run_compile(Opts *o)
 {
-    const char *emit = o->emit;
-    if (!emit) {
-        size_t ol = o->output ? strlen(o->output) : 0;
-        emit = ol > 2 && strcmp(o->output + ol - 2, ".o") == 0 ? "obj" : "ir";
-    }
-    int kind = !strcmp(emit, "obj") ? QDQC_EMIT_OBJ : !strcmp(emit, "asm") ? QDQC_EMIT_ASM
-               : !strcmp(emit, "llvm") ? QDQC_EMIT_LLVM : !strcmp(emit, "header") ? QDQC_EMIT_HEADER
-               : !strcmp(emit, "ir") ? -1 : !strcmp(emit, "dot") ? -3
-               : !strcmp(emit, "mlir") ? -4 : -2;
-    if (kind == -2)
-        return usage_error("--emit=%s is not supported (obj, asm, llvm, header, ir, dot, mlir)",
-                           emit);
-    /* with --report alone, the report replaces the IR on standard output */
-    bool want_output = !o->report || o->output || o->emit;
+    char *paths[MAX_OUTPUTS] = {0};
+    int kinds[MAX_OUTPUTS], nout = 0;
+    char *data[MAX_OUTPUTS + 1] = {0};
+    size_t lens[MAX_OUTPUTS + 1] = {0};
     qdqc_module *m = NULL;
-    if (qdqc_module_load_file(o->ctx, o->input, &m) != QDQC_OK)
-        return EXIT_INPUT;
-    int rc = EXIT_OK;
+    int rc = plan_outputs(o, paths, kinds, &nout);
+    /* with --report alone, the report replaces the IR on standard output */
+    if (o->report && !o->noutputs && !o->emit)
+        nout = 0;
+    if (rc != EXIT_OK)
+        goto done;
+    if (qdqc_module_load_file(o->ctx, o->input, &m) != QDQC_OK) {
+        rc = EXIT_INPUT;
+        goto done;
+    }
     /* as in run and bench: an empty --passes= compiles the graph as imported */
     const char *passes = o->passes ? o->passes : "default";
-    if (*passes && qdqc_module_run_passes(m, passes) != QDQC_OK)
+    if (*passes && qdqc_module_run_passes(m, passes) != QDQC_OK) {
         rc = EXIT_INPUT;
-    if (rc == EXIT_OK && !want_output) {
-        /* report only */
-    } else if (rc == EXIT_OK && kind >= 0) {
-        if (qdqc_module_compile_to_file(m, o->copts, o->output ? o->output : "-",
-                                        (qdqc_emit_kind)kind) != QDQC_OK)
+        goto done;
+    }
+    if (!strcmp(passes, "default") && !ends_with(o->input, ".qir") && strcmp(o->input, "-") != 0)
+        warn_if_no_integer_op(o, m);
+    /* the code generator's kinds from one compile; --report adds the header (its workspace) */
+    qdqc_emit_kind ck[MAX_OUTPUTS + 1];
+    int slot[MAX_OUTPUTS + 1], header = -1;
+    size_t ncg = 0;
+    for (int i = 0; i < nout; i++)
+        if (out_kinds[kinds[i]].emit >= 0) {
+            if (kinds[i] == K_HEADER)
+                header = i;
+            slot[ncg] = i;
+            ck[ncg++] = (qdqc_emit_kind)out_kinds[kinds[i]].emit;
+        }
+    bool report_header = o->report && header < 0;
+    if (report_header) {
+        header = MAX_OUTPUTS;
+        slot[ncg] = MAX_OUTPUTS;
+        ck[ncg++] = QDQC_EMIT_HEADER;
+    }
+    if (ncg) {
+        char *outs[MAX_OUTPUTS + 1];
+        size_t olens[MAX_OUTPUTS + 1];
+        bool quiet = report_header && ncg == 1; /* a graph that does not compile: "n/a" */
+        if (quiet)
+            qdqc_context_set_diag_handler(o->ctx, silent_diag, NULL);
+        qdqc_status st = qdqc_module_compile_outputs(m, o->copts, ncg, ck, outs, olens);
+        if (quiet) {
+            qdqc_context_set_diag_handler(o->ctx, diag_printer, o);
+            qdqc_context_clear_diagnostics(o->ctx);
+        } else if (st != QDQC_OK) {
             rc = EXIT_INPUT;
-    } else if (rc == EXIT_OK) {
-        FILE *out = open_output(o->output);
-        if (!out) {
-            rc = EXIT_INPUT;
-        } else {
-            char *s = kind == -3 ? qdqc_module_print_dot(m)
-                      : kind == -4 ? qdqc_module_print_mlir(m) : qdqc_module_print(m);
-            if (s)
-                fputs(s, out);
-            else
-                rc = EXIT_INPUT;
-            qdqc_string_free(s);
-            if (out != stdout)
-                fclose(out);
+            goto done;
+        }
+        for (size_t i = 0; st == QDQC_OK && i < ncg; i++) {
+            data[slot[i]] = outs[i];
+            lens[slot[i]] = olens[i];
         }
     }
+    for (int i = 0; i < nout; i++) {
+        if (out_kinds[kinds[i]].emit >= 0)
+            continue;
+        data[i] = kinds[i] == K_DOT    ? qdqc_module_print_dot(m)
+                  : kinds[i] == K_MLIR ? qdqc_module_print_mlir(m)
+                                       : qdqc_module_print(m);
+        if (!data[i]) {
+            rc = EXIT_INPUT;
+            goto done;
+        }
+        lens[i] = strlen(data[i]);
+    }
+    /* all produced: now write, each file whole or not at all */
+    for (int i = 0; i < nout; i++)
+        if (!write_output(paths[i], data[i], lens[i]))
+            rc = EXIT_INPUT;
     if (rc == EXIT_OK && o->report) {
         char *r = qdqc_module_report(m);
         fputs(r, stdout);
         qdqc_string_free(r);
-        print_workspace(o, m);
+        print_workspace(header >= 0 ? data[header] : NULL);
     }
+done:
+    for (int i = 0; i <= MAX_OUTPUTS; i++)
+        qdqc_string_free(data[i]);
+    for (int i = 0; i < MAX_OUTPUTS; i++)
+        free(paths[i]);
     qdqc_module_destroy(m);
     return rc;
+}
+
+/* argv[1] looks like a command (a word, no path or suffix) that is not one and names no
+ * file. */
+static bool
+is_unknown_command(const char *a)
+{
+    if (!a[0] || a[0] == '-' || strchr(a, '.') || strchr(a, '/') || !strcmp(a, "opt") ||
+        !strcmp(a, "run") || !strcmp(a, "bench"))
+        return false;
+    return access(a, F_OK) != 0;
+}
+
+static size_t
+edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[32];
+    if (la >= 31 || lb >= 31)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static int
+unknown_command(const char *a)
+{
+    static const char *const commands[] = {"opt", "run", "bench"};
+    const char *near = NULL;
+    for (size_t i = 0; i < 3; i++)
+        if (edit_distance(a, commands[i]) <= 2 && !near)
+            near = commands[i];
+    char hint[64] = "";
+    if (near)
+        snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+    return usage_error("unknown command '%s'%s (commands: opt, run, bench; to compile, name a "
+                       "model file: .onnx, .qir, .mlir)", a, hint);
+}
+
+/* --passes: every name is a pass (or "default"), a usage error before any work otherwise */
+static int
+check_pipeline(const char *passes)
+{
+    const char *p = passes;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        bool known = len == 7 && strncmp(p, "default", 7) == 0;
+        for (size_t i = 0; !known && i < qdqc_pass_count(); i++)
+            known = strlen(qdqc_pass_name(i)) == len && strncmp(qdqc_pass_name(i), p, len) == 0;
+        if (!known && len)
+            return usage_error("unknown pass '%.*s' (see --list-passes)", (int)len, p);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return EXIT_OK;
 }
 
 /* "--name=value" or "--name value": returns the value or NULL. Advances *i when it takes the
@@ -347,12 +651,25 @@ int
 main(int argc, char **argv)
 {
     Opts o = {0};
+    /* into a file or pipe, standard output goes out in one piece at the end, so that a failed
+     * write is seen by the final fflush with its reason (errno) */
+    static char stdout_buf[1 << 20];
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, stdout_buf, _IOFBF, sizeof stdout_buf);
     o.ctx = qdqc_context_create();
     qdqc_context_set_diag_handler(o.ctx, diag_printer, &o);
     qdqc_context_set_print_handler(o.ctx, print_to_stderr, NULL);
     o.copts = qdqc_compile_options_create();
     int rc = EXIT_OK;
     int argi = 1;
+    if (argc > 1 && strcmp(argv[1], "help") == 0 && access(argv[1], F_OK) != 0) {
+        fputs(usage_text, stdout);
+        goto done;
+    }
+    if (argc > 1 && is_unknown_command(argv[1])) {
+        rc = unknown_command(argv[1]);
+        goto done;
+    }
     if (argc > 1 && strcmp(argv[1], "opt") == 0) {
         o.cmd = "opt";
         argi = 2;
@@ -364,6 +681,12 @@ main(int argc, char **argv)
         o.cmd = "run";
         argi = 2;
         o.run.inputs = calloc((size_t)argc, sizeof(char *));
+        o.run.expects = calloc((size_t)argc, sizeof(char *));
+        if (!o.run.inputs || !o.run.expects) {
+            fprintf(stderr, "qdqc: error: out of memory\n");
+            rc = EXIT_INPUT;
+            goto done;
+        }
     }
     for (int i = argi; i < argc; i++) {
         const char *a = argv[i];
@@ -382,7 +705,11 @@ main(int argc, char **argv)
                 rc = usage_error("-o needs a file name");
                 goto done;
             }
-            o.output = argv[++i];
+            if (o.noutputs == MAX_OUTPUTS) {
+                rc = usage_error("more than %d -o files", MAX_OUTPUTS);
+                goto done;
+            }
+            o.outputs[o.noutputs++] = argv[++i];
         } else if ((v = flag_value(argc, argv, &i, "--emit", &m)) || m) {
             if (!v) {
                 rc = usage_error("--emit needs a value");
@@ -442,6 +769,7 @@ main(int argc, char **argv)
                 rc = usage_error("invalid --%s value", nm);
                 goto done;
             }
+            o.target_opts |= strcmp(nm, "isa") != 0;
         } else if ((v = flag_value(argc, argv, &i, "--threads", &m)) || m) {
             char *end;
             long t = v ? strtol(v, &end, 10) : 0;
@@ -474,6 +802,8 @@ main(int argc, char **argv)
         } else if (o.run.inputs && (((v = flag_value(argc, argv, &i, "--engine", &m)) || m) ||
                                     ((v = flag_value(argc, argv, &i, "--input", &m)) || m) ||
                                     ((v = flag_value(argc, argv, &i, "--output-dir", &m)) || m) ||
+                                    ((v = flag_value(argc, argv, &i, "--expect", &m)) || m) ||
+                                    ((v = flag_value(argc, argv, &i, "--tolerance", &m)) || m) ||
                                     ((v = flag_value(argc, argv, &i, "--random-inputs", &m)) || m))) {
             if (!v) {
                 rc = usage_error("%s needs a value", a);
@@ -485,6 +815,18 @@ main(int argc, char **argv)
                 o.run.inputs[o.run.ninputs++] = v;
             } else if (strncmp(a, "--output-dir", 12) == 0) {
                 o.run.output_dir = v;
+            } else if (strncmp(a, "--expect", 8) == 0) {
+                o.run.expects[o.run.nexpects++] = v;
+            } else if (strncmp(a, "--tolerance", 11) == 0) {
+                char *end;
+                double t = strtod(v, &end);
+                o.run.tolerance_quantized = *end == 'q';
+                if (end == v || *(end + o.run.tolerance_quantized) || !(t >= 0) || t > 1e30) {
+                    rc = usage_error("--tolerance needs a non-negative number (T, or Tq for "
+                                     "quantized units), got '%s'", v);
+                    goto done;
+                }
+                o.run.tolerance = t;
             } else {
                 char *end;
                 o.run.seed = strtoull(v, &end, 10);
@@ -517,6 +859,22 @@ main(int argc, char **argv)
         rc = usage_error("--split-input-file is for 'qdqc opt'");
         goto done;
     }
+    if (o.passes && (rc = check_pipeline(o.passes)) != EXIT_OK)
+        goto done;
+    if (o.cmd && (!strcmp(o.cmd, "run") || !strcmp(o.cmd, "bench")) &&
+        (o.noutputs || o.emit || o.report)) {
+        rc = usage_error("%s is not an option of 'qdqc %s'%s",
+                         o.noutputs ? "-o" : o.emit ? "--emit" : "--report", o.cmd,
+                         !strcmp(o.cmd, "run") && o.noutputs ? " (see --output-dir)" : "");
+        goto done;
+    }
+    /* a bad target, CPU, feature or prefix is a usage error, found before any work */
+    if (o.target_opts && (!o.cmd || strcmp(o.cmd, "opt") != 0) &&
+        qdqc_compile_options_check(o.ctx, o.copts) != QDQC_OK) {
+        fprintf(stderr, "(see qdqc --help)\n");
+        rc = EXIT_USAGE;
+        goto done;
+    }
     if (o.run.inputs) {
         o.run.model = o.input;
         o.run.passes = o.passes;
@@ -534,7 +892,16 @@ main(int argc, char **argv)
     }
     rc = o.cmd ? run_opt(&o) : run_compile(&o);
 done:
+    /* what went to standard output (IR, report, summaries) must have been written too (an
+     * error already reported, e.g. by write_output("-"), stands) */
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EXIT_OK) {
+        fprintf(stderr, "qdqc: error: cannot write to standard output: %s\n",
+                strerror(errno ? errno : EIO));
+        rc = EXIT_INPUT;
+    }
     free(o.run.inputs);
+    free(o.run.expects);
     qdqc_compile_options_destroy(o.copts);
     qdqc_context_destroy(o.ctx);
     return rc;

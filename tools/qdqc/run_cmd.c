@@ -1,17 +1,23 @@
-/* run_cmd.c: `qdqc run MODEL [--engine=jit|ref] --input NAME=FILE.npy ... --output-dir DIR
- * [--random-inputs SEED] [--passes=...]`. Only the public API; no compiler logic.
- * Output files are named after the graph outputs (characters outside [A-Za-z0-9_.-] become
- * '_') and written in each output's own element type. */
+/* run_cmd.c: `qdqc run MODEL [--engine=jit|ref] [--input [NAME=]FILE.npy ...]
+ * [--random-inputs SEED] [--output-dir DIR] [--expect [NAME=]FILE.npy ...] [--tolerance T[q]]
+ * [--passes=...]`. Only the public API; no compiler logic.
+ * Prints each output's shape, type, min/max/mean (and the top 5 of a [1,N] output), compares
+ * outputs with expected arrays, and writes each output in its own element type to
+ * DIR/FILE.npy, FILE being the output's name made a safe, visible, unique file name
+ * (output_file_names). */
 #define _POSIX_C_SOURCE 200809L
 #include "run_cmd.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 enum { RC_OK = 0, RC_INPUT = 1, RC_USAGE = 2 };
 enum { OUT_CANARY = 64, OUT_CANARY_BYTE = 0x5A };
@@ -74,6 +80,7 @@ fill_random(void *buf, size_t n, const char *et, uint64_t seed)
 static bool
 make_dirs(const char *dir)
 {
+    errno = 0;
     size_t n = strlen(dir);
     char *p = malloc(n + 1);
     if (!p)
@@ -85,6 +92,8 @@ make_dirs(const char *dir)
         char c = p[i];
         p[i] = 0;
         if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "qdqc: error: cannot create directory '%s': %s\n", p,
+                    strerror(errno));
             free(p);
             return false;
         }
@@ -92,26 +101,341 @@ make_dirs(const char *dir)
     }
     free(p);
     struct stat st;
-    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "qdqc: error: cannot create directory '%s': %s\n", dir,
+                strerror(errno ? errno : ENOTDIR));
+        return false;
+    }
+    return true;
+}
+
+enum { FILE_STEM_MAX = 200 }; /* bytes of a file name before "_K.npy" (NAME_MAX is 255) */
+
+static bool
+same_name(const char *a, const char *b)
+{
+    /* case-insensitively: "Y" and "y" are one file on some file systems */
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return false;
+    return *a == *b;
+}
+
+/* The file stems of the n outputs (malloc'd; NULL on allocation failure): characters outside
+ * [A-Za-z0-9_.-], a leading '.' and a '.' after a '.' become '_' (no hidden file, no "..", no
+ * directory part), an empty name "output"; then the second and later outputs whose stem is
+ * taken (case-insensitively) get "_2", "_3", ...: the smallest suffix that is no other
+ * output's stem. Deterministic: the graph's output order decides. */
+static char **
+output_file_names(qdqc_module *m, size_t n)
+{
+    char **base = calloc(n ? n : 1, sizeof(char *)), **out = calloc(n ? n : 1, sizeof(char *));
+    bool ok = base && out;
+    for (size_t i = 0; ok && i < n; i++) {
+        const char *name = qdqc_module_output_name(m, i);
+        size_t nl = strlen(name);
+        if (nl > FILE_STEM_MAX)
+            nl = FILE_STEM_MAX;
+        char *b = base[i] = malloc(nl + 8);
+        if (!b) {
+            ok = false;
+            break;
+        }
+        for (size_t k = 0; k < nl; k++) {
+            char ch = name[k];
+            bool keep = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+                        (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+                        (ch == '.' && k > 0 && name[k - 1] != '.');
+            b[k] = keep ? ch : '_';
+        }
+        b[nl] = 0;
+        if (!nl)
+            strcpy(b, "output");
+    }
+    for (size_t i = 0; ok && i < n; i++) {
+        bool taken = false;
+        for (size_t j = 0; j < i && !taken; j++)
+            taken = same_name(out[j], base[i]);
+        if (!taken) {
+            out[i] = strdup(base[i]);
+            ok = out[i] != NULL;
+            continue;
+        }
+        size_t bl = strlen(base[i]);
+        out[i] = malloc(bl + 24);
+        if (!(ok = out[i] != NULL))
+            break;
+        for (unsigned k = 2;; k++) {
+            snprintf(out[i], bl + 24, "%s_%u", base[i], k);
+            bool clash = false;
+            for (size_t j = 0; j < n && !clash; j++)
+                clash = same_name(out[i], base[j]) || (j < i && same_name(out[i], out[j]));
+            if (!clash)
+                break;
+        }
+    }
+    for (size_t i = 0; base && i < n; i++)
+        free(base[i]);
+    free(base);
+    if (!ok) {
+        for (size_t i = 0; out && i < n; i++)
+            free(out[i]);
+        free(out);
+        return NULL;
+    }
+    return out;
 }
 
 static char *
-output_path(const char *dir, const char *name)
+join_path(const char *dir, const char *stem)
 {
-    size_t dl = strlen(dir), nl = strlen(name);
-    char *p = malloc(dl + nl + 8);
-    if (!p)
-        return NULL;
-    memcpy(p, dir, dl);
-    p[dl] = '/';
-    for (size_t i = 0; i < nl; i++) {
-        char ch = name[i];
-        bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-';
-        p[dl + 1 + i] = ok ? ch : '_';
-    }
-    memcpy(p + dl + 1 + nl, ".npy", 5);
+    size_t n = strlen(dir) + strlen(stem) + 8;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s.npy", dir, stem);
     return p;
+}
+
+/* ---- values as doubles, for the summary and --expect ---- */
+
+static double
+half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 31, f = h & 1023;
+    double v = e == 0 ? ldexp(f, -24) : e == 31 ? (f ? NAN : INFINITY) : ldexp(f + 1024, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* Element i of a dense buffer of type et; false for a type without numbers. */
+static bool
+elem_value(const char *et, const void *buf, size_t i, double *v)
+{
+    const unsigned char *p = buf;
+    if (!strcmp(et, "f32")) {
+        float x;
+        memcpy(&x, p + 4 * i, 4);
+        *v = x;
+    } else if (!strcmp(et, "f64")) {
+        memcpy(v, p + 8 * i, 8);
+    } else if (!strcmp(et, "f16")) {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        *v = half_to_double(h);
+    } else if (!strcmp(et, "i8") || !strcmp(et, "i4")) {
+        *v = (int8_t)p[i];
+    } else if (!strcmp(et, "u8") || !strcmp(et, "u4") || !strcmp(et, "bool")) {
+        *v = p[i];
+    } else if (!strcmp(et, "i16") || !strcmp(et, "u16")) {
+        uint16_t x;
+        memcpy(&x, p + 2 * i, 2);
+        *v = et[0] == 'i' ? (double)(int16_t)x : (double)x;
+    } else if (!strcmp(et, "i32") || !strcmp(et, "u32")) {
+        uint32_t x;
+        memcpy(&x, p + 4 * i, 4);
+        *v = et[0] == 'i' ? (double)(int32_t)x : (double)x;
+    } else if (!strcmp(et, "i64") || !strcmp(et, "u64")) {
+        uint64_t x;
+        memcpy(&x, p + 8 * i, 8);
+        *v = et[0] == 'i' ? (double)(int64_t)x : (double)x;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static bool
+numeric(const char *et)
+{
+    uint64_t zero = 0;
+    double v;
+    return elem_value(et, &zero, 0, &v);
+}
+
+static void
+format_shape(char *buf, size_t len, const char *et, int rank, const int64_t *dims)
+{
+    int w = snprintf(buf, len, "%s[", et);
+    for (int d = 0; d < rank && w > 0 && (size_t)w < len - 24; d++)
+        w += snprintf(buf + w, len - (size_t)w, d ? ",%lld" : "%lld", (long long)dims[d]);
+    if (w > 0 && (size_t)w < len)
+        snprintf(buf + w, len - (size_t)w, "]");
+}
+
+/* "[0,3]": the multi-index of flat index k */
+static void
+format_index(char *buf, size_t len, int rank, const int64_t *dims, size_t k)
+{
+    int64_t idx[8] = {0};
+    for (int d = rank - 1; d >= 0; d--) {
+        idx[d] = dims[d] ? (int64_t)(k % (size_t)dims[d]) : 0;
+        k = dims[d] ? k / (size_t)dims[d] : 0;
+    }
+    int w = snprintf(buf, len, "[");
+    for (int d = 0; d < rank && w > 0 && (size_t)w < len - 24; d++)
+        w += snprintf(buf + w, len - (size_t)w, d ? ",%lld" : "%lld", (long long)idx[d]);
+    if (w > 0 && (size_t)w < len)
+        snprintf(buf + w, len - (size_t)w, "]");
+}
+
+/* One output's summary lines: shape and type, min/max/mean (NaNs counted apart), the 5
+ * largest of a logit-like [1,N] output. */
+static void
+print_summary(qdqc_module *m, size_t i, const void *buf, size_t n)
+{
+    const char *et = qdqc_module_output_elem_type(m, i);
+    int rank = qdqc_module_output_rank(m, i);
+    const int64_t *dims = qdqc_module_output_dims(m, i);
+    char shape[200];
+    format_shape(shape, sizeof shape, et, rank, dims);
+    printf("output '%s': %s", qdqc_module_output_name(m, i), shape);
+    double v, lo = INFINITY, hi = -INFINITY, sum = 0;
+    size_t nan = 0, counted = 0;
+    for (size_t k = 0; k < n && elem_value(et, buf, k, &v); k++) {
+        if (isnan(v)) {
+            nan++;
+            continue;
+        }
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+        sum += v;
+        counted++;
+    }
+    if (counted)
+        printf("  min %.6g  max %.6g  mean %.6g", lo, hi, sum / (double)counted);
+    if (nan)
+        printf("  NaN %zu", nan);
+    if (!n)
+        printf("  (empty)");
+    printf("\n");
+    if (rank == 2 && dims[0] == 1 && dims[1] >= 2 && counted == n) {
+        size_t top[5], ntop = 0;
+        for (size_t k = 0; k < n; k++) {
+            elem_value(et, buf, k, &v);
+            size_t pos = ntop;
+            double w;
+            while (pos > 0 && (elem_value(et, buf, top[pos - 1], &w), w < v))
+                pos--;
+            if (pos >= 5)
+                continue;
+            if (ntop < 5)
+                ntop++;
+            memmove(top + pos + 1, top + pos, (ntop - 1 - pos) * sizeof top[0]);
+            top[pos] = k;
+        }
+        printf("  top-%zu (index: value):", ntop);
+        for (size_t k = 0; k < ntop; k++) {
+            elem_value(et, buf, top[k], &v);
+            printf("%s %zu: %.6g", k ? "," : "", top[k], v);
+        }
+        printf("\n");
+    }
+}
+
+/* An --expect array, checked against output i. */
+typedef struct Expect {
+    qdqc_array a;
+    const char *file;
+    bool given;
+    double scale; /* of the dequantize that produces the output in the imported graph, or 0 */
+} Expect;
+
+/* Compare output i with its expected array; prints one line; false beyond the tolerance. */
+static bool
+compare_expect(qdqc_module *m, size_t i, const void *buf, size_t n, const Expect *e,
+               const RunOpts *o)
+{
+    const char *et = qdqc_module_output_elem_type(m, i);
+    double scale = e->scale;
+    double tol = o->tolerance_quantized ? o->tolerance * scale : o->tolerance;
+    double maxd = 0, got, want;
+    size_t at = 0, beyond = 0;
+    for (size_t k = 0; k < n; k++) {
+        elem_value(et, buf, k, &got);
+        elem_value(e->a.elem_type, e->a.data, k, &want);
+        double d = isnan(got) && isnan(want) ? 0 : isnan(got) || isnan(want) ? INFINITY
+                                                                              : fabs(got - want);
+        if (d > maxd || (k == 0 && d > 0)) {
+            maxd = d;
+            at = k;
+        }
+        beyond += d > tol;
+    }
+    printf("  expect %s: max |diff| %.6g", e->file, maxd);
+    if (scale > 0)
+        printf(" = %.4g quantized units (scale %.6g)", maxd / scale, scale);
+    if (maxd > 0) {
+        char idx[200];
+        format_index(idx, sizeof idx, qdqc_module_output_rank(m, i),
+                     qdqc_module_output_dims(m, i), at);
+        elem_value(et, buf, at, &got);
+        elem_value(e->a.elem_type, e->a.data, at, &want);
+        printf(" at %s (%.6g, expected %.6g)", idx, got, want);
+    }
+    printf("; %zu of %zu beyond the tolerance %.6g%s: %s\n", beyond, n,
+           o->tolerance_quantized ? o->tolerance : tol, o->tolerance_quantized ? "q" : "",
+           beyond ? "FAIL" : "ok");
+    return beyond == 0;
+}
+
+/* Read every --expect (NAME=FILE.npy, or FILE.npy for a one-output model) into ex[]. */
+static int
+read_expects(qdqc_context *ctx, qdqc_module *m, const RunOpts *o, Expect *ex)
+{
+    size_t nout = qdqc_module_output_count(m);
+    for (int k = 0; k < o->nexpects; k++) {
+        const char *spec = o->expects[k], *eq = strchr(spec, '=');
+        size_t slot = nout;
+        const char *file = spec;
+        for (size_t i = 0; eq && i < nout; i++) {
+            const char *name = qdqc_module_output_name(m, i);
+            if (strlen(name) == (size_t)(eq - spec) && !strncmp(name, spec, (size_t)(eq - spec))) {
+                slot = i;
+                file = eq + 1;
+            }
+        }
+        if (slot == nout && nout == 1 && (!eq || access(spec, F_OK) == 0))
+            slot = 0;
+        if (slot == nout) {
+            if (eq)
+                fprintf(stderr, "qdqc: error: --expect: the model has no output named '%.*s'\n",
+                        (int)((eq - spec) < 200 ? (eq - spec) : 200), spec);
+            else
+                fprintf(stderr, "qdqc: error: --expect needs NAME=FILE.npy (the model has %zu "
+                                "outputs), got '%s'\n", nout, spec);
+            return RC_USAGE;
+        }
+        if (ex[slot].given) {
+            fprintf(stderr, "qdqc: error: --expect: output '%s' is given twice\n",
+                    qdqc_module_output_name(m, slot));
+            return RC_USAGE;
+        }
+        if (qdqc_npy_read(ctx, file, &ex[slot].a) != QDQC_OK)
+            return RC_INPUT;
+        ex[slot].file = file;
+        ex[slot].given = true;
+        const char *et = qdqc_module_output_elem_type(m, slot);
+        int rank = qdqc_module_output_rank(m, slot);
+        const int64_t *dims = qdqc_module_output_dims(m, slot);
+        bool same = ex[slot].a.rank == rank;
+        for (int d = 0; same && d < rank; d++)
+            same = ex[slot].a.dims[d] == dims[d];
+        if (!same || !numeric(ex[slot].a.elem_type) || !numeric(et)) {
+            char want[200], got[200];
+            format_shape(want, sizeof want, et, rank, dims);
+            format_shape(got, sizeof got, ex[slot].a.elem_type, ex[slot].a.rank,
+                         ex[slot].a.dims);
+            fprintf(stderr, "qdqc: error: --expect: output '%s' is %s, %s holds %s\n",
+                    qdqc_module_output_name(m, slot), want, file, got);
+            return RC_INPUT;
+        }
+        if (o->tolerance_quantized && !(ex[slot].scale > 0)) {
+            fprintf(stderr, "qdqc: error: --tolerance %gq: output '%s' does not come from a "
+                            "per-tensor dequantize, so it has no quantized unit\n",
+                    o->tolerance, qdqc_module_output_name(m, slot));
+            return RC_USAGE;
+        }
+    }
+    return RC_OK;
 }
 
 static bool
@@ -134,14 +458,21 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
     bool jit = strcmp(engine, "jit") == 0;
     if (strcmp(engine, "ref") != 0 && !jit)
         return err(RC_USAGE, "unknown engine '%s' (available: ref, jit)%s", engine, "");
-    if (!o->output_dir)
-        return err(RC_USAGE, "run needs --output-dir DIR%s%s", "", "");
     qdqc_module *m = NULL;
     if (qdqc_module_load_file(ctx, o->model, &m) != QDQC_OK)
         return RC_INPUT;
     int rc = RC_OK;
+    /* the quantized unit of each output, before the passes fold its dequantize into another
+     * op (a Gemm with a float result) */
+    size_t nout0 = qdqc_module_output_count(m);
+    double *scales = calloc(nout0 ? nout0 : 1, sizeof(double));
+    for (size_t i = 0; scales && i < nout0; i++)
+        scales[i] = qdqc_module_output_scale(m, i);
     const char *passes = o->passes ? o->passes : "default";
-    if (*passes && qdqc_module_run_passes(m, passes) != QDQC_OK) {
+    if (!scales || (*passes && qdqc_module_run_passes(m, passes) != QDQC_OK)) {
+        if (!scales)
+            fprintf(stderr, "qdqc: error: out of memory\n");
+        free(scales);
         qdqc_module_destroy(m);
         return RC_INPUT;
     }
@@ -150,34 +481,50 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
     const void **inbufs = calloc(nin ? nin : 1, sizeof(void *));
     void **outbufs = calloc(nout ? nout : 1, sizeof(void *));
     size_t *outbytes = calloc(nout ? nout : 1, sizeof(size_t));
-    if (!arrs || !inbufs || !outbufs || !outbytes) {
+    Expect *ex = calloc(nout ? nout : 1, sizeof(Expect));
+    char **files = NULL;
+    if (!arrs || !inbufs || !outbufs || !outbytes || !ex) {
         rc = err(RC_INPUT, "out of memory%s%s", "", "");
         goto done;
     }
-    /* every --input must name a graph input */
+    /* every --input must name a graph input; a one-input model takes a bare FILE.npy */
     for (int k = 0; k < o->ninputs; k++) {
-        const char *eq = strchr(o->inputs[k], '=');
-        if (!eq || eq == o->inputs[k] || !eq[1]) {
-            rc = err(RC_USAGE, "--input needs NAME=FILE.npy, got '%s'%s", o->inputs[k], "");
-            goto done;
-        }
-        size_t nl = (size_t)(eq - o->inputs[k]);
-        bool found = false;
-        for (size_t i = 0; i < nin; i++) {
+        const char *spec = o->inputs[k], *eq = strchr(spec, '='), *file = NULL;
+        size_t slot = nin;
+        for (size_t i = 0; eq && i < nin; i++) {
             const char *name = qdqc_module_input_name(m, i);
-            if (strlen(name) == nl && !strncmp(name, o->inputs[k], nl)) {
-                if (arrs[i].data) {
-                    rc = err(RC_USAGE, "input '%s' is given twice%s", name, "");
-                    goto done;
-                }
-                if (qdqc_npy_read(ctx, eq + 1, &arrs[i]) != QDQC_OK) {
-                    rc = RC_INPUT;
-                    goto done;
-                }
-                found = true;
+            if (strlen(name) == (size_t)(eq - spec) && !strncmp(name, spec, (size_t)(eq - spec))) {
+                slot = i;
+                file = eq + 1;
             }
         }
-        if (!found) {
+        if (slot == nin && nin == 1 && (!eq || access(spec, F_OK) == 0)) {
+            slot = 0;
+            file = spec;
+        }
+        if (slot == nin && !eq) {
+            fprintf(stderr, "qdqc: error: --input needs NAME=FILE.npy (the model has %zu "
+                            "inputs), got '%s'\n", nin, spec);
+            rc = RC_USAGE;
+            goto done;
+        }
+        if (slot < nin && !*file) {
+            rc = err(RC_USAGE, "--input needs NAME=FILE.npy, got '%s'%s", spec, "");
+            goto done;
+        }
+        if (slot < nin) {
+            if (arrs[slot].data) {
+                rc = err(RC_USAGE, "input '%s' is given twice%s", qdqc_module_input_name(m, slot),
+                         "");
+                goto done;
+            }
+            if (qdqc_npy_read(ctx, file, &arrs[slot]) != QDQC_OK) {
+                rc = RC_INPUT;
+                goto done;
+            }
+        }
+        if (slot == nin) {
+            size_t nl = (size_t)(eq - spec);
             char name[256];
             snprintf(name, sizeof name, "%.*s", (int)(nl < 200 ? nl : 200), o->inputs[k]);
             rc = err(RC_USAGE, "the model has no input named '%s'%s", name, "");
@@ -234,6 +581,14 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
         }
         inbufs[i] = arrs[i].data;
     }
+    for (size_t i = 0; i < nout; i++) /* else after the passes (a dequantize moved last) */
+        ex[i].scale = i < nout0 && scales[i] > 0 ? scales[i] : qdqc_module_output_scale(m, i);
+    if ((rc = read_expects(ctx, m, o, ex)) != RC_OK)
+        goto done;
+    if (!(files = output_file_names(m, nout))) {
+        rc = err(RC_INPUT, "out of memory%s%s", "", "");
+        goto done;
+    }
     for (size_t i = 0; i < nout; i++) {
         size_t n, es = qdqc_elem_type_size(qdqc_module_output_elem_type(m, i));
         if (!numel_of(qdqc_module_output_rank(m, i), qdqc_module_output_dims(m, i), &n) || !es ||
@@ -271,17 +626,31 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
                          qdqc_module_output_name(m, i), " (a code generator bug)");
                 goto done;
             }
-    if (!make_dirs(o->output_dir)) {
-        rc = err(RC_INPUT, "cannot create directory '%s'%s", o->output_dir, "");
+    if (o->output_dir && !make_dirs(o->output_dir)) {
+        rc = RC_INPUT;
         goto done;
     }
+    size_t nfail = 0;
     for (size_t i = 0; i < nout; i++) {
-        char *path = output_path(o->output_dir, qdqc_module_output_name(m, i));
-        if (!path || qdqc_npy_write(ctx, path, qdqc_module_output_elem_type(m, i),
-                                    qdqc_module_output_rank(m, i), qdqc_module_output_dims(m, i),
-                                    outbufs[i]) != QDQC_OK)
-            rc = RC_INPUT;
-        free(path);
+        size_t n = outbytes[i] / qdqc_elem_type_size(qdqc_module_output_elem_type(m, i));
+        print_summary(m, i, outbufs[i], n);
+        if (o->output_dir) {
+            char *path = join_path(o->output_dir, files[i]);
+            if (!path || qdqc_npy_write(ctx, path, qdqc_module_output_elem_type(m, i),
+                                        qdqc_module_output_rank(m, i),
+                                        qdqc_module_output_dims(m, i), outbufs[i]) != QDQC_OK)
+                rc = RC_INPUT;
+            else
+                printf("  written to %s\n", path);
+            free(path);
+        }
+        if (ex[i].given && !compare_expect(m, i, outbufs[i], n, &ex[i], o))
+            nfail++;
+    }
+    if (nfail) {
+        fprintf(stderr, "qdqc: error: %zu output%s differ%s from the expected beyond the "
+                        "tolerance\n", nfail, nfail == 1 ? "" : "s", nfail == 1 ? "s" : "");
+        rc = RC_INPUT;
     }
 done:
     for (size_t i = 0; arrs && i < nin; i++)
@@ -292,6 +661,13 @@ done:
     free(inbufs);
     free(outbufs);
     free(outbytes);
+    free(scales);
+    for (size_t i = 0; ex && i < nout; i++)
+        qdqc_array_free(&ex[i].a);
+    free(ex);
+    for (size_t i = 0; files && i < nout; i++)
+        free(files[i]);
+    free(files);
     qdqc_module_destroy(m);
     return rc;
 }
