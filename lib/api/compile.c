@@ -47,31 +47,13 @@ copy_opt(char *dst, size_t n, const char *v)
     return true;
 }
 
-/* The full triple a short target name stands for, or the name itself. The OS is fixed (not the
- * host's) so that a short name means the same on every host. */
-static const char *
-expand_triple(const char *v)
-{
-    static const struct {
-        const char *name, *triple;
-    } short_names[] = {
-        {"x86_64", "x86_64-unknown-linux-gnu"},   {"x86-64", "x86_64-unknown-linux-gnu"},
-        {"amd64", "x86_64-unknown-linux-gnu"},    {"aarch64", "aarch64-unknown-linux-gnu"},
-        {"arm64", "aarch64-unknown-linux-gnu"},
-    };
-    for (size_t i = 0; i < sizeof short_names / sizeof short_names[0]; i++)
-        if (!strcmp(v, short_names[i].name))
-            return short_names[i].triple;
-    return v;
-}
-
 qdqc_status
 qdqc_compile_options_set(qdqc_compile_options *o, const char *name, const char *value)
 {
     if (!o || !name || !value)
         return QDQC_ERR_INVALID_ARG;
     CgOptions *c = &o->o;
-    bool ok = !strcmp(name, "target") ? copy_opt(c->triple, sizeof c->triple, expand_triple(value))
+    bool ok = !strcmp(name, "target") ? copy_opt(c->triple, sizeof c->triple, value)
               : !strcmp(name, "mcpu") ? copy_opt(c->cpu, sizeof c->cpu, value)
               : !strcmp(name, "mattr") ? copy_opt(c->mattr, sizeof c->mattr, value)
               : !strcmp(name, "name") ? copy_opt(c->prefix, sizeof c->prefix, value)

@@ -293,10 +293,11 @@ store_flags(CgTarget *t, const bool *f)
 static bool
 set_triple(CgTarget *t, const char *triple, char *err, size_t errlen)
 {
-    /* bare architecture names mean Linux, the only OS the runtime and tests know */
+    /* bare architecture names mean Linux (fixed, not the host's OS, so that a short name means
+     * the same on every host) */
     static const char *const shorthand[][2] = {
-        {"x86_64", "x86_64-pc-linux-gnu"},       {"x86-64", "x86_64-pc-linux-gnu"},
-        {"amd64", "x86_64-pc-linux-gnu"},        {"aarch64", "aarch64-unknown-linux-gnu"},
+        {"x86_64", "x86_64-unknown-linux-gnu"},  {"x86-64", "x86_64-unknown-linux-gnu"},
+        {"amd64", "x86_64-unknown-linux-gnu"},   {"aarch64", "aarch64-unknown-linux-gnu"},
         {"arm64", "aarch64-unknown-linux-gnu"},
     };
     for (size_t i = 0; i < sizeof shorthand / sizeof shorthand[0]; i++)

@@ -30,7 +30,7 @@ typedef struct Opts {
     const char *outputs[MAX_OUTPUTS]; /* -o, repeatable */
     int noutputs;
     const char *emit;
-    bool target_opts; /* one of --target --mcpu --mattr --name was given */
+    bool target_opts; /* one of --target --mcpu --mattr --isa --name was given */
     const char *passes;
     bool split_input_file;
     bool report; /* --report: what each node became, to standard output */
@@ -769,7 +769,7 @@ main(int argc, char **argv)
                 rc = usage_error("invalid --%s value", nm);
                 goto done;
             }
-            o.target_opts |= strcmp(nm, "isa") != 0;
+            o.target_opts = true;
         } else if ((v = flag_value(argc, argv, &i, "--threads", &m)) || m) {
             char *end;
             long t = v ? strtol(v, &end, 10) : 0;
