@@ -276,6 +276,48 @@ check_model(OnnxImp *I, const Onnx__ModelProto *mp)
 }
 
 /* ---- initializers and inputs ---- */
+/* Is input k of an op of this type a zero point? */
+static bool
+is_zero_point_input(const char *op, size_t k)
+{
+    if (strcmp(op, "QuantizeLinear") == 0 || strcmp(op, "DequantizeLinear") == 0)
+        return k == 2;
+    if (strcmp(op, "QLinearConv") == 0 || strcmp(op, "QLinearMatMul") == 0)
+        return k == 2 || k == 5 || k == 7;
+    if (strcmp(op, "ConvInteger") == 0 || strcmp(op, "MatMulInteger") == 0)
+        return k == 2 || k == 3;
+    return false;
+}
+
+/* An initializer holding a value its type cannot hold: the error names the first node that
+ * reads it (and says when that is a zero point), else the initializer alone. */
+static void
+bad_initializer_error(OnnxImp *I, const Onnx__GraphProto *gp, const Onnx__TensorProto *tp,
+                      const OnnxBadValue *bad)
+{
+    char text[200];
+    onnx_bad_value_text(bad, text, sizeof text);
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        for (size_t k = 0; k < np->n_input; k++) {
+            if (!np->input[k] || strcmp(np->input[k], tp->name) != 0)
+                continue;
+            I->loc = node_loc(I, np, i);
+            const char *op = np->op_type ? np->op_type : "";
+            bool dflt = !np->domain || !*np->domain || strcmp(np->domain, "ai.onnx") == 0 ||
+                        strcmp(np->domain, "com.microsoft") == 0;
+            if (dflt && is_zero_point_input(op, k))
+                onnx_node_error(I, "zero point '%s' (input %zu, an initializer) %s", tp->name, k,
+                                text);
+            else
+                onnx_node_error(I, "input %zu '%s' (an initializer) %s", k, tp->name, text);
+            return;
+        }
+    }
+    Loc l = file_loc(I);
+    diag_error(I->ctx, &l, "initializer '%s' %s", tp->name, text);
+}
+
 static bool
 add_initializers(OnnxImp *I, const Onnx__GraphProto *gp)
 {
@@ -291,6 +333,11 @@ add_initializers(OnnxImp *I, const Onnx__GraphProto *gp)
         snprintf(what, sizeof what, "initializer '%.256s'", tp->name);
         if (onnx_lookup(I, tp->name).id) {
             diag_error(I->ctx, &l, "%s: value '%s' is defined twice", what, tp->name);
+            return false;
+        }
+        OnnxBadValue bad;
+        if (onnx_tensor_bad_value(tp, &bad)) {
+            bad_initializer_error(I, gp, tp, &bad);
             return false;
         }
         Tensor *t = onnx_tensor(I, tp, what, &l);

@@ -58,6 +58,17 @@ const char *onnx_dtype_name(int32_t dt);
 /* Convert a TensorProto (initializer, Constant value, attribute). `what` names it in errors,
  * `loc` locates them. NULL with a diagnostic on failure. */
 Tensor *onnx_tensor(OnnxImp *I, const Onnx__TensorProto *tp, const char *what, const Loc *loc);
+/* A value in a typed field (int32_data, uint64_data) that the tensor's element type cannot
+ * hold (an i8 stored as 200): found by onnx_tensor_bad_value, which onnx_tensor refuses. */
+typedef struct OnnxBadValue {
+    ElemType et;
+    const char *field;
+    size_t index;
+    int64_t value, lo, hi;
+} OnnxBadValue;
+bool onnx_tensor_bad_value(const Onnx__TensorProto *tp, OnnxBadValue *bad);
+/* "holds 200 in int32_data[0], outside the i8 range [-128, 127]" */
+void onnx_bad_value_text(const OnnxBadValue *bad, char *buf, size_t len);
 
 /* ---- onnx_ops.c ---- */
 /* Is the op (domain, type) translated? */
