@@ -142,6 +142,15 @@ NodeId onnx_build_conv(OnnxImp *I, OpKind op, ValueId x, ValueId w, ValueId b);
 /* op with the node's first nin inputs and one result */
 bool onnx_simple(OnnxImp *I, OpKind op, uint32_t nin);
 
+/* ---- onnx_attrs.c ---- */
+/* Check the current node's attributes against the table of those its op defines at the
+ * imported opset: an unknown one is a warning (an error under the strict option) naming the
+ * node and the attribute. False after an error. */
+bool onnx_check_attrs(OnnxImp *I);
+/* A problem that is a warning, or an error under the strict option (qdqc --strict), at the
+ * current node. False when it was an error. */
+bool onnx_node_lint(OnnxImp *I, const char *fmt, ...) QDQC_PRINTF(2, 3);
+
 /* ---- onnx_qops.c ---- */
 extern const OnnxOpEntry onnx_qop_table[];
 extern const size_t onnx_qop_table_len;

@@ -126,6 +126,56 @@ def weight_i8_typed():
     return model(nodes, [vi("x", TP.FLOAT, [1, 2])], [vi("y", TP.FLOAT, [1, 2])], [w, ws])
 
 
+# ---- 4b: attributes the op or its opset does not define ----
+def u8zp():
+    return nh.from_array(np.array(3, np.uint8), "zp")
+
+
+@case
+def attr_q_group():
+    """QuantizeLinear has no `group`."""
+    return qdq(u8zp(), q_attrs={"group": 0})
+
+
+@case
+def attr_dq_axis_opset10():
+    """DequantizeLinear's `axis` is from opset 13."""
+    return qdq(u8zp(), opset=10, dq_attrs={"axis": 1})
+
+
+@case
+def attr_ok_axis_opset13():
+    """The same attribute at opset 13: no warning."""
+    return qdq(u8zp(), opset=13, dq_attrs={"axis": 1})
+
+
+@case
+def attr_squeeze_axes_opset13():
+    """Squeeze's `axes` attribute was removed at opset 13 (an input since)."""
+    inits = [nh.from_array(np.array([0], np.int64), "ax")]
+    nodes = [h.make_node("Squeeze", ["x", "ax"], ["y"], name="sq", axes=[0])]
+    return model(nodes, [vi("x", TP.FLOAT, [1, 4])], [vi("y", TP.FLOAT, [4])], inits)
+
+
+@case
+def attr_duplicate():
+    m = qdq(u8zp(), dq_attrs={"axis": 1})
+    dq = m.graph.node[1]
+    dq.attribute.append(h.make_attribute("axis", 0))
+    return m
+
+
+@case
+def zp_u4_opset13():
+    """A UINT4 zero point at opset 13 (4-bit types are from opset 21)."""
+    return qdq(typed("zp", 21, [], [3]), opset=13)
+
+
+@case
+def zp_i16_opset13():
+    return qdq(nh.from_array(np.array(-3, np.int16), "zp"), opset=13)
+
+
 def main():
     name, out = sys.argv[1], sys.argv[2]
     with open(out, "wb") as f:
