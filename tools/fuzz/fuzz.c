@@ -593,6 +593,7 @@ usage(void)
             "                 [--isa-mode all|rotate] [--fixed-every N] [--no-threads] [--no-shrink]\n"
             "                 [--max-fail N] [--progress N] [--strict-unsupported] [--qdq-pairs] [-v]\n"
             "       qdqc-fuzz --check FILE.qir... [--input-seed S]\n"
+            "       qdqc-fuzz --mutate [--count N] [--seed S] [--jobs J] ... MODEL.onnx...\n"
             "       qdqc-fuzz --print [--seed S] [--slots K] [--skip MASK] [--max-n N] [--max-c N]\n"
             "                 [--max-hw N] [--only-slot K]      (the graph of seed S, as shrunk)\n");
 }
@@ -600,6 +601,9 @@ usage(void)
 int
 main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--mutate"))
+            return fz_mutate_main(argc, argv);
     Opts op;
     memset(&op, 0, sizeof op);
     op.fixed_every = 4;

@@ -64,4 +64,7 @@ typedef struct GenGraph {
  * the caller); false if it has no output. */
 bool fz_generate(const GenSpec *sp, GenGraph *gg);
 
+/* qdqc-fuzz --mutate (mutate.c): the whole command line; the exit status. */
+int fz_mutate_main(int argc, char **argv);
+
 #endif
