@@ -709,7 +709,7 @@ run_child(const Bytes *mut, uint64_t input_seed, int fd, int inject)
         for (;;)
             pause();
     char detail[900] = "";
-    int cls;
+    int cls, warned = 0;
     qdqc_context *ctx = qdqc_context_create();
     qdqc_module *m = NULL;
     MBufs in = {0}, oref = {0}, ojit = {0};
@@ -718,6 +718,7 @@ run_child(const Bytes *mut, uint64_t input_seed, int fd, int inject)
         cls = strstr(qdqc_context_get_diagnostics(ctx), "error") ? M_REJECT : M_NOMSG;
         goto out;
     }
+    warned = strstr(qdqc_context_get_diagnostics(ctx), "warning: ") != NULL;
     char *ir = qdqc_module_print(m);
     bool dqp = ir && dq_own_params(ir);
     qdqc_string_free(ir);
@@ -798,7 +799,7 @@ run_child(const Bytes *mut, uint64_t input_seed, int fd, int inject)
 out:
     {
         char line[1024];
-        int n = snprintf(line, sizeof line, "%d %s\n", cls, detail);
+        int n = snprintf(line, sizeof line, "%d %d %s\n", cls, warned, detail);
         if (write(fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1)) < 0)
             _exit(99);
     }
@@ -939,7 +940,7 @@ fz_mutate_main(int argc, char **argv)
     printf("qdqc-fuzz --mutate: %ld mutants of %d models from seed %llu, %d jobs, %.0f s limit\n",
            last - first, nfiles, (unsigned long long)seed, jobs, timeout);
     fflush(stdout);
-    long ncls[M_NCLASS] = {0}, nkind_field = 0, nknown = 0, nfail = 0;
+    long ncls[M_NCLASS] = {0}, nkind_field = 0, nknown = 0, nfail = 0, nwarned = 0;
     Slot *slots = calloc((size_t)jobs, sizeof *slots);
     int running = 0;
     long next = first;
@@ -1000,7 +1001,7 @@ fz_mutate_main(int argc, char **argv)
             ssize_t n = read(sl->fd, line, sizeof line - 1);
             line[n > 0 ? n : 0] = 0;
             close(sl->fd);
-            int cls = -1;
+            int cls = -1, warned = 0;
             char detail[1100] = "";
             if (hang) {
                 cls = M_HANG;
@@ -1010,7 +1011,7 @@ fz_mutate_main(int argc, char **argv)
                 snprintf(detail, sizeof detail, "signal %d (%s)", WTERMSIG(st),
                          strsignal(WTERMSIG(st)));
             } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
-                       sscanf(line, "%d %1099[^\n]", &cls, detail) < 1 || cls < 0 ||
+                       sscanf(line, "%d %d %1099[^\n]", &cls, &warned, detail) < 2 || cls < 0 ||
                        cls >= M_NCLASS) {
                 cls = M_CRASH;
                 snprintf(detail, sizeof detail, "exit status %d without a result",
@@ -1018,6 +1019,7 @@ fz_mutate_main(int argc, char **argv)
             }
             bool known = strstr(detail, "[known: ") != NULL;
             ncls[cls]++;
+            nwarned += warned && cls != M_REJECT && cls != M_REJECT_PIPE;
             nknown += known && mclass_fails(cls);
             bool fails = mclass_fails(cls) && !(known && allow_known);
             char path[1024] = "";
@@ -1028,8 +1030,9 @@ fz_mutate_main(int argc, char **argv)
                 write_mutant(savedir, seed, sl->index, &sl->mut, sp, sizeof sp);
             }
             if (fails || verbose || only >= 0)
-                printf("%s mutant %ld (%s of %s): [%s] %s%s%s\n", fails ? "FAIL" : "    ",
-                       sl->index, sl->kind, files[sl->index % nfiles], mclass_name[cls], detail,
+                printf("%s mutant %ld (%s of %s): [%s%s] %s%s%s\n", fails ? "FAIL" : "    ",
+                       sl->index, sl->kind, files[sl->index % nfiles], mclass_name[cls],
+                       warned ? ", import warning" : "", detail,
                        *path ? "\n  written to " : "", path);
             nfail += fails;
             free(sl->mut.p);
@@ -1059,12 +1062,12 @@ fz_mutate_main(int argc, char **argv)
     long accepted = ncls[M_AGREE] + ncls[M_BOTH_FAIL] + ncls[M_UNSUP] + ncls[M_NOTRUN] +
                     ncls[M_MISMATCH] + ncls[M_ONE_FAILS];
     printf("%ld mutants (%ld field, %ld byte): %ld clean errors (%ld import, %ld pipeline), "
-           "%ld accepted (%ld agree bit for bit, %ld both engines fail, %ld not compiled, %ld "
-           "not run); failures: %ld crash, %ld hang, %ld jit-vs-ref, %ld one-engine-fails, %ld "
+           "%ld accepted (%ld with an import warning; %ld agree bit for bit, %ld both engines "
+           "fail, %ld not compiled, %ld not run); failures: %ld crash, %ld hang, %ld jit-vs-ref, %ld one-engine-fails, %ld "
            "error-without-message (%ld of them known%s); %.1f s\n",
            total, nkind_field, (first < last ? next - first : 0) - nkind_field,
            ncls[M_REJECT] + ncls[M_REJECT_PIPE], ncls[M_REJECT], ncls[M_REJECT_PIPE], accepted,
-           ncls[M_AGREE], ncls[M_BOTH_FAIL], ncls[M_UNSUP], ncls[M_NOTRUN], ncls[M_CRASH],
+           nwarned, ncls[M_AGREE], ncls[M_BOTH_FAIL], ncls[M_UNSUP], ncls[M_NOTRUN], ncls[M_CRASH],
            ncls[M_HANG], ncls[M_MISMATCH], ncls[M_ONE_FAILS], ncls[M_NOMSG], nknown,
            allow_known ? ", allowed" : "", now_s() - t0);
     for (int f = 0; f < nfiles; f++)
