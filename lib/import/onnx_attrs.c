@@ -6,7 +6,7 @@
  * define yet (DequantizeLinear `axis` at opset 10, Resize `antialias` before 18), would be
  * dropped without a word. Such an attribute is a warning naming the node and the attribute;
  * under the `strict` option (`qdqc --strict`) an error. A node given the same attribute twice
- * is treated the same way (handlers read the first).
+ * (handlers read the first), or an attribute without its type, is treated the same way.
  *
  * The table covers the default domain at opsets 10 to 21 (those the reader accepts). Rows for
  * opsets 10 to 17 were taken from python3-onnx 1.12's schemas (onnx.defs.get_schema); the
@@ -213,8 +213,14 @@ onnx_check_attrs(OnnxImp *I)
                 return false;
             continue;
         }
-        if (in_list(allowed, name))
+        if (in_list(allowed, name)) {
+            /* ONNX requires the type (the handlers read the field they expect) */
+            if (!a->has_type || a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED) {
+                if (!onnx_node_lint(I, "attribute '%s' has no type", name))
+                    return false;
+            }
             continue;
+        }
         int from = ms ? 0 : defined_from(I, op, name);
         int until = ms ? 0 : defined_until(I, op, name);
         bool ok;

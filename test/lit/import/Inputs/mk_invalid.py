@@ -166,6 +166,14 @@ def attr_duplicate():
 
 
 @case
+def attr_no_type():
+    """An attribute without its type field (required by ONNX)."""
+    m = qdq(u8zp(), dq_attrs={"axis": 1})
+    m.graph.node[1].attribute[0].ClearField("type")
+    return m
+
+
+@case
 def zp_u4_opset13():
     """A UINT4 zero point at opset 13 (4-bit types are from opset 21)."""
     return qdq(typed("zp", 21, [], [3]), opset=13)
