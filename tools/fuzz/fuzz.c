@@ -3,6 +3,8 @@
  *   qdqc-fuzz --count N --seed S [--slots K] [--isa a,b] [--out DIR] [--no-shrink] [-v]
  *   qdqc-fuzz --check FILE.qir...       re-check reproducers (regression tests)
  *   qdqc-fuzz --print --seed S          print one generated graph
+ *   qdqc-fuzz --mutate ... MODEL.onnx...  mutants of real models (mutate.c)
+ * --qdq-pairs adds Q->DQ pairs whose dequantize has its own parameters (gen.c, op_qdq_pair).
  *
  * Each random QDQ graph (gen.c) is checked three ways, through the public API only:
  *   1. literal QDQ semantics (reference interpreter, no passes) vs the integer reference
