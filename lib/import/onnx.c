@@ -444,6 +444,56 @@ check_output_decl(OnnxImp *I, const Onnx__ValueInfoProto *vi, ValueId v)
     return true;
 }
 
+/* value_info entries (declared types of intermediate values) are not needed, but one that
+ * contradicts what the graph computes means the file is not what its producer thinks: a
+ * warning naming the value (an error under --strict), like an attribute ONNX does not
+ * define. Dimensions that are symbolic or absent match anything. */
+static bool
+check_value_info(OnnxImp *I, const Onnx__GraphProto *gp)
+{
+    for (size_t i = 0; i < gp->n_value_info; i++) {
+        const Onnx__ValueInfoProto *vi = gp->value_info[i];
+        if (!vi || !vi->name || !*vi->name)
+            continue;
+        ValueId v = onnx_lookup(I, vi->name);
+        const Onnx__TypeProto *tp = vi->type;
+        if (!v.id || !tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !tp->tensor_type)
+            continue;
+        const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+        Type t = ir_value(I->g, v)->type;
+        I->loc = file_loc(I);
+        if (tt->has_elem_type && tt->elem_type != 0 && onnx_elem(tt->elem_type) != t.elem) {
+            ElemType et = onnx_elem(tt->elem_type);
+            if (!onnx_node_lint(I, "value_info declares '%s' %s, the graph computes %s",
+                                vi->name, et != ET_NONE ? elem_name(et)
+                                                        : onnx_dtype_name(tt->elem_type),
+                                elem_name(t.elem)))
+                return false;
+            continue;
+        }
+        const Onnx__TensorShapeProto *sp = tt->shape;
+        if (!sp)
+            continue;
+        bool ok = sp->n_dim == (size_t)t.rank;
+        for (size_t d = 0; ok && d < sp->n_dim; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
+            if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                dim->dim_value != t.dims[d])
+                ok = false;
+        }
+        if (!ok) {
+            char have[256], want[256];
+            fmt_shape(have, sizeof have, t.dims, t.rank, NULL);
+            fmt_shape(want, sizeof want, NULL, 0, sp);
+            if (!onnx_node_lint(I, "value_info declares '%s' with shape %s, the graph computes "
+                                "%s", vi->name, want, have))
+                return false;
+        }
+    }
+    return true;
+}
+
 /* Graph input `name` frozen by --const-input to c: a constant of c's value, checked against
  * the declared element type et and shape sp (NULL: any). */
 static bool
@@ -1008,6 +1058,8 @@ import_graph(OnnxImp *I, const Onnx__GraphProto *gp)
             return false;
         vec_push(&g->outputs, v);
     }
+    if (!check_value_info(I, gp))
+        return false;
     if (!annotate_quant(I))
         return false;
     return ir_compact(g);

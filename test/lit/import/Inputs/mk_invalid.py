@@ -174,6 +174,30 @@ def attr_no_type():
 
 
 @case
+def value_info_shape():
+    """value_info declares the quantized value with another shape (and the output's type is
+    right): the file does not describe its own graph."""
+    m = qdq(u8zp())
+    m.graph.value_info.append(vi("xq", TP.UINT8, [1, 5]))
+    return m
+
+
+@case
+def value_info_type():
+    m = qdq(u8zp())
+    m.graph.value_info.append(vi("xq", TP.INT8, [1, 4]))
+    return m
+
+
+@case
+def value_info_ok():
+    """Matching, symbolic and absent dimensions are fine."""
+    m = qdq(u8zp())
+    m.graph.value_info.append(vi("xq", TP.UINT8, ["N", 4]))
+    return m
+
+
+@case
 def zp_u4_opset13():
     """A UINT4 zero point at opset 13 (4-bit types are from opset 21)."""
     return qdq(typed("zp", 21, [], [3]), opset=13)
