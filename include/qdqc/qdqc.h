@@ -73,7 +73,9 @@ QDQC_API void qdqc_context_clear_diagnostics(qdqc_context *ctx);
 typedef void (*qdqc_print_handler)(void *user, const char *text);
 QDQC_API void qdqc_context_set_print_handler(qdqc_context *ctx, qdqc_print_handler fn,
                                              void *user);
-/* Options as "name=value" (e.g. "requant=fixed", "remarks=1", "verify-each=1"). */
+/* Options as "name=value" (e.g. "requant=fixed", "remarks=1", "verify-each=1"; "strict=1":
+ * import warnings about invalid input, such as an attribute the op or its opset does not
+ * define, are errors). */
 QDQC_API qdqc_status qdqc_context_set_option(qdqc_context *ctx, const char *name,
                                              const char *value);
 

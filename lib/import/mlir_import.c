@@ -169,6 +169,22 @@ elem_of(MlirType t)
     return ET_NONE;
 }
 
+/* A !quant zero point as int32: MLIR keeps an int64, which a plain cast would wrap
+ * (4294967301 -> 5). Outside int32 it is an error (the verifier checks the storage range). */
+static bool
+zp32(MlirImp *I, int64_t zp, int32_t *out)
+{
+    if (zp < INT32_MIN || zp > INT32_MAX) {
+        Loc loc = {.file = I->path};
+        diag_error(I->ctx, &loc, "!quant.uniform zero point %lld does not fit 32 bits",
+                   (long long)zp);
+        I->failed = true;
+        return false;
+    }
+    *out = (int32_t)zp;
+    return true;
+}
+
 /* The qdqc type of a ranked static tensor type (quantized element types included). */
 static bool
 type_of(MlirImp *I, MlirType t, Type *out)
@@ -192,15 +208,18 @@ type_of(MlirImp *I, MlirType t, Type *out)
             st = st == ET_I8 ? ET_U8 : st == ET_I16 ? ET_U16 : st == ET_I4 ? ET_U4 : st;
         QParams *q;
         if (mlirTypeIsAUniformQuantizedType(et)) {
-            q = ir_qparams_per_tensor(I->m, st, (float)mlirUniformQuantizedTypeGetScale(et),
-                                      (int32_t)mlirUniformQuantizedTypeGetZeroPoint(et));
+            int32_t zp;
+            if (!zp32(I, mlirUniformQuantizedTypeGetZeroPoint(et), &zp))
+                return false;
+            q = ir_qparams_per_tensor(I->m, st, (float)mlirUniformQuantizedTypeGetScale(et), zp);
         } else {
             intptr_t n = mlirUniformQuantizedPerAxisTypeGetNumDims(et);
             q = ir_qparams_new(I->m, st, mlirUniformQuantizedPerAxisTypeGetQuantizedDimension(et),
                                (uint32_t)n);
             for (intptr_t i = 0; i < n; i++) {
                 q->scale[i] = (float)mlirUniformQuantizedPerAxisTypeGetScale(et, i);
-                q->zp[i] = (int32_t)mlirUniformQuantizedPerAxisTypeGetZeroPoint(et, i);
+                if (!zp32(I, mlirUniformQuantizedPerAxisTypeGetZeroPoint(et, i), &q->zp[i]))
+                    return false;
             }
         }
         q->qmin = (int32_t)mlirQuantizedTypeGetStorageTypeMin(et);

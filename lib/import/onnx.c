@@ -301,6 +301,48 @@ check_model(OnnxImp *I, const Onnx__ModelProto *mp)
 }
 
 /* ---- initializers and inputs ---- */
+/* Is input k of an op of this type a zero point? */
+static bool
+is_zero_point_input(const char *op, size_t k)
+{
+    if (strcmp(op, "QuantizeLinear") == 0 || strcmp(op, "DequantizeLinear") == 0)
+        return k == 2;
+    if (strcmp(op, "QLinearConv") == 0 || strcmp(op, "QLinearMatMul") == 0)
+        return k == 2 || k == 5 || k == 7;
+    if (strcmp(op, "ConvInteger") == 0 || strcmp(op, "MatMulInteger") == 0)
+        return k == 2 || k == 3;
+    return false;
+}
+
+/* An initializer holding a value its type cannot hold: the error names the first node that
+ * reads it (and says when that is a zero point), else the initializer alone. */
+static void
+bad_initializer_error(OnnxImp *I, const Onnx__GraphProto *gp, const Onnx__TensorProto *tp,
+                      const OnnxBadValue *bad)
+{
+    char text[200];
+    onnx_bad_value_text(bad, text, sizeof text);
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        for (size_t k = 0; k < np->n_input; k++) {
+            if (!np->input[k] || strcmp(np->input[k], tp->name) != 0)
+                continue;
+            I->loc = node_loc(I, np, i);
+            const char *op = np->op_type ? np->op_type : "";
+            bool dflt = !np->domain || !*np->domain || strcmp(np->domain, "ai.onnx") == 0 ||
+                        strcmp(np->domain, "com.microsoft") == 0;
+            if (dflt && is_zero_point_input(op, k))
+                onnx_node_error(I, "zero point '%s' (input %zu, an initializer) %s", tp->name, k,
+                                text);
+            else
+                onnx_node_error(I, "input %zu '%s' (an initializer) %s", k, tp->name, text);
+            return;
+        }
+    }
+    Loc l = file_loc(I);
+    diag_error(I->ctx, &l, "initializer '%s' %s", tp->name, text);
+}
+
 static bool
 add_initializers(OnnxImp *I, const Onnx__GraphProto *gp)
 {
@@ -316,6 +358,11 @@ add_initializers(OnnxImp *I, const Onnx__GraphProto *gp)
         snprintf(what, sizeof what, "initializer '%.256s'", tp->name);
         if (onnx_lookup(I, tp->name).id) {
             diag_error(I->ctx, &l, "%s: value '%s' is defined twice", what, tp->name);
+            return false;
+        }
+        OnnxBadValue bad;
+        if (onnx_tensor_bad_value(tp, &bad)) {
+            bad_initializer_error(I, gp, tp, &bad);
             return false;
         }
         Tensor *t = onnx_tensor(I, tp, what, &l);
@@ -418,6 +465,56 @@ check_output_decl(OnnxImp *I, const Onnx__ValueInfoProto *vi, ValueId v)
         diag_error(I->ctx, &l, "graph output '%s' is declared with shape %s but computes %s",
                    vi->name, want, have);
         return false;
+    }
+    return true;
+}
+
+/* value_info entries (declared types of intermediate values) are not needed, but one that
+ * contradicts what the graph computes means the file is not what its producer thinks: a
+ * warning naming the value (an error under --strict), like an attribute ONNX does not
+ * define. Dimensions that are symbolic or absent match anything. */
+static bool
+check_value_info(OnnxImp *I, const Onnx__GraphProto *gp)
+{
+    for (size_t i = 0; i < gp->n_value_info; i++) {
+        const Onnx__ValueInfoProto *vi = gp->value_info[i];
+        if (!vi || !vi->name || !*vi->name)
+            continue;
+        ValueId v = onnx_lookup(I, vi->name);
+        const Onnx__TypeProto *tp = vi->type;
+        if (!v.id || !tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !tp->tensor_type)
+            continue;
+        const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+        Type t = ir_value(I->g, v)->type;
+        I->loc = file_loc(I);
+        if (tt->has_elem_type && tt->elem_type != 0 && onnx_elem(tt->elem_type) != t.elem) {
+            ElemType et = onnx_elem(tt->elem_type);
+            if (!onnx_node_lint(I, "value_info declares '%s' %s, the graph computes %s",
+                                vi->name, et != ET_NONE ? elem_name(et)
+                                                        : onnx_dtype_name(tt->elem_type),
+                                elem_name(t.elem)))
+                return false;
+            continue;
+        }
+        const Onnx__TensorShapeProto *sp = tt->shape;
+        if (!sp)
+            continue;
+        bool ok = sp->n_dim == (size_t)t.rank;
+        for (size_t d = 0; ok && d < sp->n_dim; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
+            if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                dim->dim_value != t.dims[d])
+                ok = false;
+        }
+        if (!ok) {
+            char have[256], want[256];
+            fmt_shape(have, sizeof have, t.dims, t.rank, NULL);
+            fmt_shape(want, sizeof want, NULL, 0, sp);
+            if (!onnx_node_lint(I, "value_info declares '%s' with shape %s, the graph computes "
+                                "%s", vi->name, want, have))
+                return false;
+        }
     }
     return true;
 }
@@ -986,6 +1083,8 @@ import_graph(OnnxImp *I, const Onnx__GraphProto *gp)
             return false;
         vec_push(&g->outputs, v);
     }
+    if (!check_value_info(I, gp))
+        return false;
     if (!annotate_quant(I))
         return false;
     return ir_compact(g);

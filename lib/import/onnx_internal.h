@@ -58,6 +58,17 @@ const char *onnx_dtype_name(int32_t dt);
 /* Convert a TensorProto (initializer, Constant value, attribute). `what` names it in errors,
  * `loc` locates them. NULL with a diagnostic on failure. */
 Tensor *onnx_tensor(OnnxImp *I, const Onnx__TensorProto *tp, const char *what, const Loc *loc);
+/* A value in a typed field (int32_data, uint64_data) that the tensor's element type cannot
+ * hold (an i8 stored as 200): found by onnx_tensor_bad_value, which onnx_tensor refuses. */
+typedef struct OnnxBadValue {
+    ElemType et;
+    const char *field;
+    size_t index;
+    int64_t value, lo, hi;
+} OnnxBadValue;
+bool onnx_tensor_bad_value(const Onnx__TensorProto *tp, OnnxBadValue *bad);
+/* "holds 200 in int32_data[0], outside the i8 range [-128, 127]" */
+void onnx_bad_value_text(const OnnxBadValue *bad, char *buf, size_t len);
 
 /* ---- onnx_ops.c ---- */
 /* Is the op (domain, type) translated? */
@@ -130,6 +141,15 @@ bool onnx_norm_axis(OnnxImp *I, int64_t axis, int rank, int64_t *out);
 NodeId onnx_build_conv(OnnxImp *I, OpKind op, ValueId x, ValueId w, ValueId b);
 /* op with the node's first nin inputs and one result */
 bool onnx_simple(OnnxImp *I, OpKind op, uint32_t nin);
+
+/* ---- onnx_attrs.c ---- */
+/* Check the current node's attributes against the table of those its op defines at the
+ * imported opset: an unknown one is a warning (an error under the strict option) naming the
+ * node and the attribute. False after an error. */
+bool onnx_check_attrs(OnnxImp *I);
+/* A problem that is a warning, or an error under the strict option (qdqc --strict), at the
+ * current node. False when it was an error. */
+bool onnx_node_lint(OnnxImp *I, const char *fmt, ...) QDQC_PRINTF(2, 3);
 
 /* ---- onnx_qops.c ---- */
 extern const OnnxOpEntry onnx_qop_table[];

@@ -815,6 +815,8 @@ onnx_translate(OnnxImp *I)
         return false;
     }
     I->bad_attr = false;
+    if (!onnx_check_attrs(I))
+        return false;
     for (size_t k = (size_t)e->max_out; k < np->n_output; k++)
         if (np->output[k] && *np->output[k]) {
             onnx_node_error(I, "output %zu ('%s') is not supported: qdqc imports only the "

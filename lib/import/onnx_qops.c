@@ -186,6 +186,20 @@ build_q(OnnxImp *I, ValueId x, ValueId s, ValueId z, ElemType storage, int64_t a
     return onnx_emit1(I, n, name, ET_NONE);
 }
 
+/* The element types QuantizeLinear/DequantizeLinear take before opset 21 are u8 and i8 (and
+ * i32 for DequantizeLinear's input); i16, u16, i4 and u4 are from opset 21. Another type at
+ * an older opset is a warning (an error under --strict); qdqc still handles it. */
+static bool
+check_storage_opset(OnnxImp *I, ElemType e, const char *what)
+{
+    bool ms = I->node->domain && strcmp(I->node->domain, "com.microsoft") == 0;
+    if (ms || I->opset >= 21 || !(e == ET_I16 || e == ET_U16 || e == ET_I4 || e == ET_U4))
+        return true;
+    return onnx_node_lint(I, "%s type %s is not defined for %s at opset %lld (it is from "
+                          "opset 21)", what, elem_name(e), I->node->op_type,
+                          (long long)I->opset);
+}
+
 static bool
 op_quantize(OnnxImp *I)
 {
@@ -203,6 +217,8 @@ op_quantize(OnnxImp *I)
             return false;
         }
     }
+    if (!check_storage_opset(I, storage, z.id ? "zero point" : "output"))
+        return false;
     ValueId y = build_q(I, x, s, z, storage, onnx_attr_i(I, "axis", 1), onnx_out_name(I, 0));
     return y.id && onnx_bind(I, onnx_out_name(I, 0), y);
 }
@@ -211,6 +227,11 @@ static bool
 op_dequantize(OnnxImp *I)
 {
     if (!check_block(I))
+        return false;
+    ValueId x = IN(I, 0), z = IN(I, 2);
+    if (!check_storage_opset(I, TY(I, x)->elem, "input") ||
+        (z.id && TY(I, z)->elem != TY(I, x)->elem &&
+         !check_storage_opset(I, TY(I, z)->elem, "zero point")))
         return false;
     ValueId y = build_dq(I, IN(I, 0), IN(I, 1), IN(I, 2), onnx_attr_i(I, "axis", 1),
                          onnx_out_name(I, 0));

@@ -193,6 +193,68 @@ unpack4(unsigned char *dst, const unsigned char *src, size_t n, bool is_signed)
     }
 }
 
+/* The range a typed-field value of element type et must lie in: the type's own range for the
+ * integer types stored in int32_data or uint64_data (which are wider), a byte of two packed
+ * nibbles for 4-bit types, the 16 bits of an f16. False when the field cannot overflow. */
+static bool
+typed_field_range(ElemType et, int64_t *lo, int64_t *hi)
+{
+    switch (et) {
+    case ET_I8: case ET_U8: case ET_I16: case ET_U16: case ET_U32:
+        elem_range(et, lo, hi);
+        return true;
+    case ET_I4: case ET_U4: *lo = 0; *hi = 255; return true;
+    case ET_F16: *lo = 0; *hi = 65535; return true;
+    default: return false;
+    }
+}
+
+bool
+onnx_tensor_bad_value(const Onnx__TensorProto *tp, OnnxBadValue *bad)
+{
+    int32_t dt = tp->has_data_type ? tp->data_type : 0;
+    ElemType et = onnx_elem(dt);
+    bool external = tp->has_data_location &&
+                    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    if (et == ET_NONE || external || tp->has_raw_data || !typed_field_range(et, &bad->lo, &bad->hi))
+        return false;
+    bad->et = et;
+    if (et == ET_U32) {
+        for (size_t i = 0; i < tp->n_uint64_data; i++)
+            if (tp->uint64_data[i] > (uint64_t)bad->hi) {
+                bad->field = "uint64_data";
+                bad->index = i;
+                /* shown as unsigned: keep it in range of int64 for the message */
+                bad->value = tp->uint64_data[i] > INT64_MAX ? INT64_MAX : (int64_t)tp->uint64_data[i];
+                return true;
+            }
+        return false;
+    }
+    for (size_t i = 0; i < tp->n_int32_data; i++)
+        if (tp->int32_data[i] < bad->lo || tp->int32_data[i] > bad->hi) {
+            bad->field = "int32_data";
+            bad->index = i;
+            bad->value = tp->int32_data[i];
+            return true;
+        }
+    return false;
+}
+
+void
+onnx_bad_value_text(const OnnxBadValue *bad, char *buf, size_t len)
+{
+    if (bad->et == ET_I4 || bad->et == ET_U4 || bad->et == ET_F16)
+        snprintf(buf, len, "holds %lld in %s[%zu], outside [%lld, %lld] (each element %s)",
+                 (long long)bad->value, bad->field, bad->index, (long long)bad->lo,
+                 (long long)bad->hi,
+                 bad->et == ET_F16 ? "holds the bits of one f16"
+                 : bad->et == ET_I4 ? "packs two i4 values" : "packs two u4 values");
+    else
+        snprintf(buf, len, "holds %lld in %s[%zu], outside the %s range [%lld, %lld]",
+                 (long long)bad->value, bad->field, bad->index, elem_name(bad->et),
+                 (long long)bad->lo, (long long)bad->hi);
+}
+
 Tensor *
 onnx_tensor(OnnxImp *I, const Onnx__TensorProto *tp, const char *what, const Loc *loc)
 {
@@ -269,7 +331,14 @@ onnx_tensor(OnnxImp *I, const Onnx__TensorProto *tp, const char *what, const Loc
                 ((unsigned char *)ts->data)[i] = ((unsigned char *)ts->data)[i] != 0;
         return ts;
     }
-    /* typed fields */
+    /* typed fields: a value the element type cannot hold is an error, never wrapped */
+    OnnxBadValue bad;
+    if (onnx_tensor_bad_value(tp, &bad)) {
+        char text[200];
+        onnx_bad_value_text(&bad, text, sizeof text);
+        diag_error(I->ctx, loc, "%s %s", what, text);
+        return NULL;
+    }
     size_t have;
     const char *field;
     switch (et) {

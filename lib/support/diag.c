@@ -241,6 +241,8 @@ qdqc_context_set_option(qdqc_context *ctx, const char *name, const char *value)
         }
     } else if (strcmp(name, "remarks") == 0) {
         ctx->opt.remarks = parse_bool(value);
+    } else if (strcmp(name, "strict") == 0) {
+        ctx->opt.strict = parse_bool(value);
     } else if (strcmp(name, "verify-each") == 0) {
         ctx->opt.verify_each = parse_bool(value);
     } else if (strcmp(name, "print-after-all") == 0) {

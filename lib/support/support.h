@@ -171,6 +171,7 @@ typedef struct QdqcOptions {
     int print_after_all;
     int time_passes;
     char *print_after; /* comma list or NULL */
+    int strict;        /* --strict: import warnings about invalid input are errors */
 } QdqcOptions;
 
 typedef struct InputShape {

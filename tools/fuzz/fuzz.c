@@ -3,6 +3,8 @@
  *   qdqc-fuzz --count N --seed S [--slots K] [--isa a,b] [--out DIR] [--no-shrink] [-v]
  *   qdqc-fuzz --check FILE.qir...       re-check reproducers (regression tests)
  *   qdqc-fuzz --print --seed S          print one generated graph
+ *   qdqc-fuzz --mutate ... MODEL.onnx...  mutants of real models (mutate.c)
+ * --qdq-pairs adds Q->DQ pairs whose dequantize has its own parameters (gen.c, op_qdq_pair).
  *
  * Each random QDQ graph (gen.c) is checked three ways, through the public API only:
  *   1. literal QDQ semantics (reference interpreter, no passes) vs the integer reference
@@ -99,11 +101,26 @@ bufs_alloc(Bufs *b, qdqc_module *m, bool out)
 /* Inputs: integers uniform over their type, f32 uniform in [-4.4, 4.4) with one value in
  * eight on a multiple of 1/64 (exact, often a quantization tie). */
 static void
-fill_inputs(Bufs *b, uint64_t seed)
+fill_inputs(Bufs *b, uint64_t seed, const char *text)
 {
     Rng r = {seed * 0x9E3779B97F4A7C15ull + 7};
     for (size_t i = 0; i < b->n; i++) {
         const char *et = b->et[i];
+        /* a run-time scale ("// fz-scale INPUT LO HI", --qdq-pairs): uniform in [lo, hi] */
+        bool scale = false;
+        for (const char *p = text; p && (p = strstr(p, "// fz-scale ")) != NULL; p += 12) {
+            int in;
+            double lo, hi;
+            if (sscanf(p + 12, "%d %lf %lf", &in, &lo, &hi) == 3 && (size_t)in == i &&
+                !strcmp(et, "f32")) {
+                float *f = b->p[i];
+                for (size_t k = 0; k < b->bytes[i] / 4; k++)
+                    f[k] = (float)(lo + (hi - lo) * fz_unif(&r));
+                scale = true;
+            }
+        }
+        if (scale)
+            continue;
         if (!strcmp(et, "f32")) {
             float *f = b->p[i];
             for (size_t k = 0; k < b->bytes[i] / 4; k++) {
@@ -329,7 +346,7 @@ check_text(const char *text, uint64_t input_seed, bool fixed, const Opts *op, Re
         goto done;
     }
     bufs_alloc(&in, ml, false);
-    fill_inputs(&in, input_seed);
+    fill_inputs(&in, input_seed, text);
     bufs_alloc(&olit, ml, true);
     if (qdqc_module_run_reference(ml, (const void *const *)in.p, olit.p) != QDQC_OK) {
         res->cls = FZ_REF_LIT;
@@ -576,8 +593,9 @@ usage(void)
     fprintf(stderr,
             "usage: qdqc-fuzz [--count N] [--seed S] [--slots K] [--isa A,B] [--out DIR]\n"
             "                 [--isa-mode all|rotate] [--fixed-every N] [--no-threads] [--no-shrink]\n"
-            "                 [--max-fail N] [--progress N] [--strict-unsupported] [-v]\n"
+            "                 [--max-fail N] [--progress N] [--strict-unsupported] [--qdq-pairs] [-v]\n"
             "       qdqc-fuzz --check FILE.qir... [--input-seed S]\n"
+            "       qdqc-fuzz --mutate [--count N] [--seed S] [--jobs J] ... MODEL.onnx...\n"
             "       qdqc-fuzz --print [--seed S] [--slots K] [--skip MASK] [--max-n N] [--max-c N]\n"
             "                 [--max-hw N] [--only-slot K]      (the graph of seed S, as shrunk)\n");
 }
@@ -585,6 +603,9 @@ usage(void)
 int
 main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--mutate"))
+            return fz_mutate_main(argc, argv);
     Opts op;
     memset(&op, 0, sizeof op);
     op.fixed_every = 4;
@@ -595,7 +616,7 @@ main(int argc, char **argv)
     int pmaxn = 0, pmaxc = 0, pmaxhw = 0, ponly = -1;
     uint64_t pskip = 0;
     const char *outdir = NULL;
-    bool do_shrink = true, print = false, check = false;
+    bool do_shrink = true, print = false, check = false, qdq_pairs = false;
     char isabuf[256] = "";
     const char *files[256];
     int nfiles = 0;
@@ -656,6 +677,8 @@ main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--strict-unsupported")) {
             op.strict_unsup = true;
+        } else if (!strcmp(a, "--qdq-pairs")) {
+            qdq_pairs = true;
         } else if (!strcmp(a, "--no-threads")) {
             op.threads = false;
         } else if (!strcmp(a, "--no-shrink")) {
@@ -708,6 +731,7 @@ main(int argc, char **argv)
     memset(&base, 0, sizeof base);
     base.only_slot = -1;
     base.only_kind = -1;
+    base.qdq_pairs = qdq_pairs;
     base.maxn = 2;
     base.maxc = 24;
     base.maxhw = 12;

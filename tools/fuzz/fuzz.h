@@ -31,6 +31,8 @@ typedef struct GenSpec {
     bool all_outputs;  /* every quantized result is a graph output */
     int only_slot;     /* >= 0: only that slot's result (and its inputs) are outputs */
     int only_kind;     /* >= 0: force the op kind of every slot (debugging) */
+    bool qdq_pairs;    /* --qdq-pairs: also generate Q->DQ pairs whose DQ parameters differ
+                          (gen.c, op_qdq_pair); off, the graphs are those of earlier versions */
 } GenSpec;
 
 enum { OUT_Q, OUT_DQ, OUT_F32 };
@@ -53,10 +55,16 @@ typedef struct GenGraph {
     int nslots_used;
     int float_out_value, float_out_rank;
     int64_t float_out_dims[4];
+    /* graph inputs that are run-time scales: filled uniformly in [lo, hi] ("// fz-scale") */
+    int nscale_in;
+    struct { int input; float lo, hi; } scale_in[8];
 } GenGraph;
 
 /* Generate the graph of sp into gg (text IR, with one "// fz-out" line per output added by
  * the caller); false if it has no output. */
 bool fz_generate(const GenSpec *sp, GenGraph *gg);
+
+/* qdqc-fuzz --mutate (mutate.c): the whole command line; the exit status. */
+int fz_mutate_main(int argc, char **argv);
 
 #endif

@@ -1270,21 +1270,156 @@ op_softmax(Gen *g)
     return emit_q(g, v, x.rank, x.d, &proto, 1);
 }
 
+/* A Q->DQ pair whose DequantizeLinear has its own parameters (--qdq-pairs; issue 17: the
+ * compiled code used the producer's). x (pool) -> dequantize (x's parameters) -> [relu |
+ * maxpool 1x2 | nothing] -> quantize A -> a plain integer value -> dequantize B -> [relu |
+ * nothing] -> quantize C (a new pool entry). A is x's parameters, or the same values in the
+ * other 8-bit type (zero point +-128): dequantize -> max/relu -> quantize A is then exact, so
+ * quantize C is the only rounding on the path and the 1-step bound applies to the result. B
+ * differs from A in the scale, the zero point (or omits it: 0), both, per channel (axis) where
+ * A is per tensor, a run-time scale (a scalar graph input, "// fz-scale" tells fuzz.c its
+ * range) with a constant zero point, or not at all (a control). Consecutive pairs, and the
+ * pool's later slots, make chains of them. */
+static int
+op_qdq_pair(Gen *g)
+{
+    Rng *r = &g->r;
+    int xi = pick(g, 0);
+    if (xi < 0 || g->npool >= MAXPOOL - 2)
+        return -1;
+    QT x = g->pool[xi];
+    int xf = emit_dq(g, xi);
+    char ds[96], ds2[96];
+    dims_str(ds, sizeof ds, x.rank, x.d);
+    int64_t d[4];
+    memcpy(d, x.d, sizeof d);
+    /* between: relu, or a 1x2 max pool on the last axis of a 4-D value */
+    int mid = fz_int(r, 0, 2);
+    if (mid == 1) {
+        int v = newval(g);
+        sb_printf(&g->body, "  %%v%d = relu %%v%d : f32%s\n", v, xf, ds);
+        xf = v;
+    } else if (mid == 2 && x.rank == 4 && x.d[3] >= 2) {
+        d[3] = x.d[3] - 1;
+        dims_str(ds2, sizeof ds2, 4, d);
+        int v = newval(g);
+        sb_printf(&g->body, "  %%v%d = maxpool %%v%d, kernel_shape=[1, 2], strides=[1, 1], "
+                  "pads=[0, 0, 0, 0] : f32%s\n", v, xf, ds2);
+        xf = v;
+    }
+    dims_str(ds, sizeof ds, x.rank, d);
+    /* A: x's parameters, maybe in the other type */
+    bool au8 = x.u8;
+    int azp = x.zp, aqmin = x.qmin, aqmax = x.qmax;
+    if (chance(r, 0.25)) {
+        int sh = x.u8 ? -128 : 128;
+        au8 = !x.u8;
+        azp += sh;
+        aqmin += sh;
+        aqmax += sh;
+    }
+    char q[160];
+    qp_str(q, sizeof q, au8, x.s, azp, aqmin, aqmax);
+    q[strlen(q) - 1] = 0;
+    int va = newval(g);
+    sb_printf(&g->body, "  %%v%d = quantize %%v%d, %s : %s%s\n", va, xf, q + 1, au8 ? "u8" : "i8",
+              ds);
+    /* B */
+    int lo = au8 ? 0 : -128, hi = au8 ? 255 : 127;
+    int mode = fz_int(r, 0, 6);
+    float sb = x.s;
+    int zb = azp;
+    double fmax = 1.0; /* largest B scale (per channel, run time) relative to sb */
+    int vb = newval(g);
+    if (mode == 0) {
+        static const float f[] = {0.5f, 2.0f, 1.375f, 0.8125f, 3.0f};
+        sb = x.s * f[fz_int(r, 0, 4)];
+    } else if (mode == 1) {
+        zb = fz_int(r, lo, hi);
+    } else if (mode == 2) {
+        zb = 0; /* ONNX: zero point omitted */
+        if (!au8 && chance(r, 0.5))
+            sb = x.s * 1.5f;
+    } else if (mode == 3) {
+        sb = rand_scale(r, log2(x.s) - 2, log2(x.s) + 2);
+        zb = fz_int(r, lo, hi);
+    }
+    if (mode == 4 && (x.rank == 4 || x.rank == 2)) {
+        int axis = 1;
+        int nc = (int)d[axis];
+        Sb sl = {0}, zl = {0};
+        for (int c = 0; c < nc; c++) {
+            float sc = x.s * (float)(0.5 + 0.25 * fz_int(r, 0, 6));
+            int zc = chance(r, 0.5) ? azp : fz_int(r, lo, hi);
+            if (sc / x.s > fmax)
+                fmax = sc / x.s;
+            sb_printf(&sl, "%s%.9g", c ? ", " : "", (double)sc);
+            sb_printf(&zl, "%s%d", c ? ", " : "", zc);
+            if (c == 0 || abs(zc - azp) > abs(zb - azp))
+                zb = zc;
+        }
+        sb_printf(&g->body, "  %%v%d = dequantize %%v%d, axis=%d, scale=[%s], zp=[%s] : f32%s\n",
+                  vb, va, axis, sl.p, zl.p, ds);
+        sb_free(&sl);
+        sb_free(&zl);
+    } else if (mode == 5 && g->nin < MAXIN && g->gg->nscale_in < 8) {
+        /* run-time scale: a scalar graph input, filled in [s, 1.25 s] */
+        int in = g->nin++;
+        sb_printf(&g->sig, "%s%%in%d: f32[]", in ? ", " : "", in);
+        g->gg->scale_in[g->gg->nscale_in].input = in;
+        g->gg->scale_in[g->gg->nscale_in].lo = x.s;
+        g->gg->scale_in[g->gg->nscale_in].hi = x.s * 1.25f;
+        g->gg->nscale_in++;
+        fmax = 1.25;
+        zb = chance(r, 0.5) ? azp : fz_int(r, lo, hi);
+        int vz = newval(g);
+        sb_printf(&g->body, "  %%v%d = const dense<%s[], [%d]>\n", vz, au8 ? "u8" : "i8", zb);
+        sb_printf(&g->body, "  %%v%d = dequantize %%v%d, %%in%d, %%v%d : f32%s\n", vb, va, in,
+                  vz, ds);
+    } else {
+        sb_printf(&g->body, "  %%v%d = dequantize %%v%d, scale=%.9g, zp=%d : f32%s\n", vb, va,
+                  (double)sb, zb, ds);
+    }
+    /* after: relu or nothing, then quantize C over the values B can give */
+    double flo = (aqmin - zb) * (double)sb * fmax, fhi = (aqmax - zb) * (double)sb * fmax;
+    if (flo > fhi) {
+        double t = flo;
+        flo = fhi;
+        fhi = t;
+    }
+    int vf = vb;
+    if (chance(r, 0.3)) {
+        vf = newval(g);
+        sb_printf(&g->body, "  %%v%d = relu %%v%d : f32%s\n", vf, vb, ds);
+        if (flo < 0)
+            flo = 0;
+    }
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, flo, fhi, chance(r, 0.6), false, &proto);
+    return emit_q(g, vf, x.rank, d, &proto, 1);
+}
+
 /* ---- driver ---- */
 
 enum { K_CONV, K_MATMUL, K_GEMM, K_BIN, K_CONCAT, K_POOL, K_ACT, K_LAYOUT, K_REQ, K_SOFTMAX,
-       K_FCONV, K_COUNT };
-static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2};
+       K_FCONV, K_QDQ, K_COUNT };
+/* K_QDQ's weight is 0 without --qdq-pairs, so the other graphs of a seed stay the same */
+static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0};
+#define K_QDQ_WEIGHT 25
 
 static int
 run_slot(Gen *g)
 {
-    int tot = 0;
+    int w[K_COUNT], tot = 0;
+    memcpy(w, kweights, sizeof w);
+    if (g->sp->qdq_pairs)
+        w[K_QDQ] = K_QDQ_WEIGHT;
     for (int k = 0; k < K_COUNT; k++)
-        tot += kweights[k];
+        tot += w[k];
     int x = fz_int(&g->r, 0, tot - 1), k = 0;
-    while (x >= kweights[k])
-        x -= kweights[k++];
+    while (x >= w[k])
+        x -= w[k++];
     if (g->sp->only_kind >= 0)
         k = g->sp->only_kind;
     switch (k) {
@@ -1298,6 +1433,12 @@ run_slot(Gen *g)
     case K_ACT: return op_act(g);
     case K_LAYOUT: return op_layout(g);
     case K_REQ: return op_requant(g);
+    case K_QDQ: {
+        int pi = op_qdq_pair(g);
+        if (pi >= 0 && chance(&g->r, 0.3))
+            pi = op_qdq_pair(g); /* a chain: the next pair starts from this one's result */
+        return pi;
+    }
     default: return op_softmax(g);
     }
 }
@@ -1426,10 +1567,13 @@ fz_generate(const GenSpec *sp, GenGraph *gg)
             add_output(g, pi, false, &ret, &rty);
     }
     Sb *t = &gg->text;
-    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s\n",
+    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s%s\n",
               (unsigned long long)sp->seed, sp->nslots, (unsigned long long)sp->skip, sp->maxn,
               sp->maxc, sp->maxhw, sp->all_outputs ? "all" : "leaves",
-              sp->only_slot >= 0 ? " (one output)" : "");
+              sp->only_slot >= 0 ? " (one output)" : "", sp->qdq_pairs ? " --qdq-pairs" : "");
+    for (int i = 0; i < gg->nscale_in; i++)
+        sb_printf(t, "// fz-scale %d %.9g %.9g\n", gg->scale_in[i].input,
+                  (double)gg->scale_in[i].lo, (double)gg->scale_in[i].hi);
     for (int i = 0; i < gg->nout; i++) {
         const GenOut *o = &gg->out[i];
         sb_printf(t, "// fz-out %s %.9g %d %d %d %d %d\n",

@@ -78,6 +78,8 @@ static const char usage_text[] =
     "  --passes=A,B,...        passes to run ('default' = the default pipeline);\n"
     "                          compile mode runs the default pipeline, opt mode none\n"
     "  --list-passes           list the passes and exit\n"
+    "  --strict                import warnings about invalid input (an attribute the op or\n"
+    "                          its opset does not define) are errors\n"
     "  --verify-each           run the verifier after every pass\n"
     "  --print-after=A,B       print the IR after the named passes (to stderr)\n"
     "  --print-after-all       print the IR after every pass (to stderr)\n"
@@ -730,6 +732,8 @@ main(int argc, char **argv)
             qdqc_context_set_option(o.ctx, "print-after", v);
         } else if (strcmp(a, "--print-after-all") == 0) {
             qdqc_context_set_option(o.ctx, "print-after-all", "1");
+        } else if (strcmp(a, "--strict") == 0) {
+            qdqc_context_set_option(o.ctx, "strict", "1");
         } else if (strcmp(a, "--verify-each") == 0) {
             qdqc_context_set_option(o.ctx, "verify-each", "1");
         } else if (strcmp(a, "--time-passes") == 0) {
