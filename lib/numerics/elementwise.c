@@ -16,8 +16,13 @@
 static int32_t
 finish(float v, int32_t zy, int32_t lo, int32_t hi)
 {
-    /* rounding first, in int64, so that a huge v saturates instead of wrapping */
-    return qn_saturate(qn_round_half_even_f32_i64(v) + zy, lo, hi);
+    /* rounding first, in int64, so that a huge v saturates instead of wrapping; then bounded
+     * to +-2^40 so that adding the zero point cannot overflow (qdqc-fuzz --mutate, mutant 542:
+     * an output scale of 1.2e-21 gave INT64_MAX + 255 -> 0 instead of 255) */
+    int64_t r = qn_round_half_even_f32_i64(v);
+    const int64_t bound = (int64_t)1 << 40;
+    r = r > bound ? bound : r < -bound ? -bound : r;
+    return qn_saturate(r + zy, lo, hi);
 }
 
 int32_t

@@ -54,6 +54,11 @@ ties(void)
     EXPECT(qn_requantize(6, 0.25f, 0, 1.0f, 0, -128, 127), 2);
     EXPECT(qn_requantize(-6, 0.25f, 0, 1.0f, 0, -128, 127), -2);
     EXPECT(qn_requantize(127, 1.0f, 0, 0.001f, 0, -128, 127), 127);
+    /* a quotient beyond int64 saturates to the right end, with a zero point added
+     * (qdqc-fuzz --mutate mutant 542: scale 1.22e-21 gave 0 instead of 255) */
+    EXPECT(qn_requantize(200, 0.5f, 0, 1.22e-21f, 255, 0, 255), 255);
+    EXPECT(qn_requantize(-200, 0.5f, 0, 1.22e-21f, -128, -128, 127), -128);
+    EXPECT(qn_requantize(200, 0.5f, 0, 1.22e-21f, 127, -128, 127), 127);
 }
 
 /* The float QDQ graph: dequantize each operand, one f32 op, quantize. */
