@@ -514,7 +514,7 @@ check_int_op(Graph *g, NodeId nid)
         if (b + bnd[c] > INT32_MAX || b - bnd[c] < INT32_MIN) {
             node_warning(g, n, "int32 accumulator may overflow: output channel %lld's bias "
                          "%.0f plus or minus products of up to %.0f leaves the int32 range "
-                         "(the reference interpreter reports it, compiled code wraps)",
+                         "(both engines wrap it to int32, as ONNX Runtime does)",
                          (long long)c, b, bnd[c]);
             break;
         }

@@ -23,12 +23,10 @@
  * the code generator refuses; not run: inputs/outputs over 64 MiB) and the failures: crash
  * (a signal or an unexpected exit), hang (time limit), jit-vs-ref (outputs differ),
  * one-engine-fails, error-without-message. A failing mutant is written to --out DIR as
- * mutant-S-I.onnx. Two known defects, fixed on other branches, are marked "known": a
- * jit-vs-ref or one-engine-fails mutant whose imported graph has a dequantize with other
- * parameters than the quantize that produces its operand ("dq-params": the compiled code uses
- * the producer's, issue 17 item 1), and a mutant where only the reference fails with "int32
- * accumulator overflows" ("int32-overflow": the JIT wraps, issue 17 item 5); --allow-known
- * does not count those as failures. --inject mismatch|crash|hang makes every child flip a
+ * mutant-S-I.onnx. A jit-vs-ref or one-engine-fails mutant whose imported graph has a
+ * dequantize with other parameters than the quantize that produces its operand is tagged
+ * "known: dq-params" (the defect of issue 17 item 1, fixed: the tag points a regression to its
+ * likely cause); --allow-known does not count tagged mutants as failures. --inject mismatch|crash|hang makes every child flip a
  * JIT output bit, die of SIGSEGV or never finish, to show those are caught (lit
  * regress/mutate-selftest.test). Exit status: 0 no failure, 1 failures, 2 usage. */
 #define _POSIX_C_SOURCE 200809L
@@ -792,9 +790,6 @@ run_child(const Bytes *mut, uint64_t input_seed, int fd, int inject)
     if ((cls == M_MISMATCH || cls == M_ONE_FAILS) && dqp) {
         size_t l = strlen(detail);
         snprintf(detail + l, sizeof detail - l, " [known: dq-params]");
-    } else if (cls == M_ONE_FAILS && sr != QDQC_OK && strstr(eref, "int32 accumulator overflows")) {
-        size_t l = strlen(detail);
-        snprintf(detail + l, sizeof detail - l, " [known: int32-overflow]");
     }
 out:
     {
