@@ -386,6 +386,9 @@ ir_fill_uses(Graph *g)
     uint32_t nv = g->values.len;
     free(g->use_start);
     free(g->uses);
+    g->use_start = NULL; /* an allocation failure below leaves the graph without uses, */
+    g->uses = NULL;      /* not with pointers to freed arrays (unit.test_nomem) */
+    g->uses_valid = false;
     uint32_t *cnt = xcalloc(nv + 1, sizeof(uint32_t));
     for (uint32_t i = 1; i < g->nodes.len; i++) {
         Node *n = &g->nodes.data[i];
