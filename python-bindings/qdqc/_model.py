@@ -377,8 +377,7 @@ class Model:
             return "<qdqc.Model (closed)>"
         lines = [f"<qdqc.Model engine={self.engine} target={self.target or 'host'} "
                  f"requant={self.requant}"]
-        width = max(len(t.name) for t in self.inputs + self.outputs) + 2 if self.inputs or \
-            self.outputs else 0
+        width = max((len(repr(t.name)) for t in self.inputs + self.outputs), default=0)
         for kind, infos in (("input ", self.inputs), ("output", self.outputs)):
             for t in infos:
                 shape = ",".join(str(d) for d in t.shape)
