@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Write the bundled example model and its input:
 
-    examples/mobilenetv2_qdq.onnx   small MobileNetV2-style QDQ network (1x3x32x32 -> 10 logits),
-                                    ONNX Runtime quantize_static layout: uint8 activations with zero
-                                    points, int8 per-channel weights, int32 bias, Relu6 folded into Q
-    examples/input.npy              a deterministic float32 input of shape (1, 3, 32, 32)
+    examples/mobilenetv2_qdq.onnx   MobileNetV2 1.0 (torchvision's topology: 1x3x224x224 -> 1000
+                                    logits, 17 inverted residual blocks, 52 convs) with random
+                                    weights, ONNX Runtime quantize_static layout: uint8
+                                    activations with zero points, int8 per-channel weights
+                                    (3.5 M), int32 bias, Relu6 folded into Q; 3.9 MB
+    examples/input.npy              a deterministic float32 input of shape (1, 3, 224, 224)
 
 Run with Debian's python (python3-onnx, python3-numpy):  /usr/bin/python3 examples/gen_example.py
 The model comes from test/models/gen_fixtures.py (example_model); output is byte-identical on rerun.

@@ -1,7 +1,6 @@
 /* run_model.c: a C driver for a model compiled by qdqc (README example, docs/abi.md).
  *
- *   qdqc examples/mobilenetv2_qdq.onnx -o model.o --name=mobilenet
- *   qdqc examples/mobilenetv2_qdq.onnx --emit=header --name=mobilenet -o model.h
+ *   qdqc examples/mobilenetv2_qdq.onnx -o model.o -o model.h --name=mobilenet
  *   cc -I. examples/run_model.c model.o -lm -o run_model
  *   ./run_model examples/input.npy [REFERENCE.npy]
  *

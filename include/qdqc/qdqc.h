@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qdqc/runtime.h" /* parallel-for hook and thread pool (also in libqdqc_runtime) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -228,14 +230,8 @@ QDQC_API qdqc_status qdqc_module_compile_outputs(qdqc_module *m,
                                                  const qdqc_emit_kind *kinds, char **outs,
                                                  size_t *lens);
 
-/* Parallel-for hook (same contract as the generated header): call fn(arg, begin, end) over
- * disjoint ranges covering [0, n), on any threads, and return when all have returned. A
- * compiled model calls the hook only from the thread that runs it, never from inside fn; but
- * runs on several threads that share one hook (sessions or AOT workspaces with the same pf and
- * ctx) call it concurrently, so a shared hook must allow that (qdqc_threadpool_parallel_for
- * does). */
-typedef void (*qdqc_parallel_fn)(void *arg, int64_t begin, int64_t end);
-typedef void (*qdqc_parallel_for_fn)(void *ctx, qdqc_parallel_fn fn, void *arg, int64_t n);
+/* Parallel-for hook types qdqc_parallel_fn / qdqc_parallel_for_fn and the thread pool
+ * (qdqc_threadpool_*): qdqc/runtime.h, included above; libqdqc exports the pool too. */
 
 /* JIT session: compiles m in process (ORC LLJIT). The session does not reference m after
  * creation. Threads: separate sessions (also sessions made from one module) may run at the
@@ -254,20 +250,6 @@ QDQC_API void qdqc_jit_set_parallel_for(qdqc_jit *j, qdqc_parallel_for_fn pf, vo
 QDQC_API qdqc_status qdqc_jit_run(qdqc_jit *j, const void *const *inputs, void *const *outputs);
 QDQC_API size_t qdqc_jit_workspace_size(const qdqc_jit *j);
 QDQC_API void qdqc_jit_destroy(qdqc_jit *j); /* NULL is a no-op */
-
-/* A small pthread pool whose qdqc_threadpool_parallel_for fits qdqc_parallel_for_fn
- * (pass the pool as ctx). nthreads <= 1: runs on the caller. The caller is one of the threads;
- * [0, n) is handed out in chunks of max(1, n / (QDQC_THREADPOOL_CHUNKS_PER_THREAD * nthreads))
- * through an atomic counter, each to the first free thread. Any number of threads may call
- * qdqc_threadpool_parallel_for on one pool at once, and fn may call it again (nested): the
- * pool's workers serve one call at a time, and a call that finds them taken runs
- * fn(arg, 0, n) on its own thread instead of waiting, so no call waits for another.
- * qdqc_threadpool_destroy must not overlap a call. */
-#define QDQC_THREADPOOL_CHUNKS_PER_THREAD 4
-typedef struct qdqc_threadpool qdqc_threadpool;
-QDQC_API qdqc_threadpool *qdqc_threadpool_create(int nthreads);
-QDQC_API void qdqc_threadpool_destroy(qdqc_threadpool *p); /* NULL is a no-op */
-QDQC_API void qdqc_threadpool_parallel_for(void *pool, qdqc_parallel_fn fn, void *arg, int64_t n);
 
 #ifdef __cplusplus
 }

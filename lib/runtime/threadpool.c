@@ -36,7 +36,7 @@
  * takes the mutex to signal only when it sees an announcement (Dekker: one of the two always
  * sees the other's write). */
 #define _POSIX_C_SOURCE 200809L
-#include <qdqc/qdqc.h>
+#include <qdqc/runtime.h>
 
 #include <pthread.h>
 #include <stdatomic.h>

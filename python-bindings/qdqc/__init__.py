@@ -3,11 +3,13 @@
     import numpy as np, qdqc
     model = qdqc.compile("examples/mobilenetv2_qdq.onnx")
     x = np.zeros(model.inputs[0].shape, model.inputs[0].dtype)
-    outputs = model.run(**{model.inputs[0].name: x})   # {output name: ndarray}, JIT-compiled
+    outputs = model.run(x)            # {output name: ndarray}, JIT-compiled; or run(input=x)
+    print(model)                      # engine, inputs and outputs with shapes and dtypes
     model.save_object("model.o"); model.save_header("model.h")   # docs/abi.md
 
 A ctypes wrapper over libqdqc.so (found as described in qdqc/_lib.py); the C names are
-available on qdqc.lib(). Every failure raises qdqc.Error carrying the library's diagnostics.
+available on qdqc.lib(). Every failure raises qdqc.Error carrying the library's diagnostics;
+an input array of the wrong dtype raises qdqc.InputTypeError (a qdqc.Error and a TypeError).
 """
 import ctypes
 import functools
@@ -16,10 +18,11 @@ import os
 import numpy as np
 
 from . import _lib
-from ._model import EngineWarning, Error, Model, TensorInfo, dtype_of, elem_type_of
+from ._model import (EngineWarning, Error, InputTypeError, Model, TensorInfo, dtype_of,
+                     elem_type_of)
 
-__all__ = ["compile", "EngineWarning", "Error", "Model", "TensorInfo", "dtype_of", "lib",
-           "version", "version_string", "VERSION_HEX"]
+__all__ = ["compile", "EngineWarning", "Error", "InputTypeError", "Model", "TensorInfo",
+           "dtype_of", "lib", "version", "version_string", "VERSION_HEX"]
 __version__ = "0.1.0"
 VERSION_HEX = (0 << 16) | (1 << 8) | 0  # the C header's QDQC_VERSION_HEX this package expects
 

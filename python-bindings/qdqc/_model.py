@@ -56,6 +56,14 @@ class Error(Exception):
         super().__init__(msg)
 
 
+class InputTypeError(Error, TypeError):
+    """Model.run got an array whose dtype is not the input's: qdqc never casts an array
+    silently (a float64 array for a u8 input would be truncated). Also a qdqc.Error."""
+
+    def __init__(self, diagnostics):
+        super().__init__("run", "QDQC_ERR_INVALID_ARG", diagnostics)
+
+
 TensorInfo = collections.namedtuple("TensorInfo", "name shape elem_type dtype")
 TensorInfo.__doc__ = "A graph input or output: name, shape (tuple), qdqc elem_type, numpy dtype"
 
@@ -274,7 +282,51 @@ class Model:
             lines.append(diags.rstrip("\n"))
         return "\n".join(lines) + "\n"
 
-    def _inputs_from(self, arrays):
+    def _named(self, args, arrays):
+        """{input name: value} from positional values (in the order of Model.inputs) and
+        named ones."""
+        if len(args) > len(self.inputs):
+            raise Error("run", "QDQC_ERR_INVALID_ARG",
+                        f"{len(args)} positional inputs given, the model has "
+                        f"{len(self.inputs)} ({', '.join(t.name for t in self.inputs)})")
+        named = {}
+        for t, a in zip(self.inputs, args):
+            if t.name in arrays:
+                raise Error("run", "QDQC_ERR_INVALID_ARG",
+                            f"input '{t.name}' given both by position and by name")
+            named[t.name] = a
+        named.update(arrays)
+        return named
+
+    @staticmethod
+    def _as_input(t, value):
+        """value as a C-order array of input t's dtype. An array (or numpy scalar) must have
+        exactly that dtype; a Python list or number is converted when its values fit (integers
+        in range for an integer input; numbers of any kind for a float input)."""
+        want = f"{t.dtype} ({t.elem_type})"
+        if isinstance(value, (np.ndarray, np.generic)):
+            if value.dtype != t.dtype:
+                raise InputTypeError(
+                    f"input '{t.name}': dtype {value.dtype}, expected {want}; qdqc does not "
+                    f"cast arrays, convert it with .astype(np.{t.dtype.name})")
+            return np.ascontiguousarray(value)
+        a = np.asarray(value)
+        if t.dtype.kind == "f":
+            ok = a.dtype.kind in "biuf"
+        elif t.dtype.kind in "iu":
+            info = np.iinfo(t.dtype)
+            ok = a.dtype.kind in "biu" and (
+                not a.size or (int(a.min()) >= info.min and int(a.max()) <= info.max))
+        else:
+            ok = a.dtype.kind == t.dtype.kind
+        if not ok:
+            raise InputTypeError(
+                f"input '{t.name}': {type(value).__name__} of {a.dtype} values does not fit "
+                f"{want}; pass an array of that dtype")
+        return np.ascontiguousarray(a, dtype=t.dtype)
+
+    def _inputs_from(self, args, arrays):
+        arrays = self._named(args, arrays)
         names = [t.name for t in self.inputs]
         unknown = sorted(set(arrays) - set(names))
         missing = [n for n in names if n not in arrays]
@@ -283,39 +335,55 @@ class Model:
                         f"inputs: expected {names}, missing {missing}, unknown {unknown}")
         res = []
         for t in self.inputs:
-            a = np.asarray(arrays[t.name])
+            a = self._as_input(t, arrays[t.name])
             if a.shape != t.shape:
                 raise Error("run", "QDQC_ERR_INVALID_ARG",
                             f"input '{t.name}': shape {a.shape}, expected {t.shape}")
-            if not np.can_cast(a.dtype, t.dtype, casting="same_kind"):
-                raise Error("run", "QDQC_ERR_INVALID_ARG",
-                            f"input '{t.name}': dtype {a.dtype}, expected {t.dtype}")
-            res.append(np.ascontiguousarray(a, dtype=t.dtype))
+            res.append(a)
         return res
 
-    def _run_with(self, fn, what, arrays):
+    def _run_with(self, fn, what, args, arrays):
         self._live()
-        ins = self._inputs_from(arrays)
+        ins = self._inputs_from(args, arrays)
         outs = [np.empty(t.shape, t.dtype) for t in self.outputs]
         in_ptrs = (ctypes.c_void_p * max(1, len(ins)))(*[a.ctypes.data for a in ins])
         out_ptrs = (ctypes.c_void_p * max(1, len(outs)))(*[a.ctypes.data for a in outs])
         self._check(fn(in_ptrs, out_ptrs), what)
         return {t.name: a for t, a in zip(self.outputs, outs)}
 
-    def run(self, **arrays):
-        """Run the network on numpy arrays given by input name; returns {output name: array}.
-        Uses the engine named by Model.engine ("jit" or "reference")."""
+    def run(self, *args, **arrays):
+        """Run the network; returns {output name: array}. Inputs by position, in the order of
+        Model.inputs (m.run(x), m.run(x, y)), by name (m.run(input=x)), or both (the names
+        then cover the inputs after the positional ones). Each array must have its input's
+        shape and dtype (Model.inputs[i].dtype): a different dtype is an InputTypeError
+        (a TypeError), never a silent cast. Uses the engine named by Model.engine ("jit" or
+        "reference")."""
         if self._jit:
             return self._run_with(lambda i, o: self._lib.qdqc_jit_run(self._jit, i, o), "run",
-                                  arrays)
+                                  args, arrays)
         return self._run_with(
-            lambda i, o: self._lib.qdqc_module_run_reference(self._mod, i, o), "run", arrays)
+            lambda i, o: self._lib.qdqc_module_run_reference(self._mod, i, o), "run", args,
+            arrays)
 
-    def run_reference(self, **arrays):
-        """Run in the reference interpreter (the oracle), whatever Model.engine is."""
+    def run_reference(self, *args, **arrays):
+        """Run in the reference interpreter (the oracle), whatever Model.engine is; inputs as
+        Model.run."""
         return self._run_with(
             lambda i, o: self._lib.qdqc_module_run_reference(self._mod, i, o),
-            "run_reference", arrays)
+            "run_reference", args, arrays)
+
+    def __repr__(self):
+        if not getattr(self, "_mod", None):
+            return "<qdqc.Model (closed)>"
+        lines = [f"<qdqc.Model engine={self.engine} target={self.target or 'host'} "
+                 f"requant={self.requant}"]
+        width = max((len(repr(t.name)) for t in self.inputs + self.outputs), default=0)
+        for kind, infos in (("input ", self.inputs), ("output", self.outputs)):
+            for t in infos:
+                shape = ",".join(str(d) for d in t.shape)
+                lines.append(f"  {kind} {repr(t.name):<{width}} {t.elem_type}[{shape}]"
+                             f"  numpy {t.dtype}")
+        return "\n".join(lines) + ">"
 
     def _need_codegen(self, what):
         self._live()

@@ -19,6 +19,22 @@ graph @relu_qdq(%x: u8[1,4]{scale=0.5, zp=128}) -> u8[1,4]{scale=0.5, zp=128} {
 }
 """
 
+TWO_INPUTS = b"""// saturating add of two u8 inputs with the same parameters
+graph @add2(%a: u8[1,4]{scale=1, zp=0}, %b: u8[1,4]{scale=1, zp=0}) -> u8[1,4]{scale=1, zp=0} {
+  %da = dequantize %a, scale=1, zp=0 : f32[1,4]
+  %db = dequantize %b, scale=1, zp=0 : f32[1,4]
+  %s0 = add %da, %db : f32[1,4]
+  %s = quantize %s0, scale=1, zp=0 : u8[1,4]{scale=1, zp=0}
+  return %s
+}
+"""
+
+RELU_F32 = b"""graph @relu_f32(%x: f32[1,2]) -> f32[1,2] {
+  %y = relu %x : f32[1,2]
+  return %y
+}
+"""
+
 
 def test_version_matches_header():
     assert qdqc.version() == qdqc.VERSION_HEX
@@ -47,10 +63,10 @@ def test_text_ir_bytes_exact():
                                       np.array([[128, 128, 128, 255]], np.uint8))
 
 
-def test_bytes_equal_path(example_model):
-    with open(example_model, "rb") as f:
+def test_bytes_equal_path(small_model):
+    with open(small_model, "rb") as f:
         data = f.read()
-    a = qdqc.compile(example_model, engine="reference")
+    a = qdqc.compile(small_model, engine="reference")
     b = qdqc.compile(data, engine="reference")
     assert a.ir().split("\n", 1)[1] == b.ir().split("\n", 1)[1]
 
@@ -67,12 +83,12 @@ def _assert_same(got, want):
         np.testing.assert_array_equal(got[k], want[k])
 
 
-def test_run_matches_reference_engine(jit_model, example_input):
+def test_run_matches_reference_engine(jit_model, small_input):
     """Model.run (the JIT) against the reference interpreter on the same compiled graph: the
-    outputs are identical, on examples/input.npy and on random inputs."""
+    outputs are identical, on small_input and on random inputs."""
     m = jit_model
     assert m.engine == "jit"
-    got, want = m.run(input=example_input), m.run_reference(input=example_input)
+    got, want = m.run(input=small_input), m.run_reference(input=small_input)
     assert np.abs(want["logits"]).max() > 0
     _assert_same(got, want)
     for seed in range(2):
@@ -89,17 +105,17 @@ def test_jit_matches_reference_fixtures(fixtures_dir, fixture):
     _assert_same(m.run(**x), m.run_reference(**x))
 
 
-def test_jit_threads_and_fixed_requant(example_model, example_input):
-    m = qdqc.compile(example_model, requant="fixed", threads=2)
+def test_jit_threads_and_fixed_requant(small_model, small_input):
+    m = qdqc.compile(small_model, requant="fixed", threads=2)
     assert m.engine == "jit"
-    _assert_same(m.run(input=example_input), m.run_reference(input=example_input))
+    _assert_same(m.run(input=small_input), m.run_reference(input=small_input))
 
 
-def test_pipeline_preserves_results(jit_model, example_model):
+def test_pipeline_preserves_results(jit_model, small_model):
     """The default pipeline against the imported graph (only dead-code removal), both in the
     reference engine: the compiled network computes what the QDQ model means."""
     opt = jit_model
-    raw = qdqc.compile(example_model, passes="dce", engine="reference")
+    raw = qdqc.compile(small_model, passes="dce", engine="reference")
     x = _rand_input(opt, 7)
     got, want = opt.run(**x)["logits"], raw.run_reference(**x)["logits"]
     assert np.abs(want).max() > 0
@@ -128,8 +144,8 @@ def test_const_inputs():
         qdqc.compile(data, const_inputs={"shape": np.array([3, 4]), "nope": np.zeros(1)})
 
 
-def test_requant_fixed(example_model):
-    m = qdqc.compile(example_model, requant="fixed", engine="reference")
+def test_requant_fixed(small_model):
+    m = qdqc.compile(small_model, requant="fixed", engine="reference")
     assert m.run(**_rand_input(m))["logits"].shape == (1, 10)
 
 
@@ -170,11 +186,11 @@ def test_missing_file(tmp_path):
     assert "absent.onnx" in e.value.diagnostics
 
 
-def test_bad_options(example_model):
+def test_bad_options(small_model):
     with pytest.raises(qdqc.Error, match="requant"):
-        qdqc.compile(example_model, requant="double")
+        qdqc.compile(small_model, requant="double")
     with pytest.raises(qdqc.Error) as e:
-        qdqc.compile(example_model, passes="no-such-pass")
+        qdqc.compile(small_model, passes="no-such-pass")
     assert "no-such-pass" in e.value.diagnostics
     with pytest.raises(qdqc.Error, match="unknown engine"):
         qdqc.compile(RELU_QDQ, engine="gpu")
@@ -186,13 +202,75 @@ def test_run_checks_inputs():
         m.run()
     with pytest.raises(qdqc.Error, match="shape"):
         m.run(x=np.zeros((2, 4), np.uint8))
-    with pytest.raises(qdqc.Error, match="dtype"):
+    with pytest.raises(TypeError, match=r"input 'x': dtype float32, expected uint8 \(u8\)"):
         m.run(x=np.zeros((1, 4), np.float32))
     with pytest.raises(qdqc.Error, match="unknown"):
         m.run(x=np.zeros((1, 4), np.uint8), y=1)
     m.close()
     with pytest.raises(qdqc.Error, match="closed"):
         m.ir()
+
+
+def test_positional_inputs():
+    """m.run(x) / m.run(x, y): inputs by position in the order of Model.inputs, also mixed
+    with names; the same results as by name."""
+    m = qdqc.compile(TWO_INPUTS)
+    assert [t.name for t in m.inputs] == ["a", "b"]
+    a = np.array([[0, 10, 200, 255]], np.uint8)
+    b = np.array([[5, 5, 5, 5]], np.uint8)
+    want = m.run(a=a, b=b)["s"]
+    np.testing.assert_array_equal(want, np.array([[5, 15, 205, 255]], np.uint8))
+    for got in (m.run(a, b), m.run(a, b=b), m.run_reference(a, b)):
+        np.testing.assert_array_equal(got["s"], want)
+    with pytest.raises(qdqc.Error, match="missing"):
+        m.run(a)
+    with pytest.raises(qdqc.Error, match="input 'a' given both by position and by name"):
+        m.run(a, a=a, b=b)
+    with pytest.raises(qdqc.Error, match=r"3 positional inputs given, the model has 2 \(a, b\)"):
+        m.run(a, b, b)
+
+
+def test_no_silent_dtype_casts():
+    """An array of another dtype is a TypeError (also a qdqc.Error) naming the input and the
+    dtype it needs, for every engine; a Python list is converted only when its values fit."""
+    m = qdqc.compile(RELU_QDQ)
+    x = np.array([[0.0, 127.0, 128.0, 255.0]])  # float64
+    for run in (m.run, m.run_reference):
+        with pytest.raises(TypeError) as e:
+            run(x)
+        assert isinstance(e.value, qdqc.Error) and isinstance(e.value, qdqc.InputTypeError)
+        assert ("input 'x': dtype float64, expected uint8 (u8); qdqc does not cast arrays, "
+                "convert it with .astype(np.uint8)") in str(e.value)
+    for bad in (np.zeros((1, 4), np.int64), np.zeros((1, 4), np.int8), np.float64(1)):
+        with pytest.raises(qdqc.InputTypeError, match="expected uint8"):
+            m.run(x=bad)
+    np.testing.assert_array_equal(m.run([[0, 127, 128, 255]])["q"],
+                                  m.run(x.astype(np.uint8))["q"])
+    with pytest.raises(qdqc.InputTypeError, match="list of int64 values does not fit uint8"):
+        m.run([[0, 1, 2, 256]])
+    with pytest.raises(qdqc.InputTypeError, match="list of float64 values does not fit uint8"):
+        m.run([[0.5, 1, 2, 3]])
+    f = qdqc.compile(RELU_F32)
+    np.testing.assert_array_equal(f.run([[-1.0, 2.5]])["y"], np.array([[0, 2.5]], np.float32))
+    with pytest.raises(qdqc.InputTypeError, match="dtype float64, expected float32 \\(f32\\)"):
+        f.run(np.array([[-1.0, 2.5]]))
+
+
+def test_repr(jit_model):
+    """repr names the engine, target, requantization and every input and output with its
+    shape, qdqc element type and numpy dtype."""
+    assert repr(jit_model) == (
+        "<qdqc.Model engine=jit target=host requant=float\n"
+        "  input  'input'  f32[1,3,32,32]  numpy float32\n"
+        "  output 'logits' f32[1,10]  numpy float32>")
+    m = qdqc.compile(TWO_INPUTS, engine="reference")
+    assert repr(m) == (
+        "<qdqc.Model engine=reference target=host requant=float\n"
+        "  input  'a' u8[1,4]  numpy uint8\n"
+        "  input  'b' u8[1,4]  numpy uint8\n"
+        "  output 's' u8[1,4]  numpy uint8>")
+    m.close()
+    assert repr(m) == "<qdqc.Model (closed)>"
 
 
 def test_models_are_independent():
@@ -223,7 +301,7 @@ def test_save_object_and_header_host(tmp_path, jit_model):
     assert '#define MODEL_INPUT0_DIMS {1, 3, 32, 32}' in h
 
 
-def test_saved_object_links_and_matches(tmp_path, jit_model, example_input):
+def test_saved_object_links_and_matches(tmp_path, jit_model, small_input):
     """The saved object and header, linked into a C program, compute what Model.run does."""
     cc = shutil.which("cc") or shutil.which("gcc")
     assert cc, "no C compiler on PATH"
@@ -252,10 +330,10 @@ int main(int argc, char **argv) {
     exe = tmp_path / "main"
     subprocess.run([cc, "-std=c11", "-o", str(exe), str(tmp_path / "main.c"),
                     str(tmp_path / "m.o"), "-lm"], check=True, cwd=tmp_path)
-    example_input.astype(np.float32).tofile(tmp_path / "in.bin")
+    small_input.astype(np.float32).tofile(tmp_path / "in.bin")
     subprocess.run([str(exe), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")], check=True)
     got = np.fromfile(tmp_path / "out.bin", np.float32).reshape(1, 10)
-    np.testing.assert_array_equal(got, jit_model.run(input=example_input)["logits"])
+    np.testing.assert_array_equal(got, jit_model.run(input=small_input)["logits"])
 
 
 def _foreign_triple():
@@ -265,12 +343,12 @@ def _foreign_triple():
             else ("x86_64", "x86_64-linux-gnu"))
 
 
-def test_foreign_target_object(tmp_path, example_model, example_input):
+def test_foreign_target_object(tmp_path, small_model, small_input):
     """target= reaches code generation; the JIT cannot run a foreign target, so Model.run
     falls back to the reference engine and says why."""
     foreign, triple = _foreign_triple()
     with pytest.warns(qdqc.EngineWarning, match="cannot JIT for target"):
-        m = qdqc.compile(example_model, target=triple, name="net")
+        m = qdqc.compile(small_model, target=triple, name="net")
     assert m.engine == "reference"
     assert f"cannot JIT for target '{foreign}-unknown-linux-gnu' on this host" in m.jit_error
     assert "jit unavailable: " in m.report()
@@ -278,16 +356,16 @@ def test_foreign_target_object(tmp_path, example_model, example_input):
     assert _elf_machine((tmp_path / "net.o").read_bytes()) == ELF_MACHINE[foreign]
     assert _elf_machine(m.emit("obj")) == ELF_MACHINE[foreign]
     assert "int net_run(" in m.emit("header").decode()
-    assert m.run(input=example_input)["logits"].shape == (1, 10)
+    assert m.run(input=small_input)["logits"].shape == (1, 10)
     with pytest.raises(qdqc.Error) as e:
-        qdqc.compile(example_model, target=triple, engine="jit")
+        qdqc.compile(small_model, target=triple, engine="jit")
     assert e.value.status == "QDQC_ERR_CODEGEN"
     assert "cannot JIT for target" in e.value.diagnostics
 
 
 def test_mlir_in_and_out(jit_model):
     """An MLIR model (quant + tosa, as bytes) compiles to a qconv and runs in the JIT exactly as
-    in the reference interpreter; the example's integer graph exports as tosa."""
+    in the reference interpreter; small_model's integer graph exports as tosa."""
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), "test", "lit", "mlir", "import-conv.mlir")
     with open(path, "rb") as f:
@@ -296,7 +374,7 @@ def test_mlir_in_and_out(jit_model):
     x = {"arg0": np.random.default_rng(5).standard_normal((1, 8, 8, 3)).astype(np.float32)}
     _assert_same(m.run(**x), m.run_reference(**x))
     text = jit_model.mlir()
-    assert "func.func @mobilenetv2_qdq_example" in text and "tosa.conv2d" in text
+    assert "func.func @mobilenetv2_ort_u8" in text and "tosa.conv2d" in text
 
 
 def test_emit_kinds(jit_model):
@@ -308,11 +386,12 @@ def test_emit_kinds(jit_model):
         jit_model.emit("exe")
 
 
-def test_codegen_errors_carry_diagnostics(tmp_path, example_model):
+def test_codegen_errors_carry_diagnostics(tmp_path, small_model):
     with pytest.warns(qdqc.EngineWarning):
         m = qdqc.compile(RELU_QDQ, target="sparc-linux-gnu")
-    assert m.jit_error == ("error: codegen: unsupported target 'sparc-linux-gnu' "
-                           "(x86_64 and aarch64 only)")
+    assert m.jit_error == ("error: codegen: unsupported target 'sparc-linux-gnu': qdqc targets "
+                           "x86_64 and aarch64 (a triple such as x86_64-linux-gnu, or just "
+                           "x86_64, aarch64, arm64)")
     assert m.engine == "reference"
     with pytest.raises(qdqc.Error) as e:
         m.save_object(tmp_path / "m.o")

@@ -1167,8 +1167,11 @@ FULL = {
 
 
 def example_model():
-    """The bundled example (examples/mobilenetv2_qdq.onnx): small MobileNetV2, ORT style, and its input."""
-    b = mobilenetv2("mobilenetv2_qdq_example", "ort", "u8", seed=61)
+    """The bundled example (examples/mobilenetv2_qdq.onnx) and its input: MobileNetV2 1.0 (the
+    torchvision topology: 1x3x224x224 -> 1000 logits, 17 inverted residual blocks, 52 convs)
+    with random weights, ORT quantize_static style."""
+    b = mobilenetv2("mobilenetv2_qdq_example", "ort", "u8", size=224, cfg=MBV2_FULL, stem=32, last=1280,
+                    classes=1000, seed=61)
     return check(b.model()), b.feeds["input"]
 
 
