@@ -1,7 +1,7 @@
-/* mlir_export.h: qdqc IR (after the pipeline) -> MLIR text (tosa, linalg, arith, tensor),
+/* export.h: qdqc IR (after the pipeline) -> MLIR text (tosa, linalg, arith, tensor),
  * internal interface. docs/mlir.md lists what maps to what.
  *
- * The exporter writes text; mlir_export.c then parses and verifies it with the MLIR C API, so a
+ * The exporter writes text; export.c then parses and verifies it with the MLIR C API, so a
  * module that comes back from exp_mlir is one mlir-opt accepts. Nodes without a mapping get a
  * diagnostic at their location and the export fails; nothing is silently dropped. */
 #ifndef QDQC_MLIR_EXPORT_H
@@ -13,7 +13,7 @@
 /* The MLIR module for m's graph, or NULL with diagnostics in m's context. Caller frees. */
 char *exp_mlir(Module *m);
 
-/* ---- shared between mlir_export.c and mlir_export_ops.c ---- */
+/* ---- shared by the exporter's files (defined in export_util.c) ---- */
 typedef struct Exp {
     Graph *g;
     StrBuf b;       /* function body */
@@ -81,9 +81,9 @@ out_range(Exp *x, const Node *n, const Type *y, int64_t *lo, int64_t *hi)
     *hi += exp_shift(y->elem);
 }
 
-/* mlir_export_ops.c: one node; false (diagnostic emitted) if it has no mapping. */
+/* export_ops.c: one node; false (diagnostic emitted) if it has no mapping. */
 bool exp_node(Exp *x, Node *n);
-/* mlir_export_elem.c: element-wise, pooling, layout and float ops; *known = false if n's op
+/* export_elem.c: element-wise, pooling, layout and float ops; *known = false if n's op
  * is not one of them. */
 bool exp_node_elem(Exp *x, Node *n, bool *known);
 

@@ -1,10 +1,10 @@
-/* mlir_export_ops.c: the MLIR form of each qdqc op (see mlir_export.c for the conventions:
+/* export_ops.c: the MLIR form of each qdqc op (see export.c for the conventions:
  * logical NCHW layout, u8 as shifted i8). Integer requantization is tosa.rescale with
  * the multipliers and shifts of --requant=fixed (lib/numerics), i.e. its arithmetic exactly,
  * except windowed average pooling (tosa.avg_pool2d rounds once more; docs/mlir.md). quantize and
  * dequantize, which tosa has no exact form for, are linalg.generic over arith/math ops with
  * qdqc's exact definition (f32 division, round half to even, saturation). */
-#include "mlir_export.h"
+#include "export.h"
 
 #include "numerics/elementwise.h"
 
@@ -13,19 +13,6 @@
 
 static const int64_t k_to_nhwc[4] = {0, 2, 3, 1};
 static const int64_t k_to_nchw[4] = {0, 3, 1, 2};
-
-const Type *
-exp_vtype(Exp *x, ValueId v)
-{
-    return &ir_value(x->g, v)->type;
-}
-
-void
-exp_bind(Exp *x, Node *n, uint32_t id)
-{
-    if (id)
-        x->ssa[n->out[0].id] = id;
-}
 
 static void
 maps(StrBuf *b, int rank)
