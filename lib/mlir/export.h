@@ -51,6 +51,20 @@ bool exp_fixed(Exp *x, const Node *n, double m, QnFixed *f);
 /* tosa.clamp to [lo, hi] (exported units) when narrower than the element type's range. */
 uint32_t exp_clamp(Exp *x, uint32_t v, const Type *t, int64_t lo, int64_t hi);
 
+/* linalg.generic: operand i is %a<i> in the body (element type et), the init %out; `body`
+ * ends with linalg.yield. init 0: a tensor.empty of out_tt. */
+typedef struct ExpIn {
+    uint32_t v;
+    const char *tt, *map, *et;
+} ExpIn;
+uint32_t exp_generic(Exp *x, const ExpIn *in, int nin, uint32_t init, const char *out_tt,
+                     const char *out_map, const char *out_et, const char *iters,
+                     const char *body);
+/* affine_map over nd dims with results res[] (dim index, or -1 for the constant 0) */
+void exp_map(StrBuf *b, int nd, const int *res, int nres);
+/* the map that reads t (numpy-broadcast to y) at y's indices */
+void exp_bcast_map(StrBuf *b, const Type *t, const Type *y);
+
 const Type *exp_vtype(Exp *x, ValueId v);
 void exp_bind(Exp *x, Node *n, uint32_t id); /* n's (first) result is SSA value id */
 
@@ -86,5 +100,8 @@ bool exp_node(Exp *x, Node *n);
 /* export_elem.c: element-wise, pooling, layout and float ops; *known = false if n's op
  * is not one of them. */
 bool exp_node_elem(Exp *x, Node *n, bool *known);
+/* export_float.c: f32 ops of float islands (div, batchnorm, gemm, global average pooling) as
+ * linalg.generic with qdqc's own arithmetic (f64 accumulation, its order); *known as above. */
+bool exp_node_float(Exp *x, Node *n, bool *known);
 
 #endif

@@ -9,6 +9,7 @@
 #include "numerics/elementwise.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const int64_t k_to_nhwc[4] = {0, 2, 3, 1};
@@ -83,6 +84,49 @@ ex_quantize(Exp *x, Node *n)
     return true;
 }
 
+/* dequantize per axis: (f32)(q - zp[c]) * s[c], c the index on q's axis; the scales and zero
+ * points are constants read through a map onto that axis. */
+static bool
+dequantize_axis(Exp *x, Node *n, uint32_t v, const Type *xt, const char *et, const QParams *q)
+{
+    int64_t c = q->n;
+    float *s = xcalloc((size_t)c, sizeof *s);
+    int64_t *z = xcalloc((size_t)c, sizeof *z);
+    for (int64_t i = 0; i < c; i++) {
+        s[i] = q->scale[i];
+        z[i] = q->zp[i] + exp_shift(xt->elem);
+    }
+    uint32_t sv = exp_const_f(x, 1, &c, s, (size_t)c), zv = exp_const_i(x, "i64", 1, &c, z, (size_t)c);
+    free(s);
+    free(z);
+    StrBuf mi, ma, it, tq, ts, tz, ty;
+    sb_init(&mi), sb_init(&ma), sb_init(&it), sb_init(&tq), sb_init(&ts), sb_init(&tz), sb_init(&ty);
+    int res[IR_MAX_RANK], ax = q->axis;
+    for (int i = 0; i < xt->rank; i++) {
+        res[i] = i;
+        sb_puts(&it, i ? ", \"parallel\"" : "\"parallel\"");
+    }
+    exp_map(&mi, xt->rank, res, xt->rank);
+    exp_map(&ma, xt->rank, &ax, 1);
+    exp_ttype(&tq, xt->rank, xt->dims, et);
+    exp_ttype(&ts, 1, &c, "f32");
+    exp_ttype(&tz, 1, &c, "i64");
+    exp_ttype(&ty, xt->rank, xt->dims, "f32");
+    ExpIn in[3] = {{v, tq.data, mi.data, et}, {sv, ts.data, ma.data, "f32"}, {zv, tz.data, ma.data, "i64"}};
+    StrBuf bb; /* q widened to i64 (as the per-tensor form), minus zp, times the scale */
+    sb_init(&bb);
+    if (strcmp(et, "i64"))
+        sb_printf(&bb, "      %%w = arith.extsi %%a0 : %s to i64\n", et);
+    sb_printf(&bb, "      %%b = arith.subi %s, %%a2 : i64\n"
+                   "      %%c = arith.sitofp %%b : i64 to f32\n"
+                   "      %%m = arith.mulf %%c, %%a1 : f32\n"
+                   "      linalg.yield %%m : f32\n", strcmp(et, "i64") ? "%w" : "%a0");
+    exp_bind(x, n, exp_generic(x, in, 3, 0, ty.data, mi.data, "f32", it.data, bb.data));
+    sb_free(&bb);
+    sb_free(&mi), sb_free(&ma), sb_free(&it), sb_free(&tq), sb_free(&ts), sb_free(&tz), sb_free(&ty);
+    return true;
+}
+
 /* dequantize (integer -> f32, per tensor): (f32)(q - zp) * s, the subtraction in i64. */
 static bool
 ex_dequantize(Exp *x, Node *n)
@@ -90,12 +134,14 @@ ex_dequantize(Exp *x, Node *n)
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     const char *et = exp_et(xt->elem);
     const QParams *q = n->q ? n->q : xt->q; /* the node's own parameters first */
-    if ((n->nin > 1 && n->in[1].id) || yt->elem != ET_F32 || !q || q->n != 1 || !et ||
-        !strcmp(et, "i1") || elem_is_float(xt->elem))
-        return exp_fail(x, n, "dequantize: only integer -> f32 with per-tensor parameters");
+    if ((n->nin > 1 && n->in[1].id) || yt->elem != ET_F32 || !q || !et || !strcmp(et, "i1") ||
+        elem_is_float(xt->elem) || (q->n != 1 && (q->axis < 0 || q->axis >= xt->rank)))
+        return exp_fail(x, n, "dequantize: only integer -> f32 with static parameters");
     uint32_t v = exp_operand(x, n->in[0]);
     if (!v)
         return false;
+    if (q->n != 1)
+        return dequantize_axis(x, n, v, xt, et, q);
     char ext[64] = "";
     if (strcmp(et, "i64"))
         snprintf(ext, sizeof ext, "arith.extsi %%in : %s to i64", et);
@@ -550,7 +596,9 @@ exp_node(Exp *x, Node *n)
     default: break;
     }
     bool known = true;
-    bool ok = exp_node_elem(x, n, &known);
+    bool ok = exp_node_float(x, n, &known);
+    if (!known)
+        ok = exp_node_elem(x, n, &known);
     if (!known)
         return exp_fail(x, n, "`%s` has no tosa/linalg mapping", op_info(n->op)->name);
     return ok;

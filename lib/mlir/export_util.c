@@ -293,3 +293,57 @@ exp_bind(Exp *x, Node *n, uint32_t id)
     if (id)
         x->ssa[n->out[0].id] = id;
 }
+
+/* ---- linalg.generic ---- */
+
+void
+exp_map(StrBuf *b, int nd, const int *res, int nres)
+{
+    sb_puts(b, "affine_map<(");
+    for (int i = 0; i < nd; i++)
+        sb_printf(b, i ? ", d%d" : "d%d", i);
+    sb_puts(b, ") -> (");
+    for (int i = 0; i < nres; i++) {
+        if (res[i] < 0)
+            sb_puts(b, i ? ", 0" : "0");
+        else
+            sb_printf(b, i ? ", d%d" : "d%d", res[i]);
+    }
+    sb_puts(b, ")>");
+}
+
+void
+exp_bcast_map(StrBuf *b, const Type *t, const Type *y)
+{
+    int res[IR_MAX_RANK];
+    int off = y->rank - t->rank;
+    for (int i = 0; i < t->rank; i++)
+        res[i] = t->dims[i] == 1 && y->dims[off + i] != 1 ? -1 : off + i;
+    exp_map(b, y->rank, res, t->rank);
+}
+
+uint32_t
+exp_generic(Exp *x, const ExpIn *in, int nin, uint32_t init, const char *out_tt,
+            const char *out_map, const char *out_et, const char *iters, const char *body)
+{
+    if (!init)
+        init = exp_line(x, "tensor.empty() : %s", out_tt);
+    StrBuf s;
+    sb_init(&s);
+    sb_puts(&s, "linalg.generic {indexing_maps = [");
+    for (int i = 0; i < nin; i++)
+        sb_printf(&s, "%s, ", in[i].map);
+    sb_printf(&s, "%s], iterator_types = [%s]} ins(", out_map, iters);
+    for (int i = 0; i < nin; i++)
+        sb_printf(&s, i ? ", %%v%u" : "%%v%u", in[i].v);
+    sb_puts(&s, " : ");
+    for (int i = 0; i < nin; i++)
+        sb_printf(&s, i ? ", %s" : "%s", in[i].tt);
+    sb_printf(&s, ") outs(%%v%u : %s) {\n    ^bb0(", init, out_tt);
+    for (int i = 0; i < nin; i++)
+        sb_printf(&s, "%%a%d: %s, ", i, in[i].et);
+    sb_printf(&s, "%%out: %s):\n%s    } -> %s", out_et, body, out_tt);
+    uint32_t id = exp_line(x, "%s", s.data);
+    sb_free(&s);
+    return id;
+}
