@@ -495,6 +495,72 @@ ex_qmean(Exp *x, Node *n, const int64_t *axes, int naxes)
     return true;
 }
 
+/* Windowed qavgpool with --requant=fixed arithmetic exactly: the window sums of x - zx by a
+ * tosa.depthwise_conv2d with all-one weights (input zero point zx: padding adds 0), then one
+ * tosa.rescale per output position by qn_qavg_fixed_params(sx, sy, count) -- the count depends
+ * on the position (taps inside the input, or inside the padded input for count_include_pad=1)
+ * -- applied as a per-channel rescale of the sums laid out as [N*C, OH*OW]. xh is the NHWC
+ * input (type xn) of window w; returns the NCHW result, 0 after a diagnostic. */
+static uint32_t
+qavg_window(Exp *x, Node *n, uint32_t xh, const Type *xn, const Win *w, const Type *xt,
+            const Type *yt)
+{
+    Graph *g = x->g;
+    int64_t C = xt->dims[1], OH = yt->dims[2], OW = yt->dims[3], p[4] = {0, 0, 0, 0};
+    ir_attr_ints(g, n, "pads", p, 4);
+    bool incl = ir_attr_int(g, n, "count_include_pad", 0) != 0;
+    int64_t npos = OH * OW, *taps[2] = {xcalloc((size_t)OH, sizeof(int64_t)),
+                                        xcalloc((size_t)OW, sizeof(int64_t))};
+    for (int a = 0; a < 2; a++) { /* taps per output row / column */
+        int64_t in = xt->dims[2 + a], pb = p[a], pe = p[a + 2];
+        for (int64_t o = 0; o < (a ? OW : OH); o++)
+            for (int64_t k = 0; k < w->k[a]; k++) {
+                int64_t i = o * w->s[a] - pb + k;
+                taps[a][o] += incl ? i >= -pb && i < in + pe : i >= 0 && i < in;
+            }
+    }
+    QnFixed *f = xcalloc((size_t)npos, sizeof *f);
+    const char *why = NULL;
+    for (int64_t i = 0; i < npos && !why; i++) {
+        int64_t cnt = taps[0][i / OW] * taps[1][i % OW]; /* 0: the sum is 0, any multiplier */
+        why = qn_qavg_fixed_params(xt->q->scale[0], yt->q->scale[0], cnt > 0 ? cnt : 1, 8, &f[i]);
+    }
+    free(taps[0]);
+    free(taps[1]);
+    if (why) {
+        free(f);
+        exp_fail(x, n, "qavgpool: %s", why);
+        return 0;
+    }
+    int64_t wd[4] = {w->k[0], w->k[1], C, 1}, one = 1, zero = 0;
+    uint32_t wt = exp_const_i(x, "i8", 4, wd, &one, 1), bias = exp_const_i(x, "i32", 1, &C, &zero, 1);
+    uint32_t zx = exp_zp(x, "i8", zp_of(xt)), zw = exp_zp(x, "i8", 0);
+    Type sn = *xn, tmp; /* the sums, NHWC */
+    sn.elem = ET_I32;
+    sn.dims[1] = OH;
+    sn.dims[2] = OW;
+    char wa[256];
+    uint32_t id = exp_line(x, "tosa.depthwise_conv2d %%v%u, %%v%u, %%v%u, %%v%u, %%v%u {acc_type = "
+                           "i32, %s} : (%s, %s, tensor<%lldxi32>, tensor<1xi8>, tensor<1xi8>) -> %s",
+                           xh, wt, bias, zx, zw, win_attrs(wa, sizeof wa, w, false, true),
+                           EXP_TT(x, 0, xn), exp_tt(x, 1, 4, wd, "i8"), (long long)C,
+                           EXP_TT(x, 2, &sn));
+    id = exp_transpose(x, id, &sn, k_to_nchw, &tmp); /* [N, C, OH, OW] */
+    int64_t flat[2] = {tmp.dims[0] * C, npos};
+    Type ft = tmp;
+    id = exp_reshape(x, id, &tmp, 2, flat);
+    ft.rank = 2;
+    ft.dims[0] = flat[0];
+    ft.dims[1] = flat[1];
+    id = exp_rescale(x, id, &ft, "i32", "i8", npos, f, 0, zp_of(yt), false, false);
+    free(f);
+    ft.elem = yt->elem;
+    id = exp_reshape(x, id, &ft, 4, yt->dims);
+    int64_t lo, hi;
+    out_range(x, n, yt, &lo, &hi);
+    return exp_clamp(x, id, yt, lo, hi);
+}
+
 /* maxpool (i8/u8/f32) and qavgpool (tosa.avg_pool2d in the input's parameters, then a
  * rescale to the result's when they differ), between NCHW <-> NHWC transposes. */
 static bool
@@ -518,8 +584,6 @@ ex_pool(Exp *x, Node *n)
              : xt->elem != ET_F32 && xt->elem != ET_I8 && xt->elem != ET_U8))
         return exp_fail(x, n, "%s: only 2-D windows without dilation over %s",
                         op_info(n->op)->name, avg ? "per-tensor i8/u8" : "f32/i8/u8");
-    if (avg && ir_attr_int(g, n, "count_include_pad", 0) && (p[0] || p[1] || p[2] || p[3]))
-        return exp_fail(x, n, "qavgpool: count_include_pad=1 with padding has no tosa form");
     Win w;
     if (!window(x, n, xt, k, yt, &w))
         return false;
@@ -538,23 +602,11 @@ ex_pool(Exp *x, Node *n)
                       win_attrs(wa, sizeof wa, &w, true, false), EXP_TT(x, 0, &xn),
                       EXP_TT(x, 1, &yn));
     } else {
-        uint32_t z = exp_zp(x, "i8", zp_of(xt));
-        yn.elem = xt->elem;
-        id = exp_line(x, "tosa.avg_pool2d %%v%u, %%v%u, %%v%u {acc_type = i32, %s} : (%s, "
-                      "tensor<1xi8>, tensor<1xi8>) -> %s", xh, z, z,
-                      win_attrs(wa, sizeof wa, &w, true, false), EXP_TT(x, 0, &xn),
-                      EXP_TT(x, 1, &yn));
-        if (xt->q->scale[0] != yt->q->scale[0] || zp_of(xt) != zp_of(yt) || xt->elem != yt->elem) {
-            QnFixed f;
-            const char *why = qn_requantize_fixed_params(xt->q->scale[0], yt->q->scale[0], &f);
-            if (why)
-                return exp_fail(x, n, "qavgpool: %s", why);
-            id = exp_rescale(x, id, &yn, "i8", "i8", 1, &f, zp_of(xt), zp_of(yt), false, false);
-        }
-        yn.elem = yt->elem;
-        int64_t lo, hi;
-        out_range(x, n, yt, &lo, &hi);
-        id = exp_clamp(x, id, &yn, lo, hi);
+        id = qavg_window(x, n, xh, &xn, &w, xt, yt);
+        if (!id)
+            return false;
+        exp_bind(x, n, id);
+        return true;
     }
     yn.elem = yt->elem;
     exp_bind(x, n, exp_transpose(x, id, &yn, k_to_nchw, &tmp));
