@@ -310,6 +310,40 @@ weight_zp(Exp *x, Node *n, const Type *wt, int64_t *zp)
     return true;
 }
 
+/* Per-channel weight zero points zw[m] that differ (tosa.conv2d takes one): the convolution
+ * ran with weight zero point 0, so acc[m] = sum (x - zx) * w[m] + b[m]; subtract zw[m] * S,
+ * S = sum (x - zx) over the window (all input channels; the channel itself for depthwise),
+ * from a second convolution with all-one weights. Integer arithmetic: exact. */
+static uint32_t
+weight_zp_correction(Exp *x, uint32_t acc, const Type *at, uint32_t xh, const Type *xn,
+                     int64_t xzp, const Win *win, const Type *wt, bool dw)
+{
+    int64_t M = at->dims[3], C = xn->dims[3], one = 1, zero = 0;
+    int64_t sc = dw ? C : 1; /* channels of S */
+    int64_t od[4] = {dw ? win->k[0] : 1, dw ? win->k[1] : win->k[0], dw ? C : win->k[1],
+                     dw ? 1 : C};
+    uint32_t ones = exp_const_i(x, "i8", 4, od, &one, 1), bias = exp_const_i(x, "i32", 1, &sc, &zero, 1);
+    uint32_t xz = exp_zp(x, "i8", xzp), wz = exp_zp(x, "i8", 0);
+    Type st = *at;
+    st.dims[3] = sc;
+    char wa[256];
+    uint32_t s = exp_line(x, "tosa.%s %%v%u, %%v%u, %%v%u, %%v%u, %%v%u {acc_type = i32, %s} : "
+                          "(%s, %s, tensor<%lldxi32>, tensor<1xi8>, tensor<1xi8>) -> %s",
+                          dw ? "depthwise_conv2d" : "conv2d", xh, ones, bias, xz, wz,
+                          win_attrs(wa, sizeof wa, win, false, true), EXP_TT(x, 0, xn),
+                          exp_tt(x, 1, 4, od, "i8"), (long long)sc, EXP_TT(x, 2, &st));
+    int64_t *zv = xcalloc((size_t)M, sizeof *zv), zd[4] = {1, 1, 1, M};
+    for (int64_t m = 0; m < M; m++)
+        zv[m] = wt->q->zp[m % wt->q->n] + exp_shift(wt->elem);
+    uint32_t z = exp_const_i(x, "i32", 4, zd, zv, (size_t)M);
+    free(zv);
+    uint32_t sh = exp_zp(x, "i8", 0);
+    uint32_t corr = exp_line(x, "tosa.mul %%v%u, %%v%u, %%v%u : (%s, %s, tensor<1xi8>) -> %s", s, z,
+                             sh, EXP_TT(x, 0, &st), exp_tt(x, 1, 4, zd, "i32"), EXP_TT(x, 2, at));
+    return exp_line(x, "tosa.sub %%v%u, %%v%u : (%s, %s) -> %s", acc, corr, EXP_TT(x, 0, at),
+                    EXP_TT(x, 1, at), EXP_TT(x, 2, at));
+}
+
 static bool
 ex_qconv(Exp *x, Node *n)
 {
@@ -330,8 +364,14 @@ ex_qconv(Exp *x, Node *n)
         return exp_fail(x, n, "qconv: grouped convolution (group %lld of %lld channels) has no "
                         "tosa form", (long long)group, (long long)C);
     int64_t wzp = 0;
+    bool zp_each = false; /* per-channel weight zero points that differ: corrected below */
+    for (uint32_t i = 1; i < wt->q->n; i++)
+        zp_each |= wt->q->zp[i] != wt->q->zp[0];
+    if (zp_each && dw && M != C)
+        return exp_fail(x, n, "qconv: per-channel weight zero points that differ with a "
+                        "depthwise multiplier > 1 have no tosa form");
     Win win;
-    if (!weight_zp(x, n, wt, &wzp) || !window(x, n, xt, (int64_t[2]){KH, KW}, yt, &win))
+    if ((!zp_each && !weight_zp(x, n, wt, &wzp)) || !window(x, n, xt, (int64_t[2]){KH, KW}, yt, &win))
         return false;
     uint32_t v = exp_operand(x, n->in[0]);
     if (!v)
@@ -369,6 +409,8 @@ ex_qconv(Exp *x, Node *n)
                             dw ? "depthwise_conv2d" : "conv2d", xh, wid, bid, xz, wz,
                             win_attrs(wa, sizeof wa, &win, false, true), EXP_TT(x, 0, &xn),
                             exp_tt(x, 1, 4, wd, "i8"), (long long)M, EXP_TT(x, 2, &at));
+    if (zp_each)
+        acc = weight_zp_correction(x, acc, &at, xh, &xn, zp_of(xt), &win, wt, dw);
     uint32_t y = epilogue(x, n, acc, &at, xt, wt->q, M);
     if (!y)
         return false;
