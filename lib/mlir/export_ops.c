@@ -316,7 +316,7 @@ weight_zp(Exp *x, Node *n, const Type *wt, int64_t *zp)
  * from a second convolution with all-one weights. Integer arithmetic: exact. */
 static uint32_t
 weight_zp_correction(Exp *x, uint32_t acc, const Type *at, uint32_t xh, const Type *xn,
-                     int64_t xzp, const Win *win, const Type *wt, bool dw)
+                     int64_t xzp, const Win *win, const Type *wt, int64_t m0, bool dw)
 {
     int64_t M = at->dims[3], C = xn->dims[3], one = 1, zero = 0;
     int64_t sc = dw ? C : 1; /* channels of S */
@@ -334,7 +334,7 @@ weight_zp_correction(Exp *x, uint32_t acc, const Type *at, uint32_t xh, const Ty
                           exp_tt(x, 1, 4, od, "i8"), (long long)sc, EXP_TT(x, 2, &st));
     int64_t *zv = xcalloc((size_t)M, sizeof *zv), zd[4] = {1, 1, 1, M};
     for (int64_t m = 0; m < M; m++)
-        zv[m] = wt->q->zp[m % wt->q->n] + exp_shift(wt->elem);
+        zv[m] = wt->q->zp[(m0 + m) % wt->q->n] + exp_shift(wt->elem);
     uint32_t z = exp_const_i(x, "i32", 4, zd, zv, (size_t)M);
     free(zv);
     uint32_t sh = exp_zp(x, "i8", 0);
@@ -342,6 +342,54 @@ weight_zp_correction(Exp *x, uint32_t acc, const Type *at, uint32_t xh, const Ty
                              sh, EXP_TT(x, 0, &st), exp_tt(x, 1, 4, zd, "i32"), EXP_TT(x, 2, at));
     return exp_line(x, "tosa.sub %%v%u, %%v%u : (%s, %s) -> %s", acc, corr, EXP_TT(x, 0, at),
                     EXP_TT(x, 1, at), EXP_TT(x, 2, at));
+}
+
+/* The i32 accumulator [N, OH, OW, Mg] of output channels m0 .. m0 + Mg - 1 (one group) of a
+ * qconv over the NHWC input xh (type xn: the group's input channels): weights OIHW -> OHWI
+ * (conv2d) or [KH, KW, C, M/C] (depthwise), bias, zero points, and the weight zero-point
+ * correction when they differ per channel. */
+static uint32_t
+conv_acc(Exp *x, uint32_t xh, const Type *xn, const Win *win, const Tensor *w, const Type *wt,
+         const Tensor *b, int64_t m0, int64_t M, bool dw, bool zp_each, int64_t wzp, int64_t xzp)
+{
+    int64_t Cg = wt->dims[1], KH = wt->dims[2], KW = wt->dims[3], C = xn->dims[3];
+    size_t nw = (size_t)(M * Cg * KH * KW);
+    int64_t *wv = xcalloc(nw, sizeof *wv);
+    int64_t wd[4] = {M, KH, KW, Cg}, mult = M / C;
+    if (dw) {
+        wd[0] = KH, wd[1] = KW, wd[2] = C, wd[3] = mult;
+    }
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t c = 0; c < Cg; c++)
+            for (int64_t i = 0; i < KH; i++)
+                for (int64_t j = 0; j < KW; j++) {
+                    size_t src = (size_t)((((m0 + m) * Cg + c) * KH + i) * KW + j);
+                    size_t dst = dw ? (size_t)(((i * KW + j) * C + m / mult) * mult + m % mult)
+                                    : (size_t)(((m * KH + i) * KW + j) * Cg + c);
+                    wv[dst] = tensor_get_i(w, src) + exp_shift(wt->elem);
+                }
+    uint32_t wid = exp_const_i(x, "i8", 4, wd, wv, nw);
+    free(wv);
+    int64_t *bv = xcalloc((size_t)M, sizeof *bv);
+    for (int64_t m = 0; b && m < M; m++)
+        bv[m] = tensor_get_i(b, (size_t)(m0 + m));
+    uint32_t bid = exp_const_i(x, "i32", 1, &M, bv, (size_t)M);
+    free(bv);
+    uint32_t xz = exp_zp(x, "i8", xzp), wz = exp_zp(x, "i8", wzp);
+    Type at = {.elem = ET_I32, .rank = 4, .dims = {xn->dims[0], 0, 0, M}};
+    /* output rows/columns from the window */
+    for (int a = 0; a < 2; a++)
+        at.dims[1 + a] = (xn->dims[1 + a] - 1 + win->pb[a] + win->pe[a] -
+                          (win->k[a] - 1) * win->d[a]) / win->s[a] + 1;
+    char wa[256];
+    uint32_t acc = exp_line(x, "tosa.%s %%v%u, %%v%u, %%v%u, %%v%u, %%v%u {acc_type = i32, %s} : "
+                            "(%s, %s, tensor<%lldxi32>, tensor<1xi8>, tensor<1xi8>) -> %s",
+                            dw ? "depthwise_conv2d" : "conv2d", xh, wid, bid, xz, wz,
+                            win_attrs(wa, sizeof wa, win, false, true), EXP_TT(x, 0, xn),
+                            exp_tt(x, 1, 4, wd, "i8"), (long long)M, EXP_TT(x, 2, &at));
+    if (zp_each)
+        acc = weight_zp_correction(x, acc, &at, xh, xn, xzp, win, wt, m0, dw);
+    return acc;
 }
 
 static bool
@@ -360,9 +408,9 @@ ex_qconv(Exp *x, Node *n)
     int64_t M = wt->dims[0], Cg = wt->dims[1], KH = wt->dims[2], KW = wt->dims[3];
     int64_t C = xt->dims[1];
     bool dw = group > 1 && group == C && Cg == 1;
-    if (group != 1 && !dw)
-        return exp_fail(x, n, "qconv: grouped convolution (group %lld of %lld channels) has no "
-                        "tosa form", (long long)group, (long long)C);
+    if (group < 1 || C % group || M % group || C / group != Cg)
+        return exp_fail(x, n, "qconv: group %lld does not divide %lld input and %lld output "
+                        "channels", (long long)group, (long long)C, (long long)M);
     int64_t wzp = 0;
     bool zp_each = false; /* per-channel weight zero points that differ: corrected below */
     for (uint32_t i = 1; i < wt->q->n; i++)
@@ -378,39 +426,38 @@ ex_qconv(Exp *x, Node *n)
         return false;
     Type xn;
     uint32_t xh = to_nhwc(x, v, xt, &win, &xn);
-    /* weights: OIHW -> OHWI (conv2d) or [KH, KW, C, M/C] (depthwise) */
-    size_t nw = type_numel_unchecked(wt);
-    int64_t *wv = xcalloc(nw, sizeof *wv);
-    int64_t wd[4] = {M, KH, KW, Cg}, mult = M / C;
-    if (dw) {
-        wd[0] = KH, wd[1] = KW, wd[2] = C, wd[3] = mult;
-    }
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t c = 0; c < Cg; c++)
-            for (int64_t i = 0; i < KH; i++)
-                for (int64_t j = 0; j < KW; j++) {
-                    size_t src = (size_t)(((m * Cg + c) * KH + i) * KW + j);
-                    size_t dst = dw ? (size_t)(((i * KW + j) * C + m / mult) * mult + m % mult)
-                                    : (size_t)(((m * KH + i) * KW + j) * Cg + c);
-                    wv[dst] = tensor_get_i(w, src) + exp_shift(wt->elem);
-                }
-    uint32_t wid = exp_const_i(x, "i8", 4, wd, wv, nw);
-    free(wv);
-    int64_t *bv = xcalloc((size_t)M, sizeof *bv);
-    for (int64_t m = 0; b && m < M; m++)
-        bv[m] = tensor_get_i(b, (size_t)m);
-    uint32_t bid = exp_const_i(x, "i32", 1, &M, bv, (size_t)M);
-    free(bv);
-    uint32_t xz = exp_zp(x, "i8", zp_of(xt)), wz = exp_zp(x, "i8", wzp);
     Type at = {.elem = ET_I32, .rank = 4, .dims = {yt->dims[0], yt->dims[2], yt->dims[3], M}};
-    char wa[256];
-    uint32_t acc = exp_line(x, "tosa.%s %%v%u, %%v%u, %%v%u, %%v%u, %%v%u {acc_type = i32, %s} : "
-                            "(%s, %s, tensor<%lldxi32>, tensor<1xi8>, tensor<1xi8>) -> %s",
-                            dw ? "depthwise_conv2d" : "conv2d", xh, wid, bid, xz, wz,
-                            win_attrs(wa, sizeof wa, &win, false, true), EXP_TT(x, 0, &xn),
-                            exp_tt(x, 1, 4, wd, "i8"), (long long)M, EXP_TT(x, 2, &at));
-    if (zp_each)
-        acc = weight_zp_correction(x, acc, &at, xh, &xn, zp_of(xt), &win, wt, dw);
+    uint32_t acc;
+    if (group == 1 || dw) {
+        acc = conv_acc(x, xh, &xn, &win, w, wt, b, 0, M, dw, zp_each, wzp, zp_of(xt));
+    } else {
+        /* grouped: one conv2d per group on its slice of the input channels, concatenated */
+        int64_t Mg = M / group;
+        StrBuf ops, tys;
+        sb_init(&ops);
+        sb_init(&tys);
+        Type xg = xn, ag = at;
+        xg.dims[3] = Cg;
+        ag.dims[3] = Mg;
+        for (int64_t gi = 0; gi < group; gi++) {
+            uint32_t s0 = exp_line(x, "tosa.const_shape {values = dense<[0, 0, 0, %lld]> : "
+                                   "tensor<4xindex>} : () -> !tosa.shape<4>", (long long)(gi * Cg));
+            uint32_t s1 = exp_line(x, "tosa.const_shape {values = dense<[%lld, %lld, %lld, %lld]> "
+                                   ": tensor<4xindex>} : () -> !tosa.shape<4>", (long long)xg.dims[0],
+                                   (long long)xg.dims[1], (long long)xg.dims[2], (long long)Cg);
+            uint32_t sl = exp_line(x, "tosa.slice %%v%u, %%v%u, %%v%u : (%s, !tosa.shape<4>, "
+                                   "!tosa.shape<4>) -> %s", xh, s0, s1, EXP_TT(x, 0, &xn),
+                                   EXP_TT(x, 1, &xg));
+            uint32_t ag_id = conv_acc(x, sl, &xg, &win, w, wt, b, gi * Mg, Mg, false, zp_each, wzp,
+                                      zp_of(xt));
+            sb_printf(&ops, "%s%%v%u", gi ? ", " : "", ag_id);
+            sb_printf(&tys, "%s%s", gi ? ", " : "", EXP_TT(x, 0, &ag));
+        }
+        acc = exp_line(x, "tosa.concat %s {axis = 3 : i32} : (%s) -> %s", ops.data, tys.data,
+                       EXP_TT(x, 0, &at));
+        sb_free(&ops);
+        sb_free(&tys);
+    }
     uint32_t y = epilogue(x, n, acc, &at, xt, wt->q, M);
     if (!y)
         return false;
