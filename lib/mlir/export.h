@@ -100,8 +100,9 @@ bool exp_node(Exp *x, Node *n);
 /* export_elem.c: element-wise, pooling, layout and float ops; *known = false if n's op
  * is not one of them. */
 bool exp_node_elem(Exp *x, Node *n, bool *known);
-/* export_float.c: f32 ops of float islands (div, batchnorm, gemm, global average pooling) as
- * linalg.generic with qdqc's own arithmetic (f64 accumulation, its order); *known as above. */
+/* export_float.c: f32 ops of float islands (div, batchnorm, gemm, global average pooling,
+ * softmax) as linalg.generic with qdqc's own arithmetic (f64 accumulation, its order); *known
+ * as above. */
 bool exp_node_float(Exp *x, Node *n, bool *known);
 
 #endif

@@ -1,6 +1,6 @@
 /* export_float.c: the f32 ops that float islands leave between quantized regions (a real
  * PyTorch QAT export keeps conv -> div -> add -> batchnorm, the global average pool and the
- * final Gemm in float) as linalg.generic over arith/math. Each computes what qdqc's compiled
+ * final Gemm in float; attention blocks keep softmax) as linalg.generic over arith/math. Each computes what qdqc's compiled
  * code computes (lib/codegen/llvm_kernels_float*.c), so the exported module agrees bit for
  * bit: operands widened to f64, the same operation order, sums accumulated in f64 in the
  * loop order of the code generator (linalg's iteration order, reduction dimensions innermost),
@@ -256,6 +256,65 @@ ex_global_avgpool(Exp *x, Node *n)
     return true;
 }
 
+/* softmax along one axis, as the code generator: in f64, m = the running maximum (x > m ? x :
+ * m, from -inf), s = sum of exp(x - m) in axis order, y = (f32)(exp(x - m) / s); exp is libm's
+ * (math.exp lowers to the same call). */
+static bool
+ex_softmax(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]);
+    int64_t ax = ir_attr_int(x->g, n, "axis", -1);
+    if (ax < 0)
+        ax += xt->rank;
+    if (ax < 0 || ax >= xt->rank)
+        return exp_fail(x, n, "softmax: axis out of range");
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    int r = xt->rank, res[IR_MAX_RANK], nr = 0;
+    Type rt = *xt; /* x without the axis */
+    for (int i = 0; i < r; i++)
+        if (i != ax) {
+            rt.dims[nr] = xt->dims[i];
+            res[nr++] = i;
+        }
+    rt.rank = (uint8_t)nr;
+    char *mx = ident_map(r), *mr = map_dup(r, res, nr), *tx = tt_dup(xt, "f32"),
+         *tr = tt_dup(&rt, "f64");
+    StrBuf it;
+    sb_init(&it);
+    for (int i = 0; i < r; i++)
+        sb_printf(&it, "%s\"%s\"", i ? ", " : "", i == ax ? "reduction" : "parallel");
+    uint32_t e = exp_line(x, "tensor.empty() : %s", tr);
+    uint32_t ninf = exp_line(x, "arith.constant 0xFFF0000000000000 : f64");
+    uint32_t init = exp_line(x, "linalg.fill ins(%%v%u : f64) outs(%%v%u : %s) -> %s", ninf, e, tr, tr);
+    ExpIn in1 = {v, tx, mx, "f32"};
+    uint32_t m = exp_generic(x, &in1, 1, init, tr, mr, "f64", it.data,
+                             "      %e = arith.extf %a0 : f32 to f64\n"
+                             "      %c = arith.cmpf ogt, %e, %out : f64\n"
+                             "      %r = arith.select %c, %e, %out : f64\n"
+                             "      linalg.yield %r : f64\n");
+    ExpIn in2[2] = {{v, tx, mx, "f32"}, {m, tr, mr, "f64"}};
+    uint32_t sum = exp_generic(x, in2, 2, zero_f64(x, tr), tr, mr, "f64", it.data,
+                               "      %e = arith.extf %a0 : f32 to f64\n"
+                               "      %d = arith.subf %e, %a1 : f64\n"
+                               "      %p = math.exp %d : f64\n"
+                               "      %s = arith.addf %out, %p : f64\n"
+                               "      linalg.yield %s : f64\n");
+    char *itp = iters_dup(r, 0);
+    ExpIn in3[3] = {{v, tx, mx, "f32"}, {m, tr, mr, "f64"}, {sum, tr, mr, "f64"}};
+    exp_bind(x, n, exp_generic(x, in3, 3, 0, tx, mx, "f32", itp,
+                               "      %e = arith.extf %a0 : f32 to f64\n"
+                               "      %d = arith.subf %e, %a1 : f64\n"
+                               "      %p = math.exp %d : f64\n"
+                               "      %q = arith.divf %p, %a2 : f64\n"
+                               "      %y = arith.truncf %q : f64 to f32\n"
+                               "      linalg.yield %y : f32\n"));
+    sb_free(&it);
+    free(mx), free(mr), free(tx), free(tr), free(itp);
+    return true;
+}
+
 bool
 exp_node_float(Exp *x, Node *n, bool *known)
 {
@@ -265,6 +324,7 @@ exp_node_float(Exp *x, Node *n, bool *known)
     case OP_BATCHNORM: return all_f32(x, n) && ex_batchnorm(x, n);
     case OP_GEMM: return all_f32(x, n) && ex_gemm(x, n);
     case OP_GLOBAL_AVGPOOL: return all_f32(x, n) && ex_global_avgpool(x, n);
+    case OP_SOFTMAX: return all_f32(x, n) && ex_softmax(x, n);
     default: *known = false; return false;
     }
 }
