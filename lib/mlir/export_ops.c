@@ -50,16 +50,78 @@ generic(Exp *x, uint32_t v, const Type *t, const char *in_et, const char *out_et
     return id;
 }
 
+/* quantize per axis: the per-tensor body below with the scale and zero point of the channel
+ * (constants read through a map onto the axis), the clamp bounds qmin/qmax - zp[c] computed in
+ * i32 and converted exactly. */
+static bool
+quantize_axis(Exp *x, Node *n, uint32_t v, const Type *xt, const Type *yt)
+{
+    const QParams *q = yt->q;
+    int64_t c = q->n, sh = exp_shift(yt->elem);
+    float *sc = xcalloc((size_t)c, sizeof *sc);
+    int64_t *z = xcalloc((size_t)c, sizeof *z);
+    for (int64_t i = 0; i < c; i++) {
+        sc[i] = q->scale[i];
+        z[i] = q->zp[i] + sh;
+    }
+    uint32_t sv = exp_const_f(x, 1, &c, sc, (size_t)c), zv = exp_const_i(x, "i32", 1, &c, z, (size_t)c);
+    free(sc);
+    free(z);
+    StrBuf mi, ma, it, tx, ts, tz, ty, body;
+    sb_init(&mi), sb_init(&ma), sb_init(&it), sb_init(&tx), sb_init(&ts), sb_init(&tz);
+    sb_init(&ty), sb_init(&body);
+    int res[IR_MAX_RANK], ax = q->axis;
+    for (int i = 0; i < xt->rank; i++) {
+        res[i] = i;
+        sb_puts(&it, i ? ", \"parallel\"" : "\"parallel\"");
+    }
+    exp_map(&mi, xt->rank, res, xt->rank);
+    exp_map(&ma, xt->rank, &ax, 1);
+    exp_ttype(&tx, xt->rank, xt->dims, "f32");
+    exp_ttype(&ts, 1, &c, "f32");
+    exp_ttype(&tz, 1, &c, "i32");
+    exp_ttype(&ty, xt->rank, xt->dims, "i8");
+    sb_printf(&body,
+              "      %%qmin = arith.constant %lld : i32\n"
+              "      %%qmax = arith.constant %lld : i32\n"
+              "      %%zero = arith.constant 0.0 : f32\n"
+              "      %%loi = arith.subi %%qmin, %%a2 : i32\n"
+              "      %%hii = arith.subi %%qmax, %%a2 : i32\n"
+              "      %%lo = arith.sitofp %%loi : i32 to f32\n"
+              "      %%hi = arith.sitofp %%hii : i32 to f32\n"
+              "      %%q = arith.divf %%a0, %%a1 : f32\n"
+              "      %%r = math.roundeven %%q : f32\n"
+              "      %%c0 = arith.maxnumf %%r, %%lo : f32\n"
+              "      %%c1 = arith.minnumf %%c0, %%hi : f32\n"
+              "      %%nan = arith.cmpf uno, %%r, %%r : f32\n"
+              "      %%c2 = arith.select %%nan, %%zero, %%c1 : f32\n"
+              "      %%i = arith.fptosi %%c2 : f32 to i32\n"
+              "      %%y = arith.addi %%i, %%a2 : i32\n"
+              "      %%t = arith.trunci %%y : i32 to i8\n"
+              "      linalg.yield %%t : i8\n",
+              (long long)(q->qmin + sh), (long long)(q->qmax + sh));
+    ExpIn in[3] = {{v, tx.data, mi.data, "f32"}, {sv, ts.data, ma.data, "f32"},
+                   {zv, tz.data, ma.data, "i32"}};
+    exp_bind(x, n, exp_generic(x, in, 3, 0, ty.data, mi.data, "i8", it.data, body.data));
+    sb_free(&mi), sb_free(&ma), sb_free(&it), sb_free(&tx), sb_free(&ts), sb_free(&tz);
+    sb_free(&ty), sb_free(&body);
+    return true;
+}
+
 /* quantize (f32 -> i8/u8, per tensor): sat(rne(x / s) + zp); NaN -> zp. */
 static bool
 ex_quantize(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
-    if ((n->nin > 1 && n->in[1].id) || xt->elem != ET_F32 || !per_tensor(yt))
-        return exp_fail(x, n, "quantize: only f32 -> i8/u8 with static per-tensor parameters");
+    bool axis = yt->q && yt->q->n > 1 && yt->q->axis >= 0 && yt->q->axis < yt->rank &&
+                (yt->elem == ET_I8 || yt->elem == ET_U8);
+    if ((n->nin > 1 && n->in[1].id) || xt->elem != ET_F32 || (!per_tensor(yt) && !axis))
+        return exp_fail(x, n, "quantize: only f32 -> i8/u8 with static parameters");
     uint32_t v = exp_operand(x, n->in[0]);
     if (!v)
         return false;
+    if (axis)
+        return quantize_axis(x, n, v, xt, yt);
     int64_t zp = zp_of(yt), lo = yt->q->qmin + exp_shift(yt->elem) - zp,
             hi = yt->q->qmax + exp_shift(yt->elem) - zp;
     char body[1024];
