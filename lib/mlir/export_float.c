@@ -315,6 +315,207 @@ ex_softmax(Exp *x, Node *n)
     return true;
 }
 
+/* reduce_mean: the sum over the reduced axes in f64 (their index order, innermost last),
+ * divided by the count in f64, rounded to f32; keepdims by a reshape. */
+static bool
+ex_reduce_mean(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
+    if (n->nin > 1 && n->in[1].id)
+        return exp_fail(x, n, "reduce_mean: only axes given as an attribute");
+    int64_t axes[IR_MAX_RANK];
+    int na = ir_attr_ints(x->g, n, "axes", axes, IR_MAX_RANK), r = xt->rank;
+    bool red[IR_MAX_RANK] = {0};
+    for (int d = 0; d < r; d++)
+        red[d] = na < 0;
+    for (int i = 0; i < na; i++) {
+        int64_t ax = axes[i] < 0 ? axes[i] + r : axes[i];
+        if (ax < 0 || ax >= r)
+            return exp_fail(x, n, "reduce_mean: axis %lld out of range", (long long)axes[i]);
+        red[ax] = true;
+    }
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    int res[IR_MAX_RANK], nk = 0;
+    int64_t cnt = 1;
+    Type kt = *xt; /* the kept axes */
+    StrBuf it;
+    sb_init(&it);
+    for (int d = 0; d < r; d++) {
+        sb_printf(&it, "%s\"%s\"", d ? ", " : "", red[d] ? "reduction" : "parallel");
+        if (red[d]) {
+            cnt *= xt->dims[d];
+        } else {
+            kt.dims[nk] = xt->dims[d];
+            res[nk++] = d;
+        }
+    }
+    kt.rank = (uint8_t)nk;
+    char *mx = ident_map(r), *mk = map_dup(r, res, nk), *tx = tt_dup(xt, "f32"),
+         *tk = tt_dup(&kt, "f64"), *tm = tt_dup(&kt, "f32"), *m2 = ident_map(nk),
+         *it2 = iters_dup(nk, 0);
+    ExpIn in = {v, tx, mx, "f32"};
+    uint32_t sum = exp_generic(x, &in, 1, zero_f64(x, tk), tk, mk, "f64", it.data,
+                               "      %e = arith.extf %a0 : f32 to f64\n"
+                               "      %s = arith.addf %out, %e : f64\n"
+                               "      linalg.yield %s : f64\n");
+    StrBuf body;
+    sb_init(&body);
+    f64_const(&body, "n", (double)cnt);
+    sb_puts(&body, "      %q = arith.divf %a0, %n : f64\n"
+                   "      %y = arith.truncf %q : f64 to f32\n"
+                   "      linalg.yield %y : f32\n");
+    ExpIn in2 = {sum, tk, m2, "f64"};
+    uint32_t mean = exp_generic(x, &in2, 1, 0, tm, m2, "f32", it2, body.data);
+    kt.elem = ET_F32;
+    exp_bind(x, n, yt->rank == kt.rank ? mean : exp_reshape(x, mean, &kt, yt->rank, yt->dims));
+    sb_free(&it);
+    sb_free(&body);
+    free(mx), free(mk), free(tx), free(tk), free(tm), free(m2), free(it2);
+    return true;
+}
+
+/* Element-wise f32 activations in f64, as the code generator: hard_sigmoid clamp01(alpha x +
+ * beta), hard_swish x clamp01(x / 6 + 0.5), sigmoid 1 / (1 + exp(-x)), leaky_relu x < 0 ?
+ * alpha x : x; clamp01 passes NaN (ordered compares). */
+static bool
+ex_unary(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]);
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "      %v = arith.extf %a0 : f32 to f64\n"
+                "      %c0 = arith.constant 0.0 : f64\n"
+                "      %c1 = arith.constant 1.0 : f64\n");
+    static const char clamp01[] = "      %l = arith.cmpf olt, %t, %c0 : f64\n"
+                                  "      %t1 = arith.select %l, %c0, %t : f64\n"
+                                  "      %g = arith.cmpf ogt, %t1, %c1 : f64\n"
+                                  "      %t2 = arith.select %g, %c1, %t1 : f64\n";
+    switch (n->op) {
+    case OP_HARD_SIGMOID:
+        f64_const(&b, "al", (double)ir_attr_float(x->g, n, "alpha", 0.2f));
+        f64_const(&b, "be", (double)ir_attr_float(x->g, n, "beta", 0.5f));
+        sb_printf(&b, "      %%m = arith.mulf %%al, %%v : f64\n"
+                      "      %%t = arith.addf %%m, %%be : f64\n%s"
+                      "      %%r = arith.addf %%t2, %%c0 : f64\n", clamp01);
+        break;
+    case OP_HARD_SWISH:
+        sb_printf(&b, "      %%six = arith.constant 6.0 : f64\n"
+                      "      %%half = arith.constant 0.5 : f64\n"
+                      "      %%d = arith.divf %%v, %%six : f64\n"
+                      "      %%t = arith.addf %%d, %%half : f64\n%s"
+                      "      %%r = arith.mulf %%v, %%t2 : f64\n", clamp01);
+        break;
+    case OP_SIGMOID:
+        sb_puts(&b, "      %ng = arith.negf %v : f64\n"
+                    "      %e = math.exp %ng : f64\n"
+                    "      %d = arith.addf %c1, %e : f64\n"
+                    "      %r = arith.divf %c1, %d : f64\n");
+        break;
+    default: /* leaky_relu */
+        f64_const(&b, "al", (double)ir_attr_float(x->g, n, "alpha", 0.01f));
+        sb_puts(&b, "      %l = arith.cmpf olt, %v, %c0 : f64\n"
+                    "      %m = arith.mulf %al, %v : f64\n"
+                    "      %r = arith.select %l, %m, %v : f64\n");
+        break;
+    }
+    sb_puts(&b, "      %y = arith.truncf %r : f64 to f32\n"
+                "      linalg.yield %y : f32\n");
+    char *mx = ident_map(xt->rank), *tx = tt_dup(xt, "f32"), *it = iters_dup(xt->rank, 0);
+    ExpIn in = {v, tx, mx, "f32"};
+    exp_bind(x, n, exp_generic(x, &in, 1, 0, tx, mx, "f32", it, b.data));
+    sb_free(&b);
+    free(mx), free(tx), free(it);
+    return true;
+}
+
+/* 2-D float conv, as the code generator: acc = bias[m] (f64), then for c, kh, kw in order the
+ * product x * w in f64 added for the taps inside the input (padding taps are skipped, not added
+ * as zeros), rounded to f32. The input is read with tensor.extract at computed indices. */
+static bool
+ex_conv(Exp *x, Node *n)
+{
+    Graph *g = x->g;
+    const Type *xt = exp_vtype(x, n->in[0]), *wt = exp_vtype(x, n->in[1]), *yt = exp_vtype(x, n->out[0]);
+    if (xt->rank != 4 || wt->rank != 4)
+        return exp_fail(x, n, "conv: only 2-D float convolutions");
+    int64_t s[2] = {1, 1}, d[2] = {1, 1}, p[4] = {0, 0, 0, 0}, group = ir_attr_int(g, n, "group", 1);
+    ir_attr_ints(g, n, "strides", s, 2);
+    ir_attr_ints(g, n, "dilations", d, 2);
+    ir_attr_ints(g, n, "pads", p, 4);
+    int64_t M = wt->dims[0], Cg = wt->dims[1];
+    if (group < 1 || M % group || xt->dims[1] != Cg * group)
+        return exp_fail(x, n, "conv: channels do not match the group");
+    if (ir_attr_string(g, n, "auto_pad", NULL) && strcmp(ir_attr_string(g, n, "auto_pad", ""), "NOTSET"))
+        return exp_fail(x, n, "conv: only explicit pads");
+    bool has_b = n->nin > 2 && n->in[2].id;
+    uint32_t xv = exp_operand(x, n->in[0]), wv = exp_operand(x, n->in[1]);
+    uint32_t bv = has_b ? exp_operand(x, n->in[2]) : 1;
+    if (!xv || !wv || !bv)
+        return false;
+    char *tx = tt_dup(xt, "f32"), *tw = tt_dup(wt, "f32"), *ty = tt_dup(yt, "f32"),
+         *tacc = tt_dup(yt, "f64"), *m4 = ident_map(4), *it4 = iters_dup(4, 0);
+    /* the accumulator starts at the bias (or 0) */
+    uint32_t init;
+    if (has_b) {
+        int ch = 1;
+        char *mb = map_dup(4, &ch, 1), *tb = tt_dup(exp_vtype(x, n->in[2]), "f32");
+        ExpIn bi = {bv, tb, mb, "f32"};
+        init = exp_generic(x, &bi, 1, 0, tacc, m4, "f64", it4,
+                           "      %e = arith.extf %a0 : f32 to f64\n"
+                           "      linalg.yield %e : f64\n");
+        free(mb), free(tb);
+    } else {
+        init = zero_f64(x, tacc);
+    }
+    int rw[4] = {1, 4, 5, 6}, ry[4] = {0, 1, 2, 3};
+    char *mw = map_dup(7, rw, 4), *my = map_dup(7, ry, 4), *it7 = iters_dup(7, 3);
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < 7; i++)
+        sb_printf(&b, "      %%i%d = linalg.index %d : index\n", i, i);
+    sb_printf(&b,
+              "      %%s0 = arith.constant %lld : index\n      %%s1 = arith.constant %lld : index\n"
+              "      %%d0 = arith.constant %lld : index\n      %%d1 = arith.constant %lld : index\n"
+              "      %%p0 = arith.constant %lld : index\n      %%p1 = arith.constant %lld : index\n"
+              "      %%h = arith.constant %lld : index\n      %%w = arith.constant %lld : index\n"
+              "      %%mg = arith.constant %lld : index\n      %%cg = arith.constant %lld : index\n"
+              "      %%z = arith.constant 0 : index\n",
+              (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0],
+              (long long)p[1], (long long)xt->dims[2], (long long)xt->dims[3],
+              (long long)(M / group), (long long)Cg);
+    sb_printf(&b,
+              "      %%ya = arith.muli %%i2, %%s0 : index\n      %%yb = arith.muli %%i5, %%d0 : index\n"
+              "      %%yc = arith.addi %%ya, %%yb : index\n      %%iy = arith.subi %%yc, %%p0 : index\n"
+              "      %%xa = arith.muli %%i3, %%s1 : index\n      %%xb = arith.muli %%i6, %%d1 : index\n"
+              "      %%xc = arith.addi %%xa, %%xb : index\n      %%ix = arith.subi %%xc, %%p1 : index\n"
+              "      %%b0 = arith.cmpi sge, %%iy, %%z : index\n      %%b1 = arith.cmpi slt, %%iy, %%h : index\n"
+              "      %%b2 = arith.cmpi sge, %%ix, %%z : index\n      %%b3 = arith.cmpi slt, %%ix, %%w : index\n"
+              "      %%b01 = arith.andi %%b0, %%b1 : i1\n      %%b23 = arith.andi %%b2, %%b3 : i1\n"
+              "      %%in = arith.andi %%b01, %%b23 : i1\n"
+              "      %%ys = arith.select %%in, %%iy, %%z : index\n      %%xs = arith.select %%in, %%ix, %%z : index\n"
+              "      %%gi = arith.divui %%i1, %%mg : index\n      %%gc = arith.muli %%gi, %%cg : index\n"
+              "      %%ic = arith.addi %%gc, %%i4 : index\n"
+              "      %%xv = tensor.extract %%v%u[%%i0, %%ic, %%ys, %%xs] : %s\n"
+              "      %%xe = arith.extf %%xv : f32 to f64\n      %%we = arith.extf %%a0 : f32 to f64\n"
+              "      %%pr = arith.mulf %%xe, %%we : f64\n      %%sm = arith.addf %%out, %%pr : f64\n"
+              "      %%r = arith.select %%in, %%sm, %%out : f64\n      linalg.yield %%r : f64\n",
+              xv, tx);
+    ExpIn in = {wv, tw, mw, "f32"};
+    uint32_t acc = exp_generic(x, &in, 1, init, tacc, my, "f64", it7, b.data);
+    ExpIn in2 = {acc, tacc, m4, "f64"};
+    exp_bind(x, n, exp_generic(x, &in2, 1, 0, ty, m4, "f32", it4,
+                               "      %t = arith.truncf %a0 : f64 to f32\n"
+                               "      linalg.yield %t : f32\n"));
+    sb_free(&b);
+    free(tx), free(tw), free(ty), free(tacc), free(m4), free(it4), free(mw), free(my), free(it7);
+    return true;
+}
+
 bool
 exp_node_float(Exp *x, Node *n, bool *known)
 {
@@ -325,6 +526,12 @@ exp_node_float(Exp *x, Node *n, bool *known)
     case OP_GEMM: return all_f32(x, n) && ex_gemm(x, n);
     case OP_GLOBAL_AVGPOOL: return all_f32(x, n) && ex_global_avgpool(x, n);
     case OP_SOFTMAX: return all_f32(x, n) && ex_softmax(x, n);
+    case OP_REDUCE_MEAN: return all_f32(x, n) && ex_reduce_mean(x, n);
+    case OP_CONV: return all_f32(x, n) && ex_conv(x, n);
+    case OP_HARD_SIGMOID:
+    case OP_HARD_SWISH:
+    case OP_SIGMOID:
+    case OP_LEAKY_RELU: return all_f32(x, n) && ex_unary(x, n);
     default: *known = false; return false;
     }
 }
