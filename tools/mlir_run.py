@@ -19,7 +19,7 @@ are bit-exact. Lowering (printed with -v):
               --convert-index-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts
   mlir-runner -e main -entry-point-result=void
               -shared-libs=libmlir_runner_utils.so,libmlir_c_runner_utils.so
-Tools are looked up on PATH, then in /usr/lib/llvm-22/bin. Element types: f32, i8, i32.
+Tools are looked up on PATH, then in /usr/lib/llvm-22/bin. Element types: f32, i8, ui8 (run as i8 bytes), i32.
 """
 import argparse
 import os
@@ -40,7 +40,11 @@ LOWER_2 = ["--one-shot-bufferize=bufferize-function-boundaries", "--buffer-deall
            "--expand-strided-metadata", "--finalize-memref-to-llvm", "--convert-math-to-llvm",
            "--convert-math-to-libm", "--convert-arith-to-llvm", "--convert-cf-to-llvm",
            "--convert-index-to-llvm", "--convert-func-to-llvm", "--reconcile-unrealized-casts"]
-DTYPES = {"f32": np.float32, "i8": np.int8, "i32": np.int32}
+DTYPES = {"f32": np.float32, "i8": np.int8, "ui8": np.uint8, "i32": np.int32}
+# ui8 (qdqc's u8 at the function boundary) runs as i8: tensor.bitcast has no bufferization,
+# and the boundary's tosa.rescale reads the bytes as unsigned by its input_unsigned /
+# output_unsigned flags, not by the type, so renaming ui8 to i8 keeps the arithmetic.
+SIGNLESS = {"ui8": "i8"}
 
 
 def tool(name):
@@ -51,9 +55,9 @@ def tool(name):
 
 
 def parse_tensor(t):
-    m = re.fullmatch(r"tensor<((?:\d+x)*)(f32|i8|i32)>", t.strip())
+    m = re.fullmatch(r"tensor<((?:\d+x)*)(f32|i8|ui8|i32)>", t.strip())
     if not m:
-        sys.exit(f"mlir_run: unsupported type {t.strip()} (static tensors of f32, i8, i32)")
+        sys.exit(f"mlir_run: unsupported type {t.strip()} (static tensors of f32, i8, ui8, i32)")
     dims = tuple(int(d) for d in m.group(1).split("x") if d)
     return dims, m.group(2)
 
@@ -84,7 +88,7 @@ def signature(text, func):
 
 
 def ttype(dims, et):
-    return "tensor<" + "".join(f"{d}x" for d in dims) + et + ">"
+    return "tensor<" + "".join(f"{d}x" for d in dims) + SIGNLESS.get(et, et) + ">"
 
 
 def main_func(name, args, results, inputs):
@@ -102,7 +106,7 @@ def main_func(name, args, results, inputs):
                  f"({', '.join(ttype(d, e) for d, e in args)}) -> ({rt})")
     for i, (dims, et) in enumerate(results):
         t32 = ttype(dims, "i32")
-        conv = {"f32": "arith.bitcast", "i8": "arith.extsi", "i32": None}[et]
+        conv = {"f32": "arith.bitcast", "i8": "arith.extsi", "ui8": "arith.extui", "i32": None}[et]
         src = f"%r{i}"
         if conv:
             lines.append(f"    %b{i} = {conv} %r{i} : {ttype(dims, et)} to {t32}")
@@ -139,7 +143,7 @@ def main():
     if len(o.input) != len(args):
         sys.exit(f"mlir_run: @{name} takes {len(args)} inputs, {len(o.input)} given")
     inputs = [np.load(p) for p in o.input]
-    body = text.rstrip()
+    body = text.replace("xui8>", "xi8>").rstrip()
     if not body.startswith("module"):
         body = "module {\n" + body + "\n}"
     body = body[:-1] + main_func(name, args, results, inputs) + "}\n"

@@ -1,7 +1,7 @@
 /* interop.c: public entry points of the MLIR interop (include/qdqc/qdqc.h): import from MLIR
- * text in memory and export of the integer graph as MLIR (lib/import/mlir_import.c,
- * lib/codegen/mlir_export.c; without MLIR both report that they are unavailable). */
-#include "codegen/mlir_export.h"
+ * text in memory and export of the integer graph as MLIR (lib/mlir/import.c,
+ * lib/mlir/export.c; without MLIR both report that they are unavailable). */
+#include "mlir/export.h"
 #include "import/import.h"
 #include "ir/ir.h"
 

@@ -1,7 +1,7 @@
 /* pending.c: stand-ins for the MLIR reader and writer in builds without MLIR
  * (QDQC_ENABLE_MLIR=OFF); each reports a clear error. */
 #include "import.h"
-#include "codegen/mlir_export.h"
+#include "mlir/export.h"
 
 #ifndef QDQC_HAVE_MLIR
 Module *

@@ -1,4 +1,4 @@
-// MLIR import (lib/import/mlir_import.c): quant.qcast/dcast and tosa.conv2d/clamp become qdqc IR.
+// MLIR import (lib/mlir/import.c): quant.qcast/dcast and tosa.conv2d/clamp become qdqc IR.
 // NHWC activations get transposes to NCHW; the OHWI constant weights are permuted to OIHW at
 // import (the quantize/dequantize rebuilt around the permuted constant), and the clamp moves
 // before the layout transpose, so the default pipeline makes one qconv with the clamp folded.

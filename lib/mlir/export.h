@@ -1,7 +1,7 @@
-/* mlir_export.h: qdqc IR (after the pipeline) -> MLIR text (tosa, linalg, arith, tensor),
+/* export.h: qdqc IR (after the pipeline) -> MLIR text (tosa, linalg, arith, tensor),
  * internal interface. docs/mlir.md lists what maps to what.
  *
- * The exporter writes text; mlir_export.c then parses and verifies it with the MLIR C API, so a
+ * The exporter writes text; export.c then parses and verifies it with the MLIR C API, so a
  * module that comes back from exp_mlir is one mlir-opt accepts. Nodes without a mapping get a
  * diagnostic at their location and the export fails; nothing is silently dropped. */
 #ifndef QDQC_MLIR_EXPORT_H
@@ -13,7 +13,7 @@
 /* The MLIR module for m's graph, or NULL with diagnostics in m's context. Caller frees. */
 char *exp_mlir(Module *m);
 
-/* ---- shared between mlir_export.c and mlir_export_ops.c ---- */
+/* ---- shared by the exporter's files (defined in export_util.c) ---- */
 typedef struct Exp {
     Graph *g;
     StrBuf b;       /* function body */
@@ -51,6 +51,20 @@ bool exp_fixed(Exp *x, const Node *n, double m, QnFixed *f);
 /* tosa.clamp to [lo, hi] (exported units) when narrower than the element type's range. */
 uint32_t exp_clamp(Exp *x, uint32_t v, const Type *t, int64_t lo, int64_t hi);
 
+/* linalg.generic: operand i is %a<i> in the body (element type et), the init %out; `body`
+ * ends with linalg.yield. init 0: a tensor.empty of out_tt. */
+typedef struct ExpIn {
+    uint32_t v;
+    const char *tt, *map, *et;
+} ExpIn;
+uint32_t exp_generic(Exp *x, const ExpIn *in, int nin, uint32_t init, const char *out_tt,
+                     const char *out_map, const char *out_et, const char *iters,
+                     const char *body);
+/* affine_map over nd dims with results res[] (dim index, or -1 for the constant 0) */
+void exp_map(StrBuf *b, int nd, const int *res, int nres);
+/* the map that reads t (numpy-broadcast to y) at y's indices */
+void exp_bcast_map(StrBuf *b, const Type *t, const Type *y);
+
 const Type *exp_vtype(Exp *x, ValueId v);
 void exp_bind(Exp *x, Node *n, uint32_t id); /* n's (first) result is SSA value id */
 
@@ -81,10 +95,14 @@ out_range(Exp *x, const Node *n, const Type *y, int64_t *lo, int64_t *hi)
     *hi += exp_shift(y->elem);
 }
 
-/* mlir_export_ops.c: one node; false (diagnostic emitted) if it has no mapping. */
+/* export_ops.c: one node; false (diagnostic emitted) if it has no mapping. */
 bool exp_node(Exp *x, Node *n);
-/* mlir_export_elem.c: element-wise, pooling, layout and float ops; *known = false if n's op
+/* export_elem.c: element-wise, pooling, layout and float ops; *known = false if n's op
  * is not one of them. */
 bool exp_node_elem(Exp *x, Node *n, bool *known);
+/* export_float.c: f32 ops of float islands (div, batchnorm, gemm, global average pooling,
+ * softmax) as linalg.generic with qdqc's own arithmetic (f64 accumulation, its order); *known
+ * as above. */
+bool exp_node_float(Exp *x, Node *n, bool *known);
 
 #endif

@@ -1,31 +1,19 @@
-/* mlir_export_ops.c: the MLIR form of each qdqc op (see mlir_export.c for the conventions:
+/* export_ops.c: the MLIR form of each qdqc op (see export.c for the conventions:
  * logical NCHW layout, u8 as shifted i8). Integer requantization is tosa.rescale with
  * the multipliers and shifts of --requant=fixed (lib/numerics), i.e. its arithmetic exactly,
  * except windowed average pooling (tosa.avg_pool2d rounds once more; docs/mlir.md). quantize and
  * dequantize, which tosa has no exact form for, are linalg.generic over arith/math ops with
  * qdqc's exact definition (f32 division, round half to even, saturation). */
-#include "mlir_export.h"
+#include "export.h"
 
 #include "numerics/elementwise.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const int64_t k_to_nhwc[4] = {0, 2, 3, 1};
 static const int64_t k_to_nchw[4] = {0, 3, 1, 2};
-
-const Type *
-exp_vtype(Exp *x, ValueId v)
-{
-    return &ir_value(x->g, v)->type;
-}
-
-void
-exp_bind(Exp *x, Node *n, uint32_t id)
-{
-    if (id)
-        x->ssa[n->out[0].id] = id;
-}
 
 static void
 maps(StrBuf *b, int rank)
@@ -62,16 +50,78 @@ generic(Exp *x, uint32_t v, const Type *t, const char *in_et, const char *out_et
     return id;
 }
 
+/* quantize per axis: the per-tensor body below with the scale and zero point of the channel
+ * (constants read through a map onto the axis), the clamp bounds qmin/qmax - zp[c] computed in
+ * i32 and converted exactly. */
+static bool
+quantize_axis(Exp *x, Node *n, uint32_t v, const Type *xt, const Type *yt)
+{
+    const QParams *q = yt->q;
+    int64_t c = q->n, sh = exp_shift(yt->elem);
+    float *sc = xcalloc((size_t)c, sizeof *sc);
+    int64_t *z = xcalloc((size_t)c, sizeof *z);
+    for (int64_t i = 0; i < c; i++) {
+        sc[i] = q->scale[i];
+        z[i] = q->zp[i] + sh;
+    }
+    uint32_t sv = exp_const_f(x, 1, &c, sc, (size_t)c), zv = exp_const_i(x, "i32", 1, &c, z, (size_t)c);
+    free(sc);
+    free(z);
+    StrBuf mi, ma, it, tx, ts, tz, ty, body;
+    sb_init(&mi), sb_init(&ma), sb_init(&it), sb_init(&tx), sb_init(&ts), sb_init(&tz);
+    sb_init(&ty), sb_init(&body);
+    int res[IR_MAX_RANK], ax = q->axis;
+    for (int i = 0; i < xt->rank; i++) {
+        res[i] = i;
+        sb_puts(&it, i ? ", \"parallel\"" : "\"parallel\"");
+    }
+    exp_map(&mi, xt->rank, res, xt->rank);
+    exp_map(&ma, xt->rank, &ax, 1);
+    exp_ttype(&tx, xt->rank, xt->dims, "f32");
+    exp_ttype(&ts, 1, &c, "f32");
+    exp_ttype(&tz, 1, &c, "i32");
+    exp_ttype(&ty, xt->rank, xt->dims, "i8");
+    sb_printf(&body,
+              "      %%qmin = arith.constant %lld : i32\n"
+              "      %%qmax = arith.constant %lld : i32\n"
+              "      %%zero = arith.constant 0.0 : f32\n"
+              "      %%loi = arith.subi %%qmin, %%a2 : i32\n"
+              "      %%hii = arith.subi %%qmax, %%a2 : i32\n"
+              "      %%lo = arith.sitofp %%loi : i32 to f32\n"
+              "      %%hi = arith.sitofp %%hii : i32 to f32\n"
+              "      %%q = arith.divf %%a0, %%a1 : f32\n"
+              "      %%r = math.roundeven %%q : f32\n"
+              "      %%c0 = arith.maxnumf %%r, %%lo : f32\n"
+              "      %%c1 = arith.minnumf %%c0, %%hi : f32\n"
+              "      %%nan = arith.cmpf uno, %%r, %%r : f32\n"
+              "      %%c2 = arith.select %%nan, %%zero, %%c1 : f32\n"
+              "      %%i = arith.fptosi %%c2 : f32 to i32\n"
+              "      %%y = arith.addi %%i, %%a2 : i32\n"
+              "      %%t = arith.trunci %%y : i32 to i8\n"
+              "      linalg.yield %%t : i8\n",
+              (long long)(q->qmin + sh), (long long)(q->qmax + sh));
+    ExpIn in[3] = {{v, tx.data, mi.data, "f32"}, {sv, ts.data, ma.data, "f32"},
+                   {zv, tz.data, ma.data, "i32"}};
+    exp_bind(x, n, exp_generic(x, in, 3, 0, ty.data, mi.data, "i8", it.data, body.data));
+    sb_free(&mi), sb_free(&ma), sb_free(&it), sb_free(&tx), sb_free(&ts), sb_free(&tz);
+    sb_free(&ty), sb_free(&body);
+    return true;
+}
+
 /* quantize (f32 -> i8/u8, per tensor): sat(rne(x / s) + zp); NaN -> zp. */
 static bool
 ex_quantize(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
-    if ((n->nin > 1 && n->in[1].id) || xt->elem != ET_F32 || !per_tensor(yt))
-        return exp_fail(x, n, "quantize: only f32 -> i8/u8 with static per-tensor parameters");
+    bool axis = yt->q && yt->q->n > 1 && yt->q->axis >= 0 && yt->q->axis < yt->rank &&
+                (yt->elem == ET_I8 || yt->elem == ET_U8);
+    if ((n->nin > 1 && n->in[1].id) || xt->elem != ET_F32 || (!per_tensor(yt) && !axis))
+        return exp_fail(x, n, "quantize: only f32 -> i8/u8 with static parameters");
     uint32_t v = exp_operand(x, n->in[0]);
     if (!v)
         return false;
+    if (axis)
+        return quantize_axis(x, n, v, xt, yt);
     int64_t zp = zp_of(yt), lo = yt->q->qmin + exp_shift(yt->elem) - zp,
             hi = yt->q->qmax + exp_shift(yt->elem) - zp;
     char body[1024];
@@ -96,6 +146,49 @@ ex_quantize(Exp *x, Node *n)
     return true;
 }
 
+/* dequantize per axis: (f32)(q - zp[c]) * s[c], c the index on q's axis; the scales and zero
+ * points are constants read through a map onto that axis. */
+static bool
+dequantize_axis(Exp *x, Node *n, uint32_t v, const Type *xt, const char *et, const QParams *q)
+{
+    int64_t c = q->n;
+    float *s = xcalloc((size_t)c, sizeof *s);
+    int64_t *z = xcalloc((size_t)c, sizeof *z);
+    for (int64_t i = 0; i < c; i++) {
+        s[i] = q->scale[i];
+        z[i] = q->zp[i] + exp_shift(xt->elem);
+    }
+    uint32_t sv = exp_const_f(x, 1, &c, s, (size_t)c), zv = exp_const_i(x, "i64", 1, &c, z, (size_t)c);
+    free(s);
+    free(z);
+    StrBuf mi, ma, it, tq, ts, tz, ty;
+    sb_init(&mi), sb_init(&ma), sb_init(&it), sb_init(&tq), sb_init(&ts), sb_init(&tz), sb_init(&ty);
+    int res[IR_MAX_RANK], ax = q->axis;
+    for (int i = 0; i < xt->rank; i++) {
+        res[i] = i;
+        sb_puts(&it, i ? ", \"parallel\"" : "\"parallel\"");
+    }
+    exp_map(&mi, xt->rank, res, xt->rank);
+    exp_map(&ma, xt->rank, &ax, 1);
+    exp_ttype(&tq, xt->rank, xt->dims, et);
+    exp_ttype(&ts, 1, &c, "f32");
+    exp_ttype(&tz, 1, &c, "i64");
+    exp_ttype(&ty, xt->rank, xt->dims, "f32");
+    ExpIn in[3] = {{v, tq.data, mi.data, et}, {sv, ts.data, ma.data, "f32"}, {zv, tz.data, ma.data, "i64"}};
+    StrBuf bb; /* q widened to i64 (as the per-tensor form), minus zp, times the scale */
+    sb_init(&bb);
+    if (strcmp(et, "i64"))
+        sb_printf(&bb, "      %%w = arith.extsi %%a0 : %s to i64\n", et);
+    sb_printf(&bb, "      %%b = arith.subi %s, %%a2 : i64\n"
+                   "      %%c = arith.sitofp %%b : i64 to f32\n"
+                   "      %%m = arith.mulf %%c, %%a1 : f32\n"
+                   "      linalg.yield %%m : f32\n", strcmp(et, "i64") ? "%w" : "%a0");
+    exp_bind(x, n, exp_generic(x, in, 3, 0, ty.data, mi.data, "f32", it.data, bb.data));
+    sb_free(&bb);
+    sb_free(&mi), sb_free(&ma), sb_free(&it), sb_free(&tq), sb_free(&ts), sb_free(&tz), sb_free(&ty);
+    return true;
+}
+
 /* dequantize (integer -> f32, per tensor): (f32)(q - zp) * s, the subtraction in i64. */
 static bool
 ex_dequantize(Exp *x, Node *n)
@@ -103,12 +196,14 @@ ex_dequantize(Exp *x, Node *n)
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     const char *et = exp_et(xt->elem);
     const QParams *q = n->q ? n->q : xt->q; /* the node's own parameters first */
-    if ((n->nin > 1 && n->in[1].id) || yt->elem != ET_F32 || !q || q->n != 1 || !et ||
-        !strcmp(et, "i1") || elem_is_float(xt->elem))
-        return exp_fail(x, n, "dequantize: only integer -> f32 with per-tensor parameters");
+    if ((n->nin > 1 && n->in[1].id) || yt->elem != ET_F32 || !q || !et || !strcmp(et, "i1") ||
+        elem_is_float(xt->elem) || (q->n != 1 && (q->axis < 0 || q->axis >= xt->rank)))
+        return exp_fail(x, n, "dequantize: only integer -> f32 with static parameters");
     uint32_t v = exp_operand(x, n->in[0]);
     if (!v)
         return false;
+    if (q->n != 1)
+        return dequantize_axis(x, n, v, xt, et, q);
     char ext[64] = "";
     if (strcmp(et, "i64"))
         snprintf(ext, sizeof ext, "arith.extsi %%in : %s to i64", et);
@@ -277,6 +372,88 @@ weight_zp(Exp *x, Node *n, const Type *wt, int64_t *zp)
     return true;
 }
 
+/* Per-channel weight zero points zw[m] that differ (tosa.conv2d takes one): the convolution
+ * ran with weight zero point 0, so acc[m] = sum (x - zx) * w[m] + b[m]; subtract zw[m] * S,
+ * S = sum (x - zx) over the window (all input channels; the channel itself for depthwise),
+ * from a second convolution with all-one weights. Integer arithmetic: exact. */
+static uint32_t
+weight_zp_correction(Exp *x, uint32_t acc, const Type *at, uint32_t xh, const Type *xn,
+                     int64_t xzp, const Win *win, const Type *wt, int64_t m0, bool dw)
+{
+    int64_t M = at->dims[3], C = xn->dims[3], one = 1, zero = 0;
+    int64_t sc = dw ? C : 1; /* channels of S */
+    int64_t od[4] = {dw ? win->k[0] : 1, dw ? win->k[1] : win->k[0], dw ? C : win->k[1],
+                     dw ? 1 : C};
+    uint32_t ones = exp_const_i(x, "i8", 4, od, &one, 1), bias = exp_const_i(x, "i32", 1, &sc, &zero, 1);
+    uint32_t xz = exp_zp(x, "i8", xzp), wz = exp_zp(x, "i8", 0);
+    Type st = *at;
+    st.dims[3] = sc;
+    char wa[256];
+    uint32_t s = exp_line(x, "tosa.%s %%v%u, %%v%u, %%v%u, %%v%u, %%v%u {acc_type = i32, %s} : "
+                          "(%s, %s, tensor<%lldxi32>, tensor<1xi8>, tensor<1xi8>) -> %s",
+                          dw ? "depthwise_conv2d" : "conv2d", xh, ones, bias, xz, wz,
+                          win_attrs(wa, sizeof wa, win, false, true), EXP_TT(x, 0, xn),
+                          exp_tt(x, 1, 4, od, "i8"), (long long)sc, EXP_TT(x, 2, &st));
+    int64_t *zv = xcalloc((size_t)M, sizeof *zv), zd[4] = {1, 1, 1, M};
+    for (int64_t m = 0; m < M; m++)
+        zv[m] = wt->q->zp[(m0 + m) % wt->q->n] + exp_shift(wt->elem);
+    uint32_t z = exp_const_i(x, "i32", 4, zd, zv, (size_t)M);
+    free(zv);
+    uint32_t sh = exp_zp(x, "i8", 0);
+    uint32_t corr = exp_line(x, "tosa.mul %%v%u, %%v%u, %%v%u : (%s, %s, tensor<1xi8>) -> %s", s, z,
+                             sh, EXP_TT(x, 0, &st), exp_tt(x, 1, 4, zd, "i32"), EXP_TT(x, 2, at));
+    return exp_line(x, "tosa.sub %%v%u, %%v%u : (%s, %s) -> %s", acc, corr, EXP_TT(x, 0, at),
+                    EXP_TT(x, 1, at), EXP_TT(x, 2, at));
+}
+
+/* The i32 accumulator [N, OH, OW, Mg] of output channels m0 .. m0 + Mg - 1 (one group) of a
+ * qconv over the NHWC input xh (type xn: the group's input channels): weights OIHW -> OHWI
+ * (conv2d) or [KH, KW, C, M/C] (depthwise), bias, zero points, and the weight zero-point
+ * correction when they differ per channel. */
+static uint32_t
+conv_acc(Exp *x, uint32_t xh, const Type *xn, const Win *win, const Tensor *w, const Type *wt,
+         const Tensor *b, int64_t m0, int64_t M, bool dw, bool zp_each, int64_t wzp, int64_t xzp)
+{
+    int64_t Cg = wt->dims[1], KH = wt->dims[2], KW = wt->dims[3], C = xn->dims[3];
+    size_t nw = (size_t)(M * Cg * KH * KW);
+    int64_t *wv = xcalloc(nw, sizeof *wv);
+    int64_t wd[4] = {M, KH, KW, Cg}, mult = M / C;
+    if (dw) {
+        wd[0] = KH, wd[1] = KW, wd[2] = C, wd[3] = mult;
+    }
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t c = 0; c < Cg; c++)
+            for (int64_t i = 0; i < KH; i++)
+                for (int64_t j = 0; j < KW; j++) {
+                    size_t src = (size_t)((((m0 + m) * Cg + c) * KH + i) * KW + j);
+                    size_t dst = dw ? (size_t)(((i * KW + j) * C + m / mult) * mult + m % mult)
+                                    : (size_t)(((m * KH + i) * KW + j) * Cg + c);
+                    wv[dst] = tensor_get_i(w, src) + exp_shift(wt->elem);
+                }
+    uint32_t wid = exp_const_i(x, "i8", 4, wd, wv, nw);
+    free(wv);
+    int64_t *bv = xcalloc((size_t)M, sizeof *bv);
+    for (int64_t m = 0; b && m < M; m++)
+        bv[m] = tensor_get_i(b, (size_t)(m0 + m));
+    uint32_t bid = exp_const_i(x, "i32", 1, &M, bv, (size_t)M);
+    free(bv);
+    uint32_t xz = exp_zp(x, "i8", xzp), wz = exp_zp(x, "i8", wzp);
+    Type at = {.elem = ET_I32, .rank = 4, .dims = {xn->dims[0], 0, 0, M}};
+    /* output rows/columns from the window */
+    for (int a = 0; a < 2; a++)
+        at.dims[1 + a] = (xn->dims[1 + a] - 1 + win->pb[a] + win->pe[a] -
+                          (win->k[a] - 1) * win->d[a]) / win->s[a] + 1;
+    char wa[256];
+    uint32_t acc = exp_line(x, "tosa.%s %%v%u, %%v%u, %%v%u, %%v%u, %%v%u {acc_type = i32, %s} : "
+                            "(%s, %s, tensor<%lldxi32>, tensor<1xi8>, tensor<1xi8>) -> %s",
+                            dw ? "depthwise_conv2d" : "conv2d", xh, wid, bid, xz, wz,
+                            win_attrs(wa, sizeof wa, win, false, true), EXP_TT(x, 0, xn),
+                            exp_tt(x, 1, 4, wd, "i8"), (long long)M, EXP_TT(x, 2, &at));
+    if (zp_each)
+        acc = weight_zp_correction(x, acc, &at, xh, xn, xzp, win, wt, m0, dw);
+    return acc;
+}
+
 static bool
 ex_qconv(Exp *x, Node *n)
 {
@@ -293,49 +470,56 @@ ex_qconv(Exp *x, Node *n)
     int64_t M = wt->dims[0], Cg = wt->dims[1], KH = wt->dims[2], KW = wt->dims[3];
     int64_t C = xt->dims[1];
     bool dw = group > 1 && group == C && Cg == 1;
-    if (group != 1 && !dw)
-        return exp_fail(x, n, "qconv: grouped convolution (group %lld of %lld channels) has no "
-                        "tosa form", (long long)group, (long long)C);
+    if (group < 1 || C % group || M % group || C / group != Cg)
+        return exp_fail(x, n, "qconv: group %lld does not divide %lld input and %lld output "
+                        "channels", (long long)group, (long long)C, (long long)M);
     int64_t wzp = 0;
+    bool zp_each = false; /* per-channel weight zero points that differ: corrected below */
+    for (uint32_t i = 1; i < wt->q->n; i++)
+        zp_each |= wt->q->zp[i] != wt->q->zp[0];
+    if (zp_each && dw && M != C)
+        return exp_fail(x, n, "qconv: per-channel weight zero points that differ with a "
+                        "depthwise multiplier > 1 have no tosa form");
     Win win;
-    if (!weight_zp(x, n, wt, &wzp) || !window(x, n, xt, (int64_t[2]){KH, KW}, yt, &win))
+    if ((!zp_each && !weight_zp(x, n, wt, &wzp)) || !window(x, n, xt, (int64_t[2]){KH, KW}, yt, &win))
         return false;
     uint32_t v = exp_operand(x, n->in[0]);
     if (!v)
         return false;
     Type xn;
     uint32_t xh = to_nhwc(x, v, xt, &win, &xn);
-    /* weights: OIHW -> OHWI (conv2d) or [KH, KW, C, M/C] (depthwise) */
-    size_t nw = type_numel_unchecked(wt);
-    int64_t *wv = xcalloc(nw, sizeof *wv);
-    int64_t wd[4] = {M, KH, KW, Cg}, mult = M / C;
-    if (dw) {
-        wd[0] = KH, wd[1] = KW, wd[2] = C, wd[3] = mult;
-    }
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t c = 0; c < Cg; c++)
-            for (int64_t i = 0; i < KH; i++)
-                for (int64_t j = 0; j < KW; j++) {
-                    size_t src = (size_t)(((m * Cg + c) * KH + i) * KW + j);
-                    size_t dst = dw ? (size_t)(((i * KW + j) * C + m / mult) * mult + m % mult)
-                                    : (size_t)(((m * KH + i) * KW + j) * Cg + c);
-                    wv[dst] = tensor_get_i(w, src) + exp_shift(wt->elem);
-                }
-    uint32_t wid = exp_const_i(x, "i8", 4, wd, wv, nw);
-    free(wv);
-    int64_t *bv = xcalloc((size_t)M, sizeof *bv);
-    for (int64_t m = 0; b && m < M; m++)
-        bv[m] = tensor_get_i(b, (size_t)m);
-    uint32_t bid = exp_const_i(x, "i32", 1, &M, bv, (size_t)M);
-    free(bv);
-    uint32_t xz = exp_zp(x, "i8", zp_of(xt)), wz = exp_zp(x, "i8", wzp);
     Type at = {.elem = ET_I32, .rank = 4, .dims = {yt->dims[0], yt->dims[2], yt->dims[3], M}};
-    char wa[256];
-    uint32_t acc = exp_line(x, "tosa.%s %%v%u, %%v%u, %%v%u, %%v%u, %%v%u {acc_type = i32, %s} : "
-                            "(%s, %s, tensor<%lldxi32>, tensor<1xi8>, tensor<1xi8>) -> %s",
-                            dw ? "depthwise_conv2d" : "conv2d", xh, wid, bid, xz, wz,
-                            win_attrs(wa, sizeof wa, &win, false, true), EXP_TT(x, 0, &xn),
-                            exp_tt(x, 1, 4, wd, "i8"), (long long)M, EXP_TT(x, 2, &at));
+    uint32_t acc;
+    if (group == 1 || dw) {
+        acc = conv_acc(x, xh, &xn, &win, w, wt, b, 0, M, dw, zp_each, wzp, zp_of(xt));
+    } else {
+        /* grouped: one conv2d per group on its slice of the input channels, concatenated */
+        int64_t Mg = M / group;
+        StrBuf ops, tys;
+        sb_init(&ops);
+        sb_init(&tys);
+        Type xg = xn, ag = at;
+        xg.dims[3] = Cg;
+        ag.dims[3] = Mg;
+        for (int64_t gi = 0; gi < group; gi++) {
+            uint32_t s0 = exp_line(x, "tosa.const_shape {values = dense<[0, 0, 0, %lld]> : "
+                                   "tensor<4xindex>} : () -> !tosa.shape<4>", (long long)(gi * Cg));
+            uint32_t s1 = exp_line(x, "tosa.const_shape {values = dense<[%lld, %lld, %lld, %lld]> "
+                                   ": tensor<4xindex>} : () -> !tosa.shape<4>", (long long)xg.dims[0],
+                                   (long long)xg.dims[1], (long long)xg.dims[2], (long long)Cg);
+            uint32_t sl = exp_line(x, "tosa.slice %%v%u, %%v%u, %%v%u : (%s, !tosa.shape<4>, "
+                                   "!tosa.shape<4>) -> %s", xh, s0, s1, EXP_TT(x, 0, &xn),
+                                   EXP_TT(x, 1, &xg));
+            uint32_t ag_id = conv_acc(x, sl, &xg, &win, w, wt, b, gi * Mg, Mg, false, zp_each, wzp,
+                                      zp_of(xt));
+            sb_printf(&ops, "%s%%v%u", gi ? ", " : "", ag_id);
+            sb_printf(&tys, "%s%s", gi ? ", " : "", EXP_TT(x, 0, &ag));
+        }
+        acc = exp_line(x, "tosa.concat %s {axis = 3 : i32} : (%s) -> %s", ops.data, tys.data,
+                       EXP_TT(x, 0, &at));
+        sb_free(&ops);
+        sb_free(&tys);
+    }
     uint32_t y = epilogue(x, n, acc, &at, xt, wt->q, M);
     if (!y)
         return false;
@@ -462,6 +646,72 @@ ex_qmean(Exp *x, Node *n, const int64_t *axes, int naxes)
     return true;
 }
 
+/* Windowed qavgpool with --requant=fixed arithmetic exactly: the window sums of x - zx by a
+ * tosa.depthwise_conv2d with all-one weights (input zero point zx: padding adds 0), then one
+ * tosa.rescale per output position by qn_qavg_fixed_params(sx, sy, count) -- the count depends
+ * on the position (taps inside the input, or inside the padded input for count_include_pad=1)
+ * -- applied as a per-channel rescale of the sums laid out as [N*C, OH*OW]. xh is the NHWC
+ * input (type xn) of window w; returns the NCHW result, 0 after a diagnostic. */
+static uint32_t
+qavg_window(Exp *x, Node *n, uint32_t xh, const Type *xn, const Win *w, const Type *xt,
+            const Type *yt)
+{
+    Graph *g = x->g;
+    int64_t C = xt->dims[1], OH = yt->dims[2], OW = yt->dims[3], p[4] = {0, 0, 0, 0};
+    ir_attr_ints(g, n, "pads", p, 4);
+    bool incl = ir_attr_int(g, n, "count_include_pad", 0) != 0;
+    int64_t npos = OH * OW, *taps[2] = {xcalloc((size_t)OH, sizeof(int64_t)),
+                                        xcalloc((size_t)OW, sizeof(int64_t))};
+    for (int a = 0; a < 2; a++) { /* taps per output row / column */
+        int64_t in = xt->dims[2 + a], pb = p[a], pe = p[a + 2];
+        for (int64_t o = 0; o < (a ? OW : OH); o++)
+            for (int64_t k = 0; k < w->k[a]; k++) {
+                int64_t i = o * w->s[a] - pb + k;
+                taps[a][o] += incl ? i >= -pb && i < in + pe : i >= 0 && i < in;
+            }
+    }
+    QnFixed *f = xcalloc((size_t)npos, sizeof *f);
+    const char *why = NULL;
+    for (int64_t i = 0; i < npos && !why; i++) {
+        int64_t cnt = taps[0][i / OW] * taps[1][i % OW]; /* 0: the sum is 0, any multiplier */
+        why = qn_qavg_fixed_params(xt->q->scale[0], yt->q->scale[0], cnt > 0 ? cnt : 1, 8, &f[i]);
+    }
+    free(taps[0]);
+    free(taps[1]);
+    if (why) {
+        free(f);
+        exp_fail(x, n, "qavgpool: %s", why);
+        return 0;
+    }
+    int64_t wd[4] = {w->k[0], w->k[1], C, 1}, one = 1, zero = 0;
+    uint32_t wt = exp_const_i(x, "i8", 4, wd, &one, 1), bias = exp_const_i(x, "i32", 1, &C, &zero, 1);
+    uint32_t zx = exp_zp(x, "i8", zp_of(xt)), zw = exp_zp(x, "i8", 0);
+    Type sn = *xn, tmp; /* the sums, NHWC */
+    sn.elem = ET_I32;
+    sn.dims[1] = OH;
+    sn.dims[2] = OW;
+    char wa[256];
+    uint32_t id = exp_line(x, "tosa.depthwise_conv2d %%v%u, %%v%u, %%v%u, %%v%u, %%v%u {acc_type = "
+                           "i32, %s} : (%s, %s, tensor<%lldxi32>, tensor<1xi8>, tensor<1xi8>) -> %s",
+                           xh, wt, bias, zx, zw, win_attrs(wa, sizeof wa, w, false, true),
+                           EXP_TT(x, 0, xn), exp_tt(x, 1, 4, wd, "i8"), (long long)C,
+                           EXP_TT(x, 2, &sn));
+    id = exp_transpose(x, id, &sn, k_to_nchw, &tmp); /* [N, C, OH, OW] */
+    int64_t flat[2] = {tmp.dims[0] * C, npos};
+    Type ft = tmp;
+    id = exp_reshape(x, id, &tmp, 2, flat);
+    ft.rank = 2;
+    ft.dims[0] = flat[0];
+    ft.dims[1] = flat[1];
+    id = exp_rescale(x, id, &ft, "i32", "i8", npos, f, 0, zp_of(yt), false, false);
+    free(f);
+    ft.elem = yt->elem;
+    id = exp_reshape(x, id, &ft, 4, yt->dims);
+    int64_t lo, hi;
+    out_range(x, n, yt, &lo, &hi);
+    return exp_clamp(x, id, yt, lo, hi);
+}
+
 /* maxpool (i8/u8/f32) and qavgpool (tosa.avg_pool2d in the input's parameters, then a
  * rescale to the result's when they differ), between NCHW <-> NHWC transposes. */
 static bool
@@ -485,8 +735,6 @@ ex_pool(Exp *x, Node *n)
              : xt->elem != ET_F32 && xt->elem != ET_I8 && xt->elem != ET_U8))
         return exp_fail(x, n, "%s: only 2-D windows without dilation over %s",
                         op_info(n->op)->name, avg ? "per-tensor i8/u8" : "f32/i8/u8");
-    if (avg && ir_attr_int(g, n, "count_include_pad", 0) && (p[0] || p[1] || p[2] || p[3]))
-        return exp_fail(x, n, "qavgpool: count_include_pad=1 with padding has no tosa form");
     Win w;
     if (!window(x, n, xt, k, yt, &w))
         return false;
@@ -505,23 +753,11 @@ ex_pool(Exp *x, Node *n)
                       win_attrs(wa, sizeof wa, &w, true, false), EXP_TT(x, 0, &xn),
                       EXP_TT(x, 1, &yn));
     } else {
-        uint32_t z = exp_zp(x, "i8", zp_of(xt));
-        yn.elem = xt->elem;
-        id = exp_line(x, "tosa.avg_pool2d %%v%u, %%v%u, %%v%u {acc_type = i32, %s} : (%s, "
-                      "tensor<1xi8>, tensor<1xi8>) -> %s", xh, z, z,
-                      win_attrs(wa, sizeof wa, &w, true, false), EXP_TT(x, 0, &xn),
-                      EXP_TT(x, 1, &yn));
-        if (xt->q->scale[0] != yt->q->scale[0] || zp_of(xt) != zp_of(yt) || xt->elem != yt->elem) {
-            QnFixed f;
-            const char *why = qn_requantize_fixed_params(xt->q->scale[0], yt->q->scale[0], &f);
-            if (why)
-                return exp_fail(x, n, "qavgpool: %s", why);
-            id = exp_rescale(x, id, &yn, "i8", "i8", 1, &f, zp_of(xt), zp_of(yt), false, false);
-        }
-        yn.elem = yt->elem;
-        int64_t lo, hi;
-        out_range(x, n, yt, &lo, &hi);
-        id = exp_clamp(x, id, &yn, lo, hi);
+        id = qavg_window(x, n, xh, &xn, &w, xt, yt);
+        if (!id)
+            return false;
+        exp_bind(x, n, id);
+        return true;
     }
     yn.elem = yt->elem;
     exp_bind(x, n, exp_transpose(x, id, &yn, k_to_nchw, &tmp));
@@ -563,7 +799,9 @@ exp_node(Exp *x, Node *n)
     default: break;
     }
     bool known = true;
-    bool ok = exp_node_elem(x, n, &known);
+    bool ok = exp_node_float(x, n, &known);
+    if (!known)
+        ok = exp_node_elem(x, n, &known);
     if (!known)
         return exp_fail(x, n, "`%s` has no tosa/linalg mapping", op_info(n->op)->name);
     return ok;

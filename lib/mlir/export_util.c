@@ -1,18 +1,8 @@
-/* mlir_export.c: qdqc IR -> MLIR text (func + tosa, linalg/arith for quantize/dequantize).
- *
- * The graph's values keep their logical (NCHW) layout; ops whose tosa form is NHWC (conv,
- * pooling) are wrapped in tosa.transpose pairs, which MLIR's canonicalizer cancels. u8 values
- * travel as i8 shifted by -128 (tosa computes on signless i8): their zero points and clamp
- * bounds shift with them, which leaves every (x - zx) unchanged; at the function boundary
- * tosa.rescale with input_unsigned/output_unsigned converts from and to ui8.
- * The text is parsed and verified with the MLIR C API before it is returned, so a verifier
- * failure is reported as an internal error instead of producing invalid output.
- * Op lowerings are in mlir_export_ops.c; docs/mlir.md lists the mapping. */
-#include "mlir_export.h"
-
-#include <mlir-c/Diagnostics.h>
-#include <mlir-c/IR.h>
-#include <mlir-c/RegisterEverything.h>
+/* export_util.c: the MLIR exporter's toolkit, shared by export.c (the function and its
+ * boundary), export_ops.c and export_elem.c (the ops): element and tensor types, SSA lines,
+ * constants, diagnostics, and the tosa building blocks every op uses (transpose, reshape,
+ * rescale, clamp). It calls none of the op files, so the exporter's files form no loop. */
+#include "export.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -289,158 +279,71 @@ exp_operand(Exp *x, ValueId v)
     return x->ssa[v.id];
 }
 
-/* ---- the function ---- */
+/* ---- values ---- */
 
-static void
-sym_name(StrBuf *b, const char *s)
+const Type *
+exp_vtype(Exp *x, ValueId v)
 {
-    if (!s || !*s)
-        s = "main";
-    for (; *s; s++)
-        sb_putc(b, (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                           (*s >= '0' && *s <= '9') || *s == '_' ? *s : '_');
+    return &ir_value(x->g, v)->type;
 }
 
-/* The boundary type of a graph input/output: u8 is ui8 there. */
-static void
-boundary_type(StrBuf *b, const Type *t)
+void
+exp_bind(Exp *x, Node *n, uint32_t id)
 {
-    exp_ttype(b, t->rank, t->dims, t->elem == ET_U8 ? "ui8" : exp_et(t->elem));
+    if (id)
+        x->ssa[n->out[0].id] = id;
 }
 
-static const QnFixed k_identity = {1 << 30, 30};
+/* ---- linalg.generic ---- */
 
-static bool
-emit_func(Exp *x, StrBuf *out)
+void
+exp_map(StrBuf *b, int nd, const int *res, int nres)
 {
-    Graph *g = x->g;
-    StrBuf sig;
-    sb_init(&sig);
-    sb_puts(&sig, "func.func @");
-    sym_name(&sig, g->name ? ir_str(g, g->name) : NULL);
-    sb_putc(&sig, '(');
-    for (uint32_t i = 0; i < g->inputs.len; i++) {
-        ValueId v = g->inputs.data[i];
-        const Type *t = &ir_value(g, v)->type;
-        if (!exp_et(t->elem)) {
-            exp_fail(x, NULL, "graph input %u has element type %s", i, elem_name(t->elem));
-            break;
-        }
-        uint32_t arg = ++x->next;
-        sb_printf(&sig, "%s%%v%u: ", i ? ", " : "", arg);
-        boundary_type(&sig, t);
-        x->ssa[v.id] = arg;
-        if (t->elem == ET_U8) {
-            uint32_t c = exp_line(x, "tensor.bitcast %%v%u : %s to %s", arg,
-                                  exp_tt(x, 0, t->rank, t->dims, "ui8"), EXP_TT(x, 1, t));
-            x->ssa[v.id] = exp_rescale(x, c, t, "i8", "i8", 1, &k_identity, -128, 0, true, false);
-        }
+    sb_puts(b, "affine_map<(");
+    for (int i = 0; i < nd; i++)
+        sb_printf(b, i ? ", d%d" : "d%d", i);
+    sb_puts(b, ") -> (");
+    for (int i = 0; i < nres; i++) {
+        if (res[i] < 0)
+            sb_puts(b, i ? ", 0" : "0");
+        else
+            sb_printf(b, i ? ", d%d" : "d%d", res[i]);
     }
-    for (uint32_t i = 1; i < g->nodes.len && !x->failed; i++) {
-        Node *n = ir_node(g, (NodeId){i});
-        if (n->dead || n->op == OP_CONST)
-            continue; /* constants are emitted where they are used */
-        exp_node(x, n);
-    }
-    sb_puts(&sig, ") -> (");
-    StrBuf ret;
-    sb_init(&ret);
-    for (uint32_t i = 0; i < g->outputs.len && !x->failed; i++) {
-        ValueId v = g->outputs.data[i];
-        const Type *t = &ir_value(g, v)->type;
-        uint32_t id = exp_operand(x, v);
-        if (!id)
-            break;
-        if (t->elem == ET_U8) {
-            id = exp_rescale(x, id, t, "i8", "i8", 1, &k_identity, 0, -128, false, true);
-            id = exp_line(x, "tensor.bitcast %%v%u : %s to %s", id, EXP_TT(x, 0, t),
-                          exp_tt(x, 1, t->rank, t->dims, "ui8"));
-        }
-        if (i)
-            sb_puts(&sig, ", ");
-        boundary_type(&sig, t);
-        sb_printf(&ret, "%s%%v%u", i ? ", " : "", id);
-    }
-    sb_puts(&sig, ")");
-    bool ok = !x->failed;
-    if (ok) {
-        sb_printf(out, "module {\n  %s {\n%s", sig.data, x->b.data ? x->b.data : "");
-        sb_printf(out, "    return%s%s", g->outputs.len ? " " : "", ret.data ? ret.data : "");
-        if (g->outputs.len) {
-            sb_puts(out, " : ");
-            for (uint32_t i = 0; i < g->outputs.len; i++) {
-                if (i)
-                    sb_puts(out, ", ");
-                boundary_type(out, &ir_value(g, g->outputs.data[i])->type);
-            }
-        }
-        sb_puts(out, "\n  }\n}\n");
-    }
-    sb_free(&sig);
-    sb_free(&ret);
-    return ok;
+    sb_puts(b, ")>");
 }
 
-/* ---- verification through the MLIR C API ---- */
-
-static void
-str_cb(MlirStringRef s, void *user)
+void
+exp_bcast_map(StrBuf *b, const Type *t, const Type *y)
 {
-    sb_putn((StrBuf *)user, s.data, s.length);
+    int res[IR_MAX_RANK];
+    int off = y->rank - t->rank;
+    for (int i = 0; i < t->rank; i++)
+        res[i] = t->dims[i] == 1 && y->dims[off + i] != 1 ? -1 : off + i;
+    exp_map(b, y->rank, res, t->rank);
 }
 
-static MlirLogicalResult
-collect_diag(MlirDiagnostic d, void *user)
+uint32_t
+exp_generic(Exp *x, const ExpIn *in, int nin, uint32_t init, const char *out_tt,
+            const char *out_map, const char *out_et, const char *iters, const char *body)
 {
-    StrBuf *b = user;
-    if (mlirDiagnosticGetSeverity(d) != MlirDiagnosticError)
-        return mlirLogicalResultSuccess();
-    if (b->len)
-        sb_puts(b, "; ");
-    MlirLocation l = mlirDiagnosticGetLocation(d);
-    if (mlirLocationIsAFileLineColRange(l))
-        sb_printf(b, "line %d: ", mlirLocationFileLineColRangeGetStartLine(l));
-    mlirDiagnosticPrint(d, str_cb, b);
-    return mlirLogicalResultSuccess();
-}
-
-static bool
-verify_text(Exp *x, const char *text, size_t len)
-{
-    MlirContext mc = mlirContextCreateWithThreading(false);
-    MlirDialectRegistry reg = mlirDialectRegistryCreate();
-    mlirRegisterAllDialects(reg);
-    mlirContextAppendDialectRegistry(mc, reg);
-    mlirDialectRegistryDestroy(reg);
-    StrBuf errs;
-    sb_init(&errs);
-    mlirContextAttachDiagnosticHandler(mc, collect_diag, &errs, NULL);
-    MlirModule mod = mlirModuleCreateParse(mc, (MlirStringRef){text, len});
-    bool ok = !mlirModuleIsNull(mod) &&
-              mlirOperationVerify(mlirModuleGetOperation(mod));
-    if (!ok)
-        exp_fail(x, NULL, "internal error: the exported module does not verify: %s",
-                 errs.data ? errs.data : "(no diagnostic)");
-    if (!mlirModuleIsNull(mod))
-        mlirModuleDestroy(mod);
-    mlirContextDestroy(mc);
-    sb_free(&errs);
-    return ok;
-}
-
-char *
-exp_mlir(Module *m)
-{
-    Exp x = {.g = &m->g};
-    sb_init(&x.b);
-    x.ssa = xcalloc(m->g.values.len + 1, sizeof *x.ssa);
-    StrBuf out;
-    sb_init(&out);
-    char *text = NULL;
-    if (ir_verify(&m->g) && emit_func(&x, &out) && verify_text(&x, out.data, out.len))
-        text = sb_take(&out);
-    sb_free(&out);
-    sb_free(&x.b);
-    free(x.ssa);
-    return text;
+    if (!init)
+        init = exp_line(x, "tensor.empty() : %s", out_tt);
+    StrBuf s;
+    sb_init(&s);
+    sb_puts(&s, "linalg.generic {indexing_maps = [");
+    for (int i = 0; i < nin; i++)
+        sb_printf(&s, "%s, ", in[i].map);
+    sb_printf(&s, "%s], iterator_types = [%s]} ins(", out_map, iters);
+    for (int i = 0; i < nin; i++)
+        sb_printf(&s, i ? ", %%v%u" : "%%v%u", in[i].v);
+    sb_puts(&s, " : ");
+    for (int i = 0; i < nin; i++)
+        sb_printf(&s, i ? ", %s" : "%s", in[i].tt);
+    sb_printf(&s, ") outs(%%v%u : %s) {\n    ^bb0(", init, out_tt);
+    for (int i = 0; i < nin; i++)
+        sb_printf(&s, "%%a%d: %s, ", i, in[i].et);
+    sb_printf(&s, "%%out: %s):\n%s    } -> %s", out_et, body, out_tt);
+    uint32_t id = exp_line(x, "%s", s.data);
+    sb_free(&s);
+    return id;
 }

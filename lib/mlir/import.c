@@ -1,4 +1,4 @@
-/* mlir_import.c: MLIR (func + tosa + quant dialects) -> qdqc IR, through the MLIR C API.
+/* import.c: MLIR (func + tosa + quant dialects) -> qdqc IR, through the MLIR C API.
  *
  * The first func.func of the module becomes the graph. QDQ is written with quant.qcast /
  * quant.dcast and !quant.uniform types (per tensor and per axis); the compute ops are tosa ops
@@ -7,7 +7,7 @@
  * folds (docs/mlir.md lists every mapping). Ops without a mapping are listed in one diagnostic,
  * as the ONNX reader does. MLIR's own diagnostics (parse errors, verifier) go to the qdqc
  * context through a context handler; nothing here prints or exits. */
-#include "import.h"
+#include "import/import.h"
 
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>

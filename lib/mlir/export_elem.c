@@ -1,10 +1,10 @@
-/* mlir_export_elem.c: MLIR form of qdqc's element-wise integer ops (qadd, qsub, qmul,
+/* export_elem.c: MLIR form of qdqc's element-wise integer ops (qadd, qsub, qmul,
  * requantize, lut), the layout ops and the few f32 ops that float islands leave (add, sub,
  * mul, relu, clip). Integer element-wise ops use TOSA's integer-only formulation: operands
  * rescaled to i32 (qadd/qsub: to a common scale max(sa, sb) / 2^20; qmul: x - zx), one i32
  * tosa op, one rescale to the result. That is qdqc's --requant=fixed arithmetic, with the
  * multipliers of lib/numerics/elementwise.h (docs/numerics.md, docs/mlir.md). */
-#include "mlir_export.h"
+#include "export.h"
 
 #include "numerics/elementwise.h"
 

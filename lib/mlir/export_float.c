@@ -1,0 +1,537 @@
+/* export_float.c: the f32 ops that float islands leave between quantized regions (a real
+ * PyTorch QAT export keeps conv -> div -> add -> batchnorm, the global average pool and the
+ * final Gemm in float; attention blocks keep softmax) as linalg.generic over arith/math. Each computes what qdqc's compiled
+ * code computes (lib/codegen/llvm_kernels_float*.c), so the exported module agrees bit for
+ * bit: operands widened to f64, the same operation order, sums accumulated in f64 in the
+ * loop order of the code generator (linalg's iteration order, reduction dimensions innermost),
+ * one rounding to f32 at the end. */
+#include "export.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool
+all_f32(Exp *x, Node *n)
+{
+    for (uint32_t i = 0; i < n->nin; i++)
+        if (n->in[i].id && exp_vtype(x, n->in[i])->elem != ET_F32)
+            return exp_fail(x, n, "%s: only f32 operands", op_info(n->op)->name);
+    if (exp_vtype(x, n->out[0])->elem != ET_F32)
+        return exp_fail(x, n, "%s: only f32 results", op_info(n->op)->name);
+    return true;
+}
+
+static char *
+tt_dup(const Type *t, const char *et)
+{
+    StrBuf b;
+    sb_init(&b);
+    exp_ttype(&b, t->rank, t->dims, et);
+    return b.data;
+}
+
+static char *
+map_dup(int nd, const int *res, int nres)
+{
+    StrBuf b;
+    sb_init(&b);
+    exp_map(&b, nd, res, nres);
+    return b.data;
+}
+
+static char *
+iters_dup(int nd, int nred)
+{
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < nd; i++)
+        sb_printf(&b, "%s\"%s\"", i ? ", " : "", i < nd - nred ? "parallel" : "reduction");
+    return b.data;
+}
+
+static char *
+ident_map(int rank)
+{
+    int res[IR_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        res[i] = i;
+    return map_dup(rank, res, rank);
+}
+
+/* "%name = arith.constant <bits> : f64" for the double d, bit-exact */
+static void
+f64_const(StrBuf *b, const char *name, double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    sb_printf(b, "      %%%s = arith.constant 0x%016llX : f64\n", name, (unsigned long long)bits);
+}
+
+static void
+f32_const(StrBuf *b, const char *name, float f)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    sb_printf(b, "      %%%s = arith.constant 0x%08X : f32\n", name, bits);
+}
+
+/* f32 div with numpy broadcasting: the code generator's fdiv in f32. */
+static bool
+ex_div(Exp *x, Node *n)
+{
+    const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]),
+               *yt = exp_vtype(x, n->out[0]);
+    uint32_t a = exp_operand(x, n->in[0]), b = exp_operand(x, n->in[1]);
+    if (!a || !b)
+        return false;
+    StrBuf ma, mb;
+    sb_init(&ma);
+    sb_init(&mb);
+    exp_bcast_map(&ma, at, yt);
+    exp_bcast_map(&mb, bt, yt);
+    char *tta = tt_dup(at, "f32"), *ttb = tt_dup(bt, "f32"), *tty = tt_dup(yt, "f32");
+    char *my = ident_map(yt->rank), *it = iters_dup(yt->rank, 0);
+    ExpIn in[2] = {{a, tta, ma.data, "f32"}, {b, ttb, mb.data, "f32"}};
+    exp_bind(x, n, exp_generic(x, in, 2, 0, tty, my, "f32", it,
+                               "      %q = arith.divf %a0, %a1 : f32\n"
+                               "      linalg.yield %q : f32\n"));
+    sb_free(&ma);
+    sb_free(&mb);
+    free(tta), free(ttb), free(tty), free(my), free(it);
+    return true;
+}
+
+/* batchnorm (inference): ((x - mean) / sqrt(var + eps)) * scale + bias in f64, per channel
+ * (axis 1), rounded to f32 once. */
+static bool
+ex_batchnorm(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]);
+    if (n->nin < 5 || xt->rank < 2)
+        return exp_fail(x, n, "batchnorm: needs x of rank >= 2 and its four parameters");
+    ExpIn in[5];
+    uint32_t v[5];
+    char *tts[5];
+    char *mx = ident_map(xt->rank), *it = iters_dup(xt->rank, 0);
+    int ch = 1;
+    char *mc = map_dup(xt->rank, &ch, 1);
+    for (int i = 0; i < 5; i++) {
+        v[i] = exp_operand(x, n->in[i]);
+        if (!v[i]) {
+            for (int j = 0; j < i; j++)
+                free(tts[j]);
+            free(mx), free(it), free(mc);
+            return false;
+        }
+        tts[i] = tt_dup(exp_vtype(x, n->in[i]), "f32");
+        in[i] = (ExpIn){v[i], tts[i], i ? mc : mx, "f32"};
+    }
+    StrBuf body;
+    sb_init(&body);
+    f64_const(&body, "eps", (double)ir_attr_float(x->g, n, "epsilon", 1e-5f));
+    sb_puts(&body, "      %x = arith.extf %a0 : f32 to f64\n"
+                   "      %w = arith.extf %a1 : f32 to f64\n"
+                   "      %b = arith.extf %a2 : f32 to f64\n"
+                   "      %m = arith.extf %a3 : f32 to f64\n"
+                   "      %var = arith.extf %a4 : f32 to f64\n"
+                   "      %ve = arith.addf %var, %eps : f64\n"
+                   "      %den = math.sqrt %ve : f64\n"
+                   "      %d = arith.subf %x, %m : f64\n"
+                   "      %q = arith.divf %d, %den : f64\n"
+                   "      %s = arith.mulf %q, %w : f64\n"
+                   "      %r = arith.addf %s, %b : f64\n"
+                   "      %y = arith.truncf %r : f64 to f32\n"
+                   "      linalg.yield %y : f32\n");
+    exp_bind(x, n, exp_generic(x, in, 5, 0, tts[0], mx, "f32", it, body.data));
+    sb_free(&body);
+    for (int i = 0; i < 5; i++)
+        free(tts[i]);
+    free(mx), free(it), free(mc);
+    return true;
+}
+
+/* A zero-filled f64 accumulator of t's shape. */
+static uint32_t
+zero_f64(Exp *x, const char *tt)
+{
+    uint32_t e = exp_line(x, "tensor.empty() : %s", tt);
+    uint32_t z = exp_line(x, "arith.constant 0.0 : f64");
+    return exp_line(x, "linalg.fill ins(%%v%u : f64) outs(%%v%u : %s) -> %s", z, e, tt, tt);
+}
+
+/* gemm: acc = sum_k a[i,k] * b[k,j] in f64 (k ascending), y = alpha * (f32)acc + beta * c. */
+static bool
+ex_gemm(Exp *x, Node *n)
+{
+    const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]),
+               *yt = exp_vtype(x, n->out[0]);
+    if (at->rank != 2 || bt->rank != 2 || yt->rank != 2)
+        return exp_fail(x, n, "gemm: only 2-D operands");
+    bool ta = ir_attr_int(x->g, n, "transA", 0), tb = ir_attr_int(x->g, n, "transB", 0);
+    float alpha = ir_attr_float(x->g, n, "alpha", 1.0f), beta = ir_attr_float(x->g, n, "beta", 1.0f);
+    bool has_c = n->nin > 2 && n->in[2].id;
+    const Type *ct = has_c ? exp_vtype(x, n->in[2]) : NULL;
+    if (ct && ct->rank > 2)
+        return exp_fail(x, n, "gemm: C must have rank <= 2");
+    uint32_t a = exp_operand(x, n->in[0]), b = exp_operand(x, n->in[1]);
+    uint32_t c = has_c ? exp_operand(x, n->in[2]) : 1;
+    if (!a || !b || !c)
+        return false;
+    int ra[2] = {ta ? 2 : 0, ta ? 0 : 2}, rb[2] = {tb ? 1 : 2, tb ? 2 : 1}, ry[2] = {0, 1};
+    char *ma = map_dup(3, ra, 2), *mb = map_dup(3, rb, 2), *macc = map_dup(3, ry, 2);
+    char *tta = tt_dup(at, "f32"), *ttb = tt_dup(bt, "f32"), *tacc = tt_dup(yt, "f64");
+    char *it = iters_dup(3, 1);
+    ExpIn in[2] = {{a, tta, ma, "f32"}, {b, ttb, mb, "f32"}};
+    uint32_t acc = exp_generic(x, in, 2, zero_f64(x, tacc), tacc, macc, "f64", it,
+                               "      %x = arith.extf %a0 : f32 to f64\n"
+                               "      %w = arith.extf %a1 : f32 to f64\n"
+                               "      %p = arith.mulf %x, %w : f64\n"
+                               "      %s = arith.addf %out, %p : f64\n"
+                               "      linalg.yield %s : f64\n");
+    char *my = ident_map(2), *it2 = iters_dup(2, 0), *tty = tt_dup(yt, "f32"), *ttc = NULL;
+    StrBuf mc, body;
+    sb_init(&mc);
+    sb_init(&body);
+    ExpIn ein[2] = {{acc, tacc, my, "f64"}, {0}};
+    f32_const(&body, "alpha", alpha);
+    sb_puts(&body, "      %t = arith.truncf %a0 : f64 to f32\n"
+                   "      %v = arith.mulf %alpha, %t : f32\n");
+    if (has_c) {
+        exp_bcast_map(&mc, ct, yt);
+        ttc = tt_dup(ct, "f32");
+        ein[1] = (ExpIn){c, ttc, mc.data, "f32"};
+        f32_const(&body, "beta", beta);
+        sb_puts(&body, "      %bc = arith.mulf %beta, %a1 : f32\n"
+                       "      %r = arith.addf %v, %bc : f32\n"
+                       "      linalg.yield %r : f32\n");
+    } else {
+        sb_puts(&body, "      linalg.yield %v : f32\n");
+    }
+    exp_bind(x, n, exp_generic(x, ein, has_c ? 2 : 1, 0, tty, my, "f32", it2, body.data));
+    sb_free(&mc);
+    sb_free(&body);
+    free(ma), free(mb), free(macc), free(tta), free(ttb), free(tacc), free(it);
+    free(my), free(it2), free(tty), free(ttc);
+    return true;
+}
+
+/* global average pooling: the spatial sum in f64 (row-major), divided by the count in f64,
+ * rounded to f32. */
+static bool
+ex_global_avgpool(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
+    if (xt->rank < 3 || xt->rank > 5)
+        return exp_fail(x, n, "global_avgpool: only rank 3 to 5");
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    int64_t cnt = 1;
+    for (int d = 2; d < xt->rank; d++)
+        cnt *= xt->dims[d];
+    Type st = *xt; /* the sums: [N, C] */
+    st.rank = 2;
+    int ry[2] = {0, 1};
+    char *mx = ident_map(xt->rank), *ms = map_dup(xt->rank, ry, 2), *it = iters_dup(xt->rank, xt->rank - 2);
+    char *ttx = tt_dup(xt, "f32"), *tts = tt_dup(&st, "f64"), *ttm = tt_dup(&st, "f32");
+    ExpIn in = {v, ttx, mx, "f32"};
+    uint32_t sum = exp_generic(x, &in, 1, zero_f64(x, tts), tts, ms, "f64", it,
+                               "      %e = arith.extf %a0 : f32 to f64\n"
+                               "      %s = arith.addf %out, %e : f64\n"
+                               "      linalg.yield %s : f64\n");
+    char *m2 = ident_map(2), *it2 = iters_dup(2, 0);
+    StrBuf body;
+    sb_init(&body);
+    f64_const(&body, "n", (double)cnt);
+    sb_puts(&body, "      %q = arith.divf %a0, %n : f64\n"
+                   "      %y = arith.truncf %q : f64 to f32\n"
+                   "      linalg.yield %y : f32\n");
+    ExpIn in2 = {sum, tts, m2, "f64"};
+    uint32_t mean = exp_generic(x, &in2, 1, 0, ttm, m2, "f32", it2, body.data);
+    exp_bind(x, n, exp_reshape(x, mean, &(Type){.elem = ET_F32, .rank = 2, .dims = {st.dims[0], st.dims[1]}},
+                               yt->rank, yt->dims));
+    sb_free(&body);
+    free(mx), free(ms), free(it), free(ttx), free(tts), free(ttm), free(m2), free(it2);
+    return true;
+}
+
+/* softmax along one axis, as the code generator: in f64, m = the running maximum (x > m ? x :
+ * m, from -inf), s = sum of exp(x - m) in axis order, y = (f32)(exp(x - m) / s); exp is libm's
+ * (math.exp lowers to the same call). */
+static bool
+ex_softmax(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]);
+    int64_t ax = ir_attr_int(x->g, n, "axis", -1);
+    if (ax < 0)
+        ax += xt->rank;
+    if (ax < 0 || ax >= xt->rank)
+        return exp_fail(x, n, "softmax: axis out of range");
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    int r = xt->rank, res[IR_MAX_RANK], nr = 0;
+    Type rt = *xt; /* x without the axis */
+    for (int i = 0; i < r; i++)
+        if (i != ax) {
+            rt.dims[nr] = xt->dims[i];
+            res[nr++] = i;
+        }
+    rt.rank = (uint8_t)nr;
+    char *mx = ident_map(r), *mr = map_dup(r, res, nr), *tx = tt_dup(xt, "f32"),
+         *tr = tt_dup(&rt, "f64");
+    StrBuf it;
+    sb_init(&it);
+    for (int i = 0; i < r; i++)
+        sb_printf(&it, "%s\"%s\"", i ? ", " : "", i == ax ? "reduction" : "parallel");
+    uint32_t e = exp_line(x, "tensor.empty() : %s", tr);
+    uint32_t ninf = exp_line(x, "arith.constant 0xFFF0000000000000 : f64");
+    uint32_t init = exp_line(x, "linalg.fill ins(%%v%u : f64) outs(%%v%u : %s) -> %s", ninf, e, tr, tr);
+    ExpIn in1 = {v, tx, mx, "f32"};
+    uint32_t m = exp_generic(x, &in1, 1, init, tr, mr, "f64", it.data,
+                             "      %e = arith.extf %a0 : f32 to f64\n"
+                             "      %c = arith.cmpf ogt, %e, %out : f64\n"
+                             "      %r = arith.select %c, %e, %out : f64\n"
+                             "      linalg.yield %r : f64\n");
+    ExpIn in2[2] = {{v, tx, mx, "f32"}, {m, tr, mr, "f64"}};
+    uint32_t sum = exp_generic(x, in2, 2, zero_f64(x, tr), tr, mr, "f64", it.data,
+                               "      %e = arith.extf %a0 : f32 to f64\n"
+                               "      %d = arith.subf %e, %a1 : f64\n"
+                               "      %p = math.exp %d : f64\n"
+                               "      %s = arith.addf %out, %p : f64\n"
+                               "      linalg.yield %s : f64\n");
+    char *itp = iters_dup(r, 0);
+    ExpIn in3[3] = {{v, tx, mx, "f32"}, {m, tr, mr, "f64"}, {sum, tr, mr, "f64"}};
+    exp_bind(x, n, exp_generic(x, in3, 3, 0, tx, mx, "f32", itp,
+                               "      %e = arith.extf %a0 : f32 to f64\n"
+                               "      %d = arith.subf %e, %a1 : f64\n"
+                               "      %p = math.exp %d : f64\n"
+                               "      %q = arith.divf %p, %a2 : f64\n"
+                               "      %y = arith.truncf %q : f64 to f32\n"
+                               "      linalg.yield %y : f32\n"));
+    sb_free(&it);
+    free(mx), free(mr), free(tx), free(tr), free(itp);
+    return true;
+}
+
+/* reduce_mean: the sum over the reduced axes in f64 (their index order, innermost last),
+ * divided by the count in f64, rounded to f32; keepdims by a reshape. */
+static bool
+ex_reduce_mean(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
+    if (n->nin > 1 && n->in[1].id)
+        return exp_fail(x, n, "reduce_mean: only axes given as an attribute");
+    int64_t axes[IR_MAX_RANK];
+    int na = ir_attr_ints(x->g, n, "axes", axes, IR_MAX_RANK), r = xt->rank;
+    bool red[IR_MAX_RANK] = {0};
+    for (int d = 0; d < r; d++)
+        red[d] = na < 0;
+    for (int i = 0; i < na; i++) {
+        int64_t ax = axes[i] < 0 ? axes[i] + r : axes[i];
+        if (ax < 0 || ax >= r)
+            return exp_fail(x, n, "reduce_mean: axis %lld out of range", (long long)axes[i]);
+        red[ax] = true;
+    }
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    int res[IR_MAX_RANK], nk = 0;
+    int64_t cnt = 1;
+    Type kt = *xt; /* the kept axes */
+    StrBuf it;
+    sb_init(&it);
+    for (int d = 0; d < r; d++) {
+        sb_printf(&it, "%s\"%s\"", d ? ", " : "", red[d] ? "reduction" : "parallel");
+        if (red[d]) {
+            cnt *= xt->dims[d];
+        } else {
+            kt.dims[nk] = xt->dims[d];
+            res[nk++] = d;
+        }
+    }
+    kt.rank = (uint8_t)nk;
+    char *mx = ident_map(r), *mk = map_dup(r, res, nk), *tx = tt_dup(xt, "f32"),
+         *tk = tt_dup(&kt, "f64"), *tm = tt_dup(&kt, "f32"), *m2 = ident_map(nk),
+         *it2 = iters_dup(nk, 0);
+    ExpIn in = {v, tx, mx, "f32"};
+    uint32_t sum = exp_generic(x, &in, 1, zero_f64(x, tk), tk, mk, "f64", it.data,
+                               "      %e = arith.extf %a0 : f32 to f64\n"
+                               "      %s = arith.addf %out, %e : f64\n"
+                               "      linalg.yield %s : f64\n");
+    StrBuf body;
+    sb_init(&body);
+    f64_const(&body, "n", (double)cnt);
+    sb_puts(&body, "      %q = arith.divf %a0, %n : f64\n"
+                   "      %y = arith.truncf %q : f64 to f32\n"
+                   "      linalg.yield %y : f32\n");
+    ExpIn in2 = {sum, tk, m2, "f64"};
+    uint32_t mean = exp_generic(x, &in2, 1, 0, tm, m2, "f32", it2, body.data);
+    kt.elem = ET_F32;
+    exp_bind(x, n, yt->rank == kt.rank ? mean : exp_reshape(x, mean, &kt, yt->rank, yt->dims));
+    sb_free(&it);
+    sb_free(&body);
+    free(mx), free(mk), free(tx), free(tk), free(tm), free(m2), free(it2);
+    return true;
+}
+
+/* Element-wise f32 activations in f64, as the code generator: hard_sigmoid clamp01(alpha x +
+ * beta), hard_swish x clamp01(x / 6 + 0.5), sigmoid 1 / (1 + exp(-x)), leaky_relu x < 0 ?
+ * alpha x : x; clamp01 passes NaN (ordered compares). */
+static bool
+ex_unary(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]);
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "      %v = arith.extf %a0 : f32 to f64\n"
+                "      %c0 = arith.constant 0.0 : f64\n"
+                "      %c1 = arith.constant 1.0 : f64\n");
+    static const char clamp01[] = "      %l = arith.cmpf olt, %t, %c0 : f64\n"
+                                  "      %t1 = arith.select %l, %c0, %t : f64\n"
+                                  "      %g = arith.cmpf ogt, %t1, %c1 : f64\n"
+                                  "      %t2 = arith.select %g, %c1, %t1 : f64\n";
+    switch (n->op) {
+    case OP_HARD_SIGMOID:
+        f64_const(&b, "al", (double)ir_attr_float(x->g, n, "alpha", 0.2f));
+        f64_const(&b, "be", (double)ir_attr_float(x->g, n, "beta", 0.5f));
+        sb_printf(&b, "      %%m = arith.mulf %%al, %%v : f64\n"
+                      "      %%t = arith.addf %%m, %%be : f64\n%s"
+                      "      %%r = arith.addf %%t2, %%c0 : f64\n", clamp01);
+        break;
+    case OP_HARD_SWISH:
+        sb_printf(&b, "      %%six = arith.constant 6.0 : f64\n"
+                      "      %%half = arith.constant 0.5 : f64\n"
+                      "      %%d = arith.divf %%v, %%six : f64\n"
+                      "      %%t = arith.addf %%d, %%half : f64\n%s"
+                      "      %%r = arith.mulf %%v, %%t2 : f64\n", clamp01);
+        break;
+    case OP_SIGMOID:
+        sb_puts(&b, "      %ng = arith.negf %v : f64\n"
+                    "      %e = math.exp %ng : f64\n"
+                    "      %d = arith.addf %c1, %e : f64\n"
+                    "      %r = arith.divf %c1, %d : f64\n");
+        break;
+    default: /* leaky_relu */
+        f64_const(&b, "al", (double)ir_attr_float(x->g, n, "alpha", 0.01f));
+        sb_puts(&b, "      %l = arith.cmpf olt, %v, %c0 : f64\n"
+                    "      %m = arith.mulf %al, %v : f64\n"
+                    "      %r = arith.select %l, %m, %v : f64\n");
+        break;
+    }
+    sb_puts(&b, "      %y = arith.truncf %r : f64 to f32\n"
+                "      linalg.yield %y : f32\n");
+    char *mx = ident_map(xt->rank), *tx = tt_dup(xt, "f32"), *it = iters_dup(xt->rank, 0);
+    ExpIn in = {v, tx, mx, "f32"};
+    exp_bind(x, n, exp_generic(x, &in, 1, 0, tx, mx, "f32", it, b.data));
+    sb_free(&b);
+    free(mx), free(tx), free(it);
+    return true;
+}
+
+/* 2-D float conv, as the code generator: acc = bias[m] (f64), then for c, kh, kw in order the
+ * product x * w in f64 added for the taps inside the input (padding taps are skipped, not added
+ * as zeros), rounded to f32. The input is read with tensor.extract at computed indices. */
+static bool
+ex_conv(Exp *x, Node *n)
+{
+    Graph *g = x->g;
+    const Type *xt = exp_vtype(x, n->in[0]), *wt = exp_vtype(x, n->in[1]), *yt = exp_vtype(x, n->out[0]);
+    if (xt->rank != 4 || wt->rank != 4)
+        return exp_fail(x, n, "conv: only 2-D float convolutions");
+    int64_t s[2] = {1, 1}, d[2] = {1, 1}, p[4] = {0, 0, 0, 0}, group = ir_attr_int(g, n, "group", 1);
+    ir_attr_ints(g, n, "strides", s, 2);
+    ir_attr_ints(g, n, "dilations", d, 2);
+    ir_attr_ints(g, n, "pads", p, 4);
+    int64_t M = wt->dims[0], Cg = wt->dims[1];
+    if (group < 1 || M % group || xt->dims[1] != Cg * group)
+        return exp_fail(x, n, "conv: channels do not match the group");
+    if (ir_attr_string(g, n, "auto_pad", NULL) && strcmp(ir_attr_string(g, n, "auto_pad", ""), "NOTSET"))
+        return exp_fail(x, n, "conv: only explicit pads");
+    bool has_b = n->nin > 2 && n->in[2].id;
+    uint32_t xv = exp_operand(x, n->in[0]), wv = exp_operand(x, n->in[1]);
+    uint32_t bv = has_b ? exp_operand(x, n->in[2]) : 1;
+    if (!xv || !wv || !bv)
+        return false;
+    char *tx = tt_dup(xt, "f32"), *tw = tt_dup(wt, "f32"), *ty = tt_dup(yt, "f32"),
+         *tacc = tt_dup(yt, "f64"), *m4 = ident_map(4), *it4 = iters_dup(4, 0);
+    /* the accumulator starts at the bias (or 0) */
+    uint32_t init;
+    if (has_b) {
+        int ch = 1;
+        char *mb = map_dup(4, &ch, 1), *tb = tt_dup(exp_vtype(x, n->in[2]), "f32");
+        ExpIn bi = {bv, tb, mb, "f32"};
+        init = exp_generic(x, &bi, 1, 0, tacc, m4, "f64", it4,
+                           "      %e = arith.extf %a0 : f32 to f64\n"
+                           "      linalg.yield %e : f64\n");
+        free(mb), free(tb);
+    } else {
+        init = zero_f64(x, tacc);
+    }
+    int rw[4] = {1, 4, 5, 6}, ry[4] = {0, 1, 2, 3};
+    char *mw = map_dup(7, rw, 4), *my = map_dup(7, ry, 4), *it7 = iters_dup(7, 3);
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < 7; i++)
+        sb_printf(&b, "      %%i%d = linalg.index %d : index\n", i, i);
+    sb_printf(&b,
+              "      %%s0 = arith.constant %lld : index\n      %%s1 = arith.constant %lld : index\n"
+              "      %%d0 = arith.constant %lld : index\n      %%d1 = arith.constant %lld : index\n"
+              "      %%p0 = arith.constant %lld : index\n      %%p1 = arith.constant %lld : index\n"
+              "      %%h = arith.constant %lld : index\n      %%w = arith.constant %lld : index\n"
+              "      %%mg = arith.constant %lld : index\n      %%cg = arith.constant %lld : index\n"
+              "      %%z = arith.constant 0 : index\n",
+              (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0],
+              (long long)p[1], (long long)xt->dims[2], (long long)xt->dims[3],
+              (long long)(M / group), (long long)Cg);
+    sb_printf(&b,
+              "      %%ya = arith.muli %%i2, %%s0 : index\n      %%yb = arith.muli %%i5, %%d0 : index\n"
+              "      %%yc = arith.addi %%ya, %%yb : index\n      %%iy = arith.subi %%yc, %%p0 : index\n"
+              "      %%xa = arith.muli %%i3, %%s1 : index\n      %%xb = arith.muli %%i6, %%d1 : index\n"
+              "      %%xc = arith.addi %%xa, %%xb : index\n      %%ix = arith.subi %%xc, %%p1 : index\n"
+              "      %%b0 = arith.cmpi sge, %%iy, %%z : index\n      %%b1 = arith.cmpi slt, %%iy, %%h : index\n"
+              "      %%b2 = arith.cmpi sge, %%ix, %%z : index\n      %%b3 = arith.cmpi slt, %%ix, %%w : index\n"
+              "      %%b01 = arith.andi %%b0, %%b1 : i1\n      %%b23 = arith.andi %%b2, %%b3 : i1\n"
+              "      %%in = arith.andi %%b01, %%b23 : i1\n"
+              "      %%ys = arith.select %%in, %%iy, %%z : index\n      %%xs = arith.select %%in, %%ix, %%z : index\n"
+              "      %%gi = arith.divui %%i1, %%mg : index\n      %%gc = arith.muli %%gi, %%cg : index\n"
+              "      %%ic = arith.addi %%gc, %%i4 : index\n"
+              "      %%xv = tensor.extract %%v%u[%%i0, %%ic, %%ys, %%xs] : %s\n"
+              "      %%xe = arith.extf %%xv : f32 to f64\n      %%we = arith.extf %%a0 : f32 to f64\n"
+              "      %%pr = arith.mulf %%xe, %%we : f64\n      %%sm = arith.addf %%out, %%pr : f64\n"
+              "      %%r = arith.select %%in, %%sm, %%out : f64\n      linalg.yield %%r : f64\n",
+              xv, tx);
+    ExpIn in = {wv, tw, mw, "f32"};
+    uint32_t acc = exp_generic(x, &in, 1, init, tacc, my, "f64", it7, b.data);
+    ExpIn in2 = {acc, tacc, m4, "f64"};
+    exp_bind(x, n, exp_generic(x, &in2, 1, 0, ty, m4, "f32", it4,
+                               "      %t = arith.truncf %a0 : f64 to f32\n"
+                               "      linalg.yield %t : f32\n"));
+    sb_free(&b);
+    free(tx), free(tw), free(ty), free(tacc), free(m4), free(it4), free(mw), free(my), free(it7);
+    return true;
+}
+
+bool
+exp_node_float(Exp *x, Node *n, bool *known)
+{
+    *known = true;
+    switch (n->op) {
+    case OP_DIV: return all_f32(x, n) && ex_div(x, n);
+    case OP_BATCHNORM: return all_f32(x, n) && ex_batchnorm(x, n);
+    case OP_GEMM: return all_f32(x, n) && ex_gemm(x, n);
+    case OP_GLOBAL_AVGPOOL: return all_f32(x, n) && ex_global_avgpool(x, n);
+    case OP_SOFTMAX: return all_f32(x, n) && ex_softmax(x, n);
+    case OP_REDUCE_MEAN: return all_f32(x, n) && ex_reduce_mean(x, n);
+    case OP_CONV: return all_f32(x, n) && ex_conv(x, n);
+    case OP_HARD_SIGMOID:
+    case OP_HARD_SWISH:
+    case OP_SIGMOID:
+    case OP_LEAKY_RELU: return all_f32(x, n) && ex_unary(x, n);
+    default: *known = false; return false;
+    }
+}
