@@ -6,7 +6,9 @@
                                         [--models a,b] [--no-gemm] [--no-models] [--quick]
                                         [--out docs/performance.md]
 
-1. Generates the full-size models (test/models/gen_fixtures.py --full WORK/models --full-only).
+1. Generates the full-size models (test/models/gen_fixtures.py --full WORK/models --full-only)
+   and the real PyTorch QAT exports (test/models/torch_qat.py --out WORK/models: torchvision's
+   ResNet-18, MobileNetV2, MobileNetV3-small, ShuffleNetV2; needs python3-torch).
 2. For every model, at each thread count: qdqc (JIT through the public C API, libqdqc.so, via
    ctypes: qdqc_jit_create / qdqc_jit_run, a qdqc_threadpool as the parallel-for hook for > 1
    thread) and ONNX Runtime (node bench/ort_run.js MODEL --bench K --threads N --opt all),
@@ -39,6 +41,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = ["resnet18_ort_u8_224", "resnet18_torch_u8_224", "resnet18_trt_i8_224",
           "mobilenetv2_ort_u8_224", "mobilenetv2_torch_u8_224", "mobilenetv2_trt_i8_224"]
+# real PyTorch QAT exports (test/models/torch_qat.py: torchvision, torch 1.13, opset 13)
+TORCH_MODELS = ["resnet18_qat", "mobilenetv2_qat", "mobilenetv3s_qat", "shufflenetv2_qat"]
 GEMMS = [(64, 64, 64), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
          (2048, 2048, 2048), (2048, 64, 2048), (64, 2048, 2048), (2048, 2048, 64),
          (256, 1024, 2048)]
@@ -191,6 +195,14 @@ def bench_models(a, qdqc, q, threads):
         inp = os.path.join(mdir, name, "input.npy")
         x = np.ascontiguousarray(np.load(inp))
         macs = macs_of(qdqc, path)
+        ort_path = path
+        if name in TORCH_MODELS:
+            # ORT 1.30 refuses torch's [1]-shaped scales at --opt all (QLinearAdd): it runs a
+            # copy with rank-0 scales and zero points (the same numbers, test/e2e/torch_qat.py)
+            sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
+            import torch_qat
+            ort_path = os.path.join(a.work, name + ".scalar.onnx")
+            torch_qat.scalarize(path, ort_path)
         walls, cpus = [], []
         for _ in range(a.compile_reps):
             w, c = timed([qdqc, path, "-o", os.path.join(a.work, name + ".o")])
@@ -207,7 +219,7 @@ def bench_models(a, qdqc, q, threads):
                 qt += m.time(per)
                 if oerr is None:
                     try:
-                        ot += ort_bench(path, inp, per, th)
+                        ot += ort_bench(ort_path, inp, per, th)
                     except RuntimeError as e:  # e.g. ORT refusing the model at --opt all
                         oerr = str(e).strip().splitlines()[-1]
                         log("%s: ORT failed: %s" % (name, oerr))
@@ -410,7 +422,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--compile-reps", type=int, default=2)
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=",".join(MODELS + TORCH_MODELS))
     ap.add_argument("--no-gemm", action="store_true")
     ap.add_argument("--no-models", action="store_true")
     ap.add_argument("--quick", action="store_true", help="fewer GEMM shapes")
@@ -429,10 +441,22 @@ def main():
         a.iters, a.rounds = rows[0]["iters"], a.rounds
     elif not a.no_models:
         mdir = os.path.join(a.work, "models")
-        if not all(os.path.exists(os.path.join(mdir, m + ".onnx")) for m in a.models):
+        if not all(os.path.exists(os.path.join(mdir, m + ".onnx")) for m in a.models
+                   if m not in TORCH_MODELS):
             log("generating the full-size models into %s" % mdir)
             run(["/usr/bin/python3", os.path.join(ROOT, "test", "models", "gen_fixtures.py"),
                  "--full", mdir, "--full-only"])
+        tm = [m for m in a.models if m in TORCH_MODELS and
+              not os.path.exists(os.path.join(mdir, m + ".onnx"))]
+        if tm:
+            log("exporting the PyTorch QAT models into %s" % mdir)
+            r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "test", "models", "torch_qat.py"),
+                                "--out", mdir, "--only", ",".join(tm)], capture_output=True, text=True)
+            if r.returncode == 77:  # no PyTorch: bench the other models
+                log(r.stderr.strip())
+                a.models = [m for m in a.models if m not in tm]
+            elif r.returncode != 0:
+                raise RuntimeError("torch_qat.py failed (%d):\n%s" % (r.returncode, r.stderr))
         rows = bench_models(a, qdqc, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
     if not a.no_gemm:
         tools = build_tools(a)

@@ -10,7 +10,7 @@ pkgs=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 libclang-rt-22-dev
   protobuf-c-compiler libprotobuf-c-dev python3-onnx libonnx-dev libonnx-testdata
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-  libdnnl-dev valgrind
+  libdnnl-dev valgrind python3-torch python3-torchvision
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -523,6 +523,40 @@ op_batchnorm(OnnxImp *I)
     return onnx_emit(I, n, ET_NONE);
 }
 
+/* Clip of the integer result of a static QuantizeLinear with constant bounds: PyTorch's export
+ * of a fake quantizer with a reduced range (reduce_range=True, the fbgemm/x86 QAT qconfig:
+ * quant_min 0, quant_max 127) is QuantizeLinear(u8) -> Clip(max=127) -> DequantizeLinear.
+ * Saturating to the storage range and then clamping equals saturating to their intersection,
+ * so the pair becomes one quantize with the narrower range (the DequantizeLinear that follows
+ * takes that range over, build_dq). False (and nothing emitted) if the pattern does not
+ * apply; *done reports a folded node. */
+static bool
+clip_of_quantize(OnnxImp *I, ValueId x, const Tensor *lc, const Tensor *hc, bool *done)
+{
+    Graph *g = I->g;
+    *done = false;
+    const Node *d = ir_def(g, x);
+    if (!d || d->op != OP_QUANTIZE || !d->q || d->nin != 1 || elem_is_float(TY(I, x)->elem) ||
+        (lc && elem_is_float(lc->type.elem)) || (hc && elem_is_float(hc->type.elem)))
+        return true;
+    const QParams *q = d->q;
+    int64_t lo = lc ? tensor_get_i(lc, 0) : q->qmin, hi = hc ? tensor_get_i(hc, 0) : q->qmax;
+    lo = lo > q->qmin ? lo : q->qmin;
+    hi = hi < q->qmax ? hi : q->qmax;
+    if (lo > hi)
+        return true;
+    QParams *nq = ir_qparams_new(I->m, q->storage, q->axis, q->n);
+    memcpy(nq->scale, q->scale, q->n * sizeof(float));
+    memcpy(nq->zp, q->zp, q->n * sizeof(int32_t));
+    nq->qmin = (int32_t)lo;
+    nq->qmax = (int32_t)hi;
+    ValueId f = d->in[0];
+    NodeId n = onnx_mk(I, OP_QUANTIZE, 1, &f, 1);
+    ir_node(g, n)->q = nq;
+    *done = true;
+    return onnx_emit(I, n, ET_NONE);
+}
+
 static bool
 op_clip(OnnxImp *I)
 {
@@ -542,6 +576,10 @@ op_clip(OnnxImp *I)
     bool lo_attr = !lo.id || (lc && type_numel_unchecked(&lc->type) == 1);
     bool hi_attr = !hi.id || (hc && type_numel_unchecked(&hc->type) == 1);
     if (lo_attr && hi_attr) {
+        bool done;
+        bool ok = clip_of_quantize(I, x, lc, hc, &done);
+        if (done || !ok)
+            return ok;
         n = onnx_mk(I, OP_CLIP, 1, &x, 1);
         if (lc)
             ir_set_attr_float(g, n, "min", (float)tensor_get_f(lc, 0));

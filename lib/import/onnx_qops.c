@@ -135,6 +135,18 @@ build_dq(OnnxImp *I, ValueId x, ValueId s, ValueId z, int64_t axis, const char *
         QParams *q = qparams_of(I, sc, zc, xt->elem, axis, xt);
         if (!q)
             return VNONE;
+        /* x from a quantize with the same parameters but a narrower range (a Clip folded into
+         * it, op_clip): the same quantization; dequantizing does not depend on the range */
+        const Node *qd = ir_def(g, x);
+        if (qd && qd->op == OP_QUANTIZE && qd->q && !qparams_is_full_range(qd->q)) {
+            QParams t = *qd->q;
+            t.qmin = q->qmin;
+            t.qmax = q->qmax;
+            if (qparams_equal(&t, q)) {
+                q->qmin = qd->q->qmin;
+                q->qmax = qd->q->qmax;
+            }
+        }
         n = onnx_mk(I, OP_DEQUANTIZE, 1, &x, 1);
         ir_node(g, n)->q = q;
     } else {

@@ -20,5 +20,15 @@ config.substitutions.append(("%qdqc_obj", config.qdqc_obj_root))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))
 
+# PyTorch for Debian's python (test/models/torch_qat.py): tests that export real models say
+# REQUIRES: torch and are reported UNSUPPORTED without it
+import subprocess
+if subprocess.run(["/usr/bin/python3", "-c", "import importlib.util as u, sys; "
+                   "sys.exit(not (u.find_spec('torch') and u.find_spec('torchvision')))"]).returncode == 0:
+    config.available_features.add("torch")
+else:
+    lit_config.note("PyTorch not found for /usr/bin/python3: the torch-qat e2e tests are unsupported "
+                    "(apt-get install python3-torch python3-torchvision, or tools/setup.sh)")
+
 if config.qdqc_sanitize:
     config.available_features.add("asan")

@@ -72,6 +72,49 @@ def qdq_conv_u8_scalar():
     return qdq_conv(per_channel=False, scale_shape=(), dtype=np.uint8)
 
 
+def qclip(lo=None, hi=127):
+    """PyTorch's export of a reduce_range fake quantizer (fbgemm/x86 QAT qconfig, u8 [0, 127]):
+    QuantizeLinear(u8) -> Clip(min absent, max=uint8 127) -> DequantizeLinear, on the input
+    and on the Conv's output (x = arange(-2, 14.2, 0.25): both clamps bite)."""
+    w = (np.arange(4 * 2 * 3 * 3) % 7 - 3).astype(np.float32).reshape(4, 2, 3, 3) * 0.1
+    inits = [init("s", np.array([0.0625], np.float32)), init("z", np.array([32], np.uint8)),
+             init("ys", np.array([0.03125], np.float32)), init("yz", np.array([10], np.uint8)),
+             init("hi", np.array(hi, np.uint8)), init("w", w),
+             init("ws", np.full(4, 0.1, np.float32)), init("wz", np.zeros(4, np.int8)),
+             init("b", np.linspace(-1, 5, 4).astype(np.float32))]
+    if lo is not None:
+        inits.append(init("lo", np.array(lo, np.uint8)))
+    lo_in = "lo" if lo is not None else ""
+
+    def fq(x, s, z, tag):
+        return [h.make_node("QuantizeLinear", [x, s, z], [tag + "_q"], name=tag + "/QuantizeLinear"),
+                h.make_node("Clip", [tag + "_q", lo_in, "hi"], [tag + "_c"], name=tag + "/Clip"),
+                h.make_node("DequantizeLinear", [tag + "_c", s, z], [tag + "_dq"],
+                            name=tag + "/DequantizeLinear")]
+    nodes = fq("x", "s", "z", "in") + [
+        h.make_node("QuantizeLinear", ["w", "ws", "wz"], ["w_q"], name="w/QuantizeLinear", axis=0),
+        h.make_node("DequantizeLinear", ["w_q", "ws", "wz"], ["w_dq"], name="w/DequantizeLinear", axis=0),
+        h.make_node("Conv", ["in_dq", "w_dq", "b"], ["c"], name="conv", pads=[1, 1, 1, 1])] + \
+        fq("c", "ys", "yz", "out")
+    return model(nodes, [f32("x", [1, 2, 3, 3])], [f32("out_dq", [1, 4, 3, 3])], inits)
+
+
+@case
+def qclip_reduce_range():
+    return qclip()
+
+
+@case
+def qclip_both_bounds():
+    return qclip(lo=40, hi=100)
+
+
+@case
+def qclip_empty():
+    """bounds that leave nothing of the u8 range: stays an integer Clip (refused)"""
+    return qclip(lo=120, hi=100)
+
+
 @case
 def qdq_typed_fields():
     m = qdq_conv()

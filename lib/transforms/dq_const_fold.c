@@ -1,0 +1,72 @@
+/* dq_const_fold.c: a dequantize of a constant that no integer op took over becomes an f32
+ * constant, computed once at compile time instead of on every run.
+ * After qdq-fold, a `dequantize` whose operand is a constant and whose result is still used
+ * feeds float ops only (a float island's weights: e.g. the classifier Gemm of torchvision's
+ * eager QAT exports, whose input has no fake quantizer). Each element is qn_dequantize of the
+ * integer with its channel's scale and zero point, the reference interpreter's arithmetic, so
+ * the numbers are the same; the constant is 4x the bytes of an 8-bit one. Dequantizes with
+ * run-time parameters, a `to` other than f32, a graph output as result or more than
+ * DQ_CONST_MAX_BYTES of result are left alone.
+ * needs: nothing.  keeps: names of the consumers' operands (the constant takes the
+ * dequantize's result name).  leaves stale: uses.
+ */
+#include "pass.h"
+
+#include "numerics/numerics.h"
+
+#define DQ_CONST_MAX_BYTES ((size_t)256 << 20)
+
+static bool
+is_graph_output(Graph *g, ValueId v)
+{
+    for (uint32_t i = 0; i < g->outputs.len; i++)
+        if (g->outputs.data[i].id == v.id)
+            return true;
+    return false;
+}
+
+bool
+pass_dq_const_fold(PassCtx *pc, Graph *g)
+{
+    (void)pc;
+    bool changed = false;
+    ir_fill_uses(g);
+    uint32_t nn = g->nodes.len;
+    for (uint32_t i = 1; i < nn; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead || n->op != OP_DEQUANTIZE || !n->q || n->nin != 1 ||
+            ir_attr(g, n, "to") || is_graph_output(g, n->out[0]) ||
+            !ir_num_uses(g, n->out[0]))
+            continue;
+        const Tensor *x = ir_const_of(g, n->in[0]);
+        const Type *yt = &ir_value(g, n->out[0])->type;
+        size_t cnt;
+        if (!x || yt->elem != ET_F32 || !type_numel(yt, &cnt) ||
+            cnt > DQ_CONST_MAX_BYTES / sizeof(float))
+            continue;
+        Type rt = *yt;
+        rt.q = NULL;
+        Tensor *r = ir_tensor_new(g->m, &rt);
+        if (!r)
+            continue;
+        const QParams *q = n->q;
+        int64_t inner = 1;
+        if (q->axis >= 0)
+            for (int d = q->axis + 1; d < x->type.rank; d++)
+                inner *= x->type.dims[d];
+        float *out = r->data;
+        for (size_t k = 0; k < cnt; k++) {
+            int64_t c = q->axis < 0 ? 0 : ((int64_t)k / inner) % x->type.dims[q->axis];
+            out[k] = qn_dequantize((int32_t)tensor_get_i(x, k), q->scale[c], q->zp[c]);
+        }
+        Loc loc = n->loc;
+        ValueId from = n->out[0];
+        const char *name = ir_value_name(g, from);
+        ValueId cv = ir_add_const(g, name, r, loc); /* n is stale from here */
+        ir_replace_all_uses(g, from, cv);
+        ir_node(g, (NodeId){i})->dead = true;
+        ir_fill_uses(g);
+        changed = true;
+    }
+    return changed;
+}
