@@ -386,6 +386,9 @@ ir_fill_uses(Graph *g)
     uint32_t nv = g->values.len;
     free(g->use_start);
     free(g->uses);
+    /* an allocation below may fail (longjmp to an OOM trap): graph_free must not free these twice */
+    g->use_start = NULL;
+    g->uses = NULL;
     uint32_t *cnt = xcalloc(nv + 1, sizeof(uint32_t));
     for (uint32_t i = 1; i < g->nodes.len; i++) {
         Node *n = &g->nodes.data[i];
