@@ -112,27 +112,6 @@ i64c(Kb *k, int64_t v)
     return cg_i64(k, v);
 }
 
-LLVMValueRef
-cg_vsplat(Kb *k, LLVMValueRef s, unsigned n)
-{
-    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
-    LLVMValueRef v = LLVMBuildInsertElement(k->b, LLVMGetPoison(vt), s, cg_i32(k, 0), "");
-    return LLVMBuildShuffleVector(k->b, v, LLVMGetPoison(vt),
-                                  LLVMConstNull(LLVMVectorType(k->i32, n)), "");
-}
-
-void
-cg_clamp(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi)
-{
-    int64_t cl[4];
-    *lo = q->qmin;
-    *hi = q->qmax;
-    if (ir_attr_ints(k->g, n, "clamp", cl, 4) == 2) {
-        *lo = (int32_t)(cl[0] > *lo ? cl[0] : *lo);
-        *hi = (int32_t)(cl[1] < *hi ? cl[1] : *hi);
-    }
-}
-
 static LLVMValueRef
 vload(Kb *k, LLVMTypeRef elt, unsigned n, LLVMValueRef p)
 {

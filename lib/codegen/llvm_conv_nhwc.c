@@ -310,60 +310,6 @@ cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValue
 
 /* ---- rows split across the host's parallel-for hook (llvm_conv_nhwc.h) ---- */
 
-LLVMValueRef
-cg_par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np)
-{
-    p->rows = rows;
-    p->slot = cg_entry_alloca(k, LLVMArrayType2(k->ptr, (uint64_t)np));
-    for (int i = 0; i < np; i++) {
-        LLVMValueRef idx = i64c(k, i);
-        LLVMBuildStore(k->b, ptrs[i], LLVMBuildGEP2(k->b, k->ptr, p->slot, &idx, 1, ""));
-    }
-    char name[96];
-    snprintf(name, sizeof name, "%s.rows%u", k->prefix, k->counter++);
-    LLVMTypeRef pt[3] = {k->ptr, k->i64, k->i64};
-    p->fn = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->vd, pt, 3, 0));
-    LLVMSetLinkage(p->fn, LLVMInternalLinkage);
-    cg_function_set_target(p->fn, k->t, 0);
-    p->saved_bb = LLVMGetInsertBlock(k->b);
-    p->saved_fn = k->fn;
-    k->fn = p->fn;
-    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, p->fn, "entry"));
-    LLVMValueRef ctx = LLVMGetParam(p->fn, 0);
-    for (int i = 0; i < np; i++) {
-        LLVMValueRef idx = i64c(k, i);
-        ptrs[i] = LLVMBuildLoad2(k->b, k->ptr, LLVMBuildGEP2(k->b, k->ptr, ctx, &idx, 1, ""), "");
-    }
-    LLVMValueRef b = LLVMGetParam(p->fn, 1), e = LLVMGetParam(p->fn, 2);
-    LLVMValueRef iv = cg_loop_begin(k, &p->l, LLVMBuildSub(k->b, e, b, ""));
-    return cg_add(k, iv, b);
-}
-
-void
-cg_par_end(Kb *k, Par *p, const CgNodeArgs *a)
-{
-    cg_loop_end(k, &p->l);
-    LLVMBuildRetVoid(k->b);
-    k->fn = p->saved_fn;
-    LLVMPositionBuilderAtEnd(k->b, p->saved_bb);
-    LLVMTypeRef pt[3] = {k->ptr, k->i64, k->i64};
-    LLVMTypeRef ft = LLVMFunctionType(k->vd, pt, 3, 0);
-    LLVMBasicBlockRef par = LLVMAppendBasicBlockInContext(k->c, k->fn, "par");
-    LLVMBasicBlockRef seq = LLVMAppendBasicBlockInContext(k->c, k->fn, "seq");
-    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(k->c, k->fn, "join");
-    LLVMBuildCondBr(k->b, LLVMBuildIsNull(k->b, a->pf, ""), seq, par);
-    LLVMPositionBuilderAtEnd(k->b, seq);
-    LLVMValueRef args[3] = {p->slot, i64c(k, 0), i64c(k, p->rows)};
-    LLVMBuildCall2(k->b, ft, p->fn, args, 3, "");
-    LLVMBuildBr(k->b, join);
-    LLVMPositionBuilderAtEnd(k->b, par);
-    LLVMTypeRef pft[4] = {k->ptr, k->ptr, k->ptr, k->i64};
-    LLVMValueRef pargs[4] = {a->pf_ctx, p->fn, p->slot, i64c(k, p->rows)};
-    LLVMBuildCall2(k->b, LLVMFunctionType(k->vd, pft, 4, 0), a->pf, pargs, 4, "");
-    LLVMBuildBr(k->b, join);
-    LLVMPositionBuilderAtEnd(k->b, join);
-}
-
 /* ---- layout plan ---- */
 
 static bool

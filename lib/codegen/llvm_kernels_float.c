@@ -18,59 +18,7 @@
 
 /* ---- shared helpers ---- */
 
-void
-cg_nest_begin(Kb *k, CgNest *ns, const int64_t *dims, int r, int nops,
-              const int64_t (*st)[IR_MAX_RANK], LLVMValueRef *idx)
-{
-    ns->n = r;
-    for (int j = 0; j < nops; j++)
-        idx[j] = cg_i64(k, 0);
-    for (int d = 0; d < r; d++) {
-        LLVMValueRef iv = cg_loop_begin(k, &ns->l[d], cg_i64(k, dims[d]));
-        for (int j = 0; j < nops; j++)
-            if (st[j][d])
-                idx[j] = cg_add(k, idx[j], cg_mul(k, iv, cg_i64(k, st[j][d])));
-    }
-}
 
-void
-cg_nest_end(Kb *k, CgNest *ns)
-{
-    for (int d = ns->n - 1; d >= 0; d--)
-        cg_loop_end(k, &ns->l[d]);
-}
-
-
-
-bool
-cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w)
-{
-    Graph *g = k->g;
-    int ns = x->rank - 2;
-    if (ns < 1 || ns > 3)
-        return cg_fail(k, n, "%d spatial dimensions are not supported (1 to 3)", ns);
-    const char *ap = ir_attr_string(g, n, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") != 0)
-        return cg_fail(k, n, "auto_pad=%s is not supported (explicit pads)", ap);
-    int64_t st[IR_MAX_RANK], dl[IR_MAX_RANK], pd[2 * IR_MAX_RANK];
-    int ks = ir_attr_ints(g, n, "strides", st, IR_MAX_RANK);
-    int kd = ir_attr_ints(g, n, "dilations", dl, IR_MAX_RANK);
-    int kp = ir_attr_ints(g, n, "pads", pd, 2 * IR_MAX_RANK);
-    if ((ks >= 0 && ks != ns) || (kd >= 0 && kd != ns) || (kp >= 0 && kp != 2 * ns))
-        return cg_fail(k, n, "strides/dilations/pads do not match %d spatial dimensions", ns);
-    w->ns = ns;
-    for (int i = 0; i < 3; i++) {
-        bool sp = i < ns;
-        w->in[i] = sp ? x->dims[2 + i] : 1;
-        w->out[i] = sp ? y->dims[2 + i] : 1;
-        w->k[i] = sp ? kernel[i] : 1;
-        w->s[i] = sp && ks >= 0 ? st[i] : 1;
-        w->d[i] = sp && kd >= 0 ? dl[i] : 1;
-        w->pb[i] = sp && kp >= 0 ? pd[i] : 0;
-        w->pe[i] = sp && kp >= 0 ? pd[ns + i] : 0;
-    }
-    return true;
-}
 
 LLVMValueRef
 cg_libm(Kb *k, const char *name, LLVMValueRef x)

@@ -121,49 +121,6 @@ per_tensor(const QParams *q)
     return q && q->axis < 0;
 }
 
-int
-cg_range_bits(Kb *k, ValueId v)
-{
-    int64_t lo, hi;
-    elem_range(ir_value(k->g, v)->type.elem, &lo, &hi);
-    return qn_range_bits(lo, hi);
-}
-
-bool
-cg_fixed_ok(Kb *k, Node *n, const char *why)
-{
-    return !why || cg_fail(k, n, "--requant=fixed: %s", why);
-}
-
-bool
-cg_elem_fixed(Kb *k, Node *n, CgElemFixed *f)
-{
-    const Type *y = &ir_value(k->g, n->out[0])->type;
-    const QParams *qa = ir_value(k->g, n->in[0])->type.q;
-    float sy = y->q->scale[0];
-    if (n->op == OP_REQUANTIZE)
-        return cg_fixed_ok(k, n, qn_requantize_fixed_params(qa->scale[0], sy, &f->m));
-    float sb = ir_value(k->g, n->in[1])->type.q->scale[0];
-    int ba = cg_range_bits(k, n->in[0]), bb = cg_range_bits(k, n->in[1]);
-    int bits = ba > bb ? ba : bb;
-    if (n->op == OP_QMUL)
-        return cg_fixed_ok(k, n, qn_qmul_fixed_params(qa->scale[0], sb, sy, bits, &f->m));
-    return cg_fixed_ok(k, n, qn_qadd_fixed_params(qa->scale[0], sb, sy, bits, &f->add));
-}
-
-LLVMValueRef
-cg_elem_fixed_value(Kb *k, Node *n, const CgElemFixed *f, LLVMValueRef *d)
-{
-    switch (n->op) {
-    case OP_REQUANTIZE:
-        return cg_rescale_c(k, d[0], f->m);
-    case OP_QMUL:
-        return cg_rescale_c(k, LLVMBuildMul(k->b, d[0], d[1], ""), f->m);
-    default:
-        return cg_build_addsub_fixed(k->b, d[0], d[1], &f->add, n->op == OP_QSUB);
-    }
-}
-
 /* requantize, qadd, qsub, qmul over broadcast operands. */
 static bool
 emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)

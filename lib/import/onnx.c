@@ -180,57 +180,6 @@ wire_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, in
     return WIRE_OK;
 }
 
-/* ---- value names ---- */
-ValueId
-onnx_lookup(OnnxImp *I, const char *name)
-{
-    if (!name || !*name)
-        return VNONE;
-    uint32_t id = intern_lookup(&I->m->strs, name);
-    if (!id || id >= I->byname_cap)
-        return VNONE;
-    return I->byname[id];
-}
-
-static bool
-bind_quiet(OnnxImp *I, const char *name, ValueId v)
-{
-    uint32_t id = intern(&I->m->strs, name);
-    if (id >= I->byname_cap) {
-        uint32_t nc = I->byname_cap ? I->byname_cap : 64;
-        while (nc <= id)
-            nc *= 2;
-        I->byname = xrealloc(I->byname, nc * sizeof(ValueId));
-        memset(I->byname + I->byname_cap, 0, (nc - I->byname_cap) * sizeof(ValueId));
-        I->byname_cap = nc;
-    }
-    if (I->byname[id].id)
-        return false;
-    I->byname[id] = v;
-    return true;
-}
-
-bool
-onnx_bind(OnnxImp *I, const char *name, ValueId v)
-{
-    if (!name || !*name)
-        return true;
-    if (!bind_quiet(I, name, v)) {
-        onnx_node_error(I, "value '%s' is defined twice", name);
-        return false;
-    }
-    return true;
-}
-
-void
-onnx_node_error(OnnxImp *I, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    diag_vemit(I->ctx, QDQC_SEV_ERROR, &I->loc, fmt, ap);
-    va_end(ap);
-}
-
 static Loc
 file_loc(OnnxImp *I)
 {
@@ -369,7 +318,7 @@ add_initializers(OnnxImp *I, const Onnx__GraphProto *gp)
         if (!t)
             return false;
         ValueId v = ir_add_const(g, tp->name, t, (Loc){0});
-        bind_quiet(I, tp->name, v);
+        onnx_bind_quiet(I, tp->name, v);
     }
     if (gp->n_sparse_initializer) {
         Loc l = file_loc(I);
@@ -568,7 +517,7 @@ add_const_input(OnnxImp *I, const char *name, const ConstInput *c, ElemType et,
     if (bytes)
         memcpy(ts->data, c->data, bytes);
     ValueId v = ir_add_const(I->g, name, ts, (Loc){0});
-    bind_quiet(I, name, v);
+    onnx_bind_quiet(I, name, v);
     return true;
 }
 
@@ -660,7 +609,7 @@ add_input(OnnxImp *I, const Onnx__ValueInfoProto *vi, size_t index)
         return false;
     }
     ValueId v = ir_add_input(I->g, name, &t);
-    bind_quiet(I, name, v);
+    onnx_bind_quiet(I, name, v);
     return true;
 }
 

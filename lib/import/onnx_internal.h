@@ -45,9 +45,10 @@ typedef struct OnnxImp {
     VEC(QConstraint) qc;
 } OnnxImp;
 
-/* ---- onnx.c ---- */
+/* ---- onnx_build.c: the helpers of the op handlers ---- */
 ValueId onnx_lookup(OnnxImp *I, const char *name);
 bool onnx_bind(OnnxImp *I, const char *name, ValueId v); /* false (with error) if taken */
+bool onnx_bind_quiet(OnnxImp *I, const char *name, ValueId v); /* false if taken, no diagnostic */
 /* An error at the current node (file: node 'name' (Op): error: ...). */
 void onnx_node_error(OnnxImp *I, const char *fmt, ...) QDQC_PRINTF(2, 3);
 
@@ -106,6 +107,7 @@ CIN(OnnxImp *I, size_t k)
     return v.id ? ir_const_of(I->g, v) : NULL;
 }
 
+/* ---- onnx_build.c (continued) ---- */
 /* Attributes of the current node. A present attribute of the wrong type is an error (reported
  * once, remembered in I->bad_attr so the node fails) and reads as absent. */
 const Onnx__AttributeProto *onnx_attr(OnnxImp *I, const char *name);
@@ -139,6 +141,13 @@ bool onnx_const_scalar_f(OnnxImp *I, size_t k, const char *what, double *out);
 bool onnx_norm_axis(OnnxImp *I, int64_t axis, int rank, int64_t *out);
 /* A conv-like node (conv, qconv) with the node's strides/dilations/pads/group/auto_pad. */
 NodeId onnx_build_conv(OnnxImp *I, OpKind op, ValueId x, ValueId w, ValueId b);
+/* Copy strides/dilations/pads/group (+ pool attrs) onto n, resolving auto_pad against the input
+ * x and kernel sizes k[ns]; false after a diagnostic. */
+bool onnx_conv_attrs(OnnxImp *I, NodeId n, const Type *x, const int64_t *k, int ns, bool pool);
+/* The spatial kernel sizes k[*ns] of a conv with input x and weight w; false after a diagnostic. */
+bool onnx_conv_spatial(OnnxImp *I, const Type *x, const Type *w, int64_t *k, int *ns);
+
+/* ---- onnx_ops.c (continued) ---- */
 /* op with the node's first nin inputs and one result */
 bool onnx_simple(OnnxImp *I, OpKind op, uint32_t nin);
 

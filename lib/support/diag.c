@@ -11,6 +11,24 @@
 #include <string.h>
 #include <sys/stat.h>
 
+qdqc_status
+oom_trap_catch(OomTrap *t, qdqc_context *ctx)
+{
+    char what[OOM_WHAT_LEN];
+    const char *file;
+    oom_trap_unwind(t, what, sizeof what, &file);
+    if (ctx) {
+        /* the report allocates: if that fails too, the status alone says it */
+        OomTrap r;
+        oom_trap_push(&r, NULL);
+        if (!setjmp(r.jb))
+            diag_error(ctx, file ? &(Loc){.file = file} : NULL, "out of memory%s%s",
+                       what[0] ? ": " : "", what);
+        oom_trap_pop(&r);
+    }
+    return QDQC_ERR_NOMEM;
+}
+
 const char *
 severity_name(qdqc_severity s)
 {

@@ -23,7 +23,7 @@ typedef struct OomFrame {
         void (*fn)(void *);
         void *arg;
     } cleanup[6];
-    char what[192];   /* what failed */
+    char what[OOM_WHAT_LEN];   /* what failed */
     const char *file; /* where, for the diagnostic */
 } OomFrame;
 static _Thread_local OomTrap *oom_top;
@@ -135,28 +135,17 @@ oom_raise(const char *fmt, ...)
     longjmp(oom_top->jb, 1);
 }
 
-qdqc_status
-oom_trap_catch(OomTrap *t, qdqc_context *ctx)
+void
+oom_trap_unwind(OomTrap *t, char *what, size_t whatlen, const char **file)
 {
     oom_trap_pop(t);
     OomFrame *f = &oom_frames[t->depth];
     for (unsigned i = f->ncleanup; i-- > 0;)
         f->cleanup[i].fn(f->cleanup[i].arg);
     f->ncleanup = 0;
-    if (ctx) {
-        /* the report allocates: if that fails too, the status alone says it. The message is
-         * copied first: the report's own trap reuses this frame's slot. */
-        char what[sizeof f->what];
-        const char *file = f->file;
-        memcpy(what, f->what, sizeof what);
-        OomTrap r;
-        oom_trap_push(&r, NULL);
-        if (!setjmp(r.jb))
-            diag_error(ctx, file ? &(Loc){.file = file} : NULL, "out of memory%s%s",
-                       what[0] ? ": " : "", what);
-        oom_trap_pop(&r);
-    }
-    return QDQC_ERR_NOMEM;
+    /* copied out: a later trap (the report's) reuses this frame's slot */
+    snprintf(what, whatlen, "%s", f->what);
+    *file = f->file;
 }
 
 void *

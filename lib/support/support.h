@@ -53,7 +53,11 @@ const char *oom_trap_file(const OomTrap *t); /* the file given to oom_trap_push 
 /* After setjmp returned nonzero: pops t, runs its cleanups (last registered first), reports
  * the failure in ctx (if it can: the report itself needs a little memory) and returns
  * QDQC_ERR_NOMEM. */
-qdqc_status oom_trap_catch(OomTrap *t, qdqc_context *ctx);
+qdqc_status oom_trap_catch(OomTrap *t, qdqc_context *ctx); /* diag.c */
+/* The part of oom_trap_catch that owns the trap frames (support.c): pops t, runs its cleanups,
+ * copies what failed into what[whatlen] (OOM_WHAT_LEN holds it whole) and the trap's file. */
+#define OOM_WHAT_LEN 192
+void oom_trap_unwind(OomTrap *t, char *what, size_t whatlen, const char **file);
 /* Register fn(arg) with the innermost trap, to run if it catches (arg must not point into a
  * stack frame below the trap's); oom_undefer removes it on the normal path. At most 6 per
  * trap. No-ops without a trap. */

@@ -1,0 +1,476 @@
+/* cg_kb.c: the Kb toolkit shared by the kernel emitters: loops, element access, constants,
+ * splats, the clamp of a quantized range, parallel-for outlining, loop nests over windows and
+ * the exact rounding/requantization sequences of lib/numerics.
+ *
+ * Every numeric sequence here mirrors one function of lib/numerics step by step (same f32
+ * operations in the same order, no fast-math flags, no FMA), so the emitted code equals the
+ * reference interpreter bit for bit. Rounding to integer uses llvm.roundeven (ties to even,
+ * independent of the rounding mode) after clamping into a range where fptosi is defined. */
+#include "codegen/codegen.h"
+#include "codegen/cg_util.h"
+#include "codegen/llvm_conv_nhwc.h"
+#include "numerics/elementwise.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool
+cg_fail(Kb *k, Node *n, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (n)
+        node_error(k->g, n, "codegen: %s", msg);
+    else if (k->err)
+        snprintf(k->err, k->errlen, "%s", msg);
+    return false;
+}
+
+LLVMValueRef
+cg_loop_begin(Kb *k, CgLoop *l, LLVMValueRef n)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(k->b);
+    l->hdr = LLVMAppendBasicBlockInContext(k->c, k->fn, "loop");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(k->c, k->fn, "body");
+    l->exit = LLVMAppendBasicBlockInContext(k->c, k->fn, "done");
+    LLVMBuildBr(k->b, l->hdr);
+    LLVMPositionBuilderAtEnd(k->b, l->hdr);
+    l->iv = LLVMBuildPhi(k->b, k->i64, "i");
+    LLVMValueRef zero = cg_i64(k, 0);
+    LLVMAddIncoming(l->iv, &zero, &pre, 1);
+    LLVMValueRef c = LLVMBuildICmp(k->b, LLVMIntSLT, l->iv, n, "");
+    LLVMBuildCondBr(k->b, c, body, l->exit);
+    LLVMPositionBuilderAtEnd(k->b, body);
+    return l->iv;
+}
+
+/* The latch of l: iv + 1, branch back to the header (returned); the builder stays in the
+ * latch block. */
+static LLVMValueRef
+loop_latch(Kb *k, CgLoop *l)
+{
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(k->b);
+    LLVMValueRef next = LLVMBuildNSWAdd(k->b, l->iv, cg_i64(k, 1), "");
+    LLVMValueRef br = LLVMBuildBr(k->b, l->hdr);
+    LLVMAddIncoming(l->iv, &next, &cur, 1);
+    return br;
+}
+
+void
+cg_loop_end(Kb *k, CgLoop *l)
+{
+    loop_latch(k, l);
+    LLVMPositionBuilderAtEnd(k->b, l->exit);
+}
+
+void
+cg_loop_end_novec(Kb *k, CgLoop *l)
+{
+    LLVMValueRef br = loop_latch(k, l);
+    /* !llvm.loop !0, !0 = !{!0, !{!"llvm.loop.vectorize.enable", i1 false}} */
+    const char *key = "llvm.loop.vectorize.enable";
+    LLVMMetadataRef kv[2] = {LLVMMDStringInContext2(k->c, key, strlen(key)),
+                             LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(k->c), 0, 0))};
+    LLVMMetadataRef tmp = LLVMTemporaryMDNode(k->c, NULL, 0);
+    LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(k->c, kv, 2)};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(k->c, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(tmp, id); /* also frees tmp */
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(k->c, "llvm.loop", 9), LLVMMetadataAsValue(k->c, id));
+    LLVMPositionBuilderAtEnd(k->b, l->exit);
+}
+
+LLVMValueRef
+cg_entry_alloca(Kb *k, LLVMTypeRef t)
+{
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(k->c);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(k->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+        LLVMPositionBuilderBefore(b, first);
+    else
+        LLVMPositionBuilderAtEnd(b, entry);
+    LLVMValueRef a = LLVMBuildAlloca(b, t, "");
+    LLVMDisposeBuilder(b);
+    return a;
+}
+
+LLVMValueRef
+cg_i64(Kb *k, int64_t v)
+{
+    return LLVMConstInt(k->i64, (unsigned long long)v, 1);
+}
+
+LLVMValueRef
+cg_i32(Kb *k, int64_t v)
+{
+    return LLVMConstInt(k->i32, (unsigned long long)v, 1);
+}
+
+LLVMValueRef
+cg_f32(Kb *k, float v)
+{
+    return LLVMConstReal(k->f32, v);
+}
+
+LLVMValueRef
+cg_gep(Kb *k, LLVMValueRef p, LLVMValueRef off)
+{
+    return LLVMBuildGEP2(k->b, k->i8, p, &off, 1, "");
+}
+
+LLVMValueRef
+cg_add(Kb *k, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildAdd(k->b, a, b, "");
+}
+
+LLVMValueRef
+cg_mul(Kb *k, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildMul(k->b, a, b, "");
+}
+
+LLVMTypeRef
+cg_elem_type(Kb *k, ElemType e)
+{
+    switch (e) {
+    case ET_F32: return k->f32;
+    case ET_F64: return k->f64;
+    case ET_F16: return LLVMHalfTypeInContext(k->c);
+    default: break;
+    }
+    switch (elem_size(e)) {
+    case 1: return k->i8;
+    case 2: return k->i16;
+    case 4: return k->i32;
+    default: return k->i64;
+    }
+}
+
+static bool
+elem_signed(ElemType e)
+{
+    return e == ET_I8 || e == ET_I16 || e == ET_I32 || e == ET_I64 || e == ET_I4;
+}
+
+LLVMValueRef
+cg_load_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx)
+{
+    LLVMTypeRef t = cg_elem_type(k, e);
+    LLVMValueRef p = LLVMBuildGEP2(k->b, t, base, &idx, 1, "");
+    LLVMValueRef v = LLVMBuildLoad2(k->b, t, p, "");
+    LLVMSetAlignment(v, 1);
+    return v;
+}
+
+void
+cg_store_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v)
+{
+    LLVMTypeRef t = cg_elem_type(k, e);
+    LLVMValueRef p = LLVMBuildGEP2(k->b, t, base, &idx, 1, "");
+    LLVMValueRef s = LLVMBuildStore(k->b, v, p);
+    LLVMSetAlignment(s, 1);
+}
+
+LLVMValueRef
+cg_load_i64(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx)
+{
+    LLVMValueRef v = cg_load_raw(k, e, base, idx);
+    if (elem_is_float(e))
+        return v;
+    if (elem_size(e) == 8)
+        return v;
+    return elem_signed(e) ? LLVMBuildSExt(k->b, v, k->i64, "") : LLVMBuildZExt(k->b, v, k->i64, "");
+}
+
+void
+cg_store_i64(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v)
+{
+    LLVMTypeRef t = cg_elem_type(k, e);
+    if (t != k->i64)
+        v = LLVMBuildTrunc(k->b, v, t, "");
+    cg_store_raw(k, e, base, idx, v);
+}
+
+LLVMValueRef
+cg_const_bytes(Kb *k, const void *data, size_t n, const char *tag)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s.c%u.%s", k->prefix, k->counter++, tag);
+    LLVMValueRef init = LLVMConstStringInContext2(k->c, data, n, 1);
+    LLVMValueRef g = LLVMAddGlobal(k->mod, LLVMTypeOf(init), name);
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+    LLVMSetAlignment(g, 64);
+    return g;
+}
+
+LLVMValueRef
+cg_smin(Kb *k, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, a, b, ""), a, b, "");
+}
+
+LLVMValueRef
+cg_smax(Kb *k, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSGT, a, b, ""), a, b, "");
+}
+
+LLVMValueRef
+cg_call(Kb *k, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt, LLVMValueRef *args,
+        unsigned n)
+{
+    LLVMTypeRef ft = LLVMFunctionType(ret, pt, n, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(k->mod, name);
+    if (!f)
+        f = LLVMAddFunction(k->mod, name, ft);
+    return LLVMBuildCall2(k->b, ft, f, args, n, "");
+}
+
+static LLVMValueRef
+roundeven_f32(Kb *k, LLVMValueRef v)
+{
+    LLVMTypeRef t = LLVMTypeOf(v);
+    const char *nm = t == k->f64 ? "llvm.roundeven.f64" : "llvm.roundeven.f32";
+    return cg_call(k, nm, t, &t, &v, 1);
+}
+
+/* qn_round_half_even_f32_i64(v) + zy, saturated to [lo, hi]: NaN -> 0, |v| huge saturates.
+ * Clamping v to +-2^62 first keeps fptosi defined and does not change the saturated result. */
+LLVMValueRef
+cg_finish_f32(Kb *k, LLVMValueRef v, LLVMValueRef zy, int64_t lo, int64_t hi)
+{
+    LLVMTypeRef ft = LLVMTypeOf(v);
+    LLVMValueRef big = LLVMConstReal(ft, 4611686018427387904.0), nbig = LLVMConstReal(ft, -4611686018427387904.0);
+    LLVMValueRef isnan = LLVMBuildFCmp(k->b, LLVMRealUNO, v, v, "");
+    v = LLVMBuildSelect(k->b, isnan, LLVMConstReal(ft, 0.0), v, "");
+    v = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, v, big, ""), big, v, "");
+    v = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, v, nbig, ""), nbig, v, "");
+    LLVMValueRef r = LLVMBuildFPToSI(k->b, roundeven_f32(k, v), k->i64, "");
+    r = LLVMBuildAdd(k->b, r, zy, "");
+    return cg_smin(k, cg_smax(k, r, cg_i64(k, lo)), cg_i64(k, hi));
+}
+
+/* qn_requant_float: f = (f32)acc * m; f = max(f, qmin - zp); f = min(f, qmax - zp);
+ * rne(f) + zp, saturated. NaN (non-finite m) -> sat(zp). */
+LLVMValueRef
+cg_requant_float(Kb *k, LLVMValueRef acc, LLVMValueRef mult, int32_t zp, int32_t lo, int32_t hi)
+{
+    LLVMValueRef f = LLVMBuildSIToFP(k->b, LLVMBuildTrunc(k->b, acc, k->i32, ""), k->f32, "");
+    f = LLVMBuildFMul(k->b, f, mult, "");
+    LLVMValueRef flo = cg_f32(k, (float)((int64_t)lo - zp)), fhi = cg_f32(k, (float)((int64_t)hi - zp));
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
+    return cg_finish_f32(k, f, cg_i64(k, zp), lo, hi);
+}
+
+/* qn_requant_fixed: v = (acc * mult + 2^(shift-1)) >> shift (floor); sat(v + zp). */
+LLVMValueRef
+cg_requant_fixed(Kb *k, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift, int32_t zp,
+                 int32_t lo, int32_t hi)
+{
+    LLVMValueRef p = LLVMBuildMul(k->b, acc, mult, "");
+    LLVMValueRef rnd = LLVMBuildShl(k->b, cg_i64(k, 1), LLVMBuildSub(k->b, shift, cg_i64(k, 1), ""), "");
+    LLVMValueRef v = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, p, rnd, ""), shift, "");
+    v = LLVMBuildAdd(k->b, v, cg_i64(k, zp), "");
+    return cg_smin(k, cg_smax(k, v, cg_i64(k, lo)), cg_i64(k, hi));
+}
+
+LLVMValueRef
+cg_rescale(Kb *k, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift)
+{
+    return cg_build_rescale(k->b, v, mult, shift);
+}
+
+LLVMValueRef
+cg_rescale_c(Kb *k, LLVMValueRef v, QnFixed f)
+{
+    return cg_rescale(k, v, cg_const_like(v, f.mult), cg_const_like(v, f.shift));
+}
+
+LLVMValueRef
+cg_add_sat(Kb *k, LLVMValueRef v, int32_t zy, int32_t lo, int32_t hi)
+{
+    return cg_build_add_sat(k->b, v, zy, lo, hi);
+}
+
+LLVMValueRef
+cg_par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np)
+{
+    p->rows = rows;
+    p->slot = cg_entry_alloca(k, LLVMArrayType2(k->ptr, (uint64_t)np));
+    for (int i = 0; i < np; i++) {
+        LLVMValueRef idx = cg_i64(k, i);
+        LLVMBuildStore(k->b, ptrs[i], LLVMBuildGEP2(k->b, k->ptr, p->slot, &idx, 1, ""));
+    }
+    char name[96];
+    snprintf(name, sizeof name, "%s.rows%u", k->prefix, k->counter++);
+    LLVMTypeRef pt[3] = {k->ptr, k->i64, k->i64};
+    p->fn = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->vd, pt, 3, 0));
+    LLVMSetLinkage(p->fn, LLVMInternalLinkage);
+    cg_function_set_target(p->fn, k->t, 0);
+    p->saved_bb = LLVMGetInsertBlock(k->b);
+    p->saved_fn = k->fn;
+    k->fn = p->fn;
+    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, p->fn, "entry"));
+    LLVMValueRef ctx = LLVMGetParam(p->fn, 0);
+    for (int i = 0; i < np; i++) {
+        LLVMValueRef idx = cg_i64(k, i);
+        ptrs[i] = LLVMBuildLoad2(k->b, k->ptr, LLVMBuildGEP2(k->b, k->ptr, ctx, &idx, 1, ""), "");
+    }
+    LLVMValueRef b = LLVMGetParam(p->fn, 1), e = LLVMGetParam(p->fn, 2);
+    LLVMValueRef iv = cg_loop_begin(k, &p->l, LLVMBuildSub(k->b, e, b, ""));
+    return cg_add(k, iv, b);
+}
+
+void
+cg_par_end(Kb *k, Par *p, const CgNodeArgs *a)
+{
+    cg_loop_end(k, &p->l);
+    LLVMBuildRetVoid(k->b);
+    k->fn = p->saved_fn;
+    LLVMPositionBuilderAtEnd(k->b, p->saved_bb);
+    LLVMTypeRef pt[3] = {k->ptr, k->i64, k->i64};
+    LLVMTypeRef ft = LLVMFunctionType(k->vd, pt, 3, 0);
+    LLVMBasicBlockRef par = LLVMAppendBasicBlockInContext(k->c, k->fn, "par");
+    LLVMBasicBlockRef seq = LLVMAppendBasicBlockInContext(k->c, k->fn, "seq");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(k->c, k->fn, "join");
+    LLVMBuildCondBr(k->b, LLVMBuildIsNull(k->b, a->pf, ""), seq, par);
+    LLVMPositionBuilderAtEnd(k->b, seq);
+    LLVMValueRef args[3] = {p->slot, cg_i64(k, 0), cg_i64(k, p->rows)};
+    LLVMBuildCall2(k->b, ft, p->fn, args, 3, "");
+    LLVMBuildBr(k->b, join);
+    LLVMPositionBuilderAtEnd(k->b, par);
+    LLVMTypeRef pft[4] = {k->ptr, k->ptr, k->ptr, k->i64};
+    LLVMValueRef pargs[4] = {a->pf_ctx, p->fn, p->slot, cg_i64(k, p->rows)};
+    LLVMBuildCall2(k->b, LLVMFunctionType(k->vd, pft, 4, 0), a->pf, pargs, 4, "");
+    LLVMBuildBr(k->b, join);
+    LLVMPositionBuilderAtEnd(k->b, join);
+}
+
+LLVMValueRef
+cg_vsplat(Kb *k, LLVMValueRef s, unsigned n)
+{
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
+    LLVMValueRef v = LLVMBuildInsertElement(k->b, LLVMGetPoison(vt), s, cg_i32(k, 0), "");
+    return LLVMBuildShuffleVector(k->b, v, LLVMGetPoison(vt),
+                                  LLVMConstNull(LLVMVectorType(k->i32, n)), "");
+}
+
+void
+cg_clamp(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi)
+{
+    int64_t cl[4];
+    *lo = q->qmin;
+    *hi = q->qmax;
+    if (ir_attr_ints(k->g, n, "clamp", cl, 4) == 2) {
+        *lo = (int32_t)(cl[0] > *lo ? cl[0] : *lo);
+        *hi = (int32_t)(cl[1] < *hi ? cl[1] : *hi);
+    }
+}
+
+void
+cg_nest_begin(Kb *k, CgNest *ns, const int64_t *dims, int r, int nops,
+              const int64_t (*st)[IR_MAX_RANK], LLVMValueRef *idx)
+{
+    ns->n = r;
+    for (int j = 0; j < nops; j++)
+        idx[j] = cg_i64(k, 0);
+    for (int d = 0; d < r; d++) {
+        LLVMValueRef iv = cg_loop_begin(k, &ns->l[d], cg_i64(k, dims[d]));
+        for (int j = 0; j < nops; j++)
+            if (st[j][d])
+                idx[j] = cg_add(k, idx[j], cg_mul(k, iv, cg_i64(k, st[j][d])));
+    }
+}
+
+void
+cg_nest_end(Kb *k, CgNest *ns)
+{
+    for (int d = ns->n - 1; d >= 0; d--)
+        cg_loop_end(k, &ns->l[d]);
+}
+
+bool
+cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w)
+{
+    Graph *g = k->g;
+    int ns = x->rank - 2;
+    if (ns < 1 || ns > 3)
+        return cg_fail(k, n, "%d spatial dimensions are not supported (1 to 3)", ns);
+    const char *ap = ir_attr_string(g, n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") != 0)
+        return cg_fail(k, n, "auto_pad=%s is not supported (explicit pads)", ap);
+    int64_t st[IR_MAX_RANK], dl[IR_MAX_RANK], pd[2 * IR_MAX_RANK];
+    int ks = ir_attr_ints(g, n, "strides", st, IR_MAX_RANK);
+    int kd = ir_attr_ints(g, n, "dilations", dl, IR_MAX_RANK);
+    int kp = ir_attr_ints(g, n, "pads", pd, 2 * IR_MAX_RANK);
+    if ((ks >= 0 && ks != ns) || (kd >= 0 && kd != ns) || (kp >= 0 && kp != 2 * ns))
+        return cg_fail(k, n, "strides/dilations/pads do not match %d spatial dimensions", ns);
+    w->ns = ns;
+    for (int i = 0; i < 3; i++) {
+        bool sp = i < ns;
+        w->in[i] = sp ? x->dims[2 + i] : 1;
+        w->out[i] = sp ? y->dims[2 + i] : 1;
+        w->k[i] = sp ? kernel[i] : 1;
+        w->s[i] = sp && ks >= 0 ? st[i] : 1;
+        w->d[i] = sp && kd >= 0 ? dl[i] : 1;
+        w->pb[i] = sp && kp >= 0 ? pd[i] : 0;
+        w->pe[i] = sp && kp >= 0 ? pd[ns + i] : 0;
+    }
+    return true;
+}
+
+int
+cg_range_bits(Kb *k, ValueId v)
+{
+    int64_t lo, hi;
+    elem_range(ir_value(k->g, v)->type.elem, &lo, &hi);
+    return qn_range_bits(lo, hi);
+}
+
+bool
+cg_fixed_ok(Kb *k, Node *n, const char *why)
+{
+    return !why || cg_fail(k, n, "--requant=fixed: %s", why);
+}
+
+bool
+cg_elem_fixed(Kb *k, Node *n, CgElemFixed *f)
+{
+    const Type *y = &ir_value(k->g, n->out[0])->type;
+    const QParams *qa = ir_value(k->g, n->in[0])->type.q;
+    float sy = y->q->scale[0];
+    if (n->op == OP_REQUANTIZE)
+        return cg_fixed_ok(k, n, qn_requantize_fixed_params(qa->scale[0], sy, &f->m));
+    float sb = ir_value(k->g, n->in[1])->type.q->scale[0];
+    int ba = cg_range_bits(k, n->in[0]), bb = cg_range_bits(k, n->in[1]);
+    int bits = ba > bb ? ba : bb;
+    if (n->op == OP_QMUL)
+        return cg_fixed_ok(k, n, qn_qmul_fixed_params(qa->scale[0], sb, sy, bits, &f->m));
+    return cg_fixed_ok(k, n, qn_qadd_fixed_params(qa->scale[0], sb, sy, bits, &f->add));
+}
+
+LLVMValueRef
+cg_elem_fixed_value(Kb *k, Node *n, const CgElemFixed *f, LLVMValueRef *d)
+{
+    switch (n->op) {
+    case OP_REQUANTIZE:
+        return cg_rescale_c(k, d[0], f->m);
+    case OP_QMUL:
+        return cg_rescale_c(k, LLVMBuildMul(k->b, d[0], d[1], ""), f->m);
+    default:
+        return cg_build_addsub_fixed(k->b, d[0], d[1], &f->add, n->op == OP_QSUB);
+    }
+}
