@@ -76,36 +76,45 @@ isa_list(bool x86, char *buf, size_t len)
         }
 }
 
+/* The table row of kernel path `name` on x86-64 (x86) or AArch64, or -1. */
+static int
+isa_row(bool x86, const char *name)
+{
+    for (size_t i = 0; i < sizeof isa_baseline / sizeof isa_baseline[0]; i++)
+        if (isa_baseline[i].x86 == x86 && strcmp(cg_gemm_isa_name(isa_baseline[i].isa), name) == 0)
+            return (int)i;
+    return -1;
+}
+
 bool
 cg_isa_lookup(const CgTarget *t, const char *name, CgGemmIsa *out, char *err, size_t errlen)
 {
-    char valid[128];
-    isa_list(t->x86, valid, sizeof valid);
-    for (size_t i = 0; i < sizeof isa_baseline / sizeof isa_baseline[0]; i++)
-        if (isa_baseline[i].x86 == t->x86 &&
-            strcmp(cg_gemm_isa_name(isa_baseline[i].isa), name) == 0) {
-            if (!cg_gemm_isa_supported(t, isa_baseline[i].isa)) {
-                char have[128] = "";
-                for (size_t j = 0; j < sizeof isa_baseline / sizeof isa_baseline[0]; j++) {
-                    CgGemmIsa v = isa_baseline[j].isa;
-                    size_t used = strlen(have);
-                    if (isa_baseline[j].x86 == t->x86 && cg_gemm_isa_supported(t, v) &&
-                        !strstr(have, cg_gemm_isa_name(v)))
-                        snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
-                                 cg_gemm_isa_name(v));
-                }
-                snprintf(err, errlen, "kernel path '%s' needs %s, which the target (cpu %s%s%s) "
-                         "lacks; its paths: %s", name, isa_baseline[i].needs, t->cpu,
-                         t->features[0] ? ", features " : "",
-                         strlen(t->features) < 80 ? t->features : "...", have);
-                return false;
-            }
-            *out = isa_baseline[i].isa;
-            return true;
+    int r = isa_row(t->x86, name);
+    if (r < 0) {
+        char valid[128];
+        isa_list(t->x86, valid, sizeof valid);
+        snprintf(err, errlen, "unknown kernel path '%.31s' for %s (valid: %s)", name,
+                 t->x86 ? "x86-64" : "aarch64", valid);
+        return false;
+    }
+    if (!cg_gemm_isa_supported(t, isa_baseline[r].isa)) {
+        char have[128] = "";
+        for (size_t j = 0; j < sizeof isa_baseline / sizeof isa_baseline[0]; j++) {
+            CgGemmIsa v = isa_baseline[j].isa;
+            size_t used = strlen(have);
+            if (isa_baseline[j].x86 == t->x86 && cg_gemm_isa_supported(t, v) &&
+                !strstr(have, cg_gemm_isa_name(v)))
+                snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
+                         cg_gemm_isa_name(v));
         }
-    snprintf(err, errlen, "unknown kernel path '%.31s' for %s (valid: %s)", name,
-             t->x86 ? "x86-64" : "aarch64", valid);
-    return false;
+        snprintf(err, errlen, "kernel path '%s' needs %s, which the target (cpu %s%s%s) lacks; "
+                 "its paths: %s", name, isa_baseline[r].needs, t->cpu,
+                 t->features[0] ? ", features " : "",
+                 strlen(t->features) < 80 ? t->features : "...", have);
+        return false;
+    }
+    *out = isa_baseline[r].isa;
+    return true;
 }
 
 /* The target is a function of the options alone wherever they say anything about the CPU:
@@ -127,14 +136,13 @@ cg_options_target(const CgOptions *o, CgTarget *t, char *err, size_t errlen)
     /* --isa without --mcpu: the architecture first, then the path's baseline */
     if (!cg_target_parse(t, o->triple, "generic", "", err, errlen))
         return false;
-    for (size_t i = 0; i < sizeof isa_baseline / sizeof isa_baseline[0]; i++)
-        if (isa_baseline[i].x86 == t->x86 &&
-            strcmp(cg_gemm_isa_name(isa_baseline[i].isa), o->isa) == 0) {
-            char mattr[sizeof o->mattr + 32];
-            snprintf(mattr, sizeof mattr, "%s%s%s", isa_baseline[i].mattr,
-                     isa_baseline[i].mattr[0] && o->mattr[0] ? "," : "", o->mattr);
-            return cg_target_parse(t, o->triple, isa_baseline[i].cpu, mattr, err, errlen);
-        }
+    int r = isa_row(t->x86, o->isa);
+    if (r >= 0) {
+        char mattr[sizeof o->mattr + 32];
+        snprintf(mattr, sizeof mattr, "%s%s%s", isa_baseline[r].mattr,
+                 isa_baseline[r].mattr[0] && o->mattr[0] ? "," : "", o->mattr);
+        return cg_target_parse(t, o->triple, isa_baseline[r].cpu, mattr, err, errlen);
+    }
     CgGemmIsa unused;
     return cg_isa_lookup(t, o->isa, &unused, err, errlen); /* the unknown-path message */
 }
