@@ -823,39 +823,8 @@ order_nodes(OnnxImp *I, const Onnx__GraphProto *gp, uint32_t *order)
             }
         }
         free(fill);
-        /* Kahn with a min-heap: keeps the file's order where it is already valid */
-        uint32_t *heap = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
-        size_t hn = 0, no = 0;
-#define PUSH(x)                                                                \
-    do {                                                                       \
-        size_t _i = hn++;                                                      \
-        heap[_i] = (x);                                                        \
-        while (_i && heap[(_i - 1) / 2] > heap[_i]) {                          \
-            uint32_t _t = heap[_i]; heap[_i] = heap[(_i - 1) / 2];             \
-            heap[(_i - 1) / 2] = _t; _i = (_i - 1) / 2;                        \
-        }                                                                      \
-    } while (0)
-        for (size_t i = 0; i < nn; i++)
-            if (!indeg[i])
-                PUSH((uint32_t)i);
-        while (hn) {
-            uint32_t top = heap[0];
-            heap[0] = heap[--hn];
-            for (size_t i = 0;;) {
-                size_t l = 2 * i + 1, r = l + 1, s = i;
-                if (l < hn && heap[l] < heap[s]) s = l;
-                if (r < hn && heap[r] < heap[s]) s = r;
-                if (s == i) break;
-                uint32_t t = heap[i]; heap[i] = heap[s]; heap[s] = t;
-                i = s;
-            }
-            order[no++] = top;
-            for (uint32_t c = cstart[top]; c < cstart[top + 1]; c++)
-                if (--indeg[cons[c]] == 0)
-                    PUSH(cons[c]);
-        }
-#undef PUSH
-        free(heap);
+        /* keeps the file's order where it is already valid */
+        size_t no = ir_topo_order((uint32_t)nn, NULL, indeg, cstart, cons, order);
         if (no != nn) {
             for (size_t i = 0; i < nn; i++)
                 if (indeg[i]) {
