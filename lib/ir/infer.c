@@ -305,7 +305,6 @@ attr_elem(Graph *g, Node *n, const char *name, ElemType dflt)
 
 INFER_FN(const)
 {
-    (void)x, (void)out;
     const Attr *a = ir_attr(g, n, "value");
     if (!a || a->kind != ATTR_TENSOR)
         FAIL("missing tensor 'value'");
@@ -316,7 +315,6 @@ INFER_FN(const)
 
 INFER_FN(quantize)
 {
-    (void)out;
     if (!elem_is_float(x->elem) && x->elem != ET_I32)
         FAIL("input must be float or i32, got %s", elem_name(x->elem));
     if (n->q) {
@@ -334,7 +332,6 @@ INFER_FN(quantize)
 
 INFER_FN(dequantize)
 {
-    (void)out;
     if (!elem_is_quant_storage(x->elem))
         FAIL("input must be an integer type, got %s", elem_name(x->elem));
     if (!n->q) {
@@ -364,7 +361,6 @@ INFER_FN(dynamic_quantize)
  * the verifier (any of i8/u8/i32/f32) */
 INFER_FN(conv)
 {
-    (void)x, (void)out;
     if (!conv_type(g, n, o, false))
         return false;
     if (n->op == OP_QCONV)
@@ -374,7 +370,6 @@ INFER_FN(conv)
 
 INFER_FN(conv_transpose)
 {
-    (void)x, (void)out;
     if (!conv_type(g, n, o, true))
         return false;
     if (n->op == OP_QCONV_TRANSPOSE)
@@ -384,7 +379,6 @@ INFER_FN(conv_transpose)
 
 INFER_FN(matmul)
 {
-    (void)out;
     if (!matmul_type(g, n, x, in_type(g, n, 1), o))
         return false;
     if (n->op == OP_QMATMUL) {
@@ -399,7 +393,6 @@ INFER_FN(matmul)
 
 INFER_FN(gemm)
 {
-    (void)out;
     const Type *b = in_type(g, n, 1), *c = in_type(g, n, 2);
     if (x->rank != 2 || b->rank != 2)
         FAIL("operands must be rank 2");
@@ -421,7 +414,6 @@ INFER_FN(gemm)
 
 INFER_FN(batchnorm)
 {
-    (void)o, (void)out;
     if (x->rank < 2)
         FAIL("input must have rank >= 2");
     for (uint32_t i = 1; i < 5; i++) {
@@ -435,7 +427,6 @@ INFER_FN(batchnorm)
 /* add, sub, mul, div, prelu and their integer forms */
 INFER_FN(binary)
 {
-    (void)out;
     bool integer = (op_info(n->op)->flags & OPF_INT) != 0;
     const Type *b = in_type(g, n, 1);
     if (!integer && x->elem != b->elem)
@@ -456,7 +447,6 @@ INFER_FN(binary)
 /* element-wise ops of one tensor operand; further operands are scalars (clip's bounds) */
 INFER_FN(unary)
 {
-    (void)o, (void)out;
     for (uint32_t i = 1; i < n->nin; i++) {
         const Type *t = in_type(g, n, i);
         if (t && (t->rank != 0 || t->elem != x->elem))
@@ -467,14 +457,12 @@ INFER_FN(unary)
 
 INFER_FN(softmax)
 {
-    (void)o, (void)out;
     int64_t a;
     return norm_axis(g, n, ir_attr_int(g, n, "axis", -1), x->rank, &a, "axis");
 }
 
 INFER_FN(layernorm)
 {
-    (void)o;
     int64_t a;
     if (!norm_axis(g, n, ir_attr_int(g, n, "axis", -1), x->rank, &a, "axis"))
         return false;
@@ -501,7 +489,6 @@ INFER_FN(layernorm)
 
 INFER_FN(reduce)
 {
-    (void)out;
     if (!reduce_type(g, n, x, o))
         return false;
     if (n->op == OP_QREDUCE_MEAN)
@@ -528,7 +515,6 @@ INFER_FN(pool)
 
 INFER_FN(qavgpool)
 {
-    (void)out;
     if (ir_attr_int(g, n, "global", 0)) {
         if (x->rank < 3)
             FAIL("input must have rank >= 3");
@@ -543,7 +529,6 @@ INFER_FN(qavgpool)
 
 INFER_FN(global_pool)
 {
-    (void)out;
     if (x->rank < 3)
         FAIL("input must have rank >= 3");
     for (int i = 2; i < x->rank; i++)
@@ -553,7 +538,6 @@ INFER_FN(global_pool)
 
 INFER_FN(resize)
 {
-    (void)out;
     int64_t sizes[IR_MAX_RANK];
     int k = ir_attr_ints(g, n, "sizes", sizes, IR_MAX_RANK);
     if (k != x->rank)
@@ -571,7 +555,6 @@ INFER_FN(resize)
 
 INFER_FN(cast)
 {
-    (void)x, (void)out;
     o->elem = attr_elem(g, n, "to", ET_NONE);
     if (o->elem == ET_NONE)
         FAIL("'to' must name an element type");
@@ -580,7 +563,6 @@ INFER_FN(cast)
 
 INFER_FN(concat)
 {
-    (void)out;
     int64_t a;
     if (x->rank == 0)
         FAIL("operands must have rank >= 1");
@@ -658,7 +640,6 @@ slice_extent(int64_t d, int64_t s, int64_t e, int64_t step)
 
 INFER_FN(slice)
 {
-    (void)out;
     int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], stp[IR_MAX_RANK];
     int k = ir_attr_ints(g, n, "starts", st, IR_MAX_RANK);
     if (k < 0 || ir_attr_ints(g, n, "ends", en, IR_MAX_RANK) != k)
@@ -692,7 +673,6 @@ INFER_FN(slice)
 
 INFER_FN(pad)
 {
-    (void)out;
     int64_t pads[2 * IR_MAX_RANK];
     int k = ir_attr_ints(g, n, "pads", pads, 2 * IR_MAX_RANK);
     if (k != 2 * x->rank)
@@ -711,7 +691,6 @@ INFER_FN(pad)
 
 INFER_FN(reshape)
 {
-    (void)out;
     int64_t sh[IR_MAX_RANK + 1];
     int k = ir_attr_ints(g, n, "shape", sh, IR_MAX_RANK + 1);
     if (k < 0 || k > IR_MAX_RANK)
@@ -731,7 +710,6 @@ INFER_FN(reshape)
 
 INFER_FN(transpose)
 {
-    (void)out;
     int64_t perm[IR_MAX_RANK];
     int k = ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK);
     if (k < 0) {
@@ -753,7 +731,6 @@ INFER_FN(transpose)
 
 INFER_FN(squeeze)
 {
-    (void)out;
     int64_t axes[IR_MAX_RANK];
     int k = ir_attr_ints(g, n, "axes", axes, IR_MAX_RANK);
     bool rm[IR_MAX_RANK] = {0};
@@ -780,7 +757,6 @@ INFER_FN(squeeze)
 
 INFER_FN(unsqueeze)
 {
-    (void)out;
     int64_t axes[IR_MAX_RANK];
     int k = ir_attr_ints(g, n, "axes", axes, IR_MAX_RANK);
     if (k < 0)
@@ -805,7 +781,6 @@ INFER_FN(unsqueeze)
 
 INFER_FN(flatten)
 {
-    (void)out;
     int64_t a = ir_attr_int(g, n, "axis", 1);
     if (a < 0)
         a += x->rank;
@@ -823,7 +798,6 @@ INFER_FN(flatten)
 /* identity: the operand's type; requantize: its element type is checked by the verifier */
 INFER_FN(identity)
 {
-    (void)g, (void)x, (void)out;
     if (n->op == OP_REQUANTIZE)
         o->elem = ET_NONE;
     return true;
@@ -831,7 +805,6 @@ INFER_FN(identity)
 
 INFER_FN(gather)
 {
-    (void)out;
     const Type *idx = in_type(g, n, 1);
     if (idx->elem != ET_I64 && idx->elem != ET_I32)
         FAIL("indices must be i32 or i64");
@@ -853,7 +826,6 @@ INFER_FN(gather)
 
 INFER_FN(shape)
 {
-    (void)out;
     int64_t s = ir_attr_int(g, n, "start", 0), e = ir_attr_int(g, n, "end", x->rank);
     if (s < 0) s += x->rank;
     if (e < 0) e += x->rank;
@@ -865,7 +837,6 @@ INFER_FN(shape)
 
 INFER_FN(constant_of_shape)
 {
-    (void)out;
     const Tensor *t = ir_const_of(g, n->in[0]);
     if (!t || x->elem != ET_I64 || x->rank != 1)
         FAIL("shape operand must be a constant i64 vector");
@@ -884,7 +855,6 @@ INFER_FN(constant_of_shape)
 
 INFER_FN(lut)
 {
-    (void)out;
     const Attr *t = ir_attr(g, n, "table");
     if (x->elem != ET_I8 && x->elem != ET_U8)
         FAIL("input must be i8 or u8");
