@@ -34,7 +34,7 @@ cap_alloc(void *ud, size_t n)
         c->exceeded = true;
         return NULL;
     }
-    unsigned char *p = qdqc_alloc_fails() ? NULL : malloc(n + CAP_HDR);
+    unsigned char *p = try_malloc(n + CAP_HDR);
     if (!p) {
         c->nomem = true;
         c->failed = n;
@@ -1029,7 +1029,7 @@ imp_onnx(qdqc_context *ctx, const void *data, size_t len, const char *path)
     }
     /* heap, not stack: an allocation failure during the import frees the decoded model
      * through free_decoded from the API's entry point (oom_defer) */
-    Decoded *dec = qdqc_alloc_fails() ? NULL : calloc(1, sizeof *dec);
+    Decoded *dec = try_calloc(1, sizeof *dec);
     if (!dec)
         oom_raise("decoding '%s'", l.file);
     dec->ca.cap = len > (SIZE_MAX - ((size_t)256 << 20)) / 2 ? SIZE_MAX
