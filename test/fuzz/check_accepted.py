@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""check_accepted.py DIR [--max-silent N]: run onnx.checker (full check, shape inference in
+"""check_accepted.py DIR [--max-silent N] [-q]: run onnx.checker (full check, shape inference in
 strict mode) on every mutant qdqc accepted (`qdqc-fuzz --mutate --save-accepted DIR`) and
 count the ones the checker rejects. qdqc-fuzz writes the import warnings of an accepted mutant
 next to it (mutant-S-I.warn); a rejected mutant without one is a **silent acceptance**
-(docs/testing.md, "Mutation mode"). Prints one line per rejected mutant (the checker's first
-error line and qdqc's first warning, or SILENT) and a summary; exits 1 when there are more than
-N silent acceptances (default 0), 2 on a usage error or when there is nothing to judge.
+(docs/testing.md, "Mutation mode"). Prints two lines per rejected mutant (the checker's first
+error line, then qdqc's first warning or SILENT; -q: only the silent ones) and a summary;
+exits 1 when there are more than N silent acceptances (default 0), 2 on a usage error or
+when there is nothing to judge.
 Needs python3-onnx (Debian's 1.12 knows opsets up to 17 and IR versions up to 8: models
 beyond those are counted as not judged)."""
 import argparse
@@ -21,6 +22,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir")
     ap.add_argument("--max-silent", type=int, default=0)
+    ap.add_argument("-q", "--quiet", action="store_true",
+                    help="list only the silent acceptances, not the mutants qdqc warned about")
     args = ap.parse_args()
     d = args.dir
     if not os.path.isdir(d):
@@ -56,7 +59,9 @@ def main():
         if warning is None:
             silent += 1
             reasons[why[:70]] += 1
-        print(f"{f}: {why[:200]}\n    qdqc: {warning[:200] if warning else 'SILENT (no warning)'}")
+        if warning is None or not args.quiet:
+            print(f"{f}: {why[:200]}\n    qdqc: "
+                  f"{warning[:200] if warning else 'SILENT (no warning)'}")
     if reasons:
         print("silent acceptances by checker message:")
         for why, n in reasons.most_common():
@@ -65,6 +70,7 @@ def main():
           f"({len(rejected) - silent} with a qdqc warning, {silent} silent acceptances), "
           f"{len(files) - len(rejected) - not_judged} pass it, {not_judged} not judged (opset or "
           f"IR version newer than onnx {onnx.__version__} knows)")
+    sys.stdout.flush()
     if not files:
         print("check_accepted.py: no accepted mutants to judge", file=sys.stderr)
         return 2

@@ -1073,8 +1073,12 @@ fz_mutate_main(int argc, char **argv)
             }
             line[got] = 0;
             close(sl->fd);
-            const char *warn_text = strchr(line, '\n'); /* the warnings after the result */
-            warn_text = warn_text ? warn_text + 1 : "";
+            char *nl = strchr(line, '\n'); /* the warnings follow the result line */
+            const char *warn_text = "";
+            if (nl) {
+                *nl = 0;
+                warn_text = nl + 1;
+            }
             int cls = -1, warned = 0;
             char detail[1100] = "";
             if (hang) {
