@@ -134,8 +134,10 @@ build_blocked(OnnxImp *I, bool isq, ValueId x, ValueId s, ValueId z, ElemType st
     }
     ValueId ins[3] = {x, s, z};
     NodeId n = onnx_mk(I, isq ? OP_QUANTIZE : OP_DEQUANTIZE, z.id ? 3 : 2, ins, 1);
-    ir_set_attr_int(g, n, "axis", l.axis);
+    /* block_size first: the text form's parser reads `axis` last (parse.c), so the printed
+     * module parses back to the same text */
     ir_set_attr_int(g, n, "block_size", block);
+    ir_set_attr_int(g, n, "axis", l.axis);
     if (!isq && st->elem != ET_F32)
         ir_set_attr_string(g, n, "to", elem_name(st->elem));
     return onnx_emit1(I, n, name, ET_NONE);
