@@ -301,6 +301,47 @@ def block_quant():
 
 
 @case
+def block_quant_bad_shape():
+    inits = [init("s", np.full((4, 3), 0.5, np.float32)), init("z", np.zeros((4, 3), np.int8))]
+    nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq_block", axis=1,
+                         block_size=2)]
+    return model(nodes, [vi("w", TP.INT8, [4, 4])], [f32("y", [4, 4])], inits, opset=21, ir=10)
+
+
+@case
+def block_quant_negative():
+    inits = [init("s", np.full((4, 2), 0.5, np.float32)), init("z", np.zeros((4, 2), np.int8))]
+    nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq_block", axis=1,
+                         block_size=-2)]
+    return model(nodes, [vi("w", TP.INT8, [4, 4])], [f32("y", [4, 4])], inits, opset=21, ir=10)
+
+
+@case
+def block_quant_rank():
+    inits = [init("s", np.full((2,), 0.5, np.float32)), init("z", np.zeros((2,), np.int8))]
+    nodes = [h.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q_block", axis=1,
+                         block_size=2)]
+    return model(nodes, [f32("x", [4, 4])], [vi("y", TP.INT8, [4, 4])], inits, opset=21, ir=10)
+
+
+@case
+def block_quant_zero_scale():
+    s = np.full((4, 2), 0.5, np.float32)
+    s[1, 1] = 0
+    nodes = [h.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q_block", axis=1,
+                         block_size=2, output_dtype=TP.INT16)]
+    return model(nodes, [f32("x", [4, 4])], [vi("y", TP.INT16, [4, 4])], [init("s", s)],
+                 opset=21, ir=10)
+
+
+@case
+def block_quant_no_block():
+    inits = [init("s", np.full((4, 2), 0.5, np.float32)), init("z", np.zeros((4, 2), np.int8))]
+    nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq_block", axis=1)]
+    return model(nodes, [vi("w", TP.INT8, [4, 4])], [f32("y", [4, 4])], inits, opset=21, ir=10)
+
+
+@case
 def resize_cubic():
     inits = [init("roi", np.zeros(0, np.float32)), init("scales", np.array([1, 1, 2, 2], np.float32))]
     nodes = [h.make_node("Resize", ["x", "roi", "scales"], ["y"], name="up", mode="cubic")]
