@@ -80,7 +80,8 @@ quantize_axis(Exp *x, Node *n, uint32_t v, const Type *xt, const Type *yt)
     exp_ttype(&tx, xt->rank, xt->dims, "f32");
     exp_ttype(&ts, 1, &c, "f32");
     exp_ttype(&tz, 1, &c, "i32");
-    exp_ttype(&ty, xt->rank, xt->dims, "i8");
+    const char *et = exp_et(yt->elem);
+    exp_ttype(&ty, xt->rank, xt->dims, et);
     sb_printf(&body,
               "      %%qmin = arith.constant %lld : i32\n"
               "      %%qmax = arith.constant %lld : i32\n"
@@ -97,26 +98,32 @@ quantize_axis(Exp *x, Node *n, uint32_t v, const Type *xt, const Type *yt)
               "      %%c2 = arith.select %%nan, %%zero, %%c1 : f32\n"
               "      %%i = arith.fptosi %%c2 : f32 to i32\n"
               "      %%y = arith.addi %%i, %%a2 : i32\n"
-              "      %%t = arith.trunci %%y : i32 to i8\n"
-              "      linalg.yield %%t : i8\n",
-              (long long)(q->qmin + sh), (long long)(q->qmax + sh));
+              "      %%t = arith.trunci %%y : i32 to %s\n"
+              "      linalg.yield %%t : %s\n",
+              (long long)(q->qmin + sh), (long long)(q->qmax + sh), et, et);
     ExpIn in[3] = {{v, tx.data, mi.data, "f32"}, {sv, ts.data, ma.data, "f32"},
                    {zv, tz.data, ma.data, "i32"}};
-    exp_bind(x, n, exp_generic(x, in, 3, 0, ty.data, mi.data, "i8", it.data, body.data));
+    exp_bind(x, n, exp_generic(x, in, 3, 0, ty.data, mi.data, et, it.data, body.data));
     sb_free(&mi), sb_free(&ma), sb_free(&it), sb_free(&tx), sb_free(&ts), sb_free(&tz);
     sb_free(&ty), sb_free(&body);
     return true;
 }
 
-/* quantize (f32 -> i8/u8, per tensor): sat(rne(x / s) + zp); NaN -> zp. */
+/* quantize (f32 -> i8/u8/i16/u16/i4/u4, per tensor): sat(rne(x / s) + zp); NaN -> zp. Unsigned
+ * storage is computed shifted into its signless type (exp_shift). */
 static bool
 ex_quantize(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
-    bool axis = yt->q && yt->q->n > 1 && yt->q->axis >= 0 && yt->q->axis < yt->rank &&
-                (yt->elem == ET_I8 || yt->elem == ET_U8);
-    if ((n->nin > 1 && n->in[1].id) || xt->elem != ET_F32 || (!per_tensor(yt) && !axis))
-        return exp_fail(x, n, "quantize: only f32 -> i8/u8 with static parameters");
+    bool storage = yt->elem == ET_I8 || yt->elem == ET_U8 || yt->elem == ET_I16 ||
+                   yt->elem == ET_U16 || yt->elem == ET_I4 || yt->elem == ET_U4;
+    bool axis = yt->q && yt->q->n > 1 && yt->q->axis >= 0 && yt->q->axis < yt->rank && storage;
+    if (n->nin > 1 && n->in[1].id)
+        return exp_fail(x, n, "quantize: scale and zero point operands (run-time or blocked "
+                        "parameters) are not exported: only the node's own constant ones");
+    if (xt->elem != ET_F32 || !yt->q || (!axis && !(storage && yt->q->n == 1)))
+        return exp_fail(x, n, "quantize: only f32 -> i8/u8/i16/u16/i4/u4 with static "
+                        "parameters");
     uint32_t v = exp_operand(x, n->in[0]);
     if (!v)
         return false;
@@ -139,10 +146,11 @@ ex_quantize(Exp *x, Node *n)
              "      %%c2 = arith.select %%nan, %%zero, %%c1 : f32\n"
              "      %%i = arith.fptosi %%c2 : f32 to i32\n"
              "      %%y = arith.addi %%i, %%zp : i32\n"
-             "      %%t = arith.trunci %%y : i32 to i8\n"
-             "      linalg.yield %%t : i8\n",
-             (double)yt->q->scale[0], (long long)lo, (long long)hi, (long long)zp);
-    exp_bind(x, n, generic(x, v, xt, "f32", "i8", body));
+             "      %%t = arith.trunci %%y : i32 to %s\n"
+             "      linalg.yield %%t : %s\n",
+             (double)yt->q->scale[0], (long long)lo, (long long)hi, (long long)zp,
+             exp_et(yt->elem), exp_et(yt->elem));
+    exp_bind(x, n, generic(x, v, xt, "f32", exp_et(yt->elem), body));
     return true;
 }
 
@@ -196,7 +204,10 @@ ex_dequantize(Exp *x, Node *n)
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     const char *et = exp_et(xt->elem);
     const QParams *q = n->q ? n->q : xt->q; /* the node's own parameters first */
-    if ((n->nin > 1 && n->in[1].id) || yt->elem != ET_F32 || !q || !et || !strcmp(et, "i1") ||
+    if (n->nin > 1 && n->in[1].id)
+        return exp_fail(x, n, "dequantize: scale and zero point operands (run-time or blocked "
+                        "parameters) are not exported: only the node's own constant ones");
+    if (yt->elem != ET_F32 || !q || !et || !strcmp(et, "i1") ||
         elem_is_float(xt->elem) || (q->n != 1 && (q->axis < 0 || q->axis >= xt->rank)))
         return exp_fail(x, n, "dequantize: only integer -> f32 with static parameters");
     uint32_t v = exp_operand(x, n->in[0]);

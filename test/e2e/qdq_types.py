@@ -12,7 +12,11 @@ which Debian's libonnx-testdata (1.12) does not ship, with inputs of our own. Fo
   - `qdqc run --engine=ref` equals an independent numpy evaluation of ONNX's definition
     (y = saturate(rne(x / s) + zp), x = (q - zp) * s, f32 arithmetic), exactly;
   - `qdqc run --engine=jit` equals the reference bit for bit;
-  - the text IR after the pipeline parses back (`qdqc opt`) and prints the same.
+  - the text IR after the pipeline parses back (`qdqc opt`) and prints the same;
+  - `--emit=mlir` (tosa/linalg) run by tools/mlir_run.py equals the reference bit for bit, or
+    the export refuses with the reason expected for the case: a u4 graph input or output (no
+    unsigned 4-bit boundary), scale/zero point operands (run-time or blocked parameters), or
+    the float matmul of the weight cases (no float matmul export).
 Inputs include exact ties (x / s = k + 0.5, power-of-two scales), values beyond the storage
 range on both sides and NaN-free random values. Prints one line per check and
 "N checks, M failed"; exit 1 on any failure. Run with /usr/bin/python3 (python3-onnx 1.12 has no
@@ -27,6 +31,7 @@ import onnx
 from onnx import TensorProto as TP, helper as h, numpy_helper as nh
 
 F32 = np.float32
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UINT4, INT4 = 21, 22
 RANGE = {TP.UINT8: (0, 255), TP.INT8: (-128, 127), TP.UINT16: (0, 65535),
          TP.INT16: (-32768, 32767), UINT4: (0, 15), INT4: (-8, 7)}
@@ -372,6 +377,43 @@ def main():
             same = all(outs["ref"][k].dtype == outs["jit"][k].dtype and
                        outs["ref"][k].tobytes() == outs["jit"][k].tobytes() for k in outs["ref"])
             check(c.name, "jit == ref", same)
+        # MLIR export: runs and equals the reference, or refuses for the expected reason
+        mpath = os.path.join(d, "model.mlir")
+        rc, log = run([qdqc, path, "--emit=mlir", "-o", mpath])
+        ops = {n.op_type: n for n in c.nodes}
+        blocked_or_runtime = any(
+            any(a.name == "block_size" for a in n.attribute) for n in c.nodes) or any(
+            i.name in ("s", "z") for i in c.inputs)
+        u4_in = any(v.type.tensor_type.elem_type == UINT4 for v in c.inputs)
+        u4_out = any(v.type.tensor_type.elem_type == UINT4 for v in c.outs)
+        # the first error the exporter meets: graph inputs, then the nodes in order, then
+        # the graph outputs
+        if u4_in:
+            why = "has element type u4: unsigned values cross the function boundary"
+        elif blocked_or_runtime:
+            why = "scale and zero point operands (run-time or blocked parameters)"
+        elif "MatMul" in ops:
+            why = "`matmul` has no tosa/linalg mapping"
+        elif u4_out:
+            why = "has element type u4: unsigned values cross the function boundary"
+        else:
+            why = None
+        if why:
+            check(c.name, "mlir refused: " + why, rc != 0 and why in log, log)
+        elif rc:
+            check(c.name, "mlir == ref", False, log)
+        elif "ref" in outs:
+            md = os.path.join(d, "mlir")
+            mins = []
+            for v in c.inputs:
+                mins += ["--input", os.path.join(d, "in_%s.npy" % v.name)]
+            names = ",".join(o.name for o in c.outs)
+            rc, log = run([sys.executable, os.path.join(REPO, "tools", "mlir_run.py"), mpath,
+                           "--output-dir", md, "--names", names] + mins)
+            same = rc == 0 and all(
+                np.load(os.path.join(md, k + ".npy")).tobytes() == outs["ref"][k].tobytes()
+                for k in outs["ref"])
+            check(c.name, "mlir == ref", same, log)
         ir1 = os.path.join(d, "after.qir")
         rc, log = run([qdqc, path, "-o", ir1])
         if rc == 0:
