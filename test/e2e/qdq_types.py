@@ -15,8 +15,8 @@ which Debian's libonnx-testdata (1.12) does not ship, with inputs of our own. Fo
   - the text IR after the pipeline parses back (`qdqc opt`) and prints the same;
   - `--emit=mlir` (tosa/linalg) run by tools/mlir_run.py equals the reference bit for bit, or
     the export refuses with the reason expected for the case: a u4 graph input or output (no
-    unsigned 4-bit boundary), scale/zero point operands (run-time or blocked parameters), or
-    the float matmul of the weight cases (no float matmul export).
+    unsigned 4-bit boundary), run-time scale/zero point operands, or the float matmul of the
+    weight cases (no float matmul export). Blocked constant parameters export.
 Inputs include exact ties (x / s = k + 0.5, power-of-two scales), values beyond the storage
 range on both sides and NaN-free random values. Prints one line per check and
 "N checks, M failed"; exit 1 on any failure. Run with /usr/bin/python3 (python3-onnx 1.12 has no
@@ -381,17 +381,15 @@ def main():
         mpath = os.path.join(d, "model.mlir")
         rc, log = run([qdqc, path, "--emit=mlir", "-o", mpath])
         ops = {n.op_type: n for n in c.nodes}
-        blocked_or_runtime = any(
-            any(a.name == "block_size" for a in n.attribute) for n in c.nodes) or any(
-            i.name in ("s", "z") for i in c.inputs)
+        runtime = any(i.name in ("s", "z") for i in c.inputs)
         u4_in = any(v.type.tensor_type.elem_type == UINT4 for v in c.inputs)
         u4_out = any(v.type.tensor_type.elem_type == UINT4 for v in c.outs)
         # the first error the exporter meets: graph inputs, then the nodes in order, then
         # the graph outputs
         if u4_in:
             why = "has element type u4: unsigned values cross the function boundary"
-        elif blocked_or_runtime:
-            why = "scale and zero point operands (run-time or blocked parameters)"
+        elif runtime:
+            why = "scale and zero point operands (run-time parameters) are not exported"
         elif "MatMul" in ops:
             why = "`matmul` has no tosa/linalg mapping"
         elif u4_out:
