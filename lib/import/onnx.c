@@ -677,6 +677,44 @@ add_input(OnnxImp *I, const Onnx__ValueInfoProto *vi, size_t index)
     return true;
 }
 
+/* A graph input that is also an initializer is the initializer's constant; a declaration of
+ * it that contradicts the initializer's element type or shape (symbolic or absent dimensions
+ * match anything) is a warning (an error under --strict), like a contradicting value_info. */
+static bool
+check_input_init_decl(OnnxImp *I, const Onnx__ValueInfoProto *vi)
+{
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return true;
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    const Type *t = &ir_value(I->g, onnx_lookup(I, vi->name))->type;
+    bool ok = !tt->has_elem_type || tt->elem_type == 0 || onnx_elem(tt->elem_type) == t->elem;
+    const Onnx__TensorShapeProto *sp = tt->shape;
+    if (ok && sp) {
+        ok = sp->n_dim == (size_t)t->rank;
+        for (size_t d = 0; ok && d < sp->n_dim; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
+            if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                dim->dim_value != t->dims[d])
+                ok = false;
+        }
+    }
+    if (ok)
+        return true;
+    char have[256], want[256] = "";
+    fmt_shape(have, sizeof have, t->dims, t->rank, NULL);
+    if (sp)
+        fmt_shape(want, sizeof want, NULL, 0, sp);
+    I->loc = file_loc(I);
+    const char *dt = "";
+    if (tt->has_elem_type && tt->elem_type) {
+        ElemType et = onnx_elem(tt->elem_type);
+        dt = et != ET_NONE ? elem_name(et) : onnx_dtype_name(tt->elem_type);
+    }
+    return onnx_node_lint(I, "graph input '%s' is declared %s%s, but it is an initializer of "
+                          "type %s%s", vi->name, dt, want, elem_name(t->elem), have);
+}
+
 static bool
 add_inputs(OnnxImp *I, const Onnx__GraphProto *gp)
 {
@@ -689,8 +727,13 @@ add_inputs(OnnxImp *I, const Onnx__GraphProto *gp)
         if (vi->name && onnx_lookup(I, vi->name).id) {
             /* an input that is also an initializer is a constant (IR < 4 lists them both) */
             Node *d = ir_def(I->g, onnx_lookup(I, vi->name));
-            if (d && d->op == OP_CONST)
+            if (d && d->op == OP_CONST) {
+                if (!check_input_init_decl(I, vi)) {
+                    free(frozen);
+                    return false;
+                }
                 continue;
+            }
             Loc l = file_loc(I);
             diag_error(I->ctx, &l, "graph input '%s' is listed twice", vi->name);
             free(frozen);
