@@ -677,6 +677,44 @@ add_input(OnnxImp *I, const Onnx__ValueInfoProto *vi, size_t index)
     return true;
 }
 
+/* A graph input that is also an initializer is the initializer's constant; a declaration of
+ * it that contradicts the initializer's element type or shape (symbolic or absent dimensions
+ * match anything) is a warning (an error under --strict), like a contradicting value_info. */
+static bool
+check_input_init_decl(OnnxImp *I, const Onnx__ValueInfoProto *vi)
+{
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return true;
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    const Type *t = &ir_value(I->g, onnx_lookup(I, vi->name))->type;
+    bool ok = !tt->has_elem_type || tt->elem_type == 0 || onnx_elem(tt->elem_type) == t->elem;
+    const Onnx__TensorShapeProto *sp = tt->shape;
+    if (ok && sp) {
+        ok = sp->n_dim == (size_t)t->rank;
+        for (size_t d = 0; ok && d < sp->n_dim; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
+            if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                dim->dim_value != t->dims[d])
+                ok = false;
+        }
+    }
+    if (ok)
+        return true;
+    char have[256], want[256] = "";
+    fmt_shape(have, sizeof have, t->dims, t->rank, NULL);
+    if (sp)
+        fmt_shape(want, sizeof want, NULL, 0, sp);
+    I->loc = file_loc(I);
+    const char *dt = "";
+    if (tt->has_elem_type && tt->elem_type) {
+        ElemType et = onnx_elem(tt->elem_type);
+        dt = et != ET_NONE ? elem_name(et) : onnx_dtype_name(tt->elem_type);
+    }
+    return onnx_node_lint(I, "graph input '%s' is declared %s%s, but it is an initializer of "
+                          "type %s%s", vi->name, dt, want, elem_name(t->elem), have);
+}
+
 static bool
 add_inputs(OnnxImp *I, const Onnx__GraphProto *gp)
 {
@@ -689,8 +727,13 @@ add_inputs(OnnxImp *I, const Onnx__GraphProto *gp)
         if (vi->name && onnx_lookup(I, vi->name).id) {
             /* an input that is also an initializer is a constant (IR < 4 lists them both) */
             Node *d = ir_def(I->g, onnx_lookup(I, vi->name));
-            if (d && d->op == OP_CONST)
+            if (d && d->op == OP_CONST) {
+                if (!check_input_init_decl(I, vi)) {
+                    free(frozen);
+                    return false;
+                }
                 continue;
+            }
             Loc l = file_loc(I);
             diag_error(I->ctx, &l, "graph input '%s' is listed twice", vi->name);
             free(frozen);
@@ -906,42 +949,44 @@ order_nodes(OnnxImp *I, const Onnx__GraphProto *gp, uint32_t *order)
     return ok;
 }
 
-/* ONNX requires the nodes of a graph in topological order; order_nodes sorts them (the
- * min-heap keeps the file's order where it is valid), so a file out of order still compiles,
- * but it is not a valid ONNX model: a warning (an error under --strict) naming the first node
- * that comes before the producer of one of its inputs. That node is the first whose position
- * in `order` differs from its index in the file. */
+/* ONNX requires the nodes of a graph in topological order; order_nodes sorts them, so a file
+ * out of order still compiles, but it is not a valid ONNX model: a warning (an error under
+ * --strict) naming the first node (in the file) that comes before the producer of one of its
+ * inputs. Runs after order_nodes succeeded (no cycle, every input defined, every output
+ * interned) and does not depend on the order it chose. */
 static bool
-check_topo_order(OnnxImp *I, const Onnx__GraphProto *gp, const uint32_t *order)
+check_topo_order(OnnxImp *I, const Onnx__GraphProto *gp)
 {
-    size_t k = 0;
-    while (k < gp->n_node && order[k] == k)
-        k++;
-    if (k == gp->n_node)
-        return true;
-    const Onnx__NodeProto *np = gp->node[k];
-    for (size_t a = 0; a < np->n_input; a++) {
-        const char *in = np->input[a];
-        if (!in || !*in)
-            continue;
-        for (size_t j = k + 1; j < gp->n_node; j++) {
-            const Onnx__NodeProto *pj = gp->node[j];
-            for (size_t o = 0; o < pj->n_output; o++) {
-                if (!pj->output[o] || strcmp(pj->output[o], in) != 0)
-                    continue;
-                Loc pl = node_loc(I, pj, j);
-                I->loc = node_loc(I, np, k);
-                return onnx_node_lint(I, "nodes are not in topological order, which ONNX "
-                                      "requires: input '%s' is produced by node '%s' (%s), "
-                                      "which comes later (qdqc sorts them)", in, pl.node,
-                                      pl.optype);
-            }
+    uint32_t cap = I->m->strs.nstrs + 1;
+    uint32_t *prod = xcalloc(cap, sizeof(uint32_t)); /* producer node index + 1, by name id */
+    for (size_t i = 0; i < gp->n_node; i++)
+        for (size_t k = 0; k < gp->node[i]->n_output; k++) {
+            const char *o = gp->node[i]->output[k];
+            uint32_t id = o && *o ? intern_lookup(&I->m->strs, o) : 0;
+            if (id && id < cap)
+                prod[id] = (uint32_t)i + 1;
+        }
+    bool ok = true, found = false; /* one diagnostic for the graph */
+    for (size_t i = 0; i < gp->n_node && !found; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        for (size_t k = 0; k < np->n_input && !found; k++) {
+            const char *in = np->input[k];
+            if (!in || !*in || onnx_lookup(I, in).id)
+                continue;
+            uint32_t id = intern_lookup(&I->m->strs, in);
+            if (!id || id >= cap || prod[id] <= i + 1)
+                continue;
+            size_t j = prod[id] - 1;
+            Loc pl = node_loc(I, gp->node[j], j);
+            I->loc = node_loc(I, np, i);
+            ok = onnx_node_lint(I, "nodes are not in topological order, which ONNX requires: "
+                                "input '%s' is produced by node '%s' (%s), which comes later "
+                                "(qdqc sorts them)", in, pl.node, pl.optype);
+            found = true;
         }
     }
-    /* not reached: node k was placed later only because an input of it is produced later */
-    I->loc = node_loc(I, np, k);
-    return onnx_node_lint(I, "nodes are not in topological order, which ONNX requires (qdqc "
-                          "sorts them)");
+    free(prod);
+    return ok;
 }
 
 /* ---- quantization annotation of integer values ---- */
@@ -1083,7 +1128,7 @@ import_graph(OnnxImp *I, const Onnx__GraphProto *gp)
     if (!add_initializers(I, gp) || !add_inputs(I, gp) || !report_unsupported(I, gp))
         return false;
     uint32_t *order = xmalloc((gp->n_node ? gp->n_node : 1) * sizeof(uint32_t));
-    bool ok = order_nodes(I, gp, order) && check_topo_order(I, gp, order);
+    bool ok = order_nodes(I, gp, order) && check_topo_order(I, gp);
     for (size_t k = 0; k < gp->n_node && ok; k++) {
         I->node = gp->node[order[k]];
         I->loc = node_loc(I, I->node, order[k]);

@@ -274,8 +274,9 @@ check_storage_opset(OnnxImp *I, ElemType e, const char *what)
 }
 
 /* The float types of QuantizeLinear's input and scale (DequantizeLinear's scale and output)
- * before opset 19 are f32 (and i32 for QuantizeLinear's input); f16 (and bf16) are from opset
- * 19: a warning (an error under --strict) at an older opset, as above. */
+ * before opset 19 are f32 (and i32 for QuantizeLinear's input); f16 is from opset 19 (bf16
+ * too, which qdqc does not import): a warning (an error under --strict) at an older opset, as
+ * above. */
 static bool
 check_float_opset(OnnxImp *I, ElemType e, const char *what)
 {

@@ -324,6 +324,23 @@ def q_f16_opset19():
     return q_f16(19)
 
 
+@case
+def input_init_mismatch():
+    """The scale 's' (an initializer, f32 scalar) also listed as a graph input declared
+    f32[1,4]."""
+    m = qdq(u8zp())
+    m.graph.input.append(vi("s", TP.FLOAT, [1, 4]))
+    return m
+
+
+@case
+def input_init_ok():
+    """The same, declared as the initializer is (IR 3 lists initializers among the inputs)."""
+    m = qdq(u8zp())
+    m.graph.input.append(vi("s", TP.FLOAT, []))
+    return m
+
+
 @raw_case
 def output_type_twice():
     """Graph output 'y' whose ValueInfoProto carries field 2 (type) twice, the second with
