@@ -17,9 +17,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "codegen/cg_util.h"
-#include "codegen/kern_gemm.h"
-#include "codegen/target.h"
+#include "codegen/target/module.h"
+#include "codegen/gemm/gemm.h"
+#include "codegen/target/target.h"
 
 typedef void (*GemmFn)(const void *, void *, int64_t, int64_t);
 

@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codegen/kern_gemm.h"
-#include "codegen/target.h"
+#include "codegen/gemm/gemm.h"
+#include "codegen/target/target.h"
 #include "ir/ir.h"
 #include "numerics/elementwise.h"
 #include "numerics/numerics.h"

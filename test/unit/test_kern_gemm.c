@@ -30,9 +30,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "codegen/cg_util.h"
-#include "codegen/kern_gemm.h"
-#include "codegen/target.h"
+#include "codegen/target/module.h"
+#include "codegen/gemm/gemm.h"
+#include "codegen/target/target.h"
 
 /* The dequantize reference multiplies and adds in separate statements: no compiler contracts
  * them into an fma (clang's default fp-contract=on works within one expression only, gcc's

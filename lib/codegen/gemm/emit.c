@@ -17,14 +17,14 @@
  * except the generic/NEON path, which is plain vector IR with i16 products widened to i32
  * (exact: |a*b| <= 255*128 fits int16).
  */
-#include "codegen/kern_gemm_ir.h"
+#include "codegen/gemm/gemm_ir.h"
 
 #include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen/cg_util.h"
+#include "codegen/target/module.h"
 
 /* ---- microkernel steps ---- */
 

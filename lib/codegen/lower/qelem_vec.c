@@ -16,9 +16,9 @@
  * cg_add_sat: integers only, the scalar kernel's integers lane by lane. Blocks of EV_BLOCK
  * elements are split across the parallel-for hook; the rest (and lengths that are not a
  * multiple of vl) end with exact-size vectors. */
-#include "codegen/llvm_conv_nhwc.h"
+#include "codegen/lower/qconv.h"
 
-#include "codegen/cg_util.h"
+#include "codegen/target/module.h"
 
 #include <llvm-c/Core.h>
 

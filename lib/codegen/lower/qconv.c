@@ -15,7 +15,7 @@
  * (llvm_conv_dw.c: NHWC register-blocked, or a padded NCHW plane per channel).
  * qmatmul with a constant right operand maps onto the GEMM directly (B in "KN" layout). */
 #include "codegen/codegen.h"
-#include "codegen/llvm_conv_nhwc.h"
+#include "codegen/lower/qconv.h"
 
 #include "numerics/numerics.h"
 

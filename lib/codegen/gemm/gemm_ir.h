@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen/kern_gemm_impl.h"
+#include "codegen/gemm/gemm_impl.h"
 
 typedef struct Gen {
     LLVMContextRef c;

@@ -20,8 +20,8 @@
  * The same CgBuilt drives the object writer and the JIT, so they cannot disagree. */
 #include "codegen/codegen.h"
 
-#include "codegen/cg_util.h"
-#include "codegen/llvm_conv_nhwc.h"
+#include "codegen/target/module.h"
+#include "codegen/lower/qconv.h"
 
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>

@@ -11,7 +11,7 @@
  * s8 x s8 sdot as a ^ 0x80, else 0. All of it is int32 arithmetic modulo 2^32 (done in uint32
  * here), so the result is exact whenever the true accumulator fits in int32.
  */
-#include "codegen/kern_gemm_impl.h"
+#include "codegen/gemm/gemm_impl.h"
 
 #include <math.h>
 #include <stdarg.h>

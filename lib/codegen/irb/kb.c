@@ -7,8 +7,8 @@
  * reference interpreter bit for bit. Rounding to integer uses llvm.roundeven (ties to even,
  * independent of the rounding mode) after clamping into a range where fptosi is defined. */
 #include "codegen/codegen.h"
-#include "codegen/cg_util.h"
-#include "codegen/llvm_conv_nhwc.h"
+#include "codegen/target/module.h"
+#include "codegen/lower/qconv.h"
 #include "numerics/elementwise.h"
 
 #include <llvm-c/Core.h>

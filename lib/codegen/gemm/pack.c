@@ -3,7 +3,7 @@
  * into the stack buffer in the microkernel's layout (xor 0x80 for the sign trick, int16
  * widening for AVX2, row-pair interleaving for smmla; see kern_gemm_impl.h). Reads exactly the
  * K valid bytes of each row and writes the zero padding explicitly. */
-#include "codegen/kern_gemm_ir.h"
+#include "codegen/gemm/gemm_ir.h"
 
 /* R[i] = sum_k A[m0 + i, k] for the block's rows (original values, sign per a_signed). */
 void

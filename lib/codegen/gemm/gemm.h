@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codegen/target.h"
+#include "codegen/target/target.h"
 #include "numerics/elementwise.h"
 
 typedef struct LLVMOpaqueModule *LLVMModuleRef;

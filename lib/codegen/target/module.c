@@ -1,6 +1,6 @@
 /* cg_util.c: module setup, pass pipeline, object/assembly emission and the LLJIT wrapper used
  * by the kernel emitters and their tests (see cg_util.h). No global state. */
-#include "codegen/cg_util.h"
+#include "codegen/target/module.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>

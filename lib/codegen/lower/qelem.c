@@ -5,8 +5,8 @@
  * --requant=fixed the element-wise ops and qavgpool are integer only (the *_fixed functions of
  * elementwise.h, constants from their *_params at compile time). */
 #include "codegen/codegen.h"
-#include "codegen/cg_util.h"
-#include "codegen/llvm_conv_nhwc.h"
+#include "codegen/target/module.h"
+#include "codegen/lower/qconv.h"
 #include "numerics/elementwise.h"
 
 #include <llvm-c/Core.h>

@@ -32,7 +32,7 @@
 #ifndef QDQC_CODEGEN_KERN_GEMM_IMPL_H
 #define QDQC_CODEGEN_KERN_GEMM_IMPL_H
 
-#include "codegen/kern_gemm.h"
+#include "codegen/gemm/gemm.h"
 
 typedef enum GemmApack { APACK_NONE, APACK_BYTES, APACK_I16, APACK_PAIRS } GemmApack;
 

@@ -13,9 +13,9 @@
  *    LLVM's loop vectoriser turns into 16-lane code, then a row of the exact epilogue.
  * Both are bit-exact with lib/ref: int32 accumulation wraps like the GEMM's; reordering K only
  * permutes the terms of an integer sum; the epilogue is the same cg_requant_* sequence. */
-#include "codegen/llvm_conv_nhwc.h"
+#include "codegen/lower/qconv.h"
 
-#include "codegen/cg_util.h"
+#include "codegen/target/module.h"
 
 #include <llvm-c/Core.h>
 

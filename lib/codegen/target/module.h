@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "codegen/target.h"
+#include "codegen/target/target.h"
 #include "numerics/elementwise.h"
 
 typedef struct LLVMOpaqueContext *LLVMContextRef;

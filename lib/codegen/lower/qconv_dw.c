@@ -22,9 +22,9 @@
  * zero-point padded plane (border filled once per call), then per output row an int32
  * accumulator row gets one multiply-add sweep per tap over all output columns (loops the
  * vectoriser handles), then a row of the exact epilogue. Both kernels share the tables below. */
-#include "codegen/llvm_conv_nhwc.h"
+#include "codegen/lower/qconv.h"
 
-#include "codegen/cg_util.h"
+#include "codegen/target/module.h"
 
 #include <llvm-c/Core.h>
 

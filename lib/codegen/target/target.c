@@ -6,7 +6,7 @@
  * has no query for "which features does CPU X have" and the kernel emitters must never select an
  * intrinsic the target lacks (LLVM aborts in instruction selection). See docs/targets.md.
  */
-#include "codegen/target.h"
+#include "codegen/target/target.h"
 
 #include <llvm-c/Core.h>
 #include <llvm-c/Support.h>
