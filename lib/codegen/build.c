@@ -252,6 +252,7 @@ cg_built_free(CgBuilt *b)
     oom_undefer(b->tm);
     cg_module_destroy(b->ctx, b->mod);
     cg_target_machine_destroy(b->tm);
+    free(b->steps);
     memset(b, 0, sizeof *b);
 }
 
@@ -268,6 +269,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
 {
     char err[1024] = "";
     memset(b, 0, sizeof *b);
+    double t0 = clock_ms();
     Graph *g = &m->g;
     if (!valid_prefix(o->prefix))
         return build_fail(m, b, "--name must be a C identifier");
@@ -443,18 +445,36 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
             LLVMBuildRetVoid(k.b);
     }
 
-    /* ---- run_ex / run / workspace_size ---- */
-    if (ok) {
+    /* ---- run_ex / run / workspace_size (and run_profile) ---- */
+    LLVMTypeRef pt[7] = {k.ptr, k.ptr, k.ptr, k.ptr, k.ptr, k.ptr, k.ptr};
+    LLVMTypeRef runex_t = LLVMFunctionType(k.i32, pt, 5, 0);
+    LLVMValueRef runex = NULL;
+    /* variant 0: run_ex; variant 1 (o->profile): run_profile, the same steps with
+     * hook(hook_ctx, s, 0) before and hook(hook_ctx, s, 1) after each, or run_ex when hook is
+     * NULL */
+    for (int prof = 0; ok && prof <= (o->profile ? 1 : 0); prof++) {
         char name[128];
-        LLVMTypeRef pt[5] = {k.ptr, k.ptr, k.ptr, k.ptr, k.ptr};
-        snprintf(name, sizeof name, "%s_run_ex", o->prefix);
-        LLVMTypeRef runex_t = LLVMFunctionType(k.i32, pt, 5, 0);
-        LLVMValueRef runex = LLVMAddFunction(b->mod, name, runex_t);
-        fn_attrs(&k, runex);
-        k.fn = runex;
-        LLVMPositionBuilderAtEnd(k.b, LLVMAppendBasicBlockInContext(k.c, runex, "entry"));
-        LLVMValueRef pin = LLVMGetParam(runex, 0), pout = LLVMGetParam(runex, 1);
-        LLVMValueRef ws = LLVMGetParam(runex, 2);
+        snprintf(name, sizeof name, prof ? "%s_run_profile" : "%s_run_ex", o->prefix);
+        LLVMValueRef fn = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.i32, pt, prof ? 7 : 5, 0));
+        if (!prof)
+            runex = fn;
+        fn_attrs(&k, fn);
+        k.fn = fn;
+        LLVMPositionBuilderAtEnd(k.b, LLVMAppendBasicBlockInContext(k.c, fn, "entry"));
+        LLVMValueRef pin = LLVMGetParam(fn, 0), pout = LLVMGetParam(fn, 1);
+        LLVMValueRef ws = LLVMGetParam(fn, 2), hook = prof ? LLVMGetParam(fn, 5) : NULL;
+        LLVMTypeRef hook_t = LLVMFunctionType(k.vd, (LLVMTypeRef[]){k.ptr, k.i32, k.i32}, 3, 0);
+        if (prof) {
+            LLVMBasicBlockRef plain = LLVMAppendBasicBlockInContext(k.c, fn, "no_hook");
+            LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(k.c, fn, "");
+            LLVMBuildCondBr(k.b, LLVMBuildIsNull(k.b, hook, ""), plain, go);
+            LLVMPositionBuilderAtEnd(k.b, plain);
+            LLVMValueRef rargs[5];
+            for (unsigned i = 0; i < 5; i++)
+                rargs[i] = LLVMGetParam(fn, i);
+            LLVMBuildRet(k.b, LLVMBuildCall2(k.b, runex_t, runex, rargs, 5, ""));
+            LLVMPositionBuilderAtEnd(k.b, go);
+        }
         for (uint32_t s = 0; s < nsteps; s++) {
             Node *n = ir_node(g, (NodeId){steps[s]});
             Node *on = fuse[steps[s]] ? fuse[steps[s]] : n;
@@ -470,13 +490,21 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
                 args[na++] = value_ptr(&k, g, loc, on->in[fuse_other[steps[s]]], pin, pout, ws, reqs);
             args[na++] = scratch_req[s] ? cg_gep(&k, ws, cg_i64(&k, reqs[scratch_req[s] - 1].offset))
                                         : LLVMConstPointerNull(k.ptr);
-            args[na++] = LLVMGetParam(runex, 3);
-            args[na++] = LLVMGetParam(runex, 4);
+            args[na++] = LLVMGetParam(fn, 3);
+            args[na++] = LLVMGetParam(fn, 4);
+            LLVMValueRef hargs[3] = {prof ? LLVMGetParam(fn, 6) : NULL, cg_i32(&k, (int64_t)s),
+                                     cg_i32(&k, 0)};
+            if (prof)
+                LLVMBuildCall2(k.b, hook_t, hook, hargs, 3, "");
             LLVMValueRef st = LLVMBuildCall2(k.b, LLVMGlobalGetValueType(fns[s]), fns[s], args,
                                              na, "");
+            if (prof) {
+                hargs[2] = cg_i32(&k, 1);
+                LLVMBuildCall2(k.b, hook_t, hook, hargs, 3, "");
+            }
             if (cg_node_may_fail(g, n)) {
-                LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k.c, runex, "fail");
-                LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k.c, runex, "");
+                LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k.c, fn, "fail");
+                LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k.c, fn, "");
                 LLVMBuildCondBr(k.b, LLVMBuildICmp(k.b, LLVMIntNE, st, cg_i32(&k, QDQC_OK), ""),
                                 bad, cont);
                 LLVMPositionBuilderAtEnd(k.b, bad);
@@ -495,7 +523,9 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
             LLVMBuildMemCpy(k.b, dst, 1, src, 1, cg_i64(&k, value_bytes(g, v)));
         }
         LLVMBuildRet(k.b, cg_i32(&k, QDQC_OK));
-
+    }
+    if (ok) {
+        char name[128];
         snprintf(name, sizeof name, "%s_run", o->prefix);
         LLVMValueRef run = LLVMAddFunction(b->mod, name, LLVMFunctionType(k.i32, pt, 3, 0));
         fn_attrs(&k, run);
@@ -511,6 +541,15 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         LLVMBuildRet(k.b, cg_i64(&k, b->workspace));
     }
     LLVMDisposeBuilder(k.b);
+    /* the steps in run order, for the step table of the JIT and the header */
+    b->steps = ok ? plan_calloc(nsteps ? nsteps : 1, sizeof *b->steps) : NULL;
+    for (uint32_t s = 0; b->steps && s < nsteps; s++) {
+        CgStep *st = &b->steps[s];
+        st->node = steps[s];
+        st->fused = fuse[steps[s]] ? (uint32_t)(fuse[steps[s]] - g->nodes.data) : 0;
+    }
+    b->nsteps = b->steps ? nsteps : 0;
+    bool steps_oom = ok && !b->steps;
     free(fns);
     free(fuse);
     free(fuse_other);
@@ -521,16 +560,23 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     free(reqs);
     free(scratch_req);
     free(steps);
+    if (steps_oom) {
+        cg_built_free(b);
+        oom_raise("code generation: the table of %u steps", nsteps);
+    }
     if (!ok) {
         if (err[0])
             diag_error(m->ctx, NULL, "codegen: %s", err);
         cg_built_free(b);
         return false;
     }
+    ctx_phase_end(m->ctx, m->filename, "lower", t0);
     /* O2, not O3: the GEMM microkernels are explicit intrinsics with constant trip counts and
      * the row loops vectorise at O2 as well; O3's extra passes cost ~8% of the compile time of
      * ResNet-18 and gained nothing measurable at run time (docs/performance.md). */
+    t0 = clock_ms();
     if (!cg_module_optimize(b->mod, b->tm, "default<O2>", err, sizeof err))
         return build_fail(m, b, err);
+    ctx_phase_end(m->ctx, m->filename, "llvm-opt", t0);
     return true;
 }

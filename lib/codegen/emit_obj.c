@@ -60,7 +60,8 @@ io_block(StrBuf *b, Graph *g, const char *P, const char *p, bool out)
 }
 
 char *
-cg_header_text(Module *m, const CgOptions *o, size_t workspace)
+cg_header_text(Module *m, const CgOptions *o, size_t workspace, const CgStep *steps,
+               uint32_t nsteps)
 {
     Graph *g = &m->g;
     const char *p = o->prefix;
@@ -100,9 +101,42 @@ cg_header_text(Module *m, const CgOptions *o, size_t workspace)
               "/* As %s_run; pf == NULL runs on the calling thread. */\n"
               "int %s_run_ex(const void *const *inputs, void *const *outputs, void *workspace,\n"
               "               %s_parallel_for_fn pf, void *pf_ctx);\n"
-              "size_t %s_workspace_size(void); /* == %s_WORKSPACE_SIZE */\n\n"
-              "#ifdef __cplusplus\n}\n#endif\n#endif\n",
+              "size_t %s_workspace_size(void); /* == %s_WORKSPACE_SIZE */\n",
               p, p, p, P, P, p, p, p, p, p, P);
+    if (o->profile) {
+        sb_printf(&b,
+                  "\n/* Step hook (compiled with the option profile): %s_run_profile calls\n"
+                  " * hook(hook_ctx, step, 0) right before step `step` (0 ..\n"
+                  " * %s_NUM_STEPS - 1, in order) and hook(hook_ctx, step, 1) right after it, on\n"
+                  " * the calling thread; hook == NULL runs as %s_run_ex. Step i runs the node\n"
+                  " * %s_step_names[i] (the ONNX node name, or %%VALUE after its first result). */\n"
+                  "typedef void (*%s_profile_fn)(void *ctx, int32_t step, int32_t end);\n"
+                  "int %s_run_profile(const void *const *inputs, void *const *outputs, void *workspace,\n"
+                  "                   %s_parallel_for_fn pf, void *pf_ctx, %s_profile_fn hook,\n"
+                  "                   void *hook_ctx);\n"
+                  "#define %s_NUM_STEPS %u\n"
+                  "static const char *const %s_step_names[] = {",
+                  p, P, p, p, p, p, p, p, P, nsteps, p);
+        for (uint32_t si = 0; si < nsteps; si++) {
+            sb_printf(&b, "%s\n    ", si ? "," : "");
+            StrBuf nb;
+            sb_init(&nb);
+            for (int f = 0; f < (steps[si].fused ? 2 : 1); f++) {
+                Node *n = ir_node(g, (NodeId){f ? steps[si].fused : steps[si].node});
+                if (f)
+                    sb_printf(&nb, " + ");
+                if (n->loc.node && n->loc.node[0])
+                    sb_printf(&nb, "%s", n->loc.node);
+                else
+                    sb_printf(&nb, "%%%s", n->nout ? ir_value_name(g, n->out[0]) : "?");
+            }
+            char *name = sb_take(&nb);
+            c_string(&b, name);
+            free(name);
+        }
+        sb_printf(&b, "%s};\n", nsteps ? "" : "0");
+    }
+    sb_printf(&b, "\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
     return sb_take(&b);
 }
 
@@ -145,7 +179,7 @@ cg_compile_kinds(Module *m, const CgOptions *o, size_t n, const CgEmitKind *kind
             if (machine != (pass == 1))
                 continue;
             if (kind == CG_EMIT_HEADER) {
-                outs[i] = cg_header_text(m, o, (size_t)b.workspace);
+                outs[i] = cg_header_text(m, o, (size_t)b.workspace, b.steps, b.nsteps);
                 lens[i] = outs[i] ? strlen(outs[i]) : 0;
             } else if (kind == CG_EMIT_LLVM) {
                 char *s = LLVMPrintModuleToString(b.mod);
@@ -157,6 +191,7 @@ cg_compile_kinds(Module *m, const CgOptions *o, size_t n, const CgEmitKind *kind
             } else if (kind == CG_EMIT_BITCODE) {
                 outs[i] = take_buffer(LLVMWriteBitcodeToMemoryBuffer(b.mod), &lens[i]);
             } else {
+                double t0 = clock_ms();
                 LLVMModuleRef mod = --nmachine ? LLVMCloneModule(b.mod) : b.mod;
                 char *msg = NULL;
                 LLVMMemoryBufferRef buf = NULL;
@@ -168,6 +203,8 @@ cg_compile_kinds(Module *m, const CgOptions *o, size_t n, const CgEmitKind *kind
                     ok = false;
                 } else {
                     outs[i] = take_buffer(buf, &lens[i]);
+                    ctx_phase_end(m->ctx, m->filename, kind == CG_EMIT_ASM ? "emit-asm" : "emit-obj",
+                                  t0);
                 }
                 if (mod != b.mod)
                     LLVMDisposeModule(mod);

@@ -77,6 +77,8 @@ static const char usage_text[] =
     "  --mattr=+f1,-f2         target features (e.g. +avx512vnni, +dotprod, +i8mm)\n"
     "  --isa=PATH              force a GEMM kernel path (generic, avx2, avxvnni, avx512vnni,\n"
     "                          neon, dotprod, i8mm)\n"
+    "  --profile               (compile) also emit PREFIX_run_profile, which calls a hook\n"
+    "                          before and after every step (docs/abi.md)\n"
     "  --threads N             (run) threads of the jit engine\n"
     "  --passes=A,B,...        passes to run ('default' = the default pipeline);\n"
     "                          compile mode runs the default pipeline, opt mode none\n"
@@ -87,7 +89,8 @@ static const char usage_text[] =
     "  --print-after=A,B       print the IR after the named passes (to stderr)\n"
     "  --print-after-all       print the IR after every pass (to stderr)\n"
     "  --time-passes           report the time each pass and each phase takes, LLVM's\n"
-    "                          included (remarks 'pass NAME: X ms', 'phase NAME: X ms')\n"
+    "                          included (remarks 'pass NAME: X ms', 'phase NAME: X ms'),\n"
+    "                          and at exit LLVM's own per-pass report (its -time-passes)\n"
     "  -v, --verbose           print each phase as it ends, with its time: import,\n"
     "                          passes, lower (graph to LLVM IR), llvm-opt (LLVM's\n"
     "                          optimisation pipeline), emit-obj/emit-asm (machine code),\n"
@@ -156,6 +159,21 @@ phase_printer(void *user, const char *phase, double ms)
 {
     (void)user;
     fprintf(stderr, "qdqc: %s: %.3f ms\n", phase, ms);
+}
+
+/* --time-passes: LLVM's own per-pass report too (its option -time-passes, through the
+ * variable QDQC_LLVM_OPTIONS that the library reads once, when it first sets LLVM up; the
+ * report covers the optimisation pipeline and the machine-code passes and prints when the
+ * process exits). */
+static void
+llvm_time_passes(void)
+{
+    const char *cur = getenv("QDQC_LLVM_OPTIONS");
+    if (cur && strstr(cur, "-time-passes"))
+        return;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s%s-time-passes", cur ? cur : "", cur && *cur ? " " : "");
+    setenv("QDQC_LLVM_OPTIONS", buf, 1);
 }
 
 static void
@@ -772,6 +790,7 @@ main(int argc, char **argv)
         } else if (strcmp(a, "--time-passes") == 0) {
             qdqc_context_set_option(o.ctx, "time-passes", "1");
             o.remarks = true;
+            llvm_time_passes();
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             o.verbose = true;
             qdqc_context_set_phase_handler(o.ctx, phase_printer, NULL);
@@ -837,6 +856,8 @@ main(int argc, char **argv)
             o.bench.par_profile = true;
         } else if (o.cmd && !strcmp(o.cmd, "bench") && strcmp(a, "--profile") == 0) {
             o.bench.profile = true;
+        } else if (!o.cmd && strcmp(a, "--profile") == 0) {
+            qdqc_compile_options_set(o.copts, "profile", "1"); /* PREFIX_run_profile */
         } else if (o.cmd && !strcmp(o.cmd, "bench") && strcmp(a, "--json") == 0) {
             o.bench.json = true;
         } else if (strcmp(a, "--report") == 0) {
