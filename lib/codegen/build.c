@@ -306,6 +306,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     kb_init(&k, b, g, o, err, sizeof err);
     uint8_t *nhwc = ok ? cg_layout_plan(&k) : NULL;
     k.nhwc = nhwc;
+    k.gemm_cache = cg_gemm_cache_create(); /* NULL (out of memory): no sharing */
     /* residual adds fused into the epilogue of the conv before them (cg_residual_add):
      * fuse[conv] = the qadd, whose own step disappears */
     Node **fuse = plan_calloc(nnodes ? nnodes : 1, sizeof *fuse);
@@ -323,6 +324,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         free(scratch_req);
         free(steps);
         LLVMDisposeBuilder(k.b);
+        cg_gemm_cache_destroy(k.gemm_cache);
         cg_built_free(b);
         oom_raise("code generation: planning %u nodes", nnodes);
     }
@@ -541,6 +543,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         LLVMBuildRet(k.b, cg_i64(&k, b->workspace));
     }
     LLVMDisposeBuilder(k.b);
+    cg_gemm_cache_destroy(k.gemm_cache);
     /* the steps in run order, for the step table of the JIT and the header */
     b->steps = ok ? plan_calloc(nsteps ? nsteps : 1, sizeof *b->steps) : NULL;
     for (uint32_t s = 0; b->steps && s < nsteps; s++) {

@@ -170,6 +170,7 @@ typedef struct Kb {
     size_t errlen;
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
     const uint8_t *nhwc; /* per ValueId: stored NHWC (cg_layout_plan, llvm_conv_nhwc.c) */
+    CgGemmCache *gemm_cache; /* GEMMs of the module that share a body (cg_gemm_emit_shared) */
 } Kb;
 
 /* Operand/result pointers of one node kernel: in[i] NULL for an absent operand or one consumed
