@@ -75,9 +75,19 @@ QDQC_API void qdqc_context_clear_diagnostics(qdqc_context *ctx);
 typedef void (*qdqc_print_handler)(void *user, const char *text);
 QDQC_API void qdqc_context_set_print_handler(qdqc_context *ctx, qdqc_print_handler fn,
                                              void *user);
+/* Phase timing. With a handler, the library calls fn(user, phase, ms) as each phase of its
+ * work ends, with the phase's wall-clock time in milliseconds. Phases: "import" (reading and
+ * importing or parsing a model), "passes" (one qdqc_module_run_passes), "lower" (the graph to
+ * an LLVM module), "llvm-opt" (LLVM's optimisation pipeline on it), "emit-obj" and "emit-asm"
+ * (LLVM's machine-code pipeline, once per object or assembly output), "jit" (the JIT's
+ * machine code). `phase` lives only during the call. NULL removes the handler. */
+typedef void (*qdqc_phase_handler)(void *user, const char *phase, double ms);
+QDQC_API void qdqc_context_set_phase_handler(qdqc_context *ctx, qdqc_phase_handler fn,
+                                             void *user);
 /* Options as "name=value" (e.g. "requant=fixed", "remarks=1", "verify-each=1"; "strict=1":
  * import warnings about invalid input, such as an attribute the op or its opset does not
- * define, are errors). */
+ * define, are errors; "time-passes=1": a remark "pass NAME: X ms" per pass and "phase NAME:
+ * X ms" per phase of qdqc_context_set_phase_handler, LLVM's included). */
 QDQC_API qdqc_status qdqc_context_set_option(qdqc_context *ctx, const char *name,
                                              const char *value);
 
@@ -206,7 +216,8 @@ QDQC_API void qdqc_compile_options_destroy(qdqc_compile_options *o); /* NULL is 
  * (default generic; "native" = host),
  * "mattr" ("+avx512vnni,-avx2,..."; default: the host's features when target and mcpu are
  * unset), "name" (symbol prefix, default "model"), "isa" (force a kernel path: generic, avx2,
- * avxvnni, avx512vnni, neon, dotprod, i8mm). QDQC_ERR_INVALID_ARG for an unknown name. */
+ * avxvnni, avx512vnni, neon, dotprod, i8mm), "profile" ("1": a step hook around every step,
+ * qdqc_jit_set_profile_hook; "0" the default). QDQC_ERR_INVALID_ARG for an unknown name. */
 QDQC_API qdqc_status qdqc_compile_options_set(qdqc_compile_options *o, const char *name,
                                               const char *value);
 /* Check the target, CPU, features and symbol prefix of o now, as a compile would (o may be
@@ -250,6 +261,26 @@ QDQC_API void qdqc_jit_set_parallel_for(qdqc_jit *j, qdqc_parallel_for_fn pf, vo
 QDQC_API qdqc_status qdqc_jit_run(qdqc_jit *j, const void *const *inputs, void *const *outputs);
 QDQC_API size_t qdqc_jit_workspace_size(const qdqc_jit *j);
 QDQC_API void qdqc_jit_destroy(qdqc_jit *j); /* NULL is a no-op */
+
+/* Steps and per-step profiling. A compiled model runs its graph as a sequence of steps, one per
+ * node that computes (a residual Add fused into the convolution before it shares that
+ * convolution's step), numbered from 0 in run order. For step i: the name of its node (the
+ * ONNX node name; "%v" after the node's first result v when the node has none; two names
+ * joined by " + " for a fused Add), its qdqc op ("qconv", "qadd", ...; "qconv+qadd" when
+ * fused) and its multiply-adds (conv, conv-transpose, matmul and gemm, integer or float; 0
+ * for other ops). Out-of-range i gives NULL / 0. The strings live as long as the session. */
+QDQC_API size_t qdqc_jit_step_count(const qdqc_jit *j);
+QDQC_API const char *qdqc_jit_step_name(const qdqc_jit *j, size_t i);
+QDQC_API const char *qdqc_jit_step_op(const qdqc_jit *j, size_t i);
+QDQC_API uint64_t qdqc_jit_step_macs(const qdqc_jit *j, size_t i);
+/* The step hook of a model compiled with the compile option "profile" = "1": a run calls
+ * fn(ctx, step, 0) right before step `step` and fn(ctx, step, 1) right after it, on the thread
+ * that runs the model (the hook sees the steps in order; a step's parallel work has finished
+ * when its end is reported). AOT: the option adds PREFIX_run_profile to the object (docs/abi.md).
+ * Without the option the emitted code is the same as before; qdqc_jit_set_profile_hook then
+ * returns QDQC_ERR_INVALID_ARG. fn == NULL removes the hook. Must not overlap a run. */
+typedef void (*qdqc_profile_fn)(void *ctx, int32_t step, int32_t end);
+QDQC_API qdqc_status qdqc_jit_set_profile_hook(qdqc_jit *j, qdqc_profile_fn fn, void *ctx);
 
 #ifdef __cplusplus
 }

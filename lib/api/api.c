@@ -21,7 +21,7 @@ destroy_module(void *m)
 }
 
 static qdqc_status
-finish_load(qdqc_context *ctx, Module *m, qdqc_status fail, qdqc_module **out)
+finish_load(qdqc_context *ctx, Module *m, qdqc_status fail, qdqc_module **out, double t0)
 {
     if (!m)
         return fail;
@@ -32,8 +32,8 @@ finish_load(qdqc_context *ctx, Module *m, qdqc_status fail, qdqc_module **out)
         ir_module_destroy(m);
         return QDQC_ERR_VERIFY;
     }
-    (void)ctx;
     *out = m;
+    ctx_phase_end(ctx, m->filename, "import", t0);
     return QDQC_OK;
 }
 
@@ -148,9 +148,10 @@ qdqc_module_parse(qdqc_context *ctx, const char *text, size_t len, const char *f
     *out = NULL;
     if (!no_const_inputs(ctx, "text IR"))
         return QDQC_ERR_INVALID_ARG;
+    double t0 = clock_ms();
     OOM_TRAP_ENTER(trap, ctx, filename, QDQC_ERR_NOMEM);
     Module *m = ir_parse(ctx, text ? text : "", len, filename);
-    qdqc_status st = finish_load(ctx, m, QDQC_ERR_PARSE, out);
+    qdqc_status st = finish_load(ctx, m, QDQC_ERR_PARSE, out, t0);
     OOM_TRAP_LEAVE(trap);
     return st;
 }
@@ -162,9 +163,10 @@ qdqc_module_import_onnx_bytes(qdqc_context *ctx, const void *data, size_t len,
     if (!ctx || !out || (!data && len))
         return QDQC_ERR_INVALID_ARG;
     *out = NULL;
+    double t0 = clock_ms();
     OOM_TRAP_ENTER(trap, ctx, filename ? filename : "<memory>", QDQC_ERR_NOMEM);
     Module *m = imp_onnx(ctx, data, len, oom_trap_file(&trap));
-    qdqc_status st = finish_load(ctx, m, QDQC_ERR_IMPORT, out);
+    qdqc_status st = finish_load(ctx, m, QDQC_ERR_IMPORT, out, t0);
     OOM_TRAP_LEAVE(trap);
     return st;
 }
@@ -175,6 +177,7 @@ qdqc_module_import_onnx_file(qdqc_context *ctx, const char *path, qdqc_module **
     if (!ctx || !out || !path)
         return QDQC_ERR_INVALID_ARG;
     *out = NULL;
+    double t0 = clock_ms();
     OOM_TRAP_ENTER(trap, ctx, path, QDQC_ERR_NOMEM);
     size_t len;
     char *buf = read_file_all(ctx, path, MAX_MODEL_BYTES, &len);
@@ -186,7 +189,7 @@ qdqc_module_import_onnx_file(qdqc_context *ctx, const char *path, qdqc_module **
     Module *m = imp_onnx(ctx, buf, len, path);
     oom_undefer(buf);
     free(buf);
-    qdqc_status st = finish_load(ctx, m, QDQC_ERR_IMPORT, out);
+    qdqc_status st = finish_load(ctx, m, QDQC_ERR_IMPORT, out, t0);
     OOM_TRAP_LEAVE(trap);
     return st;
 }
@@ -208,6 +211,7 @@ qdqc_module_load_file(qdqc_context *ctx, const char *path, qdqc_module **out)
     *out = NULL;
     if (!no_const_inputs(ctx, ends_with(path, ".mlir") ? "MLIR" : "text IR"))
         return QDQC_ERR_INVALID_ARG;
+    double t0 = clock_ms();
     size_t len;
     char *buf;
     {
@@ -223,7 +227,7 @@ qdqc_module_load_file(qdqc_context *ctx, const char *path, qdqc_module **out)
         OomTrap none;
         oom_trap_push_abort(&none);
         Module *m = imp_mlir(ctx, buf, len, path);
-        st = finish_load(ctx, m, QDQC_ERR_IMPORT, out);
+        st = finish_load(ctx, m, QDQC_ERR_IMPORT, out, t0);
         oom_trap_pop(&none);
     } else {
         st = qdqc_module_parse(ctx, buf, len, path, out); /* traps itself, returns here */
@@ -263,9 +267,12 @@ qdqc_module_run_passes(qdqc_module *m, const char *pipeline)
     if (!m)
         return QDQC_ERR_INVALID_ARG;
     /* after QDQC_ERR_NOMEM the module is half transformed: destroy it (docs/api.md) */
+    double t0 = clock_ms();
     OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
     qdqc_status st = pass_run_pipeline(m, pipeline) ? QDQC_OK : QDQC_ERR_PASS;
     OOM_TRAP_LEAVE(trap);
+    if (st == QDQC_OK)
+        ctx_phase_end(m->ctx, m->filename, "passes", t0);
     return st;
 }
 

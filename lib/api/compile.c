@@ -1,5 +1,6 @@
 /* compile.c: public API of the code generator (qdqc_module_compile_*, qdqc_jit_*): thin
  * wrappers over lib/codegen. Nothing here prints or exits. */
+#include "api/report.h"
 #include "codegen/codegen.h"
 #include "support/file_write.h"
 #include "support/support.h"
@@ -13,10 +14,20 @@ struct qdqc_compile_options {
     CgOptions o;
 };
 
+/* One step of the compiled run (qdqc_jit_step_*). */
+typedef struct JitStep {
+    char *name, *op;
+    uint64_t macs;
+} JitStep;
+
 struct qdqc_jit {
     CgJitModel *m;
     qdqc_parallel_for_fn pf;
     void *pf_ctx;
+    qdqc_profile_fn hook;
+    void *hook_ctx;
+    JitStep *steps;
+    size_t nsteps;
     /* a qdqc_jit_run is in progress: the session's one workspace holds its activations, so a
      * second run at the same time (another thread, or the parallel-for hook calling back)
      * would overwrite them; it gets QDQC_ERR_BUSY instead */
@@ -47,6 +58,15 @@ copy_opt(char *dst, size_t n, const char *v)
     return true;
 }
 
+static bool
+profile_opt(CgOptions *c, const char *v)
+{
+    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+        return false;
+    c->profile = v[0] == '1';
+    return true;
+}
+
 qdqc_status
 qdqc_compile_options_set(qdqc_compile_options *o, const char *name, const char *value)
 {
@@ -58,6 +78,7 @@ qdqc_compile_options_set(qdqc_compile_options *o, const char *name, const char *
               : !strcmp(name, "mattr") ? copy_opt(c->mattr, sizeof c->mattr, value)
               : !strcmp(name, "name") ? copy_opt(c->prefix, sizeof c->prefix, value)
               : !strcmp(name, "isa") ? copy_opt(c->isa, sizeof c->isa, value)
+              : !strcmp(name, "profile") ? profile_opt(c, value)
                                        : false;
     return ok ? QDQC_OK : QDQC_ERR_INVALID_ARG;
 }
@@ -159,6 +180,55 @@ qdqc_module_compile_to_file(qdqc_module *m, const qdqc_compile_options *opts, co
     return st;
 }
 
+static char *
+dup_str(const char *a, const char *sep, const char *b)
+{
+    size_t la = strlen(a), ls = b ? strlen(sep) : 0, lb = b ? strlen(b) : 0;
+    char *s = qdqc_alloc_fails() ? NULL : malloc(la + ls + lb + 1);
+    if (s) {
+        memcpy(s, a, la);
+        memcpy(s + la, sep, ls);
+        memcpy(s + la + ls, b ? b : "", lb + 1);
+    }
+    return s;
+}
+
+/* the ONNX node name, else "%" and the name of the node's first result */
+static char *
+node_name(Graph *g, Node *n)
+{
+    if (n->loc.node && n->loc.node[0])
+        return dup_str(n->loc.node, "", NULL);
+    return dup_str("%", "", n->nout ? ir_value_name(g, n->out[0]) : "?");
+}
+
+/* The session's step table from the module it was compiled from (false: out of memory). */
+static bool
+jit_steps(qdqc_jit *j, Module *m)
+{
+    size_t n;
+    const CgStep *cs = cg_jit_model_steps(j->m, &n);
+    j->steps = n ? (qdqc_alloc_fails() ? NULL : calloc(n, sizeof *j->steps)) : NULL;
+    if (n && !j->steps)
+        return false;
+    j->nsteps = n;
+    Graph *g = &m->g;
+    for (size_t i = 0; i < n; i++) {
+        Node *a = ir_node(g, (NodeId){cs[i].node});
+        Node *b = cs[i].fused ? ir_node(g, (NodeId){cs[i].fused}) : NULL;
+        char *na = node_name(g, a), *nb = b ? node_name(g, b) : NULL;
+        JitStep *st = &j->steps[i];
+        st->name = na && (!b || nb) ? dup_str(na, " + ", nb) : NULL;
+        st->op = dup_str(op_info(a->op)->name, "+", b ? op_info(b->op)->name : NULL);
+        st->macs = report_node_macs(g, a);
+        free(na);
+        free(nb);
+        if (!st->name || !st->op)
+            return false;
+    }
+    return true;
+}
+
 qdqc_status
 qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts, qdqc_jit **out)
 {
@@ -180,6 +250,11 @@ qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts, qdqc_jit **out
     }
     j->m = jm;
     atomic_init(&j->running, false);
+    if (!jit_steps(j, m)) {
+        qdqc_jit_destroy(j);
+        diag_error(m->ctx, NULL, "out of memory: JIT session");
+        return QDQC_ERR_NOMEM;
+    }
     *out = j;
     return QDQC_OK;
 }
@@ -201,7 +276,8 @@ qdqc_jit_run(qdqc_jit *j, const void *const *inputs, void *const *outputs)
     /* No diagnostic for BUSY: the caller may be another thread than the context's. */
     if (atomic_exchange_explicit(&j->running, true, memory_order_acquire))
         return QDQC_ERR_BUSY;
-    bool ok = cg_jit_model_run(j->m, inputs, outputs, (CgParallelFor)j->pf, j->pf_ctx);
+    bool ok = cg_jit_model_run(j->m, inputs, outputs, (CgParallelFor)j->pf, j->pf_ctx,
+                               (CgStepHook)j->hook, j->hook_ctx);
     atomic_store_explicit(&j->running, false, memory_order_release);
     return ok ? QDQC_OK : QDQC_ERR_RUNTIME;
 }
@@ -212,11 +288,50 @@ qdqc_jit_workspace_size(const qdqc_jit *j)
     return j ? cg_jit_model_workspace_size(j->m) : 0;
 }
 
+size_t
+qdqc_jit_step_count(const qdqc_jit *j)
+{
+    return j ? j->nsteps : 0;
+}
+
+const char *
+qdqc_jit_step_name(const qdqc_jit *j, size_t i)
+{
+    return j && i < j->nsteps ? j->steps[i].name : NULL;
+}
+
+const char *
+qdqc_jit_step_op(const qdqc_jit *j, size_t i)
+{
+    return j && i < j->nsteps ? j->steps[i].op : NULL;
+}
+
+uint64_t
+qdqc_jit_step_macs(const qdqc_jit *j, size_t i)
+{
+    return j && i < j->nsteps ? j->steps[i].macs : 0;
+}
+
+qdqc_status
+qdqc_jit_set_profile_hook(qdqc_jit *j, qdqc_profile_fn fn, void *ctx)
+{
+    if (!j || (fn && !cg_jit_model_profiled(j->m)))
+        return QDQC_ERR_INVALID_ARG;
+    j->hook = fn;
+    j->hook_ctx = ctx;
+    return QDQC_OK;
+}
+
 void
 qdqc_jit_destroy(qdqc_jit *j)
 {
     if (!j)
         return;
     cg_jit_model_destroy(j->m);
+    for (size_t i = 0; j->steps && i < j->nsteps; i++) {
+        free(j->steps[i].name);
+        free(j->steps[i].op);
+    }
+    free(j->steps);
     free(j);
 }

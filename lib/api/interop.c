@@ -19,6 +19,7 @@ qdqc_module_import_mlir(qdqc_context *ctx, const char *text, size_t len, const c
     }
     /* MLIR calls back into the library (diagnostics): no out-of-memory trap may span its C++
      * frames, so an allocation failure here aborts (docs/api.md, "Out of memory") */
+    double t0 = clock_ms();
     OomTrap none;
     oom_trap_push_abort(&none);
     Module *m = imp_mlir(ctx, text ? text : "", len, filename ? filename : "<memory>");
@@ -30,6 +31,7 @@ qdqc_module_import_mlir(qdqc_context *ctx, const char *text, size_t len, const c
         st = QDQC_ERR_VERIFY;
     } else {
         *out = m;
+        ctx_phase_end(ctx, m->filename, "import", t0);
     }
     oom_trap_pop(&none);
     return st;

@@ -4,6 +4,7 @@
  * (pass_float_reason, shared with the float-islands pass). Totals count int8 multiply-adds of
  * qconv/qconv_transpose/qmatmul and float FLOPs (2 per multiply-add, 1 per element otherwise).
  */
+#include "api/report.h"
 #include "ir/ir.h"
 #include "transforms/pass.h"
 
@@ -55,6 +56,18 @@ macs(Graph *g, Node *n)
         return numel(y) * (uint64_t)x->dims[x->rank - 1];
     case OP_GEMM:
         return numel(y) * (uint64_t)(ir_attr_int(g, n, "transA", 0) ? x->dims[0] : x->dims[1]);
+    default:
+        return 0;
+    }
+}
+
+uint64_t
+report_node_macs(Graph *g, Node *n)
+{
+    switch (n->op) {
+    case OP_CONV: case OP_QCONV: case OP_CONV_TRANSPOSE: case OP_QCONV_TRANSPOSE:
+    case OP_MATMUL: case OP_QMATMUL: case OP_GEMM:
+        return n->nin >= 2 ? macs(g, n) : 0;
     default:
         return 0;
     }

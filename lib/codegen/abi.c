@@ -48,9 +48,12 @@ value_ptr(Kb *k, CgPlan *p, ValueId v, LLVMValueRef in, LLVMValueRef out, LLVMVa
     }
 }
 
-/* The call of step s's node function fn inside run_ex, and the early return of its status. */
+/* The call of step s's node function fn inside run_ex (or run_profile: with hook, the calls
+ * hook(hook_ctx, s, 0) before and hook(hook_ctx, s, 1) right after it), and the early return of
+ * its status. */
 static void
-emit_step_call(Kb *k, CgPlan *p, uint32_t s, LLVMValueRef fn, LLVMValueRef runex)
+emit_step_call(Kb *k, CgPlan *p, uint32_t s, LLVMValueRef fn, LLVMValueRef runex,
+               LLVMValueRef hook, LLVMValueRef hook_ctx)
 {
     Graph *g = k->g;
     LLVMValueRef pin = LLVMGetParam(runex, 0), pout = LLVMGetParam(runex, 1);
@@ -71,7 +74,15 @@ emit_step_call(Kb *k, CgPlan *p, uint32_t s, LLVMValueRef fn, LLVMValueRef runex
                                    : LLVMConstPointerNull(k->ptr);
     args[na++] = LLVMGetParam(runex, 3);
     args[na++] = LLVMGetParam(runex, 4);
+    LLVMTypeRef hook_t = LLVMFunctionType(k->vd, (LLVMTypeRef[]){k->ptr, k->i32, k->i32}, 3, 0);
+    LLVMValueRef hargs[3] = {hook_ctx, cg_i32(k, (int64_t)s), cg_i32(k, 0)};
+    if (hook)
+        LLVMBuildCall2(k->b, hook_t, hook, hargs, 3, "");
     LLVMValueRef st = LLVMBuildCall2(k->b, LLVMGlobalGetValueType(fn), fn, args, na, "");
+    if (hook) {
+        hargs[2] = cg_i32(k, 1);
+        LLVMBuildCall2(k->b, hook_t, hook, hargs, 3, "");
+    }
     if (cg_node_may_fail(g, n)) {
         LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, runex, "fail");
         LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, runex, "");
@@ -83,22 +94,36 @@ emit_step_call(Kb *k, CgPlan *p, uint32_t s, LLVMValueRef fn, LLVMValueRef runex
     }
 }
 
-void
-cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns)
+/* PREFIX_run_ex, or (profile) PREFIX_run_profile: run_ex's steps with the step hook in its
+ * parameters 5 and 6 around each, and run_ex itself when the hook is NULL. */
+static LLVMValueRef
+emit_run(Kb *k, CgPlan *p, const LLVMValueRef *fns, LLVMValueRef runex)
 {
     Graph *g = k->g;
+    bool prof = runex != NULL;
     char name[128];
-    LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->ptr, k->ptr, k->ptr};
-    snprintf(name, sizeof name, "%s_run_ex", k->prefix);
-    LLVMTypeRef runex_t = LLVMFunctionType(k->i32, pt, 5, 0);
-    LLVMValueRef runex = LLVMAddFunction(k->mod, name, runex_t);
-    cg_fn_attrs(k, runex);
-    k->fn = runex;
-    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, runex, "entry"));
-    LLVMValueRef pin = LLVMGetParam(runex, 0), pout = LLVMGetParam(runex, 1);
-    LLVMValueRef ws = LLVMGetParam(runex, 2);
+    LLVMTypeRef pt[7] = {k->ptr, k->ptr, k->ptr, k->ptr, k->ptr, k->ptr, k->ptr};
+    snprintf(name, sizeof name, prof ? "%s_run_profile" : "%s_run_ex", k->prefix);
+    LLVMValueRef fn = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->i32, pt, prof ? 7 : 5, 0));
+    cg_fn_attrs(k, fn);
+    k->fn = fn;
+    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, fn, "entry"));
+    LLVMValueRef pin = LLVMGetParam(fn, 0), pout = LLVMGetParam(fn, 1);
+    LLVMValueRef ws = LLVMGetParam(fn, 2);
+    LLVMValueRef hook = prof ? LLVMGetParam(fn, 5) : NULL, hook_ctx = prof ? LLVMGetParam(fn, 6) : NULL;
+    if (prof) {
+        LLVMBasicBlockRef plain = LLVMAppendBasicBlockInContext(k->c, fn, "no_hook");
+        LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(k->c, fn, "");
+        LLVMBuildCondBr(k->b, LLVMBuildIsNull(k->b, hook, ""), plain, go);
+        LLVMPositionBuilderAtEnd(k->b, plain);
+        LLVMValueRef rargs[5];
+        for (unsigned i = 0; i < 5; i++)
+            rargs[i] = LLVMGetParam(fn, i);
+        LLVMBuildRet(k->b, LLVMBuildCall2(k->b, LLVMGlobalGetValueType(runex), runex, rargs, 5, ""));
+        LLVMPositionBuilderAtEnd(k->b, go);
+    }
     for (uint32_t s = 0; s < p->nsteps; s++)
-        emit_step_call(k, p, s, fns[s], runex);
+        emit_step_call(k, p, s, fns[s], fn, hook, hook_ctx);
     for (uint32_t j = 0; j < g->outputs.len; j++) {
         ValueId v = g->outputs.data[j];
         CgLoc *l = &p->loc[v.id];
@@ -110,6 +135,18 @@ cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns)
         LLVMBuildMemCpy(k->b, dst, 1, src, 1, cg_i64(k, cg_value_bytes(g, v)));
     }
     LLVMBuildRet(k->b, cg_i32(k, QDQC_OK));
+    return fn;
+}
+
+void
+cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile)
+{
+    char name[128];
+    LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->ptr, k->ptr, k->ptr};
+    LLVMTypeRef runex_t = LLVMFunctionType(k->i32, pt, 5, 0);
+    LLVMValueRef runex = emit_run(k, p, fns, NULL);
+    if (profile)
+        emit_run(k, p, fns, runex);
 
     snprintf(name, sizeof name, "%s_run", k->prefix);
     LLVMValueRef run = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->i32, pt, 3, 0));
@@ -173,7 +210,8 @@ io_block(StrBuf *b, Graph *g, const char *P, const char *p, bool out)
 }
 
 char *
-cg_header_text(Module *m, const CgOptions *o, size_t workspace)
+cg_header_text(Module *m, const CgOptions *o, size_t workspace, const CgStep *steps,
+               uint32_t nsteps)
 {
     Graph *g = &m->g;
     const char *p = o->prefix;
@@ -213,9 +251,42 @@ cg_header_text(Module *m, const CgOptions *o, size_t workspace)
               "/* As %s_run; pf == NULL runs on the calling thread. */\n"
               "int %s_run_ex(const void *const *inputs, void *const *outputs, void *workspace,\n"
               "               %s_parallel_for_fn pf, void *pf_ctx);\n"
-              "size_t %s_workspace_size(void); /* == %s_WORKSPACE_SIZE */\n\n"
-              "#ifdef __cplusplus\n}\n#endif\n#endif\n",
+              "size_t %s_workspace_size(void); /* == %s_WORKSPACE_SIZE */\n",
               p, p, p, P, P, p, p, p, p, p, P);
+    if (o->profile) {
+        sb_printf(&b,
+                  "\n/* Step hook (compiled with the option profile): %s_run_profile calls\n"
+                  " * hook(hook_ctx, step, 0) right before step `step` (0 ..\n"
+                  " * %s_NUM_STEPS - 1, in order) and hook(hook_ctx, step, 1) right after it, on\n"
+                  " * the calling thread; hook == NULL runs as %s_run_ex. Step i runs the node\n"
+                  " * %s_step_names[i] (the ONNX node name, or %%VALUE after its first result). */\n"
+                  "typedef void (*%s_profile_fn)(void *ctx, int32_t step, int32_t end);\n"
+                  "int %s_run_profile(const void *const *inputs, void *const *outputs, void *workspace,\n"
+                  "                   %s_parallel_for_fn pf, void *pf_ctx, %s_profile_fn hook,\n"
+                  "                   void *hook_ctx);\n"
+                  "#define %s_NUM_STEPS %u\n"
+                  "static const char *const %s_step_names[] = {",
+                  p, P, p, p, p, p, p, p, P, nsteps, p);
+        for (uint32_t si = 0; si < nsteps; si++) {
+            sb_printf(&b, "%s\n    ", si ? "," : "");
+            StrBuf nb;
+            sb_init(&nb);
+            for (int f = 0; f < (steps[si].fused ? 2 : 1); f++) {
+                Node *n = ir_node(g, (NodeId){f ? steps[si].fused : steps[si].node});
+                if (f)
+                    sb_printf(&nb, " + ");
+                if (n->loc.node && n->loc.node[0])
+                    sb_printf(&nb, "%s", n->loc.node);
+                else
+                    sb_printf(&nb, "%%%s", n->nout ? ir_value_name(g, n->out[0]) : "?");
+            }
+            char *nm = sb_take(&nb);
+            c_string(&b, nm);
+            free(nm);
+        }
+        sb_printf(&b, "%s};\n", nsteps ? "" : "0");
+    }
+    sb_printf(&b, "\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
     return sb_take(&b);
 }
 

@@ -85,6 +85,7 @@ cg_built_free(CgBuilt *b)
     oom_undefer(b->tm);
     cg_module_destroy(b->ctx, b->mod);
     cg_target_machine_destroy(b->tm);
+    free(b->steps);
     memset(b, 0, sizeof *b);
 }
 
@@ -173,16 +174,19 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
 {
     char err[1024] = "";
     memset(b, 0, sizeof *b);
+    double t0 = clock_ms();
     Graph *g = &m->g;
     if (!build_target(m, o, b, err, sizeof err))
         return false;
 
     Kb k;
     kb_init(&k, b, g, o, err, sizeof err);
+    k.gemm_cache = cg_gemm_cache_create(); /* NULL (out of memory): no sharing */
     CgPlan plan;
     CgPlanStatus ps = cg_plan_build(&k, &plan);
     if (ps == CG_PLAN_OOM_VALUES || ps == CG_PLAN_OOM_NODES) {
         LLVMDisposeBuilder(k.b);
+        cg_gemm_cache_destroy(k.gemm_cache);
         cg_built_free(b);
         if (ps == CG_PLAN_OOM_VALUES)
             oom_raise("code generation: planning %u values", g->values.len);
@@ -196,21 +200,39 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     for (uint32_t s = 0; ok && s < plan.nsteps; s++)
         fns[s] = emit_step(&k, &plan, s, &ok);
     if (ok)
-        cg_emit_abi(&k, &plan, fns);
+        cg_emit_abi(&k, &plan, fns, o->profile);
     LLVMDisposeBuilder(k.b);
+    cg_gemm_cache_destroy(k.gemm_cache);
     free(fns);
+    /* the steps in run order, for the step table of the JIT and the header */
+    b->steps = ok ? try_calloc(plan.nsteps ? plan.nsteps : 1, sizeof *b->steps) : NULL;
+    for (uint32_t s = 0; b->steps && s < plan.nsteps; s++) {
+        CgStep *st = &b->steps[s];
+        st->node = plan.steps[s];
+        st->fused = plan.fuse[plan.steps[s]] ? (uint32_t)(plan.fuse[plan.steps[s]] - g->nodes.data) : 0;
+    }
+    b->nsteps = b->steps ? plan.nsteps : 0;
+    bool steps_oom = ok && !b->steps;
+    uint32_t nsteps = ps == CG_PLAN_OK ? plan.nsteps : 0;
     if (ps == CG_PLAN_OK)
         cg_plan_free(&plan);
+    if (steps_oom) {
+        cg_built_free(b);
+        oom_raise("code generation: the table of %u steps", nsteps);
+    }
     if (!ok) {
         if (err[0])
             diag_error(m->ctx, NULL, "codegen: %s", err);
         cg_built_free(b);
         return false;
     }
+    ctx_phase_end(m->ctx, m->filename, "lower", t0);
     /* O2, not O3: the GEMM microkernels are explicit intrinsics with constant trip counts and
      * the row loops vectorise at O2 as well; O3's extra passes cost ~8% of the compile time of
      * ResNet-18 and gained nothing measurable at run time (docs/performance.md). */
+    t0 = clock_ms();
     if (!cg_module_optimize(b->mod, b->tm, "default<O2>", err, sizeof err))
         return build_fail(m, b, err);
+    ctx_phase_end(m->ctx, m->filename, "llvm-opt", t0);
     return true;
 }

@@ -5,7 +5,7 @@
  *                        qdqc_parallel_for_fn pf, void *pf_ctx);
  *     void PREFIX_run(const void *const *in, void *const *out, void *ws);
  *     size_t PREFIX_workspace_size(void);
- * which is then written as an object / assembly / LLVM IR (emit_obj.c) or run in process through
+ * (and with CgOptions.profile PREFIX_run_profile, PREFIX_run_ex with a step hook), which is then written as an object / assembly / LLVM IR (emit_obj.c) or run in process through
  * ORC LLJIT (jit.c). The ABI is described in docs/abi.md.
  *
  * Layers:
@@ -39,6 +39,7 @@ typedef struct CgOptions {
     char prefix[64];   /* symbol prefix, default "model" */
     char isa[32];      /* "" = best for the target, else a cg_gemm_isa_name() */
     bool requant_fixed;
+    bool profile;      /* also emit PREFIX_run_profile: a step hook around every step */
 } CgOptions;
 
 typedef enum CgEmitKind {
@@ -51,6 +52,14 @@ typedef enum CgEmitKind {
 
 typedef void (*CgParallelFor)(void *ctx, void (*fn)(void *, int64_t, int64_t), void *arg,
                               int64_t n);
+/* qdqc_profile_fn: called before (end 0) and after (end 1) each step of PREFIX_run_profile */
+typedef void (*CgStepHook)(void *ctx, int32_t step, int32_t end);
+
+/* One step of the run function: the node it runs (and the residual add fused into it, or 0),
+ * in run order. */
+typedef struct CgStep {
+    uint32_t node, fused;
+} CgStep;
 
 /* Fill o with defaults (host target, prefix "model"). */
 void
@@ -77,9 +86,10 @@ bool
 cg_compile_kinds(Module *m, const CgOptions *o, size_t n, const CgEmitKind *kinds, char **outs,
                  size_t *lens);
 
-/* The C header text for m (docs/abi.md). */
+/* The C header text for m (docs/abi.md); with o->profile, steps names the run's steps. */
 char *
-cg_header_text(Module *m, const CgOptions *o, size_t workspace);
+cg_header_text(Module *m, const CgOptions *o, size_t workspace, const CgStep *steps,
+               uint32_t nsteps);
 
 /* JIT session. */
 typedef struct CgJitModel CgJitModel;
@@ -87,9 +97,17 @@ typedef struct CgJitModel CgJitModel;
 CgJitModel *
 cg_jit_model_create(Module *m, const CgOptions *o);
 
+/* hook != NULL needs a model compiled with o->profile (cg_jit_model_profiled). */
 bool
 cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParallelFor pf,
-                 void *pf_ctx);
+                 void *pf_ctx, CgStepHook hook, void *hook_ctx);
+
+/* The steps of the session's run function (lent, valid while it lives). */
+const CgStep *
+cg_jit_model_steps(const CgJitModel *j, size_t *n);
+
+bool
+cg_jit_model_profiled(const CgJitModel *j);
 
 size_t
 cg_jit_model_workspace_size(const CgJitModel *j);
@@ -106,6 +124,8 @@ typedef struct CgBuilt {
     LLVMModuleRef mod;
     int64_t workspace;
     CgGemmIsa isa;
+    CgStep *steps;     /* malloc'd, nsteps of them */
+    uint32_t nsteps;
 } CgBuilt;
 
 bool
@@ -150,6 +170,7 @@ typedef struct Kb {
     size_t errlen;
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
     const uint8_t *nhwc; /* per ValueId: stored NHWC (cg_layout_plan, llvm_conv_nhwc.c) */
+    CgGemmCache *gemm_cache; /* GEMMs of the module that share a body (cg_gemm_emit_shared) */
 } Kb;
 
 /* Operand/result pointers of one node kernel: in[i] NULL for an absent operand or one consumed
@@ -252,8 +273,9 @@ void cg_fn_attrs(Kb *k, LLVMValueRef fn);
 
 /* ---- the C ABI (abi.c) ---- */
 struct CgPlan;
-/* PREFIX_run_ex (calling fns[s] for step s of plan p), PREFIX_run, PREFIX_workspace_size. */
-void cg_emit_abi(Kb *k, struct CgPlan *p, const LLVMValueRef *fns);
+/* PREFIX_run_ex (calling fns[s] for step s of plan p), PREFIX_run, PREFIX_workspace_size; with
+ * profile also PREFIX_run_profile (the step hook around every step). */
+void cg_emit_abi(Kb *k, struct CgPlan *p, const LLVMValueRef *fns, bool profile);
 
 /* ---- per-family emitters (return false after cg_fail) ---- */
 /* Scratch bytes node n needs (0 if none); -1 if the node is not supported. */

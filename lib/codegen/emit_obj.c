@@ -52,7 +52,7 @@ cg_compile_kinds(Module *m, const CgOptions *o, size_t n, const CgEmitKind *kind
             if (machine != (pass == 1))
                 continue;
             if (kind == CG_EMIT_HEADER) {
-                outs[i] = cg_header_text(m, o, (size_t)b.workspace);
+                outs[i] = cg_header_text(m, o, (size_t)b.workspace, b.steps, b.nsteps);
                 lens[i] = outs[i] ? strlen(outs[i]) : 0;
             } else if (kind == CG_EMIT_LLVM) {
                 char *s = LLVMPrintModuleToString(b.mod);
@@ -64,6 +64,7 @@ cg_compile_kinds(Module *m, const CgOptions *o, size_t n, const CgEmitKind *kind
             } else if (kind == CG_EMIT_BITCODE) {
                 outs[i] = take_buffer(LLVMWriteBitcodeToMemoryBuffer(b.mod), &lens[i]);
             } else {
+                double t0 = clock_ms();
                 LLVMModuleRef mod = --nmachine ? LLVMCloneModule(b.mod) : b.mod;
                 char *msg = NULL;
                 LLVMMemoryBufferRef buf = NULL;
@@ -75,6 +76,8 @@ cg_compile_kinds(Module *m, const CgOptions *o, size_t n, const CgEmitKind *kind
                     ok = false;
                 } else {
                     outs[i] = take_buffer(buf, &lens[i]);
+                    ctx_phase_end(m->ctx, m->filename, kind == CG_EMIT_ASM ? "emit-asm" : "emit-obj",
+                                  t0);
                 }
                 if (mod != b.mod)
                     LLVMDisposeModule(mod);

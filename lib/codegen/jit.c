@@ -18,10 +18,15 @@
 #include <string.h>
 
 typedef int (*RunExFn)(const void *const *, void *const *, void *, CgParallelFor, void *);
+typedef int (*RunProfileFn)(const void *const *, void *const *, void *, CgParallelFor, void *,
+                            CgStepHook, void *);
 
 struct CgJitModel {
     LLVMOrcLLJITRef jit;
     RunExFn run;
+    RunProfileFn run_profile; /* with CgOptions.profile; else NULL */
+    CgStep *steps;            /* from the build, in run order */
+    size_t nsteps;
     void *ws;
     size_t ws_size;
     qdqc_context *ctx;
@@ -132,12 +137,27 @@ cg_jit_model_create(Module *m, const CgOptions *o)
     char name[128];
     snprintf(name, sizeof name, "%s_run_ex", o->prefix);
     LLVMOrcExecutorAddress addr = 0;
+    double t0 = clock_ms(); /* the first lookup compiles the module to machine code */
     e = LLVMOrcLLJITLookup(j->jit, &addr, name);
     if (e) {
         jit_error(m, e, "JIT lookup");
         goto fail;
     }
     j->run = (RunExFn)(uintptr_t)addr;
+    if (o->profile) {
+        snprintf(name, sizeof name, "%s_run_profile", o->prefix);
+        e = LLVMOrcLLJITLookup(j->jit, &addr, name);
+        if (e) {
+            jit_error(m, e, "JIT lookup");
+            goto fail;
+        }
+        j->run_profile = (RunProfileFn)(uintptr_t)addr;
+    }
+    ctx_phase_end(m->ctx, m->filename, "jit", t0);
+    j->steps = b.steps; /* the session takes the step table over */
+    j->nsteps = b.nsteps;
+    b.steps = NULL;
+    b.nsteps = 0;
     j->ws_size = (size_t)b.workspace;
     j->ctx = m->ctx;
     /* aligned_alloc wants a multiple of the alignment: the planner's size is one (or 0) */
@@ -162,11 +182,12 @@ fail:
 
 bool
 cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParallelFor pf,
-                 void *pf_ctx)
+                 void *pf_ctx, CgStepHook hook, void *hook_ctx)
 {
-    if (!j || !j->run)
+    if (!j || !j->run || (hook && !j->run_profile))
         return false;
-    int st = j->run(in, out, j->ws, pf, pf_ctx);
+    int st = hook ? j->run_profile(in, out, j->ws, pf, pf_ctx, hook, hook_ctx)
+                  : j->run(in, out, j->ws, pf, pf_ctx);
     for (size_t i = 0; i < JIT_CANARY; i++)
         if (((const uint8_t *)j->ws)[j->ws_size + i] != canary_byte(i)) {
             diag_error(j->ctx, NULL, "codegen: the compiled model wrote past the end of its "
@@ -182,6 +203,19 @@ cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParal
         return false;
     }
     return true;
+}
+
+const CgStep *
+cg_jit_model_steps(const CgJitModel *j, size_t *n)
+{
+    *n = j ? j->nsteps : 0;
+    return j ? j->steps : NULL;
+}
+
+bool
+cg_jit_model_profiled(const CgJitModel *j)
+{
+    return j && j->run_profile;
 }
 
 size_t
@@ -201,5 +235,6 @@ cg_jit_model_destroy(CgJitModel *j)
             LLVMConsumeError(e);
     }
     free(j->ws);
+    free(j->steps);
     free(j);
 }

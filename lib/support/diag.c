@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 qdqc_status
 oom_trap_catch(OomTrap *t, qdqc_context *ctx)
@@ -213,6 +214,37 @@ qdqc_context_set_print_handler(qdqc_context *ctx, qdqc_print_handler fn, void *u
 {
     ctx->print_sink = fn;
     ctx->print_user = user;
+}
+
+void
+qdqc_context_set_phase_handler(qdqc_context *ctx, qdqc_phase_handler fn, void *user)
+{
+    if (!ctx)
+        return;
+    ctx->phase_fn = fn;
+    ctx->phase_user = user;
+}
+
+double
+clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void
+ctx_phase_end(qdqc_context *ctx, const char *file, const char *phase, double t0)
+{
+    if (!ctx || (!ctx->phase_fn && !ctx->opt.time_passes))
+        return;
+    double ms = clock_ms() - t0;
+    if (ctx->phase_fn)
+        ctx->phase_fn(ctx->phase_user, phase, ms);
+    if (ctx->opt.time_passes) {
+        Loc l = {.file = file};
+        diag_emit(ctx, QDQC_SEV_REMARK, file ? &l : NULL, "phase %s: %.3f ms", phase, ms);
+    }
 }
 
 const char *

@@ -218,7 +218,17 @@ struct qdqc_context {
     /* output sink for --print-after etc. (the CLI sets it; the library writes only here) */
     void (*print_sink)(void *user, const char *text);
     void *print_user;
+    /* qdqc_context_set_phase_handler: told the time of each compile phase */
+    qdqc_phase_handler phase_fn;
+    void *phase_user;
 };
+
+/* Monotonic wall clock in milliseconds (for phase and pass timing). */
+double clock_ms(void);
+/* The end of compile phase `phase` that began at clock_ms() == t0: tells the context's phase
+ * handler, and with the option "time-passes" emits the remark "phase PHASE: X ms" (at `file`,
+ * may be NULL). */
+void ctx_phase_end(qdqc_context *ctx, const char *file, const char *phase, double t0);
 
 void loc_format(StrBuf *b, const Loc *l);
 void diag_emit(qdqc_context *ctx, qdqc_severity sev, const Loc *loc, const char *fmt, ...)

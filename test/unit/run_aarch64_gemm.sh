@@ -7,7 +7,9 @@
 # aarch64-linux-gnu-gcc and run:
 #   - qemu-aarch64 -cpu max:        neon, dotprod (usdot for u8 A), i8mm (smmla/usmmla), generic
 #   - qemu-aarch64 -cpu cortex-a76: neon, dotprod built without i8mm (sdot + xor for u8 A)
-# The two configurations run in parallel. Exits 1 on any mismatch. Usage:
+#   - qemu-aarch64 -cpu max again, every kernel sharing its body with a decoy (other weights and
+#     bias: cg_gemm_emit_shared)
+# The three configurations run in parallel. Exits 1 on any mismatch. Usage:
 # test/unit/run_aarch64_gemm.sh [path/to/test_kern_gemm] (without an argument the test is built
 # here with clang-22); ctest unit.aarch64_gemm. Without the cross toolchain or qemu-user: installs
 # them with apt-get when we are root, else exit 77 (skip), or 1 if QDQC_REQUIRE_CROSS=1 (CI).
@@ -41,11 +43,12 @@ if [ -z "$tg" ]; then
     tg="$tmp/test_kern_gemm"
 fi
 
-# run NAME QEMU_CPU LLVM_CPU MATTR ISAS: writes "PASSED FAILED" to $tmp/NAME.sum
+# run NAME QEMU_CPU LLVM_CPU MATTR ISAS [shared]: writes "PASSED FAILED" to $tmp/NAME.sum
+# (shared: every kernel emitted with a decoy that shares its body, cg_gemm_emit_shared)
 run() {
     dir="$tmp/$1"
     mkdir -p "$dir"
-    if ! "$tg" --cross aarch64-linux-gnu "$3" "$4" "$5" "$dir" > "$dir/gen.log" 2>&1 \
+    if ! "$tg" --cross aarch64-linux-gnu "$3" "$4" "$5" "$dir" ${6:-} > "$dir/gen.log" 2>&1 \
             || ! aarch64-linux-gnu-gcc -std=c11 -O1 -static "$dir/driver.c" "$dir/kernels.o" \
                  -o "$dir/driver" > "$dir/cc.log" 2>&1; then
         cat "$dir/gen.log"
@@ -66,11 +69,12 @@ run() {
 
 run max max generic "+neon,+dotprod,+i8mm" "generic,neon,dotprod,i8mm" > "$tmp/max.log" 2>&1 &
 run a76 cortex-a76 cortex-a76 "" "neon,dotprod" > "$tmp/a76.log" 2>&1 &
+run maxsh max generic "+neon,+dotprod,+i8mm" "generic,neon,dotprod,i8mm" shared > "$tmp/maxsh.log" 2>&1 &
 wait
-cat "$tmp/max.log" "$tmp/a76.log"
+cat "$tmp/max.log" "$tmp/a76.log" "$tmp/maxsh.log"
 pass=0
 fail=0
-for n in max a76; do
+for n in max a76 maxsh; do
     read -r p f < "$tmp/$n.sum" || { p=0; f=1; }
     pass=$((pass + p))
     fail=$((fail + f))

@@ -442,17 +442,57 @@ run_case(const Case *c, GemmFn fn)
     return ok;
 }
 
-/* Emit + optimise all cases into one module for target t (tm made from t). */
+/* Shared bodies (cg_gemm_emit_shared) in the last build_module with `shared` */
+static int nshared_bodies;
+
+/* Emit case c through `cache` together with a decoy: the same spec with other weights (reversed)
+ * and bias (+7), so the same body (if the plan's flags agree) with other constants. `decoy_first`:
+ * the decoy is the first instance and c a later one; else c is the first, turned into a call of
+ * the shared body when the decoy comes. Either way c must still compute its own result. */
 static bool
-build_module(const CgTarget *t, LLVMTargetMachineRef tm, Case *cs, int n, LLVMContextRef *ctx,
-             LLVMModuleRef *mod, char *err, size_t errlen)
+emit_with_decoy(LLVMModuleRef mod, const CgTarget *t, const Case *c, CgGemmCache *cache,
+                bool decoy_first, char *err, size_t errlen)
+{
+    size_t nb = (size_t)(c->s.n * c->s.k);
+    int8_t *db = malloc(nb ? nb : 1);
+    int32_t *dbias = c->s.bias ? malloc((size_t)c->s.n * sizeof *dbias) : NULL;
+    for (size_t i = 0; i < nb; i++)
+        db[i] = c->s.b[nb - 1 - i];
+    for (int64_t i = 0; dbias && i < c->s.n; i++)
+        dbias[i] = c->s.bias[i] + 7;
+    CgGemmSpec d = c->s;
+    d.b = db;
+    d.bias = dbias;
+    char dname[64];
+    snprintf(dname, sizeof dname, "%s_decoy", c->name);
+    bool ok = true;
+    for (int pass = 0; pass < 2 && ok; pass++) {
+        bool decoy = (pass == 0) == decoy_first;
+        ok = cg_gemm_emit_shared(mod, t, c->isa, decoy ? &d : &c->s, decoy ? dname : c->name,
+                                 cache, err, errlen) != NULL;
+    }
+    free(db);
+    free(dbias);
+    return ok;
+}
+
+/* Emit + optimise all cases into one module for target t (tm made from t); `shared`: through
+ * one GEMM cache, each case with a decoy (emit_with_decoy). */
+static bool
+build_module(const CgTarget *t, LLVMTargetMachineRef tm, Case *cs, int n, bool shared,
+             LLVMContextRef *ctx, LLVMModuleRef *mod, char *err, size_t errlen)
 {
     if (!cg_module_create("gemm_test", tm, ctx, mod, err, errlen))
         return false;
-    for (int i = 0; i < n; i++)
-        if (!cg_gemm_emit(*mod, t, cs[i].isa, &cs[i].s, cs[i].name, err, errlen))
-            return false;
-    return cg_module_optimize(*mod, tm, NULL, err, errlen);
+    CgGemmCache *cache = shared ? cg_gemm_cache_create() : NULL;
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++)
+        ok = shared ? emit_with_decoy(*mod, t, &cs[i], cache, i % 2, err, errlen)
+                    : cg_gemm_emit(*mod, t, cs[i].isa, &cs[i].s, cs[i].name, err, errlen) != NULL;
+    if (shared)
+        __atomic_add_fetch(&nshared_bodies, (int)cg_gemm_cache_shared(cache), __ATOMIC_RELAXED);
+    cg_gemm_cache_destroy(cache);
+    return ok && cg_module_optimize(*mod, tm, NULL, err, errlen);
 }
 
 static int npass, nfail;
@@ -478,6 +518,7 @@ typedef struct Job {
     CgJit *jit;
     char err[1024];
     bool ok;
+    bool shared;
 } Job;
 
 static void *
@@ -490,7 +531,7 @@ job_run(void *arg)
     jb->ok = false;
     if (!cg_target_machine_create(jb->t, &tm, jb->err, sizeof jb->err))
         return NULL;
-    if (!build_module(jb->t, tm, jb->cs, jb->n, &ctx, &mod, jb->err, sizeof jb->err)) {
+    if (!build_module(jb->t, tm, jb->cs, jb->n, jb->shared, &ctx, &mod, jb->err, sizeof jb->err)) {
         cg_module_destroy(ctx, mod);
         cg_target_machine_destroy(tm);
         return NULL;
@@ -512,15 +553,17 @@ job_run(void *arg)
     return NULL;
 }
 
-/* JIT and run all cases of isa with target t. */
+/* JIT and run all cases of isa with target t (shared: through cg_gemm_emit_shared, each with a
+ * decoy that shares its body; at least half of them must). */
 static void
-test_isa_jit(const CgTarget *t, CgGemmIsa isa, const char *label)
+test_isa_jit(const CgTarget *t, CgGemmIsa isa, const char *label, bool shared)
 {
     Case *cs;
     int n = make_cases(isa, &cs);
     GemmFn *fns = calloc((size_t)n, sizeof *fns);
-    Job jobs[2] = {{t, cs, n / 2, fns, NULL, "", false},
-                   {t, cs + n / 2, n - n / 2, fns + n / 2, NULL, "", false}};
+    Job jobs[2] = {{t, cs, n / 2, fns, NULL, "", false, shared},
+                   {t, cs + n / 2, n - n / 2, fns + n / 2, NULL, "", false, shared}};
+    nshared_bodies = 0;
     pthread_t th;
     bool threaded = pthread_create(&th, NULL, job_run, &jobs[1]) == 0;
     job_run(&jobs[0]);
@@ -543,7 +586,15 @@ test_isa_jit(const CgTarget *t, CgGemmIsa isa, const char *label)
         }
     for (int j = 0; j < 2; j++)
         cg_jit_destroy(jobs[j].jit);
-    printf("%-34s %3d cases, %s\n", label, n, nfail == before ? "ok" : "FAILED");
+    if (shared && 2 * nshared_bodies < n) {
+        printf("FAIL %s: only %d shared bodies for %d cases with decoys\n", label,
+               nshared_bodies, n);
+        nfail++;
+    }
+    printf("%-34s %3d cases, %s", label, n, nfail == before ? "ok" : "FAILED");
+    if (shared)
+        printf(" (%d shared bodies)", nshared_bodies);
+    printf("\n");
     for (int i = 0; i < n; i++)
         case_free(&cs[i]);
     free(cs);
@@ -567,7 +618,7 @@ kernel_asm(const char *triple, const char *cpu, const char *mattr, CgGemmIsa isa
     LLVMContextRef ctx = NULL;
     LLVMModuleRef mod = NULL;
     char *text = NULL;
-    if (build_module(&t, tm, &c, 1, &ctx, &mod, err, errlen))
+    if (build_module(&t, tm, &c, 1, false, &ctx, &mod, err, errlen))
         text = cg_module_emit_asm(mod, tm, err, errlen);
     cg_module_destroy(ctx, mod);
     cg_target_machine_destroy(tm);
@@ -686,7 +737,7 @@ wr64(FILE *f, int64_t v)
 
 static int
 cross_main(const char *triple, const char *cpu, const char *mattr, const char *isas,
-           const char *dir, bool as_asm)
+           const char *dir, bool as_asm, bool shared)
 {
     char err[1024], path[1024];
     CgTarget t;
@@ -719,7 +770,7 @@ cross_main(const char *triple, const char *cpu, const char *mattr, const char *i
     LLVMModuleRef mod = NULL;
     snprintf(path, sizeof path, "%s/kernels.%s", dir, as_asm ? "s" : "o");
     if (!cg_target_machine_create(&t, &tm, err, sizeof err) ||
-        !build_module(&t, tm, all, nall, &ctx, &mod, err, sizeof err) ||
+        !build_module(&t, tm, all, nall, shared, &ctx, &mod, err, sizeof err) ||
         !cg_module_emit_file(mod, tm, as_asm, path, err, sizeof err)) {
         fprintf(stderr, "test_kern_gemm: %s\n", err);
         return 2;
@@ -772,11 +823,12 @@ cross_main(const char *triple, const char *cpu, const char *mattr, const char *i
 int
 main(int argc, char **argv)
 {
-    if ((argc == 7 || (argc == 8 && strcmp(argv[7], "asm") == 0)) &&
-        strcmp(argv[1], "--cross") == 0)
-        return cross_main(argv[2], argv[3], argv[4], argv[5], argv[6], argc == 8);
+    bool opt_asm = argc == 8 && strcmp(argv[7], "asm") == 0;
+    bool opt_shared = argc == 8 && strcmp(argv[7], "shared") == 0;
+    if ((argc == 7 || opt_asm || opt_shared) && strcmp(argv[1], "--cross") == 0)
+        return cross_main(argv[2], argv[3], argv[4], argv[5], argv[6], opt_asm, opt_shared);
     if (argc != 1) {
-        fprintf(stderr, "usage: test_kern_gemm [--cross TRIPLE CPU MATTR ISA,... DIR [asm]]\n");
+        fprintf(stderr, "usage: test_kern_gemm [--cross TRIPLE CPU MATTR ISA,... DIR [asm|shared]]\n");
         return 2;
     }
     char err[512];
@@ -790,24 +842,28 @@ main(int argc, char **argv)
            host.avx2, host.avx512vnni, host.avxvnni);
     test_asm();
     if (host.x86) {
-        test_isa_jit(&host, CG_GEMM_GENERIC, "generic (host features)");
+        test_isa_jit(&host, CG_GEMM_GENERIC, "generic (host features)", false);
+        test_isa_jit(&host, CG_GEMM_GENERIC, "generic, shared bodies", true);
         CgTarget t;
         if (host.avx2 && cg_target_parse(&t, host.triple, "haswell", "", err, sizeof err))
-            test_isa_jit(&t, CG_GEMM_X86_AVX2, "avx2 (haswell features)");
+            test_isa_jit(&t, CG_GEMM_X86_AVX2, "avx2 (haswell features)", false);
         if (cg_gemm_isa_supported(&host, CG_GEMM_X86_AVXVNNI))
             test_isa_jit(&host, CG_GEMM_X86_AVXVNNI,
-                         host.avxvnni ? "avxvnni ({vex} ymm)" : "avxvnni IR (EVEX ymm encoding)");
+                         host.avxvnni ? "avxvnni ({vex} ymm)" : "avxvnni IR (EVEX ymm encoding)",
+                         false);
         else
             printf("avxvnni: host cannot run it (skipped)\n");
-        if (cg_gemm_isa_supported(&host, CG_GEMM_X86_AVX512VNNI))
-            test_isa_jit(&host, CG_GEMM_X86_AVX512VNNI, "avx512vnni (zmm)");
-        else
+        if (cg_gemm_isa_supported(&host, CG_GEMM_X86_AVX512VNNI)) {
+            test_isa_jit(&host, CG_GEMM_X86_AVX512VNNI, "avx512vnni (zmm)", false);
+            test_isa_jit(&host, CG_GEMM_X86_AVX512VNNI, "avx512vnni, shared bodies", true);
+        } else
             printf("avx512vnni: host cannot run it (skipped)\n");
     } else if (host.aarch64) {
-        test_isa_jit(&host, CG_GEMM_GENERIC, "generic (host features)");
+        test_isa_jit(&host, CG_GEMM_GENERIC, "generic (host features)", false);
+        test_isa_jit(&host, CG_GEMM_GENERIC, "generic, shared bodies", true);
         for (int isa = CG_GEMM_A64_NEON; isa <= CG_GEMM_A64_I8MM; isa++)
             if (cg_gemm_isa_supported(&host, (CgGemmIsa)isa))
-                test_isa_jit(&host, (CgGemmIsa)isa, cg_gemm_isa_name((CgGemmIsa)isa));
+                test_isa_jit(&host, (CgGemmIsa)isa, cg_gemm_isa_name((CgGemmIsa)isa), false);
     }
     printf("%d passed, %d failed\n", npass, nfail);
     return nfail != 0;

@@ -3,8 +3,10 @@
  * are drawn in [-1, 1)). GOPS = 2 * (int8 MACs of `qdqc --report`) / median time. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_cmd.h"
+#include "json_out.h"
 #include "par_profile.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,16 +84,39 @@ numel(int rank, const int64_t *dims)
     return n;
 }
 
+/* The header of every JSON report: {"model": ..., "mode": ..., */
+static void
+json_head(const BenchOpts *o, const char *mode, int *first)
+{
+    fputs("{", stdout);
+    json_key(stdout, first, "model");
+    json_string(stdout, o->model);
+    json_key(stdout, first, "mode");
+    json_string(stdout, mode);
+}
+
 /* runs the model `runs` times through the recording hook of par_profile.h and prints its report */
 static int
 par_profile(qdqc_jit *j, void **in, void **out, const BenchOpts *o, int runs)
 {
     ParProf *p = par_prof_create();
-    if (!p) {
+    size_t ns = qdqc_jit_step_count(j);
+    const char **names = calloc(ns ? ns : 1, sizeof *names), **ops = calloc(ns ? ns : 1, sizeof *ops);
+    if (!p || !names || !ops) {
         fprintf(stderr, "qdqc: error: out of memory\n");
+        par_prof_destroy(p);
+        free(names);
+        free(ops);
         return 1;
     }
+    for (size_t i = 0; i < ns; i++) {
+        names[i] = qdqc_jit_step_name(j, i);
+        ops[i] = qdqc_jit_step_op(j, i);
+    }
+    ParProfSteps st = {ns, names, ops};
     qdqc_jit_set_parallel_for(j, par_prof_hook, p);
+    /* regions named by node: the step hook of the profile compile (bench sets it) */
+    bool named = qdqc_jit_set_profile_hook(j, par_prof_step_hook, p) == QDQC_OK;
     int rc = 0;
     for (int i = 0; i < runs && rc == 0; i++) {
         par_prof_run_begin(p);
@@ -99,11 +124,176 @@ par_profile(qdqc_jit *j, void **in, void **out, const BenchOpts *o, int runs)
             rc = 1;
         par_prof_run_end(p);
     }
-    if (rc == 0) {
+    if (rc == 0 && o->json) {
+        int first = 1;
+        json_head(o, "par-profile", &first);
+        fputs(", ", stdout);
+        par_prof_report(p, o->threads, named ? &st : NULL, true, stdout);
+        fputs("}\n", stdout);
+    } else if (rc == 0) {
         printf("model %s\n", o->model);
-        par_prof_report(p, o->threads, stdout);
+        par_prof_report(p, o->threads, named ? &st : NULL, false, stdout);
     }
     par_prof_destroy(p);
+    free(names);
+    free(ops);
+    return rc;
+}
+
+/* --profile: each step's time (wall clock, the minimum over the runs), by node */
+typedef struct StepProf {
+    size_t n;
+    double *cur, *best; /* ms of each step in this run; minimum over runs */
+    double t0;
+    int32_t open;       /* the step begun and not yet ended, -1 if none */
+    bool bad;           /* the hook saw steps out of order */
+} StepProf;
+
+static void
+step_hook(void *ctx, int32_t step, int32_t end)
+{
+    StepProf *p = ctx;
+    double t = now_ms();
+    if (step < 0 || (size_t)step >= p->n || (end ? p->open != step : p->open != -1)) {
+        p->bad = true;
+        return;
+    }
+    if (end) {
+        p->cur[step] += t - p->t0;
+        p->open = -1;
+    } else {
+        p->open = step;
+        p->t0 = now_ms(); /* after the clock read above, as close to the step as possible */
+    }
+}
+
+static const double *sort_key;
+
+static int
+cmp_step(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    double u = sort_key[x], v = sort_key[y];
+    return u < v ? 1 : u > v ? -1 : x < y ? -1 : x > y;
+}
+
+static double
+median_of(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+static int
+step_profile(qdqc_jit *j, void **in, void **out, const BenchOpts *o, int warmup, int iters,
+             double compile)
+{
+    StepProf p = {.n = qdqc_jit_step_count(j), .open = -1};
+    size_t n1 = p.n ? p.n : 1;
+    p.cur = calloc(n1, sizeof(double));
+    p.best = malloc(n1 * sizeof(double));
+    size_t *order = malloc(n1 * sizeof(size_t));
+    double *runs = calloc((size_t)iters, sizeof(double));
+    int rc = 1;
+    if (!p.cur || !p.best || !order || !runs) {
+        fprintf(stderr, "qdqc: error: out of memory\n");
+        goto done;
+    }
+    if (qdqc_jit_set_profile_hook(j, step_hook, &p) != QDQC_OK) {
+        fprintf(stderr, "qdqc: error: the model was not compiled with the step hook\n");
+        goto done;
+    }
+    for (size_t i = 0; i < p.n; i++)
+        p.best[i] = INFINITY;
+    for (int r = 0; r < warmup + iters; r++) {
+        memset(p.cur, 0, n1 * sizeof(double));
+        double s = now_ms();
+        if (qdqc_jit_run(j, (const void *const *)in, out) != QDQC_OK)
+            goto done;
+        double e = now_ms() - s;
+        if (r < warmup)
+            continue;
+        runs[r - warmup] = e;
+        for (size_t i = 0; i < p.n; i++)
+            p.best[i] = p.cur[i] < p.best[i] ? p.cur[i] : p.best[i];
+    }
+    if (p.bad || p.open != -1) {
+        fprintf(stderr, "qdqc: error: the step hook saw the steps out of order\n");
+        goto done;
+    }
+    double total = 0;
+    for (size_t i = 0; i < p.n; i++) {
+        total += p.best[i];
+        order[i] = i;
+    }
+    sort_key = p.best;
+    qsort(order, p.n, sizeof *order, cmp_step);
+    double med = median_of(runs, iters);
+    int T = o->threads > 1 ? o->threads : 1;
+    if (o->json) {
+        int first = 1;
+        json_head(o, "profile", &first);
+        json_key(stdout, &first, "iterations");
+        printf("%d", iters);
+        json_key(stdout, &first, "warmup");
+        printf("%d", warmup);
+        json_key(stdout, &first, "threads");
+        printf("%d", T);
+        json_key(stdout, &first, "compile_ms");
+        json_number(stdout, compile);
+        json_key(stdout, &first, "median_ms");
+        json_number(stdout, med);
+        json_key(stdout, &first, "steps_ms");
+        json_number(stdout, total);
+        json_key(stdout, &first, "nodes");
+        fputs("[", stdout);
+    } else {
+        printf("model %s: per-node profile, min of %d runs after %d warm-up, %d thread%s\n",
+               o->model, iters, warmup, T, T > 1 ? "s" : "");
+        printf("run median %.3f ms (with the step hook); steps %.3f ms (sum of each step's "
+               "minimum), %zu steps\n", med, total, p.n);
+        printf("%10s %7s %8s  %s\n", "ms", "share", "GOPS", "node (op)");
+    }
+    for (size_t k = 0; k < p.n; k++) {
+        size_t i = order[k];
+        unsigned long long macs = (unsigned long long)qdqc_jit_step_macs(j, i);
+        double share = total > 0 ? p.best[i] / total : 0;
+        double gops = p.best[i] > 0 ? 2.0 * (double)macs / (p.best[i] * 1e6) : 0;
+        if (o->json) {
+            int f = 1;
+            fputs(k ? ", {" : "{", stdout);
+            json_key(stdout, &f, "step");
+            printf("%zu", i);
+            json_key(stdout, &f, "name");
+            json_string(stdout, qdqc_jit_step_name(j, i));
+            json_key(stdout, &f, "op");
+            json_string(stdout, qdqc_jit_step_op(j, i));
+            json_key(stdout, &f, "ms");
+            json_number(stdout, p.best[i]);
+            json_key(stdout, &f, "share");
+            json_number(stdout, share);
+            json_key(stdout, &f, "macs");
+            printf("%llu", macs);
+            json_key(stdout, &f, "gops");
+            json_number(stdout, gops);
+            fputs("}", stdout);
+        } else {
+            char g[32] = "-";
+            if (macs)
+                snprintf(g, sizeof g, "%.2f", gops);
+            printf("%10.4f %6.1f%% %8s  %s (%s)\n", p.best[i], 100 * share, g,
+                   qdqc_jit_step_name(j, i), qdqc_jit_step_op(j, i));
+        }
+    }
+    if (o->json)
+        fputs("]}\n", stdout);
+    rc = 0;
+done:
+    qdqc_jit_set_profile_hook(j, NULL, NULL);
+    free(p.cur);
+    free(p.best);
+    free(order);
+    free(runs);
     return rc;
 }
 
@@ -163,6 +353,10 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
         }
         qdqc_jit_set_parallel_for(j, qdqc_threadpool_parallel_for, pool);
     }
+    if (o->profile) {
+        rc = step_profile(j, in, out, o, warmup, iters, compile);
+        goto done;
+    }
     for (int i = 0; i < warmup + iters; i++) {
         double s = now_ms();
         if (qdqc_jit_run(j, (const void *const *)in, out) != QDQC_OK)
@@ -170,17 +364,41 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
         if (i >= warmup)
             t[i - warmup] = now_ms() - s;
     }
-    qsort(t, (size_t)iters, sizeof(double), cmp_double);
-    double med = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
+    double med = median_of(t, iters);
     int p90 = (iters * 9 + 9) / 10 - 1; /* ceil(0.9 * iters) - 1 */
     unsigned long long macs = report_macs(m);
+    double gops = med > 0 ? 2.0 * (double)macs / (med * 1e6) : 0.0;
+    if (o->json) {
+        int first = 1;
+        json_head(o, "timing", &first);
+        json_key(stdout, &first, "iterations");
+        printf("%d", iters);
+        json_key(stdout, &first, "warmup");
+        printf("%d", warmup);
+        json_key(stdout, &first, "threads");
+        printf("%d", o->threads > 1 ? o->threads : 1);
+        const struct {
+            const char *k;
+            double v;
+        } num[] = {{"compile_ms", compile}, {"median_ms", med}, {"min_ms", t[0]},
+                   {"p90_ms", t[p90]}, {"gops", gops}};
+        for (size_t i = 0; i < sizeof num / sizeof num[0]; i++) {
+            json_key(stdout, &first, num[i].k);
+            json_number(stdout, num[i].v);
+        }
+        json_key(stdout, &first, "int8_macs");
+        printf("%llu", macs);
+        json_key(stdout, &first, "workspace_bytes");
+        printf("%zu}\n", qdqc_jit_workspace_size(j));
+        rc = 0;
+        goto done;
+    }
     printf("model %s: %d iterations after %d warm-up, %d thread%s, compile %.1f ms\n", o->model,
            iters, warmup, o->threads > 1 ? o->threads : 1, o->threads > 1 ? "s" : "", compile);
     printf("median %.3f ms\n", med);
     printf("min %.3f ms\n", t[0]);
     printf("p90 %.3f ms\n", t[p90]);
-    printf("GOPS %.2f (%llu int8 MACs x 2 / median)\n",
-           med > 0 ? 2.0 * (double)macs / (med * 1e6) : 0.0, macs);
+    printf("GOPS %.2f (%llu int8 MACs x 2 / median)\n", gops, macs);
     printf("workspace %zu bytes\n", qdqc_jit_workspace_size(j));
     rc = 0;
 done:

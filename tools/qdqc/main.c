@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
@@ -35,6 +36,7 @@ typedef struct Opts {
     bool split_input_file;
     bool report; /* --report: what each node became, to standard output */
     bool remarks;
+    bool verbose; /* -v: each phase and its time, to standard error */
     bool list_passes;
     qdqc_context *ctx;
     RunOpts run; /* qdqc run */
@@ -49,7 +51,8 @@ static const char usage_text[] =
     "                [--output-dir DIR] [--expect [NAME=]FILE.npy ...] [--tolerance T[q]]\n"
     "                                     run MODEL, print a summary of each output, compare\n"
     "                                     with expected arrays, write one .npy per output\n"
-    "       qdqc bench MODEL [--threads N] [--iters K] [--warmup W] [--par-profile]\n"
+    "       qdqc bench MODEL [--threads N] [--iters K] [--warmup W]\n"
+    "                [--profile | --par-profile] [--json]\n"
     "                                     JIT-compile MODEL and time it: median, min, p90\n"
     "                                     latency and GOPS (2 x int8 MACs / median)\n"
     "\n"
@@ -74,6 +77,8 @@ static const char usage_text[] =
     "  --mattr=+f1,-f2         target features (e.g. +avx512vnni, +dotprod, +i8mm)\n"
     "  --isa=PATH              force a GEMM kernel path (generic, avx2, avxvnni, avx512vnni,\n"
     "                          neon, dotprod, i8mm)\n"
+    "  --profile               (compile) also emit PREFIX_run_profile, which calls a hook\n"
+    "                          before and after every step (docs/abi.md)\n"
     "  --threads N             (run) threads of the jit engine\n"
     "  --passes=A,B,...        passes to run ('default' = the default pipeline);\n"
     "                          compile mode runs the default pipeline, opt mode none\n"
@@ -83,7 +88,13 @@ static const char usage_text[] =
     "  --verify-each           run the verifier after every pass\n"
     "  --print-after=A,B       print the IR after the named passes (to stderr)\n"
     "  --print-after-all       print the IR after every pass (to stderr)\n"
-    "  --time-passes           report the time each pass takes\n"
+    "  --time-passes           report the time each pass and each phase takes, LLVM's\n"
+    "                          included (remarks 'pass NAME: X ms', 'phase NAME: X ms'),\n"
+    "                          and at exit LLVM's own per-pass report (its -time-passes)\n"
+    "  -v, --verbose           print each phase as it ends, with its time: import,\n"
+    "                          passes, lower (graph to LLVM IR), llvm-opt (LLVM's\n"
+    "                          optimisation pipeline), emit-obj/emit-asm (machine code),\n"
+    "                          jit, write; then the total\n"
     "  --requant=float|fixed   requantization arithmetic (docs/numerics.md)\n"
     "  --input-shape NAME=DIMS fix a dynamic input shape, e.g. x=1x3x224x224 (repeatable)\n"
     "  --const-input NAME=FILE.npy\n"
@@ -93,9 +104,14 @@ static const char usage_text[] =
     "  --engine=jit|ref        (run) execution engine: jit (compiled in process, the default)\n"
     "                          or ref (reference interpreter)\n"
     "  --iters K, --warmup W   (bench) timed runs (default 20) after W untimed ones (3)\n"
+    "  --profile               (bench) instead of timing: each node's time (min over the K\n"
+    "                          runs), its share of the total and its GOPS, slowest first,\n"
+    "                          by ONNX node name\n"
     "  --par-profile           (bench) instead of timing: run every parallel region's units\n"
     "                          on one thread, time them (min over W + K runs) and predict the\n"
-    "                          scaling at --threads N (default 2): serial share, imbalance\n"
+    "                          scaling at --threads N (default 2): serial share, imbalance;\n"
+    "                          regions named by node\n"
+    "  --json                  (bench) the results as one JSON object\n"
     "  --input NAME=FILE.npy   (run) value of graph input NAME (repeatable); a model with\n"
     "                          one input also takes --input FILE.npy\n"
     "  --random-inputs SEED    (run) generate the inputs not given, deterministically\n"
@@ -127,6 +143,37 @@ diag_printer(void *user, qdqc_severity sev, const char *loc, const char *msg)
         fprintf(stderr, "%s: %s: %s\n", loc, names[sev], msg);
     else
         fprintf(stderr, "qdqc: %s: %s\n", names[sev], msg);
+}
+
+static double
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* -v: one line per phase as it ends (the library's phases, then the driver's "write") */
+static void
+phase_printer(void *user, const char *phase, double ms)
+{
+    (void)user;
+    fprintf(stderr, "qdqc: %s: %.3f ms\n", phase, ms);
+}
+
+/* --time-passes: LLVM's own per-pass report too (its option -time-passes, through the
+ * variable QDQC_LLVM_OPTIONS that the library reads once, when it first sets LLVM up; the
+ * report covers the optimisation pipeline and the machine-code passes and prints when the
+ * process exits). */
+static void
+llvm_time_passes(void)
+{
+    const char *cur = getenv("QDQC_LLVM_OPTIONS");
+    if (cur && strstr(cur, "-time-passes"))
+        return;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s%s-time-passes", cur ? cur : "", cur && *cur ? " " : "");
+    setenv("QDQC_LLVM_OPTIONS", buf, 1);
 }
 
 static void
@@ -535,9 +582,12 @@ run_compile(Opts *o)
         lens[i] = strlen(data[i]);
     }
     /* all produced: now write, each file whole or not at all */
+    double tw = now_ms();
     for (int i = 0; i < nout; i++)
         if (!write_output(paths[i], data[i], lens[i]))
             rc = EXIT_INPUT;
+    if (o->verbose && nout)
+        phase_printer(NULL, "write", now_ms() - tw);
     if (rc == EXIT_OK && o->report) {
         char *r = qdqc_module_report(m);
         fputs(r, stdout);
@@ -653,6 +703,7 @@ int
 main(int argc, char **argv)
 {
     Opts o = {0};
+    double t_main = now_ms();
     /* into a file or pipe, standard output goes out in one piece at the end, so that a failed
      * write is seen by the final fflush with its reason (errno) */
     static char stdout_buf[1 << 20];
@@ -739,6 +790,10 @@ main(int argc, char **argv)
         } else if (strcmp(a, "--time-passes") == 0) {
             qdqc_context_set_option(o.ctx, "time-passes", "1");
             o.remarks = true;
+            llvm_time_passes();
+        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            o.verbose = true;
+            qdqc_context_set_phase_handler(o.ctx, phase_printer, NULL);
         } else if (strcmp(a, "-Rpass") == 0) {
             qdqc_context_set_option(o.ctx, "remarks", "1");
             o.remarks = true;
@@ -799,6 +854,12 @@ main(int argc, char **argv)
                 o.bench.warmup = (int)t;
         } else if (o.cmd && !strcmp(o.cmd, "bench") && strcmp(a, "--par-profile") == 0) {
             o.bench.par_profile = true;
+        } else if (o.cmd && !strcmp(o.cmd, "bench") && strcmp(a, "--profile") == 0) {
+            o.bench.profile = true;
+        } else if (!o.cmd && strcmp(a, "--profile") == 0) {
+            qdqc_compile_options_set(o.copts, "profile", "1"); /* PREFIX_run_profile */
+        } else if (o.cmd && !strcmp(o.cmd, "bench") && strcmp(a, "--json") == 0) {
+            o.bench.json = true;
         } else if (strcmp(a, "--report") == 0) {
             o.report = true;
         } else if (strcmp(a, "--split-input-file") == 0) {
@@ -887,6 +948,16 @@ main(int argc, char **argv)
         goto done;
     }
     if (o.cmd && !strcmp(o.cmd, "bench")) {
+        if (o.bench.profile && o.bench.par_profile) {
+            rc = usage_error("--profile and --par-profile are separate runs: give one");
+            goto done;
+        }
+        /* both name what they measure by node: the step hook of the profile compile */
+        if ((o.bench.profile || o.bench.par_profile) &&
+            qdqc_compile_options_set(o.copts, "profile", "1") != QDQC_OK) {
+            rc = usage_error("cannot set the compile option 'profile'");
+            goto done;
+        }
         o.bench.model = o.input;
         o.bench.passes = o.passes;
         o.bench.copts = o.copts;
@@ -904,6 +975,8 @@ done:
                 strerror(errno ? errno : EIO));
         rc = EXIT_INPUT;
     }
+    if (o.verbose)
+        fprintf(stderr, "qdqc: total: %.3f ms\n", now_ms() - t_main);
     free(o.run.inputs);
     free(o.run.expects);
     qdqc_compile_options_destroy(o.copts);

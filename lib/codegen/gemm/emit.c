@@ -22,6 +22,7 @@
 #include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/target/module.h"
@@ -427,9 +428,299 @@ add_param_attr(Gen *g, unsigned idx, const char *name, uint64_t val)
         LLVMAddAttributeAtIndex(g->fn, idx, LLVMCreateEnumAttribute(g->c, kind, val));
 }
 
+/* The Gen of one GEMM instance (types, spec, plan). */
+static void
+gen_init(Gen *g, LLVMModuleRef mod, const CgGemmSpec *s, const GemmPlan *plan)
+{
+    memset(g, 0, sizeof *g);
+    g->mod = mod;
+    g->c = LLVMGetModuleContext(mod);
+    g->s = s;
+    g->p = plan;
+    g->i1 = LLVMInt1TypeInContext(g->c);
+    g->i8 = LLVMInt8TypeInContext(g->c);
+    g->i16 = LLVMInt16TypeInContext(g->c);
+    g->i32 = LLVMInt32TypeInContext(g->c);
+    g->i64 = LLVMInt64TypeInContext(g->c);
+    g->f32 = LLVMFloatTypeInContext(g->c);
+    g->ptr = LLVMPointerTypeInContext(g->c, 0);
+    g->accty = LLVMVectorType(g->i32, (unsigned)plan->vl);
+    switch (s->out) {
+    case CG_GEMM_I8:
+    case CG_GEMM_U8: g->esize = 1; break;
+    default: g->esize = 4; break;
+    }
+}
+
+/* Add the function `name` with the GEMM's signature (plus, when `shared`, a last parameter: the
+ * instance's constants, GEMM_NCONST pointers) and its attributes; g->fn and g->arg_*. */
+static void
+add_gemm_function(Gen *g, const CgTarget *t, CgGemmIsa isa, const char *name, bool shared)
+{
+    const CgGemmSpec *s = g->s;
+    unsigned np = s->residual ? 5 : 4;
+    LLVMTypeRef params[6] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr, g->ptr};
+    if (shared)
+        params[np++] = g->ptr;
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, np, 0);
+    g->fn = LLVMAddFunction(g->mod, name, fty);
+    cg_function_set_target(g->fn, t, g->p->uk->vector_bits);
+    add_param_attr(g, LLVMAttributeFunctionIndex, "nounwind", 0);
+    add_param_attr(g, 1, "noalias", 0);
+    add_param_attr(g, 1, "readonly", 0);
+    add_param_attr(g, 2, "noalias", 0);
+    g->arg_a = LLVMGetParam(g->fn, 0);
+    g->arg_c = LLVMGetParam(g->fn, 1);
+    g->arg_mb = LLVMGetParam(g->fn, 2);
+    g->arg_me = LLVMGetParam(g->fn, 3);
+    g->arg_r = s->residual ? LLVMGetParam(g->fn, 4) : NULL;
+}
+
+/* The instance's constants: packed B and the per-channel epilogue arrays, as private globals
+ * named after `name`. */
+static void
+add_gemm_constants(Gen *g, const char *name)
+{
+    const GemmPlan *plan = g->p;
+    g->g_b = const_bytes(g, name, "bpack", plan->bpack, plan->bpack_bytes);
+    if (plan->cb_nonzero)
+        g->g_cb = const_bytes(g, name, "cb", plan->cb, plan->npad * 4);
+    if (plan->need_rowsum)
+        g->g_zb = const_bytes(g, name, "zb", plan->zb, plan->npad * 4);
+    if (plan->mult)
+        g->g_mult = const_bytes(g, name, "mult", plan->mult, plan->npad * 4);
+    if (plan->scale)
+        g->g_scale = const_bytes(g, name, "scale", plan->scale, plan->npad * 4);
+    if (plan->fbias)
+        g->g_fbias = const_bytes(g, name, "fbias", plan->fbias, plan->npad * 4);
+    if (plan->fx_mult) {
+        g->g_fxm = const_bytes(g, name, "fxm", plan->fx_mult, plan->npad * 8);
+        g->g_fxr = const_bytes(g, name, "fxr", plan->fx_round, plan->npad * 8);
+        g->g_fxs = const_bytes(g, name, "fxs", plan->fx_shift, plan->npad * 8);
+    }
+}
+
+enum { GEMM_NCONST = 9 };
+
+static LLVMValueRef *
+const_slot(Gen *g, int i)
+{
+    LLVMValueRef *slots[GEMM_NCONST] = {&g->g_b,    &g->g_cb,    &g->g_zb,  &g->g_mult, &g->g_scale,
+                                        &g->g_fbias, &g->g_fxm, &g->g_fxr, &g->g_fxs};
+    return slots[i];
+}
+
+/* The body of the GEMM in g->fn (its constants in g->g_*, or loaded from the last parameter
+ * when `shared`). */
+static void
+emit_gemm_body(Gen *g, bool shared)
+{
+    const GemmPlan *pl = g->p;
+    g->b = LLVMCreateBuilderInContext(g->c);
+    LLVMBasicBlockRef entry = block(g, "entry");
+    LLVMPositionBuilderAtEnd(g->b, entry);
+    if (shared) {
+        LLVMValueRef pc = LLVMGetParam(g->fn, LLVMCountParams(g->fn) - 1);
+        for (int i = 0; i < GEMM_NCONST; i++) {
+            LLVMValueRef *slot = const_slot(g, i);
+            if (!*slot)
+                continue;
+            LLVMValueRef idx = ci64(g, i);
+            LLVMValueRef v = LLVMBuildLoad2(g->b, g->ptr, LLVMBuildGEP2(g->b, g->ptr, pc, &idx, 1, ""), "");
+            LLVMSetAlignment(v, 8);
+            *slot = v;
+        }
+    }
+    for (int i = 0; i < pl->mr * pl->nv; i++) {
+        g->acc[i] = LLVMBuildAlloca(g->b, g->accty, "acc");
+        LLVMSetAlignment(g->acc[i], 64);
+    }
+    if (pl->apack_bytes) {
+        g->apack = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i8, (uint64_t)pl->apack_bytes), "apack");
+        LLVMSetAlignment(g->apack, 64);
+    }
+    if (pl->need_rowsum)
+        g->rs = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i32, (uint64_t)pl->mc), "rowsum");
+    if (pl->scratch_bytes) {
+        g->scratch = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i8, (uint64_t)pl->scratch_bytes),
+                                     "partial");
+        LLVMSetAlignment(g->scratch, 64);
+    }
+    g->sumslot = LLVMBuildAlloca(g->b, g->i32, "sum");
+    g->tbuf = LLVMBuildAlloca(g->b, LLVMArrayType2(g->accty, (uint64_t)(pl->mr * pl->nv)), "tile");
+    LLVMSetAlignment(g->tbuf, 64);
+
+    Loop lb;
+    g->m0 = loop_begin(g, &lb, g->arg_mb, g->arg_me, ci64(g, pl->mc), "mb");
+    LLVMValueRef left = LLVMBuildSub(g->b, g->arg_me, g->m0, "");
+    g->mcn = intr2(g, "llvm.smin", left, ci64(g, pl->mc));
+    if (pl->need_rowsum)
+        gemm_emit_rowsums(g);
+    if (pl->apack != APACK_NONE)
+        gemm_emit_pack_a(g);
+    if (pl->npanels_full > 0) {
+        Loop lp;
+        LLVMValueRef pi = loop_begin(g, &lp, ci64(g, 0), ci64(g, pl->npanels_full), ci64(g, 1), "p");
+        Panel pn = {gep8(g, g->g_b, mul(g, pi, pl->nr * pl->kp * pl->belem)),
+                    mul(g, pi, pl->nr), pl->nv, pl->nr, pl->vl};
+        emit_row_tiles(g, &pn);
+        loop_end(g, &lp);
+    }
+    if (pl->nr_tail) {
+        int64_t first = pl->npanels_full * pl->nr;
+        Panel pn = {gep8(g, g->g_b, ci64(g, first * pl->kp * pl->belem)), ci64(g, first),
+                    (int)pl->nv_tail, pl->nr_tail, pl->tail_last_lanes};
+        emit_row_tiles(g, &pn);
+    }
+    loop_end(g, &lb);
+    LLVMBuildRetVoid(g->b);
+    LLVMDisposeBuilder(g->b);
+    g->b = NULL;
+}
+
 LLVMValueRef
 cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s,
              const char *name, char *err, size_t errlen)
+{
+    return cg_gemm_emit_shared(mod, t, isa, s, name, NULL, err, errlen);
+}
+
+/* ---- sharing one body between GEMMs that differ only in their constants ---- */
+
+typedef struct GemmShare {
+    char *key;
+    LLVMValueRef first;                 /* the first instance's function */
+    LLVMValueRef consts[GEMM_NCONST];   /* and its constants (NULL: not used) */
+    LLVMValueRef body;                  /* the shared body, once a second instance came */
+} GemmShare;
+
+struct CgGemmCache {
+    GemmShare *e;
+    size_t n, cap;
+};
+
+CgGemmCache *
+cg_gemm_cache_create(void)
+{
+    return calloc(1, sizeof(CgGemmCache));
+}
+
+void
+cg_gemm_cache_destroy(CgGemmCache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        free(c->e[i].key);
+    free(c->e);
+    free(c);
+}
+
+size_t
+cg_gemm_cache_shared(const CgGemmCache *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; c && i < c->n; i++)
+        n += c->e[i].body != NULL;
+    return n;
+}
+
+/* Everything the emitted body depends on besides the constants' values: the spec's scalars
+ * (not za, which only enters the constants cb), the plan's scalars and which constants exist.
+ * Two GEMMs with equal keys emit the same body up to the addresses of their constants. */
+static char *
+gemm_key(CgGemmIsa isa, const CgGemmSpec *s, const GemmPlan *p)
+{
+    char buf[1536];
+    const QnAddFixed *f = &s->res_fixed;
+    int n = snprintf(buf, sizeof buf,
+                     "%d|%lld,%lld,%lld,%lld,%lld|%d,%d,%d,%d|%d,%d,%d|%d,%d,%lld,%a,%a,%a,"
+                     "%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d|%d,%d,%d,%d,%d|",
+                     (int)isa, (long long)s->m, (long long)s->n, (long long)s->k,
+                     (long long)s->lda, (long long)s->ldc, s->a_signed, (int)s->b_layout,
+                     (int)s->epilogue, (int)s->out, s->zo, s->qmin, s->qmax, s->residual,
+                     s->res_signed, (long long)s->ldr, s->res_sa, s->res_sb, s->res_sy,
+                     f->lshift, f->a.mult, f->a.shift, f->b.mult, f->b.shift, f->y.mult,
+                     f->y.shift, s->res_zb, s->res_zy, s->res_lo, s->res_hi, s->tile.mr,
+                     s->tile.nv, s->tile.mc, s->tile.kc, s->tile.kunroll);
+    n += snprintf(buf + n, sizeof buf - (size_t)n,
+                  "%d,%d,%d,%d,%d,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,"
+                  "%lld,%d,%d,%d,%d,%d,%d,%lld,%lld,%lld|%d%d%d%d%d%d",
+                  (int)p->isa, p->vl, p->kg, p->belem, p->mr, p->nv, p->mc, (long long)p->kunroll,
+                  (long long)p->kp, (long long)p->groups, (long long)p->kcg, (long long)p->nkc,
+                  (long long)p->b_prefetch, (long long)p->scratch_bytes, (long long)p->nr,
+                  (long long)p->npanels_full, (long long)p->nv_tail, (long long)p->nr_tail,
+                  (long long)p->tail_last_lanes, (int)p->apack, p->a_xor, p->use_usdot,
+                  p->need_rowsum, p->cb_nonzero, p->requant_i64, (long long)p->a_row_bytes,
+                  (long long)p->apack_bytes, (long long)p->stack_bytes, p->cb_nonzero,
+                  p->need_rowsum, p->mult != NULL, p->scale != NULL, p->fbias != NULL,
+                  p->fx_mult != NULL);
+    if (n <= 0 || (size_t)n >= sizeof buf)
+        return NULL;
+    char *k = malloc((size_t)n + 1);
+    if (k)
+        memcpy(k, buf, (size_t)n + 1);
+    return k;
+}
+
+/* A private constant array of the instance's GEMM_NCONST constant pointers (null for unused). */
+static LLVMValueRef
+const_table(Gen *g, const char *name, LLVMValueRef *consts)
+{
+    LLVMValueRef el[GEMM_NCONST];
+    for (int i = 0; i < GEMM_NCONST; i++)
+        el[i] = consts[i] ? consts[i] : LLVMConstPointerNull(g->ptr);
+    LLVMValueRef init = LLVMConstArray2(g->ptr, el, GEMM_NCONST);
+    char gname[256];
+    snprintf(gname, sizeof gname, "%s.consts", name);
+    LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), gname);
+    LLVMSetInitializer(gv, init);
+    LLVMSetGlobalConstant(gv, 1);
+    LLVMSetLinkage(gv, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(gv, LLVMGlobalUnnamedAddr);
+    LLVMSetAlignment(gv, 8);
+    return gv;
+}
+
+/* g->fn's body becomes one call of `body` with its own arguments and the table of `consts`. */
+static void
+emit_wrapper(Gen *g, LLVMValueRef body, LLVMValueRef *consts, const char *name)
+{
+    LLVMValueRef table = const_table(g, name, consts);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(g->c);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->c, g->fn, "entry"));
+    unsigned n = LLVMCountParams(g->fn);
+    LLVMValueRef args[6];
+    for (unsigned i = 0; i < n; i++)
+        args[i] = LLVMGetParam(g->fn, i);
+    args[n] = table;
+    LLVMValueRef call = LLVMBuildCall2(b, LLVMGlobalGetValueType(body), body, args, n + 1, "");
+    LLVMSetTailCall(call, 1);
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+}
+
+/* Remove every instruction and block of fn (its uses by callers stay). */
+static void
+clear_body(LLVMValueRef fn)
+{
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+        for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
+            if (LLVMGetTypeKind(LLVMTypeOf(i)) != LLVMVoidTypeKind)
+                LLVMReplaceAllUsesWith(i, LLVMGetPoison(LLVMTypeOf(i)));
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+        for (LLVMValueRef i = LLVMGetLastInstruction(bb); i;) {
+            LLVMValueRef prev = LLVMGetPreviousInstruction(i);
+            LLVMInstructionEraseFromParent(i);
+            i = prev;
+        }
+    while (LLVMGetFirstBasicBlock(fn))
+        LLVMDeleteBasicBlock(LLVMGetFirstBasicBlock(fn));
+}
+
+LLVMValueRef
+cg_gemm_emit_shared(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s,
+                    const char *name, CgGemmCache *cache, char *err, size_t errlen)
 {
     GemmPlan plan;
     if (!gemm_plan_init(&plan, t, isa, s, err, errlen))
@@ -441,103 +732,68 @@ cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSp
     }
     Gen gg;
     Gen *g = &gg;
-    memset(g, 0, sizeof *g);
-    g->mod = mod;
-    g->c = LLVMGetModuleContext(mod);
-    g->s = s;
-    g->p = &plan;
-    g->i1 = LLVMInt1TypeInContext(g->c);
-    g->i8 = LLVMInt8TypeInContext(g->c);
-    g->i16 = LLVMInt16TypeInContext(g->c);
-    g->i32 = LLVMInt32TypeInContext(g->c);
-    g->i64 = LLVMInt64TypeInContext(g->c);
-    g->f32 = LLVMFloatTypeInContext(g->c);
-    g->ptr = LLVMPointerTypeInContext(g->c, 0);
-    g->accty = LLVMVectorType(g->i32, (unsigned)plan.vl);
-    switch (s->out) {
-    case CG_GEMM_I8:
-    case CG_GEMM_U8: g->esize = 1; break;
-    default: g->esize = 4; break;
+    gen_init(g, mod, s, &plan);
+    char *key = cache ? gemm_key(isa, s, &plan) : NULL;
+    GemmShare *sh = NULL;
+    for (size_t i = 0; key && i < cache->n && !sh; i++)
+        if (strcmp(cache->e[i].key, key) == 0)
+            sh = &cache->e[i];
+    if (!sh) {
+        /* the first GEMM of its kind: its own body, as without a cache */
+        add_gemm_function(g, t, isa, name, false);
+        add_gemm_constants(g, name);
+        emit_gemm_body(g, false);
+        if (key && cache->n == cache->cap) {
+            size_t cap = cache->cap ? 2 * cache->cap : 16;
+            GemmShare *ne = realloc(cache->e, cap * sizeof *ne);
+            if (ne) {
+                cache->e = ne;
+                cache->cap = cap;
+            }
+        }
+        if (key && cache->n < cache->cap) {
+            GemmShare *e = &cache->e[cache->n++];
+            memset(e, 0, sizeof *e);
+            e->key = key;
+            key = NULL;
+            e->first = g->fn;
+            for (int i = 0; i < GEMM_NCONST; i++)
+                e->consts[i] = *const_slot(g, i);
+        }
+        free(key);
+        gemm_plan_free(&plan);
+        return g->fn;
     }
-
-    LLVMTypeRef params[5] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr};
-    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, s->residual ? 5 : 4, 0);
-    g->fn = LLVMAddFunction(mod, name, fty);
-    cg_function_set_target(g->fn, t, plan.uk->vector_bits);
-    add_param_attr(g, LLVMAttributeFunctionIndex, "nounwind", 0);
-    add_param_attr(g, 1, "noalias", 0);
-    add_param_attr(g, 1, "readonly", 0);
-    add_param_attr(g, 2, "noalias", 0);
-    g->arg_a = LLVMGetParam(g->fn, 0);
-    g->arg_c = LLVMGetParam(g->fn, 1);
-    g->arg_mb = LLVMGetParam(g->fn, 2);
-    g->arg_me = LLVMGetParam(g->fn, 3);
-    g->arg_r = s->residual ? LLVMGetParam(g->fn, 4) : NULL;
-
-    g->g_b = const_bytes(g, name, "bpack", plan.bpack, plan.bpack_bytes);
-    if (plan.cb_nonzero)
-        g->g_cb = const_bytes(g, name, "cb", plan.cb, plan.npad * 4);
-    if (plan.need_rowsum)
-        g->g_zb = const_bytes(g, name, "zb", plan.zb, plan.npad * 4);
-    if (plan.mult)
-        g->g_mult = const_bytes(g, name, "mult", plan.mult, plan.npad * 4);
-    if (plan.scale)
-        g->g_scale = const_bytes(g, name, "scale", plan.scale, plan.npad * 4);
-    if (plan.fbias)
-        g->g_fbias = const_bytes(g, name, "fbias", plan.fbias, plan.npad * 4);
-    if (plan.fx_mult) {
-        g->g_fxm = const_bytes(g, name, "fxm", plan.fx_mult, plan.npad * 8);
-        g->g_fxr = const_bytes(g, name, "fxr", plan.fx_round, plan.npad * 8);
-        g->g_fxs = const_bytes(g, name, "fxs", plan.fx_shift, plan.npad * 8);
+    free(key);
+    if (!sh->body) {
+        /* the second: one shared body taking the constants as a parameter, and the first
+         * instance's function becomes a call of it */
+        char bname[256];
+        size_t flen;
+        const char *fname = LLVMGetValueName2(sh->first, &flen);
+        snprintf(bname, sizeof bname, "%.*s.shared", (int)flen, fname);
+        add_gemm_function(g, t, isa, bname, true);
+        LLVMSetLinkage(g->fn, LLVMInternalLinkage);
+        LLVMAddAttributeAtIndex(g->fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(g->c, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
+        for (int i = 0; i < GEMM_NCONST; i++) /* which ones the body loads */
+            *const_slot(g, i) = sh->consts[i];
+        emit_gemm_body(g, true);
+        sh->body = g->fn;
+        clear_body(sh->first);
+        Gen fg = *g;
+        fg.fn = sh->first;
+        char first_name[256];
+        snprintf(first_name, sizeof first_name, "%.*s", (int)flen, fname);
+        emit_wrapper(&fg, sh->body, sh->consts, first_name);
     }
-
-    g->b = LLVMCreateBuilderInContext(g->c);
-    LLVMBasicBlockRef entry = block(g, "entry");
-    LLVMPositionBuilderAtEnd(g->b, entry);
-    for (int i = 0; i < plan.mr * plan.nv; i++) {
-        g->acc[i] = LLVMBuildAlloca(g->b, g->accty, "acc");
-        LLVMSetAlignment(g->acc[i], 64);
-    }
-    if (plan.apack_bytes) {
-        g->apack = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i8, (uint64_t)plan.apack_bytes), "apack");
-        LLVMSetAlignment(g->apack, 64);
-    }
-    if (plan.need_rowsum)
-        g->rs = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i32, (uint64_t)plan.mc), "rowsum");
-    if (plan.scratch_bytes) {
-        g->scratch = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i8, (uint64_t)plan.scratch_bytes),
-                                     "partial");
-        LLVMSetAlignment(g->scratch, 64);
-    }
-    g->sumslot = LLVMBuildAlloca(g->b, g->i32, "sum");
-    g->tbuf = LLVMBuildAlloca(g->b, LLVMArrayType2(g->accty, (uint64_t)(plan.mr * plan.nv)), "tile");
-    LLVMSetAlignment(g->tbuf, 64);
-
-    Loop lb;
-    g->m0 = loop_begin(g, &lb, g->arg_mb, g->arg_me, ci64(g, plan.mc), "mb");
-    LLVMValueRef left = LLVMBuildSub(g->b, g->arg_me, g->m0, "");
-    g->mcn = intr2(g, "llvm.smin", left, ci64(g, plan.mc));
-    if (plan.need_rowsum)
-        gemm_emit_rowsums(g);
-    if (plan.apack != APACK_NONE)
-        gemm_emit_pack_a(g);
-    if (plan.npanels_full > 0) {
-        Loop lp;
-        LLVMValueRef pi = loop_begin(g, &lp, ci64(g, 0), ci64(g, plan.npanels_full), ci64(g, 1), "p");
-        Panel pn = {gep8(g, g->g_b, mul(g, pi, plan.nr * plan.kp * plan.belem)),
-                    mul(g, pi, plan.nr), plan.nv, plan.nr, plan.vl};
-        emit_row_tiles(g, &pn);
-        loop_end(g, &lp);
-    }
-    if (plan.nr_tail) {
-        int64_t first = plan.npanels_full * plan.nr;
-        Panel pn = {gep8(g, g->g_b, ci64(g, first * plan.kp * plan.belem)), ci64(g, first),
-                    (int)plan.nv_tail, plan.nr_tail, plan.tail_last_lanes};
-        emit_row_tiles(g, &pn);
-    }
-    loop_end(g, &lb);
-    LLVMBuildRetVoid(g->b);
-    LLVMDisposeBuilder(g->b);
+    /* this instance: its constants and a function that calls the shared body with them */
+    add_gemm_function(g, t, isa, name, false);
+    add_gemm_constants(g, name);
+    LLVMValueRef consts[GEMM_NCONST];
+    for (int i = 0; i < GEMM_NCONST; i++)
+        consts[i] = *const_slot(g, i);
+    emit_wrapper(g, sh->body, consts, name);
     gemm_plan_free(&plan);
     return g->fn;
 }

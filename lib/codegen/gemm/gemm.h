@@ -129,4 +129,23 @@ LLVMValueRef
 cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s,
              const char *name, char *err, size_t errlen);
 
+/* Compile-time sharing: GEMMs of one module whose specs differ only in their constant arrays
+ * (weights, bias, zero points, multipliers: the same shapes, scalars and tiles) share one body.
+ * The first of a kind is emitted as by cg_gemm_emit (so a module without repeats is
+ * unchanged); when a second comes, the body is emitted once more as NAME.shared, taking a
+ * table of the instance's constants as a last parameter, and both functions (and every later
+ * one of the kind) become a call of it with their own table. The returned function has
+ * cg_gemm_emit's signature either way. cache NULL: cg_gemm_emit. */
+typedef struct CgGemmCache CgGemmCache;
+CgGemmCache *
+cg_gemm_cache_create(void);
+void
+cg_gemm_cache_destroy(CgGemmCache *c);
+/* How many kinds of GEMM in the cache have a shared body (two or more instances). */
+size_t
+cg_gemm_cache_shared(const CgGemmCache *c);
+LLVMValueRef
+cg_gemm_emit_shared(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s,
+                    const char *name, CgGemmCache *cache, char *err, size_t errlen);
+
 #endif

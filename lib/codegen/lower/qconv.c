@@ -332,7 +332,8 @@ gemm_emit(Kb *k, Node *n, const CgGemmSpec *s)
 {
     char name[96], err[512];
     snprintf(name, sizeof name, "%s.gemm%u", k->prefix, k->counter++);
-    LLVMValueRef f = cg_gemm_emit(k->mod, k->t, k->isa, s, name, err, sizeof err);
+    LLVMValueRef f = cg_gemm_emit_shared(k->mod, k->t, k->isa, s, name, k->gemm_cache, err,
+                                         sizeof err);
     if (!f)
         cg_fail(k, n, "GEMM: %s", err);
     else {
