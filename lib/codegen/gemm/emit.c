@@ -569,8 +569,9 @@ cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSp
     default: g->esize = 4; break;
     }
 
-    LLVMTypeRef params[5] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr};
-    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, s->residual ? 5 : 4, 0);
+    LLVMTypeRef params[6] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr, g->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params,
+                                       s->b_runtime ? 6 : s->residual ? 5 : 4, 0);
     g->fn = LLVMAddFunction(mod, name, fty);
     unsigned vbits = isa == CG_GEMM_X86_AVX512VNNI ? 512 : 0;
     cg_function_set_target(g->fn, t, vbits);
@@ -584,8 +585,11 @@ cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSp
     g->arg_me = LLVMGetParam(g->fn, 3);
     g->arg_r = s->residual ? LLVMGetParam(g->fn, 4) : NULL;
 
-    g->g_b = const_bytes(g, name, "bpack", plan.bpack, plan.bpack_bytes);
-    if (plan.cb_nonzero)
+    g->g_b = s->b_runtime ? LLVMGetParam(g->fn, 4) /* packed at run time: pack_rt.c */
+                          : const_bytes(g, name, "bpack", plan.bpack, plan.bpack_bytes);
+    if (s->b_runtime)
+        g->g_cb = LLVMGetParam(g->fn, 5);
+    else if (plan.cb_nonzero)
         g->g_cb = const_bytes(g, name, "cb", plan.cb, plan.npad * 4);
     if (plan.need_rowsum)
         g->g_zb = const_bytes(g, name, "zb", plan.zb, plan.npad * 4);
