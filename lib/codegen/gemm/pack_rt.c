@@ -59,9 +59,10 @@ madd(Pk *k, LLVMValueRef a, int64_t m, LLVMValueRef c)
     return c ? LLVMBuildNSWAdd(k->b, v, c, "") : v;
 }
 
-/* for (iv = 0; iv < n; iv++), n > 0 constant: builder left in the body */
+/* do { body } while (++iv < n), for a constant n > 0 (pk_loop_end gets n): builder left in
+ * the body */
 static LLVMValueRef
-pk_loop(Pk *k, PkLoop *l, int64_t n, const char *name)
+pk_loop(Pk *k, PkLoop *l, const char *name)
 {
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(k->b);
     l->head = LLVMAppendBasicBlockInContext(k->c, k->fn, name);
@@ -71,7 +72,6 @@ pk_loop(Pk *k, PkLoop *l, int64_t n, const char *name)
     l->iv = LLVMBuildPhi(k->b, k->i64, name);
     LLVMValueRef zero = k64(k, 0);
     LLVMAddIncoming(l->iv, &zero, &pre, 1);
-    (void)n;
     return l->iv;
 }
 
@@ -133,10 +133,10 @@ pk_panel(Pk *k, LLVMValueRef pb, LLVMValueRef n0, int64_t nrp, int64_t nvalid)
     bool k_inner = (k->rb->sk < 0 ? -k->rb->sk : k->rb->sk) < (k->rb->sn < 0 ? -k->rb->sn : k->rb->sn);
     PkLoop lc, lg;
     if (k_inner) { /* c outer, groups inner: kg contiguous bytes per step */
-        LLVMValueRef c = pk_loop(k, &lc, nvalid, "pc");
+        LLVMValueRef c = pk_loop(k, &lc, "pc");
         LLVMValueRef n = LLVMBuildNSWAdd(k->b, n0, c, "");
         if (gfull > 0) {
-            LLVMValueRef g = pk_loop(k, &lg, gfull, "pg");
+            LLVMValueRef g = pk_loop(k, &lg, "pg");
             pk_body(k, pb, nrp, n, c, g, p->kg);
             pk_loop_end(k, &lg, gfull);
         }
@@ -146,14 +146,14 @@ pk_panel(Pk *k, LLVMValueRef pb, LLVMValueRef n0, int64_t nrp, int64_t nvalid)
         return;
     }
     if (gfull > 0) { /* groups outer, channels inner: contiguous along n */
-        LLVMValueRef g = pk_loop(k, &lg, gfull, "pg");
-        LLVMValueRef c = pk_loop(k, &lc, nvalid, "pc");
+        LLVMValueRef g = pk_loop(k, &lg, "pg");
+        LLVMValueRef c = pk_loop(k, &lc, "pc");
         pk_body(k, pb, nrp, LLVMBuildNSWAdd(k->b, n0, c, ""), c, g, p->kg);
         pk_loop_end(k, &lc, nvalid);
         pk_loop_end(k, &lg, gfull);
     }
     if (krem) {
-        LLVMValueRef c = pk_loop(k, &lc, nvalid, "pc");
+        LLVMValueRef c = pk_loop(k, &lc, "pc");
         pk_body(k, pb, nrp, LLVMBuildNSWAdd(k->b, n0, c, ""), c, k64(k, gfull), krem);
         pk_loop_end(k, &lc, nvalid);
     }
@@ -245,7 +245,7 @@ cg_gemm_rt_emit_pack(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const 
     LLVMBuildMemCpy(k->b, k->cb, 4, gv, 64, k64(k, plan.npad * 4));
     if (rb->rt_bias) {
         PkLoop ln;
-        LLVMValueRef n = pk_loop(k, &ln, s->n, "bias");
+        LLVMValueRef n = pk_loop(k, &ln, "bias");
         LLVMValueRef cp = gep(k, k->cb, madd(k, n, 4, NULL));
         LLVMValueRef a = LLVMBuildLoad2(k->b, k->i32, cp, "");
         LLVMValueRef bv = LLVMBuildLoad2(k->b, k->i32, gep(k, bias, madd(k, n, 4, NULL)), "");
@@ -260,7 +260,7 @@ cg_gemm_rt_emit_pack(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const 
     int64_t pbytes = plan.nr * plan.kp * plan.belem;
     if (plan.npanels_full > 0) {
         PkLoop lp;
-        LLVMValueRef pi = pk_loop(k, &lp, plan.npanels_full, "pp");
+        LLVMValueRef pi = pk_loop(k, &lp, "pp");
         pk_panel(k, madd(k, pi, pbytes, NULL), madd(k, pi, plan.nr, NULL), plan.nr, plan.nr);
         pk_loop_end(k, &lp, plan.npanels_full);
     }
