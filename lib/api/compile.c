@@ -26,7 +26,7 @@ struct qdqc_jit {
 qdqc_compile_options *
 qdqc_compile_options_create(void)
 {
-    qdqc_compile_options *o = calloc(1, sizeof *o);
+    qdqc_compile_options *o = try_calloc(1, sizeof *o);
     if (o)
         cg_options_init(&o->o);
     return o;
@@ -172,7 +172,7 @@ qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts, qdqc_jit **out
     OOM_TRAP_LEAVE(trap);
     if (!jm)
         return QDQC_ERR_CODEGEN;
-    qdqc_jit *j = qdqc_alloc_fails() ? NULL : calloc(1, sizeof *j);
+    qdqc_jit *j = try_calloc(1, sizeof *j);
     if (!j) {
         cg_jit_model_destroy(jm);
         diag_error(m->ctx, NULL, "out of memory: JIT session");

@@ -247,6 +247,13 @@ LLVMValueRef cg_elem_fixed_value(Kb *k, Node *n, const CgElemFixed *f, LLVMValue
 LLVMValueRef cg_call(Kb *k, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt,
                      LLVMValueRef *args, unsigned n);
 bool cg_fail(Kb *k, Node *n, const char *fmt, ...) QDQC_PRINTF(3, 4);
+/* The attributes of every function of the graph: the target's CPU and features, nounwind. */
+void cg_fn_attrs(Kb *k, LLVMValueRef fn);
+
+/* ---- the C ABI (abi.c) ---- */
+struct CgPlan;
+/* PREFIX_run_ex (calling fns[s] for step s of plan p), PREFIX_run, PREFIX_workspace_size. */
+void cg_emit_abi(Kb *k, struct CgPlan *p, const LLVMValueRef *fns);
 
 /* ---- per-family emitters (return false after cg_fail) ---- */
 /* Scratch bytes node n needs (0 if none); -1 if the node is not supported. */

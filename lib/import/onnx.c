@@ -34,7 +34,7 @@ cap_alloc(void *ud, size_t n)
         c->exceeded = true;
         return NULL;
     }
-    unsigned char *p = qdqc_alloc_fails() ? NULL : malloc(n + CAP_HDR);
+    unsigned char *p = try_malloc(n + CAP_HDR);
     if (!p) {
         c->nomem = true;
         c->failed = n;
@@ -87,7 +87,15 @@ destroy_module(void *m)
  * data stops the walk; protobuf-c then reports it. */
 #define ONNX_MAX_DEPTH 64
 
-typedef enum { WIRE_OK, WIRE_MALFORMED, WIRE_TOO_DEEP, WIRE_BAD_STRING } WireStatus;
+typedef enum { WIRE_OK, WIRE_MALFORMED, WIRE_TOO_DEEP, WIRE_BAD_STRING, WIRE_TWICE } WireStatus;
+
+/* A singular message field given twice (ValueInfoProto.type, TypeProto.Tensor.shape):
+ * protobuf merges the two (the repeated fields inside them concatenate: a shape of 4
+ * dimensions given twice has 8), protobuf-c keeps one. Readers disagree on what such a file
+ * means, so it is refused; the first one found is named. */
+typedef struct WireTwice {
+    const char *msg, *field;
+} WireTwice;
 
 static bool
 wire_varint(const uint8_t *p, size_t len, size_t *i, uint64_t *out)
@@ -133,10 +141,12 @@ valid_utf8(const uint8_t *s, size_t n)
 }
 
 static WireStatus
-wire_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, int depth)
+wire_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, int depth,
+           WireTwice *twice)
 {
     if (depth > ONNX_MAX_DEPTH)
         return WIRE_TOO_DEEP;
+    uint64_t seen = 0; /* singular message fields met, by index in d->fields (the first 64) */
     size_t i = 0;
     while (i < len) {
         uint64_t tag, v;
@@ -164,7 +174,16 @@ wire_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, in
                 tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3))
                                        : NULL;
             if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-                WireStatus st = wire_check(f->descriptor, p + i, (size_t)v, depth + 1);
+                size_t fi = (size_t)(f - d->fields);
+                if (f->label != PROTOBUF_C_LABEL_REPEATED && fi < 64) {
+                    if (seen & (UINT64_C(1) << fi)) {
+                        twice->msg = d->short_name;
+                        twice->field = f->name;
+                        return WIRE_TWICE;
+                    }
+                    seen |= UINT64_C(1) << fi;
+                }
+                WireStatus st = wire_check(f->descriptor, p + i, (size_t)v, depth + 1, twice);
                 if (st != WIRE_OK)
                     return st;
             } else if (f && f->type == PROTOBUF_C_TYPE_STRING && !valid_utf8(p + i, (size_t)v)) {
@@ -414,6 +433,51 @@ check_output_decl(OnnxImp *I, const Onnx__ValueInfoProto *vi, ValueId v)
         diag_error(I->ctx, &l, "graph output '%s' is declared with shape %s but computes %s",
                    vi->name, want, have);
         return false;
+    }
+    return true;
+}
+
+/* ONNX requires a graph output's declaration to be complete: a tensor type with an element
+ * type and a shape (whose dimensions may be symbolic). qdqc computes the output's type, so an
+ * incomplete declaration is a warning (an error under --strict): one per kind of omission,
+ * naming the first output and counting the others (outputs added by hand to expose
+ * intermediate values often all lack their shape). */
+static bool
+check_outputs_complete(OnnxImp *I, const Onnx__GraphProto *gp)
+{
+    static const char *const what[4] = {
+        "has no type", "is not declared as a tensor", "declares no element type",
+        "declares no shape"};
+    size_t count[4] = {0}, first[4] = {0};
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const Onnx__TypeProto *tp = gp->output[i]->type;
+        int k = -1;
+        if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
+            k = 0;
+        else if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+            k = 1;
+        else if (!tp->tensor_type->has_elem_type)
+            k = 2;
+        else if (!tp->tensor_type->shape)
+            k = 3;
+        if (k >= 0 && !count[k]++)
+            first[k] = i;
+    }
+    for (int k = 0; k < 4; k++) {
+        if (!count[k])
+            continue;
+        const Onnx__ValueInfoProto *vi = gp->output[first[k]];
+        const Type *t = &ir_value(I->g, onnx_lookup(I, vi->name))->type;
+        char have[256], more[64] = "";
+        fmt_shape(have, sizeof have, t->dims, t->rank, NULL);
+        if (count[k] > 1)
+            snprintf(more, sizeof more, "; %zu other output%s too", count[k] - 1,
+                     count[k] > 2 ? "s" : "");
+        I->loc = file_loc(I);
+        if (!onnx_node_lint(I, "graph output '%s' %s%s (it computes %s%s%s)", vi->name,
+                            what[k], k == 1 ? "" : ", which ONNX requires", elem_name(t->elem),
+                            have, more))
+            return false;
     }
     return true;
 }
@@ -823,39 +887,8 @@ order_nodes(OnnxImp *I, const Onnx__GraphProto *gp, uint32_t *order)
             }
         }
         free(fill);
-        /* Kahn with a min-heap: keeps the file's order where it is already valid */
-        uint32_t *heap = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
-        size_t hn = 0, no = 0;
-#define PUSH(x)                                                                \
-    do {                                                                       \
-        size_t _i = hn++;                                                      \
-        heap[_i] = (x);                                                        \
-        while (_i && heap[(_i - 1) / 2] > heap[_i]) {                          \
-            uint32_t _t = heap[_i]; heap[_i] = heap[(_i - 1) / 2];             \
-            heap[(_i - 1) / 2] = _t; _i = (_i - 1) / 2;                        \
-        }                                                                      \
-    } while (0)
-        for (size_t i = 0; i < nn; i++)
-            if (!indeg[i])
-                PUSH((uint32_t)i);
-        while (hn) {
-            uint32_t top = heap[0];
-            heap[0] = heap[--hn];
-            for (size_t i = 0;;) {
-                size_t l = 2 * i + 1, r = l + 1, s = i;
-                if (l < hn && heap[l] < heap[s]) s = l;
-                if (r < hn && heap[r] < heap[s]) s = r;
-                if (s == i) break;
-                uint32_t t = heap[i]; heap[i] = heap[s]; heap[s] = t;
-                i = s;
-            }
-            order[no++] = top;
-            for (uint32_t c = cstart[top]; c < cstart[top + 1]; c++)
-                if (--indeg[cons[c]] == 0)
-                    PUSH(cons[c]);
-        }
-#undef PUSH
-        free(heap);
+        /* keeps the file's order where it is already valid */
+        size_t no = ir_topo_order((uint32_t)nn, NULL, indeg, cstart, cons, order);
         if (no != nn) {
             for (size_t i = 0; i < nn; i++)
                 if (indeg[i]) {
@@ -871,6 +904,44 @@ order_nodes(OnnxImp *I, const Onnx__GraphProto *gp, uint32_t *order)
     free(cstart);
     free(cons);
     return ok;
+}
+
+/* ONNX requires the nodes of a graph in topological order; order_nodes sorts them (the
+ * min-heap keeps the file's order where it is valid), so a file out of order still compiles,
+ * but it is not a valid ONNX model: a warning (an error under --strict) naming the first node
+ * that comes before the producer of one of its inputs. That node is the first whose position
+ * in `order` differs from its index in the file. */
+static bool
+check_topo_order(OnnxImp *I, const Onnx__GraphProto *gp, const uint32_t *order)
+{
+    size_t k = 0;
+    while (k < gp->n_node && order[k] == k)
+        k++;
+    if (k == gp->n_node)
+        return true;
+    const Onnx__NodeProto *np = gp->node[k];
+    for (size_t a = 0; a < np->n_input; a++) {
+        const char *in = np->input[a];
+        if (!in || !*in)
+            continue;
+        for (size_t j = k + 1; j < gp->n_node; j++) {
+            const Onnx__NodeProto *pj = gp->node[j];
+            for (size_t o = 0; o < pj->n_output; o++) {
+                if (!pj->output[o] || strcmp(pj->output[o], in) != 0)
+                    continue;
+                Loc pl = node_loc(I, pj, j);
+                I->loc = node_loc(I, np, k);
+                return onnx_node_lint(I, "nodes are not in topological order, which ONNX "
+                                      "requires: input '%s' is produced by node '%s' (%s), "
+                                      "which comes later (qdqc sorts them)", in, pl.node,
+                                      pl.optype);
+            }
+        }
+    }
+    /* not reached: node k was placed later only because an input of it is produced later */
+    I->loc = node_loc(I, np, k);
+    return onnx_node_lint(I, "nodes are not in topological order, which ONNX requires (qdqc "
+                          "sorts them)");
 }
 
 /* ---- quantization annotation of integer values ---- */
@@ -995,8 +1066,14 @@ static bool
 import_graph(OnnxImp *I, const Onnx__GraphProto *gp)
 {
     Graph *g = I->g;
-    if (gp->name && *gp->name)
+    if (gp->name && *gp->name) {
         g->name = intern(&I->m->strs, gp->name);
+    } else {
+        /* ONNX requires the name; qdqc names the graph after the file */
+        I->loc = file_loc(I);
+        if (!onnx_node_lint(I, "the graph has no name, which ONNX requires"))
+            return false;
+    }
     if (gp->n_node > ONNX_MAX_NODES) {
         Loc l = file_loc(I);
         diag_error(I->ctx, &l, "graph has %zu nodes, more than the limit of %u", gp->n_node,
@@ -1006,7 +1083,7 @@ import_graph(OnnxImp *I, const Onnx__GraphProto *gp)
     if (!add_initializers(I, gp) || !add_inputs(I, gp) || !report_unsupported(I, gp))
         return false;
     uint32_t *order = xmalloc((gp->n_node ? gp->n_node : 1) * sizeof(uint32_t));
-    bool ok = order_nodes(I, gp, order);
+    bool ok = order_nodes(I, gp, order) && check_topo_order(I, gp, order);
     for (size_t k = 0; k < gp->n_node && ok; k++) {
         I->node = gp->node[order[k]];
         I->loc = node_loc(I, I->node, order[k]);
@@ -1032,6 +1109,8 @@ import_graph(OnnxImp *I, const Onnx__GraphProto *gp)
             return false;
         vec_push(&g->outputs, v);
     }
+    if (!check_outputs_complete(I, gp))
+        return false;
     if (!check_value_info(I, gp))
         return false;
     if (!annotate_quant(I))
@@ -1047,7 +1126,8 @@ imp_onnx(qdqc_context *ctx, const void *data, size_t len, const char *path)
         diag_error(ctx, &l, "empty file (not an ONNX model)");
         return NULL;
     }
-    WireStatus ws = wire_check(&onnx__model_proto__descriptor, data, len, 0);
+    WireTwice twice = {0};
+    WireStatus ws = wire_check(&onnx__model_proto__descriptor, data, len, 0, &twice);
     if (ws == WIRE_TOO_DEEP) {
         diag_error(ctx, &l, "not a valid ONNX model: messages nest deeper than %d levels",
                    ONNX_MAX_DEPTH);
@@ -1058,9 +1138,15 @@ imp_onnx(qdqc_context *ctx, const void *data, size_t len, const char *path)
                    "UTF-8");
         return NULL;
     }
+    if (ws == WIRE_TWICE) {
+        diag_error(ctx, &l, "not a valid ONNX model: field '%s' of a %s is given twice "
+                   "(protobuf merges the two, which qdqc does not do; re-save the model)",
+                   twice.field, twice.msg);
+        return NULL;
+    }
     /* heap, not stack: an allocation failure during the import frees the decoded model
      * through free_decoded from the API's entry point (oom_defer) */
-    Decoded *dec = qdqc_alloc_fails() ? NULL : calloc(1, sizeof *dec);
+    Decoded *dec = try_calloc(1, sizeof *dec);
     if (!dec)
         oom_raise("decoding '%s'", l.file);
     dec->ca.cap = len > (SIZE_MAX - ((size_t)256 << 20)) / 2 ? SIZE_MAX

@@ -6,7 +6,8 @@
  * define yet (DequantizeLinear `axis` at opset 10, Resize `antialias` before 18), would be
  * dropped without a word. Such an attribute is a warning naming the node and the attribute;
  * under the `strict` option (`qdqc --strict`) an error. A node given the same attribute twice
- * (handlers read the first), or an attribute without its type, is treated the same way.
+ * (handlers read the first), an attribute without its type, or one whose value is in another
+ * field than its type names (or in several), is treated the same way.
  *
  * The table covers the default domain at opsets 10 to 21 (those the reader accepts). Rows for
  * opsets 10 to 17 were taken from python3-onnx 1.12's schemas (onnx.defs.get_schema); the
@@ -18,6 +19,7 @@
 #include "onnx_internal.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct AttrRow {
@@ -185,6 +187,81 @@ defined_until(const OnnxImp *I, const char *op, const char *name)
     return until;
 }
 
+/* The value fields of an attribute, with the type that names each. ONNX requires the one
+ * holding the value to be the one its type names (onnx.checker: "type field and data field
+ * mismatch"), and at most one to be set; the handlers read the field of the type they
+ * expect, so a value in another field would be ignored. */
+typedef struct AttrField {
+    const char *field, *type;
+    Onnx__AttributeProto__AttributeType t;
+} AttrField;
+
+#define AT(x) ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__##x
+static const AttrField attr_fields[] = {
+    {"f", "FLOAT", AT(FLOAT)},       {"i", "INT", AT(INT)},
+    {"s", "STRING", AT(STRING)},     {"t", "TENSOR", AT(TENSOR)},
+    {"g", "GRAPH", AT(GRAPH)},       {"sparse_tensor", "SPARSE_TENSOR", AT(SPARSE_TENSOR)},
+    {"tp", "TYPE_PROTO", AT(TYPE_PROTO)}, {"floats", "FLOATS", AT(FLOATS)},
+    {"ints", "INTS", AT(INTS)},      {"strings", "STRINGS", AT(STRINGS)},
+    {"tensors", "TENSORS", AT(TENSORS)}, {"graphs", "GRAPHS", AT(GRAPHS)},
+    {"sparse_tensors", "SPARSE_TENSORS", AT(SPARSE_TENSORS)},
+    {"type_protos", "TYPE_PROTOS", AT(TYPE_PROTOS)},
+};
+#undef AT
+
+/* Is value field k (index in attr_fields) of `a` set? */
+static bool
+attr_field_set(const Onnx__AttributeProto *a, size_t k)
+{
+    switch (k) {
+    case 0: return a->has_f;
+    case 1: return a->has_i;
+    case 2: return a->has_s;
+    case 3: return a->t != NULL;
+    case 4: return a->g != NULL;
+    case 5: return a->sparse_tensor != NULL;
+    case 6: return a->tp != NULL;
+    case 7: return a->n_floats > 0;
+    case 8: return a->n_ints > 0;
+    case 9: return a->n_strings > 0;
+    case 10: return a->n_tensors > 0;
+    case 11: return a->n_graphs > 0;
+    case 12: return a->n_sparse_tensors > 0;
+    default: return a->n_type_protos > 0;
+    }
+}
+
+/* The value fields of a typed attribute against its type: a warning (an error under
+ * --strict) when a set field is not the one the type names, or more than one is set. False
+ * when it was an error. (No field set is allowed: proto3 writers omit default values.) */
+static bool
+check_attr_fields(OnnxImp *I, const Onnx__AttributeProto *a, const char *name)
+{
+    const AttrField *set[2] = {NULL, NULL};
+    const AttrField *own = NULL;
+    size_t nset = 0;
+    for (size_t k = 0; k < ARRAY_LEN(attr_fields); k++) {
+        if (attr_fields[k].t == a->type)
+            own = &attr_fields[k];
+        if (!attr_field_set(a, k))
+            continue;
+        if (nset < 2)
+            set[nset] = &attr_fields[k];
+        nset++;
+    }
+    if (nset > 1)
+        return onnx_node_lint(I, "attribute '%s' holds values in more than one field ('%s' "
+                              "and '%s'; ONNX allows one)", name, set[0]->field, set[1]->field);
+    if (nset == 1 && set[0]->t != a->type) {
+        char tn[32];
+        snprintf(tn, sizeof tn, "%d", (int)a->type);
+        return onnx_node_lint(I, "attribute '%s' has type %s but its value is in field '%s' "
+                              "(of type %s), which is not read", name, own ? own->type : tn,
+                              set[0]->field, set[0]->type);
+    }
+    return true;
+}
+
 bool
 onnx_check_attrs(OnnxImp *I)
 {
@@ -218,6 +295,8 @@ onnx_check_attrs(OnnxImp *I)
             if (!a->has_type || a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED) {
                 if (!onnx_node_lint(I, "attribute '%s' has no type", name))
                     return false;
+            } else if (!check_attr_fields(I, a, name)) {
+                return false;
             }
             continue;
         }

@@ -34,8 +34,19 @@ op_conv_transpose(OnnxImp *I)
     int cp = onnx_attr_ints(I, "pads", pads, 2 * IR_MAX_RANK);
     int co = onnx_attr_ints(I, "output_padding", opad, IR_MAX_RANK);
     int cos = onnx_attr_ints(I, "output_shape", oshape, IR_MAX_RANK);
-    if (cs == -2 || cd == -2 || cp == -2 || co == -2 || cos == -2)
+    int64_t ka[IR_MAX_RANK];
+    int ck = onnx_attr_ints(I, "kernel_shape", ka, IR_MAX_RANK);
+    if (cs == -2 || cd == -2 || cp == -2 || co == -2 || cos == -2 || ck == -2)
         return false;
+    /* ONNX computes the output shape from kernel_shape when it is given: one that contradicts
+     * the weight describes another convolution (Conv's is checked by shape inference) */
+    bool kok = ck < 0 || ck == ns;
+    for (int i = 0; kok && ck >= 0 && i < ns; i++)
+        kok = ka[i] == k[i];
+    if (!kok) {
+        onnx_node_error(I, "kernel_shape does not match the weight shape");
+        return false;
+    }
     if ((cs >= 0 && cs != ns) || (cd >= 0 && cd != ns) || (cp >= 0 && cp != 2 * ns) ||
         (co >= 0 && co != ns) || (cos >= 0 && cos != ns && cos != ns + 2)) {
         onnx_node_error(I, "attributes do not match %d spatial dimensions", ns);

@@ -212,6 +212,20 @@ check_storage_opset(OnnxImp *I, ElemType e, const char *what)
                           (long long)I->opset);
 }
 
+/* The float types of QuantizeLinear's input and scale (DequantizeLinear's scale and output)
+ * before opset 19 are f32 (and i32 for QuantizeLinear's input); f16 (and bf16) are from opset
+ * 19: a warning (an error under --strict) at an older opset, as above. */
+static bool
+check_float_opset(OnnxImp *I, ElemType e, const char *what)
+{
+    bool ms = I->node->domain && strcmp(I->node->domain, "com.microsoft") == 0;
+    if (ms || I->opset >= 19 || e != ET_F16)
+        return true;
+    return onnx_node_lint(I, "%s type %s is not defined for %s at opset %lld (it is from "
+                          "opset 19)", what, elem_name(e), I->node->op_type,
+                          (long long)I->opset);
+}
+
 static bool
 op_quantize(OnnxImp *I)
 {
@@ -229,7 +243,10 @@ op_quantize(OnnxImp *I)
             return false;
         }
     }
-    if (!check_storage_opset(I, storage, z.id ? "zero point" : "output"))
+    if (!check_storage_opset(I, storage, z.id ? "zero point" : "output") ||
+        (x.id && !check_float_opset(I, TY(I, x)->elem, "input")) ||
+        (s.id && TY(I, s)->elem != (x.id ? TY(I, x)->elem : ET_NONE) &&
+         !check_float_opset(I, TY(I, s)->elem, "scale")))
         return false;
     ValueId y = build_q(I, x, s, z, storage, onnx_attr_i(I, "axis", 1), onnx_out_name(I, 0));
     return y.id && onnx_bind(I, onnx_out_name(I, 0), y);
@@ -240,8 +257,9 @@ op_dequantize(OnnxImp *I)
 {
     if (!check_block(I))
         return false;
-    ValueId x = IN(I, 0), z = IN(I, 2);
+    ValueId x = IN(I, 0), s = IN(I, 1), z = IN(I, 2);
     if (!check_storage_opset(I, TY(I, x)->elem, "input") ||
+        (s.id && !check_float_opset(I, TY(I, s)->elem, "scale")) ||
         (z.id && TY(I, z)->elem != TY(I, x)->elem &&
          !check_storage_opset(I, TY(I, z)->elem, "zero point")))
         return false;

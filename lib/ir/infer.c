@@ -127,7 +127,7 @@ conv_like(Graph *g, Node *n, const Type *x, const int64_t *kernel, int ns, Type 
 }
 
 static bool
-infer_conv(Graph *g, Node *n, Type *out, bool transpose)
+conv_type(Graph *g, Node *n, Type *out, bool transpose)
 {
     const Type *x = in_type(g, n, 0), *w = in_type(g, n, 1), *b = in_type(g, n, 2);
     if (x->rank < 3 || x->rank > 5)
@@ -197,7 +197,7 @@ infer_conv(Graph *g, Node *n, Type *out, bool transpose)
 }
 
 static bool
-infer_matmul(Graph *g, Node *n, const Type *a, const Type *b, Type *out)
+matmul_type(Graph *g, Node *n, const Type *a, const Type *b, Type *out)
 {
     if (a->rank < 1 || b->rank < 1)
         FAIL("operands must have rank >= 1");
@@ -235,7 +235,7 @@ infer_matmul(Graph *g, Node *n, const Type *a, const Type *b, Type *out)
 }
 
 static bool
-infer_pool(Graph *g, Node *n, const Type *x, Type *out)
+pool_type(Graph *g, Node *n, const Type *x, Type *out)
 {
     if (x->rank < 3)
         FAIL("input must have rank >= 3, got %d", x->rank);
@@ -253,7 +253,7 @@ infer_pool(Graph *g, Node *n, const Type *x, Type *out)
 }
 
 static bool
-infer_reduce(Graph *g, Node *n, const Type *x, Type *out)
+reduce_type(Graph *g, Node *n, const Type *x, Type *out)
 {
     int64_t axes[IR_MAX_RANK];
     int k = ir_attr_ints(g, n, "axes", axes, IR_MAX_RANK);
@@ -296,6 +296,581 @@ attr_elem(Graph *g, Node *n, const char *name, ElemType dflt)
     return elem_from_name(s, strlen(s));
 }
 
+/* ---- one infer function per op family (ops.def's INFER column names it) ----
+ * Each gets the node, its operand 0 (`x`, NULL when absent) and `o`, the result type
+ * preset to x's element type and shape without quantization; it adjusts `o` (result 0) and
+ * writes any further results to out[1..]. */
+#define INFER_FN(F) \
+    static bool infer_##F(Graph *g, Node *n, const Type *x, Type *o, Type *out)
+
+INFER_FN(const)
+{
+    const Attr *a = ir_attr(g, n, "value");
+    if (!a || a->kind != ATTR_TENSOR)
+        FAIL("missing tensor 'value'");
+    *o = a->t->type;
+    o->q = NULL;
+    return true;
+}
+
+INFER_FN(quantize)
+{
+    if (!elem_is_float(x->elem) && x->elem != ET_I32)
+        FAIL("input must be float or i32, got %s", elem_name(x->elem));
+    if (n->q) {
+        o->elem = n->q->storage;
+    } else {
+        const Type *s = in_type(g, n, 1), *z = in_type(g, n, 2);
+        if (!s)
+            FAIL("needs a scale");
+        if (!elem_is_float(s->elem))
+            FAIL("scale must be float");
+        o->elem = z ? z->elem : ET_U8;
+    }
+    return true;
+}
+
+INFER_FN(dequantize)
+{
+    if (!elem_is_quant_storage(x->elem))
+        FAIL("input must be an integer type, got %s", elem_name(x->elem));
+    if (!n->q) {
+        const Type *s = in_type(g, n, 1);
+        if (!s)
+            FAIL("needs a scale");
+        if (!elem_is_float(s->elem))
+            FAIL("scale must be float");
+    }
+    o->elem = attr_elem(g, n, "to", ET_F32);
+    if (!elem_is_float(o->elem))
+        FAIL("result must be float");
+    return true;
+}
+
+INFER_FN(dynamic_quantize)
+{
+    if (x->elem != ET_F32)
+        FAIL("input must be f32");
+    o->elem = ET_U8;
+    out[1] = type_make(ET_F32, 0, NULL);
+    out[2] = type_make(ET_U8, 0, NULL);
+    return true;
+}
+
+/* conv, qconv; conv_transpose, qconv_transpose: the integer forms leave the element type to
+ * the verifier (any of i8/u8/i32/f32) */
+INFER_FN(conv)
+{
+    if (!conv_type(g, n, o, false))
+        return false;
+    if (n->op == OP_QCONV)
+        o->elem = ET_NONE;
+    return true;
+}
+
+INFER_FN(conv_transpose)
+{
+    if (!conv_type(g, n, o, true))
+        return false;
+    if (n->op == OP_QCONV_TRANSPOSE)
+        o->elem = ET_NONE;
+    return true;
+}
+
+INFER_FN(matmul)
+{
+    if (!matmul_type(g, n, x, in_type(g, n, 1), o))
+        return false;
+    if (n->op == OP_QMATMUL) {
+        const Type *b = in_type(g, n, 2);
+        int64_t nn = o->dims[o->rank - 1];
+        if (b && (b->rank != 1 || b->dims[0] != nn))
+            FAIL("bias must have shape [%lld]", (long long)nn);
+        o->elem = ET_NONE;
+    }
+    return true;
+}
+
+INFER_FN(gemm)
+{
+    const Type *b = in_type(g, n, 1), *c = in_type(g, n, 2);
+    if (x->rank != 2 || b->rank != 2)
+        FAIL("operands must be rank 2");
+    bool ta = ir_attr_int(g, n, "transA", 0), tb = ir_attr_int(g, n, "transB", 0);
+    int64_t m = ta ? x->dims[1] : x->dims[0], k = ta ? x->dims[0] : x->dims[1];
+    int64_t k2 = tb ? b->dims[1] : b->dims[0], nn = tb ? b->dims[0] : b->dims[1];
+    if (k != k2)
+        FAIL("inner dimensions differ: %lld vs %lld", (long long)k, (long long)k2);
+    o->rank = 2;
+    o->dims[0] = m;
+    o->dims[1] = nn;
+    if (c) {
+        Type bt;
+        if (!shape_broadcast(o, c, &bt) || !type_shape_equal(&bt, o))
+            FAIL("C does not broadcast to [%lld,%lld]", (long long)m, (long long)nn);
+    }
+    return true;
+}
+
+INFER_FN(batchnorm)
+{
+    if (x->rank < 2)
+        FAIL("input must have rank >= 2");
+    for (uint32_t i = 1; i < 5; i++) {
+        const Type *p = in_type(g, n, i);
+        if (p->rank != 1 || p->dims[0] != x->dims[1])
+            FAIL("operand %u must have shape [%lld]", i, (long long)x->dims[1]);
+    }
+    return true;
+}
+
+/* add, sub, mul, div, prelu and their integer forms */
+INFER_FN(binary)
+{
+    bool integer = (op_info(n->op)->flags & OPF_INT) != 0;
+    const Type *b = in_type(g, n, 1);
+    if (!integer && x->elem != b->elem)
+        FAIL("operand types differ: %s vs %s", elem_name(x->elem), elem_name(b->elem));
+    if (!shape_broadcast(x, b, o)) {
+        char sa[128], sb[128];
+        fmt_shape(sa, sizeof sa, x);
+        fmt_shape(sb, sizeof sb, b);
+        FAIL("shapes %s and %s do not broadcast", sa, sb);
+    }
+    if (n->op == OP_PRELU && !type_shape_equal(o, x))
+        FAIL("slope must broadcast to the input shape");
+    if (integer)
+        o->elem = ET_NONE;
+    return true;
+}
+
+/* element-wise ops of one tensor operand; further operands are scalars (clip's bounds) */
+INFER_FN(unary)
+{
+    for (uint32_t i = 1; i < n->nin; i++) {
+        const Type *t = in_type(g, n, i);
+        if (t && (t->rank != 0 || t->elem != x->elem))
+            FAIL("operand %u must be a scalar %s", i, elem_name(x->elem));
+    }
+    return true;
+}
+
+INFER_FN(softmax)
+{
+    int64_t a;
+    return norm_axis(g, n, ir_attr_int(g, n, "axis", -1), x->rank, &a, "axis");
+}
+
+INFER_FN(layernorm)
+{
+    int64_t a;
+    if (!norm_axis(g, n, ir_attr_int(g, n, "axis", -1), x->rank, &a, "axis"))
+        return false;
+    for (uint32_t i = 1; i < n->nin; i++) {
+        const Type *t = in_type(g, n, i);
+        if (!t)
+            continue;
+        Type tail = *x;
+        tail.rank = (uint8_t)(x->rank - a);
+        memmove(tail.dims, x->dims + a, (size_t)tail.rank * sizeof(int64_t));
+        Type bt;
+        if (!shape_broadcast(&tail, t, &bt) || !type_shape_equal(&bt, &tail))
+            FAIL("operand %u does not broadcast to the normalized shape", i);
+    }
+    /* optional results 1 and 2: mean and 1/sqrt(variance + epsilon), f32, the input's
+     * shape with the normalized axes kept as 1 */
+    for (uint32_t k = 1; k < n->nout; k++) {
+        out[k] = type_make(ET_F32, x->rank, x->dims);
+        for (int i = (int)a; i < x->rank; i++)
+            out[k].dims[i] = 1;
+    }
+    return true;
+}
+
+INFER_FN(reduce)
+{
+    if (!reduce_type(g, n, x, o))
+        return false;
+    if (n->op == OP_QREDUCE_MEAN)
+        o->elem = ET_NONE;
+    return true;
+}
+
+/* avgpool, maxpool */
+INFER_FN(pool)
+{
+    if (!pool_type(g, n, x, o))
+        return false;
+    /* maxpool's optional result 1: ONNX's Indices, the flat index (i64) of each maximum
+     * in the input, row-major (storage_order=0) or column-major over the spatial axes */
+    if (n->op == OP_MAXPOOL) {
+        int64_t so = ir_attr_int(g, n, "storage_order", 0);
+        if (so != 0 && so != 1)
+            FAIL("storage_order must be 0 or 1, got %lld", (long long)so);
+        if (n->nout > 1)
+            out[1] = type_make(ET_I64, o->rank, o->dims);
+    }
+    return true;
+}
+
+INFER_FN(qavgpool)
+{
+    if (ir_attr_int(g, n, "global", 0)) {
+        if (x->rank < 3)
+            FAIL("input must have rank >= 3");
+        for (int i = 2; i < x->rank; i++)
+            o->dims[i] = 1;
+    } else if (!pool_type(g, n, x, o)) {
+        return false;
+    }
+    o->elem = ET_NONE;
+    return true;
+}
+
+INFER_FN(global_pool)
+{
+    if (x->rank < 3)
+        FAIL("input must have rank >= 3");
+    for (int i = 2; i < x->rank; i++)
+        o->dims[i] = 1;
+    return true;
+}
+
+INFER_FN(resize)
+{
+    int64_t sizes[IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, "sizes", sizes, IR_MAX_RANK);
+    if (k != x->rank)
+        FAIL("'sizes' must have %d values", x->rank);
+    for (int i = 0; i < k; i++) {
+        if (sizes[i] <= 0)
+            FAIL("sizes must be positive");
+        o->dims[i] = sizes[i];
+    }
+    const char *mode = ir_attr_string(g, n, "mode", "nearest");
+    if (strcmp(mode, "nearest") && strcmp(mode, "linear"))
+        FAIL("mode '%s' is not supported (nearest, linear)", mode);
+    return true;
+}
+
+INFER_FN(cast)
+{
+    o->elem = attr_elem(g, n, "to", ET_NONE);
+    if (o->elem == ET_NONE)
+        FAIL("'to' must name an element type");
+    return true;
+}
+
+INFER_FN(concat)
+{
+    int64_t a;
+    if (x->rank == 0)
+        FAIL("operands must have rank >= 1");
+    if (!norm_axis(g, n, ir_attr_int(g, n, "axis", 0), x->rank, &a, "axis"))
+        return false;
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < n->nin; i++) {
+        const Type *t = in_type(g, n, i);
+        if (!t)
+            FAIL("operand %u is missing", i);
+        if (t->rank != x->rank || t->elem != x->elem)
+            FAIL("operand %u has a different rank or element type", i);
+        for (int d = 0; d < x->rank; d++)
+            if (d != a && t->dims[d] != x->dims[d])
+                FAIL("operand %u differs in dimension %d", i, d);
+        sum += t->dims[a];
+    }
+    o->dims[a] = sum;
+    return true;
+}
+
+INFER_FN(split)
+{
+    int64_t a;
+    if (!norm_axis(g, n, ir_attr_int(g, n, "axis", 0), x->rank, &a, "axis"))
+        return false;
+    int64_t sp[64];
+    int k = ir_attr_ints(g, n, "split", sp, 64);
+    if (k < 0) {
+        if (x->dims[a] % n->nout)
+            FAIL("dimension %lld does not split evenly into %u", (long long)x->dims[a],
+                 n->nout);
+        for (uint32_t i = 0; i < n->nout && i < 64; i++)
+            sp[i] = x->dims[a] / n->nout;
+        k = (int)n->nout;
+    }
+    if ((uint32_t)k != n->nout)
+        FAIL("'split' has %d values for %u results", k, n->nout);
+    if (k > 64)
+        FAIL("too many results");
+    int64_t sum = 0;
+    for (int i = 0; i < k; i++) {
+        if (sp[i] < 0)
+            FAIL("split sizes must not be negative");
+        sum += sp[i];
+    }
+    if (sum != x->dims[a])
+        FAIL("split sizes sum to %lld, dimension is %lld", (long long)sum,
+             (long long)x->dims[a]);
+    for (int i = 1; i < k; i++) {
+        out[i] = *o;
+        out[i].dims[a] = sp[i];
+    }
+    o->dims[a] = sp[0];
+    return true;
+}
+
+/* one axis of a slice: the number of elements from start s to end e by step (not 0) */
+static int64_t
+slice_extent(int64_t d, int64_t s, int64_t e, int64_t step)
+{
+    if (s < 0)
+        s += d;
+    if (e < 0)
+        e += d;
+    if (step > 0) {
+        s = s < 0 ? 0 : s > d ? d : s;
+        e = e < 0 ? 0 : e > d ? d : e;
+        return e > s ? (e - s + step - 1) / step : 0;
+    }
+    s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
+    e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
+    return s > e ? (s - e + (-step) - 1) / (-step) : 0;
+}
+
+INFER_FN(slice)
+{
+    int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], stp[IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, "starts", st, IR_MAX_RANK);
+    if (k < 0 || ir_attr_ints(g, n, "ends", en, IR_MAX_RANK) != k)
+        FAIL("'starts' and 'ends' must be given with equal lengths");
+    if (k > x->rank)
+        FAIL("too many slice axes");
+    if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
+        for (int i = 0; i < k; i++)
+            ax[i] = i;
+    else if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) != k)
+        FAIL("'axes' must have %d values", k);
+    if (ir_attr_ints(g, n, "steps", stp, IR_MAX_RANK) < 0)
+        for (int i = 0; i < k; i++)
+            stp[i] = 1;
+    else if (ir_attr_ints(g, n, "steps", stp, IR_MAX_RANK) != k)
+        FAIL("'steps' must have %d values", k);
+    bool seen[IR_MAX_RANK] = {0};
+    for (int i = 0; i < k; i++) {
+        int64_t a;
+        if (!norm_axis(g, n, ax[i], x->rank, &a, "axis"))
+            return false;
+        if (seen[a])
+            FAIL("axis %lld repeated", (long long)ax[i]);
+        seen[a] = true;
+        if (stp[i] == 0)
+            FAIL("slice step must not be 0");
+        o->dims[a] = slice_extent(x->dims[a], st[i], en[i], stp[i]);
+    }
+    return true;
+}
+
+INFER_FN(pad)
+{
+    int64_t pads[2 * IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, "pads", pads, 2 * IR_MAX_RANK);
+    if (k != 2 * x->rank)
+        FAIL("'pads' must have %d values", 2 * x->rank);
+    const char *mode = ir_attr_string(g, n, "mode", "constant");
+    if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
+        FAIL("pad mode '%s' is not supported", mode);
+    for (int i = 0; i < x->rank; i++) {
+        int64_t d = x->dims[i] + pads[i] + pads[x->rank + i];
+        if (pads[i] > (1 << 24) || pads[x->rank + i] > (1 << 24) || d < 0)
+            FAIL("pads make dimension %d invalid", i);
+        o->dims[i] = d;
+    }
+    return true;
+}
+
+INFER_FN(reshape)
+{
+    int64_t sh[IR_MAX_RANK + 1];
+    int k = ir_attr_ints(g, n, "shape", sh, IR_MAX_RANK + 1);
+    if (k < 0 || k > IR_MAX_RANK)
+        FAIL("'shape' must have at most %d values", IR_MAX_RANK);
+    o->rank = (uint8_t)k;
+    for (int i = 0; i < k; i++) {
+        if (sh[i] < 0)
+            FAIL("reshape dimensions must be resolved (non-negative), got %lld",
+                 (long long)sh[i]);
+        o->dims[i] = sh[i];
+    }
+    size_t a, b;
+    if (!type_numel(x, &a) || !type_numel(o, &b) || a != b)
+        FAIL("reshape changes the number of elements");
+    return true;
+}
+
+INFER_FN(transpose)
+{
+    int64_t perm[IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK);
+    if (k < 0) {
+        k = x->rank;
+        for (int i = 0; i < k; i++)
+            perm[i] = k - 1 - i;
+    }
+    if (k != x->rank)
+        FAIL("'perm' must have %d values", x->rank);
+    bool seen[IR_MAX_RANK] = {0};
+    for (int i = 0; i < k; i++) {
+        if (perm[i] < 0 || perm[i] >= k || seen[perm[i]])
+            FAIL("'perm' is not a permutation");
+        seen[perm[i]] = true;
+        o->dims[i] = x->dims[perm[i]];
+    }
+    return true;
+}
+
+INFER_FN(squeeze)
+{
+    int64_t axes[IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, "axes", axes, IR_MAX_RANK);
+    bool rm[IR_MAX_RANK] = {0};
+    if (k < 0) {
+        for (int i = 0; i < x->rank; i++)
+            rm[i] = x->dims[i] == 1;
+    } else {
+        for (int i = 0; i < k; i++) {
+            int64_t a;
+            if (!norm_axis(g, n, axes[i], x->rank, &a, "axis"))
+                return false;
+            if (x->dims[a] != 1)
+                FAIL("cannot squeeze dimension %lld of size %lld", (long long)a,
+                     (long long)x->dims[a]);
+            rm[a] = true;
+        }
+    }
+    o->rank = 0;
+    for (int i = 0; i < x->rank; i++)
+        if (!rm[i])
+            o->dims[o->rank++] = x->dims[i];
+    return true;
+}
+
+INFER_FN(unsqueeze)
+{
+    int64_t axes[IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, "axes", axes, IR_MAX_RANK);
+    if (k < 0)
+        FAIL("'axes' is required");
+    int r = x->rank + k;
+    if (r > IR_MAX_RANK)
+        FAIL("result rank %d exceeds %d", r, IR_MAX_RANK);
+    bool ins[IR_MAX_RANK] = {0};
+    for (int i = 0; i < k; i++) {
+        int64_t a;
+        if (!norm_axis(g, n, axes[i], r, &a, "axis"))
+            return false;
+        if (ins[a])
+            FAIL("axis repeated");
+        ins[a] = true;
+    }
+    o->rank = (uint8_t)r;
+    for (int i = 0, j = 0; i < r; i++)
+        o->dims[i] = ins[i] ? 1 : x->dims[j++];
+    return true;
+}
+
+INFER_FN(flatten)
+{
+    int64_t a = ir_attr_int(g, n, "axis", 1);
+    if (a < 0)
+        a += x->rank;
+    if (a < 0 || a > x->rank)
+        FAIL("axis out of range");
+    int64_t d0 = 1, d1 = 1;
+    for (int i = 0; i < x->rank; i++)
+        *(i < a ? &d0 : &d1) *= x->dims[i];
+    o->rank = 2;
+    o->dims[0] = d0;
+    o->dims[1] = d1;
+    return true;
+}
+
+/* identity: the operand's type; requantize: its element type is checked by the verifier */
+INFER_FN(identity)
+{
+    if (n->op == OP_REQUANTIZE)
+        o->elem = ET_NONE;
+    return true;
+}
+
+INFER_FN(gather)
+{
+    const Type *idx = in_type(g, n, 1);
+    if (idx->elem != ET_I64 && idx->elem != ET_I32)
+        FAIL("indices must be i32 or i64");
+    int64_t a;
+    if (!norm_axis(g, n, ir_attr_int(g, n, "axis", 0), x->rank, &a, "axis"))
+        return false;
+    int r = x->rank - 1 + idx->rank;
+    if (r > IR_MAX_RANK)
+        FAIL("result rank too large");
+    o->rank = 0;
+    for (int i = 0; i < a; i++)
+        o->dims[o->rank++] = x->dims[i];
+    for (int i = 0; i < idx->rank; i++)
+        o->dims[o->rank++] = idx->dims[i];
+    for (int i = (int)a + 1; i < x->rank; i++)
+        o->dims[o->rank++] = x->dims[i];
+    return true;
+}
+
+INFER_FN(shape)
+{
+    int64_t s = ir_attr_int(g, n, "start", 0), e = ir_attr_int(g, n, "end", x->rank);
+    if (s < 0) s += x->rank;
+    if (e < 0) e += x->rank;
+    s = s < 0 ? 0 : s > x->rank ? x->rank : s;
+    e = e < 0 ? 0 : e > x->rank ? x->rank : e;
+    *o = type_make(ET_I64, 1, (int64_t[]){e > s ? e - s : 0});
+    return true;
+}
+
+INFER_FN(constant_of_shape)
+{
+    const Tensor *t = ir_const_of(g, n->in[0]);
+    if (!t || x->elem != ET_I64 || x->rank != 1)
+        FAIL("shape operand must be a constant i64 vector");
+    if (x->dims[0] > IR_MAX_RANK)
+        FAIL("shape has more than %d dimensions", IR_MAX_RANK);
+    const Attr *v = ir_attr(g, n, "value");
+    o->elem = v && v->kind == ATTR_TENSOR ? v->t->type.elem : ET_F32;
+    o->rank = (uint8_t)x->dims[0];
+    for (int i = 0; i < o->rank; i++) {
+        o->dims[i] = tensor_get_i(t, (size_t)i);
+        if (o->dims[i] < 0)
+            FAIL("negative dimension");
+    }
+    return true;
+}
+
+INFER_FN(lut)
+{
+    const Attr *t = ir_attr(g, n, "table");
+    if (x->elem != ET_I8 && x->elem != ET_U8)
+        FAIL("input must be i8 or u8");
+    if (!t || t->kind != ATTR_TENSOR || t->t->type.rank != 1 || t->t->type.dims[0] != 256)
+        FAIL("'table' must be a tensor of 256 entries");
+    o->elem = t->t->type.elem;
+    return true;
+}
+
+typedef bool (*InferFn)(Graph *g, Node *n, const Type *x, Type *o, Type *out);
+static const InferFn infer_tab[OP_COUNT] = {
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER) [OP_##E] = infer_##INFER,
+#include "ops.def"
+#undef OP
+};
+
 bool
 ir_infer_types(Graph *g, Node *n, Type *out)
 {
@@ -304,498 +879,16 @@ ir_infer_types(Graph *g, Node *n, Type *out)
     for (int i = 0; i < info->min_in; i++)
         if ((uint32_t)i >= n->nin || !n->in[i].id)
             FAIL("operand %d is required", i);
+    if (n->op <= OP_INVALID || n->op >= OP_COUNT)
+        FAIL("invalid op");
     const Type *x = in_type(g, n, 0);
     Type o = {0};
     if (x) {
         o = *x;
         o.q = NULL;
     }
-    switch (n->op) {
-    case OP_INVALID:
-    case OP_COUNT:
-        FAIL("invalid op");
-    case OP_CONST: {
-        const Attr *a = ir_attr(g, n, "value");
-        if (!a || a->kind != ATTR_TENSOR)
-            FAIL("missing tensor 'value'");
-        o = a->t->type;
-        o.q = NULL;
-        break;
-    }
-    case OP_QUANTIZE: {
-        if (!elem_is_float(x->elem) && x->elem != ET_I32)
-            FAIL("input must be float or i32, got %s", elem_name(x->elem));
-        if (n->q) {
-            o.elem = n->q->storage;
-        } else {
-            const Type *s = in_type(g, n, 1), *z = in_type(g, n, 2);
-            if (!s)
-                FAIL("needs a scale");
-            if (!elem_is_float(s->elem))
-                FAIL("scale must be float");
-            o.elem = z ? z->elem : ET_U8;
-        }
-        break;
-    }
-    case OP_DEQUANTIZE:
-        if (!elem_is_quant_storage(x->elem))
-            FAIL("input must be an integer type, got %s", elem_name(x->elem));
-        if (!n->q) {
-            const Type *s = in_type(g, n, 1);
-            if (!s)
-                FAIL("needs a scale");
-            if (!elem_is_float(s->elem))
-                FAIL("scale must be float");
-        }
-        o.elem = attr_elem(g, n, "to", ET_F32);
-        if (!elem_is_float(o.elem))
-            FAIL("result must be float");
-        break;
-    case OP_DYNAMIC_QUANTIZE:
-        if (x->elem != ET_F32)
-            FAIL("input must be f32");
-        out[0] = o;
-        out[0].elem = ET_U8;
-        out[1] = type_make(ET_F32, 0, NULL);
-        out[2] = type_make(ET_U8, 0, NULL);
-        return true;
-    case OP_CONV:
-    case OP_QCONV:
-        if (!infer_conv(g, n, &o, false))
-            return false;
-        if (n->op == OP_QCONV)
-            o.elem = ET_NONE; /* any of i8/u8/i32/f32: checked by the verifier */
-        break;
-    case OP_CONV_TRANSPOSE:
-    case OP_QCONV_TRANSPOSE:
-        if (!infer_conv(g, n, &o, true))
-            return false;
-        if (n->op == OP_QCONV_TRANSPOSE)
-            o.elem = ET_NONE;
-        break;
-    case OP_MATMUL:
-    case OP_QMATMUL:
-        if (!infer_matmul(g, n, x, in_type(g, n, 1), &o))
-            return false;
-        if (n->op == OP_QMATMUL) {
-            const Type *b = in_type(g, n, 2);
-            int64_t nn = o.dims[o.rank - 1];
-            if (b && (b->rank != 1 || b->dims[0] != nn))
-                FAIL("bias must have shape [%lld]", (long long)nn);
-            o.elem = ET_NONE;
-        }
-        break;
-    case OP_GEMM: {
-        const Type *b = in_type(g, n, 1), *c = in_type(g, n, 2);
-        if (x->rank != 2 || b->rank != 2)
-            FAIL("operands must be rank 2");
-        bool ta = ir_attr_int(g, n, "transA", 0), tb = ir_attr_int(g, n, "transB", 0);
-        int64_t m = ta ? x->dims[1] : x->dims[0], k = ta ? x->dims[0] : x->dims[1];
-        int64_t k2 = tb ? b->dims[1] : b->dims[0], nn = tb ? b->dims[0] : b->dims[1];
-        if (k != k2)
-            FAIL("inner dimensions differ: %lld vs %lld", (long long)k, (long long)k2);
-        o.rank = 2;
-        o.dims[0] = m;
-        o.dims[1] = nn;
-        if (c) {
-            Type bt;
-            if (!shape_broadcast(&o, c, &bt) || !type_shape_equal(&bt, &o))
-                FAIL("C does not broadcast to [%lld,%lld]", (long long)m, (long long)nn);
-        }
-        break;
-    }
-    case OP_BATCHNORM: {
-        if (x->rank < 2)
-            FAIL("input must have rank >= 2");
-        for (uint32_t i = 1; i < 5; i++) {
-            const Type *p = in_type(g, n, i);
-            if (p->rank != 1 || p->dims[0] != x->dims[1])
-                FAIL("operand %u must have shape [%lld]", i, (long long)x->dims[1]);
-        }
-        break;
-    }
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_PRELU:
-    case OP_QADD: case OP_QSUB: case OP_QMUL: {
-        const Type *b = in_type(g, n, 1);
-        if (!(info->flags & OPF_INT) && x->elem != b->elem)
-            FAIL("operand types differ: %s vs %s", elem_name(x->elem), elem_name(b->elem));
-        if (!shape_broadcast(x, b, &o)) {
-            char sa[128], sb[128];
-            fmt_shape(sa, sizeof sa, x);
-            fmt_shape(sb, sizeof sb, b);
-            FAIL("shapes %s and %s do not broadcast", sa, sb);
-        }
-        if (n->op == OP_PRELU && !type_shape_equal(&o, x))
-            FAIL("slope must broadcast to the input shape");
-        if (info->flags & OPF_INT)
-            o.elem = ET_NONE;
-        break;
-    }
-    case OP_RELU: case OP_CLIP: case OP_LEAKY_RELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
-    case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU:
-        for (uint32_t i = 1; i < n->nin; i++) {
-            const Type *t = in_type(g, n, i);
-            if (t && (t->rank != 0 || t->elem != x->elem))
-                FAIL("operand %u must be a scalar %s", i, elem_name(x->elem));
-        }
-        break;
-    case OP_SOFTMAX: {
-        int64_t a;
-        if (!norm_axis(g, n, ir_attr_int(g, n, "axis", -1), x->rank, &a, "axis"))
-            return false;
-        break;
-    }
-    case OP_LAYERNORM: {
-        int64_t a;
-        if (!norm_axis(g, n, ir_attr_int(g, n, "axis", -1), x->rank, &a, "axis"))
-            return false;
-        for (uint32_t i = 1; i < n->nin; i++) {
-            const Type *t = in_type(g, n, i);
-            if (!t)
-                continue;
-            Type tail = *x;
-            tail.rank = (uint8_t)(x->rank - a);
-            memmove(tail.dims, x->dims + a, (size_t)tail.rank * sizeof(int64_t));
-            Type bt;
-            if (!shape_broadcast(&tail, t, &bt) || !type_shape_equal(&bt, &tail))
-                FAIL("operand %u does not broadcast to the normalized shape", i);
-        }
-        /* optional results 1 and 2: mean and 1/sqrt(variance + epsilon), f32, the input's
-         * shape with the normalized axes kept as 1 */
-        for (uint32_t k = 1; k < n->nout; k++) {
-            out[k] = type_make(ET_F32, x->rank, x->dims);
-            for (int i = (int)a; i < x->rank; i++)
-                out[k].dims[i] = 1;
-        }
-        break;
-    }
-    case OP_REDUCE_MEAN:
-    case OP_QREDUCE_MEAN:
-        if (!infer_reduce(g, n, x, &o))
-            return false;
-        if (n->op == OP_QREDUCE_MEAN)
-            o.elem = ET_NONE;
-        break;
-    case OP_AVGPOOL:
-    case OP_MAXPOOL:
-        if (!infer_pool(g, n, x, &o))
-            return false;
-        /* maxpool's optional result 1: ONNX's Indices, the flat index (i64) of each maximum
-         * in the input, row-major (storage_order=0) or column-major over the spatial axes */
-        if (n->op == OP_MAXPOOL) {
-            int64_t so = ir_attr_int(g, n, "storage_order", 0);
-            if (so != 0 && so != 1)
-                FAIL("storage_order must be 0 or 1, got %lld", (long long)so);
-            if (n->nout > 1)
-                out[1] = type_make(ET_I64, o.rank, o.dims);
-        }
-        break;
-    case OP_QAVGPOOL:
-        if (ir_attr_int(g, n, "global", 0)) {
-            if (x->rank < 3)
-                FAIL("input must have rank >= 3");
-            for (int i = 2; i < x->rank; i++)
-                o.dims[i] = 1;
-        } else if (!infer_pool(g, n, x, &o)) {
-            return false;
-        }
-        o.elem = ET_NONE;
-        break;
-    case OP_GLOBAL_AVGPOOL:
-        if (x->rank < 3)
-            FAIL("input must have rank >= 3");
-        for (int i = 2; i < x->rank; i++)
-            o.dims[i] = 1;
-        break;
-    case OP_RESIZE: {
-        int64_t sizes[IR_MAX_RANK];
-        int k = ir_attr_ints(g, n, "sizes", sizes, IR_MAX_RANK);
-        if (k != x->rank)
-            FAIL("'sizes' must have %d values", x->rank);
-        for (int i = 0; i < k; i++) {
-            if (sizes[i] <= 0)
-                FAIL("sizes must be positive");
-            o.dims[i] = sizes[i];
-        }
-        const char *mode = ir_attr_string(g, n, "mode", "nearest");
-        if (strcmp(mode, "nearest") && strcmp(mode, "linear"))
-            FAIL("mode '%s' is not supported (nearest, linear)", mode);
-        break;
-    }
-    case OP_CAST:
-        o.elem = attr_elem(g, n, "to", ET_NONE);
-        if (o.elem == ET_NONE)
-            FAIL("'to' must name an element type");
-        break;
-    case OP_CONCAT: {
-        int64_t a;
-        if (x->rank == 0)
-            FAIL("operands must have rank >= 1");
-        if (!norm_axis(g, n, ir_attr_int(g, n, "axis", 0), x->rank, &a, "axis"))
-            return false;
-        int64_t sum = 0;
-        for (uint32_t i = 0; i < n->nin; i++) {
-            const Type *t = in_type(g, n, i);
-            if (!t)
-                FAIL("operand %u is missing", i);
-            if (t->rank != x->rank || t->elem != x->elem)
-                FAIL("operand %u has a different rank or element type", i);
-            for (int d = 0; d < x->rank; d++)
-                if (d != a && t->dims[d] != x->dims[d])
-                    FAIL("operand %u differs in dimension %d", i, d);
-            sum += t->dims[a];
-        }
-        o.dims[a] = sum;
-        break;
-    }
-    case OP_SPLIT: {
-        int64_t a;
-        if (!norm_axis(g, n, ir_attr_int(g, n, "axis", 0), x->rank, &a, "axis"))
-            return false;
-        int64_t sp[64];
-        int k = ir_attr_ints(g, n, "split", sp, 64);
-        if (k < 0) {
-            if (x->dims[a] % n->nout)
-                FAIL("dimension %lld does not split evenly into %u", (long long)x->dims[a],
-                     n->nout);
-            for (uint32_t i = 0; i < n->nout && i < 64; i++)
-                sp[i] = x->dims[a] / n->nout;
-            k = (int)n->nout;
-        }
-        if ((uint32_t)k != n->nout)
-            FAIL("'split' has %d values for %u results", k, n->nout);
-        if (k > 64)
-            FAIL("too many results");
-        int64_t sum = 0;
-        for (int i = 0; i < k; i++) {
-            if (sp[i] < 0)
-                FAIL("split sizes must not be negative");
-            sum += sp[i];
-        }
-        if (sum != x->dims[a])
-            FAIL("split sizes sum to %lld, dimension is %lld", (long long)sum,
-                 (long long)x->dims[a]);
-        for (int i = 0; i < k; i++) {
-            out[i] = o;
-            out[i].dims[a] = sp[i];
-        }
-        return true;
-    }
-    case OP_SLICE: {
-        int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], stp[IR_MAX_RANK];
-        int k = ir_attr_ints(g, n, "starts", st, IR_MAX_RANK);
-        if (k < 0 || ir_attr_ints(g, n, "ends", en, IR_MAX_RANK) != k)
-            FAIL("'starts' and 'ends' must be given with equal lengths");
-        if (k > x->rank)
-            FAIL("too many slice axes");
-        if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
-            for (int i = 0; i < k; i++)
-                ax[i] = i;
-        else if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) != k)
-            FAIL("'axes' must have %d values", k);
-        if (ir_attr_ints(g, n, "steps", stp, IR_MAX_RANK) < 0)
-            for (int i = 0; i < k; i++)
-                stp[i] = 1;
-        else if (ir_attr_ints(g, n, "steps", stp, IR_MAX_RANK) != k)
-            FAIL("'steps' must have %d values", k);
-        bool seen[IR_MAX_RANK] = {0};
-        for (int i = 0; i < k; i++) {
-            int64_t a;
-            if (!norm_axis(g, n, ax[i], x->rank, &a, "axis"))
-                return false;
-            if (seen[a])
-                FAIL("axis %lld repeated", (long long)ax[i]);
-            seen[a] = true;
-            int64_t d = x->dims[a], s = st[i], e = en[i], step = stp[i];
-            if (step == 0)
-                FAIL("slice step must not be 0");
-            if (s < 0)
-                s += d;
-            if (e < 0)
-                e += d;
-            if (step > 0) {
-                s = s < 0 ? 0 : s > d ? d : s;
-                e = e < 0 ? 0 : e > d ? d : e;
-                o.dims[a] = e > s ? (e - s + step - 1) / step : 0;
-            } else {
-                s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
-                e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-                o.dims[a] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
-            }
-        }
-        break;
-    }
-    case OP_PAD: {
-        int64_t pads[2 * IR_MAX_RANK];
-        int k = ir_attr_ints(g, n, "pads", pads, 2 * IR_MAX_RANK);
-        if (k != 2 * x->rank)
-            FAIL("'pads' must have %d values", 2 * x->rank);
-        const char *mode = ir_attr_string(g, n, "mode", "constant");
-        if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
-            FAIL("pad mode '%s' is not supported", mode);
-        for (int i = 0; i < x->rank; i++) {
-            int64_t d = x->dims[i] + pads[i] + pads[x->rank + i];
-            if (pads[i] > (1 << 24) || pads[x->rank + i] > (1 << 24) || d < 0)
-                FAIL("pads make dimension %d invalid", i);
-            o.dims[i] = d;
-        }
-        break;
-    }
-    case OP_RESHAPE: {
-        int64_t sh[IR_MAX_RANK + 1];
-        int k = ir_attr_ints(g, n, "shape", sh, IR_MAX_RANK + 1);
-        if (k < 0 || k > IR_MAX_RANK)
-            FAIL("'shape' must have at most %d values", IR_MAX_RANK);
-        o.rank = (uint8_t)k;
-        for (int i = 0; i < k; i++) {
-            if (sh[i] < 0)
-                FAIL("reshape dimensions must be resolved (non-negative), got %lld",
-                     (long long)sh[i]);
-            o.dims[i] = sh[i];
-        }
-        size_t a, b;
-        if (!type_numel(x, &a) || !type_numel(&o, &b) || a != b)
-            FAIL("reshape changes the number of elements");
-        break;
-    }
-    case OP_TRANSPOSE: {
-        int64_t perm[IR_MAX_RANK];
-        int k = ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK);
-        if (k < 0) {
-            k = x->rank;
-            for (int i = 0; i < k; i++)
-                perm[i] = k - 1 - i;
-        }
-        if (k != x->rank)
-            FAIL("'perm' must have %d values", x->rank);
-        bool seen[IR_MAX_RANK] = {0};
-        for (int i = 0; i < k; i++) {
-            if (perm[i] < 0 || perm[i] >= k || seen[perm[i]])
-                FAIL("'perm' is not a permutation");
-            seen[perm[i]] = true;
-            o.dims[i] = x->dims[perm[i]];
-        }
-        break;
-    }
-    case OP_SQUEEZE: {
-        int64_t axes[IR_MAX_RANK];
-        int k = ir_attr_ints(g, n, "axes", axes, IR_MAX_RANK);
-        bool rm[IR_MAX_RANK] = {0};
-        if (k < 0) {
-            for (int i = 0; i < x->rank; i++)
-                rm[i] = x->dims[i] == 1;
-        } else {
-            for (int i = 0; i < k; i++) {
-                int64_t a;
-                if (!norm_axis(g, n, axes[i], x->rank, &a, "axis"))
-                    return false;
-                if (x->dims[a] != 1)
-                    FAIL("cannot squeeze dimension %lld of size %lld", (long long)a,
-                         (long long)x->dims[a]);
-                rm[a] = true;
-            }
-        }
-        o.rank = 0;
-        for (int i = 0; i < x->rank; i++)
-            if (!rm[i])
-                o.dims[o.rank++] = x->dims[i];
-        break;
-    }
-    case OP_UNSQUEEZE: {
-        int64_t axes[IR_MAX_RANK];
-        int k = ir_attr_ints(g, n, "axes", axes, IR_MAX_RANK);
-        if (k < 0)
-            FAIL("'axes' is required");
-        int r = x->rank + k;
-        if (r > IR_MAX_RANK)
-            FAIL("result rank %d exceeds %d", r, IR_MAX_RANK);
-        bool ins[IR_MAX_RANK] = {0};
-        for (int i = 0; i < k; i++) {
-            int64_t a;
-            if (!norm_axis(g, n, axes[i], r, &a, "axis"))
-                return false;
-            if (ins[a])
-                FAIL("axis repeated");
-            ins[a] = true;
-        }
-        o.rank = (uint8_t)r;
-        for (int i = 0, j = 0; i < r; i++)
-            o.dims[i] = ins[i] ? 1 : x->dims[j++];
-        break;
-    }
-    case OP_FLATTEN: {
-        int64_t a = ir_attr_int(g, n, "axis", 1);
-        if (a < 0)
-            a += x->rank;
-        if (a < 0 || a > x->rank)
-            FAIL("axis out of range");
-        int64_t d0 = 1, d1 = 1;
-        for (int i = 0; i < x->rank; i++)
-            *(i < a ? &d0 : &d1) *= x->dims[i];
-        o.rank = 2;
-        o.dims[0] = d0;
-        o.dims[1] = d1;
-        break;
-    }
-    case OP_IDENTITY:
-        break;
-    case OP_GATHER: {
-        const Type *idx = in_type(g, n, 1);
-        if (idx->elem != ET_I64 && idx->elem != ET_I32)
-            FAIL("indices must be i32 or i64");
-        int64_t a;
-        if (!norm_axis(g, n, ir_attr_int(g, n, "axis", 0), x->rank, &a, "axis"))
-            return false;
-        int r = x->rank - 1 + idx->rank;
-        if (r > IR_MAX_RANK)
-            FAIL("result rank too large");
-        o.rank = 0;
-        for (int i = 0; i < a; i++)
-            o.dims[o.rank++] = x->dims[i];
-        for (int i = 0; i < idx->rank; i++)
-            o.dims[o.rank++] = idx->dims[i];
-        for (int i = (int)a + 1; i < x->rank; i++)
-            o.dims[o.rank++] = x->dims[i];
-        break;
-    }
-    case OP_SHAPE: {
-        int64_t s = ir_attr_int(g, n, "start", 0), e = ir_attr_int(g, n, "end", x->rank);
-        if (s < 0) s += x->rank;
-        if (e < 0) e += x->rank;
-        s = s < 0 ? 0 : s > x->rank ? x->rank : s;
-        e = e < 0 ? 0 : e > x->rank ? x->rank : e;
-        o = type_make(ET_I64, 1, (int64_t[]){e > s ? e - s : 0});
-        break;
-    }
-    case OP_CONSTANT_OF_SHAPE: {
-        const Tensor *t = ir_const_of(g, n->in[0]);
-        if (!t || x->elem != ET_I64 || x->rank != 1)
-            FAIL("shape operand must be a constant i64 vector");
-        if (x->dims[0] > IR_MAX_RANK)
-            FAIL("shape has more than %d dimensions", IR_MAX_RANK);
-        const Attr *v = ir_attr(g, n, "value");
-        o.elem = v && v->kind == ATTR_TENSOR ? v->t->type.elem : ET_F32;
-        o.rank = (uint8_t)x->dims[0];
-        for (int i = 0; i < o.rank; i++) {
-            o.dims[i] = tensor_get_i(t, (size_t)i);
-            if (o.dims[i] < 0)
-                FAIL("negative dimension");
-        }
-        break;
-    }
-    case OP_REQUANTIZE:
-        o.elem = ET_NONE;
-        break;
-    case OP_LUT: {
-        const Attr *t = ir_attr(g, n, "table");
-        if (x->elem != ET_I8 && x->elem != ET_U8)
-            FAIL("input must be i8 or u8");
-        if (!t || t->kind != ATTR_TENSOR || t->t->type.rank != 1 || t->t->type.dims[0] != 256)
-            FAIL("'table' must be a tensor of 256 entries");
-        o.elem = t->t->type.elem;
-        break;
-    }
-    }
+    if (!infer_tab[n->op](g, n, x, &o, out))
+        return false;
     out[0] = o;
     return true;
 }

@@ -10,7 +10,7 @@
 /* ---- ops ---- */
 static const OpInfo op_tab[OP_COUNT] = {
     [OP_INVALID] = {"<invalid>", 0, 0, 0, 0, 0},
-#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS) \
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER) \
     [OP_##E] = {NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS},
 #include "ops.def"
 #undef OP
@@ -473,14 +473,12 @@ ir_replace_all_uses(Graph *g, ValueId from, ValueId to)
 }
 
 /* ---- compaction and topological order ---- */
-bool
-ir_compact(Graph *g)
+/* ir_compact step 1: the nodes reachable backwards from the outputs are live. */
+static void
+compact_liveness(Graph *g, bool *nlive)
 {
-    uint32_t nn = g->nodes.len, nv = g->values.len;
-    /* 1. liveness: nodes reachable backwards from outputs are live; others are dead. */
-    bool *vlive = xcalloc(nv, sizeof(bool));
-    bool *nlive = xcalloc(nn, sizeof(bool));
-    uint32_t *stack = xmalloc((nv + 1) * sizeof(uint32_t));
+    bool *vlive = xcalloc(g->values.len, sizeof(bool));
+    uint32_t *stack = xmalloc((g->values.len + 1) * sizeof(uint32_t));
     uint32_t sp = 0;
     for (uint32_t k = 0; k < g->outputs.len; k++) {
         uint32_t v = g->outputs.data[k].id;
@@ -508,90 +506,58 @@ ir_compact(Graph *g)
         for (uint32_t k = 0; k < n->nout; k++)
             vlive[n->out[k].id] = true;
     }
-    for (uint32_t k = 0; k < g->inputs.len; k++)
-        vlive[g->inputs.data[k].id] = true;
+    free(vlive);
+    free(stack);
+}
 
-    /* 2. stable topological sort of live nodes (Kahn, lowest index first). */
+/* the live node defining operand u of a live node, or 0 */
+static uint32_t
+live_def(const Graph *g, const bool *nlive, uint32_t u)
+{
+    uint32_t d = u ? g->values.data[u].def.id : 0;
+    return d && nlive[d] ? d : 0;
+}
+
+/* ir_compact step 2: the live nodes in stable topological order (ir_topo_order over the
+ * operand edges between live nodes); false with a diagnostic at the first node left on a
+ * cycle. */
+static bool
+compact_order(Graph *g, const bool *nlive, uint32_t *order, uint32_t *no)
+{
+    uint32_t nn = g->nodes.len;
     uint32_t *indeg = xcalloc(nn, sizeof(uint32_t));
+    uint32_t *sstart = xcalloc(nn + 1, sizeof(uint32_t));
     for (uint32_t i = 1; i < nn; i++) {
         if (!nlive[i])
             continue;
         Node *n = &g->nodes.data[i];
         for (uint32_t k = 0; k < n->nin; k++) {
-            uint32_t u = n->in[k].id;
-            if (u && g->values.data[u].def.id && nlive[g->values.data[u].def.id])
+            uint32_t d = live_def(g, nlive, n->in[k].id);
+            if (d) {
                 indeg[i]++;
-        }
-    }
-    /* consumers lists */
-    uint32_t *cstart = xcalloc(nv + 1, sizeof(uint32_t));
-    for (uint32_t i = 1; i < nn; i++) {
-        if (!nlive[i])
-            continue;
-        Node *n = &g->nodes.data[i];
-        for (uint32_t k = 0; k < n->nin; k++)
-            if (n->in[k].id)
-                cstart[n->in[k].id + 1]++;
-    }
-    for (uint32_t v = 0; v < nv; v++)
-        cstart[v + 1] += cstart[v];
-    uint32_t *cons = xmalloc((cstart[nv] + 1) * sizeof(uint32_t));
-    uint32_t *cfill = xcalloc(nv, sizeof(uint32_t));
-    for (uint32_t i = 1; i < nn; i++) {
-        if (!nlive[i])
-            continue;
-        Node *n = &g->nodes.data[i];
-        for (uint32_t k = 0; k < n->nin; k++) {
-            uint32_t u = n->in[k].id;
-            if (u)
-                cons[cstart[u] + cfill[u]++] = i;
-        }
-    }
-    /* min-heap of ready node indices */
-    uint32_t *heap = xmalloc(nn * sizeof(uint32_t));
-    uint32_t hn = 0;
-#define HEAP_PUSH(x)                                                        \
-    do {                                                                    \
-        uint32_t _i = hn++;                                                 \
-        heap[_i] = (x);                                                     \
-        while (_i && heap[(_i - 1) / 2] > heap[_i]) {                       \
-            uint32_t _t = heap[_i]; heap[_i] = heap[(_i - 1) / 2];          \
-            heap[(_i - 1) / 2] = _t; _i = (_i - 1) / 2;                     \
-        }                                                                   \
-    } while (0)
-    for (uint32_t i = 1; i < nn; i++)
-        if (nlive[i] && indeg[i] == 0)
-            HEAP_PUSH(i);
-    uint32_t *order = xmalloc(nn * sizeof(uint32_t));
-    uint32_t no = 0;
-    while (hn) {
-        uint32_t top = heap[0];
-        heap[0] = heap[--hn];
-        for (uint32_t i = 0;;) {
-            uint32_t l = 2 * i + 1, r = l + 1, s = i;
-            if (l < hn && heap[l] < heap[s]) s = l;
-            if (r < hn && heap[r] < heap[s]) s = r;
-            if (s == i) break;
-            uint32_t t = heap[i]; heap[i] = heap[s]; heap[s] = t;
-            i = s;
-        }
-        order[no++] = top;
-        Node *n = &g->nodes.data[top];
-        /* each result's consumers lose one dependency per operand edge */
-        for (uint32_t k = 0; k < n->nout; k++) {
-            uint32_t v = n->out[k].id;
-            for (uint32_t c = cstart[v]; c < cstart[v + 1]; c++) {
-                uint32_t ci = cons[c];
-                if (--indeg[ci] == 0)
-                    HEAP_PUSH(ci);
+                sstart[d + 1]++;
             }
         }
     }
-#undef HEAP_PUSH
+    for (uint32_t i = 0; i < nn; i++)
+        sstart[i + 1] += sstart[i];
+    uint32_t *succ = xmalloc((sstart[nn] + 1) * sizeof(uint32_t));
+    uint32_t *fill = xcalloc(nn, sizeof(uint32_t));
+    for (uint32_t i = 1; i < nn; i++) {
+        if (!nlive[i])
+            continue;
+        Node *n = &g->nodes.data[i];
+        for (uint32_t k = 0; k < n->nin; k++) {
+            uint32_t d = live_def(g, nlive, n->in[k].id);
+            if (d)
+                succ[sstart[d] + fill[d]++] = i;
+        }
+    }
+    *no = ir_topo_order(nn, nlive, indeg, sstart, succ, order);
     uint32_t nlive_count = 0;
     for (uint32_t i = 1; i < nn; i++)
         nlive_count += nlive[i];
-    bool ok = no == nlive_count;
+    bool ok = *no == nlive_count;
     if (!ok) {
         /* report the first node left on a cycle */
         for (uint32_t i = 1; i < nn; i++)
@@ -599,65 +565,80 @@ ir_compact(Graph *g)
                 node_error(g, &g->nodes.data[i], "graph has a cycle through this node");
                 break;
             }
-    } else {
-        /* 3. renumber values: inputs first in input order, then results in node order. */
-        uint32_t *vmap = xcalloc(nv, sizeof(uint32_t));
-        Graph ng = {0};
-        ng.m = g->m;
-        ng.name = g->name;
-        ng.name_counter = g->name_counter;
-        ng.name_taken = g->name_taken;
-        ng.name_taken_cap = g->name_taken_cap;
-        g->name_taken = NULL;
-        g->name_taken_cap = 0;
-        Node n0 = {0};
-        Value v0 = {0};
-        vec_push(&ng.nodes, n0);
-        vec_push(&ng.values, v0);
-        for (uint32_t k = 0; k < g->inputs.len; k++) {
-            uint32_t v = g->inputs.data[k].id;
+    }
+    free(indeg);
+    free(sstart);
+    free(succ);
+    free(fill);
+    return ok;
+}
+
+/* ir_compact step 3: a new graph of the ordered nodes; values renumbered, inputs first in
+ * input order, then results in node order. Replaces g. */
+static void
+compact_renumber(Graph *g, const uint32_t *order, uint32_t no)
+{
+    uint32_t *vmap = xcalloc(g->values.len, sizeof(uint32_t));
+    Graph ng = {0};
+    ng.m = g->m;
+    ng.name = g->name;
+    ng.name_counter = g->name_counter;
+    ng.name_taken = g->name_taken;
+    ng.name_taken_cap = g->name_taken_cap;
+    g->name_taken = NULL;
+    g->name_taken_cap = 0;
+    Node n0 = {0};
+    Value v0 = {0};
+    vec_push(&ng.nodes, n0);
+    vec_push(&ng.values, v0);
+    for (uint32_t k = 0; k < g->inputs.len; k++) {
+        uint32_t v = g->inputs.data[k].id;
+        Value val = g->values.data[v];
+        val.def_index = k;
+        vec_push(&ng.values, val);
+        vmap[v] = ng.values.len - 1;
+        ValueId nid = {ng.values.len - 1};
+        vec_push(&ng.inputs, nid);
+    }
+    for (uint32_t oi = 0; oi < no; oi++) {
+        Node n = g->nodes.data[order[oi]];
+        uint32_t newid = ng.nodes.len;
+        for (uint32_t k = 0; k < n.nout; k++) {
+            uint32_t v = n.out[k].id;
             Value val = g->values.data[v];
-            val.def_index = k;
+            val.def = (NodeId){newid};
             vec_push(&ng.values, val);
             vmap[v] = ng.values.len - 1;
-            ValueId nid = {ng.values.len - 1};
-            vec_push(&ng.inputs, nid);
         }
-        for (uint32_t oi = 0; oi < no; oi++) {
-            Node n = g->nodes.data[order[oi]];
-            uint32_t newid = ng.nodes.len;
-            for (uint32_t k = 0; k < n.nout; k++) {
-                uint32_t v = n.out[k].id;
-                Value val = g->values.data[v];
-                val.def = (NodeId){newid};
-                vec_push(&ng.values, val);
-                vmap[v] = ng.values.len - 1;
-            }
-            vec_push(&ng.nodes, n);
-        }
-        for (uint32_t i = 1; i < ng.nodes.len; i++) {
-            Node *n = &ng.nodes.data[i];
-            for (uint32_t k = 0; k < n->nin; k++)
-                n->in[k].id = vmap[n->in[k].id];
-            for (uint32_t k = 0; k < n->nout; k++)
-                n->out[k].id = vmap[n->out[k].id];
-        }
-        for (uint32_t k = 0; k < g->outputs.len; k++) {
-            ValueId o = {vmap[g->outputs.data[k].id]};
-            vec_push(&ng.outputs, o);
-        }
-        free(vmap);
-        graph_free(g);
-        *g = ng;
+        vec_push(&ng.nodes, n);
     }
-    free(vlive);
+    for (uint32_t i = 1; i < ng.nodes.len; i++) {
+        Node *n = &ng.nodes.data[i];
+        for (uint32_t k = 0; k < n->nin; k++)
+            n->in[k].id = vmap[n->in[k].id];
+        for (uint32_t k = 0; k < n->nout; k++)
+            n->out[k].id = vmap[n->out[k].id];
+    }
+    for (uint32_t k = 0; k < g->outputs.len; k++) {
+        ValueId o = {vmap[g->outputs.data[k].id]};
+        vec_push(&ng.outputs, o);
+    }
+    free(vmap);
+    graph_free(g);
+    *g = ng;
+}
+
+bool
+ir_compact(Graph *g)
+{
+    bool *nlive = xcalloc(g->nodes.len, sizeof(bool));
+    uint32_t *order = xmalloc(g->nodes.len * sizeof(uint32_t));
+    uint32_t no = 0;
+    compact_liveness(g, nlive);
+    bool ok = compact_order(g, nlive, order, &no);
+    if (ok)
+        compact_renumber(g, order, no);
     free(nlive);
-    free(stack);
-    free(indeg);
-    free(cstart);
-    free(cons);
-    free(cfill);
-    free(heap);
     free(order);
     return ok;
 }

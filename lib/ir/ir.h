@@ -83,7 +83,7 @@ typedef struct Attr {
 
 typedef enum OpKind {
     OP_INVALID = 0,
-#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS) OP_##E,
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER) OP_##E,
 #include "ops.def"
 #undef OP
     OP_COUNT
@@ -233,6 +233,13 @@ Node *ir_def(Graph *g, ValueId v);
 /* Remove dead nodes and unused values, renumber, and sort nodes topologically (stable).
  * Returns false (with a diagnostic) if the graph has a cycle. */
 bool ir_compact(Graph *g);
+/* Stable topological order of nodes 0..n-1 (topo.c): Kahn's algorithm taking the lowest ready
+ * index first, so an order that is already valid is kept. succ[succ_start[i] ..
+ * succ_start[i+1]) are node i's successors, once per edge; indeg[i] counts its incoming edges
+ * and is consumed. member (NULL: every node) leaves the nodes it marks false out. Writes the
+ * order and returns its length: short when there is a cycle, whose nodes keep indeg != 0. */
+uint32_t ir_topo_order(uint32_t n, const bool *member, uint32_t *indeg, const uint32_t *succ_start,
+                       const uint32_t *succ, uint32_t *order);
 
 /* ---- analyses ---- */
 /* Result types of n from its operands and attributes; false with a diagnostic at n's

@@ -156,14 +156,9 @@ lex_string(Parser *P)
     return true;
 }
 
-void
-lex_next(Parser *P)
+static void
+skip_space_and_comments(Parser *P)
 {
-    if (P->failed) {
-        P->tok = T_ERROR;
-        return;
-    }
-    /* skip whitespace and comments */
     for (;;) {
         while (P->p < P->end && (*P->p == ' ' || *P->p == '\t' || *P->p == '\n' ||
                                  *P->p == '\r'))
@@ -175,6 +170,141 @@ lex_next(Parser *P)
         }
         break;
     }
+}
+
+/* one-character punctuation, or T_EOF when c is none */
+static Tok
+punct_tok(char c)
+{
+    switch (c) {
+    case '(': return T_LPAREN;
+    case ')': return T_RPAREN;
+    case '[': return T_LBRACK;
+    case ']': return T_RBRACK;
+    case '{': return T_LBRACE;
+    case '}': return T_RBRACE;
+    case '<': return T_LT;
+    case '>': return T_GT;
+    case ',': return T_COMMA;
+    case ':': return T_COLON;
+    case '=': return T_EQ;
+    default: return T_EOF;
+    }
+}
+
+/* '%' or '@' (the current character c) and a bare or quoted name: T_VALUE or T_GLOBAL.
+ * false (with T_ERROR) on a malformed name. */
+static bool
+lex_name(Parser *P, char c)
+{
+    advance_char(P);
+    Tok kind = c == '%' ? T_VALUE : T_GLOBAL;
+    if (P->p < P->end && *P->p == '"') {
+        if (!lex_string(P)) {
+            P->tok = T_ERROR;
+            return false;
+        }
+        if (!*P->sval) {
+            lex_error(P, P->tline, P->tcol, "empty name");
+            P->tok = T_ERROR;
+            return false;
+        }
+    } else {
+        const char *s = P->p;
+        while (P->p < P->end && is_name_char(*P->p))
+            advance_char(P);
+        if (P->p == s) {
+            lex_error(P, P->tline, P->tcol, "expected a name after '%c'", c);
+            P->tok = T_ERROR;
+            return false;
+        }
+        free(P->sval);
+        P->sval = xstrndup(s, (size_t)(P->p - s));
+    }
+    P->tok = kind;
+    return true;
+}
+
+/* a number starting with the current character c (a digit or sign): T_INT, T_FLOAT (also
+ * signed nan and inf). false (with T_ERROR) on a malformed number. */
+static bool
+lex_number(Parser *P, char c)
+{
+    const char *s = P->p;
+    if (c == '-' || c == '+')
+        advance_char(P);
+    /* nan / inf with a sign */
+    if (P->end - P->p >= 3 && (strncmp(P->p, "nan", 3) == 0 || strncmp(P->p, "inf", 3) == 0)) {
+        bool isnan_ = P->p[0] == 'n';
+        advance_char(P);
+        advance_char(P);
+        advance_char(P);
+        P->tok = T_FLOAT;
+        P->fval = isnan_ ? (c == '-' ? -NAN : NAN) : (c == '-' ? -INFINITY : INFINITY);
+        return true;
+    }
+    bool isfloat = false;
+    while (P->p < P->end && ((*P->p >= '0' && *P->p <= '9') || *P->p == '.' || *P->p == 'e' ||
+                             *P->p == 'E' ||
+                             ((*P->p == '-' || *P->p == '+') &&
+                              (P->p[-1] == 'e' || P->p[-1] == 'E')))) {
+        if (*P->p == '.' || *P->p == 'e' || *P->p == 'E')
+            isfloat = true;
+        advance_char(P);
+    }
+    size_t n = (size_t)(P->p - s);
+    if (n > 64 || (n == 1 && (c == '-' || c == '+'))) {
+        lex_error(P, P->tline, P->tcol, "invalid number");
+        P->tok = T_ERROR;
+        return false;
+    }
+    char buf[72];
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    char *endp;
+    errno = 0;
+    if (isfloat) {
+        P->fval = strtod(buf, &endp);
+        P->tok = T_FLOAT;
+    } else {
+        P->ival = strtoll(buf, &endp, 10);
+        P->fval = (double)P->ival;
+        P->tok = T_INT;
+    }
+    if (*endp || (errno == ERANGE && !isfloat)) {
+        lex_error(P, P->tline, P->tcol, "invalid number '%s'", buf);
+        P->tok = T_ERROR;
+        return false;
+    }
+    return true;
+}
+
+/* an identifier; bare nan / inf are float literals */
+static void
+lex_ident(Parser *P)
+{
+    const char *start = P->p;
+    while (P->p < P->end && lex_is_ident_char(*P->p))
+        advance_char(P);
+    P->tok = T_IDENT;
+    size_t n = (size_t)(P->p - start);
+    if ((n == 3 && strncmp(start, "nan", 3) == 0)) {
+        P->tok = T_FLOAT;
+        P->fval = NAN;
+    } else if (n == 3 && strncmp(start, "inf", 3) == 0) {
+        P->tok = T_FLOAT;
+        P->fval = INFINITY;
+    }
+}
+
+void
+lex_next(Parser *P)
+{
+    if (P->failed) {
+        P->tok = T_ERROR;
+        return;
+    }
+    skip_space_and_comments(P);
     P->tstart = P->p;
     P->tline = P->line;
     P->tcol = P->col;
@@ -185,142 +315,42 @@ lex_next(Parser *P)
     }
     char c = *P->p;
     const char *start = P->p;
-    switch (c) {
-    case '(': P->tok = T_LPAREN; advance_char(P); goto done;
-    case ')': P->tok = T_RPAREN; advance_char(P); goto done;
-    case '[': P->tok = T_LBRACK; advance_char(P); goto done;
-    case ']': P->tok = T_RBRACK; advance_char(P); goto done;
-    case '{': P->tok = T_LBRACE; advance_char(P); goto done;
-    case '}': P->tok = T_RBRACE; advance_char(P); goto done;
-    case '<': P->tok = T_LT; advance_char(P); goto done;
-    case '>': P->tok = T_GT; advance_char(P); goto done;
-    case ',': P->tok = T_COMMA; advance_char(P); goto done;
-    case ':': P->tok = T_COLON; advance_char(P); goto done;
-    case '=': P->tok = T_EQ; advance_char(P); goto done;
-    case '"':
+    Tok punct = punct_tok(c);
+    if (punct != T_EOF) {
+        P->tok = punct;
+        advance_char(P);
+    } else if (c == '"') {
         if (!lex_string(P)) {
             P->tok = T_ERROR;
             return;
         }
         P->tok = T_STRING;
-        goto done;
-    case '%':
-    case '@': {
-        advance_char(P);
-        Tok kind = c == '%' ? T_VALUE : T_GLOBAL;
-        if (P->p < P->end && *P->p == '"') {
-            if (!lex_string(P)) {
-                P->tok = T_ERROR;
-                return;
-            }
-            if (!*P->sval) {
-                lex_error(P, P->tline, P->tcol, "empty name");
-                P->tok = T_ERROR;
-                return;
-            }
-        } else {
-            const char *s = P->p;
-            while (P->p < P->end && is_name_char(*P->p))
-                advance_char(P);
-            if (P->p == s) {
-                lex_error(P, P->tline, P->tcol, "expected a name after '%c'", c);
-                P->tok = T_ERROR;
-                return;
-            }
-            free(P->sval);
-            P->sval = xstrndup(s, (size_t)(P->p - s));
-        }
-        P->tok = kind;
-        goto done;
-    }
-    default:
-        break;
-    }
-    if (c == '-' && P->end - P->p >= 2 && P->p[1] == '>') {
+    } else if (c == '%' || c == '@') {
+        if (!lex_name(P, c))
+            return;
+    } else if (c == '-' && P->end - P->p >= 2 && P->p[1] == '>') {
         advance_char(P);
         advance_char(P);
         P->tok = T_ARROW;
-        goto done;
-    }
-    if (c == '0' && P->end - P->p >= 2 && (P->p[1] == 'x' || P->p[1] == 'X')) {
+    } else if (c == '0' && P->end - P->p >= 2 && (P->p[1] == 'x' || P->p[1] == 'X')) {
         advance_char(P);
         advance_char(P);
         while (P->p < P->end && lex_hexval(*P->p) >= 0)
             advance_char(P);
         P->tok = T_HEX;
-        goto done;
-    }
-    if ((c >= '0' && c <= '9') || c == '-' || c == '+') {
-        const char *s = P->p;
-        if (c == '-' || c == '+')
-            advance_char(P);
-        /* nan / inf with a sign */
-        if (P->end - P->p >= 3 && (strncmp(P->p, "nan", 3) == 0 || strncmp(P->p, "inf", 3) == 0)) {
-            bool isnan_ = P->p[0] == 'n';
-            advance_char(P);
-            advance_char(P);
-            advance_char(P);
-            P->tok = T_FLOAT;
-            P->fval = isnan_ ? (c == '-' ? -NAN : NAN) : (c == '-' ? -INFINITY : INFINITY);
-            goto done;
-        }
-        bool isfloat = false;
-        while (P->p < P->end && ((*P->p >= '0' && *P->p <= '9') || *P->p == '.' || *P->p == 'e' ||
-                                 *P->p == 'E' ||
-                                 ((*P->p == '-' || *P->p == '+') &&
-                                  (P->p[-1] == 'e' || P->p[-1] == 'E')))) {
-            if (*P->p == '.' || *P->p == 'e' || *P->p == 'E')
-                isfloat = true;
-            advance_char(P);
-        }
-        size_t n = (size_t)(P->p - s);
-        if (n > 64 || (n == 1 && (c == '-' || c == '+'))) {
-            lex_error(P, P->tline, P->tcol, "invalid number");
-            P->tok = T_ERROR;
+    } else if ((c >= '0' && c <= '9') || c == '-' || c == '+') {
+        if (!lex_number(P, c))
             return;
-        }
-        char buf[72];
-        memcpy(buf, s, n);
-        buf[n] = 0;
-        char *endp;
-        errno = 0;
-        if (isfloat) {
-            P->fval = strtod(buf, &endp);
-            P->tok = T_FLOAT;
-        } else {
-            P->ival = strtoll(buf, &endp, 10);
-            P->fval = (double)P->ival;
-            P->tok = T_INT;
-        }
-        if (*endp || (errno == ERANGE && !isfloat)) {
-            lex_error(P, P->tline, P->tcol, "invalid number '%s'", buf);
-            P->tok = T_ERROR;
-            return;
-        }
-        goto done;
+    } else if (is_ident_start(c)) {
+        lex_ident(P);
+    } else {
+        if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f)
+            lex_error(P, P->tline, P->tcol, "unexpected character '%c'", c);
+        else
+            lex_error(P, P->tline, P->tcol, "unexpected byte 0x%02x", (unsigned char)c);
+        P->tok = T_ERROR;
+        return;
     }
-    if (is_ident_start(c)) {
-        while (P->p < P->end && lex_is_ident_char(*P->p))
-            advance_char(P);
-        P->tok = T_IDENT;
-        /* bare nan / inf are float literals */
-        size_t n = (size_t)(P->p - start);
-        if ((n == 3 && strncmp(start, "nan", 3) == 0)) {
-            P->tok = T_FLOAT;
-            P->fval = NAN;
-        } else if (n == 3 && strncmp(start, "inf", 3) == 0) {
-            P->tok = T_FLOAT;
-            P->fval = INFINITY;
-        }
-        goto done;
-    }
-    if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f)
-        lex_error(P, P->tline, P->tcol, "unexpected character '%c'", c);
-    else
-        lex_error(P, P->tline, P->tcol, "unexpected byte 0x%02x", (unsigned char)c);
-    P->tok = T_ERROR;
-    return;
-done:
     P->tlen = (size_t)(P->p - start);
 }
 

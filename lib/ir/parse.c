@@ -182,7 +182,7 @@ parse_qkey(Parser *P, QSpec *q)
 /* Build QParams from a spec; storage gives the integer type. Structural errors only:
  * value checks (scale > 0, zp in range) belong to the verifier. */
 static QParams *
-qspec_build(Parser *P, QSpec *q, ElemType storage)
+qspec_build(Parser *P, const QSpec *q, ElemType storage)
 {
     if (!q->has_scale || !q->has_zp) {
         lex_error(P, q->line, q->col, "quantization needs both 'scale' and 'zp'");
@@ -486,232 +486,284 @@ typedef struct PendingName {
     uint32_t line, col;
 } PendingName;
 
-static bool
-parse_node(Parser *P, Graph *g)
-{
-    VEC(PendingName) results = {0};
-    VEC(ValueId) operands = {0};
-    VEC(Attr) attrs = {0};
-    VEC(Type) types = {0};
-    QSpec qs = {0};
-    bool ok = false;
-    uint32_t sline = P->tline, scol = P->tcol;
+/* one node's text as parsed, before it is built */
+typedef struct NodeText {
+    VEC(PendingName) results;
+    VEC(ValueId) operands;
+    VEC(Attr) attrs;
+    VEC(Type) types;
+    QSpec qs;
+    OpKind op;
+    const OpInfo *info;
+    Tensor *cval;
+    Loc loc;
+    uint32_t sline, scol;
+} NodeText;
 
-    /* results */
+/* '%name' (',' '%name')* '=' */
+static bool
+parse_results(Parser *P, NodeText *nt)
+{
     for (;;) {
         if (P->tok != T_VALUE) {
             ERR("expected a value name, got %s", lex_tok_desc(P->tok));
-            goto out;
+            return false;
         }
         PendingName pn = {intern(&P->m->strs, P->sval), P->tline, P->tcol};
         if (lookup_def(P, pn.name).id) {
             ERR("value '%%%s' is defined twice", P->sval);
-            goto out;
+            return false;
         }
-        for (uint32_t i = 0; i < results.len; i++)
-            if (results.data[i].name == pn.name) {
+        for (uint32_t i = 0; i < nt->results.len; i++)
+            if (nt->results.data[i].name == pn.name) {
                 ERR("value '%%%s' is defined twice", P->sval);
-                goto out;
+                return false;
             }
-        if (results.len >= 4096) {
+        if (nt->results.len >= 4096) {
             ERR("too many results");
-            goto out;
+            return false;
         }
-        vec_push(&results, pn);
+        vec_push(&nt->results, pn);
         lex_next(P);
         if (lex_accept(P, T_EQ))
-            break;
+            return true;
         if (!lex_expect(P, T_COMMA, "',' or '='"))
-            goto out;
+            return false;
     }
+}
+
+/* one operand ('%name' or '_'), quantization key or attribute 'name = value'.
+ * Returns -1 on error, 0 at 'loc' (the end of the list), 1 after an item. */
+static int
+parse_operand_or_attr(Parser *P, NodeText *nt)
+{
+    QSpec *qs = &nt->qs;
+    if (P->tok == T_VALUE) {
+        if (nt->attrs.len || qs->has_scale || qs->has_zp || qs->has_axis || qs->has_range) {
+            ERR("operands must come before attributes");
+            return -1;
+        }
+        ValueId v = lookup_def(P, intern(&P->m->strs, P->sval));
+        if (!v.id) {
+            ERR("use of undefined value '%%%s'", P->sval);
+            return -1;
+        }
+        if (nt->operands.len >= 4096) {
+            ERR("too many operands");
+            return -1;
+        }
+        vec_push(&nt->operands, v);
+        lex_next(P);
+        return 1;
+    }
+    if (lex_tok_is(P, "_")) {
+        vec_push(&nt->operands, VNONE);
+        lex_next(P);
+        return 1;
+    }
+    if (P->tok != T_IDENT) {
+        ERR("expected an operand or attribute, got %s", lex_tok_desc(P->tok));
+        return -1;
+    }
+    if (lex_tok_is(P, "loc"))
+        return 0;
+    if (nt->info->flags & OPF_QDQ) {
+        int r = parse_qkey(P, qs);
+        if (r < 0)
+            return -1;
+        if (r > 0)
+            return 1;
+    }
+    uint32_t al = P->tline, ac = P->tcol;
+    Attr a = {0};
+    a.name = intern_n(&P->m->strs, P->tstart, P->tlen);
+    for (uint32_t i = 0; i < nt->attrs.len; i++)
+        if (nt->attrs.data[i].name == a.name) {
+            ERR("duplicate attribute '%.*s'", (int)P->tlen, P->tstart);
+            return -1;
+        }
+    lex_next(P);
+    if (!lex_expect(P, T_EQ, "'=' after the attribute name"))
+        return -1;
+    if (!parse_attr_value(P, &a))
+        return -1;
+    if (nt->attrs.len >= 256) {
+        lex_error(P, al, ac, "too many attributes");
+        return -1;
+    }
+    vec_push(&nt->attrs, a);
+    return 1;
+}
+
+/* what follows the op name: a const's dense<...> literal, or operands and attributes,
+ * ':' and the result types */
+static bool
+parse_node_body(Parser *P, NodeText *nt)
+{
+    if (nt->op == OP_CONST) {
+        if (!lex_tok_is(P, "dense")) {
+            ERR("const needs a dense<...> literal");
+            return false;
+        }
+        nt->cval = parse_tensor(P);
+        if (!nt->cval)
+            return false;
+        vec_push(&nt->types, nt->cval->type);
+        return true;
+    }
+    bool any = P->tok == T_VALUE || P->tok == T_IDENT;
+    while (any) {
+        int r = parse_operand_or_attr(P, nt);
+        if (r < 0)
+            return false;
+        if (r == 0 || !lex_accept(P, T_COMMA))
+            break;
+        if (P->tok != T_VALUE && P->tok != T_IDENT) {
+            ERR("expected an operand or attribute, got %s", lex_tok_desc(P->tok));
+            return false;
+        }
+    }
+    if (!lex_expect(P, T_COLON, "':' and the result types"))
+        return false;
+    for (;;) {
+        Type t;
+        if (!parse_type(P, &t))
+            return false;
+        vec_push(&nt->types, t);
+        if (!lex_accept(P, T_COMMA))
+            return true;
+    }
+}
+
+/* numbers of results, result types and operands against the op's registry entry */
+static bool
+check_arity(Parser *P, const NodeText *nt)
+{
+    const OpInfo *info = nt->info;
+    uint32_t nops = nt->operands.len, nres = nt->results.len;
+    uint32_t sline = nt->sline, scol = nt->scol;
+    if (nt->types.len != nres) {
+        lex_error(P, sline, scol, "%s: %u results but %u result types", info->name, nres,
+             nt->types.len);
+        return false;
+    }
+    if ((int)nops < info->min_in || (info->max_in >= 0 && (int)nops > info->max_in)) {
+        if (info->max_in < 0)
+            lex_error(P, sline, scol, "%s: expected at least %d operands, got %u", info->name,
+                 info->min_in, nops);
+        else if (info->min_in == info->max_in)
+            lex_error(P, sline, scol, "%s: expected %d operands, got %u", info->name, info->min_in,
+                 nops);
+        else
+            lex_error(P, sline, scol, "%s: expected %d to %d operands, got %u", info->name,
+                 info->min_in, info->max_in, nops);
+        return false;
+    }
+    if ((int)nres < info->min_out || (info->max_out >= 0 && (int)nres > info->max_out)) {
+        lex_error(P, sline, scol, "%s: wrong number of results (%u)", info->name, nres);
+        return false;
+    }
+    for (uint32_t k = 0; k < nops; k++)
+        if (!nt->operands.data[k].id && k < (uint32_t)info->min_in) {
+            lex_error(P, sline, scol, "%s: operand %u is required", info->name, k);
+            return false;
+        }
+    return true;
+}
+
+/* a quantize/dequantize node's parameters: static (scale/zp keys) or dynamic (operands) */
+static bool
+build_qdq(Parser *P, Graph *g, const NodeText *nt, NodeId nid)
+{
+    const QSpec *qs = &nt->qs;
+    const OpInfo *info = nt->info;
+    bool any_q = qs->has_scale || qs->has_zp || qs->has_axis || qs->has_range;
+    if (any_q && nt->operands.len > 1 && qs->has_axis && !qs->has_scale && !qs->has_zp &&
+        !qs->has_range) {
+        /* dynamic per-axis form: scale/zp operands, `axis` a plain attribute */
+        ir_set_attr_int(g, nid, "axis", qs->axis);
+        any_q = false;
+    }
+    if (any_q) {
+        if (nt->operands.len > 1) {
+            lex_error(P, qs->line, qs->col,
+                 "%s: static scale/zp and scale/zp operands are exclusive", info->name);
+            return false;
+        }
+        if (nt->op == OP_DYNAMIC_QUANTIZE) {
+            lex_error(P, qs->line, qs->col, "dynamic_quantize takes no scale or zp");
+            return false;
+        }
+        ElemType st = nt->op == OP_QUANTIZE ? nt->types.data[0].elem
+                                            : ir_value(g, nt->operands.data[0])->type.elem;
+        if (!elem_is_quant_storage(st)) {
+            lex_error(P, qs->line, qs->col, "%s: quantized side has non-integer type %s",
+                 info->name, elem_name(st));
+            return false;
+        }
+        QParams *qp = qspec_build(P, qs, st);
+        if (!qp)
+            return false;
+        ir_node(g, nid)->q = qp;
+    } else if (nt->op != OP_DYNAMIC_QUANTIZE && nt->operands.len == 1) {
+        lex_error(P, nt->sline, nt->scol, "%s: needs scale and zp (attributes or operands)",
+             info->name);
+        return false;
+    }
+    return true;
+}
+
+static bool
+build_node(Parser *P, Graph *g, const NodeText *nt)
+{
+    NodeId nid = ir_add_node(g, nt->op, nt->operands.len, nt->operands.data, nt->results.len,
+                             nt->loc);
+    for (uint32_t k = 0; k < nt->results.len; k++) {
+        ValueId v = ir_add_value(g, intern_str(&P->m->strs, nt->results.data[k].name),
+                                 &nt->types.data[k]);
+        ir_set_result(g, nid, k, v);
+        record_def(P, nt->results.data[k].name, v);
+    }
+    if (nt->cval)
+        ir_set_attr_tensor(g, nid, "value", nt->cval);
+    for (uint32_t i = 0; i < nt->attrs.len; i++)
+        ir_set_attr(g, nid, &nt->attrs.data[i]);
+    if (nt->info->flags & OPF_QDQ)
+        return build_qdq(P, g, nt, nid);
+    return true;
+}
+
+static bool
+parse_node(Parser *P, Graph *g)
+{
+    NodeText nt = {.sline = P->tline, .scol = P->tcol};
+    bool ok = false;
+    if (!parse_results(P, &nt))
+        goto out;
     /* op */
     if (P->tok != T_IDENT) {
         ERR("expected an op name, got %s", lex_tok_desc(P->tok));
         goto out;
     }
-    uint32_t opline = P->tline, opcol = P->tcol;
-    OpKind op = op_from_name(P->tstart, P->tlen);
-    if (op == OP_INVALID) {
+    nt.op = op_from_name(P->tstart, P->tlen);
+    if (nt.op == OP_INVALID) {
         ERR("unknown op '%.*s'", (int)P->tlen, P->tstart);
         goto out;
     }
-    const OpInfo *info = op_info(op);
+    nt.info = op_info(nt.op);
     lex_next(P);
-    Tensor *cval = NULL;
-    Loc loc = {.file = P->file, .line = sline, .col = scol};
-    (void)opline;
-    (void)opcol;
-    if (op == OP_CONST) {
-        if (!lex_tok_is(P, "dense")) {
-            ERR("const needs a dense<...> literal");
-            goto out;
-        }
-        cval = parse_tensor(P);
-        if (!cval)
-            goto out;
-        vec_push(&types, cval->type);
-    } else {
-        /* operands and attributes */
-        bool any = P->tok == T_VALUE || P->tok == T_IDENT;
-        while (any) {
-            if (P->tok == T_VALUE) {
-                if (attrs.len || qs.has_scale || qs.has_zp || qs.has_axis || qs.has_range) {
-                    ERR("operands must come before attributes");
-                    goto out;
-                }
-                ValueId v = lookup_def(P, intern(&P->m->strs, P->sval));
-                if (!v.id) {
-                    ERR("use of undefined value '%%%s'", P->sval);
-                    goto out;
-                }
-                if (operands.len >= 4096) {
-                    ERR("too many operands");
-                    goto out;
-                }
-                vec_push(&operands, v);
-                lex_next(P);
-            } else if (lex_tok_is(P, "_")) {
-                vec_push(&operands, VNONE);
-                lex_next(P);
-            } else if (P->tok == T_IDENT) {
-                if (lex_tok_is(P, "loc"))
-                    break;
-                if (info->flags & OPF_QDQ) {
-                    int r = parse_qkey(P, &qs);
-                    if (r < 0)
-                        goto out;
-                    if (r > 0)
-                        goto sep;
-                }
-                uint32_t al = P->tline, ac = P->tcol;
-                Attr a = {0};
-                a.name = intern_n(&P->m->strs, P->tstart, P->tlen);
-                for (uint32_t i = 0; i < attrs.len; i++)
-                    if (attrs.data[i].name == a.name) {
-                        ERR("duplicate attribute '%.*s'", (int)P->tlen, P->tstart);
-                        goto out;
-                    }
-                lex_next(P);
-                if (!lex_expect(P, T_EQ, "'=' after the attribute name"))
-                    goto out;
-                if (!parse_attr_value(P, &a))
-                    goto out;
-                if (attrs.len >= 256) {
-                    lex_error(P, al, ac, "too many attributes");
-                    goto out;
-                }
-                vec_push(&attrs, a);
-            } else {
-                ERR("expected an operand or attribute, got %s", lex_tok_desc(P->tok));
-                goto out;
-            }
-        sep:
-            if (!lex_accept(P, T_COMMA))
-                break;
-            if (P->tok != T_VALUE && P->tok != T_IDENT) {
-                ERR("expected an operand or attribute, got %s", lex_tok_desc(P->tok));
-                goto out;
-            }
-        }
-        if (!lex_expect(P, T_COLON, "':' and the result types"))
-            goto out;
-        for (;;) {
-            Type t;
-            if (!parse_type(P, &t))
-                goto out;
-            vec_push(&types, t);
-            if (!lex_accept(P, T_COMMA))
-                break;
-        }
-    }
-    if (lex_tok_is(P, "loc")) {
-        if (!parse_loc(P, &loc))
-            goto out;
-    }
-    /* arity checks */
-    if (types.len != results.len) {
-        lex_error(P, sline, scol, "%s: %u results but %u result types", info->name, results.len,
-             types.len);
+    nt.loc = (Loc){.file = P->file, .line = nt.sline, .col = nt.scol};
+    if (!parse_node_body(P, &nt))
         goto out;
-    }
-    if ((int)operands.len < info->min_in || (info->max_in >= 0 && (int)operands.len > info->max_in)) {
-        if (info->max_in < 0)
-            lex_error(P, sline, scol, "%s: expected at least %d operands, got %u", info->name,
-                 info->min_in, operands.len);
-        else if (info->min_in == info->max_in)
-            lex_error(P, sline, scol, "%s: expected %d operands, got %u", info->name, info->min_in,
-                 operands.len);
-        else
-            lex_error(P, sline, scol, "%s: expected %d to %d operands, got %u", info->name,
-                 info->min_in, info->max_in, operands.len);
+    if (lex_tok_is(P, "loc") && !parse_loc(P, &nt.loc))
         goto out;
-    }
-    if ((int)results.len < info->min_out ||
-        (info->max_out >= 0 && (int)results.len > info->max_out)) {
-        lex_error(P, sline, scol, "%s: wrong number of results (%u)", info->name, results.len);
-        goto out;
-    }
-    for (uint32_t k = 0; k < operands.len; k++)
-        if (!operands.data[k].id && k < (uint32_t)info->min_in) {
-            lex_error(P, sline, scol, "%s: operand %u is required", info->name, k);
-            goto out;
-        }
-    /* build */
-    {
-        NodeId nid = ir_add_node(g, op, operands.len, operands.data, results.len, loc);
-        for (uint32_t k = 0; k < results.len; k++) {
-            ValueId v = ir_add_value(g, intern_str(&P->m->strs, results.data[k].name),
-                                     &types.data[k]);
-            ir_set_result(g, nid, k, v);
-            record_def(P, results.data[k].name, v);
-        }
-        if (cval)
-            ir_set_attr_tensor(g, nid, "value", cval);
-        for (uint32_t i = 0; i < attrs.len; i++)
-            ir_set_attr(g, nid, &attrs.data[i]);
-        if (info->flags & OPF_QDQ) {
-            bool any_q = qs.has_scale || qs.has_zp || qs.has_axis || qs.has_range;
-            if (any_q && operands.len > 1 && qs.has_axis && !qs.has_scale && !qs.has_zp &&
-                !qs.has_range) {
-                /* dynamic per-axis form: scale/zp operands, `axis` a plain attribute */
-                ir_set_attr_int(g, nid, "axis", qs.axis);
-                any_q = false;
-            }
-            if (any_q) {
-                if (operands.len > 1) {
-                    lex_error(P, qs.line, qs.col,
-                         "%s: static scale/zp and scale/zp operands are exclusive", info->name);
-                    goto out;
-                }
-                if (op == OP_DYNAMIC_QUANTIZE) {
-                    lex_error(P, qs.line, qs.col, "dynamic_quantize takes no scale or zp");
-                    goto out;
-                }
-                ElemType st = op == OP_QUANTIZE ? types.data[0].elem
-                                                : ir_value(g, operands.data[0])->type.elem;
-                if (!elem_is_quant_storage(st)) {
-                    lex_error(P, qs.line, qs.col, "%s: quantized side has non-integer type %s",
-                         info->name, elem_name(st));
-                    goto out;
-                }
-                QParams *qp = qspec_build(P, &qs, st);
-                if (!qp)
-                    goto out;
-                ir_node(g, nid)->q = qp;
-            } else if (op != OP_DYNAMIC_QUANTIZE && operands.len == 1) {
-                lex_error(P, sline, scol, "%s: needs scale and zp (attributes or operands)",
-                     info->name);
-                goto out;
-            }
-        }
-    }
-    ok = true;
+    ok = check_arity(P, &nt) && build_node(P, g, &nt);
 out:
-    qspec_free(&qs);
-    vec_free(&results);
-    vec_free(&operands);
-    vec_free(&attrs);
-    vec_free(&types);
+    qspec_free(&nt.qs);
+    vec_free(&nt.results);
+    vec_free(&nt.operands);
+    vec_free(&nt.attrs);
+    vec_free(&nt.types);
     return ok;
 }
 

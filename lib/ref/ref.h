@@ -28,8 +28,8 @@ typedef struct RefTensor {
     size_t nbytes;
 } RefTensor;
 
-/* Allocate zeroed storage for `type`. False (t cleared) if the size overflows, exceeds
- * REF_MAX_TENSOR_BYTES or malloc fails. */
+/* Allocate zeroed storage for `type`. False (t cleared) if the size overflows or exceeds
+ * REF_MAX_TENSOR_BYTES; a failed allocation below that is out of memory (oom_raise). */
 bool ref_tensor_alloc(RefTensor *t, const Type *type);
 void ref_tensor_free(RefTensor *t); /* NULL-safe; leaves t cleared */
 

@@ -312,11 +312,7 @@ reduce_mean(RefCtx *c, Node *n)
         !ref_fixed_ok(c, n, qn_qavg_fixed_params(sx, sy, cnt, ref_int_bits(c, n, 0), &fix)))
         return false;
     size_t ny = ref_numel(ref_out(c, n, 0)), nx = ref_numel(ref_in(c, n, 0));
-    double *acc = calloc(ny ? ny : 1, sizeof(double));
-    if (!acc) {
-        node_error(c->g, n, "reference interpreter: out of memory");
-        return false;
-    }
+    double *acc = xcalloc(ny ? ny : 1, sizeof(double));
     int64_t idx[IR_MAX_RANK] = {0};
     for (size_t i = 0; i < nx; i++) {
         int64_t o = 0;

@@ -28,11 +28,7 @@ load_f(RefCtx *c, Node *n, uint32_t i)
         return NULL;
     }
     size_t k = ref_numel(t);
-    double *d = malloc((k ? k : 1) * sizeof(double));
-    if (!d) {
-        node_error(c->g, n, "reference interpreter: out of memory");
-        return NULL;
-    }
+    double *d = xmalloc((k ? k : 1) * sizeof(double));
     const float *f = t->data;
     for (size_t j = 0; j < k; j++)
         d[j] = f[j];
@@ -51,11 +47,7 @@ load_q(RefCtx *c, Node *n, uint32_t i)
         return NULL;
     }
     size_t k = ref_numel(t);
-    double *d = malloc((k ? k : 1) * sizeof(double));
-    if (!d) {
-        node_error(c->g, n, "reference interpreter: out of memory");
-        return NULL;
-    }
+    double *d = xmalloc((k ? k : 1) * sizeof(double));
     int64_t inner = 1, dim = 1;
     if (q->axis >= 0) {
         for (int a = q->axis + 1; a < t->type.rank; a++)
@@ -76,9 +68,7 @@ load_bias_i32(RefCtx *c, Node *n, uint32_t i)
     if (!t)
         return NULL;
     size_t k = ref_numel(t);
-    double *d = malloc((k ? k : 1) * sizeof(double));
-    if (!d)
-        return NULL;
+    double *d = xmalloc((k ? k : 1) * sizeof(double));
     for (size_t j = 0; j < k; j++)
         d[j] = (double)ref_get_i(t, j);
     return d;
@@ -109,13 +99,8 @@ epi_init(RefCtx *c, Node *n, const QParams *xq, const QParams *wq, int64_t nch, 
     Graph *g = c->g;
     const Type *yt = &ref_out(c, n, 0)->type;
     memset(e, 0, sizeof *e);
-    e->mult = malloc((size_t)(nch ? nch : 1) * sizeof(float));
-    e->fix = malloc((size_t)(nch ? nch : 1) * sizeof(QnFixed));
-    if (!e->mult || !e->fix) {
-        epi_free(e);
-        node_error(g, n, "reference interpreter: out of memory");
-        return false;
-    }
+    e->mult = xmalloc((size_t)(nch ? nch : 1) * sizeof(float));
+    e->fix = xmalloc((size_t)(nch ? nch : 1) * sizeof(QnFixed));
     float sx = xq->scale[0];
     if (yt->elem == ET_I32 && !yt->q) {
         e->kind = ET_I32;
@@ -408,8 +393,8 @@ ref_op_linear(RefCtx *c, Node *n)
         w = x ? load_q(c, n, 1) : NULL;
         if (!w)
             goto out;
-        if (ref_in(c, n, 2) && !(b = load_bias_i32(c, n, 2)))
-            goto nomem;
+        if (ref_in(c, n, 2))
+            b = load_bias_i32(c, n, 2);
     } else {
         x = load_f(c, n, 0);
         w = x ? load_f(c, n, 1) : NULL;
@@ -418,9 +403,7 @@ ref_op_linear(RefCtx *c, Node *n)
         if (ref_in(c, n, 2) && !(b = load_f(c, n, 2)))
             goto out;
     }
-    y = malloc((ny ? ny : 1) * sizeof(double));
-    if (!y)
-        goto nomem;
+    y = xmalloc((ny ? ny : 1) * sizeof(double));
     int64_t nch = 1, inner = 1; /* output channel of element i: (i / inner) % nch */
     switch (n->op) {
     case OP_CONV: case OP_QCONV: case OP_CONV_TRANSPOSE: case OP_QCONV_TRANSPOSE: {
@@ -472,9 +455,6 @@ ref_op_linear(RefCtx *c, Node *n)
         if (!epi_store(c, n, &e, yt, i, y[i], ((int64_t)i / inner) % nch))
             goto out;
     ok = true;
-    goto out;
-nomem:
-    node_error(g, n, "reference interpreter: out of memory");
 out:
     epi_free(&e);
     free(x);

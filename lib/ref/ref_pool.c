@@ -59,11 +59,7 @@ pool(RefCtx *c, Node *n)
     QnFixed *fix = NULL;
     if (qavg && c->requant_fixed) {
         int64_t kmax = w.k[0] * w.k[1] * w.k[2];
-        fix = calloc((size_t)kmax + 1, sizeof *fix);
-        if (!fix) {
-            node_error(g, n, "reference interpreter: out of memory");
-            return false;
-        }
+        fix = xcalloc((size_t)kmax + 1, sizeof *fix);
         int bits = ref_int_bits(c, n, 0);
         for (int64_t d = global ? kmax : 1; d <= kmax; d++)
             if (!ref_fixed_ok(c, n, qn_qavg_fixed_params(sx, sy, d, bits, &fix[d]))) {
@@ -168,55 +164,42 @@ resize(RefCtx *c, Node *n)
     if (!linear) {
         /* per-axis source index tables, then a gather */
         int64_t *tab[IR_MAX_RANK] = {0};
-        bool ok = true;
-        for (int a = 0; a < r && ok; a++) {
-            tab[a] = malloc((size_t)yt->dims[a] * sizeof(int64_t));
-            if (!tab[a]) {
-                ok = false;
-                break;
-            }
+        for (int a = 0; a < r; a++) {
+            tab[a] = xmalloc((size_t)yt->dims[a] * sizeof(int64_t));
             for (int64_t o = 0; o < yt->dims[a]; o++)
                 tab[a][o] = ir_resize_inside(&rs, a, o, xt->dims[a], yt->dims[a])
                                 ? ir_resize_nearest_src(&rs, a, o, xt->dims[a], yt->dims[a])
                                 : -1;
         }
-        if (ok) {
-            int64_t xs[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
-            type_strides(xt, xs);
-            size_t es = elem_size(xt->elem);
-            for (size_t i = 0; i < ny; i++) {
-                int64_t src = 0;
-                bool inside = true;
-                for (int a = 0; a < r; a++) {
-                    src += tab[a][idx[a]] * xs[a];
-                    inside = inside && tab[a][idx[a]] >= 0;
-                }
-                if (inside)
-                    memcpy((char *)y->data + i * es, (const char *)x->data + (size_t)src * es,
-                           es);
-                else if (elem_is_float(yt->elem))
-                    ref_set_f(y, i, rs.extrapolation);
-                else
-                    ref_set_i(y, i, (int64_t)rs.extrapolation);
-                type_next_index(yt, idx);
+        int64_t xs[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
+        type_strides(xt, xs);
+        size_t es = elem_size(xt->elem);
+        for (size_t i = 0; i < ny; i++) {
+            int64_t src = 0;
+            bool inside = true;
+            for (int a = 0; a < r; a++) {
+                src += tab[a][idx[a]] * xs[a];
+                inside = inside && tab[a][idx[a]] >= 0;
             }
-        } else {
-            node_error(g, n, "reference interpreter: out of memory");
+            if (inside)
+                memcpy((char *)y->data + i * es, (const char *)x->data + (size_t)src * es,
+                       es);
+            else if (elem_is_float(yt->elem))
+                ref_set_f(y, i, rs.extrapolation);
+            else
+                ref_set_i(y, i, (int64_t)rs.extrapolation);
+            type_next_index(yt, idx);
         }
         for (int a = 0; a < r; a++)
             free(tab[a]);
-        return ok;
+        return true;
     }
     if (xt->elem != ET_F32)
         return ref_f32_in(c, n, 0) != NULL;
     /* linear: separable, one axis at a time in double */
     size_t nx = ref_numel(x);
     Type cur = *xt;
-    double *buf = malloc((nx ? nx : 1) * sizeof(double));
-    if (!buf) {
-        node_error(g, n, "reference interpreter: out of memory");
-        return false;
-    }
+    double *buf = xmalloc((nx ? nx : 1) * sizeof(double));
     for (size_t i = 0; i < nx; i++)
         buf[i] = ((const float *)x->data)[i];
     for (int a = 0; a < r; a++) {
@@ -225,12 +208,7 @@ resize(RefCtx *c, Node *n)
         Type nt = cur;
         nt.dims[a] = yt->dims[a];
         size_t nn = type_numel_unchecked(&nt);
-        double *nb = malloc((nn ? nn : 1) * sizeof(double));
-        if (!nb) {
-            free(buf);
-            node_error(g, n, "reference interpreter: out of memory");
-            return false;
-        }
+        double *nb = xmalloc((nn ? nn : 1) * sizeof(double));
         int64_t outer = 1, inner = 1, lin = cur.dims[a], lout = nt.dims[a];
         for (int d = 0; d < a; d++)
             outer *= cur.dims[d];

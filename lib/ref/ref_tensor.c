@@ -20,9 +20,9 @@ ref_tensor_alloc(RefTensor *t, const Type *type)
     if (type->elem == ET_NONE || !type_numel(type, &n) ||
         !size_mul(n, elem_size(type->elem), &bytes) || bytes > REF_MAX_TENSOR_BYTES)
         return false;
-    void *d = calloc(bytes ? bytes : 1, 1);
-    if (!d)
-        return false;
+    void *d = try_calloc(bytes, 1);
+    if (!d) /* under the size cap: out of memory */
+        oom_raise("reference interpreter: a tensor of %zu bytes", bytes);
     t->type = *type;
     t->data = d;
     t->nbytes = bytes;

@@ -3,8 +3,8 @@
  * and reports the first problem it finds. */
 #include "runtime/npy.h"
 #include "support/file_write.h"
+#include "support/support.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,18 +48,6 @@ npy_type_size(NpyType t)
     return 0;
 }
 
-static bool
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return false;
-}
-
 void
 npy_free(NpyArray *a)
 {
@@ -101,18 +89,18 @@ parse_str(Hdr *h, char *buf, size_t len, const char *what)
 {
     skip_ws(h);
     if (h->p >= h->end || (*h->p != '\'' && *h->p != '"'))
-        return fail(h->err, h->errlen, "npy header: expected a quoted %s", what);
+        return errbuf_fail(h->err, h->errlen, "npy header: expected a quoted %s", what);
     char q = *h->p++;
     size_t n = 0;
     while (h->p < h->end && *h->p != q) {
         if (*h->p == '\\' || (unsigned char)*h->p < 0x20 || (unsigned char)*h->p >= 0x7f)
-            return fail(h->err, h->errlen, "npy header: unsupported character in %s", what);
+            return errbuf_fail(h->err, h->errlen, "npy header: unsupported character in %s", what);
         if (n + 1 >= len)
-            return fail(h->err, h->errlen, "npy header: %s is too long", what);
+            return errbuf_fail(h->err, h->errlen, "npy header: %s is too long", what);
         buf[n++] = *h->p++;
     }
     if (h->p >= h->end)
-        return fail(h->err, h->errlen, "npy header: unterminated %s", what);
+        return errbuf_fail(h->err, h->errlen, "npy header: unterminated %s", what);
     h->p++;
     buf[n] = 0;
     return true;
@@ -138,7 +126,7 @@ static bool
 parse_shape(Hdr *h, int *rank, int64_t *dims)
 {
     if (!accept_ch(h, '('))
-        return fail(h->err, h->errlen, "npy header: 'shape' must be a tuple");
+        return errbuf_fail(h->err, h->errlen, "npy header: 'shape' must be a tuple");
     int r = 0;
     bool trailing_comma = false;
     for (;;) {
@@ -146,18 +134,18 @@ parse_shape(Hdr *h, int *rank, int64_t *dims)
         if (accept_ch(h, ')'))
             break;
         if (h->p >= h->end || *h->p < '0' || *h->p > '9')
-            return fail(h->err, h->errlen, "npy header: shape entries must be non-negative "
+            return errbuf_fail(h->err, h->errlen, "npy header: shape entries must be non-negative "
                                            "integers");
         int64_t v = 0;
         while (h->p < h->end && *h->p >= '0' && *h->p <= '9') {
             if (v > ((int64_t)1 << 40))
-                return fail(h->err, h->errlen, "npy header: dimension is too large");
+                return errbuf_fail(h->err, h->errlen, "npy header: dimension is too large");
             v = v * 10 + (*h->p++ - '0');
         }
         if (h->p < h->end && (*h->p == 'L' || *h->p == 'l'))
             h->p++; /* Python 2 long suffix, as old numpy wrote */
         if (r >= NPY_MAX_RANK)
-            return fail(h->err, h->errlen, "npy header: rank exceeds %d", NPY_MAX_RANK);
+            return errbuf_fail(h->err, h->errlen, "npy header: rank exceeds %d", NPY_MAX_RANK);
         dims[r++] = v;
         trailing_comma = false;
         if (accept_ch(h, ',')) {
@@ -166,10 +154,10 @@ parse_shape(Hdr *h, int *rank, int64_t *dims)
         }
         if (accept_ch(h, ')'))
             break;
-        return fail(h->err, h->errlen, "npy header: expected ',' or ')' in shape");
+        return errbuf_fail(h->err, h->errlen, "npy header: expected ',' or ')' in shape");
     }
     if (r == 1 && !trailing_comma)
-        return fail(h->err, h->errlen, "npy header: 'shape' must be a tuple, e.g. (3,)");
+        return errbuf_fail(h->err, h->errlen, "npy header: 'shape' must be a tuple, e.g. (3,)");
     *rank = r;
     return true;
 }
@@ -181,9 +169,9 @@ parse_header(const char *text, size_t len, NpyArray *a, char *err, size_t errlen
     bool seen_descr = false, seen_fo = false, seen_shape = false;
     char descr[16];
     if (len == 0 || text[len - 1] != '\n')
-        return fail(err, errlen, "npy header: must end with a newline");
+        return errbuf_fail(err, errlen, "npy header: must end with a newline");
     if (!accept_ch(&h, '{'))
-        return fail(err, errlen, "npy header: expected '{'");
+        return errbuf_fail(err, errlen, "npy header: expected '{'");
     for (;;) {
         if (accept_ch(&h, '}'))
             break;
@@ -191,42 +179,42 @@ parse_header(const char *text, size_t len, NpyArray *a, char *err, size_t errlen
         if (!parse_str(&h, key, sizeof key, "key"))
             return false;
         if (!accept_ch(&h, ':'))
-            return fail(err, errlen, "npy header: expected ':' after '%s'", key);
+            return errbuf_fail(err, errlen, "npy header: expected ':' after '%s'", key);
         if (strcmp(key, "descr") == 0) {
             if (seen_descr)
-                return fail(err, errlen, "npy header: duplicate key 'descr'");
+                return errbuf_fail(err, errlen, "npy header: duplicate key 'descr'");
             seen_descr = true;
             if (!parse_str(&h, descr, sizeof descr, "descr"))
                 return false;
         } else if (strcmp(key, "fortran_order") == 0) {
             if (seen_fo)
-                return fail(err, errlen, "npy header: duplicate key 'fortran_order'");
+                return errbuf_fail(err, errlen, "npy header: duplicate key 'fortran_order'");
             seen_fo = true;
             if (parse_word(&h, "True"))
-                return fail(err, errlen, "npy: fortran_order True is not supported (save a "
+                return errbuf_fail(err, errlen, "npy: fortran_order True is not supported (save a "
                                          "C-contiguous array)");
             if (!parse_word(&h, "False"))
-                return fail(err, errlen, "npy header: fortran_order must be True or False");
+                return errbuf_fail(err, errlen, "npy header: fortran_order must be True or False");
         } else if (strcmp(key, "shape") == 0) {
             if (seen_shape)
-                return fail(err, errlen, "npy header: duplicate key 'shape'");
+                return errbuf_fail(err, errlen, "npy header: duplicate key 'shape'");
             seen_shape = true;
             if (!parse_shape(&h, &a->rank, a->dims))
                 return false;
         } else {
-            return fail(err, errlen, "npy header: unexpected key '%s'", key);
+            return errbuf_fail(err, errlen, "npy header: unexpected key '%s'", key);
         }
         if (accept_ch(&h, ','))
             continue;
         if (accept_ch(&h, '}'))
             break;
-        return fail(err, errlen, "npy header: expected ',' or '}'");
+        return errbuf_fail(err, errlen, "npy header: expected ',' or '}'");
     }
     skip_ws(&h);
     if (h.p != h.end)
-        return fail(err, errlen, "npy header: unexpected text after the dict");
+        return errbuf_fail(err, errlen, "npy header: unexpected text after the dict");
     if (!seen_descr || !seen_fo || !seen_shape)
-        return fail(err, errlen, "npy header: missing key '%s'",
+        return errbuf_fail(err, errlen, "npy header: missing key '%s'",
                     !seen_descr ? "descr" : !seen_fo ? "fortran_order" : "shape");
     a->type = NPY_NONE;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
@@ -238,8 +226,8 @@ parse_header(const char *text, size_t len, NpyArray *a, char *err, size_t errlen
     }
     if (a->type == NPY_NONE) {
         if (descr[0] == '>')
-            return fail(err, errlen, "npy: big-endian dtype '%s' is not supported", descr);
-        return fail(err, errlen, "npy: dtype '%s' is not supported (<f4 <f2 <f8 |i1 |u1 <i2 "
+            return errbuf_fail(err, errlen, "npy: big-endian dtype '%s' is not supported", descr);
+        return errbuf_fail(err, errlen, "npy: dtype '%s' is not supported (<f4 <f2 <f8 |i1 |u1 <i2 "
                                  "<u2 <i4 <u4 <i8 |b1)", descr);
     }
     return true;
@@ -251,10 +239,10 @@ npy_parse(const void *buf, size_t len, NpyArray *out, char *err, size_t errlen)
     const unsigned char *b = buf;
     memset(out, 0, sizeof *out);
     if (!b || len < 10 || memcmp(b, "\x93NUMPY", 6) != 0)
-        return fail(err, errlen, "not a .npy file (bad magic)");
+        return errbuf_fail(err, errlen, "not a .npy file (bad magic)");
     unsigned major = b[6], minor = b[7];
     if (major < 1 || major > 3 || minor != 0)
-        return fail(err, errlen, "npy: format version %u.%u is not supported (1.0, 2.0, 3.0)",
+        return errbuf_fail(err, errlen, "npy: format version %u.%u is not supported (1.0, 2.0, 3.0)",
                     major, minor);
     size_t hlen, start;
     if (major == 1) {
@@ -262,14 +250,14 @@ npy_parse(const void *buf, size_t len, NpyArray *out, char *err, size_t errlen)
         start = 10;
     } else {
         if (len < 12)
-            return fail(err, errlen, "npy: truncated header length");
+            return errbuf_fail(err, errlen, "npy: truncated header length");
         hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
         start = 12;
     }
     if (hlen > NPY_MAX_HEADER)
-        return fail(err, errlen, "npy: header of %zu bytes exceeds %zu", hlen, NPY_MAX_HEADER);
+        return errbuf_fail(err, errlen, "npy: header of %zu bytes exceeds %zu", hlen, NPY_MAX_HEADER);
     if (hlen > len - start)
-        return fail(err, errlen, "npy: truncated header (%zu bytes declared, %zu present)", hlen,
+        return errbuf_fail(err, errlen, "npy: truncated header (%zu bytes declared, %zu present)", hlen,
                     len - start);
     NpyArray a = {0};
     if (!parse_header((const char *)b + start, hlen, &a, err, errlen))
@@ -277,18 +265,18 @@ npy_parse(const void *buf, size_t len, NpyArray *out, char *err, size_t errlen)
     size_t n = 1, es = npy_type_size(a.type);
     for (int i = 0; i < a.rank; i++) {
         if (a.dims[i] != 0 && n > NPY_MAX_DATA / (size_t)a.dims[i])
-            return fail(err, errlen, "npy: array is too large");
+            return errbuf_fail(err, errlen, "npy: array is too large");
         n *= (size_t)a.dims[i];
     }
     if (n > NPY_MAX_DATA / es)
-        return fail(err, errlen, "npy: array of %zu elements exceeds %zu bytes", n, NPY_MAX_DATA);
+        return errbuf_fail(err, errlen, "npy: array of %zu elements exceeds %zu bytes", n, NPY_MAX_DATA);
     size_t nbytes = n * es, have = len - start - hlen;
     if (have != nbytes)
-        return fail(err, errlen, "npy: data has %zu bytes, shape and dtype need %zu", have,
+        return errbuf_fail(err, errlen, "npy: data has %zu bytes, shape and dtype need %zu", have,
                     nbytes);
     a.data = malloc(nbytes ? nbytes : 1);
     if (!a.data)
-        return fail(err, errlen, "npy: out of memory");
+        return errbuf_fail(err, errlen, "npy: out of memory");
     memcpy(a.data, b + start + hlen, nbytes);
     a.nbytes = nbytes;
     *out = a;
@@ -301,9 +289,9 @@ npy_serialize(NpyType t, int rank, const int64_t *dims, const void *data, void *
 {
     size_t es = npy_type_size(t);
     if (!es)
-        return fail(err, errlen, "npy: unsupported element type");
+        return errbuf_fail(err, errlen, "npy: unsupported element type");
     if (rank < 0 || rank > NPY_MAX_RANK)
-        return fail(err, errlen, "npy: rank %d is not supported", rank);
+        return errbuf_fail(err, errlen, "npy: rank %d is not supported", rank);
     const char *descr = NULL;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (types[i].t == t)
@@ -313,12 +301,12 @@ npy_serialize(NpyType t, int rank, const int64_t *dims, const void *data, void *
     size_t n = 1;
     for (int i = 0; i < rank; i++) {
         if (dims[i] < 0 || (dims[i] && n > NPY_MAX_DATA / (size_t)dims[i]))
-            return fail(err, errlen, "npy: invalid or too large shape");
+            return errbuf_fail(err, errlen, "npy: invalid or too large shape");
         n *= (size_t)dims[i];
         o += snprintf(hdr + o, sizeof hdr - (size_t)o, i ? ", %lld" : "%lld", (long long)dims[i]);
     }
     if (n > NPY_MAX_DATA / es)
-        return fail(err, errlen, "npy: array is too large");
+        return errbuf_fail(err, errlen, "npy: array is too large");
     o += snprintf(hdr + o, sizeof hdr - (size_t)o, "%s), }", rank == 1 ? "," : "");
     size_t hl = (size_t)o + 1; /* + '\n' */
     size_t pre = 10, total = pre + hl;
@@ -326,7 +314,7 @@ npy_serialize(NpyType t, int rank, const int64_t *dims, const void *data, void *
     size_t hlen = padded - pre, nbytes = n * es;
     unsigned char *buf = malloc(padded + nbytes);
     if (!buf)
-        return fail(err, errlen, "npy: out of memory");
+        return errbuf_fail(err, errlen, "npy: out of memory");
     memcpy(buf, "\x93NUMPY\x01\x00", 8);
     buf[8] = (unsigned char)(hlen & 0xff);
     buf[9] = (unsigned char)(hlen >> 8);
@@ -346,7 +334,7 @@ npy_read_file(const char *path, NpyArray *out, char *err, size_t errlen)
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return fail(err, errlen, "cannot open '%s'", path);
+        return errbuf_fail(err, errlen, "cannot open '%s'", path);
     size_t cap = 1 << 16, n = 0, k;
     unsigned char *buf = malloc(cap);
     bool ok = buf != NULL;
@@ -355,13 +343,13 @@ npy_read_file(const char *path, NpyArray *out, char *err, size_t errlen)
         if (n == cap) {
             if (cap > NPY_MAX_DATA + NPY_MAX_HEADER + 16) {
                 ok = false;
-                fail(err, errlen, "'%s' is too large", path);
+                errbuf_fail(err, errlen, "'%s' is too large", path);
                 break;
             }
             unsigned char *nb = realloc(buf, cap * 2);
             if (!nb) {
                 ok = false;
-                fail(err, errlen, "out of memory reading '%s'", path);
+                errbuf_fail(err, errlen, "out of memory reading '%s'", path);
                 break;
             }
             buf = nb;
@@ -369,13 +357,13 @@ npy_read_file(const char *path, NpyArray *out, char *err, size_t errlen)
         }
     }
     if (ok && ferror(f))
-        ok = fail(err, errlen, "cannot read '%s'", path);
+        ok = errbuf_fail(err, errlen, "cannot read '%s'", path);
     fclose(f);
     if (ok) {
         char e[256];
         ok = npy_parse(buf, n, out, e, sizeof e);
         if (!ok)
-            fail(err, errlen, "%s: %s", path, e);
+            errbuf_fail(err, errlen, "%s: %s", path, e);
     }
     free(buf);
     return ok;

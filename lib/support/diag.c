@@ -112,7 +112,7 @@ read_file_all(qdqc_context *ctx, const char *path, size_t max, size_t *len)
     }
     size_t cap = have_st && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
     size_t used = 0;
-    char *buf = qdqc_alloc_fails() ? NULL : malloc(cap);
+    char *buf = try_malloc(cap);
     for (;;) {
         if (!buf) {
             fclose(f);
@@ -120,7 +120,7 @@ read_file_all(qdqc_context *ctx, const char *path, size_t max, size_t *len)
         }
         if (used == cap) {
             size_t ncap = cap <= SIZE_MAX / 2 ? cap * 2 : SIZE_MAX;
-            char *nb = qdqc_alloc_fails() ? NULL : realloc(buf, ncap);
+            char *nb = try_realloc(buf, ncap);
             if (!nb) {
                 free(buf);
                 buf = NULL;
@@ -149,7 +149,7 @@ read_file_all(qdqc_context *ctx, const char *path, size_t max, size_t *len)
         return NULL;
     }
     if (used == cap) { /* room for the terminating NUL */
-        char *nb = qdqc_alloc_fails() ? NULL : realloc(buf, cap + 1);
+        char *nb = try_realloc(buf, cap + 1);
         if (!nb) {
             free(buf);
             oom_raise("reading '%s' needs %zu bytes", path, cap + 1);
@@ -165,7 +165,7 @@ read_file_all(qdqc_context *ctx, const char *path, size_t max, size_t *len)
 qdqc_context *
 qdqc_context_create(void)
 {
-    return qdqc_alloc_fails() ? NULL : calloc(1, sizeof(qdqc_context)); /* NULL: no memory */
+    return try_calloc(1, sizeof(qdqc_context)); /* NULL: no memory */
 }
 
 void

@@ -149,9 +149,27 @@ oom_trap_unwind(OomTrap *t, char *what, size_t whatlen, const char **file)
 }
 
 void *
+try_malloc(size_t n)
+{
+    return qdqc_alloc_fails() ? NULL : malloc(n ? n : 1);
+}
+
+void *
+try_calloc(size_t n, size_t size)
+{
+    return qdqc_alloc_fails() ? NULL : calloc(n ? n : 1, size ? size : 1);
+}
+
+void *
+try_realloc(void *p, size_t n)
+{
+    return qdqc_alloc_fails() ? NULL : realloc(p, n ? n : 1);
+}
+
+void *
 xmalloc(size_t n)
 {
-    void *p = qdqc_alloc_fails() ? NULL : malloc(n ? n : 1);
+    void *p = try_malloc(n);
     if (!p)
         oom_raise("cannot allocate %zu bytes", n);
     return p;
@@ -160,7 +178,7 @@ xmalloc(size_t n)
 void *
 xcalloc(size_t n, size_t size)
 {
-    void *p = qdqc_alloc_fails() ? NULL : calloc(n ? n : 1, size ? size : 1);
+    void *p = try_calloc(n, size);
     if (!p)
         oom_raise("cannot allocate %zu x %zu bytes", n, size);
     return p;
@@ -169,7 +187,7 @@ xcalloc(size_t n, size_t size)
 void *
 xrealloc(void *p, size_t n)
 {
-    void *q = qdqc_alloc_fails() ? NULL : realloc(p, n ? n : 1);
+    void *q = try_realloc(p, n);
     if (!q)
         oom_raise("cannot allocate %zu bytes", n);
     return q;
@@ -188,6 +206,18 @@ xstrndup(const char *s, size_t n)
     memcpy(p, s, n);
     p[n] = 0;
     return p;
+}
+
+bool
+errbuf_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return false;
 }
 
 bool

@@ -82,12 +82,22 @@ bool qdqc_alloc_fails(void);      /* true if the test hook says this allocation 
     }
 #define OOM_TRAP_LEAVE(t) oom_trap_pop(&t)
 
-/* Allocation that never returns NULL (above). */
+/* Allocation policy. xmalloc and friends never return NULL (above): the default. try_malloc,
+ * try_calloc and try_realloc return NULL on failure, for the few callers that report it themselves (a
+ * public constructor that returns NULL, a large buffer named in its own diagnostic, a size the
+ * input chose); both count for the test hook like the x forms. Zero sizes allocate 1 byte. */
+void *try_malloc(size_t n);
+void *try_calloc(size_t n, size_t size);
+void *try_realloc(void *p, size_t n); /* on NULL, p is still allocated */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+
+/* Writes the message to err[errlen] (when err is not NULL and errlen > 0, truncated to fit);
+ * returns false, so an error path can `return errbuf_fail(err, errlen, ...)`. */
+bool errbuf_fail(char *err, size_t errlen, const char *fmt, ...) QDQC_PRINTF(3, 4);
 
 /* Overflow-checked size arithmetic: false on overflow. */
 bool size_mul(size_t a, size_t b, size_t *out);

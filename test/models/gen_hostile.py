@@ -442,7 +442,7 @@ def _(out):
     return ser(m)
 
 
-@case("unsorted_nodes.onnx", "accept", "control", "valid graph with nodes in reverse topological order (the spec requires sorted order; a lenient reader sorts)")
+@case("unsorted_nodes.onnx", "accept", "control", "graph with nodes in reverse topological order (the spec requires sorted order: qdqc sorts them with a warning, --strict refuses)")
 def _(out):
     m = base_model()
     nodes = list(m.graph.node)[::-1]

@@ -707,7 +707,36 @@ first_line(qdqc_context *ctx, char *buf, size_t n)
         *nl = 0;
 }
 
-/* The child: classify one mutant, write "CLASS DETAIL" to fd, exit. */
+/* What a child writes back: its result line and the import's warnings. */
+#define MUTATE_RESULT_MAX 4096
+
+/* The lines of diagnostics `d` that are warnings, copied into buf[n] (cut at a line end when
+ * they do not fit); their length. */
+static size_t
+warning_lines(const char *d, char *buf, size_t n)
+{
+    size_t o = 0;
+    for (const char *p = d; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        bool warn = false;
+        for (size_t k = 0; k + 9 <= len && !warn; k++)
+            warn = memcmp(p + k, "warning: ", 9) == 0;
+        if (warn) {
+            if (o + len + 1 >= n)
+                break;
+            memcpy(buf + o, p, len);
+            o += len;
+            buf[o++] = '\n';
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    if (o < n)
+        buf[o] = 0;
+    return o;
+}
+
+/* The child: classify one mutant, write "CLASS WARNED DETAIL" (and its warnings) to fd, exit. */
 /* --inject (self-test of the classification): what the child does wrong on purpose */
 enum { INJ_NONE, INJ_MISMATCH, INJ_CRASH, INJ_HANG };
 
@@ -722,6 +751,7 @@ run_child(const Bytes *mut, uint64_t input_seed, int fd, int inject)
         for (;;)
             pause();
     char detail[900] = "";
+    char *warnings = NULL; /* the import's diagnostics when it warned */
     int cls, warned = 0;
     qdqc_context *ctx = qdqc_context_create();
     qdqc_module *m = NULL;
@@ -732,6 +762,8 @@ run_child(const Bytes *mut, uint64_t input_seed, int fd, int inject)
         goto out;
     }
     warned = strstr(qdqc_context_get_diagnostics(ctx), "warning: ") != NULL;
+    if (warned)
+        warnings = strdup(qdqc_context_get_diagnostics(ctx));
     char *ir = qdqc_module_print(m);
     bool dqp = ir && dq_own_params(ir);
     qdqc_string_free(ir);
@@ -808,9 +840,14 @@ run_child(const Bytes *mut, uint64_t input_seed, int fd, int inject)
     }
 out:
     {
-        char line[1024];
+        /* "CLASS WARNED DETAIL\n", then the import's warning lines (for --save-accepted) */
+        char line[MUTATE_RESULT_MAX];
         int n = snprintf(line, sizeof line, "%d %d %s\n", cls, warned, detail);
-        if (write(fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1)) < 0)
+        size_t len = (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1);
+        if (warned)
+            len += warning_lines(warnings, line + len, sizeof line - len);
+        free(warnings);
+        if (write(fd, line, len) < 0)
             _exit(99);
     }
     /* no cleanup: the process ends */
@@ -858,6 +895,19 @@ write_mutant(const char *dir, uint64_t seed, long index, const Bytes *b, char *p
     FILE *f = fopen(path, "wb");
     if (f) {
         fwrite(b->p, 1, b->len, f);
+        fclose(f);
+    }
+}
+
+/* DIR/mutant-S-I.warn: the import warnings of an accepted mutant saved to DIR. */
+static void
+write_warnings(const char *dir, uint64_t seed, long index, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/mutant-%llu-%ld.warn", dir, (unsigned long long)seed, index);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(*text ? text : "warning: (text lost)\n", f);
         fclose(f);
     }
 }
@@ -940,6 +990,10 @@ fz_mutate_main(int argc, char **argv)
         mutate_usage();
         return 2;
     }
+    if (savedir && mkdir(savedir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "qdqc-fuzz: cannot create %s: %s\n", savedir, strerror(errno));
+        return 2;
+    }
     Bytes *models = calloc((size_t)nfiles, sizeof *models);
     for (int f = 0; f < nfiles; f++)
         if (!read_model(files[f], &models[f])) {
@@ -1007,10 +1061,24 @@ fz_mutate_main(int argc, char **argv)
                 hang = true;
             }
             any = true;
-            char line[1100] = "";
-            ssize_t n = read(sl->fd, line, sizeof line - 1);
-            line[n > 0 ? n : 0] = 0;
+            char line[MUTATE_RESULT_MAX + 1] = "";
+            size_t got = 0;
+            for (ssize_t n; got < MUTATE_RESULT_MAX &&
+                            (n = read(sl->fd, line + got, MUTATE_RESULT_MAX - got)) != 0;) {
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n < 0)
+                    break;
+                got += (size_t)n;
+            }
+            line[got] = 0;
             close(sl->fd);
+            char *nl = strchr(line, '\n'); /* the warnings follow the result line */
+            const char *warn_text = "";
+            if (nl) {
+                *nl = 0;
+                warn_text = nl + 1;
+            }
             int cls = -1, warned = 0;
             char detail[1100] = "";
             if (hang) {
@@ -1038,6 +1106,8 @@ fz_mutate_main(int argc, char **argv)
             if (savedir && cls <= M_NOTRUN && cls != M_REJECT && cls != M_REJECT_PIPE) {
                 char sp[1024];
                 write_mutant(savedir, seed, sl->index, &sl->mut, sp, sizeof sp);
+                if (warned) /* mutant-S-I.warn: what test/fuzz/check_accepted.py reads */
+                    write_warnings(savedir, seed, sl->index, warn_text);
             }
             if (fails || verbose || only >= 0)
                 printf("%s mutant %ld (%s of %s): [%s%s] %s%s%s\n", fails ? "FAIL" : "    ",

@@ -56,58 +56,20 @@ tile_rows(Gen *g, int rows, LLVMValueRef mloc, LLVMValueRef *rowp)
 static int
 tile_nacc(const GemmPlan *p, int rows, int nv)
 {
-    return p->isa == CG_GEMM_A64_I8MM ? (rows + 1) / 2 * 2 * nv : rows * nv;
+    return p->apack == APACK_PAIRS ? (rows + 1) / 2 * 2 * nv : rows * nv;
 }
 
-/* One k group for the whole tile: acc slots updated in place. */
-static void
-tile_step(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi)
+
+
+/* The broadcast dot-product step (gemm_ir.h): kg bytes (or kg int16) of A per row as one i32. */
+void
+gemm_step_bcast(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi,
+                GemmDotFn dot)
 {
     const GemmPlan *p = g->p;
     const int vl = p->vl, nv = pn->nv;
     LLVMValueRef bgp = gep8(g, pn->bbase, mul(g, gi, pn->nrp * p->kg * p->belem));
-    LLVMValueRef bv[16], av[16];
-
-    if (p->isa == CG_GEMM_A64_I8MM) {
-        LLVMTypeRef v16 = LLVMVectorType(g->i8, 16);
-        int npair = 2 * nv, nq = (rows + 1) / 2;
-        for (int j = 0; j < npair; j++)
-            bv[j] = load(g, v16, gep8(g, bgp, ci64(g, 16 * j)), 16);
-        for (int q = 0; q < nq; q++)
-            av[q] = load(g, v16, gep8(g, rowp[q], mul(g, gi, 16)), 16);
-        const char *name = g->s->a_signed ? "llvm.aarch64.neon.smmla" : "llvm.aarch64.neon.usmmla";
-        LLVMTypeRef ov[2] = {g->accty, v16};
-        for (int q = 0; q < nq; q++)
-            for (int j = 0; j < npair; j++) {
-                LLVMValueRef slot = g->acc[q * npair + j];
-                LLVMValueRef args[3] = {load(g, g->accty, slot, 16), av[q], bv[j]};
-                store(g, intr(g, name, ov, 2, args, 3), slot, 16);
-            }
-        return;
-    }
-
-    if (p->kg == 1) { /* generic / NEON: i16 products, widened into i32 lanes */
-        LLVMTypeRef vb = LLVMVectorType(g->i8, (unsigned)vl);
-        LLVMTypeRef vw = LLVMVectorType(g->i16, (unsigned)vl);
-        for (int v = 0; v < nv; v++)
-            bv[v] = LLVMBuildSExt(g->b, load(g, vb, gep8(g, bgp, ci64(g, (int64_t)v * vl)), 1),
-                                  vw, "");
-        for (int r = 0; r < rows; r++) {
-            LLVMValueRef a = load(g, g->i8, gep8(g, rowp[r], gi), 1);
-            a = g->s->a_signed ? LLVMBuildSExt(g->b, a, g->i16, "") : LLVMBuildZExt(g->b, a, g->i16, "");
-            LLVMValueRef as = splat(g, a, (unsigned)vl);
-            for (int v = 0; v < nv; v++) {
-                LLVMValueRef prod = LLVMBuildNSWMul(g->b, as, bv[v], "");
-                LLVMValueRef slot = g->acc[r * nv + v];
-                LLVMValueRef sum = LLVMBuildAdd(g->b, load(g, g->accty, slot, 4),
-                                                LLVMBuildSExt(g->b, prod, g->accty, ""), "");
-                store(g, sum, slot, 4);
-            }
-        }
-        return;
-    }
-
-    /* Broadcast dot products: kg bytes (or kg int16) of A per row as one i32. */
+    LLVMValueRef bv[16];
     unsigned vbytes = (unsigned)(vl * p->kg * p->belem);
     LLVMTypeRef opty = p->belem == 2 ? LLVMVectorType(g->i16, (unsigned)(vl * 2))
                                      : LLVMVectorType(g->i8, (unsigned)(vl * 4));
@@ -126,69 +88,13 @@ tile_step(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi
             intr(g, "llvm.prefetch", &ov, 1, args, 4);
         }
     }
-    const char *name = NULL;
-    switch (p->isa) {
-    case CG_GEMM_X86_AVX512VNNI: name = "llvm.x86.avx512.vpdpbusd.512"; break;
-    case CG_GEMM_X86_AVXVNNI: name = "llvm.x86.avx512.vpdpbusd.256"; break;
-    case CG_GEMM_X86_AVX2: name = "llvm.x86.avx2.pmadd.wd"; break;
-    default: name = p->use_usdot ? "llvm.aarch64.neon.usdot" : "llvm.aarch64.neon.sdot"; break;
-    }
-    bool overloaded = p->isa == CG_GEMM_A64_DOTPROD;
-    LLVMTypeRef ov[2] = {g->accty, opty};
     for (int r = 0; r < rows; r++) {
         LLVMValueRef a32 = load(g, g->i32, gep8(g, rowp[r], mul(g, gi, 4)), 4);
         LLVMValueRef a = LLVMBuildBitCast(g->b, splat(g, a32, (unsigned)vl), opty, "");
         for (int v = 0; v < nv; v++) {
             LLVMValueRef slot = g->acc[r * nv + v];
             LLVMValueRef accv = load(g, g->accty, slot, 4);
-            LLVMValueRef res;
-            if (p->isa == CG_GEMM_X86_AVX2) {
-                LLVMValueRef args[2] = {a, bv[v]};
-                res = LLVMBuildAdd(g->b, accv, intr(g, name, NULL, 0, args, 2), "");
-            } else {
-                LLVMValueRef args[3] = {accv, a, bv[v]}; /* (acc, u8/s8 A, s8 B) */
-                res = intr(g, name, overloaded ? ov : NULL, overloaded ? 2 : 0, args, 3);
-            }
-            store(g, res, slot, 4);
-        }
-    }
-}
-
-/* dotprod: four k groups [gi, gi+4) at once. A is loaded as 16 bytes per row (its four groups)
- * and each dot product takes its group's 4 bytes by lane index (`sdot`/`sudot` by element), so
- * A needs no broadcast: `ld1r` costs a vector-pipe uop per row and group besides its load
- * (llvm-mca -mcpu=neoverse-v1: 44 instead of 64 MAC/cycle; bench/mca_kernels.py). The B operand
- * comes first for sdot, the duplicated A first for usdot (u8 A): those are the operand orders
- * LLVM selects the by-element forms from. Reads A[4 gi, 4 gi + 16) of each row: inside the
- * packed row while gi + 4 <= groups. */
-static void
-tile_step_dot4(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi)
-{
-    const GemmPlan *p = g->p;
-    const int nv = pn->nv;
-    LLVMTypeRef v16 = LLVMVectorType(g->i8, 16), v4 = LLVMVectorType(g->i32, 4);
-    LLVMValueRef bv[4][8];
-    for (int j = 0; j < 4; j++) {
-        LLVMValueRef bgp = gep8(g, pn->bbase, mul(g, add(g, gi, ci64(g, j)), pn->nrp * p->kg));
-        for (int v = 0; v < nv; v++)
-            bv[j][v] = load(g, v16, gep8(g, bgp, ci64(g, (int64_t)v * 16)), 16);
-    }
-    const char *name = p->use_usdot ? "llvm.aarch64.neon.usdot" : "llvm.aarch64.neon.sdot";
-    LLVMTypeRef ov[2] = {g->accty, v16};
-    for (int r = 0; r < rows; r++) {
-        LLVMValueRef a = load(g, v4, gep8(g, rowp[r], mul(g, gi, 4)), 4);
-        for (int j = 0; j < 4; j++) {
-            LLVMValueRef lane[4] = {ci32(g, j), ci32(g, j), ci32(g, j), ci32(g, j)};
-            LLVMValueRef dup =
-                LLVMBuildShuffleVector(g->b, a, LLVMGetPoison(v4), LLVMConstVector(lane, 4), "");
-            LLVMValueRef aj = LLVMBuildBitCast(g->b, dup, v16, "");
-            for (int v = 0; v < nv; v++) {
-                LLVMValueRef slot = g->acc[r * nv + v];
-                LLVMValueRef accv = load(g, g->accty, slot, 4);
-                LLVMValueRef args[3] = {accv, p->use_usdot ? aj : bv[j][v],
-                                        p->use_usdot ? bv[j][v] : aj};
-                store(g, intr(g, name, ov, 2, args, 3), slot, 4);
-            }
+            store(g, dot(g, accv, a, bv[v], opty), slot, 4);
         }
     }
 }
@@ -197,24 +103,12 @@ tile_step_dot4(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueR
 static void
 tile_rowvecs(Gen *g, int rows, int nv, LLVMValueRef *out /* [rows * nv] */)
 {
-    if (g->p->isa != CG_GEMM_A64_I8MM) {
-        for (int i = 0; i < rows * nv; i++)
-            out[i] = load(g, g->accty, g->acc[i], 4);
+    if (g->p->uk->rowvecs) {
+        g->p->uk->rowvecs(g, rows, nv, out);
         return;
     }
-    /* mmla accumulator (q, pair j) = [r0c0 r0c1 r1c0 r1c1] for rows 2q, 2q+1, channels 2j, 2j+1 */
-    int npair = 2 * nv;
-    for (int q = 0; q < (rows + 1) / 2; q++)
-        for (int v = 0; v < nv; v++) {
-            LLVMValueRef x = load(g, g->accty, g->acc[q * npair + 2 * v], 16);
-            LLVMValueRef y = load(g, g->accty, g->acc[q * npair + 2 * v + 1], 16);
-            for (int h = 0; h < 2 && 2 * q + h < rows; h++) {
-                LLVMValueRef idx[4] = {ci32(g, 2 * h), ci32(g, 2 * h + 1), ci32(g, 4 + 2 * h),
-                                       ci32(g, 5 + 2 * h)};
-                out[(2 * q + h) * nv + v] =
-                    LLVMBuildShuffleVector(g->b, x, y, LLVMConstVector(idx, 4), "");
-            }
-        }
+    for (int i = 0; i < rows * nv; i++)
+        out[i] = load(g, g->accty, g->acc[i], 4);
 }
 
 /* ---- epilogue ---- */
@@ -420,7 +314,7 @@ scratch_slot(Gen *g, int nv, LLVMValueRef mloc, int i)
 {
     const GemmPlan *p = g->p;
     LLVMValueRef off;
-    if (p->isa == CG_GEMM_A64_I8MM) {
+    if (p->apack == APACK_PAIRS) { /* mmla: accumulator (pair q, channel pair j) */
         int npair = 2 * nv, q = i / npair, j = i % npair;
         LLVMValueRef pr = add(g, LLVMBuildLShr(g->b, mloc, ci64(g, 1), ""), ci64(g, q));
         off = add(g, mul(g, pr, 2 * p->nr), ci64(g, 4 * j));
@@ -450,22 +344,19 @@ emit_tile(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc)
     tile_rows(g, rows, mloc, rowp);
     LLVMValueRef kb = chunked ? g->kc0 : ci64(g, 0);
     LLVMValueRef ke = chunked ? g->kend : ci64(g, p->groups);
-    bool dot4 = p->isa == CG_GEMM_A64_DOTPROD; /* by-element dot products, 4 groups a step */
-    int64_t u = dot4 ? (p->kunroll + 3) / 4 * 4 : p->kunroll;
+    const GemmUk *uk = p->uk;
+    int64_t gn = uk->step_n ? uk->step_groups : 1; /* groups per step of the unrolled loop */
+    int64_t u = (p->kunroll + gn - 1) / gn * gn;
     Loop lk;
     LLVMValueRef k = loop_begin(g, &lk, kb, u > 1 ? LLVMBuildSub(g->b, ke, ci64(g, u - 1), "") : ke,
                                 ci64(g, u), "k");
-    for (int64_t j = 0; j < u; j += dot4 ? 4 : 1) {
-        if (dot4)
-            tile_step_dot4(g, pn, rows, rowp, j ? add(g, k, ci64(g, j)) : k);
-        else
-            tile_step(g, pn, rows, rowp, j ? add(g, k, ci64(g, j)) : k);
-    }
+    for (int64_t j = 0; j < u; j += gn)
+        (gn > 1 ? uk->step_n : uk->step)(g, pn, rows, rowp, j ? add(g, k, ci64(g, j)) : k);
     loop_end(g, &lk);
     if (u > 1) { /* groups left over by the unrolled loop */
         Loop lr;
         k = loop_begin(g, &lr, lk.iv, ke, ci64(g, 1), "kr");
-        tile_step(g, pn, rows, rowp, k);
+        uk->step(g, pn, rows, rowp, k);
         loop_end(g, &lr);
     }
     LLVMBasicBlockRef done = NULL;
@@ -495,7 +386,7 @@ static void
 emit_row_tiles_chunk(Gen *g, const Panel *pn)
 {
     const GemmPlan *p = g->p;
-    int small = p->isa == CG_GEMM_A64_I8MM ? 2 : 1;
+    int small = p->apack == APACK_PAIRS ? 2 : 1; /* row pairs for mmla */
     Loop lm;
     LLVMValueRef end = LLVMBuildSub(g->b, g->mcn, ci64(g, p->mr > small ? p->mr / 2 : 0), "");
     LLVMValueRef m = loop_begin(g, &lm, ci64(g, 0), end, ci64(g, p->mr), "m");
@@ -573,8 +464,7 @@ cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSp
     LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params,
                                        s->b_runtime ? 6 : s->residual ? 5 : 4, 0);
     g->fn = LLVMAddFunction(mod, name, fty);
-    unsigned vbits = isa == CG_GEMM_X86_AVX512VNNI ? 512 : 0;
-    cg_function_set_target(g->fn, t, vbits);
+    cg_function_set_target(g->fn, t, plan.uk->vector_bits);
     add_param_attr(g, LLVMAttributeFunctionIndex, "nounwind", 0);
     add_param_attr(g, 1, "noalias", 0);
     add_param_attr(g, 1, "readonly", 0);

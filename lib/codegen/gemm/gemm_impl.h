@@ -36,8 +36,48 @@
 
 typedef enum GemmApack { APACK_NONE, APACK_BYTES, APACK_I16, APACK_PAIRS } GemmApack;
 
-typedef struct GemmPlan {
+typedef struct GemmPlan GemmPlan;
+typedef struct Gen Gen;     /* IR-building state (gemm_ir.h) */
+typedef struct Panel Panel; /* one panel of packed B (gemm_ir.h) */
+typedef struct LLVMOpaqueType *LLVMTypeRef;
+
+/* One microkernel family member (a CgGemmIsa): what the plan and the driver ask of an ISA. The
+ * driver (emit.c, pack.c) and the plan (plan.c) never name an instruction set; each ISA family
+ * has one file (uk_generic.c, uk_x86.c, uk_a64.c) defining its rows, and isa.c lists them.
+ * Adding an ISA = a CgGemmIsa value, its GemmUk in a family file and one row in isa.c. */
+typedef struct GemmUk {
     CgGemmIsa isa;
+    const char *name;              /* --isa spelling */
+    bool (*supported)(const CgTarget *t);
+    /* vl, kg, belem, default tiles (mr, nv, kunroll), apack, a_xor, use_usdot for (t, s) */
+    void (*shape)(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s);
+    int32_t xor_off;               /* what a ^ 0x80 adds to A (when the shape sets a_xor) */
+    bool a_in_place;               /* unsigned A, whole k groups per row: read A unpacked */
+    bool b_prefetch;               /* software prefetch of B when a panel chunk leaves L1 */
+    unsigned vector_bits;          /* min-legal-vector-width of the kernel, 0 = default */
+    /* One k group gi for a tile of `rows` rows (row pointers rowp): the accumulators
+     * g->acc[] updated in place. */
+    void (*step)(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi);
+    /* Optional: step_groups consecutive groups at once (the K loop unrolls by a multiple of it;
+     * step covers the remainder). */
+    void (*step_n)(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi);
+    int step_groups;
+    /* Optional: the tile's row vectors from accumulators that are not row vectors (mmla's
+     * 2x2 blocks); NULL = accumulator slot r * nv + v is row r's vector v. */
+    void (*rowvecs)(Gen *g, int rows, int nv, LLVMValueRef *out);
+} GemmUk;
+
+/* The row of isa (isa.c), NULL if none. */
+const GemmUk *
+gemm_uk(CgGemmIsa isa);
+
+extern const GemmUk gemm_uk_generic, gemm_uk_neon;                        /* uk_generic.c */
+extern const GemmUk gemm_uk_avx2, gemm_uk_avxvnni, gemm_uk_avx512vnni;    /* uk_x86.c */
+extern const GemmUk gemm_uk_dotprod, gemm_uk_i8mm;                         /* uk_a64.c */
+
+struct GemmPlan {
+    CgGemmIsa isa;
+    const GemmUk *uk;
     int vl;     /* i32 lanes of one accumulator row vector */
     int kg;     /* k per group */
     int belem;  /* bytes per packed B element */
@@ -65,7 +105,7 @@ typedef struct GemmPlan {
     int32_t *zb;
     float *mult, *scale, *fbias;
     int64_t *fx_mult, *fx_round, *fx_shift;
-} GemmPlan;
+};
 
 /* Validate s for (t, isa), choose tiles, pack B, fold the corrections. */
 bool

@@ -190,7 +190,17 @@ vsplat_i(Gen *g, LLVMTypeRef elt, int64_t v)
     return splat(g, LLVMConstInt(elt, (unsigned long long)v, 1), (unsigned)g->p->vl);
 }
 
-/* kern_gemm_pack.c */
+/* The broadcast dot-product step of the driver (emit.c), for ISAs whose instruction takes kg
+ * bytes (or kg int16) of A per lane as one i32: loads the group's B vectors (with the software
+ * prefetch of the plan), broadcasts each row's group of A, and per accumulator slot stores
+ * dot(g, acc, a, b, opty) (opty: the vector type of a and b). */
+typedef LLVMValueRef (*GemmDotFn)(Gen *g, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b,
+                                  LLVMTypeRef opty);
+void
+gemm_step_bcast(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi,
+                GemmDotFn dot);
+
+/* pack.c */
 void
 gemm_emit_rowsums(Gen *g);
 

@@ -31,101 +31,10 @@ fail(char *err, size_t errlen, const char *fmt, ...)
     return false;
 }
 
-const char *
-cg_gemm_isa_name(CgGemmIsa isa)
-{
-    switch (isa) {
-    case CG_GEMM_GENERIC: return "generic";
-    case CG_GEMM_X86_AVX2: return "avx2";
-    case CG_GEMM_X86_AVXVNNI: return "avxvnni";
-    case CG_GEMM_X86_AVX512VNNI: return "avx512vnni";
-    case CG_GEMM_A64_NEON: return "neon";
-    case CG_GEMM_A64_DOTPROD: return "dotprod";
-    case CG_GEMM_A64_I8MM: return "i8mm";
-    case CG_GEMM_ISA_COUNT: break;
-    }
-    return "?";
-}
-
-bool
-cg_gemm_isa_supported(const CgTarget *t, CgGemmIsa isa)
-{
-    switch (isa) {
-    case CG_GEMM_GENERIC: return t->x86 || t->aarch64;
-    case CG_GEMM_X86_AVX2: return t->x86 && t->avx2;
-    /* llvm.x86.avx512.vpdpbusd.256 selects {vex} vpdpbusd with avxvnni, or the EVEX form with
-     * avx512vnni + avx512vl: either runs this path. */
-    case CG_GEMM_X86_AVXVNNI: return t->x86 && (t->avxvnni || (t->avx512vnni && t->avx512vl));
-    case CG_GEMM_X86_AVX512VNNI: return t->x86 && t->avx512vnni && t->avx512bw;
-    case CG_GEMM_A64_NEON: return t->aarch64 && t->neon;
-    case CG_GEMM_A64_DOTPROD: return t->aarch64 && t->dotprod;
-    case CG_GEMM_A64_I8MM: return t->aarch64 && t->i8mm;
-    case CG_GEMM_ISA_COUNT: break;
-    }
-    return false;
-}
-
-CgGemmIsa
-cg_gemm_isa_best(const CgTarget *t)
-{
-    static const CgGemmIsa order[] = {CG_GEMM_X86_AVX512VNNI, CG_GEMM_X86_AVXVNNI,
-                                      CG_GEMM_X86_AVX2, CG_GEMM_A64_I8MM,
-                                      CG_GEMM_A64_DOTPROD, CG_GEMM_A64_NEON};
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-        if (cg_gemm_isa_supported(t, order[i]))
-            return order[i];
-    return CG_GEMM_GENERIC;
-}
-
 static int64_t
 round_up(int64_t x, int64_t m)
 {
     return (x + m - 1) / m * m;
-}
-
-/* Per-ISA shape of the microkernel and default tiles (bench/gemm_bench.c measured them). */
-static void
-isa_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
-{
-    switch (p->isa) {
-    case CG_GEMM_X86_AVX512VNNI:
-        p->vl = 16, p->kg = 4, p->belem = 1, p->mr = 8, p->nv = 3, p->kunroll = 1;
-        /* N a multiple of 32 but not of 48 (64, 128, 256, 512 channels): 12 x 2 tiles cover N
-         * with full panels, where 8 x 3 would add a narrow tail panel (slower, and a second
-         * copy of the microkernel to compile) */
-        if (s->n % 32 == 0 && s->n % 48 != 0)
-            p->mr = 12, p->nv = 2;
-        p->apack = APACK_BYTES;
-        p->a_xor = s->a_signed ? 0x80 : 0;
-        break;
-    case CG_GEMM_X86_AVXVNNI: /* 16 ymm registers: 12 accumulators + 2 B + 1 A */
-        p->vl = 8, p->kg = 4, p->belem = 1, p->mr = 6, p->nv = 2, p->kunroll = 1;
-        p->apack = APACK_BYTES;
-        p->a_xor = s->a_signed ? 0x80 : 0;
-        break;
-    case CG_GEMM_X86_AVX2:
-        p->vl = 8, p->kg = 2, p->belem = 2, p->mr = 6, p->nv = 2, p->kunroll = 1;
-        p->apack = APACK_I16;
-        break;
-    case CG_GEMM_A64_DOTPROD: /* by-element sdot, 4 groups a step: 16 acc + 8 B + A of 32 q */
-        p->vl = 4, p->kg = 4, p->belem = 1, p->mr = 8, p->nv = 2, p->kunroll = 1;
-        p->apack = APACK_BYTES;
-        p->use_usdot = !s->a_signed && t->i8mm;
-        p->a_xor = (!s->a_signed && !p->use_usdot) ? 0x80 : 0;
-        break;
-    case CG_GEMM_A64_I8MM:
-        p->vl = 4, p->kg = 8, p->belem = 1, p->mr = 8, p->nv = 2, p->kunroll = 1;
-        p->apack = APACK_PAIRS;
-        break;
-    case CG_GEMM_A64_NEON:
-        p->vl = 8, p->kg = 1, p->belem = 1, p->mr = 4, p->nv = 2, p->kunroll = 1;
-        p->apack = APACK_NONE;
-        break;
-    default:
-        p->vl = 8, p->kg = 1, p->belem = 1, p->mr = 4, p->nv = 2, p->kunroll = 1;
-        p->apack = APACK_NONE;
-        break;
-    }
 }
 
 static int
@@ -212,8 +121,9 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
     if (p->mr < 1 || p->mr > 16 || p->nv < 1 || p->nv > 8 || p->kunroll < 1 || p->kunroll > 64)
         return fail(err, errlen, "gemm: tile mr=%d nv=%d kunroll=%d out of range", p->mr, p->nv,
                     p->kunroll);
-    if (p->isa == CG_GEMM_A64_I8MM && (p->mr & (p->mr - 1)) != 0)
-        return fail(err, errlen, "gemm: i8mm needs a power-of-two row tile, got %d", p->mr);
+    if (p->apack == APACK_PAIRS && (p->mr & (p->mr - 1)) != 0) /* row pairs */
+        return fail(err, errlen, "gemm: %s needs a power-of-two row tile, got %d",
+                    p->uk->name, p->mr);
     if (p->mr * p->nv > 32)
         return fail(err, errlen, "gemm: tile %dx%d has more than 32 accumulators", p->mr, p->nv);
     return true;
@@ -254,7 +164,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         return fail(err, errlen, "gemm: target %s (%s) cannot run the %s kernel", t->triple,
                     t->cpu, cg_gemm_isa_name(isa));
     p->isa = isa;
-    isa_shape(p, t, s);
+    p->uk = gemm_uk(isa);
+    p->uk->shape(p, t, s);
     if (s->tile.mr > 0)
         p->mr = s->tile.mr;
     if (s->tile.nv > 0)
@@ -264,10 +175,9 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     if (!check_spec(p, s, err, errlen))
         return false;
 
-    /* vpdpbusd on unsigned A whose rows hold whole k groups: the packed block would be a plain
+    /* e.g. vpdpbusd on unsigned A whose rows hold whole k groups: the packed block would be a plain
      * copy of the rows (libc memmove, 5-6% of ResNet-18), so the microkernel reads A in place */
-    if ((isa == CG_GEMM_X86_AVX512VNNI || isa == CG_GEMM_X86_AVXVNNI) && p->apack == APACK_BYTES &&
-        !p->a_xor && s->k % p->kg == 0)
+    if (p->uk->a_in_place && p->apack == APACK_BYTES && !p->a_xor && s->k % p->kg == 0)
         p->apack = APACK_NONE;
     p->kp = round_up(s->k, p->kg);
     p->groups = p->kp / p->kg;
@@ -312,8 +222,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         kcmax = 1;
     p->nkc = (p->groups + kcmax - 1) / kcmax;
     p->kcg = (p->groups + p->nkc - 1) / p->nkc;
-    if ((isa == CG_GEMM_X86_AVX512VNNI || isa == CG_GEMM_X86_AVXVNNI) &&
-        p->kcg * per_group > 24 * 1024)
+    if (p->uk->b_prefetch && p->kcg * per_group > 24 * 1024)
         p->b_prefetch = 8; /* the panel (chunk) does not stay in L1 */
     p->scratch_bytes = p->nkc > 1 ? ((int64_t)mc + p->mr) * p->nr * 4 : 0;
 
@@ -337,7 +246,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
 
     int32_t off = 0;
     if (p->a_xor)
-        off = (isa == CG_GEMM_X86_AVX512VNNI || isa == CG_GEMM_X86_AVXVNNI) ? 128 : -128;
+        off = p->uk->xor_off;
     p->cb_nonzero = false;
     for (int64_t n = 0; n < s->n; n++) {
         uint32_t colsum = 0;
@@ -410,7 +319,8 @@ cg_gemm_row_block(const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s)
     GemmPlan p;
     memset(&p, 0, sizeof p);
     p.isa = isa;
-    isa_shape(&p, t, s);
+    p.uk = gemm_uk(isa) ? gemm_uk(isa) : &gemm_uk_generic; /* as gemm_plan_init would refuse */
+    p.uk->shape(&p, t, s);
     return s->tile.mr > 0 ? s->tile.mr : p.mr;
 }
 

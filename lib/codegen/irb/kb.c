@@ -34,6 +34,14 @@ cg_fail(Kb *k, Node *n, const char *fmt, ...)
     return false;
 }
 
+void
+cg_fn_attrs(Kb *k, LLVMValueRef fn)
+{
+    cg_function_set_target(fn, k->t, 0);
+    unsigned id = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(k->c, id, 0));
+}
+
 LLVMValueRef
 cg_loop_begin(Kb *k, CgLoop *l, LLVMValueRef n)
 {

@@ -24,6 +24,7 @@
  * vectoriser handles), then a row of the exact epilogue. Both kernels share the tables below. */
 #include "codegen/lower/qconv.h"
 
+#include "codegen/target/isa.h"
 #include "codegen/target/module.h"
 
 #include <llvm-c/Core.h>
@@ -189,20 +190,13 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
     LLVMSetAlignment(st, 1);
 }
 
-/* The dot-product intrinsic for an n-lane vector, NULL for plain IR. Intrinsics keep the
- * accumulation a chain (the machine combiner reassociates plain adds into trees, which breaks
- * vpdpwssd formation and spills the accumulators). */
+/* The dot-product intrinsic for an n-lane vector (cg_isa_mac16), NULL for plain IR. Intrinsics
+ * keep the accumulation a chain (the machine combiner reassociates plain adds into trees, which
+ * breaks vpdpwssd formation and spills the accumulators). */
 static const char *
 mac_intrinsic(Dw *d, unsigned n)
 {
-    Kb *k = d->k;
-    if (n == 16 && k->isa == CG_GEMM_X86_AVX512VNNI)
-        return "llvm.x86.avx512.vpdpwssd.512";
-    if (n == 8 && (k->isa == CG_GEMM_X86_AVXVNNI || (k->isa == CG_GEMM_X86_AVX512VNNI && k->t->avx512vl)))
-        return "llvm.x86.avx512.vpdpwssd.256";
-    if (n == 8 && k->isa == CG_GEMM_X86_AVX2)
-        return "llvm.x86.avx2.pmadd.wd";
-    return NULL;
+    return cg_isa_mac16(d->k->t, d->k->isa, n);
 }
 
 /* acc + x * w on int32 lanes holding x (sign- or zero-extended 8 bits) and w (int16: zero
@@ -397,7 +391,7 @@ row_fn_attrs(Dw *d, LLVMValueRef fn)
     Kb *k = d->k;
     if (d->vl == 16)
         cg_function_set_target(fn, k->t, 512);
-    if (k->isa != CG_GEMM_X86_AVX512VNNI && k->isa != CG_GEMM_X86_AVXVNNI)
+    if (!cg_isa_has_dpwssd(k->isa))
         return;
     char feat[sizeof k->t->features + 32];
     snprintf(feat, sizeof feat, "%s%s+fast-dpwssd", k->t->features, k->t->features[0] ? "," : "");
@@ -426,7 +420,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     d.ye = ir_value(k->g, n->out[0])->type.elem;
     d.T = c->KH * c->KW;
     d.tap_loop = d.T > DW_MAXT;
-    d.vl = k->isa == CG_GEMM_X86_AVX512VNNI ? 16 : k->isa == CG_GEMM_X86_AVX2 || k->isa == CG_GEMM_X86_AVXVNNI ? 8 : 4;
+    d.vl = cg_isa_i32_lanes(k->t, k->isa);
     int budget = d.vl == 16 || k->t->aarch64 ? 16 : 12;
     int32_t zx = xt->q->zp[0];
     int64_t C = c->M, nvec = C / d.vl;

@@ -18,6 +18,7 @@
  * multiple of vl) end with exact-size vectors. */
 #include "codegen/lower/qconv.h"
 
+#include "codegen/target/isa.h"
 #include "codegen/target/module.h"
 
 #include <llvm-c/Core.h>
@@ -164,7 +165,7 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
     e.fixed = k->requant_fixed;
     if (e.fixed && !cg_elem_fixed(k, n, &e.fx))
         return false;
-    unsigned vl = k->isa == CG_GEMM_X86_AVX512VNNI ? 16 : k->t->x86 && k->t->avx2 ? 8 : 4;
+    unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
     int64_t total = (int64_t)type_numel_unchecked(e.y), nb = total / EV_BLOCK;
     LLVMValueRef p[3] = {a->in[0], e.nop > 1 ? a->in[1] : a->in[0], a->out[0]};
     if (nb > 0) {

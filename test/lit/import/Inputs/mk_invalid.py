@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """mk_invalid.py CASE OUT: write one small ONNX model with an invalid parameter (issue 17 item 4):
-zero points outside their type's range, attributes an op or its opset does not define.
+zero points outside their type's range, attributes an op or its opset does not define; and
+models onnx.checker rejects for other reasons (issue 17 item 7: nodes out of order, incomplete
+output declarations, a field given twice, ...).
 
 Models are built with python3-onnx's helper API without the checker. Run with /usr/bin/python3."""
 import sys
@@ -208,10 +210,158 @@ def zp_i16_opset13():
     return qdq(nh.from_array(np.array(-3, np.int16), "zp"), opset=13)
 
 
+# ---- models onnx.checker rejects that qdqc used to accept without a word (issue 17 item 7,
+# the silent acceptances of qdqc-fuzz --mutate; test/lit/import/checker-rejects.test) ----
+def field(num, payload):
+    """A length-delimited protobuf field (wire type 2) by hand."""
+    key, n, out = (num << 3) | 2, len(payload), bytearray()
+    for v in (key, n):
+        while True:
+            b = v & 0x7F
+            v >>= 7
+            out.append(b | (0x80 if v else 0))
+            if not v:
+                break
+    return bytes(out) + payload
+
+
+def raw_case(fn):
+    """A case that returns bytes rather than a ModelProto."""
+    CASES[fn.__name__] = fn
+    fn.raw = True
+    return fn
+
+
+@case
+def unsorted_qdq():
+    """The DequantizeLinear before the QuantizeLinear that produces its input."""
+    m = qdq(u8zp())
+    nodes = list(m.graph.node)[::-1]
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    return m
+
+
+@case
+def output_no_shape():
+    m = qdq(u8zp())
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    return m
+
+
+@case
+def outputs_no_shape():
+    """Three outputs without a shape (intermediate values exposed by hand): one warning."""
+    m = qdq(u8zp())
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    m.graph.node.append(h.make_node("Relu", ["y"], ["r"], name="relu"))
+    m.graph.output.extend([vi("xq", TP.UINT8, None), vi("r", TP.FLOAT, None)])
+    return m
+
+
+@case
+def output_no_elem_type():
+    m = qdq(u8zp())
+    m.graph.output[0].type.tensor_type.ClearField("elem_type")
+    return m
+
+
+@case
+def output_no_type():
+    m = qdq(u8zp())
+    m.graph.output[0].ClearField("type")
+    return m
+
+
+@case
+def output_symbolic_ok():
+    """Symbolic and unset dimensions are a complete declaration."""
+    m = qdq(u8zp())
+    m.graph.output[0].CopyFrom(vi("y", TP.FLOAT, ["N", None]))
+    return m
+
+
+@case
+def attr_field_mismatch():
+    """DequantizeLinear axis of type INT with its value in the FLOAT field."""
+    m = qdq(u8zp(), dq_attrs={"axis": 1})
+    a = m.graph.node[1].attribute[0]
+    a.ClearField("i")
+    a.f = 1.0
+    return m
+
+
+@case
+def attr_two_fields():
+    m = qdq(u8zp(), dq_attrs={"axis": 1})
+    m.graph.node[1].attribute[0].f = 1.0
+    return m
+
+
+@case
+def graph_no_name():
+    m = qdq(u8zp())
+    m.graph.name = ""
+    return m
+
+
+def q_f16(opset):
+    """QuantizeLinear of an f16 input (and f16 scale): from opset 19."""
+    inits = [nh.from_array(np.array(0.1, np.float16), "s"), u8zp()]
+    nodes = [h.make_node("QuantizeLinear", ["x", "s", "zp"], ["xq"], name="q"),
+             h.make_node("DequantizeLinear", ["xq", "s", "zp"], ["y"], name="dq")]
+    return model(nodes, [vi("x", TP.FLOAT16, [1, 4])], [vi("y", TP.FLOAT16, [1, 4])], inits,
+                 opset)
+
+
+@case
+def q_f16_opset13():
+    return q_f16(13)
+
+
+@case
+def q_f16_opset19():
+    return q_f16(19)
+
+
+@raw_case
+def output_type_twice():
+    """Graph output 'y' whose ValueInfoProto carries field 2 (type) twice, the second with
+    rank 2 more: protobuf merges them into one of rank 4, protobuf-c keeps one of them."""
+    m = qdq(u8zp())
+    out = m.graph.output[0]
+    twice = vi("y", TP.FLOAT, [1, 4])
+    del m.graph.output[:]
+    g = m.graph.SerializeToString() + field(12, out.SerializeToString() +
+                                             field(2, twice.type.SerializeToString()))
+    m.ClearField("graph")
+    return m.SerializeToString() + field(7, g)
+
+
+def conv_transpose(kernel_shape):
+    """Float ConvTranspose, 3x3 weight, with the given kernel_shape attribute."""
+    w = nh.from_array(np.full((1, 1, 3, 3), 0.5, np.float32), "w")
+    node = h.make_node("ConvTranspose", ["x", "w"], ["y"], name="convt",
+                       kernel_shape=kernel_shape)
+    return model([node], [vi("x", TP.FLOAT, [1, 1, 4, 4])], [vi("y", TP.FLOAT, [1, 1, 6, 6])],
+                 [w])
+
+
+@case
+def convt_kernel_mismatch():
+    return conv_transpose([3, 4])
+
+
+@case
+def convt_kernel_ok():
+    return conv_transpose([3, 3])
+
+
 def main():
     name, out = sys.argv[1], sys.argv[2]
+    fn = CASES[name]
     with open(out, "wb") as f:
-        f.write(CASES[name]().SerializeToString())
+        f.write(fn() if getattr(fn, "raw", False) else fn().SerializeToString())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,221 @@
+/* abi.c: the C ABI of a compiled graph (docs/abi.md): the public functions
+ *     int PREFIX_run_ex(const void *const *in, void *const *out, void *ws, pf, pf_ctx)
+ *     int PREFIX_run(const void *const *in, void *const *out, void *ws)
+ *     size_t PREFIX_workspace_size(void)
+ * emitted into the built module, and the C header text that declares them.
+ *
+ * run_ex is straight-line: for each step of the plan, compute the operand/result addresses
+ * (constant offsets into ws, graph buffers, constant globals) and call the node function
+ * (returning its status at once if it fails, cg_node_may_fail); then copy the graph outputs that
+ * are not written in place (an output that is a graph input, a constant, or the same value
+ * listed twice); then return 0 (QDQC_OK). Tensors are dense, C order, in the graph's logical
+ * layout (NCHW). */
+#include "codegen/codegen.h"
+
+#include "codegen/plan/plan.h"
+#include "support/support.h"
+
+#include <llvm-c/Core.h>
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The address of value v inside run_ex (in, out: its pointer-array parameters; ws: the
+ * workspace). */
+static LLVMValueRef
+value_ptr(Kb *k, CgPlan *p, ValueId v, LLVMValueRef in, LLVMValueRef out, LLVMValueRef ws)
+{
+    Graph *g = k->g;
+    CgLoc *l = &p->loc[v.id];
+    switch (l->kind) {
+    case CG_LOC_IN: case CG_LOC_OUT: {
+        LLVMValueRef idx = cg_i64(k, l->index);
+        LLVMValueRef ptr = LLVMBuildGEP2(k->b, k->ptr, l->kind == CG_LOC_IN ? in : out, &idx, 1, "");
+        return LLVMBuildLoad2(k->b, k->ptr, ptr, ir_value_name(g, v));
+    }
+    case CG_LOC_WS:
+        return cg_gep(k, ws, cg_i64(k, p->reqs[l->index].offset));
+    case CG_LOC_CONST:
+        if (!l->global) {
+            const Tensor *t = ir_const_of(g, v);
+            l->global = cg_const_bytes(k, t->data, t->nbytes ? t->nbytes : 1, "k");
+        }
+        return l->global;
+    default:
+        return LLVMConstPointerNull(k->ptr);
+    }
+}
+
+/* The call of step s's node function fn inside run_ex, and the early return of its status. */
+static void
+emit_step_call(Kb *k, CgPlan *p, uint32_t s, LLVMValueRef fn, LLVMValueRef runex)
+{
+    Graph *g = k->g;
+    LLVMValueRef pin = LLVMGetParam(runex, 0), pout = LLVMGetParam(runex, 1);
+    LLVMValueRef ws = LLVMGetParam(runex, 2);
+    Node *n = ir_node(g, (NodeId){p->steps[s]});
+    Node *on = cg_plan_step_out(p, g, s);
+    LLVMValueRef args[40];
+    unsigned na = 0;
+    for (uint32_t i = 0; i < n->nin; i++)
+        args[na++] = !n->in[i].id || cg_operand_static(k, n, i)
+                         ? LLVMConstPointerNull(k->ptr)
+                         : value_ptr(k, p, n->in[i], pin, pout, ws);
+    for (uint32_t i = 0; i < on->nout; i++)
+        args[na++] = value_ptr(k, p, on->out[i], pin, pout, ws);
+    if (on != n)
+        args[na++] = value_ptr(k, p, on->in[p->fuse_other[p->steps[s]]], pin, pout, ws);
+    args[na++] = p->scratch_req[s] ? cg_gep(k, ws, cg_i64(k, p->reqs[p->scratch_req[s] - 1].offset))
+                                   : LLVMConstPointerNull(k->ptr);
+    args[na++] = LLVMGetParam(runex, 3);
+    args[na++] = LLVMGetParam(runex, 4);
+    LLVMValueRef st = LLVMBuildCall2(k->b, LLVMGlobalGetValueType(fn), fn, args, na, "");
+    if (cg_node_may_fail(g, n)) {
+        LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, runex, "fail");
+        LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, runex, "");
+        LLVMBuildCondBr(k->b, LLVMBuildICmp(k->b, LLVMIntNE, st, cg_i32(k, QDQC_OK), ""), bad,
+                        cont);
+        LLVMPositionBuilderAtEnd(k->b, bad);
+        LLVMBuildRet(k->b, st);
+        LLVMPositionBuilderAtEnd(k->b, cont);
+    }
+}
+
+void
+cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns)
+{
+    Graph *g = k->g;
+    char name[128];
+    LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->ptr, k->ptr, k->ptr};
+    snprintf(name, sizeof name, "%s_run_ex", k->prefix);
+    LLVMTypeRef runex_t = LLVMFunctionType(k->i32, pt, 5, 0);
+    LLVMValueRef runex = LLVMAddFunction(k->mod, name, runex_t);
+    cg_fn_attrs(k, runex);
+    k->fn = runex;
+    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, runex, "entry"));
+    LLVMValueRef pin = LLVMGetParam(runex, 0), pout = LLVMGetParam(runex, 1);
+    LLVMValueRef ws = LLVMGetParam(runex, 2);
+    for (uint32_t s = 0; s < p->nsteps; s++)
+        emit_step_call(k, p, s, fns[s], runex);
+    for (uint32_t j = 0; j < g->outputs.len; j++) {
+        ValueId v = g->outputs.data[j];
+        CgLoc *l = &p->loc[v.id];
+        if (l->kind == CG_LOC_OUT && l->index == j)
+            continue;
+        LLVMValueRef idx = cg_i64(k, j);
+        LLVMValueRef dst = LLVMBuildLoad2(k->b, k->ptr, LLVMBuildGEP2(k->b, k->ptr, pout, &idx, 1, ""), "");
+        LLVMValueRef src = value_ptr(k, p, v, pin, pout, ws);
+        LLVMBuildMemCpy(k->b, dst, 1, src, 1, cg_i64(k, cg_value_bytes(g, v)));
+    }
+    LLVMBuildRet(k->b, cg_i32(k, QDQC_OK));
+
+    snprintf(name, sizeof name, "%s_run", k->prefix);
+    LLVMValueRef run = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->i32, pt, 3, 0));
+    cg_fn_attrs(k, run);
+    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, run, "entry"));
+    LLVMValueRef cargs[5] = {LLVMGetParam(run, 0), LLVMGetParam(run, 1), LLVMGetParam(run, 2),
+                             LLVMConstPointerNull(k->ptr), LLVMConstPointerNull(k->ptr)};
+    LLVMBuildRet(k->b, LLVMBuildCall2(k->b, runex_t, runex, cargs, 5, ""));
+
+    snprintf(name, sizeof name, "%s_workspace_size", k->prefix);
+    LLVMValueRef wsz = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->i64, NULL, 0, 0));
+    cg_fn_attrs(k, wsz);
+    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, wsz, "entry"));
+    LLVMBuildRet(k->b, cg_i64(k, p->workspace));
+}
+
+/* ---- the C header ---- */
+static void
+c_string(StrBuf *b, const char *s)
+{
+    sb_putc(b, '"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            sb_printf(b, "\\%c", ch);
+        else if (ch < 32 || ch > 126)
+            sb_printf(b, "\\%03o", ch);
+        else
+            sb_putc(b, (char)ch);
+    }
+    sb_putc(b, '"');
+}
+
+static void
+io_block(StrBuf *b, Graph *g, const char *P, const char *p, bool out)
+{
+    const char *kind = out ? "OUTPUT" : "INPUT", *lk = out ? "output" : "input";
+    VEC(ValueId) *v = out ? (void *)&g->outputs : (void *)&g->inputs;
+    for (uint32_t i = 0; i < v->len; i++) {
+        const Value *val = ir_value(g, v->data[i]);
+        const Type *t = &val->type;
+        sb_printf(b, "#define %s_%s%u_NAME ", P, kind, i);
+        c_string(b, ir_str(g, val->name));
+        sb_printf(b, "\n#define %s_%s%u_ELEM_TYPE \"%s\"\n", P, kind, i, elem_name(t->elem));
+        sb_printf(b, "#define %s_%s%u_RANK %d\n#define %s_%s%u_DIMS {", P, kind, i, t->rank, P, kind, i);
+        for (int d = 0; d < t->rank; d++)
+            sb_printf(b, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
+        if (t->rank == 0)
+            sb_printf(b, "1");
+        sb_printf(b, "}\n#define %s_%s%u_NUMEL %lluu\n", P, kind, i,
+                  (unsigned long long)type_numel_unchecked(t));
+        sb_printf(b, "#define %s_%s%u_BYTES %lluu\n", P, kind, i,
+                  (unsigned long long)(type_numel_unchecked(t) * elem_size(t->elem)));
+    }
+    sb_printf(b, "static const char *const %s_%s_names[] = {", p, lk);
+    for (uint32_t i = 0; i < v->len; i++) {
+        sb_printf(b, "%s", i ? ", " : "");
+        c_string(b, ir_str(g, ir_value(g, v->data[i])->name));
+    }
+    sb_printf(b, "%s};\n", v->len ? "" : "0");
+}
+
+char *
+cg_header_text(Module *m, const CgOptions *o, size_t workspace)
+{
+    Graph *g = &m->g;
+    const char *p = o->prefix;
+    char P[64];
+    size_t i;
+    for (i = 0; p[i] && i + 1 < sizeof P; i++)
+        P[i] = (char)toupper((unsigned char)p[i]);
+    P[i] = 0;
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b,
+              "/* %s.h: generated by qdqc %s. C ABI of the compiled model (docs/abi.md).\n"
+              " * Buffers are dense, C order, in each tensor's element type; the workspace is\n"
+              " * %s_WORKSPACE_SIZE bytes, 64-byte aligned, owned by the caller, and may not be\n"
+              " * shared by concurrent runs. Link with -lm. */\n"
+              "#ifndef %s_QDQC_H\n#define %s_QDQC_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
+              "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+              p, qdqc_version_string(), P, P, P);
+    sb_printf(&b, "#define %s_NUM_INPUTS %u\n#define %s_NUM_OUTPUTS %u\n", P, g->inputs.len, P,
+              g->outputs.len);
+    sb_printf(&b, "#define %s_WORKSPACE_SIZE %zuu\n#define %s_WORKSPACE_ALIGN 64\n\n", P, workspace, P);
+    io_block(&b, g, P, p, false);
+    sb_printf(&b, "\n");
+    io_block(&b, g, P, p, true);
+    sb_printf(&b,
+              "\n/* Parallel-for hook: call fn(arg, begin, end) over disjoint ranges covering\n"
+              " * [0, n), on any threads, and return when all calls have returned. A run calls\n"
+              " * pf only from its own thread, never from inside fn; runs on several threads\n"
+              " * sharing pf and pf_ctx call it concurrently, which it must then allow\n"
+              " * (qdqc_threadpool_parallel_for does). */\n"
+              "typedef void (*%s_parallel_fn)(void *arg, int64_t begin, int64_t end);\n"
+              "typedef void (*%s_parallel_for_fn)(void *ctx, %s_parallel_fn fn, void *arg, int64_t n);\n\n"
+              "/* inputs[i] / outputs[i]: %s_INPUTi_BYTES / %s_OUTPUTi_BYTES bytes each. Returns 0\n"
+              " * (QDQC_OK), or QDQC_ERR_RUNTIME (9) when a run-time scale is not positive and\n"
+              " * finite (the outputs are then undefined). */\n"
+              "int %s_run(const void *const *inputs, void *const *outputs, void *workspace);\n"
+              "/* As %s_run; pf == NULL runs on the calling thread. */\n"
+              "int %s_run_ex(const void *const *inputs, void *const *outputs, void *workspace,\n"
+              "               %s_parallel_for_fn pf, void *pf_ctx);\n"
+              "size_t %s_workspace_size(void); /* == %s_WORKSPACE_SIZE */\n\n"
+              "#ifdef __cplusplus\n}\n#endif\n#endif\n",
+              p, p, p, P, P, p, p, p, p, p, P);
+    return sb_take(&b);
+}
+

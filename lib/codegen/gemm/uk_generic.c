@@ -1,0 +1,64 @@
+/* uk_generic.c: the GEMM microkernel in plain LLVM IR (no intrinsics), for any target, and the
+ * AArch64 NEON path, which is the same IR with tiles tuned for 128-bit smull/smlal.
+ *
+ * One k group is one k (kg = 1, B packed as the vl channels of one k): the products of the
+ * broadcast A byte and the B bytes are formed in i16 lanes (exact: |a*b| <= 255*128 fits
+ * int16) and widened into the i32 accumulators; LLVM selects the widening multiplies. */
+#include "codegen/gemm/gemm_ir.h"
+
+/* One k group for the whole tile: acc slots updated in place. */
+static void
+generic_step(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi)
+{
+    const GemmPlan *p = g->p;
+    const int vl = p->vl, nv = pn->nv;
+    LLVMValueRef bgp = gep8(g, pn->bbase, mul(g, gi, pn->nrp * p->kg * p->belem));
+    LLVMValueRef bv[16];
+    LLVMTypeRef vb = LLVMVectorType(g->i8, (unsigned)vl);
+    LLVMTypeRef vw = LLVMVectorType(g->i16, (unsigned)vl);
+    for (int v = 0; v < nv; v++)
+        bv[v] = LLVMBuildSExt(g->b, load(g, vb, gep8(g, bgp, ci64(g, (int64_t)v * vl)), 1),
+                              vw, "");
+    for (int r = 0; r < rows; r++) {
+        LLVMValueRef a = load(g, g->i8, gep8(g, rowp[r], gi), 1);
+        a = g->s->a_signed ? LLVMBuildSExt(g->b, a, g->i16, "") : LLVMBuildZExt(g->b, a, g->i16, "");
+        LLVMValueRef as = splat(g, a, (unsigned)vl);
+        for (int v = 0; v < nv; v++) {
+            LLVMValueRef prod = LLVMBuildNSWMul(g->b, as, bv[v], "");
+            LLVMValueRef slot = g->acc[r * nv + v];
+            LLVMValueRef sum = LLVMBuildAdd(g->b, load(g, g->accty, slot, 4),
+                                            LLVMBuildSExt(g->b, prod, g->accty, ""), "");
+            store(g, sum, slot, 4);
+        }
+    }
+}
+
+static void
+generic_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
+{
+    (void)t, (void)s;
+    p->vl = 8, p->kg = 1, p->belem = 1, p->mr = 4, p->nv = 2, p->kunroll = 1;
+    p->apack = APACK_NONE;
+}
+
+static bool
+generic_supported(const CgTarget *t)
+{
+    return t->x86 || t->aarch64;
+}
+
+static bool
+neon_supported(const CgTarget *t)
+{
+    return t->aarch64 && t->neon;
+}
+
+const GemmUk gemm_uk_generic = {
+    .isa = CG_GEMM_GENERIC, .name = "generic", .supported = generic_supported,
+    .shape = generic_shape, .step = generic_step,
+};
+
+const GemmUk gemm_uk_neon = {
+    .isa = CG_GEMM_A64_NEON, .name = "neon", .supported = neon_supported,
+    .shape = generic_shape, .step = generic_step,
+};

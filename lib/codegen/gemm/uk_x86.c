@@ -1,0 +1,106 @@
+/* uk_x86.c: the x86-64 GEMM microkernels: broadcast dot products of kg bytes of A per i32 lane.
+ *   avx512vnni: vpdpbusd zmm (u8 x s8, 16 lanes; signed A is fed as a ^ 0x80, +128 folded);
+ *   avxvnni:    vpdpbusd ymm ({vex} with avxvnni, EVEX with avx512vnni + avx512vl);
+ *   avx2:       vpmaddwd on A and B widened to int16 at pack time (kg = 2): exact, no
+ *               saturation, then an add into the accumulator.
+ * Tiles were measured with bench/gemm_bench.c. */
+#include "codegen/gemm/gemm_ir.h"
+
+static LLVMValueRef
+dot_vpdpbusd(Gen *g, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b, LLVMTypeRef opty)
+{
+    (void)opty;
+    const char *name = g->p->isa == CG_GEMM_X86_AVX512VNNI ? "llvm.x86.avx512.vpdpbusd.512"
+                                                           : "llvm.x86.avx512.vpdpbusd.256";
+    LLVMValueRef args[3] = {acc, a, b}; /* (acc, u8/s8 A, s8 B) */
+    return intr(g, name, NULL, 0, args, 3);
+}
+
+static LLVMValueRef
+dot_pmaddwd(Gen *g, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b, LLVMTypeRef opty)
+{
+    (void)opty;
+    LLVMValueRef args[2] = {a, b};
+    return LLVMBuildAdd(g->b, acc, intr(g, "llvm.x86.avx2.pmadd.wd", NULL, 0, args, 2), "");
+}
+
+static void
+vpdpbusd_step(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi)
+{
+    gemm_step_bcast(g, pn, rows, rowp, gi, dot_vpdpbusd);
+}
+
+static void
+pmaddwd_step(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi)
+{
+    gemm_step_bcast(g, pn, rows, rowp, gi, dot_pmaddwd);
+}
+
+static void
+avx512vnni_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
+{
+    (void)t;
+    p->vl = 16, p->kg = 4, p->belem = 1, p->mr = 8, p->nv = 3, p->kunroll = 1;
+    /* N a multiple of 32 but not of 48 (64, 128, 256, 512 channels): 12 x 2 tiles cover N
+     * with full panels, where 8 x 3 would add a narrow tail panel (slower, and a second
+     * copy of the microkernel to compile) */
+    if (s->n % 32 == 0 && s->n % 48 != 0)
+        p->mr = 12, p->nv = 2;
+    p->apack = APACK_BYTES;
+    p->a_xor = s->a_signed ? 0x80 : 0;
+}
+
+static void
+avxvnni_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
+{
+    (void)t;
+    /* 16 ymm registers: 12 accumulators + 2 B + 1 A */
+    p->vl = 8, p->kg = 4, p->belem = 1, p->mr = 6, p->nv = 2, p->kunroll = 1;
+    p->apack = APACK_BYTES;
+    p->a_xor = s->a_signed ? 0x80 : 0;
+}
+
+static void
+avx2_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
+{
+    (void)t, (void)s;
+    p->vl = 8, p->kg = 2, p->belem = 2, p->mr = 6, p->nv = 2, p->kunroll = 1;
+    p->apack = APACK_I16;
+}
+
+static bool
+avx512vnni_supported(const CgTarget *t)
+{
+    return t->x86 && t->avx512vnni && t->avx512bw;
+}
+
+/* llvm.x86.avx512.vpdpbusd.256 selects {vex} vpdpbusd with avxvnni, or the EVEX form with
+ * avx512vnni + avx512vl: either runs this path. */
+static bool
+avxvnni_supported(const CgTarget *t)
+{
+    return t->x86 && (t->avxvnni || (t->avx512vnni && t->avx512vl));
+}
+
+static bool
+avx2_supported(const CgTarget *t)
+{
+    return t->x86 && t->avx2;
+}
+
+const GemmUk gemm_uk_avx512vnni = {
+    .isa = CG_GEMM_X86_AVX512VNNI, .name = "avx512vnni", .supported = avx512vnni_supported,
+    .shape = avx512vnni_shape, .xor_off = 128, .a_in_place = true, .b_prefetch = true,
+    .vector_bits = 512, .step = vpdpbusd_step,
+};
+
+const GemmUk gemm_uk_avxvnni = {
+    .isa = CG_GEMM_X86_AVXVNNI, .name = "avxvnni", .supported = avxvnni_supported,
+    .shape = avxvnni_shape, .xor_off = 128, .a_in_place = true, .b_prefetch = true,
+    .step = vpdpbusd_step,
+};
+
+const GemmUk gemm_uk_avx2 = {
+    .isa = CG_GEMM_X86_AVX2, .name = "avx2", .supported = avx2_supported,
+    .shape = avx2_shape, .step = pmaddwd_step,
+};

@@ -1,0 +1,175 @@
+/* plan.c: the build plan of a graph (plan.h).
+ *
+ * Every value gets a home: a graph input buffer, a graph output buffer (a node result that is a
+ * graph output is written there directly), a constant global (const nodes, materialised only
+ * when a kernel reads them at run time), or an offset in the one workspace, planned by liveness
+ * (memplan.c). A node may also ask for private scratch (im2col, GEMM staging), which lives only
+ * during its step. The activation layout plan (which values are stored NHWC, layout.c) and the
+ * residual adds fused into a conv's epilogue (cg_residual_add) are decided here too, before any
+ * code is emitted, because they change which steps exist and what each one reads. */
+#include "codegen/plan/plan.h"
+
+#include "codegen/lower/qconv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int64_t
+cg_value_bytes(Graph *g, ValueId v)
+{
+    const Type *t = &ir_value(g, v)->type;
+    return (int64_t)(type_numel_unchecked(t) * elem_size(t->elem));
+}
+
+/* The plan's arrays: a failure is reported by the caller after it freed the others (counted
+ * by the allocation-failure test hook like every library allocation). */
+static void *
+plan_calloc(size_t n, size_t size)
+{
+    return qdqc_alloc_fails() ? NULL : calloc(n, size);
+}
+
+void
+cg_plan_free(CgPlan *p)
+{
+    free(p->fuse);
+    free(p->fuse_other);
+    free(p->fused_away);
+    free(p->uses);
+    free(p->nhwc);
+    free(p->loc);
+    free(p->reqs);
+    free(p->scratch_req);
+    free(p->steps);
+    memset(p, 0, sizeof *p);
+}
+
+/* Readers of every value, then the qadds fused into the conv before them:
+ * fuse[conv] = the qadd, whose own step disappears. */
+static void
+plan_fusion(Kb *k, CgPlan *p)
+{
+    Graph *g = k->g;
+    uint32_t nnodes = g->nodes.len;
+    for (uint32_t i = 1; i < nnodes; i++) {
+        Node *n = ir_node(g, (NodeId){i});
+        for (uint32_t a = 0; !n->dead && a < n->nin; a++)
+            p->uses[n->in[a].id]++;
+    }
+    for (uint32_t j = 0; j < g->outputs.len; j++)
+        p->uses[g->outputs.data[j].id]++;
+    for (uint32_t i = 1; i < nnodes; i++) {
+        Node *n = ir_node(g, (NodeId){i});
+        Node *q = n->dead || p->fused_away[i] ? NULL
+                                              : cg_residual_add(k, n, p->uses, &p->fuse_other[i]);
+        if (q) {
+            p->fuse[i] = q;
+            p->fused_away[q - g->nodes.data] = 1;
+        }
+    }
+}
+
+/* Homes of inputs and constants, the steps and their scratch; false if a node is not
+ * supported. */
+static bool
+plan_steps(Kb *k, CgPlan *p)
+{
+    Graph *g = k->g;
+    uint32_t nnodes = g->nodes.len;
+    for (uint32_t i = 0; i < g->inputs.len; i++)
+        p->loc[g->inputs.data[i].id] = (CgLoc){CG_LOC_IN, i, NULL};
+    for (uint32_t i = 1; i < nnodes; i++) {
+        Node *n = ir_node(g, (NodeId){i});
+        if (n->dead)
+            continue;
+        if (n->op == OP_CONST) {
+            p->loc[n->out[0].id] = (CgLoc){CG_LOC_CONST, 0, NULL};
+            continue;
+        }
+        if (p->fused_away[i])
+            continue;
+        p->steps[p->nsteps] = i;
+        int64_t s = cg_node_scratch(k, n);
+        if (s < 0)
+            return false;
+        if (s > 0) {
+            p->reqs[p->nreq] = (CgMemReq){s, (int32_t)p->nsteps, (int32_t)p->nsteps, 0};
+            p->scratch_req[p->nsteps] = (int64_t)p->nreq++ + 1;
+        }
+        p->nsteps++;
+    }
+    return true;
+}
+
+/* Homes of the node results (graph outputs in place, the rest in the workspace), their live
+ * ranges, then the workspace offsets. */
+static bool
+plan_buffers(Kb *k, CgPlan *p)
+{
+    Graph *g = k->g;
+    for (uint32_t j = 0; j < g->outputs.len; j++) {
+        CgLoc *l = &p->loc[g->outputs.data[j].id];
+        if (l->kind == CG_LOC_NONE)
+            *l = (CgLoc){CG_LOC_OUT, j, NULL};
+    }
+    for (uint32_t s = 0; s < p->nsteps; s++) {
+        Node *n = ir_node(g, (NodeId){p->steps[s]});
+        Node *on = cg_plan_step_out(p, g, s); /* whose results this step writes */
+        for (uint32_t r = 0; r < on->nout; r++) {
+            CgLoc *l = &p->loc[on->out[r].id];
+            if (l->kind != CG_LOC_NONE)
+                continue;
+            p->reqs[p->nreq] = (CgMemReq){cg_value_bytes(g, on->out[r]), (int32_t)s, (int32_t)s, 0};
+            *l = (CgLoc){CG_LOC_WS, (int64_t)p->nreq++, NULL};
+        }
+        for (uint32_t a = 0; a <= n->nin; a++) {
+            ValueId v = a < n->nin ? n->in[a]
+                        : on != n  ? on->in[p->fuse_other[p->steps[s]]]
+                                   : (ValueId){0};
+            CgLoc *l = &p->loc[v.id];
+            if (v.id && l->kind == CG_LOC_WS)
+                p->reqs[l->index].last = (int32_t)s;
+        }
+    }
+    for (uint32_t j = 0; j < g->outputs.len; j++) {
+        CgLoc *l = &p->loc[g->outputs.data[j].id];
+        if (l->kind == CG_LOC_WS)
+            p->reqs[l->index].last = (int32_t)p->nsteps;
+    }
+    p->workspace = cg_memplan(p->reqs, p->nreq);
+    return p->workspace >= 0;
+}
+
+CgPlanStatus
+cg_plan_build(Kb *k, CgPlan *p)
+{
+    Graph *g = k->g;
+    uint32_t nval = g->values.len, nnodes = g->nodes.len;
+    memset(p, 0, sizeof *p);
+    p->loc = plan_calloc(nval ? nval : 1, sizeof *p->loc);
+    p->reqs = plan_calloc((size_t)nval + nnodes + 1, sizeof *p->reqs);
+    p->scratch_req = plan_calloc(nnodes ? nnodes : 1, sizeof *p->scratch_req);
+    p->steps = plan_calloc(nnodes ? nnodes : 1, sizeof *p->steps);
+    if (!(p->loc && p->reqs && p->scratch_req && p->steps)) {
+        cg_plan_free(p);
+        return CG_PLAN_OOM_VALUES;
+    }
+    p->nhwc = cg_layout_plan(k);
+    k->nhwc = p->nhwc;
+    p->fuse = plan_calloc(nnodes ? nnodes : 1, sizeof *p->fuse);
+    p->fuse_other = plan_calloc(nnodes ? nnodes : 1, sizeof *p->fuse_other);
+    p->fused_away = plan_calloc(nnodes ? nnodes : 1, 1);
+    p->uses = plan_calloc(nval ? nval : 1, sizeof *p->uses);
+    if (!(p->fuse && p->fuse_other && p->fused_away && p->uses)) {
+        cg_plan_free(p);
+        k->nhwc = NULL;
+        return CG_PLAN_OOM_NODES;
+    }
+    plan_fusion(k, p);
+    if (!plan_steps(k, p) || !plan_buffers(k, p)) {
+        cg_plan_free(p);
+        k->nhwc = NULL;
+        return CG_PLAN_FAIL;
+    }
+    return CG_PLAN_OK;
+}

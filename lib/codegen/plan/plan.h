@@ -1,0 +1,63 @@
+/* plan.h: the build plan of a graph (plan.c): the home of every value, the steps (one per node
+ * that emits code, a fused residual add folded into its conv's step), each step's private
+ * scratch and the workspace offsets (memplan.c). Internal to lib/codegen: build.c makes the
+ * plan, abi.c turns homes into addresses inside PREFIX_run_ex. */
+#ifndef QDQC_CODEGEN_PLAN_PLAN_H
+#define QDQC_CODEGEN_PLAN_PLAN_H
+
+#include "codegen/codegen.h"
+
+/* Where a value lives: a graph input buffer, a graph output buffer, a constant global
+ * (materialised on first use, CgLoc.global), or a workspace region (CgLoc.index = its
+ * CgMemReq). */
+typedef enum CgLocKind { CG_LOC_NONE, CG_LOC_IN, CG_LOC_OUT, CG_LOC_WS, CG_LOC_CONST } CgLocKind;
+
+typedef struct CgLoc {
+    CgLocKind kind;
+    int64_t index;   /* input/output index, or memreq index for CG_LOC_WS */
+    LLVMValueRef global;
+} CgLoc;
+
+typedef struct CgPlan {
+    CgLoc *loc;             /* per ValueId */
+    CgMemReq *reqs;         /* workspace buffers and scratch regions */
+    size_t nreq;
+    int64_t *scratch_req;   /* per step: 1 + index of its scratch CgMemReq, 0 = none */
+    uint32_t *steps;        /* NodeId of each step */
+    uint32_t nsteps;
+    Node **fuse;            /* per NodeId: the qadd fused into this conv's epilogue, or NULL */
+    uint32_t *fuse_other;   /* per NodeId: operand index of the fused qadd's other operand */
+    uint8_t *fused_away;    /* per NodeId: a qadd whose step disappeared into its conv */
+    uint32_t *uses;         /* per ValueId: readers (live nodes and graph outputs) */
+    uint8_t *nhwc;          /* per ValueId: stored NHWC (cg_layout_plan) */
+    int64_t workspace;      /* bytes (a multiple of 64) */
+} CgPlan;
+
+typedef enum CgPlanStatus {
+    CG_PLAN_OK,
+    CG_PLAN_FAIL,       /* a node is not supported: message in k's err (cg_fail) */
+    CG_PLAN_OOM_VALUES, /* the per-value arrays could not be allocated (nothing held) */
+    CG_PLAN_OOM_NODES,  /* the per-node arrays could not be allocated (nothing held) */
+} CgPlanStatus;
+
+/* Plan k's graph (k->nhwc is set to the layout plan). On any status but CG_PLAN_OK nothing is
+ * held; on CG_PLAN_OK free with cg_plan_free. */
+CgPlanStatus
+cg_plan_build(Kb *k, CgPlan *p);
+
+void
+cg_plan_free(CgPlan *p);
+
+/* Bytes of value v (dense, its element type). */
+int64_t
+cg_value_bytes(Graph *g, ValueId v);
+
+/* The node whose results step s writes: its own node, or the qadd fused into it. */
+static inline Node *
+cg_plan_step_out(const CgPlan *p, Graph *g, uint32_t s)
+{
+    Node *n = ir_node(g, (NodeId){p->steps[s]});
+    return p->fuse[p->steps[s]] ? p->fuse[p->steps[s]] : n;
+}
+
+#endif

@@ -1,0 +1,29 @@
+/* isa.h: the vector questions kernel emitters outside the GEMM ask of (target, kernel path):
+ * how many i32 lanes a vector has, and which instruction does an int16 multiply-add into int32
+ * lanes. One answer for every emitter (isa.c), so the depthwise and element-wise kernels cannot
+ * disagree about the vector width of a path. The GEMM's own per-ISA facts are its microkernel
+ * table (gemm/isa.c). */
+#ifndef QDQC_CODEGEN_TARGET_ISA_H
+#define QDQC_CODEGEN_TARGET_ISA_H
+
+#include "codegen/gemm/gemm.h"
+#include "codegen/target/target.h"
+
+/* i32 lanes of the vectors kernels use on (t, isa): 16 on the avx512vnni path (the only one
+ * that makes 512-bit vectors legal, cg_function_set_target), 8 on x86 with AVX2, else 4
+ * (SSE2, NEON). */
+unsigned
+cg_isa_i32_lanes(const CgTarget *t, CgGemmIsa isa);
+
+/* The intrinsic computing acc + sum of pairs of int16 products into n int32 lanes on (t, isa)
+ * (vpdpwssd zmm/ymm, or vpmaddwd whose result the caller adds), NULL when plain IR is the way
+ * (no such instruction for n lanes). */
+const char *
+cg_isa_mac16(const CgTarget *t, CgGemmIsa isa, unsigned n);
+
+/* Whether cg_isa_mac16 can answer vpdpwssd on isa: such functions then need the
+ * "+fast-dpwssd" tuning feature (else LLVM splits it into vpmaddwd + vpaddd). */
+bool
+cg_isa_has_dpwssd(CgGemmIsa isa);
+
+#endif
