@@ -19,7 +19,8 @@ are bit-exact. Lowering (printed with -v):
               --convert-index-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts
   mlir-runner -e main -entry-point-result=void
               -shared-libs=libmlir_runner_utils.so,libmlir_c_runner_utils.so
-Tools are looked up on PATH, then in /usr/lib/llvm-22/bin. Element types: f32, i8, ui8 (run as i8 bytes), i32.
+Tools are looked up on PATH, then in /usr/lib/llvm-22/bin. Element types: f32, i8, ui8 (run as i8
+bytes), i16, ui16 (run as i16), i4 (an i8 .npy, one value a byte, truncated), i32.
 """
 import argparse
 import os
@@ -40,11 +41,12 @@ LOWER_2 = ["--one-shot-bufferize=bufferize-function-boundaries", "--buffer-deall
            "--expand-strided-metadata", "--finalize-memref-to-llvm", "--convert-math-to-llvm",
            "--convert-math-to-libm", "--convert-arith-to-llvm", "--convert-cf-to-llvm",
            "--convert-index-to-llvm", "--convert-func-to-llvm", "--reconcile-unrealized-casts"]
-DTYPES = {"f32": np.float32, "i8": np.int8, "ui8": np.uint8, "i32": np.int32}
+DTYPES = {"f32": np.float32, "i8": np.int8, "ui8": np.uint8, "i16": np.int16,
+          "ui16": np.uint16, "i4": np.int8, "i32": np.int32}
 # ui8 (qdqc's u8 at the function boundary) runs as i8: tensor.bitcast has no bufferization,
 # and the boundary's tosa.rescale reads the bytes as unsigned by its input_unsigned /
 # output_unsigned flags, not by the type, so renaming ui8 to i8 keeps the arithmetic.
-SIGNLESS = {"ui8": "i8"}
+SIGNLESS = {"ui8": "i8", "ui16": "i16"}
 
 
 def tool(name):
@@ -55,9 +57,10 @@ def tool(name):
 
 
 def parse_tensor(t):
-    m = re.fullmatch(r"tensor<((?:\d+x)*)(f32|i8|ui8|i32)>", t.strip())
+    m = re.fullmatch(r"tensor<((?:\d+x)*)(f32|i8|ui8|i16|ui16|i4|i32)>", t.strip())
     if not m:
-        sys.exit(f"mlir_run: unsupported type {t.strip()} (static tensors of f32, i8, ui8, i32)")
+        sys.exit(f"mlir_run: unsupported type {t.strip()} (static tensors of f32, i8, ui8, i16, "
+                 "ui16, i4, i32)")
     dims = tuple(int(d) for d in m.group(1).split("x") if d)
     return dims, m.group(2)
 
@@ -98,7 +101,12 @@ def main_func(name, args, results, inputs):
         if a.shape != dims or a.dtype != DTYPES[et]:
             sys.exit(f"mlir_run: input {i}: {a.dtype}{a.shape}, expected {et}{dims}")
         data = np.ascontiguousarray(a).tobytes().hex().upper()
-        lines.append(f'    %in{i} = arith.constant dense<"0x{data}"> : {ttype(dims, et)}')
+        if et == "i4":  # i8 bytes truncated to i4
+            lines.append(f'    %c{i} = arith.constant dense<"0x{data}"> : {ttype(dims, "i8")}')
+            lines.append(f"    %in{i} = arith.trunci %c{i} : {ttype(dims, 'i8')} to "
+                         f"{ttype(dims, et)}")
+        else:
+            lines.append(f'    %in{i} = arith.constant dense<"0x{data}"> : {ttype(dims, et)}')
         names.append(f"%in{i}")
     rt = ", ".join(ttype(d, e) for d, e in results)
     outs = ", ".join(f"%r{i}" for i in range(len(results)))
@@ -106,7 +114,8 @@ def main_func(name, args, results, inputs):
                  f"({', '.join(ttype(d, e) for d, e in args)}) -> ({rt})")
     for i, (dims, et) in enumerate(results):
         t32 = ttype(dims, "i32")
-        conv = {"f32": "arith.bitcast", "i8": "arith.extsi", "ui8": "arith.extui", "i32": None}[et]
+        conv = {"f32": "arith.bitcast", "i8": "arith.extsi", "ui8": "arith.extui",
+                "i16": "arith.extsi", "ui16": "arith.extui", "i4": "arith.extsi", "i32": None}[et]
         src = f"%r{i}"
         if conv:
             lines.append(f"    %b{i} = {conv} %r{i} : {ttype(dims, et)} to {t32}")
@@ -143,7 +152,7 @@ def main():
     if len(o.input) != len(args):
         sys.exit(f"mlir_run: @{name} takes {len(args)} inputs, {len(o.input)} given")
     inputs = [np.load(p) for p in o.input]
-    body = text.replace("xui8>", "xi8>").rstrip()
+    body = text.replace("xui8>", "xi8>").replace("xui16>", "xi16>").rstrip()
     if not body.startswith("module"):
         body = "module {\n" + body + "\n}"
     body = body[:-1] + main_func(name, args, results, inputs) + "}\n"

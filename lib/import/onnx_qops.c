@@ -1,7 +1,8 @@
 /* onnx_qops.c: the quantized ONNX ops: QuantizeLinear, DequantizeLinear (per-tensor and
  * per-axis, static or runtime parameters), DynamicQuantizeLinear, QLinearConv, QLinearMatMul,
  * ConvInteger and MatMulInteger, and the com.microsoft QuantizeLinear/DequantizeLinear aliases.
- * Constant scale/zero point become the node's QParams; runtime ones stay operands.
+ * Constant scale/zero point become the node's QParams; runtime ones stay operands, as do those
+ * of blocked quantization (opset 21 `block_size`, build_blocked).
  * QLinearConv/QLinearMatMul expand into dequantize -> conv/matmul -> quantize with the same
  * parameters (the passes fold them back); ConvInteger/MatMulInteger with constant zero points
  * map onto qconv/qmatmul with an i32 result, their operands typed q{scale=1, zp}; with runtime
@@ -35,8 +36,8 @@ qparams_of(OnnxImp *I, const Tensor *s, const Tensor *z, ElemType storage, int64
         return NULL;
     }
     if (n != 1 && s->type.rank != 1) {
-        onnx_node_error(I, "scale of rank %d with %zu values: block quantization is not "
-                        "supported", s->type.rank, n);
+        onnx_node_error(I, "scale of rank %d with %zu values needs block_size (per-axis "
+                        "scales are 1-D)", s->type.rank, n);
         return NULL;
     }
     if (z && type_numel_unchecked(&z->type) != n) {
@@ -84,21 +85,68 @@ qparams_of(OnnxImp *I, const Tensor *s, const Tensor *z, ElemType storage, int64
     return q;
 }
 
-static bool
-check_block(OnnxImp *I)
+/* ONNX 21 blocked quantization (block_size > 0): the dynamic form (scale and zero point stay
+ * operands, constant or not) with `axis` normalized and `block_size`; each element of x uses the
+ * scale at its index with index[axis] / block_size (ir_qdq_layout). A quantize without a zero
+ * point gets a zero constant of its storage type, which types its result. Constant scales are
+ * checked here as static ones are (positive, normal, finite). */
+static ValueId
+build_blocked(OnnxImp *I, bool isq, ValueId x, ValueId s, ValueId z, ElemType storage,
+              int64_t axis, int64_t block, const char *name)
 {
-    if (onnx_attr_i(I, "block_size", 0) != 0) {
-        onnx_node_error(I, "block quantization (block_size=%lld) is not supported",
-                        (long long)onnx_attr_i(I, "block_size", 0));
-        return false;
+    Graph *g = I->g;
+    const Type *xt = TY(I, x), *st = TY(I, s);
+    if (!elem_is_float(st->elem)) {
+        onnx_node_error(I, "scale must be float, got %s", elem_name(st->elem));
+        return VNONE;
     }
-    return true;
+    if (z.id && TY(I, z)->elem != storage) {
+        onnx_node_error(I, "zero point type %s differs from %s", elem_name(TY(I, z)->elem),
+                        elem_name(storage));
+        return VNONE;
+    }
+    QdqLayout l;
+    char err[200];
+    if (!ir_qdq_layout(xt, st, z.id ? TY(I, z) : NULL, axis, block, &l, err, sizeof err)) {
+        onnx_node_error(I, "%s", err);
+        return VNONE;
+    }
+    const Tensor *sc = ir_const_of(g, s);
+    for (size_t i = 0; sc && i < l.nparams; i++) {
+        float f = (float)tensor_get_f(sc, i);
+        if (!(f >= FLT_MIN) || !isfinite(f)) {
+            char buf[48];
+            fmt_float(buf, f);
+            onnx_node_error(I, "scale[%zu] must be positive, normal and finite, got %s", i, buf);
+            return VNONE;
+        }
+    }
+    if (isq && !z.id) {
+        Type zt = *st;
+        zt.elem = storage;
+        zt.q = NULL;
+        Tensor *zc = ir_tensor_new(I->m, &zt);
+        if (!zc) {
+            onnx_node_error(I, "zero point too large");
+            return VNONE;
+        }
+        z = ir_add_const(g, onnx_tmp_name(I, "zero_point"), zc, I->loc);
+    }
+    ValueId ins[3] = {x, s, z};
+    NodeId n = onnx_mk(I, isq ? OP_QUANTIZE : OP_DEQUANTIZE, z.id ? 3 : 2, ins, 1);
+    /* block_size first: the text form's parser reads `axis` last (parse.c), so the printed
+     * module parses back to the same text */
+    ir_set_attr_int(g, n, "block_size", block);
+    ir_set_attr_int(g, n, "axis", l.axis);
+    if (!isq && st->elem != ET_F32)
+        ir_set_attr_string(g, n, "to", elem_name(st->elem));
+    return onnx_emit1(I, n, name, ET_NONE);
 }
 
 /* dequantize x with scale s and zero point z (values; z may be VNONE). Static when both are
  * constants, else the dynamic form. */
 /* A Q/DQ whose scale is a run-time value: a 1-D scale of more than one element is per-axis
- * (sets the node's "axis"); higher ranks would be block quantization, which is refused. */
+ * (sets the node's "axis"); a scale of higher rank needs block_size (build_blocked). */
 static bool
 set_runtime_axis(OnnxImp *I, NodeId n, const Type *st, int64_t axis, int rank)
 {
@@ -106,7 +154,8 @@ set_runtime_axis(OnnxImp *I, NodeId n, const Type *st, int64_t axis, int rank)
         return true;
     int64_t a;
     if (st->rank != 1) {
-        onnx_node_error(I, "scale of rank %d: block quantization is not supported", st->rank);
+        onnx_node_error(I, "scale of rank %d needs block_size (per-axis scales are 1-D)",
+                        st->rank);
         return false;
     }
     if (!onnx_norm_axis(I, axis, rank, &a))
@@ -190,6 +239,18 @@ build_q(OnnxImp *I, ValueId x, ValueId s, ValueId z, ElemType storage, int64_t a
         n = onnx_mk(I, OP_QUANTIZE, 1, &x, 1);
         ir_node(g, n)->q = q;
     } else {
+        if (!z.id && storage != ET_U8) {
+            /* output_dtype without a zero point: a zero constant types the result */
+            Type zt = *st;
+            zt.elem = storage;
+            zt.q = NULL;
+            Tensor *zero = ir_tensor_new(I->m, &zt);
+            if (!zero) {
+                onnx_node_error(I, "zero point too large");
+                return VNONE;
+            }
+            z = ir_add_const(g, onnx_tmp_name(I, "zero_point"), zero, I->loc);
+        }
         ValueId ins[3] = {x, s, z};
         n = onnx_mk(I, OP_QUANTIZE, z.id ? 3 : 2, ins, 1);
         if (!set_runtime_axis(I, n, st, axis, xt->rank))
@@ -229,8 +290,6 @@ check_float_opset(OnnxImp *I, ElemType e, const char *what)
 static bool
 op_quantize(OnnxImp *I)
 {
-    if (!check_block(I))
-        return false;
     ValueId x = IN(I, 0), s = IN(I, 1), z = IN(I, 2);
     ElemType storage = ET_U8;
     if (z.id) {
@@ -248,6 +307,16 @@ op_quantize(OnnxImp *I)
         (s.id && TY(I, s)->elem != (x.id ? TY(I, x)->elem : ET_NONE) &&
          !check_float_opset(I, TY(I, s)->elem, "scale")))
         return false;
+    int64_t block = onnx_attr_i(I, "block_size", 0);
+    if (block != 0) {
+        if (!is_q_storage(storage, false)) {
+            onnx_node_error(I, "quantizing to %s is not supported", elem_name(storage));
+            return false;
+        }
+        ValueId y = build_blocked(I, true, x, s, z, storage, onnx_attr_i(I, "axis", 1), block,
+                                  onnx_out_name(I, 0));
+        return y.id && onnx_bind(I, onnx_out_name(I, 0), y);
+    }
     ValueId y = build_q(I, x, s, z, storage, onnx_attr_i(I, "axis", 1), onnx_out_name(I, 0));
     return y.id && onnx_bind(I, onnx_out_name(I, 0), y);
 }
@@ -255,14 +324,22 @@ op_quantize(OnnxImp *I)
 static bool
 op_dequantize(OnnxImp *I)
 {
-    if (!check_block(I))
-        return false;
     ValueId x = IN(I, 0), s = IN(I, 1), z = IN(I, 2);
     if (!check_storage_opset(I, TY(I, x)->elem, "input") ||
         (s.id && !check_float_opset(I, TY(I, s)->elem, "scale")) ||
         (z.id && TY(I, z)->elem != TY(I, x)->elem &&
          !check_storage_opset(I, TY(I, z)->elem, "zero point")))
         return false;
+    int64_t block = onnx_attr_i(I, "block_size", 0);
+    if (block != 0) {
+        if (!is_q_storage(TY(I, x)->elem, true)) {
+            onnx_node_error(I, "dequantizing %s is not supported", elem_name(TY(I, x)->elem));
+            return false;
+        }
+        ValueId y = build_blocked(I, false, x, IN(I, 1), z, TY(I, x)->elem,
+                                  onnx_attr_i(I, "axis", 1), block, onnx_out_name(I, 0));
+        return y.id && onnx_bind(I, onnx_out_name(I, 0), y);
+    }
     ValueId y = build_dq(I, IN(I, 0), IN(I, 1), IN(I, 2), onnx_attr_i(I, "axis", 1),
                          onnx_out_name(I, 0));
     return y.id && onnx_bind(I, onnx_out_name(I, 0), y);

@@ -350,8 +350,13 @@ onnx_tensor(OnnxImp *I, const Onnx__TensorProto *tp, const char *what, const Loc
     }
     size_t need = is4 ? (n + 1) / 2 : n;
     if (have != need) {
-        diag_error(I->ctx, loc, "%s: %s has %zu values, the shape needs %zu", what,
-                   have ? field : "the tensor data", have, need);
+        if (is4)
+            diag_error(I->ctx, loc, "%s: %s has %zu values, the shape's %zu %s values packed "
+                       "two per entry need %zu", what, have ? field : "the tensor data", have,
+                       n, elem_name(et), need);
+        else
+            diag_error(I->ctx, loc, "%s: %s has %zu values, the shape needs %zu", what,
+                       have ? field : "the tensor data", have, need);
         return NULL;
     }
     ts->data = arena_alloc(&I->m->arena, bytes ? bytes : 1);

@@ -85,6 +85,27 @@ norm_axis(Graph *g, Node *n, int64_t axis, int rank, int64_t *out, const char *w
     return true;
 }
 
+/* quantize/dequantize: operand scale (and zero point) shapes against x, per tensor, per axis
+ * or blocked (ir_qdq_layout); static parameters cannot be blocked. */
+static bool
+qdq_layout_ok(Graph *g, Node *n, const Type *x)
+{
+    int64_t block = ir_attr_int(g, n, "block_size", 0);
+    char err[200];
+    QdqLayout l;
+    if (n->q) {
+        if (block == 0)
+            return true;
+        node_error(g, n, "block_size needs the scale and zero point as operands");
+        return false;
+    }
+    const Type *s = in_type(g, n, 1), *z = in_type(g, n, 2);
+    if (ir_qdq_layout(x, s, z, ir_attr_int(g, n, "axis", 1), block, &l, err, sizeof err))
+        return true;
+    node_error(g, n, "%s", err);
+    return false;
+}
+
 /* Spatial output size of a window op along one axis. */
 static bool
 window_out(Graph *g, Node *n, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb,
@@ -327,7 +348,7 @@ INFER_FN(quantize)
             FAIL("scale must be float");
         o->elem = z ? z->elem : ET_U8;
     }
-    return true;
+    return qdq_layout_ok(g, n, x);
 }
 
 INFER_FN(dequantize)
@@ -341,6 +362,8 @@ INFER_FN(dequantize)
         if (!elem_is_float(s->elem))
             FAIL("scale must be float");
     }
+    if (!qdq_layout_ok(g, n, x))
+        return false;
     o->elem = attr_elem(g, n, "to", ET_F32);
     if (!elem_is_float(o->elem))
         FAIL("result must be float");

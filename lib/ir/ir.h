@@ -206,6 +206,29 @@ void type_bcast_strides(const Type *t, const Type *o, int64_t *st);
 /* Advance a row-major multi-index over o's shape; false once it wraps past the last index. */
 bool type_next_index(const Type *o, int64_t *idx);
 Type type_make(ElemType e, int rank, const int64_t *dims);
+/* Where each element of a quantize/dequantize with operand (run-time or constant) scale and
+ * zero point finds its parameters: per tensor (a 1-element scale), per axis (a 1-D scale, one
+ * entry per index of `axis`) or blocked (ONNX 21 `block_size` B > 0: the scale has x's rank and
+ * shape except dims[axis] = ceil(dims[axis] / B)). With x's flat index i = (o*dim + c)*inner + r,
+ * the parameter index is o*ostride + (c / block)*cstride + r*rstride (per tensor: all strides
+ * 0; per axis: block 1, cstride 1). */
+typedef struct QdqLayout {
+    int axis;                    /* -1: per tensor */
+    int64_t outer, dim, inner;   /* x around `axis` (1, 1, numel when per tensor) */
+    int64_t block;               /* 1 unless blocked */
+    int64_t ostride, cstride, rstride;
+    size_t nparams;              /* scale (and zero point) elements */
+} QdqLayout;
+/* Checks scale type s (and zero point z, may be NULL) against x for `axis` (negative counts
+ * from the end) and `block` (0: not blocked); false with the reason in err. */
+bool ir_qdq_layout(const Type *x, const Type *s, const Type *z, int64_t axis, int64_t block,
+                   QdqLayout *l, char *err, size_t len);
+static inline int64_t
+ir_qdq_param_index(const QdqLayout *l, int64_t i)
+{
+    int64_t r = i % l->inner, oc = i / l->inner;
+    return (oc / l->dim) * l->ostride + ((oc % l->dim) / l->block) * l->cstride + r * l->rstride;
+}
 /* Element i of a tensor as double / int64, whatever its element type. */
 double tensor_get_f(const Tensor *t, size_t i);
 int64_t tensor_get_i(const Tensor *t, size_t i);

@@ -344,3 +344,76 @@ tensor_set_i(Tensor *t, size_t i, int64_t v)
     default: return;
     }
 }
+
+bool
+ir_qdq_layout(const Type *x, const Type *s, const Type *z, int64_t axis, int64_t block,
+              QdqLayout *l, char *err, size_t len)
+{
+    size_t n = type_numel_unchecked(s);
+    memset(l, 0, sizeof *l);
+    l->axis = -1;
+    l->outer = l->dim = l->block = 1;
+    l->inner = (int64_t)type_numel_unchecked(x);
+    l->nparams = n;
+    if (z && type_numel_unchecked(z) != n) {
+        snprintf(err, len, "scale has %zu values, zero point %zu", n, type_numel_unchecked(z));
+        return false;
+    }
+    if (z && block && !type_shape_equal(s, z)) {
+        snprintf(err, len, "blocked quantization: zero point and scale shapes differ");
+        return false;
+    }
+    if (block < 0) {
+        snprintf(err, len, "block_size %lld must be positive", (long long)block);
+        return false;
+    }
+    if (!block && n == 1)
+        return true;
+    int64_t a = axis < 0 ? axis + x->rank : axis;
+    if (a < 0 || a >= x->rank) {
+        snprintf(err, len, "axis %lld out of range for rank %d", (long long)axis, x->rank);
+        return false;
+    }
+    l->axis = (int)a;
+    l->outer = 1;
+    l->inner = 1;
+    for (int d = 0; d < a; d++)
+        l->outer *= x->dims[d];
+    for (int d = (int)a + 1; d < x->rank; d++)
+        l->inner *= x->dims[d];
+    l->dim = x->dims[a];
+    if (!block) {
+        if (s->rank != 1) {
+            snprintf(err, len, "scale of rank %d with %zu values needs block_size (per-axis "
+                     "scales are 1-D)", s->rank, n);
+            return false;
+        }
+        if (x->dims[a] != (int64_t)n) {
+            snprintf(err, len, "per-axis scale has %zu values, axis %lld has size %lld", n,
+                     (long long)a, (long long)x->dims[a]);
+            return false;
+        }
+        l->cstride = 1;
+        return true;
+    }
+    if (s->rank != x->rank) {
+        snprintf(err, len, "blocked quantization: scale of rank %d, input of rank %d", s->rank,
+                 x->rank);
+        return false;
+    }
+    int64_t pdim = l->dim / block + (l->dim % block != 0);
+    for (int d = 0; d < x->rank; d++) {
+        int64_t want = d == a ? pdim : x->dims[d];
+        if (s->dims[d] != want) {
+            snprintf(err, len, "blocked quantization (axis %lld, block_size %lld): scale "
+                     "dimension %d is %lld, expected %lld", (long long)a, (long long)block, d,
+                     (long long)s->dims[d], (long long)want);
+            return false;
+        }
+    }
+    l->block = block;
+    l->cstride = l->inner;
+    l->ostride = pdim * l->inner;
+    l->rstride = 1;
+    return true;
+}

@@ -2,9 +2,10 @@
  *
  * The graph's values keep their logical (NCHW) layout; ops whose tosa form is NHWC (conv,
  * pooling) are wrapped in tosa.transpose pairs, which MLIR's canonicalizer cancels. u8 values
- * travel as i8 shifted by -128 (tosa computes on signless i8): their zero points and clamp
- * bounds shift with them, which leaves every (x - zx) unchanged; at the function boundary
- * tosa.rescale with input_unsigned/output_unsigned converts from and to ui8.
+ * travel as i8 shifted by -128 (tosa computes on signless i8), u16 as i16 shifted by -32768
+ * and u4 as i4 shifted by -8: their zero points and clamp bounds shift with them, which leaves
+ * every (x - zx) unchanged; at the function boundary tosa.rescale with
+ * input_unsigned/output_unsigned converts from and to ui8/ui16 (u4 has no boundary form).
  * The text is parsed and verified with the MLIR C API before it is returned, so a verifier
  * failure is reported as an internal error instead of producing invalid output.
  * Op lowerings are in export_ops.c and export_elem.c, shared helpers in export_util.c; docs/mlir.md lists the mapping. */
@@ -29,11 +30,26 @@ sym_name(StrBuf *b, const char *s)
                            (*s >= '0' && *s <= '9') || *s == '_' ? *s : '_');
 }
 
-/* The boundary type of a graph input/output: u8 is ui8 there. */
+/* The boundary type of a graph input/output: u8 is ui8 there, u16 ui16. */
 static void
 boundary_type(StrBuf *b, const Type *t)
 {
-    exp_ttype(b, t->rank, t->dims, t->elem == ET_U8 ? "ui8" : exp_et(t->elem));
+    exp_ttype(b, t->rank, t->dims,
+              t->elem == ET_U8 ? "ui8" : t->elem == ET_U16 ? "ui16" : exp_et(t->elem));
+}
+
+/* Unsigned boundary values are converted by tosa.rescale (input_unsigned/output_unsigned),
+ * which takes 8- and 16-bit values only: a u4 graph input or output has no form. */
+static bool
+boundary_ok(Exp *x, const Type *t, const char *what, uint32_t i)
+{
+    if (!exp_et(t->elem))
+        return exp_fail(x, NULL, "graph %s %u has element type %s", what, i, elem_name(t->elem));
+    if (t->elem == ET_U4)
+        return exp_fail(x, NULL, "graph %s %u has element type u4: unsigned values cross the "
+                        "function boundary through tosa.rescale, which takes 8- and 16-bit "
+                        "values only", what, i);
+    return true;
 }
 
 static const QnFixed k_identity = {1 << 30, 30};
@@ -50,18 +66,19 @@ emit_func(Exp *x, StrBuf *out)
     for (uint32_t i = 0; i < g->inputs.len; i++) {
         ValueId v = g->inputs.data[i];
         const Type *t = &ir_value(g, v)->type;
-        if (!exp_et(t->elem)) {
-            exp_fail(x, NULL, "graph input %u has element type %s", i, elem_name(t->elem));
+        if (!boundary_ok(x, t, "input", i))
             break;
-        }
         uint32_t arg = ++x->next;
         sb_printf(&sig, "%s%%v%u: ", i ? ", " : "", arg);
         boundary_type(&sig, t);
         x->ssa[v.id] = arg;
-        if (t->elem == ET_U8) {
+        if (t->elem == ET_U8 || t->elem == ET_U16) {
+            bool w = t->elem == ET_U16;
             uint32_t c = exp_line(x, "tensor.bitcast %%v%u : %s to %s", arg,
-                                  exp_tt(x, 0, t->rank, t->dims, "ui8"), EXP_TT(x, 1, t));
-            x->ssa[v.id] = exp_rescale(x, c, t, "i8", "i8", 1, &k_identity, -128, 0, true, false);
+                                  exp_tt(x, 0, t->rank, t->dims, w ? "ui16" : "ui8"),
+                                  EXP_TT(x, 1, t));
+            x->ssa[v.id] = exp_rescale(x, c, t, exp_et(t->elem), exp_et(t->elem), 1,
+                                       &k_identity, exp_shift(t->elem), 0, true, false);
         }
     }
     for (uint32_t i = 1; i < g->nodes.len && !x->failed; i++) {
@@ -76,13 +93,17 @@ emit_func(Exp *x, StrBuf *out)
     for (uint32_t i = 0; i < g->outputs.len && !x->failed; i++) {
         ValueId v = g->outputs.data[i];
         const Type *t = &ir_value(g, v)->type;
+        if (!boundary_ok(x, t, "output", i))
+            break;
         uint32_t id = exp_operand(x, v);
         if (!id)
             break;
-        if (t->elem == ET_U8) {
-            id = exp_rescale(x, id, t, "i8", "i8", 1, &k_identity, 0, -128, false, true);
+        if (t->elem == ET_U8 || t->elem == ET_U16) {
+            bool w = t->elem == ET_U16;
+            id = exp_rescale(x, id, t, exp_et(t->elem), exp_et(t->elem), 1, &k_identity, 0,
+                             exp_shift(t->elem), false, true);
             id = exp_line(x, "tensor.bitcast %%v%u : %s to %s", id, EXP_TT(x, 0, t),
-                          exp_tt(x, 1, t->rank, t->dims, "ui8"));
+                          exp_tt(x, 1, t->rank, t->dims, w ? "ui16" : "ui8"));
         }
         if (i)
             sb_puts(&sig, ", ");

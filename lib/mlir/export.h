@@ -27,6 +27,9 @@ typedef struct Exp {
  * point and clamp bounds: exp_shift). NULL if the type has no export. */
 const char *exp_et(ElemType e);
 int32_t exp_shift(ElemType e);
+/* The signless type an unsigned storage type travels as (u8 -> i8, u16 -> i16, u4 -> i4),
+ * its values shifted by exp_shift. */
+ElemType exp_signless(ElemType e);
 void exp_ttype(StrBuf *b, int rank, const int64_t *dims, const char *et);
 const char *exp_tt(Exp *x, int slot, int rank, const int64_t *dims, const char *et);
 #define EXP_TT(x, slot, t) exp_tt((x), (slot), (t)->rank, (t)->dims, exp_et((t)->elem))

@@ -80,7 +80,8 @@ quantize_axis(Exp *x, Node *n, uint32_t v, const Type *xt, const Type *yt)
     exp_ttype(&tx, xt->rank, xt->dims, "f32");
     exp_ttype(&ts, 1, &c, "f32");
     exp_ttype(&tz, 1, &c, "i32");
-    exp_ttype(&ty, xt->rank, xt->dims, "i8");
+    const char *et = exp_et(yt->elem);
+    exp_ttype(&ty, xt->rank, xt->dims, et);
     sb_printf(&body,
               "      %%qmin = arith.constant %lld : i32\n"
               "      %%qmax = arith.constant %lld : i32\n"
@@ -97,26 +98,136 @@ quantize_axis(Exp *x, Node *n, uint32_t v, const Type *xt, const Type *yt)
               "      %%c2 = arith.select %%nan, %%zero, %%c1 : f32\n"
               "      %%i = arith.fptosi %%c2 : f32 to i32\n"
               "      %%y = arith.addi %%i, %%a2 : i32\n"
-              "      %%t = arith.trunci %%y : i32 to i8\n"
-              "      linalg.yield %%t : i8\n",
-              (long long)(q->qmin + sh), (long long)(q->qmax + sh));
+              "      %%t = arith.trunci %%y : i32 to %s\n"
+              "      linalg.yield %%t : %s\n",
+              (long long)(q->qmin + sh), (long long)(q->qmax + sh), et, et);
     ExpIn in[3] = {{v, tx.data, mi.data, "f32"}, {sv, ts.data, ma.data, "f32"},
                    {zv, tz.data, ma.data, "i32"}};
-    exp_bind(x, n, exp_generic(x, in, 3, 0, ty.data, mi.data, "i8", it.data, body.data));
+    exp_bind(x, n, exp_generic(x, in, 3, 0, ty.data, mi.data, et, it.data, body.data));
     sb_free(&mi), sb_free(&ma), sb_free(&it), sb_free(&tx), sb_free(&ts), sb_free(&tz);
     sb_free(&ty), sb_free(&body);
     return true;
 }
 
-/* quantize (f32 -> i8/u8, per tensor): sat(rne(x / s) + zp); NaN -> zp. */
+/* Blocked quantize / dequantize (ONNX 21 block_size) with constant scale and zero point
+ * operands: the per-axis bodies with the parameters read from constants of the scale's shape
+ * through a map that divides the blocked index by the block size (d_axis floordiv B). Run-time
+ * parameters are refused. */
+static bool
+qdq_blocked(Exp *x, Node *n)
+{
+    bool isq = n->op == OP_QUANTIZE;
+    const char *name = op_info(n->op)->name;
+    const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
+    const Type *it = isq ? yt : xt; /* the integer side */
+    const Type *st = exp_vtype(x, n->in[1]);
+    bool has_zp = n->nin > 2 && n->in[2].id;
+    const Type *zt = has_zp ? exp_vtype(x, n->in[2]) : NULL;
+    int64_t block = ir_attr_int(x->g, n, "block_size", 0);
+    const Tensor *sc = ir_const_of(x->g, n->in[1]);
+    const Tensor *zc = has_zp ? ir_const_of(x->g, n->in[2]) : NULL;
+    QdqLayout l;
+    char err[200];
+    if (block <= 0 || !sc || (has_zp && !zc))
+        return exp_fail(x, n, "%s: scale and zero point operands (run-time parameters) are "
+                        "not exported: only the node's own constant ones or constant blocked "
+                        "ones", name);
+    if (!ir_qdq_layout(xt, st, zt, ir_attr_int(x->g, n, "axis", 1), block, &l, err, sizeof err))
+        return exp_fail(x, n, "%s: %s", name, err);
+    const char *et = exp_et(it->elem);
+    if ((isq && xt->elem != ET_F32) || (!isq && yt->elem != ET_F32) || !et ||
+        !elem_is_quant_storage(it->elem) || it->elem == ET_I32)
+        return exp_fail(x, n, "%s: blocked: only f32 <-> i8/u8/i16/u16/i4/u4", name);
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    int64_t sh = exp_shift(it->elem), lo, hi;
+    elem_range(it->elem, &lo, &hi);
+    size_t np = l.nparams ? l.nparams : 1;
+    float *sv = xcalloc(np, sizeof *sv);
+    int64_t *zv = xcalloc(np, sizeof *zv);
+    for (size_t i = 0; i < l.nparams; i++) {
+        sv[i] = (float)tensor_get_f(sc, i);
+        zv[i] = (zc ? tensor_get_i(zc, i) : 0) + sh;
+    }
+    const char *zet = isq ? "i32" : "i64";
+    uint32_t svid = exp_const_f(x, st->rank, st->dims, sv, l.nparams);
+    uint32_t zvid = exp_const_i(x, zet, st->rank, st->dims, zv, l.nparams);
+    free(sv);
+    free(zv);
+    StrBuf mi, mp, its, tx, ts, tz, ty, body;
+    sb_init(&mi), sb_init(&mp), sb_init(&its), sb_init(&tx), sb_init(&ts), sb_init(&tz);
+    sb_init(&ty), sb_init(&body);
+    int res[IR_MAX_RANK];
+    for (int i = 0; i < xt->rank; i++) {
+        res[i] = i;
+        sb_puts(&its, i ? ", \"parallel\"" : "\"parallel\"");
+    }
+    exp_map(&mi, xt->rank, res, xt->rank);
+    sb_puts(&mp, "affine_map<(");
+    for (int i = 0; i < xt->rank; i++)
+        sb_printf(&mp, i ? ", d%d" : "d%d", i);
+    sb_puts(&mp, ") -> (");
+    for (int i = 0; i < xt->rank; i++) {
+        sb_printf(&mp, i ? ", d%d" : "d%d", i);
+        if (i == l.axis)
+            sb_printf(&mp, " floordiv %lld", (long long)block);
+    }
+    sb_puts(&mp, ")>");
+    exp_ttype(&tx, xt->rank, xt->dims, isq ? "f32" : et);
+    exp_ttype(&ts, st->rank, st->dims, "f32");
+    exp_ttype(&tz, st->rank, st->dims, zet);
+    exp_ttype(&ty, yt->rank, yt->dims, isq ? et : "f32");
+    if (isq)
+        sb_printf(&body,
+                  "      %%qmin = arith.constant %lld : i32\n"
+                  "      %%qmax = arith.constant %lld : i32\n"
+                  "      %%zero = arith.constant 0.0 : f32\n"
+                  "      %%loi = arith.subi %%qmin, %%a2 : i32\n"
+                  "      %%hii = arith.subi %%qmax, %%a2 : i32\n"
+                  "      %%lo = arith.sitofp %%loi : i32 to f32\n"
+                  "      %%hi = arith.sitofp %%hii : i32 to f32\n"
+                  "      %%q = arith.divf %%a0, %%a1 : f32\n"
+                  "      %%r = math.roundeven %%q : f32\n"
+                  "      %%c0 = arith.maxnumf %%r, %%lo : f32\n"
+                  "      %%c1 = arith.minnumf %%c0, %%hi : f32\n"
+                  "      %%nan = arith.cmpf uno, %%r, %%r : f32\n"
+                  "      %%c2 = arith.select %%nan, %%zero, %%c1 : f32\n"
+                  "      %%i = arith.fptosi %%c2 : f32 to i32\n"
+                  "      %%y = arith.addi %%i, %%a2 : i32\n"
+                  "      %%t = arith.trunci %%y : i32 to %s\n"
+                  "      linalg.yield %%t : %s\n",
+                  (long long)(lo + sh), (long long)(hi + sh), et, et);
+    else
+        sb_printf(&body,
+                  "      %%w = arith.extsi %%a0 : %s to i64\n"
+                  "      %%b = arith.subi %%w, %%a2 : i64\n"
+                  "      %%c = arith.sitofp %%b : i64 to f32\n"
+                  "      %%m = arith.mulf %%c, %%a1 : f32\n"
+                  "      linalg.yield %%m : f32\n", et);
+    ExpIn in[3] = {{v, tx.data, mi.data, isq ? "f32" : et}, {svid, ts.data, mp.data, "f32"},
+                   {zvid, tz.data, mp.data, zet}};
+    exp_bind(x, n, exp_generic(x, in, 3, 0, ty.data, mi.data, isq ? et : "f32", its.data,
+                               body.data));
+    sb_free(&mi), sb_free(&mp), sb_free(&its), sb_free(&tx), sb_free(&ts), sb_free(&tz);
+    sb_free(&ty), sb_free(&body);
+    return true;
+}
+
+/* quantize (f32 -> i8/u8/i16/u16/i4/u4, per tensor): sat(rne(x / s) + zp); NaN -> zp. Unsigned
+ * storage is computed shifted into its signless type (exp_shift). */
 static bool
 ex_quantize(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
-    bool axis = yt->q && yt->q->n > 1 && yt->q->axis >= 0 && yt->q->axis < yt->rank &&
-                (yt->elem == ET_I8 || yt->elem == ET_U8);
-    if ((n->nin > 1 && n->in[1].id) || xt->elem != ET_F32 || (!per_tensor(yt) && !axis))
-        return exp_fail(x, n, "quantize: only f32 -> i8/u8 with static parameters");
+    bool storage = yt->elem == ET_I8 || yt->elem == ET_U8 || yt->elem == ET_I16 ||
+                   yt->elem == ET_U16 || yt->elem == ET_I4 || yt->elem == ET_U4;
+    bool axis = yt->q && yt->q->n > 1 && yt->q->axis >= 0 && yt->q->axis < yt->rank && storage;
+    if (n->nin > 1 && n->in[1].id)
+        return qdq_blocked(x, n);
+    if (xt->elem != ET_F32 || !yt->q || (!axis && !(storage && yt->q->n == 1)))
+        return exp_fail(x, n, "quantize: only f32 -> i8/u8/i16/u16/i4/u4 with static "
+                        "parameters");
     uint32_t v = exp_operand(x, n->in[0]);
     if (!v)
         return false;
@@ -139,10 +250,11 @@ ex_quantize(Exp *x, Node *n)
              "      %%c2 = arith.select %%nan, %%zero, %%c1 : f32\n"
              "      %%i = arith.fptosi %%c2 : f32 to i32\n"
              "      %%y = arith.addi %%i, %%zp : i32\n"
-             "      %%t = arith.trunci %%y : i32 to i8\n"
-             "      linalg.yield %%t : i8\n",
-             (double)yt->q->scale[0], (long long)lo, (long long)hi, (long long)zp);
-    exp_bind(x, n, generic(x, v, xt, "f32", "i8", body));
+             "      %%t = arith.trunci %%y : i32 to %s\n"
+             "      linalg.yield %%t : %s\n",
+             (double)yt->q->scale[0], (long long)lo, (long long)hi, (long long)zp,
+             exp_et(yt->elem), exp_et(yt->elem));
+    exp_bind(x, n, generic(x, v, xt, "f32", exp_et(yt->elem), body));
     return true;
 }
 
@@ -196,7 +308,9 @@ ex_dequantize(Exp *x, Node *n)
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     const char *et = exp_et(xt->elem);
     const QParams *q = n->q ? n->q : xt->q; /* the node's own parameters first */
-    if ((n->nin > 1 && n->in[1].id) || yt->elem != ET_F32 || !q || !et || !strcmp(et, "i1") ||
+    if (n->nin > 1 && n->in[1].id)
+        return qdq_blocked(x, n);
+    if (yt->elem != ET_F32 || !q || !et || !strcmp(et, "i1") ||
         elem_is_float(xt->elem) || (q->n != 1 && (q->axis < 0 || q->axis >= xt->rank)))
         return exp_fail(x, n, "dequantize: only integer -> f32 with static parameters");
     uint32_t v = exp_operand(x, n->in[0]);

@@ -18,7 +18,10 @@ exp_et(ElemType e)
     case ET_F16: return "f16";
     case ET_I8:
     case ET_U8: return "i8";
-    case ET_I16: return "i16";
+    case ET_I16:
+    case ET_U16: return "i16";
+    case ET_I4:
+    case ET_U4: return "i4";
     case ET_I32: return "i32";
     case ET_I64: return "i64";
     case ET_BOOL: return "i1";
@@ -29,7 +32,13 @@ exp_et(ElemType e)
 int32_t
 exp_shift(ElemType e)
 {
-    return e == ET_U8 ? -128 : 0;
+    return e == ET_U8 ? -128 : e == ET_U16 ? -32768 : e == ET_U4 ? -8 : 0;
+}
+
+ElemType
+exp_signless(ElemType e)
+{
+    return e == ET_U8 ? ET_I8 : e == ET_U16 ? ET_I16 : e == ET_U4 ? ET_I4 : e;
 }
 
 void
@@ -232,7 +241,7 @@ exp_clamp(Exp *x, uint32_t v, const Type *t, int64_t lo, int64_t hi)
 {
     const char *et = exp_et(t->elem);
     int64_t tlo = 0, thi = 0;
-    elem_range(t->elem == ET_U8 ? ET_I8 : t->elem, &tlo, &thi);
+    elem_range(exp_signless(t->elem), &tlo, &thi);
     if (lo <= tlo && hi >= thi)
         return v;
     lo = lo < tlo ? tlo : lo;

@@ -24,9 +24,10 @@ chan_of(const Type *t, int axis, size_t i)
 }
 
 typedef struct QArgs {
-    int axis; /* -1 per tensor */
+    int axis; /* -1 per tensor (static form) */
     int64_t n;
     const RefTensor *scale, *zp; /* dynamic form */
+    QdqLayout lay;               /* dynamic form: per tensor, per axis or blocked */
     const QParams *q;            /* static form */
     int32_t qmin, qmax;
 } QArgs;
@@ -46,40 +47,27 @@ qargs(RefCtx *c, Node *n, const Type *xt, ElemType storage, QArgs *a)
         a->qmax = n->q->qmax;
         return true;
     }
-    if (ir_attr_int(g, n, "block_size", 0) != 0) {
-        node_error(g, n, "reference interpreter: blocked quantization is not supported");
-        return false;
-    }
     a->scale = ref_in(c, n, 1);
     a->zp = ref_in(c, n, 2);
     a->qmin = (int32_t)lo;
     a->qmax = (int32_t)hi;
-    size_t ns = ref_numel(a->scale);
-    if (a->zp && ref_numel(a->zp) != ns) {
-        node_error(g, n, "scale has %zu values, zero point %zu", ns, ref_numel(a->zp));
+    char err[200];
+    if (!ir_qdq_layout(xt, &a->scale->type, a->zp ? &a->zp->type : NULL,
+                       ir_attr_int(g, n, "axis", 1), ir_attr_int(g, n, "block_size", 0), &a->lay,
+                       err, sizeof err)) {
+        node_error(g, n, "%s", err);
         return false;
     }
-    if (a->scale->type.rank == 0 || ns == 1) {
-        a->axis = -1;
-        a->n = 1;
-        return true;
-    }
-    if (a->scale->type.rank != 1) {
-        node_error(g, n, "reference interpreter: scale of rank %d is not supported",
-                   a->scale->type.rank);
-        return false;
-    }
-    int64_t ax = ir_attr_int(g, n, "axis", 1);
-    if (ax < 0)
-        ax += xt->rank;
-    if (ax < 0 || ax >= xt->rank || xt->dims[ax] != (int64_t)ns) {
-        node_error(g, n, "per-axis scale of %zu values does not match axis %lld", ns,
-                   (long long)ax);
-        return false;
-    }
-    a->axis = (int)ax;
-    a->n = (int64_t)ns;
+    a->axis = a->lay.axis;
+    a->n = (int64_t)a->lay.nparams;
     return true;
+}
+
+/* The parameter index of flat element i: its channel (static form), or by the layout. */
+static inline int64_t
+qa_index(const QArgs *a, const Type *xt, size_t i)
+{
+    return a->q ? chan_of(xt, a->axis, i) : ir_qdq_param_index(&a->lay, (int64_t)i);
 }
 
 static inline float
@@ -121,7 +109,7 @@ run_quantize(RefCtx *c, Node *n)
         return false;
     size_t k = ref_numel(x);
     for (size_t i = 0; i < k; i++) {
-        int64_t ch = chan_of(&x->type, a.axis, i);
+        int64_t ch = qa_index(&a, &x->type, i);
         float s = qa_scale(&a, ch);
         if (!(s > 0) || !isfinite(s)) {
             node_error(c->g, n, "scale must be positive and finite, got %g", (double)s);
@@ -143,7 +131,7 @@ run_dequantize(RefCtx *c, Node *n)
         return false;
     size_t k = ref_numel(x);
     for (size_t i = 0; i < k; i++) {
-        int64_t ch = chan_of(&x->type, a.axis, i);
+        int64_t ch = qa_index(&a, &x->type, i);
         ref_set_f(y, i, qn_dequantize((int32_t)ref_get_i(x, i), qa_scale(&a, ch), qa_zp(&a, ch)));
     }
     return true;

@@ -4,7 +4,8 @@
  *   qdqc-fuzz --check FILE.qir...       re-check reproducers (regression tests)
  *   qdqc-fuzz --print --seed S          print one generated graph
  *   qdqc-fuzz --mutate ... MODEL.onnx...  mutants of real models (mutate.c)
- * --qdq-pairs adds Q->DQ pairs whose dequantize has its own parameters (gen.c, op_qdq_pair).
+ * --qdq-pairs adds Q->DQ pairs whose dequantize has its own parameters (gen.c, op_qdq_pair);
+ * --qdq-types adds Q->DQ side trips through i4/u4/i16/u16 (gen.c, op_qdq_types).
  *
  * Each random QDQ graph (gen.c) is checked three ways, through the public API only:
  *   1. literal QDQ semantics (reference interpreter, no passes) vs the integer reference
@@ -593,7 +594,8 @@ usage(void)
     fprintf(stderr,
             "usage: qdqc-fuzz [--count N] [--seed S] [--slots K] [--isa A,B] [--out DIR]\n"
             "                 [--isa-mode all|rotate] [--fixed-every N] [--no-threads] [--no-shrink]\n"
-            "                 [--max-fail N] [--progress N] [--strict-unsupported] [--qdq-pairs] [-v]\n"
+            "                 [--max-fail N] [--progress N] [--strict-unsupported] [--qdq-pairs]\n"
+            "                 [--qdq-types] [-v]\n"
             "       qdqc-fuzz --check FILE.qir... [--input-seed S]\n"
             "       qdqc-fuzz --mutate [--count N] [--seed S] [--jobs J] ... MODEL.onnx...\n"
             "       qdqc-fuzz --print [--seed S] [--slots K] [--skip MASK] [--max-n N] [--max-c N]\n"
@@ -616,7 +618,7 @@ main(int argc, char **argv)
     int pmaxn = 0, pmaxc = 0, pmaxhw = 0, ponly = -1;
     uint64_t pskip = 0;
     const char *outdir = NULL;
-    bool do_shrink = true, print = false, check = false, qdq_pairs = false;
+    bool do_shrink = true, print = false, check = false, qdq_pairs = false, qdq_types = false;
     char isabuf[256] = "";
     const char *files[256];
     int nfiles = 0;
@@ -679,6 +681,8 @@ main(int argc, char **argv)
             op.strict_unsup = true;
         } else if (!strcmp(a, "--qdq-pairs")) {
             qdq_pairs = true;
+        } else if (!strcmp(a, "--qdq-types")) {
+            qdq_types = true;
         } else if (!strcmp(a, "--no-threads")) {
             op.threads = false;
         } else if (!strcmp(a, "--no-shrink")) {
@@ -732,6 +736,7 @@ main(int argc, char **argv)
     base.only_slot = -1;
     base.only_kind = -1;
     base.qdq_pairs = qdq_pairs;
+    base.qdq_types = qdq_types;
     base.maxn = 2;
     base.maxc = 24;
     base.maxhw = 12;

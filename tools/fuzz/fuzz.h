@@ -33,6 +33,8 @@ typedef struct GenSpec {
     int only_kind;     /* >= 0: force the op kind of every slot (debugging) */
     bool qdq_pairs;    /* --qdq-pairs: also generate Q->DQ pairs whose DQ parameters differ
                           (gen.c, op_qdq_pair); off, the graphs are those of earlier versions */
+    bool qdq_types;    /* --qdq-types: also Q->DQ side trips through i4/u4/i16/u16, per tensor,
+                          per axis and blocked (gen.c, op_qdq_types) */
 } GenSpec;
 
 enum { OUT_Q, OUT_DQ, OUT_F32 };

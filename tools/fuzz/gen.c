@@ -1400,13 +1400,95 @@ op_qdq_pair(Gen *g)
     return emit_q(g, vf, x.rank, d, &proto, 1);
 }
 
+/* A side trip through an opset-21 storage type (--qdq-types; issue 15): x dequantized,
+ * quantized to i4, u4, i16 or u16 per tensor, per axis (axis 1) or blocked (block_size 1-4 on
+ * the last axis, constant scale and zero point operands), dequantized with the same
+ * parameters, then quantized to 8 bits as usual. The scale is chosen so that the values mostly
+ * fit the narrow type and sometimes saturate. */
+static int
+op_qdq_types(Gen *g)
+{
+    Rng *r = &g->r;
+    int xi = pick(g, 0);
+    if (xi < 0 || g->npool >= MAXPOOL - 2)
+        return -1;
+    QT x = g->pool[xi];
+    int xf = emit_dq(g, xi);
+    char ds[96];
+    dims_str(ds, sizeof ds, x.rank, x.d);
+    static const char *tname[] = {"i4", "u4", "i16", "u16"};
+    static const int tlo[] = {-8, 0, -32768, 0}, thi[] = {7, 15, 32767, 65535};
+    int t = fz_int(r, 0, 3), lo = tlo[t], hi = thi[t];
+    double m = qt_mag(&x);
+    if (m < 1e-6)
+        m = 1e-6;
+    double e = log2(2.0 * m / (double)(hi - lo));
+    int mid = lo + (hi - lo) / 2, wob = (hi - lo) / 8;
+    int form = fz_int(r, 0, 2);
+    int64_t numel_x = numel(x.rank, x.d);
+    int axis = x.rank - 1, block = fz_int(r, 1, 4);
+    int64_t pdim = x.rank ? (x.d[axis] + block - 1) / block : 1;
+    if (form == 1 && x.rank < 2)
+        form = 0;
+    if (form == 2 && (x.rank < 1 || numel_x / (x.d[axis] ? x.d[axis] : 1) * pdim > 4096))
+        form = 0;
+    int vq = newval(g), vd = newval(g);
+    if (form == 0) {
+        float sc = rand_scale(r, e - 1, e + 1);
+        int zp = fz_int(r, mid - wob, mid + wob);
+        sb_printf(&g->body, "  %%v%d = quantize %%v%d, scale=%.9g, zp=%d : %s%s\n", vq, xf,
+                  (double)sc, zp, tname[t], ds);
+        sb_printf(&g->body, "  %%v%d = dequantize %%v%d, scale=%.9g, zp=%d : f32%s\n", vd, vq,
+                  (double)sc, zp, ds);
+    } else if (form == 1) {
+        Sb sl = {0}, zl = {0};
+        for (int c = 0; c < (int)x.d[1]; c++) {
+            sb_printf(&sl, "%s%.9g", c ? ", " : "", (double)rand_scale(r, e - 1, e + 1));
+            sb_printf(&zl, "%s%d", c ? ", " : "", fz_int(r, mid - wob, mid + wob));
+        }
+        sb_printf(&g->body, "  %%v%d = quantize %%v%d, axis=1, scale=[%s], zp=[%s] : %s%s\n", vq,
+                  xf, sl.p, zl.p, tname[t], ds);
+        sb_printf(&g->body, "  %%v%d = dequantize %%v%d, axis=1, scale=[%s], zp=[%s] : f32%s\n",
+                  vd, vq, sl.p, zl.p, ds);
+        sb_free(&sl);
+        sb_free(&zl);
+    } else {
+        int64_t pd[4];
+        memcpy(pd, x.d, sizeof pd);
+        pd[axis] = pdim;
+        int64_t np = numel(x.rank, pd);
+        char ps[96];
+        dims_str(ps, sizeof ps, x.rank, pd);
+        Sb sl = {0}, zl = {0};
+        for (int64_t i = 0; i < np; i++) {
+            sb_printf(&sl, "%s%.9g", i ? ", " : "", (double)rand_scale(r, e - 1, e + 1));
+            sb_printf(&zl, "%s%d", i ? ", " : "", fz_int(r, mid - wob, mid + wob));
+        }
+        int vs = newval(g), vz = newval(g);
+        sb_printf(&g->body, "  %%v%d = const dense<f32%s, [%s]>\n", vs, ps, sl.p);
+        sb_printf(&g->body, "  %%v%d = const dense<%s%s, [%s]>\n", vz, tname[t], ps, zl.p);
+        sb_printf(&g->body, "  %%v%d = quantize %%v%d, %%v%d, %%v%d, block_size=%d, axis=%d : "
+                  "%s%s\n", vq, xf, vs, vz, block, axis, tname[t], ds);
+        sb_printf(&g->body, "  %%v%d = dequantize %%v%d, %%v%d, %%v%d, block_size=%d, axis=%d : "
+                  "f32%s\n", vd, vq, vs, vz, block, axis, ds);
+        sb_free(&sl);
+        sb_free(&zl);
+    }
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, qt_lo(&x), qt_hi(&x), chance(r, 0.6), false, &proto);
+    return emit_q(g, vd, x.rank, x.d, &proto, 2);
+}
+
 /* ---- driver ---- */
 
 enum { K_CONV, K_MATMUL, K_GEMM, K_BIN, K_CONCAT, K_POOL, K_ACT, K_LAYOUT, K_REQ, K_SOFTMAX,
-       K_FCONV, K_QDQ, K_COUNT };
-/* K_QDQ's weight is 0 without --qdq-pairs, so the other graphs of a seed stay the same */
-static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0};
+       K_FCONV, K_QDQ, K_TYPES, K_COUNT };
+/* K_QDQ's weight is 0 without --qdq-pairs, K_TYPES's without --qdq-types, so the other graphs
+ * of a seed stay the same */
+static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0, 0};
 #define K_QDQ_WEIGHT 25
+#define K_TYPES_WEIGHT 25
 
 static int
 run_slot(Gen *g)
@@ -1415,6 +1497,8 @@ run_slot(Gen *g)
     memcpy(w, kweights, sizeof w);
     if (g->sp->qdq_pairs)
         w[K_QDQ] = K_QDQ_WEIGHT;
+    if (g->sp->qdq_types)
+        w[K_TYPES] = K_TYPES_WEIGHT;
     for (int k = 0; k < K_COUNT; k++)
         tot += w[k];
     int x = fz_int(&g->r, 0, tot - 1), k = 0;
@@ -1433,6 +1517,7 @@ run_slot(Gen *g)
     case K_ACT: return op_act(g);
     case K_LAYOUT: return op_layout(g);
     case K_REQ: return op_requant(g);
+    case K_TYPES: return op_qdq_types(g);
     case K_QDQ: {
         int pi = op_qdq_pair(g);
         if (pi >= 0 && chance(&g->r, 0.3))
@@ -1567,10 +1652,11 @@ fz_generate(const GenSpec *sp, GenGraph *gg)
             add_output(g, pi, false, &ret, &rty);
     }
     Sb *t = &gg->text;
-    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s%s\n",
+    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s%s%s\n",
               (unsigned long long)sp->seed, sp->nslots, (unsigned long long)sp->skip, sp->maxn,
               sp->maxc, sp->maxhw, sp->all_outputs ? "all" : "leaves",
-              sp->only_slot >= 0 ? " (one output)" : "", sp->qdq_pairs ? " --qdq-pairs" : "");
+              sp->only_slot >= 0 ? " (one output)" : "", sp->qdq_pairs ? " --qdq-pairs" : "",
+              sp->qdq_types ? " --qdq-types" : "");
     for (int i = 0; i < gg->nscale_in; i++)
         sb_printf(t, "// fz-scale %d %.9g %.9g\n", gg->scale_in[i].input,
                   (double)gg->scale_in[i].lo, (double)gg->scale_in[i].hi);

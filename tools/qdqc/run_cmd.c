@@ -557,8 +557,11 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
                 goto done;
             }
         } else {
-            bool same = arrs[i].rank == rank && !strcmp(arrs[i].elem_type, et) &&
-                        !(strcmp(et, "i4") == 0 || strcmp(et, "u4") == 0);
+            /* numpy has no 4-bit dtype: an i4 (u4) input is read from an i8 (u8) array, one
+             * value per byte, each in the 4-bit range */
+            bool is4 = strcmp(et, "i4") == 0 || strcmp(et, "u4") == 0;
+            const char *file_et = is4 ? (et[0] == 'i' ? "i8" : "u8") : et;
+            bool same = arrs[i].rank == rank && !strcmp(arrs[i].elem_type, file_et);
             for (int d = 0; same && d < rank; d++)
                 same = arrs[i].dims[d] == dims[d];
             if (!same) {
@@ -577,6 +580,17 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
                         want, got);
                 rc = RC_INPUT;
                 goto done;
+            }
+            for (size_t k = 0; is4 && k < n; k++) {
+                int v = et[0] == 'i' ? ((const int8_t *)arrs[i].data)[k]
+                                     : ((const uint8_t *)arrs[i].data)[k];
+                if (v < (et[0] == 'i' ? -8 : 0) || v > (et[0] == 'i' ? 7 : 15)) {
+                    fprintf(stderr, "qdqc: error: input '%s' holds %d at flat index %zu, "
+                            "outside the %s range [%d, %d]\n", name, v, k, et,
+                            et[0] == 'i' ? -8 : 0, et[0] == 'i' ? 7 : 15);
+                    rc = RC_INPUT;
+                    goto done;
+                }
             }
         }
         inbufs[i] = arrs[i].data;

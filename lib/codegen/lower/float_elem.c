@@ -615,8 +615,8 @@ emit_dynq(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-/* quantize / dequantize with run-time scale (and zero point) operands; per tensor or per axis
- * ('axis', default 1). Range: the storage type's. */
+/* quantize / dequantize with run-time scale (and zero point) operands; per tensor, per axis
+ * ('axis', default 1) or blocked ('block_size', ir_qdq_layout). Range: the storage type's. */
 static bool
 emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -626,26 +626,16 @@ emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a)
     bool has_zp = n->nin > 2 && n->in[2].id;
     const Type *zt = has_zp ? vt(k, n->in[2]) : NULL;
     ElemType storage = isq ? y->elem : x->elem;
-    if (ir_attr_int(k->g, n, "block_size", 0) != 0)
-        return cg_fail(k, n, "blocked quantization is not supported");
     if (st->elem != ET_F32 || (isq && x->elem != ET_F32 && x->elem != ET_I32) ||
         (!isq && y->elem != ET_F32) || !elem_is_int(storage))
         return cg_fail(k, n, "unsupported element types for %s", op_info(n->op)->name);
-    size_t ns = type_numel_unchecked(st);
-    if (zt && type_numel_unchecked(zt) != ns)
-        return cg_fail(k, n, "scale has %zu values, zero point %zu", ns, type_numel_unchecked(zt));
-    int64_t outer = 1, dim = 1, inner = (int64_t)type_numel_unchecked(x);
-    if (st->rank != 0 && ns != 1) {
-        if (st->rank != 1)
-            return cg_fail(k, n, "scale of rank %d is not supported", st->rank);
-        int64_t ax = ir_attr_int(k->g, n, "axis", 1);
-        if (ax < 0)
-            ax += x->rank;
-        if (ax < 0 || ax >= x->rank || x->dims[ax] != (int64_t)ns)
-            return cg_fail(k, n, "per-axis scale of %zu values does not match axis %lld", ns,
-                           (long long)ax);
-        split_axis(x, (int)ax, &outer, &dim, &inner);
-    }
+    QdqLayout lay;
+    char err[200];
+    if (!ir_qdq_layout(x, st, zt, ir_attr_int(k->g, n, "axis", 1),
+                       ir_attr_int(k->g, n, "block_size", 0), &lay, err, sizeof err))
+        return cg_fail(k, n, "%s", err);
+    size_t ns = lay.nparams;
+    int64_t outer = lay.outer, dim = lay.dim, inner = lay.inner;
     int64_t lo, hi;
     elem_range(storage, &lo, &hi);
     LLVMBuilderRef b = k->b;
@@ -667,9 +657,23 @@ emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a)
     CgLoop lo_, lc, li;
     LLVMValueRef vo = cg_loop_begin(k, &lo_, cg_i64(k, outer));
     LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, dim));
-    LLVMValueRef s = cg_load_raw(k, ET_F32, a->in[1], vc);
-    LLVMValueRef zp = has_zp ? cg_load_i64(k, zt->elem, a->in[2], vc) : cg_i64(k, 0);
+    /* parameter index o*ostride + (c/block)*cstride (+ r*rstride inside, when blocked) */
+    LLVMValueRef pc = vc; /* per axis, or per tensor (dim 1) */
+    if (lay.rstride)
+        pc = cg_add(k, cg_mul(k, vo, cg_i64(k, lay.ostride)),
+                    cg_mul(k, LLVMBuildUDiv(b, vc, cg_i64(k, lay.block), ""),
+                           cg_i64(k, lay.cstride)));
+    LLVMValueRef s = NULL, zp = NULL;
+    if (!lay.rstride) {
+        s = cg_load_raw(k, ET_F32, a->in[1], pc);
+        zp = has_zp ? cg_load_i64(k, zt->elem, a->in[2], pc) : cg_i64(k, 0);
+    }
     LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, inner));
+    if (lay.rstride) {
+        LLVMValueRef pi = cg_add(k, pc, cg_mul(k, vi, cg_i64(k, lay.rstride)));
+        s = cg_load_raw(k, ET_F32, a->in[1], pi);
+        zp = has_zp ? cg_load_i64(k, zt->elem, a->in[2], pi) : cg_i64(k, 0);
+    }
     LLVMValueRef idx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vo, cg_i64(k, dim)), vc), cg_i64(k, inner)), vi);
     if (isq) {
         LLVMValueRef xv = cg_load_i64(k, x->elem, a->in[0], idx);

@@ -300,6 +300,131 @@ def block_quant():
     return model(nodes, [vi("w", TP.INT8, [4, 4])], [f32("y", [4, 4])], inits, opset=21, ir=10)
 
 
+def packed4(name, dt, dims, vals, field="raw"):
+    """A 4-bit initializer (data type 21 UINT4 / 22 INT4, which python3-onnx 1.12 does not
+    name): two values per byte, low nibble first; an odd count leaves the last high nibble 0.
+    field: "raw" (raw_data) or "int32" (one packed byte per int32_data entry)."""
+    v = [int(a) & 15 for a in vals]
+    if len(v) % 2:
+        v.append(0)
+    b = bytes(v[i] | (v[i + 1] << 4) for i in range(0, len(v), 2))
+    t = TP()
+    t.name, t.data_type = name, dt
+    t.dims.extend(dims)
+    if field == "raw":
+        t.raw_data = b
+    else:
+        t.int32_data.extend(b)
+    return t
+
+
+def dq4(w, zp, opset=21):
+    """DequantizeLinear(w, 0.5, zp) of a constant 4-bit or 16-bit weight."""
+    nodes = [h.make_node("DequantizeLinear", ["w", "s", "zp"], ["y"], name="dq")]
+    return model(nodes, [], [f32("y", list(w.dims))], [w, init("s", np.float32(0.5)), zp],
+                 opset=opset, ir=10)
+
+
+@case
+def int4_odd_raw():
+    return dq4(packed4("w", 22, [5], [-8, -1, 0, 3, 7]), packed4("zp", 22, [], [-1]))
+
+
+@case
+def int4_odd_int32():
+    return dq4(packed4("w", 22, [1, 5], [-8, -1, 0, 3, 7], "int32"),
+               packed4("zp", 22, [], [-1], "int32"))
+
+
+@case
+def uint4_odd_raw():
+    return dq4(packed4("w", 21, [3], [15, 0, 9]), packed4("zp", 21, [], [8]))
+
+
+@case
+def int4_raw_short():
+    w = packed4("w", 22, [5], [1, 2, 3, 4])  # 2 bytes for 5 values (3 needed)
+    return dq4(w, packed4("zp", 22, [], [0]))
+
+
+@case
+def int4_raw_long():
+    w = packed4("w", 22, [4], [1, 2, 3, 4, 5, 6])  # 3 bytes for 4 values
+    return dq4(w, packed4("zp", 22, [], [0]))
+
+
+@case
+def int4_int32_count():
+    w = packed4("w", 22, [5], [1, 2, 3, 4], "int32")  # 2 entries for 5 values
+    return dq4(w, packed4("zp", 22, [], [0], "int32"))
+
+
+@case
+def int4_int32_range():
+    w = packed4("w", 22, [2], [1, 2], "int32")
+    w.int32_data[0] = 256  # a packed pair is one byte
+    return dq4(w, packed4("zp", 22, [], [0], "int32"))
+
+
+@case
+def int16_raw_odd_bytes():
+    w = TP()
+    w.name, w.data_type = "w", TP.INT16
+    w.dims.extend([3])
+    w.raw_data = bytes(5)
+    return dq4(w, nh.from_array(np.int16(0), "zp"))
+
+
+@case
+def int16_int32_range():
+    w = TP()
+    w.name, w.data_type = "w", TP.INT16
+    w.dims.extend([2])
+    w.int32_data.extend([1, 40000])
+    return dq4(w, nh.from_array(np.int16(0), "zp"))
+
+
+@case
+def block_quant_bad_shape():
+    inits = [init("s", np.full((4, 3), 0.5, np.float32)), init("z", np.zeros((4, 3), np.int8))]
+    nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq_block", axis=1,
+                         block_size=2)]
+    return model(nodes, [vi("w", TP.INT8, [4, 4])], [f32("y", [4, 4])], inits, opset=21, ir=10)
+
+
+@case
+def block_quant_negative():
+    inits = [init("s", np.full((4, 2), 0.5, np.float32)), init("z", np.zeros((4, 2), np.int8))]
+    nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq_block", axis=1,
+                         block_size=-2)]
+    return model(nodes, [vi("w", TP.INT8, [4, 4])], [f32("y", [4, 4])], inits, opset=21, ir=10)
+
+
+@case
+def block_quant_rank():
+    inits = [init("s", np.full((2,), 0.5, np.float32)), init("z", np.zeros((2,), np.int8))]
+    nodes = [h.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q_block", axis=1,
+                         block_size=2)]
+    return model(nodes, [f32("x", [4, 4])], [vi("y", TP.INT8, [4, 4])], inits, opset=21, ir=10)
+
+
+@case
+def block_quant_zero_scale():
+    s = np.full((4, 2), 0.5, np.float32)
+    s[1, 1] = 0
+    nodes = [h.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q_block", axis=1,
+                         block_size=2, output_dtype=TP.INT16)]
+    return model(nodes, [f32("x", [4, 4])], [vi("y", TP.INT16, [4, 4])], [init("s", s)],
+                 opset=21, ir=10)
+
+
+@case
+def block_quant_no_block():
+    inits = [init("s", np.full((4, 2), 0.5, np.float32)), init("z", np.zeros((4, 2), np.int8))]
+    nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq_block", axis=1)]
+    return model(nodes, [vi("w", TP.INT8, [4, 4])], [f32("y", [4, 4])], inits, opset=21, ir=10)
+
+
 @case
 def resize_cubic():
     inits = [init("roi", np.zeros(0, np.float32)), init("scales", np.array([1, 1, 2, 2], np.float32))]
