@@ -1149,6 +1149,52 @@ NETS = [
 for _n, _d, _f in NETS:
     fixture(_n, _d)((lambda f: lambda: check(f().model()))(_f))
 
+def attention(name, act="u8", seq=16, hidden=32, heads=2, seed=71, vact="i8"):
+    """A BERT-style self-attention block, ORT quantize_static style: x [1, seq, hidden] -> Q, K, V
+    linears (MatMul with const per-channel weights + int32 bias behind DQ, 1/sqrt(dh) folded into
+    Q's weights) -> Reshape [1, seq, heads, dh] -> Transpose (K to [0, 2, 3, 1], i.e. K^T) ->
+    MatMul(Q, K^T) -> Softmax (axis -1, a float island) -> MatMul(P, V) -> Transpose, Reshape ->
+    output linear -> residual Add. The two MatMuls of activations are the run-time x run-time
+    qmatmuls of lib/codegen/lower/qmatmul_rt.c; V is quantized as `vact` (P is u8: softmax >= 0)."""
+    b = Builder(name, style="ort", act=act, seed=seed)
+    dh = hidden // heads
+    x = b.qdq(b.input("input", (1, seq, hidden)))
+
+    def proj(x, k, n, scale=1.0):
+        w = (b.rng.standard_normal((k, n)) * np.sqrt(1.0 / k) * scale).astype(np.float32)
+        bias = (b.rng.standard_normal(n) * 0.1 * scale).astype(np.float32)
+        wd, ws = b.weight(w, 1, True)
+        return b.node("Add", [b.node("MatMul", [x, wd]), b.bias(bias, x, ws)])
+
+    def heads_of(t, perm, qact=None):
+        shp = b.init("shape", np.array([1, seq, heads, dh], np.int64))
+        r = b.qdq(b.node("Reshape", [t, shp]), qact, like=t)
+        return b.qdq(b.node("Transpose", [r], perm=perm), qact, like=t)
+
+    with b.under("attn"):
+        q = b.qdq(proj(x, hidden, hidden, 1.0 / np.sqrt(dh)))
+        k = b.qdq(proj(x, hidden, hidden))
+        v = b.qdq(proj(x, hidden, hidden), vact)
+        qh = heads_of(q, [0, 2, 1, 3])
+        kt = heads_of(k, [0, 2, 3, 1])
+        vh = heads_of(v, [0, 2, 1, 3], vact)
+        s = b.qdq(b.node("MatMul", [qh, kt]))
+        p = b.qdq(b.node("Softmax", [s], axis=-1), "u8")
+        o = b.qdq(b.node("MatMul", [p, vh]))
+        ot = b.qdq(b.node("Transpose", [o], perm=[0, 2, 1, 3]), like=o)
+        shp = b.init("shape", np.array([1, seq, hidden], np.int64))
+        om = b.qdq(b.node("Reshape", [ot, shp]), like=o)
+        y = b.qdq(proj(om, hidden, hidden))
+        y = b.qdq(b.node("Add", [y, x]))
+    b.output(y, "output")
+    return b
+
+
+for _a, _v in (("u8", "i8"), ("u8", "u8"), ("i8", "i8")):
+    fixture(f"attention_{_a}_{_v}.onnx", f"BERT-style self-attention [1,16,32], 2 heads: Q x K^T and softmax x V are qmatmuls of two activations ({_a} activations, V {_v}, P u8)")(
+        (lambda a, v: lambda: check(attention(f"attention_{a}_{v}", a, vact=v, seed=_seed(f"attention_{a}_{v}")).model()))(_a, _v))
+
+
 # full-size benchmark models (--full DIR): name -> builder
 FULL = {
     "resnet18_ort_u8_224.onnx": lambda: resnet("resnet18_ort_u8_224", "ort", "u8", size=224, widths=(64, 128, 256, 512),
@@ -1163,6 +1209,8 @@ FULL = {
                                                          stem=32, last=1280, classes=1000, seed=52).model(),
     "mobilenetv2_trt_i8_224.onnx": lambda: mobilenetv2("mobilenetv2_trt_i8_224", "trt", "i8", size=224, cfg=MBV2_FULL,
                                                        stem=32, last=1280, classes=1000, seed=53).model(),
+    "attention_u8_128x256.onnx": lambda: check(attention("attention_u8_128x256", "u8", seq=128, hidden=256, heads=4,
+                                                          seed=81).model()),
 }
 
 

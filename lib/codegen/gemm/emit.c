@@ -458,7 +458,7 @@ static void
 add_gemm_function(Gen *g, const CgTarget *t, CgGemmIsa isa, const char *name, bool shared)
 {
     const CgGemmSpec *s = g->s;
-    unsigned np = s->residual ? 5 : 4;
+    unsigned np = s->b_runtime ? 6 : s->residual ? 5 : 4; /* b_runtime: packed B, cb */
     LLVMTypeRef params[6] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr, g->ptr};
     if (shared)
         params[np++] = g->ptr;
@@ -482,8 +482,11 @@ static void
 add_gemm_constants(Gen *g, const char *name)
 {
     const GemmPlan *plan = g->p;
-    g->g_b = const_bytes(g, name, "bpack", plan->bpack, plan->bpack_bytes);
-    if (plan->cb_nonzero)
+    g->g_b = g->s->b_runtime ? LLVMGetParam(g->fn, 4) /* packed at run time: pack_rt.c */
+                             : const_bytes(g, name, "bpack", plan->bpack, plan->bpack_bytes);
+    if (g->s->b_runtime)
+        g->g_cb = LLVMGetParam(g->fn, 5);
+    else if (plan->cb_nonzero)
         g->g_cb = const_bytes(g, name, "cb", plan->cb, plan->npad * 4);
     if (plan->need_rowsum)
         g->g_zb = const_bytes(g, name, "zb", plan->zb, plan->npad * 4);
@@ -733,7 +736,8 @@ cg_gemm_emit_shared(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const C
     Gen gg;
     Gen *g = &gg;
     gen_init(g, mod, s, &plan);
-    char *key = cache ? gemm_key(isa, s, &plan) : NULL;
+    /* a run-time B is an argument, not a constant: never shared */
+    char *key = cache && !s->b_runtime ? gemm_key(isa, s, &plan) : NULL;
     GemmShare *sh = NULL;
     for (size_t i = 0; key && i < cache->n && !sh; i++)
         if (strcmp(cache->e[i].key, key) == 0)

@@ -100,6 +100,15 @@ typedef struct CgGemmSpec {
     QnAddFixed res_fixed;
     int32_t res_zb, res_zy, res_lo, res_hi;
     CgGemmTile tile;
+    /* Run-time B (gemm/pack_rt.h): b is NULL; B is packed at run time by the function
+     * cg_gemm_rt_emit_pack emits, and the kernel takes the packed B and the int32
+     * per-channel corrections as two more arguments:
+     *     void name(const void *A, void *C, int64_t m_begin, int64_t m_end,
+     *               const void *Bpacked, const int32_t *cb);
+     * zb then holds B's zero points as the kernel sees them (minus 128 for an unsigned B,
+     * whose bytes the packer flips); bias (compile-time) is folded into cb by the packer,
+     * which may also add a run-time bias. No residual. */
+    bool b_runtime;
 } CgGemmSpec;
 
 const char *

@@ -54,8 +54,10 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
                     (long long)s->lda, (long long)s->ldc, (long long)s->k, (long long)s->n);
     if (s->k > (1 << 24) || s->n > (1 << 24))
         return fail(err, errlen, "gemm: K or N above 2^24");
-    if (!s->b)
+    if (!s->b && !s->b_runtime)
         return fail(err, errlen, "gemm: no weights");
+    if (s->b_runtime && s->residual)
+        return fail(err, errlen, "gemm: a run-time B cannot fuse a residual add");
     if (s->a_signed ? (s->za < -128 || s->za > 127) : (s->za < 0 || s->za > 255))
         return fail(err, errlen, "gemm: activation zero point %d outside the %s range", s->za,
                     s->a_signed ? "int8" : "uint8");
@@ -239,7 +241,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         gemm_plan_free(p);
         return fail(err, errlen, "gemm: out of memory");
     }
-    pack_b(p, s);
+    if (!s->b_runtime) /* else packed at run time (pack_rt.c) */
+        pack_b(p, s);
 
     int32_t off = 0;
     if (p->a_xor)
@@ -247,7 +250,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     p->cb_nonzero = false;
     for (int64_t n = 0; n < s->n; n++) {
         uint32_t colsum = 0;
-        for (int64_t k = 0; k < s->k; k++)
+        for (int64_t k = 0; !s->b_runtime && k < s->k; k++) /* run-time B: pack_rt.c */
             colsum += (uint32_t)b_at(s, n, k);
         uint32_t zbn = s->zb ? (uint32_t)s->zb[n] : 0;
         uint32_t v = s->bias ? (uint32_t)s->bias[n] : 0;
@@ -255,7 +258,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         v += (uint32_t)s->k * (uint32_t)s->za * zbn;
         p->cb[n] = (int32_t)v;
         p->zb[n] = (int32_t)zbn;
-        p->cb_nonzero |= v != 0;
+        p->cb_nonzero |= v != 0 || s->b_runtime;
     }
 
     if (s->epilogue == CG_GEMM_EPI_REQUANT_FLOAT) {

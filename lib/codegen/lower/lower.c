@@ -2,6 +2,7 @@
  * which of its operands are compile-time constants. The helpers the emitters share (cg_kb.c)
  * live apart, so the emitters depend on them and this file on the emitters, with no loop. */
 #include "codegen/codegen.h"
+#include "codegen/lower/qmatmul_rt.h"
 
 /* ---- dispatch ---- */
 
@@ -10,6 +11,8 @@ cg_node_scratch(Kb *k, Node *n)
 {
     switch (n->op) {
     case OP_QCONV: case OP_QMATMUL:
+        if (n->op == OP_QMATMUL && cg_qmatmul_rt_ok(k, n)) /* run-time B: qmatmul_rt.c */
+            return cg_qmatmul_rt_scratch(k, n);
         return cg_linear_scratch(k, n);
     case OP_QCONV_TRANSPOSE:
         return cg_qdirect_scratch(k, n);
@@ -44,6 +47,8 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
     const OpInfo *oi = op_info(n->op);
     switch (n->op) {
     case OP_QMATMUL:
+        if (cg_qmatmul_rt_ok(k, n))
+            return cg_emit_qmatmul_rt(k, n, a);
         if (cg_qmatmul_dynamic(k, n))
             return cg_emit_qdirect(k, n, a);
         return cg_emit_linear(k, n, a);

@@ -639,3 +639,22 @@ cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a)
 {
     return n->op == OP_QCONV ? emit_conv(k, n, a) : emit_matmul(k, n, a);
 }
+
+/* Exposed for qmatmul_rt.c (qconv.h). */
+bool
+cg_epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e)
+{
+    return epi_init(k, n, nch, wq_axis_ok, e);
+}
+
+void
+cg_epi_free(Epi *e)
+{
+    epi_free(e);
+}
+
+bool
+cg_gemm_spec_fill(Kb *k, Node *n, CgGemmSpec *s, const Epi *e, int64_t off)
+{
+    return spec_fill(k, n, s, e, off);
+}

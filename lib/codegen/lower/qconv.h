@@ -20,6 +20,13 @@ typedef struct Epi {
     int32_t zo, lo, hi;
 } Epi;
 
+/* epi_init / epi_free / spec_fill of qconv.c (epilogue of n with nch channels, weight scales
+ * per tensor or along axis wq_axis_ok; a GEMM spec's A and epilogue fields from channel off):
+ * shared with the run-time qmatmul of qmatmul_rt.c. */
+bool cg_epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e);
+void cg_epi_free(Epi *e);
+bool cg_gemm_spec_fill(Kb *k, Node *n, CgGemmSpec *s, const Epi *e, int64_t off);
+
 /* ---- activation layout plan ----
  * Which values are stored NHWC instead of the graph's logical NCHW: rank-4 results of
  * non-grouped qconv, depthwise qconv (multiplier 1) and same-shape integer element-wise ops
