@@ -186,6 +186,9 @@ float ir_attr_float(const Graph *g, const Node *n, const char *name, float dflt)
 /* Ints attribute into out[max]; returns count, or -1 if absent. */
 int ir_attr_ints(const Graph *g, const Node *n, const char *name, int64_t *out, int max);
 const char *ir_attr_string(const Graph *g, const Node *n, const char *name, const char *dflt);
+/* The result range of an integer op: q's [qmin, qmax] narrowed by n's 'clamp' attribute
+ * [lo, hi] (a folded Relu/Clip) when it has exactly two values. */
+void ir_clamp_range(const Graph *g, const Node *n, const QParams *q, int32_t *lo, int32_t *hi);
 
 /* Quantization parameters (arena-owned). */
 QParams *ir_qparams_new(Module *m, ElemType storage, int32_t axis, uint32_t n);

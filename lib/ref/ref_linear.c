@@ -119,13 +119,7 @@ epi_init(RefCtx *c, Node *n, const QParams *xq, const QParams *wq, int64_t nch, 
     }
     e->kind = yt->elem;
     e->zy = yt->q->zp[0];
-    e->lo = yt->q->qmin;
-    e->hi = yt->q->qmax;
-    int64_t cl[4];
-    if (ir_attr_ints(g, n, "clamp", cl, 4) == 2) {
-        e->lo = (int32_t)(cl[0] > e->lo ? cl[0] : e->lo);
-        e->hi = (int32_t)(cl[1] < e->hi ? cl[1] : e->hi);
-    }
+    ir_clamp_range(g, n, yt->q, &e->lo, &e->hi);
     float sy = yt->q->scale[0];
     for (int64_t m = 0; m < nch; m++) {
         float sw = ref_qscale(wq, m % wmod);
