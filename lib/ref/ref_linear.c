@@ -166,14 +166,14 @@ epi_store(RefCtx *c, Node *n, const Epi *e, RefTensor *y, size_t i, double acc, 
 
 typedef struct ConvDims {
     int64_t N, C, M, G;
-    RefWin w;
+    IrWindow w;
 } ConvDims;
 
 /* y[N, M, out...] = sum over c in group, kernel of x * w (+ b[m]). */
 static void
 conv_core(const ConvDims *d, const double *x, const double *w, const double *b, double *y)
 {
-    const RefWin *W = &d->w;
+    const IrWindow *W = &d->w;
     int64_t Cg = d->C / d->G, Mg = d->M / d->G;
     int64_t isp = W->in[0] * W->in[1] * W->in[2], osp = W->out[0] * W->out[1] * W->out[2];
     int64_t ksp = W->k[0] * W->k[1] * W->k[2];
@@ -216,7 +216,7 @@ conv_core(const ConvDims *d, const double *x, const double *w, const double *b, 
 static void
 convt_core(const ConvDims *d, const double *x, const double *w, const double *b, double *y)
 {
-    const RefWin *W = &d->w;
+    const IrWindow *W = &d->w;
     int64_t Cg = d->C / d->G, Mg = d->M / d->G;
     int64_t isp = W->in[0] * W->in[1] * W->in[2], osp = W->out[0] * W->out[1] * W->out[2];
     int64_t ksp = W->k[0] * W->k[1] * W->k[2];
@@ -286,17 +286,8 @@ typedef struct MmDims {
 static void
 mm_dims(const Type *a, const Type *b, MmDims *d)
 {
-    Type a2 = *a, b2 = *b;
-    if (a->rank == 1) {
-        a2.rank = 2;
-        a2.dims[0] = 1;
-        a2.dims[1] = a->dims[0];
-    }
-    if (b->rank == 1) {
-        b2.rank = 2;
-        b2.dims[0] = b->dims[0];
-        b2.dims[1] = 1;
-    }
+    Type a2, b2;
+    ir_matmul_promote(a, b, &a2, &b2);
     d->M = a2.dims[a2.rank - 2];
     d->K = a2.dims[a2.rank - 1];
     d->N = b2.dims[b2.rank - 1];
