@@ -121,15 +121,14 @@ epi_init(RefCtx *c, Node *n, const QParams *xq, const QParams *wq, int64_t nch, 
     e->zy = yt->q->zp[0];
     ir_clamp_range(g, n, yt->q, &e->lo, &e->hi);
     float sy = yt->q->scale[0];
-    for (int64_t m = 0; m < nch; m++) {
-        float sw = ref_qscale(wq, m % wmod);
-        e->mult[m] = qn_requant_mult_f32(sx, sw, sy);
-        if (c->requant_fixed && !qn_requant_fixed_mult(sx, sw, sy, &e->fix[m])) {
-            epi_free(e);
-            node_error(g, n, "requantization multiplier %g of channel %lld is not representable "
-                       "in fixed point", (double)sx * (double)sw / (double)sy, (long long)m);
-            return false;
-        }
+    int64_t bad = qn_requant_channels(sx, wq->scale, wq->axis >= 0 ? wmod : 1, sy, nch, e->mult,
+                                      c->requant_fixed ? e->fix : NULL);
+    if (bad >= 0) {
+        float sw = ref_qscale(wq, bad % wmod);
+        epi_free(e);
+        node_error(g, n, "requantization multiplier %g of channel %lld is not representable "
+                   "in fixed point", (double)sx * (double)sw / (double)sy, (long long)bad);
+        return false;
     }
     return true;
 }
