@@ -222,18 +222,9 @@ matmul_type(Graph *g, Node *n, const Type *a, const Type *b, Type *out)
 {
     if (a->rank < 1 || b->rank < 1)
         FAIL("operands must have rank >= 1");
-    Type a2 = *a, b2 = *b;
+    Type a2, b2;
     bool va = a->rank == 1, vb = b->rank == 1;
-    if (va) {
-        a2.rank = 2;
-        a2.dims[0] = 1;
-        a2.dims[1] = a->dims[0];
-    }
-    if (vb) {
-        b2.rank = 2;
-        b2.dims[0] = b->dims[0];
-        b2.dims[1] = 1;
-    }
+    ir_matmul_promote(a, b, &a2, &b2);
     int64_t k1 = a2.dims[a2.rank - 1], k2 = b2.dims[b2.rank - 2];
     if (k1 != k2)
         FAIL("inner dimensions differ: %lld vs %lld", (long long)k1, (long long)k2);

@@ -352,6 +352,18 @@ ir_attr_ints(const Graph *g, const Node *n, const char *name, int64_t *out, int 
     return (int)a->ints.n;
 }
 
+void
+ir_clamp_range(const Graph *g, const Node *n, const QParams *q, int32_t *lo, int32_t *hi)
+{
+    *lo = q->qmin;
+    *hi = q->qmax;
+    int64_t cl[4];
+    if (ir_attr_ints(g, n, "clamp", cl, 4) == 2) {
+        *lo = (int32_t)(cl[0] > *lo ? cl[0] : *lo);
+        *hi = (int32_t)(cl[1] < *hi ? cl[1] : *hi);
+    }
+}
+
 const char *
 ir_attr_string(const Graph *g, const Node *n, const char *name, const char *dflt)
 {

@@ -186,6 +186,9 @@ float ir_attr_float(const Graph *g, const Node *n, const char *name, float dflt)
 /* Ints attribute into out[max]; returns count, or -1 if absent. */
 int ir_attr_ints(const Graph *g, const Node *n, const char *name, int64_t *out, int max);
 const char *ir_attr_string(const Graph *g, const Node *n, const char *name, const char *dflt);
+/* The result range of an integer op: q's [qmin, qmax] narrowed by n's 'clamp' attribute
+ * [lo, hi] (a folded Relu/Clip) when it has exactly two values. */
+void ir_clamp_range(const Graph *g, const Node *n, const QParams *q, int32_t *lo, int32_t *hi);
 
 /* Quantization parameters (arena-owned). */
 QParams *ir_qparams_new(Module *m, ElemType storage, int32_t axis, uint32_t n);
@@ -271,6 +274,21 @@ bool ir_infer_types(Graph *g, Node *n, Type *out);
 bool ir_verify(Graph *g);
 /* Broadcast shapes (numpy rules); false if incompatible. */
 bool shape_broadcast(const Type *a, const Type *b, Type *out);
+
+/* ---- window and matmul geometry (geometry.c), shared by lib/ref and lib/codegen ---- */
+/* A window op (conv, conv_transpose, pooling) over ns = 1 to 3 spatial axes: extents of the
+ * input and output, kernel, strides, dilations, begin/end pads; axes past ns are 1 (pads 0). */
+typedef struct IrWindow {
+    int ns;
+    int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+} IrWindow;
+/* The window of n (input x, result y, kernel extents kernel[ns]): NULL, or why it has no
+ * such form (in buf): not 1 to 3 spatial axes, auto_pad, attribute counts off. */
+const char *ir_window(const Graph *g, const Node *n, const Type *x, const Type *y,
+                      const int64_t *kernel, IrWindow *w, char *buf, size_t len);
+/* MatMul's rank-1 promotion (numpy): a vector a becomes [1, K], a vector b [K, 1]; operands
+ * of rank >= 2 are copied unchanged. */
+void ir_matmul_promote(const Type *a, const Type *b, Type *a2, Type *b2);
 
 /* ---- resize index maps (resize.c), shared by lib/ref and lib/codegen ---- */
 enum {

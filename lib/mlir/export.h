@@ -87,15 +87,10 @@ zp_of(const Type *t)
 static inline void
 out_range(Exp *x, const Node *n, const Type *y, int64_t *lo, int64_t *hi)
 {
-    *lo = y->q->qmin;
-    *hi = y->q->qmax;
-    int64_t cl[2];
-    if (ir_attr_ints(x->g, n, "clamp", cl, 2) == 2) {
-        *lo = cl[0] > *lo ? cl[0] : *lo;
-        *hi = cl[1] < *hi ? cl[1] : *hi;
-    }
-    *lo += exp_shift(y->elem);
-    *hi += exp_shift(y->elem);
+    int32_t l, h;
+    ir_clamp_range(x->g, n, y->q, &l, &h);
+    *lo = l + exp_shift(y->elem);
+    *hi = h + exp_shift(y->elem);
 }
 
 /* export_ops.c: one node; false (diagnostic emitted) if it has no mapping. */

@@ -456,11 +456,12 @@ epilogue(Exp *x, Node *n, uint32_t acc, const Type *at, const Type *xt, const QP
     bool per_ch = wq->n > 1;
     int64_t k = per_ch ? nch : 1;
     QnFixed *f = xcalloc((size_t)k, sizeof *f);
+    float sx = xt->q->scale[0], sy = yt->q->scale[0];
+    int64_t bad = qn_requant_channels(sx, wq->scale, wq->n, sy, k, NULL, f);
     bool ok = true;
-    for (int64_t m = 0; m < k && ok; m++) {
-        float sx = xt->q->scale[0], sw = wq->scale[m % wq->n], sy = yt->q->scale[0];
-        if (!qn_requant_fixed_mult(sx, sw, sy, &f[m]))
-            ok = exp_fixed(x, n, (double)sx * (double)sw / (double)sy, &f[m]); /* the message */
+    if (bad >= 0) {
+        float sw = wq->scale[bad % wq->n];
+        ok = exp_fixed(x, n, (double)sx * (double)sw / (double)sy, &f[bad]); /* the message */
     }
     uint32_t id = 0;
     if (ok) {

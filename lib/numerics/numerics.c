@@ -216,6 +216,20 @@ qn_requant_fixed_mult(float sx, float sw, float sy, QnFixed *out)
 }
 
 int64_t
+qn_requant_channels(float sx, const float *sw, int64_t nsw, float sy, int64_t nch, float *mult,
+                    QnFixed *fix)
+{
+    for (int64_t m = 0; m < nch; m++) {
+        float w = sw[m % nsw];
+        if (mult)
+            mult[m] = qn_requant_mult_f32(sx, w, sy);
+        if (fix && !qn_requant_fixed_mult(sx, w, sy, &fix[m]))
+            return m;
+    }
+    return -1;
+}
+
+int64_t
 qn_rescale(int64_t v, QnFixed f)
 {
     /* Callers guarantee |v| <= 2^32 - 1; then |v * mult| <= (2^32 - 1)(2^31 - 1) < 2^63 - 2^32

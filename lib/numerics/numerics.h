@@ -66,6 +66,14 @@ double qn_fixed_to_real(QnFixed f);
  * False (out untouched) where qn_fixed_from_real is. */
 bool qn_requant_fixed_mult(float sx, float sw, float sy, QnFixed *out);
 
+/* The per-output-channel epilogue constants of qconv / qconv_transpose / qmatmul: channel m
+ * (0 <= m < nch) has the weight scale sw[m % nsw] (per-tensor weights: nsw = 1) and gets
+ * mult[m] = qn_requant_mult_f32(sx, sw, sy) when mult is not NULL and
+ * fix[m] = qn_requant_fixed_mult(sx, sw, sy) when fix is not NULL. Returns -1, or the first
+ * channel whose fixed multiplier is not representable (channels before it are filled). */
+int64_t qn_requant_channels(float sx, const float *sw, int64_t nsw, float sy, int64_t nch,
+                            float *mult, QnFixed *fix);
+
 /* Largest |v| qn_rescale accepts: 2^32 - 1 (|v * mult| < 2^63). */
 #define QN_RESCALE_VMAX INT64_C(0xffffffff)
 

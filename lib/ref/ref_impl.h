@@ -60,13 +60,9 @@ const float *ref_f32_in(RefCtx *c, Node *n, uint32_t i);
 /* The f32 data of result i, or NULL after an error if it is not f32. */
 float *ref_f32_out(RefCtx *c, Node *n, uint32_t i);
 
-/* Window geometry of conv, qconv and pools over 1..3 spatial dims (missing dims padded to 1). */
-typedef struct RefWin {
-    int ns;
-    int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-} RefWin;
+/* Window geometry of conv, qconv and pools (ir_window), or false after an error. */
 bool ref_window(RefCtx *c, Node *n, const Type *x, const Type *y, const int64_t *kernel,
-                RefWin *w);
+                IrWindow *w);
 
 /* Per-channel scale / zero point of quantization parameters (per-tensor: index ignored). */
 static inline float

@@ -33,15 +33,7 @@ ref_int_range(RefCtx *c, Node *n, int32_t *zy, float *sy, int32_t *lo, int32_t *
     }
     *zy = t->q->zp[0];
     *sy = t->q->scale[0];
-    *lo = t->q->qmin;
-    *hi = t->q->qmax;
-    int64_t cl[4];
-    if (ir_attr_ints(c->g, n, "clamp", cl, 4) == 2) {
-        if (cl[0] > *lo)
-            *lo = (int32_t)cl[0];
-        if (cl[1] < *hi)
-            *hi = (int32_t)cl[1];
-    }
+    ir_clamp_range(c->g, n, t->q, lo, hi);
     return true;
 }
 

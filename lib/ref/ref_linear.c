@@ -119,23 +119,16 @@ epi_init(RefCtx *c, Node *n, const QParams *xq, const QParams *wq, int64_t nch, 
     }
     e->kind = yt->elem;
     e->zy = yt->q->zp[0];
-    e->lo = yt->q->qmin;
-    e->hi = yt->q->qmax;
-    int64_t cl[4];
-    if (ir_attr_ints(g, n, "clamp", cl, 4) == 2) {
-        e->lo = (int32_t)(cl[0] > e->lo ? cl[0] : e->lo);
-        e->hi = (int32_t)(cl[1] < e->hi ? cl[1] : e->hi);
-    }
+    ir_clamp_range(g, n, yt->q, &e->lo, &e->hi);
     float sy = yt->q->scale[0];
-    for (int64_t m = 0; m < nch; m++) {
-        float sw = ref_qscale(wq, m % wmod);
-        e->mult[m] = qn_requant_mult_f32(sx, sw, sy);
-        if (c->requant_fixed && !qn_requant_fixed_mult(sx, sw, sy, &e->fix[m])) {
-            epi_free(e);
-            node_error(g, n, "requantization multiplier %g of channel %lld is not representable "
-                       "in fixed point", (double)sx * (double)sw / (double)sy, (long long)m);
-            return false;
-        }
+    int64_t bad = qn_requant_channels(sx, wq->scale, wq->axis >= 0 ? wmod : 1, sy, nch, e->mult,
+                                      c->requant_fixed ? e->fix : NULL);
+    if (bad >= 0) {
+        float sw = ref_qscale(wq, bad % wmod);
+        epi_free(e);
+        node_error(g, n, "requantization multiplier %g of channel %lld is not representable "
+                   "in fixed point", (double)sx * (double)sw / (double)sy, (long long)bad);
+        return false;
     }
     return true;
 }
@@ -172,14 +165,14 @@ epi_store(RefCtx *c, Node *n, const Epi *e, RefTensor *y, size_t i, double acc, 
 
 typedef struct ConvDims {
     int64_t N, C, M, G;
-    RefWin w;
+    IrWindow w;
 } ConvDims;
 
 /* y[N, M, out...] = sum over c in group, kernel of x * w (+ b[m]). */
 static void
 conv_core(const ConvDims *d, const double *x, const double *w, const double *b, double *y)
 {
-    const RefWin *W = &d->w;
+    const IrWindow *W = &d->w;
     int64_t Cg = d->C / d->G, Mg = d->M / d->G;
     int64_t isp = W->in[0] * W->in[1] * W->in[2], osp = W->out[0] * W->out[1] * W->out[2];
     int64_t ksp = W->k[0] * W->k[1] * W->k[2];
@@ -222,7 +215,7 @@ conv_core(const ConvDims *d, const double *x, const double *w, const double *b, 
 static void
 convt_core(const ConvDims *d, const double *x, const double *w, const double *b, double *y)
 {
-    const RefWin *W = &d->w;
+    const IrWindow *W = &d->w;
     int64_t Cg = d->C / d->G, Mg = d->M / d->G;
     int64_t isp = W->in[0] * W->in[1] * W->in[2], osp = W->out[0] * W->out[1] * W->out[2];
     int64_t ksp = W->k[0] * W->k[1] * W->k[2];
@@ -292,17 +285,8 @@ typedef struct MmDims {
 static void
 mm_dims(const Type *a, const Type *b, MmDims *d)
 {
-    Type a2 = *a, b2 = *b;
-    if (a->rank == 1) {
-        a2.rank = 2;
-        a2.dims[0] = 1;
-        a2.dims[1] = a->dims[0];
-    }
-    if (b->rank == 1) {
-        b2.rank = 2;
-        b2.dims[0] = b->dims[0];
-        b2.dims[1] = 1;
-    }
+    Type a2, b2;
+    ir_matmul_promote(a, b, &a2, &b2);
     d->M = a2.dims[a2.rank - 2];
     d->K = a2.dims[a2.rank - 1];
     d->N = b2.dims[b2.rank - 1];

@@ -27,7 +27,7 @@ pool(RefCtx *c, Node *n)
     if (qavg && (!ref_int_operand(c, n, 0, &sx, &zx) || !ref_int_range(c, n, &zy, &sy, &lo, &hi)))
         return false;
     int64_t ks[IR_MAX_RANK] = {1, 1, 1};
-    RefWin w;
+    IrWindow w;
     if (global) {
         if (x->type.rank < 3 || x->type.rank > 5) {
             node_error(g, n, "reference interpreter: rank %d is not supported", x->type.rank);

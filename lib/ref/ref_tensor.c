@@ -108,34 +108,11 @@ ref_f32_out(RefCtx *c, Node *n, uint32_t i)
 
 
 bool
-ref_window(RefCtx *c, Node *n, const Type *x, const Type *y, const int64_t *kernel, RefWin *w)
+ref_window(RefCtx *c, Node *n, const Type *x, const Type *y, const int64_t *kernel, IrWindow *w)
 {
-    Graph *g = c->g;
-    int ns = x->rank - 2;
-    if (ns < 1 || ns > 3) {
-        node_error(g, n, "reference interpreter: %d spatial dimensions are not supported (1 to 3)",
-                   ns);
-        return false;
-    }
-    const char *ap = ir_attr_string(g, n, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") != 0) {
-        node_error(g, n, "reference interpreter: auto_pad=%s is not supported (explicit pads)", ap);
-        return false;
-    }
-    int64_t st[IR_MAX_RANK], dl[IR_MAX_RANK], pd[2 * IR_MAX_RANK];
-    int ks = ir_attr_ints(g, n, "strides", st, IR_MAX_RANK);
-    int kd = ir_attr_ints(g, n, "dilations", dl, IR_MAX_RANK);
-    int kp = ir_attr_ints(g, n, "pads", pd, 2 * IR_MAX_RANK);
-    w->ns = ns;
-    for (int i = 0; i < 3; i++) {
-        bool sp = i < ns;
-        w->in[i] = sp ? x->dims[2 + i] : 1;
-        w->out[i] = sp ? y->dims[2 + i] : 1;
-        w->k[i] = sp ? kernel[i] : 1;
-        w->s[i] = sp && ks >= 0 ? st[i] : 1;
-        w->d[i] = sp && kd >= 0 ? dl[i] : 1;
-        w->pb[i] = sp && kp >= 0 ? pd[i] : 0;
-        w->pe[i] = sp && kp >= 0 ? pd[ns + i] : 0;
-    }
-    return true;
+    char buf[160];
+    const char *why = ir_window(c->g, n, x, y, kernel, w, buf, sizeof buf);
+    if (why)
+        node_error(c->g, n, "reference interpreter: %s", why);
+    return !why;
 }

@@ -274,7 +274,7 @@ npy_parse(const void *buf, size_t len, NpyArray *out, char *err, size_t errlen)
     if (have != nbytes)
         return errbuf_fail(err, errlen, "npy: data has %zu bytes, shape and dtype need %zu", have,
                     nbytes);
-    a.data = malloc(nbytes ? nbytes : 1);
+    a.data = try_malloc(nbytes ? nbytes : 1);
     if (!a.data)
         return errbuf_fail(err, errlen, "npy: out of memory");
     memcpy(a.data, b + start + hlen, nbytes);
@@ -312,7 +312,7 @@ npy_serialize(NpyType t, int rank, const int64_t *dims, const void *data, void *
     size_t pre = 10, total = pre + hl;
     size_t padded = (total + 63) / 64 * 64;
     size_t hlen = padded - pre, nbytes = n * es;
-    unsigned char *buf = malloc(padded + nbytes);
+    unsigned char *buf = try_malloc(padded + nbytes);
     if (!buf)
         return errbuf_fail(err, errlen, "npy: out of memory");
     memcpy(buf, "\x93NUMPY\x01\x00", 8);
@@ -336,7 +336,7 @@ npy_read_file(const char *path, NpyArray *out, char *err, size_t errlen)
     if (!f)
         return errbuf_fail(err, errlen, "cannot open '%s'", path);
     size_t cap = 1 << 16, n = 0, k;
-    unsigned char *buf = malloc(cap);
+    unsigned char *buf = try_malloc(cap);
     bool ok = buf != NULL;
     while (ok && (k = fread(buf + n, 1, cap - n, f)) > 0) {
         n += k;
@@ -346,7 +346,7 @@ npy_read_file(const char *path, NpyArray *out, char *err, size_t errlen)
                 errbuf_fail(err, errlen, "'%s' is too large", path);
                 break;
             }
-            unsigned char *nb = realloc(buf, cap * 2);
+            unsigned char *nb = try_realloc(buf, cap * 2);
             if (!nb) {
                 ok = false;
                 errbuf_fail(err, errlen, "out of memory reading '%s'", path);

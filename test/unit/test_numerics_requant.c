@@ -319,6 +319,31 @@ test_sweep(Tally *t, long n, int print)
     }
 }
 
+
+/* qn_requant_channels: channel m takes weight scale m % nsw; the first channel whose fixed
+ * multiplier is out of range is returned, the ones before it are filled. */
+static void
+test_requant_channels(Tally *t)
+{
+    const float sw[2] = {0.5f, 0.25f};
+    float mult[4];
+    QnFixed fix[4], f;
+    int64_t bad = qn_requant_channels(0.1f, sw, 2, 0.2f, 4, mult, fix);
+    CHECK(t, bad == -1, "per-axis: channel %lld refused", (long long)bad);
+    for (int m = 0; m < 4; m++) {
+        float w = sw[m % 2];
+        CHECK(t, mult[m] == qn_requant_mult_f32(0.1f, w, 0.2f), "per-axis mult[%d]", m);
+        CHECK(t, qn_requant_fixed_mult(0.1f, w, 0.2f, &f) && fix[m].mult == f.mult &&
+                 fix[m].shift == f.shift, "per-axis fix[%d]", m);
+    }
+    bad = qn_requant_channels(0.1f, sw, 1, 0.2f, 3, mult, NULL);
+    CHECK(t, bad == -1 && mult[2] == qn_requant_mult_f32(0.1f, 0.5f, 0.2f), "per-tensor");
+    const float huge[2] = {1.0f, 1e30f};
+    bad = qn_requant_channels(1.0f, huge, 2, 1.0f, 2, mult, fix);
+    CHECK(t, bad == 1 && fix[0].mult == 1 << 30 && fix[0].shift == 30,
+          "unrepresentable channel 1, got %lld", (long long)bad);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -330,6 +355,7 @@ main(int argc, char **argv)
     test_requant_float(&t);
     test_fixed_from_real(&t, print);
     test_requant_fixed(&t);
+    test_requant_channels(&t);
     test_sweep(&t, sweep_n, print);
     return numerics_test_done(&t);
 }
