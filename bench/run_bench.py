@@ -254,13 +254,14 @@ def l3_bytes():
         return 32 << 20
 
 
-def readbw(a):
-    """Single-thread read bandwidth (GB/s): bench/readbw.c over 8 MiB (L3) and 1 GiB (DRAM)."""
+def readbw(a, sizes):
+    """Single-thread read bandwidth (GB/s) over buffers of these byte sizes: bench/readbw.c."""
     exe = os.path.join(a.work, "readbw")
-    run(["cc", "-O2", "-march=native", "-std=c11", os.path.join(ROOT, "bench", "readbw.c"), "-o", exe])
-    out = run([exe, "8M", "1G"])
-    v = [float(re.search(r": ([0-9.]+) GB/s", l).group(1)) for l in out.strip().splitlines()]
-    return v[0], v[1]
+    if not os.path.exists(exe):
+        run(["cc", "-O2", "-march=native", "-std=c11", os.path.join(ROOT, "bench", "readbw.c"),
+             "-o", exe])
+    out = run([exe] + [str(v) for v in sizes])
+    return [float(re.search(r": ([0-9.]+) GB/s", l).group(1)) for l in out.strip().splitlines()]
 
 
 def bench_wonly(a, q, threads):
@@ -268,7 +269,7 @@ def bench_wonly(a, q, threads):
     run(["/usr/bin/python3", os.path.join(ROOT, "bench", "gen_wonly_mlp.py"), mdir])
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     import gen_wonly_mlp
-    bw_l3, bw_dram = readbw(a)
+    bw_l3, bw_dram = readbw(a, [8 << 20, 1 << 30])
     log("read bandwidth: L3 %.1f GB/s, DRAM %.1f GB/s" % (bw_l3, bw_dram))
     rows = []
     for name, mm, d, layers in gen_wonly_mlp.MLPS:
@@ -296,13 +297,14 @@ def bench_wonly(a, q, threads):
             for _ in range(a.rounds):
                 qt += m.time(per)
                 ot += ort_bench(path, inp, per, th)
+            # the read rate of a plain loop over as many bytes, measured right after the runs
+            bw = readbw(a, [wbytes])[0]
             r = dict(model=name, M=mm, D=d, layers=layers, threads=th, wbytes=wbytes,
                      q_med=statistics.median(v[0] for v in qt), q_min=min(v[0] for v in qt),
                      q_cpu=statistics.median(v[1] for v in qt),
                      o_med=statistics.median(v[0] for v in ot), o_min=min(v[0] for v in ot),
                      o_cpu=statistics.median(v[1] for v in ot),
-                     bw=bw_l3 if wbytes <= l3_bytes() else bw_dram,
-                     where="L3" if wbytes <= l3_bytes() else "DRAM",
+                     bw=bw, where="L3" if wbytes <= l3_bytes() else "L3+DRAM",
                      err_dis=err["disabled"], err_all=err["all"], iters=len(qt))
             log("%s t%d: qdqc %.3f ms (min %.3f), ORT %.3f ms (min %.3f)" %
                 (name, th, r["q_med"], r["q_min"], r["o_med"], r["o_min"]))
@@ -315,25 +317,26 @@ def report_wonly(a, rows, bw_l3, bw_dram, cmdline):
     L = ["Machine: " + machine() + "; load average at end %.1f." % os.getloadavg()[0], ""]
     L.append("Command: `%s`" % cmdline)
     L.append("")
-    L.append("Single-thread read bandwidth (bench/readbw.c, best pass): **L3 %.1f GB/s** (8 MiB), "
-             "**DRAM %.1f GB/s** (1 GiB)." % (bw_l3, bw_dram))
+    L.append("Single-thread read bandwidth (bench/readbw.c, best pass) at the start: **%.1f GB/s** "
+             "over 8 MiB (L3), **%.1f GB/s** over 1 GiB (DRAM)." % (bw_l3, bw_dram))
     L.append("")
     L.append("| model | M x D, layers | threads | qdqc wall ms (median / min) | ORT wall ms "
              "(median / min) | qdqc/ORT (median / min) | qdqc / ORT cpu ms | weights GB/s (min) "
-             "| % of read bandwidth | max rel. diff vs ORT (opt disabled / all) |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
+             "| read rate of the same bytes GB/s | % of it | max rel. diff vs ORT (opt disabled / all) |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         gbs = r["wbytes"] / (r["q_min"] * 1e-3) / 1e9
         L.append("| %s | %d x %d, %d | %d | %.3f / %.3f | %.2f / %.2f | %.3f / %.3f | %.3f / %.2f "
-                 "| %.1f | %.0f%% of %s | %.1e / %.1e |" % (
+                 "| %.1f | %.1f (%s) | %.0f%% | %.1e / %.1e |" % (
                      r["model"], r["M"], r["D"], r["layers"], r["threads"], r["q_med"], r["q_min"],
                      r["o_med"], r["o_min"], r["q_med"] / r["o_med"], r["q_min"] / r["o_min"],
-                     r["q_cpu"], r["o_cpu"], gbs, 100 * gbs / r["bw"], r["where"], r["err_dis"],
+                     r["q_cpu"], r["o_cpu"], gbs, r["bw"], r["where"], 100 * gbs / r["bw"], r["err_dis"],
                      r["err_all"]))
     L.append("")
     L.append("%d runs each per row, alternating qdqc and ORT (`--opt all`) in %d rounds. weights "
-             "GB/s = int8 weight bytes / best qdqc wall; the %% compares it with the read bandwidth "
-             "of the level the weights live in (L3 when they fit its %d MiB). rel. diff = max |qdqc "
+             "GB/s = int8 weight bytes / best qdqc wall; read rate of the same bytes = bench/readbw.c "
+             "over a buffer of the weights' size right after the row's runs (L3 when it fits its "
+             "%d MiB); cpu = process time per run (all threads). rel. diff = max |qdqc "
              "- ORT| / max |ORT| over the output." % (rows[0]["iters"] if rows else 0, a.rounds,
                                                        l3_bytes() >> 20))
     return "\n".join(L) + "\n"
