@@ -270,7 +270,8 @@ def bench_wonly(a, q, threads):
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     import gen_wonly_mlp
     bw_l3, bw_dram = readbw(a, [8 << 20, 1 << 30])
-    log("read bandwidth: L3 %.1f GB/s, DRAM %.1f GB/s" % (bw_l3, bw_dram))
+    fma = float(re.search(r"fma: ([0-9.]+) G", run([os.path.join(a.work, "readbw"), "fma"])).group(1))
+    log("read bandwidth: L3 %.1f GB/s, DRAM %.1f GB/s; %.2f G zmm fma/s" % (bw_l3, bw_dram, fma))
     rows = []
     for name, mm, d, layers in gen_wonly_mlp.MLPS:
         path = os.path.join(mdir, name + ".onnx")
@@ -310,15 +311,17 @@ def bench_wonly(a, q, threads):
                 (name, th, r["q_med"], r["q_min"], r["o_med"], r["o_min"]))
             rows.append(r)
         m.close()
-    return rows, bw_l3, bw_dram
+    return rows, bw_l3, bw_dram, fma
 
 
-def report_wonly(a, rows, bw_l3, bw_dram, cmdline):
+def report_wonly(a, rows, bw_l3, bw_dram, fma, cmdline):
     L = ["Machine: " + machine() + "; load average at end %.1f." % os.getloadavg()[0], ""]
     L.append("Command: `%s`" % cmdline)
     L.append("")
     L.append("Single-thread read bandwidth (bench/readbw.c, best pass) at the start: **%.1f GB/s** "
-             "over 8 MiB (L3), **%.1f GB/s** over 1 GiB (DRAM)." % (bw_l3, bw_dram))
+             "over 8 MiB (L3), **%.1f GB/s** over 1 GiB (DRAM). 16-lane f32 fma rate (`readbw fma`): "
+             "**%.2f G/s**, so a kernel with one fma per 16 int8 weights is bound by %.1f GB/s "
+             "from the compute side." % (bw_l3, bw_dram, fma, 16 * fma))
     L.append("")
     L.append("| model | M x D, layers | threads | qdqc wall ms (median / min) | ORT wall ms "
              "(median / min) | qdqc/ORT (median / min) | qdqc / ORT cpu ms | weights GB/s (min) "
@@ -546,8 +549,8 @@ def main():
     rows, grows, peak = [], [], 0.0
     cmdline = ("/usr/bin/python3 bench/run_bench.py " + " ".join(sys.argv[1:])).strip()
     if not a.no_wonly:
-        wrows, bw_l3, bw_dram = bench_wonly(a, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
-        wtext = report_wonly(a, wrows, bw_l3, bw_dram, cmdline)
+        wrows, bw_l3, bw_dram, fma = bench_wonly(a, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
+        wtext = report_wonly(a, wrows, bw_l3, bw_dram, fma, cmdline)
         write_doc(a.out, wtext, "bench-wonly")
         sys.stdout.write(wtext)
         if a.wonly_only:
