@@ -235,11 +235,68 @@ op_quantize(OnnxImp *I)
     return y.id && onnx_bind(I, onnx_out_name(I, 0), y);
 }
 
+/* DequantizeLinear-21 with block_size: supported for a constant i8/u8 matrix with constant f32
+ * scales (and zero points) of the block shape, the weights of weight-only quantized
+ * MatMul/Gemm: the dequantize keeps its operands (scale [ceil(K / block_size), N] for blocks
+ * along axis 0), `axis` and `block_size`; the weight-only pass makes the consumer a blocked
+ * wmatmul, and dq-const-fold turns what is left into an f32 constant (docs/onnx.md). */
+static ValueId
+build_dq_block(OnnxImp *I, ValueId x, ValueId s, ValueId z, int64_t axis, int64_t bs,
+               const char *name)
+{
+    Graph *g = I->g;
+    const Type *xt = TY(I, x), *st = TY(I, s);
+    const Tensor *sc = ir_const_of(g, s);
+    if (!ir_const_of(g, x) || xt->rank != 2 || (xt->elem != ET_I8 && xt->elem != ET_U8) || !sc ||
+        st->elem != ET_F32 || (z.id && !ir_const_of(g, z))) {
+        onnx_node_error(I, "block quantization (block_size=%lld) is supported for a constant i8/u8 "
+                        "matrix with constant f32 scales and zero points (weight-only weights) only",
+                        (long long)bs);
+        return VNONE;
+    }
+    int64_t a;
+    if (bs < 1) {
+        onnx_node_error(I, "block_size must be positive, got %lld", (long long)bs);
+        return VNONE;
+    }
+    if (!onnx_norm_axis(I, axis, 2, &a))
+        return VNONE;
+    int64_t nb = (xt->dims[a] + bs - 1) / bs;
+    if (st->rank != 2 || st->dims[a] != nb || st->dims[1 - a] != xt->dims[1 - a]) {
+        onnx_node_error(I, "block scale must have shape [%lld,%lld] (block_size %lld on axis %lld)",
+                        (long long)(a == 0 ? nb : xt->dims[0]), (long long)(a == 0 ? xt->dims[1] : nb),
+                        (long long)bs, (long long)a);
+        return VNONE;
+    }
+    if (z.id && (TY(I, z)->elem != xt->elem || !type_shape_equal(TY(I, z), st))) {
+        onnx_node_error(I, "block zero point must be %s of the scale's shape", elem_name(xt->elem));
+        return VNONE;
+    }
+    for (size_t i = 0; i < type_numel_unchecked(st); i++) {
+        float f = ((const float *)sc->data)[i];
+        if (!(f >= FLT_MIN) || !isfinite(f)) {
+            char buf[48];
+            fmt_float(buf, f);
+            onnx_node_error(I, "scale[i] must be positive, normal and finite, got %s", buf);
+            return VNONE;
+        }
+    }
+    ValueId ins[3] = {x, s, z};
+    NodeId n = onnx_mk(I, OP_DEQUANTIZE, z.id ? 3 : 2, ins, 1);
+    ir_set_attr_int(g, n, "axis", a);
+    ir_set_attr_int(g, n, "block_size", bs);
+    return onnx_emit1(I, n, name, ET_NONE);
+}
+
 static bool
 op_dequantize(OnnxImp *I)
 {
-    if (!check_block(I))
-        return false;
+    int64_t bs = onnx_attr_i(I, "block_size", 0);
+    if (bs != 0) {
+        ValueId y = build_dq_block(I, IN(I, 0), IN(I, 1), IN(I, 2), onnx_attr_i(I, "axis", 1), bs,
+                                   onnx_out_name(I, 0));
+        return y.id && onnx_bind(I, onnx_out_name(I, 0), y);
+    }
     ValueId x = IN(I, 0), z = IN(I, 2);
     if (!check_storage_opset(I, TY(I, x)->elem, "input") ||
         (z.id && TY(I, z)->elem != TY(I, x)->elem &&

@@ -11,7 +11,9 @@
  *   gemm(x f32[M, K], dequantize(const w), C) with transA = 0, transB 0 or 1 (w [N, K] per
  *        tensor or axis 0: transposed at compile time), any alpha (folded into the scales)
  *        and a constant f32 C that varies only along N (beta * C becomes the bias) or none
- * into wmatmul(x, w', scale[1, N], zero point[1, N] (only if one is nonzero), bias[N]); an
+ * into wmatmul(x, w', scale[1, N], zero point[1, N] (only if one is nonzero), bias[N]). A
+ * block-quantized weight (DequantizeLinear-21 block_size, blocks along K) gives a blocked
+ * wmatmul: scale and zero point [ceil(K / block_size), N] and its block_size. An
  * `add` of a constant f32 [N] (or [1, ..., N]) that is the matmul's only user becomes the
  * bias: y = total + bias[n] is the same one f32 addition. Weights quantized along K (one
  * scale per row) cannot be scaled once per column and are left alone (remark), as are
@@ -74,8 +76,15 @@ rewrite(Graph *g, NodeId nid)
     if (xt->elem != ET_F32 || xt->q || yt->elem != ET_F32)
         return false;
     Node *d = qm_def_op(g, n->in[1], OP_DEQUANTIZE);
-    if (!d || !d->q || (d->nin > 1 && d->in[1].id) ||
-        ir_value(g, d->out[0])->type.elem != ET_F32)
+    if (!d || ir_value(g, d->out[0])->type.elem != ET_F32 || ir_attr(g, d, "to"))
+        return false;
+    /* static parameters, or blocks (block_size, constant scale / zero point operands) */
+    int64_t bs = d->q ? 0 : ir_attr_int(g, d, "block_size", 0);
+    const Tensor *bsc = bs > 0 ? ir_const_of(g, d->in[1]) : NULL;
+    const Tensor *bzp = bs > 0 && d->nin > 2 && d->in[2].id ? ir_const_of(g, d->in[2]) : NULL;
+    if (d->q ? d->nin > 1 && d->in[1].id
+             : !bsc || bsc->type.elem != ET_F32 || bsc->type.rank != 2 ||
+                   (d->nin > 2 && d->in[2].id && !bzp))
         return false;
     const Tensor *w = ir_const_of(g, d->in[0]);
     if (!w || (w->type.elem != ET_I8 && w->type.elem != ET_U8) || w->type.rank != 2)
@@ -103,7 +112,12 @@ rewrite(Graph *g, NodeId nid)
     }
     int64_t K = w->type.dims[tb ? 1 : 0], N = w->type.dims[tb ? 0 : 1];
     int col_axis = tb ? 0 : 1;
-    if (q->axis >= 0 && q->axis != col_axis) {
+    if (bs > 0 && ir_attr_int(g, d, "axis", 1) != 1 - col_axis) {
+        node_remark(g, n, "weight-only: the weight's blocks run along N (axis %lld), not K: "
+                    "dequantized to f32 instead", (long long)ir_attr_int(g, d, "axis", 1));
+        return false;
+    }
+    if (q && q->axis >= 0 && q->axis != col_axis) {
         node_remark(g, n, "weight-only: the weight is quantized along K (axis %d): one scale "
                     "per column is needed; dequantized to f32 instead", q->axis);
         return false;
@@ -126,22 +140,30 @@ rewrite(Graph *g, NodeId nid)
             for (int64_t k = 0; k < K; k++)
                 dst[k * N + j] = src[j * K + k];
     }
-    Type st = type_make(ET_F32, 2, (int64_t[]){1, N});
+    /* scale and zero point [G, N]: G = 1 (per tensor / per column) or one row per block */
+    int64_t G = bs > 0 ? (K + bs - 1) / bs : 1;
+    Type st = type_make(ET_F32, 2, (int64_t[]){G, N});
     Tensor *s = ir_tensor_new(m, &st), *z = NULL;
     if (!s)
         return false;
     bool zp = false;
-    for (int64_t j = 0; j < N; j++) {
-        ((float *)s->data)[j] = alpha * qm_scale_at(q, j);
-        zp |= qm_zp_at(q, j) != 0;
-    }
+    for (int64_t b = 0; b < G; b++)
+        for (int64_t j = 0; j < N; j++) {
+            /* the block operand is [G, N] (matmul) or [N, G] (gemm transB) */
+            size_t bi = (size_t)(tb ? j * G + b : b * N + j);
+            float sv = q ? qm_scale_at(q, j) : ((const float *)bsc->data)[bi];
+            ((float *)s->data)[b * N + j] = alpha * sv;
+            zp |= (q ? qm_zp_at(q, j) : bzp ? tensor_get_i(bzp, bi) : 0) != 0;
+        }
     if (zp) {
-        Type zt = type_make(w->type.elem, 2, (int64_t[]){1, N});
+        Type zt = type_make(w->type.elem, 2, (int64_t[]){G, N});
         z = ir_tensor_new(m, &zt);
         if (!z)
             return false;
-        for (int64_t j = 0; j < N; j++)
-            tensor_set_i(z, (size_t)j, qm_zp_at(q, j));
+        for (int64_t b = 0; b < G; b++)
+            for (int64_t j = 0; j < N; j++)
+                tensor_set_i(z, (size_t)(b * N + j),
+                             q ? qm_zp_at(q, j) : tensor_get_i(bzp, (size_t)(tb ? j * G + b : b * N + j)));
     }
     ValueId y = n->out[0];
     uint32_t bi = 0;
@@ -177,6 +199,8 @@ rewrite(Graph *g, NodeId nid)
         in[4] = ir_add_const(g, name, bias, loc);
     }
     NodeId r = ir_add_node(g, OP_WMATMUL, bias ? 5 : z ? 4 : 3, in, 1, loc);
+    if (bs > 0 && G > 1)
+        ir_set_attr_int(g, r, "block_size", bs);
     ir_node(g, nid)->dead = true;
     if (addid.id)
         ir_node(g, addid)->dead = true;
