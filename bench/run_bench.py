@@ -20,8 +20,14 @@
    (bench/dnnl/dnnl_bench.c against Debian's libdnnl-dev) vs the measured vpdpbusd peak
    (bench/peak/peak.c, 12 zmm accumulators), on square/rectangular GEMMs and on the ResNet-18 /
    MobileNetV2 conv shapes (as the im2col GEMM for qdqc, as a convolution for oneDNN).
-4. Writes the tables, the machine and the command into docs/performance.md between the markers
-   <!-- bench:begin --> and <!-- bench:end --> (the prose around them is kept).
+4. Weight-only int8 MLPs (bench/gen_wonly_mlp.py: float activations, DequantizeLinear(int8
+   weights, per column) -> MatMul; issue 15 item 1): qdqc vs ORT latency, qdqc's weight read
+   rate in GB/s against this core's measured read bandwidth (bench/readbw.c: L3 for weights
+   that fit it, DRAM otherwise) and the largest difference from ORT's outputs.
+   `--wonly-only` runs just this part.
+5. Writes the tables, the machine and the command into docs/performance.md between the markers
+   <!-- bench:begin --> and <!-- bench:end --> (the weight-only table between
+   <!-- bench-wonly:begin --> and <!-- bench-wonly:end -->; the prose around them is kept).
 Only /usr/bin/python3 + numpy; needs node, cc, clang-22 (peak probe), libdnnl-dev.
 """
 import argparse
@@ -238,6 +244,107 @@ def bench_models(a, qdqc, q, threads):
     return rows
 
 
+# ---- weight-only MLPs (issue 15 item 1) ----
+
+def l3_bytes():
+    try:
+        v = open("/sys/devices/system/cpu/cpu0/cache/index3/size").read().strip()
+        return int(v[:-1]) * {"K": 1 << 10, "M": 1 << 20}[v[-1]]
+    except (OSError, ValueError, KeyError):
+        return 32 << 20
+
+
+def readbw(a, sizes):
+    """Single-thread read bandwidth (GB/s) over buffers of these byte sizes: bench/readbw.c."""
+    exe = os.path.join(a.work, "readbw")
+    if not os.path.exists(exe):
+        run(["cc", "-O2", "-march=native", "-std=c11", os.path.join(ROOT, "bench", "readbw.c"),
+             "-o", exe])
+    out = run([exe] + [str(v) for v in sizes])
+    return [float(re.search(r": ([0-9.]+) GB/s", l).group(1)) for l in out.strip().splitlines()]
+
+
+def bench_wonly(a, q, threads):
+    mdir = os.path.join(a.work, "wonly")
+    run(["/usr/bin/python3", os.path.join(ROOT, "bench", "gen_wonly_mlp.py"), mdir])
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import gen_wonly_mlp
+    bw_l3, bw_dram = readbw(a, [8 << 20, 1 << 30])
+    fma = float(re.search(r"fma: ([0-9.]+) G", run([os.path.join(a.work, "readbw"), "fma"])).group(1))
+    log("read bandwidth: L3 %.1f GB/s, DRAM %.1f GB/s; %.2f G zmm fma/s" % (bw_l3, bw_dram, fma))
+    rows = []
+    for name, mm, d, layers in gen_wonly_mlp.MLPS:
+        path = os.path.join(mdir, name + ".onnx")
+        inp = os.path.join(mdir, name, "input.npy")
+        x = np.ascontiguousarray(np.load(inp))
+        wbytes = layers * d * d
+        # accuracy: qdqc's output against ORT's without graph optimizations (DQ then an f32
+        # MatMul) and with all of them (what is timed)
+        m = q.load(path, x)
+        m.time(1)
+        y = m.outs[0].copy()
+        err = {}
+        for opt in ("disabled", "all"):
+            od = os.path.join(mdir, name, "ort_" + opt)
+            run(["node", os.path.join(ROOT, "bench", "ort_run.js"), path, "--input", "x=" + inp,
+                 "--output-dir", od, "--opt", opt, "--threads", "1"])
+            yo = np.load(os.path.join(od, "y.npy"))
+            err[opt] = float(np.max(np.abs(y - yo)) / max(1e-30, float(np.max(np.abs(yo)))))
+        per = max(1, a.iters // a.rounds)
+        for th in threads:
+            m.set_threads(th)
+            m.time(3)
+            qt, ot = [], []
+            for _ in range(a.rounds):
+                qt += m.time(per)
+                ot += ort_bench(path, inp, per, th)
+            # the read rate of a plain loop over as many bytes, measured right after the runs
+            bw = readbw(a, [wbytes])[0]
+            r = dict(model=name, M=mm, D=d, layers=layers, threads=th, wbytes=wbytes,
+                     q_med=statistics.median(v[0] for v in qt), q_min=min(v[0] for v in qt),
+                     q_cpu=statistics.median(v[1] for v in qt),
+                     o_med=statistics.median(v[0] for v in ot), o_min=min(v[0] for v in ot),
+                     o_cpu=statistics.median(v[1] for v in ot),
+                     bw=bw, where="L3" if wbytes <= l3_bytes() else "L3+DRAM",
+                     err_dis=err["disabled"], err_all=err["all"], iters=len(qt))
+            log("%s t%d: qdqc %.3f ms (min %.3f), ORT %.3f ms (min %.3f)" %
+                (name, th, r["q_med"], r["q_min"], r["o_med"], r["o_min"]))
+            rows.append(r)
+        m.close()
+    return rows, bw_l3, bw_dram, fma
+
+
+def report_wonly(a, rows, bw_l3, bw_dram, fma, cmdline):
+    L = ["Machine: " + machine() + "; load average at end %.1f." % os.getloadavg()[0], ""]
+    L.append("Command: `%s`" % cmdline)
+    L.append("")
+    L.append("Single-thread read bandwidth (bench/readbw.c, best pass) at the start: **%.1f GB/s** "
+             "over 8 MiB (L3), **%.1f GB/s** over 1 GiB (DRAM). 16-lane f32 fma rate (`readbw fma`): "
+             "**%.2f G/s**, so a kernel with one fma per 16 int8 weights is bound by %.1f GB/s "
+             "from the compute side." % (bw_l3, bw_dram, fma, 16 * fma))
+    L.append("")
+    L.append("| model | M x D, layers | threads | qdqc wall ms (median / min) | ORT wall ms "
+             "(median / min) | qdqc/ORT (median / min) | qdqc / ORT cpu ms | weights GB/s (min) "
+             "| read rate of the same bytes GB/s | % of it | max rel. diff vs ORT (opt disabled / all) |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        gbs = r["wbytes"] / (r["q_min"] * 1e-3) / 1e9
+        L.append("| %s | %d x %d, %d | %d | %.3f / %.3f | %.2f / %.2f | %.3f / %.3f | %.3f / %.2f "
+                 "| %.1f | %.1f (%s) | %.0f%% | %.1e / %.1e |" % (
+                     r["model"], r["M"], r["D"], r["layers"], r["threads"], r["q_med"], r["q_min"],
+                     r["o_med"], r["o_min"], r["q_med"] / r["o_med"], r["q_min"] / r["o_min"],
+                     r["q_cpu"], r["o_cpu"], gbs, r["bw"], r["where"], 100 * gbs / r["bw"], r["err_dis"],
+                     r["err_all"]))
+    L.append("")
+    L.append("%d runs each per row, alternating qdqc and ORT (`--opt all`) in %d rounds. weights "
+             "GB/s = int8 weight bytes / best qdqc wall; read rate of the same bytes = bench/readbw.c "
+             "over a buffer of the weights' size right after the row's runs (L3 when it fits its "
+             "%d MiB); cpu = process time per run (all threads). rel. diff = max |qdqc "
+             "- ORT| / max |ORT| over the output." % (rows[0]["iters"] if rows else 0, a.rounds,
+                                                       l3_bytes() >> 20))
+    return "\n".join(L) + "\n"
+
+
 # ---- GEMM sweep ----
 
 def build_tools(a):
@@ -403,11 +510,13 @@ def report(a, rows, grows, peak, cmdline, load_end):
     return "\n".join(L) + "\n"
 
 
-def write_doc(path, text):
-    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+def write_doc(path, text, tag="bench"):
+    begin, end = "<!-- %s:begin -->" % tag, "<!-- %s:end -->" % tag
     old = open(path).read() if os.path.exists(path) else ""
     if begin in old and end in old:
         new = old[:old.index(begin) + len(begin)] + "\n" + text + old[old.index(end):]
+    elif old:
+        new = old.rstrip("\n") + "\n\n" + begin + "\n" + text + end + "\n"
     else:
         new = "# Performance\n\n" + begin + "\n" + text + end + "\n"
     with open(path, "w") as f:
@@ -424,6 +533,8 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default=",".join(MODELS + TORCH_MODELS))
     ap.add_argument("--no-gemm", action="store_true")
+    ap.add_argument("--no-wonly", action="store_true", help="skip the weight-only MLPs")
+    ap.add_argument("--wonly-only", action="store_true", help="only the weight-only MLPs")
     ap.add_argument("--no-models", action="store_true")
     ap.add_argument("--quick", action="store_true", help="fewer GEMM shapes")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
@@ -436,6 +547,14 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     qdqc = os.path.join(a.build, "bin", "qdqc")
     rows, grows, peak = [], [], 0.0
+    cmdline = ("/usr/bin/python3 bench/run_bench.py " + " ".join(sys.argv[1:])).strip()
+    if not a.no_wonly:
+        wrows, bw_l3, bw_dram, fma = bench_wonly(a, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
+        wtext = report_wonly(a, wrows, bw_l3, bw_dram, fma, cmdline)
+        write_doc(a.out, wtext, "bench-wonly")
+        sys.stdout.write(wtext)
+        if a.wonly_only:
+            return
     if a.reuse_models:
         rows = json.load(open(os.path.join(a.work, "rows.json")))
         a.iters, a.rounds = rows[0]["iters"], a.rounds
@@ -463,8 +582,7 @@ def main():
         peak = tools["peak"]
         log("peak %.1f GMAC/s" % peak)
         grows = bench_gemm(a, tools)
-    cmdline = "/usr/bin/python3 bench/run_bench.py " + " ".join(sys.argv[1:])
-    text = report(a, rows, grows, peak, cmdline.strip(), os.getloadavg()[0])
+    text = report(a, rows, grows, peak, cmdline, os.getloadavg()[0])
     write_doc(a.out, text)
     sys.stdout.write(text)
     log("peak RSS of this process: %.0f MiB" % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))

@@ -141,7 +141,8 @@ QDQC_API qdqc_status qdqc_module_verify(qdqc_module *m);
  * MACs, float FLOPs). Free with qdqc_string_free; NULL if m is NULL. */
 QDQC_API char *qdqc_module_report(const qdqc_module *m);
 /* How many nodes of the module are, as in the report, of kind "integer" (integer ops),
- * "float" (float compute), "qdq" (quantize/dequantize) or "move" (data movement); 0 for an
+ * "float" (float compute), "qdq" (quantize/dequantize) or "move" (data movement), or of kind
+ * "weight-only" (float matmuls on 8-bit weights, `wmatmul`, also counted as "float"); 0 for an
  * unknown kind. */
 QDQC_API size_t qdqc_module_op_count(const qdqc_module *m, const char *kind);
 /* The scale of the per-tensor dequantize that produces float graph output i (the size of one

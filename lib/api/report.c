@@ -52,7 +52,7 @@ macs(Graph *g, Node *n)
         for (int i = 1; i < w->rank; i++)
             k *= (uint64_t)w->dims[i];
         return numel(x) * k;
-    case OP_MATMUL: case OP_QMATMUL:
+    case OP_MATMUL: case OP_QMATMUL: case OP_WMATMUL:
         return numel(y) * (uint64_t)x->dims[x->rank - 1];
     case OP_GEMM:
         return numel(y) * (uint64_t)(ir_attr_int(g, n, "transA", 0) ? x->dims[0] : x->dims[1]);
@@ -230,10 +230,15 @@ qdqc_module_op_count(const qdqc_module *cm, const char *kind)
                 : !strcmp(kind, "qdq")   ? K_QDQ
                 : !strcmp(kind, "move")  ? K_MOVE_INT
                                          : K_SKIP;
-    if (want == K_SKIP)
-        return 0;
     Graph *g = (Graph *)&cm->g;
     size_t count = 0;
+    if (!strcmp(kind, "weight-only")) {
+        for (uint32_t i = 1; i < g->nodes.len; i++)
+            count += !g->nodes.data[i].dead && g->nodes.data[i].op == OP_WMATMUL;
+        return count;
+    }
+    if (want == K_SKIP)
+        return 0;
     for (uint32_t i = 1; i < g->nodes.len; i++) {
         Node *n = &g->nodes.data[i];
         if (n->dead)

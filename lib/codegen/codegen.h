@@ -298,6 +298,9 @@ int64_t cg_float_linear_scratch(Kb *k, Node *n);
  * (llvm_kernels_qdirect.c) */
 bool cg_emit_qdirect(Kb *k, Node *n, const CgNodeArgs *a);
 int64_t cg_qdirect_scratch(Kb *k, Node *n);
+/* wmatmul: float activations x constant 8-bit weights dequantized in registers
+ * (lower/float_wonly.c) */
+bool cg_emit_wonly(Kb *k, Node *n, const CgNodeArgs *a);
 /* Whether qmatmul n reads its right operand at run time (not a constant 2-D matrix). */
 bool cg_qmatmul_dynamic(Kb *k, Node *n);
 

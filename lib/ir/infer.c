@@ -405,6 +405,36 @@ INFER_FN(matmul)
     return true;
 }
 
+INFER_FN(wmatmul)
+{
+    /* x f32[..., K] times w i8/u8[K, N]: scale f32[G, N], zero point (w's type)[G, N],
+     * bias f32[N]; G = ceil(K / block_size), 1 without block_size (docs/ir.md) */
+    const Type *w = in_type(g, n, 1), *s = in_type(g, n, 2), *z = in_type(g, n, 3),
+               *b = in_type(g, n, 4);
+    if (x->elem != ET_F32 || x->rank < 1)
+        FAIL("input must be f32 of rank >= 1, got %s of rank %d", elem_name(x->elem), x->rank);
+    if ((w->elem != ET_I8 && w->elem != ET_U8) || w->rank != 2)
+        FAIL("weight must be an i8 or u8 matrix [K, N], got %s of rank %d",
+             elem_name(w->elem), w->rank);
+    int64_t kk = w->dims[0], nn = w->dims[1];
+    if (x->dims[x->rank - 1] != kk)
+        FAIL("inner dimensions differ: %lld vs %lld", (long long)x->dims[x->rank - 1],
+             (long long)kk);
+    int64_t bs = ir_attr_int(g, n, "block_size", 0);
+    if (bs < 0 || (bs > 0 && bs > kk))
+        FAIL("block_size %lld must be in [1, %lld]", (long long)bs, (long long)kk);
+    int64_t ng = bs ? (kk + bs - 1) / bs : 1;
+    if (s->elem != ET_F32 || s->rank != 2 || s->dims[0] != ng || s->dims[1] != nn)
+        FAIL("scale must be f32[%lld,%lld]", (long long)ng, (long long)nn);
+    if (z && (z->elem != w->elem || z->rank != 2 || z->dims[0] != ng || z->dims[1] != nn))
+        FAIL("zero point must be %s[%lld,%lld]", elem_name(w->elem), (long long)ng,
+             (long long)nn);
+    if (b && (b->elem != ET_F32 || b->rank != 1 || b->dims[0] != nn))
+        FAIL("bias must be f32[%lld]", (long long)nn);
+    o->dims[o->rank - 1] = nn;
+    return true;
+}
+
 INFER_FN(gemm)
 {
     const Type *b = in_type(g, n, 1), *c = in_type(g, n, 2);

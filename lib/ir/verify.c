@@ -287,6 +287,25 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
     case OP_IDENTITY: case OP_GATHER:
         ok = check_passthrough_q(g, n, n->op == OP_CONCAT ? n->nin : 1);
         break;
+    case OP_WMATMUL:
+        /* the weight, its scales, zero points and bias are read at compile time */
+        for (uint32_t k = 1; k < n->nin; k++) {
+            if (!n->in[k].id)
+                continue;
+            if (!ir_const_of(g, n->in[k])) {
+                node_error(g, n, "operand %u must be a constant", k);
+                ok = false;
+            } else if (ir_value(g, n->in[k])->type.q) {
+                node_error(g, n, "operand %u must be plain numbers, not quantized", k);
+                ok = false;
+            }
+        }
+        if (ir_value(g, n->in[0])->type.q) {
+            node_error(g, n, "operand 0 must be float, got quantized %s",
+                       elem_name(ir_value(g, n->in[0])->type.elem));
+            ok = false;
+        }
+        break;
     default:
         if (info->flags & OPF_INT)
             ok = verify_int_op(g, n) && ok;

@@ -516,6 +516,69 @@ ex_conv(Exp *x, Node *n)
     return true;
 }
 
+/* wmatmul (docs/ir.md) without blocks: w - zp widened to i32 and converted to f32 (exact), then
+ * acc = fma(x, w', acc) over k ascending (the reduction dimension innermost, as the op's
+ * definition orders it), y = fma(acc, scale, 0) (+ bias): the compiled kernel's operations.
+ * u8 weights travel as i8 shifted by -128 (exp_shift), and so does their zero point, so the
+ * difference is unchanged; without a zero point the shift is added back. */
+static bool
+ex_wmatmul(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]), *wt = exp_vtype(x, n->in[1]),
+               *yt = exp_vtype(x, n->out[0]), *st = exp_vtype(x, n->in[2]);
+    bool has_z = n->nin > 3 && n->in[3].id, has_b = n->nin > 4 && n->in[4].id;
+    if (xt->rank != 2 || yt->rank != 2 || xt->elem != ET_F32)
+        return exp_fail(x, n, "wmatmul: only a 2-D f32 input");
+    if (st->dims[0] != 1)
+        return exp_fail(x, n, "wmatmul: block-wise scales are not mapped");
+    const char *wet = exp_et(wt->elem);
+    if (!wet)
+        return exp_fail(x, n, "wmatmul: %s weights have no export", elem_name(wt->elem));
+    uint32_t a = exp_operand(x, n->in[0]), w = exp_operand(x, n->in[1]), s = exp_operand(x, n->in[2]);
+    uint32_t z = has_z ? exp_operand(x, n->in[3]) : 1, b = has_b ? exp_operand(x, n->in[4]) : 1;
+    if (!a || !w || !s || !z || !b)
+        return false;
+    int rx[2] = {0, 2}, rw[2] = {2, 1}, rz[2] = {-1, 1}, ry[2] = {0, 1}, rs[2] = {-1, 1}, rb[1] = {1};
+    char *mx = map_dup(3, rx, 2), *mw = map_dup(3, rw, 2), *mz = map_dup(3, rz, 2);
+    char *macc = map_dup(3, ry, 2), *ms = map_dup(2, rs, 2), *mb = map_dup(2, rb, 1);
+    char *ttx = tt_dup(xt, "f32"), *ttw = tt_dup(wt, wet), *ttz = tt_dup(st, wet);
+    char *tts = tt_dup(st, "f32"), *tty = tt_dup(yt, "f32"), *it = iters_dup(3, 1);
+    char *my = ident_map(2), *it2 = iters_dup(2, 0), *ttb = NULL;
+    uint32_t e = exp_line(x, "tensor.empty() : %s", tty);
+    uint32_t c0 = exp_line(x, "arith.constant 0.0 : f32");
+    uint32_t init = exp_line(x, "linalg.fill ins(%%v%u : f32) outs(%%v%u : %s) -> %s", c0, e, tty, tty);
+    StrBuf body;
+    sb_init(&body);
+    sb_printf(&body, "      %%wi = arith.extsi %%a1 : %s to i32\n", wet);
+    if (has_z)
+        sb_printf(&body, "      %%zi = arith.extsi %%a2 : %s to i32\n", wet);
+    else
+        sb_printf(&body, "      %%zi = arith.constant %d : i32\n", (int)exp_shift(wt->elem));
+    sb_puts(&body, "      %d = arith.subi %wi, %zi : i32\n"
+                   "      %wf = arith.sitofp %d : i32 to f32\n"
+                   "      %r = math.fma %a0, %wf, %out : f32\n"
+                   "      linalg.yield %r : f32\n");
+    ExpIn in[3] = {{a, ttx, mx, "f32"}, {w, ttw, mw, wet}, {z, ttz, mz, wet}};
+    uint32_t acc = exp_generic(x, in, has_z ? 3 : 2, init, tty, macc, "f32", it, body.data);
+    ExpIn in2[3] = {{acc, tty, my, "f32"}, {s, tts, ms, "f32"}, {0}};
+    if (has_b) {
+        ttb = tt_dup(exp_vtype(x, n->in[4]), "f32");
+        in2[2] = (ExpIn){b, ttb, mb, "f32"};
+    }
+    exp_bind(x, n, exp_generic(x, in2, has_b ? 3 : 2, 0, tty, my, "f32", it2,
+                               has_b ? "      %z = arith.constant 0.0 : f32\n"
+                                       "      %t = math.fma %a0, %a1, %z : f32\n"
+                                       "      %r = arith.addf %t, %a2 : f32\n"
+                                       "      linalg.yield %r : f32\n"
+                                     : "      %z = arith.constant 0.0 : f32\n"
+                                       "      %t = math.fma %a0, %a1, %z : f32\n"
+                                       "      linalg.yield %t : f32\n"));
+    sb_free(&body);
+    free(mx), free(mw), free(mz), free(macc), free(ms), free(mb), free(ttx), free(ttw);
+    free(ttz), free(tts), free(tty), free(it), free(my), free(it2), free(ttb);
+    return true;
+}
+
 bool
 exp_node_float(Exp *x, Node *n, bool *known)
 {
@@ -528,6 +591,7 @@ exp_node_float(Exp *x, Node *n, bool *known)
     case OP_SOFTMAX: return all_f32(x, n) && ex_softmax(x, n);
     case OP_REDUCE_MEAN: return all_f32(x, n) && ex_reduce_mean(x, n);
     case OP_CONV: return all_f32(x, n) && ex_conv(x, n);
+    case OP_WMATMUL: return ex_wmatmul(x, n);
     case OP_HARD_SIGMOID:
     case OP_HARD_SWISH:
     case OP_SIGMOID:

@@ -274,6 +274,8 @@ dispatch(RefCtx *c, Node *n)
         return ref_op_layout(c, n);
     case OP_QADD: case OP_QSUB: case OP_QMUL: case OP_REQUANTIZE: case OP_LUT:
         return ref_op_int(c, n);
+    case OP_WMATMUL:
+        return ref_op_wmatmul(c, n);
     default:
         break;
     }

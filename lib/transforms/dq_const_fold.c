@@ -34,9 +34,11 @@ pass_dq_const_fold(PassCtx *pc, Graph *g)
     uint32_t nn = g->nodes.len;
     for (uint32_t i = 1; i < nn; i++) {
         Node *n = &g->nodes.data[i];
-        if (n->dead || n->op != OP_DEQUANTIZE || !n->q || n->nin != 1 ||
-            ir_attr(g, n, "to") || is_graph_output(g, n->out[0]) ||
-            !ir_num_uses(g, n->out[0]))
+        if (n->dead || n->op != OP_DEQUANTIZE || ir_attr(g, n, "to") ||
+            is_graph_output(g, n->out[0]) || !ir_num_uses(g, n->out[0]))
+            continue;
+        bool block = !n->q && ir_attr_int(g, n, "block_size", 0) > 0;
+        if (!block && (!n->q || n->nin != 1))
             continue;
         const Tensor *x = ir_const_of(g, n->in[0]);
         const Type *yt = &ir_value(g, n->out[0])->type;
@@ -49,6 +51,25 @@ pass_dq_const_fold(PassCtx *pc, Graph *g)
         Tensor *r = ir_tensor_new(g->m, &rt);
         if (!r)
             continue;
+        if (block) {
+            /* x [R, C], scale (and zero point) with ceil(dim / block_size) along `axis` */
+            const Tensor *st = ir_const_of(g, n->in[1]);
+            const Tensor *zt = n->nin > 2 && n->in[2].id ? ir_const_of(g, n->in[2]) : NULL;
+            if (!st || (n->nin > 2 && n->in[2].id && !zt) || x->type.rank != 2 ||
+                st->type.elem != ET_F32 || st->type.rank != 2)
+                continue;
+            int64_t ax = ir_attr_int(g, n, "axis", 1), bs = ir_attr_int(g, n, "block_size", 0);
+            int64_t R = x->type.dims[0], C = x->type.dims[1], sc = st->type.dims[1];
+            float *out = r->data;
+            for (int64_t a = 0; a < R; a++)
+                for (int64_t j = 0; j < C; j++) {
+                    size_t si = (size_t)(ax == 0 ? (a / bs) * sc + j : a * sc + j / bs);
+                    out[a * C + j] = qn_dequantize((int32_t)tensor_get_i(x, (size_t)(a * C + j)),
+                                                   ((const float *)st->data)[si],
+                                                   zt ? (int32_t)tensor_get_i(zt, si) : 0);
+                }
+            goto replace;
+        }
         const QParams *q = n->q;
         int64_t inner = 1;
         if (q->axis >= 0)
@@ -59,6 +80,7 @@ pass_dq_const_fold(PassCtx *pc, Graph *g)
             int64_t c = q->axis < 0 ? 0 : ((int64_t)k / inner) % x->type.dims[q->axis];
             out[k] = qn_dequantize((int32_t)tensor_get_i(x, k), q->scale[c], q->zp[c]);
         }
+    replace:;
         Loc loc = n->loc;
         ValueId from = n->out[0];
         const char *name = ir_value_name(g, from);

@@ -121,6 +121,12 @@ pass_float_reason(Graph *g, Node *n, char *buf, size_t len)
 {
     if (n->dead || !is_float_compute(g, n))
         return NULL;
+    if (n->op == OP_WMATMUL) {
+        const Type *w = &ir_value(g, n->in[1])->type;
+        snprintf(buf, len, "weight-only: f32 activations, %s weights [%lld, %lld] dequantized in "
+                 "registers", elem_name(w->elem), (long long)w->dims[0], (long long)w->dims[1]);
+        return buf;
+    }
     if (!has_rule(n->op)) {
         snprintf(buf, len, "no integer rule");
         return buf;

@@ -471,7 +471,8 @@ plan_outputs(const Opts *o, char **paths, int *kinds, int *n)
 static void
 warn_if_no_integer_op(const Opts *o, qdqc_module *m)
 {
-    if (qdqc_module_op_count(m, "integer") != 0 || qdqc_module_op_count(m, "float") == 0)
+    if (qdqc_module_op_count(m, "integer") != 0 || qdqc_module_op_count(m, "float") == 0 ||
+        qdqc_module_op_count(m, "weight-only") != 0) /* weight-only quantization: deliberate */
         return;
     size_t nqdq = qdqc_module_op_count(m, "qdq");
     if (nqdq == 0)

@@ -1,0 +1,59 @@
+/* ref_wonly.c: the reference of `wmatmul` (weight-only matmul: float activations times
+ * constant 8-bit weights, dequantized per column or per block of rows; docs/ir.md).
+ *
+ * Its summation order is part of the op's definition, so that the JIT kernel
+ * (lib/codegen/lower/float_wonly.c) and this loop agree bit for bit on every target: for each
+ * result element (row m, column n) and each block b of block_size rows of w (one block of K
+ * rows without block_size),
+ *     acc   = 0;  for k in the block, in increasing order:
+ *                 acc = fmaf(x[m, k], (float)(w[k, n] - zp[b, n]), acc)
+ *     total = fmaf(acc, scale[b, n], total)        (total starts at 0, blocks in order)
+ * and y[m, n] = total + bias[n] (one f32 addition; none without a bias). Every step is one
+ * correctly rounded f32 operation (fmaf: a fused multiply-add, rounded once), which the kernel
+ * performs with the same fused vector instructions lane by lane. Compared with ONNX's
+ * dequantize-then-matmul (each weight rounded to f32 after the scale, products summed in any
+ * order) the result differs only by f32 rounding: |y - exact| <= about (K + 2) * 2^-24 *
+ * sum_k |x[m,k] * (w[k,n] - zp) * scale| (docs/numerics.md). */
+#include "ref_impl.h"
+
+#include <math.h>
+
+bool
+ref_op_wmatmul(RefCtx *c, Node *n)
+{
+    Graph *g = c->g;
+    const float *x = ref_f32_in(c, n, 0);
+    const float *s = x ? ref_f32_in(c, n, 2) : NULL;
+    const float *bias = ref_in(c, n, 4) ? ref_f32_in(c, n, 4) : NULL;
+    float *y = s ? ref_f32_out(c, n, 0) : NULL;
+    if (!y || (ref_in(c, n, 4) && !bias))
+        return false;
+    const RefTensor *wt = ref_in(c, n, 1), *zt = ref_in(c, n, 3);
+    if ((wt->type.elem != ET_I8 && wt->type.elem != ET_U8) || wt->type.rank != 2) {
+        node_error(g, n, "reference interpreter: the weight must be an i8 or u8 matrix");
+        return false;
+    }
+    int64_t K = wt->type.dims[0], N = wt->type.dims[1];
+    int64_t bs = ir_attr_int(g, n, "block_size", 0);
+    if (bs <= 0)
+        bs = K;
+    int64_t G = K ? (K + bs - 1) / bs : 0;
+    const RefTensor *xt = ref_in(c, n, 0);
+    int64_t M = K ? (int64_t)(ref_numel(xt) / (size_t)K) : 0;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t j = 0; j < N; j++) {
+            float total = 0;
+            for (int64_t b = 0; b < G; b++) {
+                int64_t k1 = (b + 1) * bs < K ? (b + 1) * bs : K;
+                int32_t zp = zt ? (int32_t)ref_get_i(zt, (size_t)(b * N + j)) : 0;
+                float acc = 0;
+                for (int64_t k = b * bs; k < k1; k++) {
+                    int32_t w = (int32_t)ref_get_i(wt, (size_t)(k * N + j));
+                    acc = fmaf(x[m * K + k], (float)(w - zp), acc);
+                }
+                total = fmaf(acc, s[b * N + j], total);
+            }
+            y[m * N + j] = bias ? total + bias[j] : total;
+        }
+    return true;
+}

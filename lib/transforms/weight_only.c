@@ -1,0 +1,228 @@
+/* weight_only.c: a float matmul / gemm whose weight is the dequantize of a constant 8-bit
+ * matrix becomes `wmatmul`, which keeps the weight as its packed integers and dequantizes it
+ * in registers (docs/passes.md, docs/ir.md).
+ * Why: when the activations stay float (weight-only quantization, or a float island such as
+ * a classifier whose input has no quantizer), qdq-fold cannot make an integer op, and
+ * dq-const-fold would turn the weight into an f32 constant four times its size: the kernel
+ * then reads 4 bytes per weight instead of 1, and a batch-1 matmul is bound by exactly that
+ * read. wmatmul reads the 8-bit weights and applies the scale once per column (or per block).
+ * Rewrites
+ *   matmul(x f32[..., K], dequantize(const w i8/u8[K, N], per tensor or axis 1))
+ *   gemm(x f32[M, K], dequantize(const w), C) with transA = 0, transB 0 or 1 (w [N, K] per
+ *        tensor or axis 0: transposed at compile time), any alpha (folded into the scales)
+ *        and a constant f32 C that varies only along N (beta * C becomes the bias) or none
+ * into wmatmul(x, w', scale[1, N], zero point[1, N] (only if one is nonzero), bias[N]). A
+ * block-quantized weight (DequantizeLinear-21 block_size, blocks along K) gives a blocked
+ * wmatmul: scale and zero point [ceil(K / block_size), N] and its block_size. An
+ * `add` of a constant f32 [N] (or [1, ..., N]) that is the matmul's only user becomes the
+ * bias: y = total + bias[n] is the same one f32 addition. Weights quantized along K (one
+ * scale per row) cannot be scaled once per column and are left alone (remark), as are
+ * dequantizes with run-time parameters or a result type other than f32.
+ * needs: nothing.  keeps: the result value (and name) of the matmul / gemm / fused add.
+ * leaves stale: uses (the dequantize dies if nothing else reads it; dce removes it).
+ */
+#include "pass.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const Tensor *
+const_f32(Graph *g, ValueId v)
+{
+    const Tensor *t = v.id ? ir_const_of(g, v) : NULL;
+    return t && t->type.elem == ET_F32 && !t->type.q ? t : NULL;
+}
+
+/* c broadcast against [.., N] varies only along the last axis: its N values (or one) */
+static bool
+row_vector(const Tensor *c, int64_t nn, int64_t *len)
+{
+    if (!c)
+        return false;
+    for (int d = 0; d + 1 < c->type.rank; d++)
+        if (c->type.dims[d] != 1)
+            return false;
+    int64_t last = c->type.rank ? c->type.dims[c->type.rank - 1] : 1;
+    if (last != nn && last != 1)
+        return false;
+    *len = last;
+    return true;
+}
+
+/* An add of a constant f32 bias [N] after the wmatmul's result y (its only user, y not a
+ * graph output), whose result has y's shape: the add node, *bi = the bias operand. */
+static Node *
+bias_add(Graph *g, ValueId y, int64_t nn, uint32_t *bi)
+{
+    uint32_t idx;
+    Node *add = qm_only_user(g, y, &idx);
+    if (!add || add->op != OP_ADD || qm_is_graph_output(g, y))
+        return NULL;
+    const Tensor *c = const_f32(g, add->in[1 - idx]);
+    int64_t len;
+    if (!row_vector(c, nn, &len) || len != nn || c->type.rank > ir_value(g, y)->type.rank ||
+        !type_shape_equal(&ir_value(g, add->out[0])->type, &ir_value(g, y)->type) ||
+        ir_value(g, add->out[0])->type.elem != ET_F32)
+        return NULL;
+    *bi = 1 - idx;
+    return add;
+}
+
+static bool
+rewrite(Graph *g, NodeId nid)
+{
+    Node *n = ir_node(g, nid);
+    const Type *xt = &ir_value(g, n->in[0])->type, *yt = &ir_value(g, n->out[0])->type;
+    if (xt->elem != ET_F32 || xt->q || yt->elem != ET_F32)
+        return false;
+    Node *d = qm_def_op(g, n->in[1], OP_DEQUANTIZE);
+    if (!d || ir_value(g, d->out[0])->type.elem != ET_F32 || ir_attr(g, d, "to"))
+        return false;
+    /* static parameters, or blocks (block_size, constant scale / zero point operands) */
+    int64_t bs = d->q ? 0 : ir_attr_int(g, d, "block_size", 0);
+    const Tensor *bsc = bs > 0 ? ir_const_of(g, d->in[1]) : NULL;
+    const Tensor *bzp = bs > 0 && d->nin > 2 && d->in[2].id ? ir_const_of(g, d->in[2]) : NULL;
+    if (d->q ? d->nin > 1 && d->in[1].id
+             : !bsc || bsc->type.elem != ET_F32 || bsc->type.rank != 2 ||
+                   (d->nin > 2 && d->in[2].id && !bzp))
+        return false;
+    const Tensor *w = ir_const_of(g, d->in[0]);
+    if (!w || (w->type.elem != ET_I8 && w->type.elem != ET_U8) || w->type.rank != 2)
+        return false;
+    const QParams *q = d->q;
+    bool tb = false;
+    float alpha = 1.0f, beta = 1.0f;
+    const Tensor *c = NULL;
+    if (n->op == OP_GEMM) {
+        if (ir_attr_int(g, n, "transA", 0))
+            return false;
+        tb = ir_attr_int(g, n, "transB", 0) != 0;
+        alpha = ir_attr_float(g, n, "alpha", 1.0f);
+        beta = ir_attr_float(g, n, "beta", 1.0f);
+        if (n->nin > 2 && n->in[2].id && beta != 0.0f) {
+            int64_t len;
+            c = const_f32(g, n->in[2]);
+            if (!row_vector(c, yt->dims[1], &len)) {
+                node_remark(g, n, "weight-only: C is not a constant f32 row of %lld values: "
+                            "the weight is dequantized to f32 instead",
+                            (long long)yt->dims[1]);
+                return false;
+            }
+        }
+    }
+    int64_t K = w->type.dims[tb ? 1 : 0], N = w->type.dims[tb ? 0 : 1];
+    int col_axis = tb ? 0 : 1;
+    if (bs > 0 && ir_attr_int(g, d, "axis", 1) != 1 - col_axis) {
+        node_remark(g, n, "weight-only: the weight's blocks run along N (axis %lld), not K: "
+                    "dequantized to f32 instead", (long long)ir_attr_int(g, d, "axis", 1));
+        return false;
+    }
+    if (q && q->axis >= 0 && q->axis != col_axis) {
+        node_remark(g, n, "weight-only: the weight is quantized along K (axis %d): one scale "
+                    "per column is needed; dequantized to f32 instead", q->axis);
+        return false;
+    }
+    if (xt->dims[xt->rank - 1] != K)
+        return false;
+    Module *m = g->m;
+    /* w' [K, N], plain integers */
+    Type wt2 = type_make(w->type.elem, 2, (int64_t[]){K, N});
+    Tensor *w2;
+    if (!tb) {
+        w2 = qm_tensor_retype(m, w, NULL);
+    } else {
+        w2 = ir_tensor_new(m, &wt2);
+        if (!w2)
+            return false;
+        const int8_t *src = w->data;
+        int8_t *dst = w2->data;
+        for (int64_t j = 0; j < N; j++)
+            for (int64_t k = 0; k < K; k++)
+                dst[k * N + j] = src[j * K + k];
+    }
+    /* scale and zero point [G, N]: G = 1 (per tensor / per column) or one row per block */
+    int64_t G = bs > 0 ? (K + bs - 1) / bs : 1;
+    Type st = type_make(ET_F32, 2, (int64_t[]){G, N});
+    Tensor *s = ir_tensor_new(m, &st), *z = NULL;
+    if (!s)
+        return false;
+    bool zp = false;
+    for (int64_t b = 0; b < G; b++)
+        for (int64_t j = 0; j < N; j++) {
+            /* the block operand is [G, N] (matmul) or [N, G] (gemm transB) */
+            size_t bi = (size_t)(tb ? j * G + b : b * N + j);
+            float sv = q ? qm_scale_at(q, j) : ((const float *)bsc->data)[bi];
+            ((float *)s->data)[b * N + j] = alpha * sv;
+            zp |= (q ? qm_zp_at(q, j) : bzp ? tensor_get_i(bzp, bi) : 0) != 0;
+        }
+    if (zp) {
+        Type zt = type_make(w->type.elem, 2, (int64_t[]){G, N});
+        z = ir_tensor_new(m, &zt);
+        if (!z)
+            return false;
+        for (int64_t b = 0; b < G; b++)
+            for (int64_t j = 0; j < N; j++)
+                tensor_set_i(z, (size_t)(b * N + j),
+                             q ? qm_zp_at(q, j) : tensor_get_i(bzp, (size_t)(tb ? j * G + b : b * N + j)));
+    }
+    ValueId y = n->out[0];
+    uint32_t bi = 0;
+    Node *add = c ? NULL : bias_add(g, y, N, &bi);
+    const Tensor *bsrc = c ? c : add ? ir_const_of(g, add->in[bi]) : NULL;
+    Tensor *bias = NULL;
+    if (bsrc) {
+        Type bt = type_make(ET_F32, 1, (int64_t[]){N});
+        bias = ir_tensor_new(m, &bt);
+        if (!bias)
+            return false;
+        size_t nb = type_numel_unchecked(&bsrc->type);
+        for (int64_t j = 0; j < N; j++) {
+            float v = ((const float *)bsrc->data)[nb == 1 ? 0 : j];
+            ((float *)bias->data)[j] = c ? beta * v : v;
+        }
+    }
+    NodeId addid = add ? qm_id(g, add) : NNONE;
+    ValueId res = add ? add->out[0] : y;
+    Loc loc = n->loc;
+    char name[256];
+    const char *wn = ir_value_name(g, d->in[0]);
+    snprintf(name, sizeof name, "%s_wonly", wn);
+    ValueId in[5] = {n->in[0], ir_add_const(g, name, w2, loc), VNONE, VNONE, VNONE};
+    snprintf(name, sizeof name, "%s_scale", wn);
+    in[2] = ir_add_const(g, name, s, loc);
+    if (z) {
+        snprintf(name, sizeof name, "%s_zp", wn);
+        in[3] = ir_add_const(g, name, z, loc);
+    }
+    if (bias) {
+        snprintf(name, sizeof name, "%s_bias", wn);
+        in[4] = ir_add_const(g, name, bias, loc);
+    }
+    NodeId r = ir_add_node(g, OP_WMATMUL, bias ? 5 : z ? 4 : 3, in, 1, loc);
+    if (bs > 0 && G > 1)
+        ir_set_attr_int(g, r, "block_size", bs);
+    ir_node(g, nid)->dead = true;
+    if (addid.id)
+        ir_node(g, addid)->dead = true;
+    ir_set_result(g, r, 0, res);
+    return true;
+}
+
+bool
+pass_weight_only(PassCtx *pc, Graph *g)
+{
+    (void)pc;
+    bool changed = false;
+    qm_uses(g);
+    uint32_t nn = g->nodes.len;
+    for (uint32_t i = 1; i < nn; i++) {
+        Node *n = &g->nodes.data[i];
+        if (n->dead || (n->op != OP_MATMUL && n->op != OP_GEMM) || n->nin < 2)
+            continue;
+        if (rewrite(g, (NodeId){i})) {
+            changed = true;
+            ir_fill_uses(g);
+        }
+    }
+    return changed;
+}
