@@ -6,9 +6,8 @@
  * operations in the same order, no fast-math flags, no FMA), so the emitted code equals the
  * reference interpreter bit for bit. Rounding to integer uses llvm.roundeven (ties to even,
  * independent of the rounding mode) after clamping into a range where fptosi is defined. */
-#include "codegen/codegen.h"
+#include "codegen/irb/irb.h"
 #include "codegen/target/module.h"
-#include "codegen/lower/qconv.h"
 #include "numerics/elementwise.h"
 
 #include <llvm-c/Core.h>
@@ -413,19 +412,34 @@ cg_nest_end(Kb *k, CgNest *ns)
 bool
 cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w)
 {
-    Graph *g = k->g;
+    char why[128];
+    if (!cg_window_geo(k->g, n, x, y, kernel, w, why, sizeof why))
+        return cg_fail(k, n, "%s", why);
+    return true;
+}
+
+bool
+cg_window_geo(Graph *g, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w,
+              char *why, size_t whylen)
+{
     int ns = x->rank - 2;
-    if (ns < 1 || ns > 3)
-        return cg_fail(k, n, "%d spatial dimensions are not supported (1 to 3)", ns);
+    if (ns < 1 || ns > 3) {
+        snprintf(why, whylen, "%d spatial dimensions are not supported (1 to 3)", ns);
+        return false;
+    }
     const char *ap = ir_attr_string(g, n, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") != 0)
-        return cg_fail(k, n, "auto_pad=%s is not supported (explicit pads)", ap);
+    if (strcmp(ap, "NOTSET") != 0) {
+        snprintf(why, whylen, "auto_pad=%.32s is not supported (explicit pads)", ap);
+        return false;
+    }
     int64_t st[IR_MAX_RANK], dl[IR_MAX_RANK], pd[2 * IR_MAX_RANK];
     int ks = ir_attr_ints(g, n, "strides", st, IR_MAX_RANK);
     int kd = ir_attr_ints(g, n, "dilations", dl, IR_MAX_RANK);
     int kp = ir_attr_ints(g, n, "pads", pd, 2 * IR_MAX_RANK);
-    if ((ks >= 0 && ks != ns) || (kd >= 0 && kd != ns) || (kp >= 0 && kp != 2 * ns))
-        return cg_fail(k, n, "strides/dilations/pads do not match %d spatial dimensions", ns);
+    if ((ks >= 0 && ks != ns) || (kd >= 0 && kd != ns) || (kp >= 0 && kp != 2 * ns)) {
+        snprintf(why, whylen, "strides/dilations/pads do not match %d spatial dimensions", ns);
+        return false;
+    }
     w->ns = ns;
     for (int i = 0; i < 3; i++) {
         bool sp = i < ns;

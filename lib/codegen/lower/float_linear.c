@@ -7,7 +7,7 @@
  * resize gathers through index tables computed at compile time with the reference's own
  * formulas (nearest: any element type; linear: the separable double interpolation, axis by
  * axis in the reference's order). Results are therefore bit-identical to the reference. */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 
 #include <llvm-c/Core.h>
 

@@ -2,7 +2,7 @@
  * (memcpy), transpose, slice, concat, split, pad (constant/edge/reflect), gather. Each is a loop
  * nest over the result with compile-time strides; any element type (quantized values pass
  * unchanged). Semantics follow lib/ref/ref_layout.c. */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 
 #include <llvm-c/Core.h>
 

@@ -1,7 +1,7 @@
 /* llvm_kernels.c: the per-node dispatch: which emitter lowers a node, its scratch size and
  * which of its operands are compile-time constants. The helpers the emitters share (cg_kb.c)
  * live apart, so the emitters depend on them and this file on the emitters, with no loop. */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 
 /* ---- dispatch ---- */
 

@@ -3,7 +3,7 @@
 #ifndef QDQC_CODEGEN_LLVM_CONV_NHWC_H
 #define QDQC_CODEGEN_LLVM_CONV_NHWC_H
 
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 
 typedef struct ConvGeo {
     int64_t N, C, H, W, M, G, KH, KW, OH, OW, sh, sw, dh, dw, ph, pw;
@@ -86,30 +86,10 @@ bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c,
  * either --requant mode. *other = the qadd's operand index of the other value. */
 Node *cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other);
 
-/* ---- small vector helpers of the kernels above (llvm_conv_dw.c) ---- */
-/* s (a scalar) in all n lanes */
-LLVMValueRef cg_vsplat(Kb *k, LLVMValueRef s, unsigned n);
-/* [qmin, qmax] of q narrowed by n's "clamp" attribute (a folded Relu/Clip), if any */
-void cg_clamp(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi);
-
 /* ---- element-wise ops as flat vector loops (llvm_elem_vec.c) ----
  * requantize / qadd / qsub / qmul, float mode, 8-bit per-tensor operands of the result's shape
  * (or single elements), any layout. */
 bool cg_elemwise_vec_ok(Kb *k, Node *n);
 bool cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a);
-
-/* ---- rows split across the host's parallel-for hook ----
- * cg_par_begin moves emission into a new function body(ptr ctx, i64 begin, i64 end) whose loop
- * variable (returned) runs over rows [begin, end) and where ptrs[] are replaced by their values
- * reloaded from ctx; cg_par_end closes it and, back in the node function, calls
- * body(ctx, 0, rows) directly or through the hook (each thread then has its own allocas). */
-typedef struct Par {
-    LLVMBasicBlockRef saved_bb;
-    LLVMValueRef saved_fn, fn, slot;
-    int64_t rows;
-    CgLoop l;
-} Par;
-LLVMValueRef cg_par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np);
-void cg_par_end(Kb *k, Par *p, const CgNodeArgs *a);
 
 #endif

@@ -503,11 +503,13 @@ cg_emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a)
 {
     Graph *g = k->g;
     const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
-    int64_t ks[2] = {1, 1}, st[2] = {1, 1}, dl[2] = {1, 1}, pd[4] = {0, 0, 0, 0};
-    ir_attr_ints(g, n, "kernel_shape", ks, 2);
-    ir_attr_ints(g, n, "strides", st, 2);
-    ir_attr_ints(g, n, "dilations", dl, 2);
-    ir_attr_ints(g, n, "pads", pd, 4);
+    int64_t kern[2] = {1, 1};
+    ir_attr_ints(g, n, "kernel_shape", kern, 2);
+    CgWin w; /* 2-D: NHWC values have rank 4 */
+    if (!cg_window(k, n, x, y, kern, &w))
+        return false;
+    const int64_t ks[2] = {w.k[0], w.k[1]}, st[2] = {w.s[0], w.s[1]}, dl[2] = {w.d[0], w.d[1]};
+    const int64_t pd[2] = {w.pb[0], w.pb[1]};
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
     int64_t OH = y->dims[2], OW = y->dims[3];
     Par par;

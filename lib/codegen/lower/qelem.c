@@ -4,7 +4,7 @@
  * scalar loops in the logical layout; see llvm_kernels.c for the rounding helpers. Under
  * --requant=fixed the element-wise ops and qavgpool are integer only (the *_fixed functions of
  * elementwise.h, constants from their *_params at compile time). */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 #include "codegen/target/module.h"
 #include "codegen/lower/qconv.h"
 #include "numerics/elementwise.h"
@@ -103,18 +103,6 @@ emit_lut(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-static void
-clamp_range(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi)
-{
-    *lo = q->qmin;
-    *hi = q->qmax;
-    int64_t cl[4];
-    if (ir_attr_ints(k->g, n, "clamp", cl, 4) == 2) {
-        *lo = (int32_t)(cl[0] > *lo ? cl[0] : *lo);
-        *hi = (int32_t)(cl[1] < *hi ? cl[1] : *hi);
-    }
-}
-
 static bool
 per_tensor(const QParams *q)
 {
@@ -137,7 +125,7 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
     if (!per_tensor(y->q))
         return cg_fail(k, n, "the result must be per-tensor quantized");
     int32_t lo, hi;
-    clamp_range(k, n, y->q, &lo, &hi);
+    cg_clamp(k, n, y->q, &lo, &hi);
     CgElemFixed fx;
     if (k->requant_fixed && !cg_elem_fixed(k, n, &fx))
         return false;
@@ -204,24 +192,23 @@ pool_geo(Kb *k, Node *n, PoolGeo *p, bool global)
         p->KW = p->W;
         return true;
     }
-    int64_t ks[2] = {1, 1}, st[2] = {1, 1}, dl[2] = {1, 1}, pd[4] = {0, 0, 0, 0};
+    int64_t ks[2] = {1, 1};
     if (ir_attr_ints(g, n, "kernel_shape", ks, 2) != ns)
         return cg_fail(k, n, "kernel_shape must have %d entries", ns);
-    ir_attr_ints(g, n, "strides", st, 2);
-    ir_attr_ints(g, n, "dilations", dl, 2);
-    ir_attr_ints(g, n, "pads", pd, 4);
-    if (strcmp(ir_attr_string(g, n, "auto_pad", "NOTSET"), "NOTSET") != 0)
-        return cg_fail(k, n, "auto_pad is not supported (explicit pads)");
-    p->KH = d1 ? 1 : ks[0];
-    p->KW = ks[ns - 1];
-    p->sh = d1 ? 1 : st[0];
-    p->sw = st[ns - 1];
-    p->dh = d1 ? 1 : dl[0];
-    p->dw = dl[ns - 1];
-    p->ph = d1 ? 0 : pd[0];
-    p->pw = pd[ns - 1];
-    p->peh = d1 ? 0 : pd[2];
-    p->pew = pd[2 * ns - 1];
+    CgWin w;
+    if (!cg_window(k, n, x, y, ks, &w))
+        return false;
+    int h = cg_win_h(&w), wd = cg_win_w(&w);
+    p->KH = w.k[h];
+    p->KW = w.k[wd];
+    p->sh = w.s[h];
+    p->sw = w.s[wd];
+    p->dh = w.d[h];
+    p->dw = w.d[wd];
+    p->ph = w.pb[h];
+    p->pw = w.pb[wd];
+    p->peh = w.pe[h];
+    p->pew = w.pe[wd];
     return true;
 }
 
@@ -244,7 +231,7 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
     if (!is_max) {
         if (!per_tensor(x->q) || !per_tensor(y->q))
             return cg_fail(k, n, "qavgpool needs per-tensor quantized operands");
-        clamp_range(k, n, y->q, &lo, &hi);
+        cg_clamp(k, n, y->q, &lo, &hi);
     }
     /* --requant=fixed: qn_qavg_fixed with the multiplier of the window's divisor, from a
      * table over every divisor 1..KH*KW (a global pool: its one divisor), as lib/ref */

@@ -5,7 +5,21 @@
 #ifndef QDQC_CODEGEN_PLAN_PLAN_H
 #define QDQC_CODEGEN_PLAN_PLAN_H
 
-#include "codegen/codegen.h"
+#include "codegen/irb/irb.h"
+
+/* ---- memory plan (memplan.c) ---- */
+
+typedef struct CgMemReq {
+    int64_t size;    /* bytes; 0 = needs no workspace */
+    int32_t first;   /* step that writes it */
+    int32_t last;    /* last step that reads it (>= first) */
+    int64_t offset;  /* out: 64-byte aligned offset in the workspace */
+} CgMemReq;
+
+/* Assign offsets so that buffers live at overlapping steps never overlap; returns the peak
+ * (workspace size, a multiple of 64). */
+int64_t
+cg_memplan(CgMemReq *reqs, size_t n);
 
 /* Where a value lives: a graph input buffer, a graph output buffer, a constant global
  * (materialised on first use, CgLoc.global), or a workspace region (CgLoc.index = its
@@ -47,6 +61,11 @@ cg_plan_build(Kb *k, CgPlan *p);
 
 void
 cg_plan_free(CgPlan *p);
+
+/* The C ABI (abi.c): PREFIX_run_ex (calling fns[s] for step s of p), PREFIX_run,
+ * PREFIX_workspace_size. */
+void
+cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns);
 
 /* Bytes of value v (dense, its element type). */
 int64_t
