@@ -60,6 +60,17 @@ cg_loop_end(Kb *k, CgLoop *l);
 void
 cg_loop_end_novec(Kb *k, CgLoop *l);
 
+/* if (cond) { then } else { else }: cg_if_begin positions the builder in the then block,
+ * cg_if_else closes it and opens the else block, cg_if_end joins. */
+typedef struct CgIf {
+    LLVMBasicBlockRef then_bb, else_bb, join;
+} CgIf;
+void cg_if_begin(Kb *k, CgIf *f, LLVMValueRef cond);
+void cg_if_else(Kb *k, CgIf *f);
+void cg_if_end(Kb *k, CgIf *f);
+/* v (i64) in [0, hi) as an i1 */
+LLVMValueRef cg_in_range(Kb *k, LLVMValueRef v, int64_t hi);
+
 /* An alloca in the entry block of the current function (safe inside loops). */
 LLVMValueRef cg_entry_alloca(Kb *k, LLVMTypeRef t);
 LLVMValueRef cg_i64(Kb *k, int64_t v);

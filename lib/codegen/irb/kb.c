@@ -376,6 +376,37 @@ cg_vsplat(Kb *k, LLVMValueRef s, unsigned n)
 }
 
 void
+cg_if_begin(Kb *k, CgIf *f, LLVMValueRef cond)
+{
+    f->then_bb = LLVMAppendBasicBlockInContext(k->c, k->fn, "then");
+    f->else_bb = LLVMAppendBasicBlockInContext(k->c, k->fn, "else");
+    f->join = LLVMAppendBasicBlockInContext(k->c, k->fn, "join");
+    LLVMBuildCondBr(k->b, cond, f->then_bb, f->else_bb);
+    LLVMPositionBuilderAtEnd(k->b, f->then_bb);
+}
+
+void
+cg_if_else(Kb *k, CgIf *f)
+{
+    LLVMBuildBr(k->b, f->join);
+    LLVMPositionBuilderAtEnd(k->b, f->else_bb);
+}
+
+void
+cg_if_end(Kb *k, CgIf *f)
+{
+    LLVMBuildBr(k->b, f->join);
+    LLVMPositionBuilderAtEnd(k->b, f->join);
+}
+
+LLVMValueRef
+cg_in_range(Kb *k, LLVMValueRef v, int64_t hi)
+{
+    return LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, v, cg_i64(k, 0), ""),
+                        LLVMBuildICmp(k->b, LLVMIntSLT, v, cg_i64(k, hi), ""), "");
+}
+
+void
 cg_clamp(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi)
 {
     int64_t cl[4];

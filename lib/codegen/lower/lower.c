@@ -60,9 +60,11 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
         /* 3 spatial dims or the indices result: llvm_kernels_float_linear.c */
         if (ir_value(k->g, n->in[0])->type.rank == 5 || n->nout > 1)
             return cg_emit_float_linear(k, n, a);
-        return cg_emit_int(k, n, a);
+        return cg_emit_pool(k, n, a);
+    case OP_QAVGPOOL:
+        return cg_emit_pool(k, n, a);
     case OP_LUT: case OP_REQUANTIZE: case OP_QADD:
-    case OP_QSUB: case OP_QMUL: case OP_QAVGPOOL:
+    case OP_QSUB: case OP_QMUL:
         return cg_emit_int(k, n, a);
     default:
         break;

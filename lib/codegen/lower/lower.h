@@ -20,7 +20,8 @@ bool cg_operand_static(Kb *k, Node *n, uint32_t i);
 bool cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a);
 
 bool cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a);   /* llvm_kernels_layout.c */
-bool cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a);      /* llvm_kernels_int.c */
+bool cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a);      /* qelem.c */
+bool cg_emit_pool(Kb *k, Node *n, const CgNodeArgs *a);     /* qpool.c */
 bool cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a);   /* llvm_kernels_conv.c */
 int64_t cg_linear_scratch(Kb *k, Node *n);
 bool cg_linear_static(Kb *k, Node *n, uint32_t i);

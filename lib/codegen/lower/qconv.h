@@ -4,11 +4,12 @@
 #define QDQC_CODEGEN_LLVM_CONV_NHWC_H
 
 #include "codegen/lower/lower.h"
+#include "codegen/plan/plan.h"
 
 typedef struct ConvGeo {
     int64_t N, C, H, W, M, G, KH, KW, OH, OW, sh, sw, dh, dw, ph, pw;
     int64_t Cg, Mg, K;
-    bool in_nhwc, out_nhwc; /* layout of the input / result (cg_layout_plan) */
+    bool in_nhwc, out_nhwc; /* layout of the input / result (cg_layout_plan, plan/layout.c) */
 } ConvGeo;
 
 /* Epilogue constants of channel m (qconv/qmatmul), as lib/ref computes them. */
@@ -19,18 +20,6 @@ typedef struct Epi {
     int32_t *fmult, *fshift;
     int32_t zo, lo, hi;
 } Epi;
-
-/* ---- activation layout plan ----
- * Which values are stored NHWC instead of the graph's logical NCHW: rank-4 results of
- * non-grouped qconv, depthwise qconv (multiplier 1) and same-shape integer element-wise ops
- * (qadd, qsub, qmul, requantize, lut: layout-agnostic), when every consumer accepts NHWC
- * (qconv operand 0, or such an element-wise op with all operands and its result NHWC) and the
- * value is not a graph output. Depthwise input and result are tied. Then a chain of convs runs
- * with no transpose between layers: a 1x1 conv is a GEMM straight over its input, and the GEMM
- * writes the next layer's input in place. Returns a malloc'd flag per ValueId. */
-uint8_t *cg_layout_plan(Kb *k);
-/* Whether v is stored NHWC under k's plan. */
-bool cg_value_nhwc(Kb *k, ValueId v);
 
 /* ---- non-grouped convolution through an NHWC copy of the input ----
  * The input (NCHW) is transposed once into X = NHWC; for a 1x1 stride-1 unpadded conv X is the
@@ -70,21 +59,11 @@ void cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVM
 int64_t cg_dw_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                      const int8_t *w, const int32_t *zw, const int32_t *bias);
-/* Integer maxpool with NHWC input and result (planned by cg_layout_plan). */
-bool cg_emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a);
 /* NHWC in and out (c->in_nhwc), llvm_conv_dw.c: register-blocked pixels x channel vectors;
  * scratch: one row of zero points (cg_dw_nhwc_scratch). */
 int64_t cg_dw_nhwc_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                           const int8_t *w, const int32_t *zw, const int32_t *bias);
-
-/* ---- residual add fused into a conv (llvm_conv_nhwc.c) ----
- * The qadd whose other operand is added in the epilogue of the GEMM of qconv n (the conv's
- * 8-bit result is then never stored), or NULL: n is a non-grouped qconv with an NHWC 8-bit
- * per-tensor result whose only consumer is that qadd (same shape, 8-bit per-tensor operands
- * and result), and the other operand is computed before n (uses[v] = consumers of value v);
- * either --requant mode. *other = the qadd's operand index of the other value. */
-Node *cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other);
 
 /* ---- element-wise ops as flat vector loops (llvm_elem_vec.c) ----
  * requantize / qadd / qsub / qmul, float mode, 8-bit per-tensor operands of the result's shape
