@@ -7,6 +7,7 @@
 #define QDQC_CODEGEN_IRB_IRB_H
 
 #include "codegen/codegen.h"
+#include "codegen/irb/core.h"
 
 typedef struct LLVMOpaqueContext *LLVMContextRef;
 typedef struct LLVMOpaqueBuilder *LLVMBuilderRef;
@@ -43,10 +44,7 @@ typedef struct CgNodeArgs {
     LLVMValueRef res;
 } CgNodeArgs;
 
-typedef struct CgLoop {
-    LLVMBasicBlockRef hdr, exit;
-    LLVMValueRef iv;
-} CgLoop;
+typedef IrbLoop CgLoop; /* irb/core.h */
 
 /* for (iv = 0; iv < n; iv++): returns iv (i64); close with cg_loop_end. */
 LLVMValueRef

@@ -44,44 +44,21 @@ cg_fn_attrs(Kb *k, LLVMValueRef fn)
 LLVMValueRef
 cg_loop_begin(Kb *k, CgLoop *l, LLVMValueRef n)
 {
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(k->b);
-    l->hdr = LLVMAppendBasicBlockInContext(k->c, k->fn, "loop");
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(k->c, k->fn, "body");
-    l->exit = LLVMAppendBasicBlockInContext(k->c, k->fn, "done");
-    LLVMBuildBr(k->b, l->hdr);
-    LLVMPositionBuilderAtEnd(k->b, l->hdr);
-    l->iv = LLVMBuildPhi(k->b, k->i64, "i");
-    LLVMValueRef zero = cg_i64(k, 0);
-    LLVMAddIncoming(l->iv, &zero, &pre, 1);
-    LLVMValueRef c = LLVMBuildICmp(k->b, LLVMIntSLT, l->iv, n, "");
-    LLVMBuildCondBr(k->b, c, body, l->exit);
-    LLVMPositionBuilderAtEnd(k->b, body);
-    return l->iv;
-}
-
-/* The latch of l: iv + 1, branch back to the header (returned); the builder stays in the
- * latch block. */
-static LLVMValueRef
-loop_latch(Kb *k, CgLoop *l)
-{
-    LLVMBasicBlockRef cur = LLVMGetInsertBlock(k->b);
-    LLVMValueRef next = LLVMBuildNSWAdd(k->b, l->iv, cg_i64(k, 1), "");
-    LLVMValueRef br = LLVMBuildBr(k->b, l->hdr);
-    LLVMAddIncoming(l->iv, &next, &cur, 1);
-    return br;
+    return irb_loop_begin(k->b, k->c, k->fn, l, cg_i64(k, 0), n, cg_i64(k, 1), "loop", "body",
+                          "done", "i");
 }
 
 void
 cg_loop_end(Kb *k, CgLoop *l)
 {
-    loop_latch(k, l);
+    irb_loop_latch(k->b, l);
     LLVMPositionBuilderAtEnd(k->b, l->exit);
 }
 
 void
 cg_loop_end_novec(Kb *k, CgLoop *l)
 {
-    LLVMValueRef br = loop_latch(k, l);
+    LLVMValueRef br = irb_loop_latch(k->b, l);
     /* !llvm.loop !0, !0 = !{!0, !{!"llvm.loop.vectorize.enable", i1 false}} */
     const char *key = "llvm.loop.vectorize.enable";
     LLVMMetadataRef kv[2] = {LLVMMDStringInContext2(k->c, key, strlen(key)),
@@ -212,14 +189,7 @@ cg_const_bytes(Kb *k, const void *data, size_t n, const char *tag)
 {
     char name[96];
     snprintf(name, sizeof name, "%s.c%u.%s", k->prefix, k->counter++, tag);
-    LLVMValueRef init = LLVMConstStringInContext2(k->c, data, n, 1);
-    LLVMValueRef g = LLVMAddGlobal(k->mod, LLVMTypeOf(init), name);
-    LLVMSetInitializer(g, init);
-    LLVMSetGlobalConstant(g, 1);
-    LLVMSetLinkage(g, LLVMPrivateLinkage);
-    LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-    LLVMSetAlignment(g, 64);
-    return g;
+    return irb_const_global(k->c, k->mod, name, data, n);
 }
 
 LLVMValueRef
@@ -369,10 +339,7 @@ cg_par_end(Kb *k, Par *p, const CgNodeArgs *a)
 LLVMValueRef
 cg_vsplat(Kb *k, LLVMValueRef s, unsigned n)
 {
-    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
-    LLVMValueRef v = LLVMBuildInsertElement(k->b, LLVMGetPoison(vt), s, cg_i32(k, 0), "");
-    return LLVMBuildShuffleVector(k->b, v, LLVMGetPoison(vt),
-                                  LLVMConstNull(LLVMVectorType(k->i32, n)), "");
+    return irb_splat(k->b, k->c, s, n);
 }
 
 void

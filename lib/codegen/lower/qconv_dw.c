@@ -311,36 +311,19 @@ emit_block_tap_loop(Dw *d, LLVMValueRef ypix, LLVMValueRef c0, const DwVec *v, i
 }
 
 /* for (iv = lo; iv < hi; iv += step) with i64 bounds. */
-typedef struct DwLoop {
-    LLVMBasicBlockRef hdr, exit;
-    LLVMValueRef iv;
-    int64_t step;
-} DwLoop;
+typedef IrbLoop DwLoop;
 
 static LLVMValueRef
 loop_from(Kb *k, DwLoop *l, LLVMValueRef lo, LLVMValueRef hi, int64_t step)
 {
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(k->b);
-    l->hdr = LLVMAppendBasicBlockInContext(k->c, k->fn, "dwloop");
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(k->c, k->fn, "dwbody");
-    l->exit = LLVMAppendBasicBlockInContext(k->c, k->fn, "dwdone");
-    l->step = step;
-    LLVMBuildBr(k->b, l->hdr);
-    LLVMPositionBuilderAtEnd(k->b, l->hdr);
-    l->iv = LLVMBuildPhi(k->b, k->i64, "");
-    LLVMAddIncoming(l->iv, &lo, &pre, 1);
-    LLVMBuildCondBr(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, l->iv, hi, ""), body, l->exit);
-    LLVMPositionBuilderAtEnd(k->b, body);
-    return l->iv;
+    return irb_loop_begin(k->b, k->c, k->fn, l, lo, hi, cg_i64(k, step), "dwloop", "dwbody",
+                          "dwdone", "");
 }
 
 static void
 loop_to(Kb *k, DwLoop *l)
 {
-    LLVMBasicBlockRef cur = LLVMGetInsertBlock(k->b);
-    LLVMValueRef next = LLVMBuildNSWAdd(k->b, l->iv, cg_i64(k, l->step), "");
-    LLVMBuildBr(k->b, l->hdr);
-    LLVMAddIncoming(l->iv, &next, &cur, 1);
+    irb_loop_latch(k->b, l);
     LLVMPositionBuilderAtEnd(k->b, l->exit);
 }
 
