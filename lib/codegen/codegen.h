@@ -8,15 +8,15 @@
  * which is then written as an object / assembly / LLVM IR (emit_obj.c) or run in process through
  * ORC LLJIT (jit.c). The ABI is described in docs/abi.md.
  *
- * Layers:
- *   llvm_graph.c      plan (buffer of every value, memory plan), emit one internal function per
- *                     node and the run function that calls them in order;
- *   memplan.c         liveness-based workspace offsets (64-byte aligned);
- *   llvm_kernels*.c   per-op-family emitters (loops in LLVM IR; conv/matmul through the GEMM
- *                     generator of kern_gemm.h);
- *   jit.c, emit_obj.c outputs.
- * The second half of this header (Kb, loops, element access) is shared by the kernel emitters
- * only; no LLVM type leaves lib/codegen. */
+ * This header is the face lib/api uses: options, target resolution, compile, the C header
+ * text, the JIT session and cg_build. Inside lib/codegen (docs/architecture.md has the tree):
+ *   build.c, abi.c     target -> plan -> one function per step -> run_ex/run/workspace_size
+ *   options.c, target/ the machine, TargetMachine, module create / optimise / emit
+ *   plan/              value homes, steps, NHWC layout plan, workspace offsets
+ *   lower/             one file per op family (lower.h); conv/matmul through gemm/ (gemm.h)
+ *   irb/               the IR builder the emitters share (irb.h, core.h)
+ *   emit_obj.c, jit.c  outputs.
+ * No LLVM type leaves lib/codegen. */
 #ifndef QDQC_CODEGEN_CODEGEN_H
 #define QDQC_CODEGEN_CODEGEN_H
 
@@ -97,7 +97,7 @@ cg_jit_model_workspace_size(const CgJitModel *j);
 void
 cg_jit_model_destroy(CgJitModel *j);
 
-/* A built module (llvm_graph.c): the LLVM module for m, its TargetMachine and workspace size.
+/* A built module (build.c): the LLVM module for m, its TargetMachine and workspace size.
  * Errors: diagnostics in m's context (false). */
 typedef struct CgBuilt {
     CgTarget t;

@@ -1,5 +1,5 @@
-/* kern_gemm.c: LLVM IR emission for the int8 GEMM kernels (plan and packing: kern_gemm_plan.c,
- * layouts: kern_gemm_impl.h).
+/* emit.c: LLVM IR emission for the int8 GEMM kernels (plan and packing: plan.c,
+ * layouts: gemm_impl.h).
  *
  * Emitted structure of `void f(const void *A, void *C, int64_t m_begin, int64_t m_end)`:
  *
@@ -82,7 +82,7 @@ typedef struct EpiConsts {
 /* The fused residual add (CgGemmSpec.residual): qn_qadd of the requantized q (i32 lanes) and
  * r (the residual's values as i32 lanes). Float requantization: f32 operations in qn_qadd's
  * order; the rounding as in requantization: clamp to [lo - zy, hi - zy] (exact in f32 for
- * 8-bit results, NaN -> 0), rne, + zy. Fixed: qn_qadd_fixed on i64 lanes (cg_util.h). */
+ * 8-bit results, NaN -> 0), rne, + zy. Fixed: qn_qadd_fixed on i64 lanes (target/module.h). */
 static LLVMValueRef
 residual_add(Gen *g, LLVMValueRef q, LLVMValueRef r)
 {

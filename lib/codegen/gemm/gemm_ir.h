@@ -1,5 +1,5 @@
-/* kern_gemm_ir.h: the IR-building state and small helpers shared by the GEMM emitter's files
- * (kern_gemm.c: microkernels, epilogue, loop structure; kern_gemm_pack.c: A packing and row
+/* gemm_ir.h: the IR-building state and small helpers shared by the GEMM emitter's files
+ * (emit.c: microkernels, epilogue, loop structure; pack.c: A packing and row
  * sums). Internal: only those files include it (it needs the LLVM include path). */
 #ifndef QDQC_CODEGEN_KERN_GEMM_IR_H
 #define QDQC_CODEGEN_KERN_GEMM_IR_H

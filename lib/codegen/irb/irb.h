@@ -28,7 +28,7 @@ typedef struct Kb {
     char *err;
     size_t errlen;
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
-    const uint8_t *nhwc; /* per ValueId: stored NHWC (cg_layout_plan, llvm_conv_nhwc.c) */
+    const uint8_t *nhwc; /* per ValueId: stored NHWC (cg_layout_plan, plan/layout.c) */
 } Kb;
 
 /* Operand/result pointers of one node kernel: in[i] NULL for an absent operand or one consumed
@@ -112,7 +112,7 @@ int cg_range_bits(Kb *k, ValueId v);
 bool cg_fixed_ok(Kb *k, Node *n, const char *why);
 /* Fixed-mode constants of requantize / qadd / qsub / qmul node n, whose operands and result
  * the caller has checked to be per-tensor quantized (the *_params functions of
- * lib/numerics/elementwise.h; llvm_kernels_int.c). False after cg_fail if not representable. */
+ * lib/numerics/elementwise.h; qelem.c). False after cg_fail if not representable. */
 typedef struct CgElemFixed {
     QnFixed m;      /* requantize, qmul */
     QnAddFixed add; /* qadd, qsub */

@@ -1,4 +1,4 @@
-/* cg_kb.c: the Kb toolkit shared by the kernel emitters: loops, element access, constants,
+/* irb/kb.c: the Kb toolkit shared by the kernel emitters: loops, element access, constants,
  * splats, the clamp of a quantized range, parallel-for outlining, loop nests over windows and
  * the exact rounding/requantization sequences of lib/numerics.
  *

@@ -1,4 +1,4 @@
-/* llvm_kernels_float.c: float-island kernels (f32, ONNX semantics) matching lib/ref/ref_elem.c
+/* float_elem.c: float-island kernels (f32, ONNX semantics) matching lib/ref/ref_elem.c
  * and lib/ref/ref.c operation for operation: element-wise add/sub/mul/div/prelu with numpy
  * broadcasting (one f32 operation), activations (relu, clip, leaky_relu, sigmoid, hard_sigmoid,
  * hard_swish, tanh, erf, gelu) evaluated in double and rounded once as the reference does,

@@ -1,4 +1,4 @@
-/* llvm_kernels_float_linear.c: float-island conv, conv_transpose, matmul, gemm, avgpool,
+/* float_linear.c: float-island conv, conv_transpose, matmul, gemm, avgpool,
  * global_avgpool and resize as plain loops, in the exact operation order of lib/ref
  * (ref_linear.c, ref_pool.c): conv/matmul accumulate (double)x * (double)w in double, starting
  * from the bias, over the same loop nest and skipping the same padded taps, and round once to
@@ -363,7 +363,7 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
 }
 
 /* maxpool of ref_pool.c over any element type, for 3 spatial dims, and for 1 to 3 with the
- * indices result (otherwise 1-D/2-D: llvm_kernels_int.c): the first maximum of the taps inside
+ * indices result (otherwise 1-D/2-D: qelem.c): the first maximum of the taps inside
  * the input, a NaN wins (the last NaN, as the reference); raw bytes are copied. The indices are
  * the flat input index of the maximum, row-major or (storage_order=1) column-major over the
  * spatial axes, plus the batch/channel offset. A window that covers only padding is rejected at

@@ -19,19 +19,19 @@ int64_t cg_node_scratch(Kb *k, Node *n);
 bool cg_operand_static(Kb *k, Node *n, uint32_t i);
 bool cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a);
 
-bool cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a);   /* llvm_kernels_layout.c */
+bool cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a);   /* layout.c */
 bool cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a);      /* qelem.c */
 bool cg_emit_pool(Kb *k, Node *n, const CgNodeArgs *a);     /* qpool.c */
-bool cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a);   /* llvm_kernels_conv.c */
+bool cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a);   /* qconv.c */
 int64_t cg_linear_scratch(Kb *k, Node *n);
 bool cg_linear_static(Kb *k, Node *n, uint32_t i);
-bool cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a);    /* llvm_kernels_float.c */
+bool cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a);    /* float_elem.c */
 /* float conv, conv_transpose, matmul, gemm, avgpool, global_avgpool, resize
- * (llvm_kernels_float_linear.c) */
+ * (float_linear.c) */
 bool cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a);
 int64_t cg_float_linear_scratch(Kb *k, Node *n);
 /* qconv_transpose, qmatmul with a run-time right operand, qreduce_mean
- * (llvm_kernels_qdirect.c) */
+ * (qdirect.c) */
 bool cg_emit_qdirect(Kb *k, Node *n, const CgNodeArgs *a);
 int64_t cg_qdirect_scratch(Kb *k, Node *n);
 /* Whether qmatmul n reads its right operand at run time (not a constant 2-D matrix). */

@@ -1,9 +1,9 @@
-/* llvm_kernels_conv.c: qconv and qmatmul.
+/* qconv.c: qconv and qmatmul.
  *
- * Non-grouped qconv goes through the NHWC lowering of llvm_conv_nhwc.c (input transposed once,
+ * Non-grouped qconv goes through the NHWC lowering of qconv_nhwc.c (input transposed once,
  * no im2col for 1x1 stride 1, per-tap row copies otherwise), depthwise through its padded-plane
  * kernel. Grouped qconv (1-D/2-D, strided, padded, dilated) goes through the GEMM generator
- * (kern_gemm.h) with the activations in NCHW:
+ * (gemm.h) with the activations in NCHW:
  *   1. im2col, per group, into scratch: A[(n*OH*OW + p) * K + (c*KH + kh)*KW + kw] with
  *      K = C/G * KH * KW; padded taps hold the input zero point (real 0);
  *   2. one GEMM per group (M = N*OH*OW rows, N = M/G channels, weights OIHW = "NK" layout,
@@ -12,7 +12,7 @@
  *   3. a transpose of the staging buffer [N, OH*OW, M] into NCHW [N, M, OH, OW].
  * The GEMM rows are split across the parallel-for hook when the host provides one.
  * Depthwise convolutions (C == G, one input channel per group) have their own kernels
- * (llvm_conv_dw.c: NHWC register-blocked, or a padded NCHW plane per channel).
+ * (qconv_dw.c: NHWC register-blocked, or a padded NCHW plane per channel).
  * qmatmul with a constant right operand maps onto the GEMM directly (B in "KN" layout). */
 #include "codegen/lower/lower.h"
 #include "codegen/lower/qconv.h"
@@ -397,7 +397,7 @@ gemm_blocks(Kb *k, LLVMValueRef gemm, const ConvGeo *c, int64_t br, int32_t zx, 
     cg_par_end(k, &par, a);
 }
 
-/* Non-grouped convolution through the NHWC lowering of llvm_conv_nhwc.c. */
+/* Non-grouped convolution through the NHWC lowering of qconv_nhwc.c. */
 static bool
 emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, int8_t *w,
                const int32_t *zw, const int32_t *bias)

@@ -1,5 +1,5 @@
-/* llvm_conv_nhwc.h: geometry and epilogue of a qconv (shared by llvm_kernels_conv.c and the
- * faster lowerings of llvm_conv_nhwc.c). Internal to lib/codegen. */
+/* qconv.h: geometry and epilogue of a qconv, shared by the qconv lowerings (qconv.c,
+ * qconv_nhwc.c, qconv_dw.c) and the NHWC-aware element-wise ones. Internal to lib/codegen. */
 #ifndef QDQC_CODEGEN_LLVM_CONV_NHWC_H
 #define QDQC_CODEGEN_LLVM_CONV_NHWC_H
 
@@ -59,13 +59,13 @@ void cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVM
 int64_t cg_dw_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                      const int8_t *w, const int32_t *zw, const int32_t *bias);
-/* NHWC in and out (c->in_nhwc), llvm_conv_dw.c: register-blocked pixels x channel vectors;
+/* NHWC in and out (c->in_nhwc), qconv_dw.c: register-blocked pixels x channel vectors;
  * scratch: one row of zero points (cg_dw_nhwc_scratch). */
 int64_t cg_dw_nhwc_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                           const int8_t *w, const int32_t *zw, const int32_t *bias);
 
-/* ---- element-wise ops as flat vector loops (llvm_elem_vec.c) ----
+/* ---- element-wise ops as flat vector loops (qelem_vec.c) ----
  * requantize / qadd / qsub / qmul, float mode, 8-bit per-tensor operands of the result's shape
  * (or single elements), any layout. */
 bool cg_elemwise_vec_ok(Kb *k, Node *n);

@@ -1,4 +1,4 @@
-/* llvm_conv_dw.c: the depthwise qconv kernels (one input channel per group).
+/* qconv_dw.c: the depthwise qconv kernels (one input channel per group).
  *
  * NHWC (cg_emit_dw_conv_nhwc; C == G == M, input and result NHWC): one task per output row (n, oh), split across the parallel-for hook. Within a row, blocks of
  * P output pixels x CV channel vectors (vl int32 lanes each) keep their accumulators in
@@ -16,7 +16,7 @@
  * no load or store past a row. Kernels above DW_MAXT taps (9x9 and up) keep the same blocks of
  * channel vectors but run one pixel at a time with the taps as a loop (emit_block_tap_loop).
  * The epilogue (requantize float|fixed, clamp, i32, f32) is the
- * GEMM's, lane for lane (kern_gemm.c), so the result equals lib/ref bit for bit.
+ * GEMM's, lane for lane (emit.c), so the result equals lib/ref bit for bit.
  *
  * NCHW (cg_emit_dw_conv; any channel multiplier): per channel, the input plane is copied into a
  * zero-point padded plane (border filled once per call), then per output row an int32
@@ -138,7 +138,7 @@ vselect_lt(Kb *k, LLVMValueRef v, LLVMValueRef bound, bool less_than)
     return LLVMBuildSelect(k->b, c, bound, v, "");
 }
 
-/* The GEMM epilogue (kern_gemm.c epilogue_vec) of an n-lane int32 accumulator of channels
+/* The GEMM epilogue (emit.c epilogue_vec) of an n-lane int32 accumulator of channels
  * [ch, ch + n), stored at p (element type ye). */
 static void
 epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRef p)

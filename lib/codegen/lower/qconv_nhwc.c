@@ -1,18 +1,13 @@
-/* llvm_conv_nhwc.c: faster qconv lowerings (see llvm_conv_nhwc.h).
- *
- * 1. Non-grouped convolutions: one NCHW -> NHWC transpose of the input (X), then either X is the
- *    GEMM's A (1x1, stride 1, no padding: no im2col at all) or each A row is gathered from X
- *    with one KW*C-byte copy per kernel row (border pixels: one C-byte copy per tap; padded
- *    taps and the K padding to a multiple of 4: the input zero point), instead of the
- *    per-element im2col with bounds selects; the staging -> NCHW transpose is blocked over 16
- *    pixels so that both sides stay in L1.
- * 2. Depthwise convolutions: per channel, the input plane is copied into a zero-point padded
- *    plane (border filled once per call), then per output row an int32 accumulator row (an
- *    alloca, so it aliases nothing) gets one multiply-add sweep per tap over all output columns:
- *    loops over contiguous (or stride-2 interleaved) u8/i8 loads with loop-invariant weights that
- *    LLVM's loop vectoriser turns into 16-lane code, then a row of the exact epilogue.
- * Both are bit-exact with lib/ref: int32 accumulation wraps like the GEMM's; reordering K only
- * permutes the terms of an integer sum; the epilogue is the same cg_requant_* sequence. */
+/* qconv_nhwc.c: the NHWC path of non-grouped qconvs (see qconv.h): one NCHW -> NHWC
+ * transpose of the input (X, cg_nhwc_pack) unless the layout plan (plan/layout.c) already keeps
+ * it NHWC; then either X is the GEMM's A (1x1, stride 1, no padding: no im2col at all) or each A
+ * row is gathered from X with one KW*C-byte copy per kernel row (border pixels: one C-byte copy
+ * per tap; padded taps and the K padding to a multiple of 4: the input zero point,
+ * cg_nhwc_gather), instead of the per-element im2col with bounds selects; a result that is
+ * not stored NHWC is staged and transposed back to NCHW blocked over 16 pixels so that both
+ * sides stay in L1 (cg_nhwc_unstage). Bit-exact with lib/ref: int32 accumulation wraps like
+ * the GEMM's and reordering K only permutes the terms of an integer sum. Depthwise convs are
+ * qconv_dw.c's. */
 #include "codegen/lower/qconv.h"
 
 #include "codegen/target/module.h"

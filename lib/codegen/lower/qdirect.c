@@ -1,4 +1,4 @@
-/* llvm_kernels_qdirect.c: integer ops that do not map onto one GEMM, as direct loops:
+/* qdirect.c: integer ops that do not map onto one GEMM, as direct loops:
  *   qconv_transpose: scatter form of lib/ref (y[o*s - pb + k*d] += (x - zx)(w - zw)) into an
  *                    int64 accumulator row in scratch per (batch, output channel), then the
  *                    epilogue of that channel;

@@ -177,7 +177,7 @@ cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a)
         return emit_lut(k, n, a);
     case OP_REQUANTIZE: case OP_QADD: case OP_QSUB: case OP_QMUL:
         if (cg_elemwise_vec_ok(k, n))
-            return cg_emit_elemwise_vec(k, n, a); /* llvm_elem_vec.c */
+            return cg_emit_elemwise_vec(k, n, a); /* qelem_vec.c */
         return emit_elemwise(k, n, a);
     default:
         return cg_fail(k, n, "%s is not supported", op_info(n->op)->name);

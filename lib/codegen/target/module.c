@@ -1,5 +1,5 @@
-/* cg_util.c: module setup, pass pipeline, object/assembly emission and the LLJIT wrapper used
- * by the kernel emitters and their tests (see cg_util.h). No global state. */
+/* target/module.c: module setup, pass pipeline, object/assembly emission and the LLJIT wrapper used
+ * by the kernel emitters and their tests (see target/module.h). No global state. */
 #include "codegen/target/module.h"
 
 #include <llvm-c/Analysis.h>

@@ -1,4 +1,4 @@
-/* cg_util.h: small LLVM C API helpers shared by the kernel emitters and their tests: module
+/* target/module.h: small LLVM C API helpers shared by the kernel emitters and their tests: module
  * setup for a TargetMachine, the new-pass-manager pipeline, object/assembly emission and an
  * ORC LLJIT wrapper.
  *
