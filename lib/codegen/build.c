@@ -10,6 +10,7 @@
  * cannot disagree. */
 #include "codegen/codegen.h"
 
+#include "codegen/lower/lower.h"
 #include "codegen/plan/plan.h"
 #include "codegen/target/module.h"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """gen_blocks.py: writes graphs/nhwc_blocks_*.qir, convs whose im2col A exceeds 256 KiB, so the
 codegen gathers A per block of GEMM rows into a stack buffer right before the GEMM of that block
-(cg_nhwc_block_rows, lib/codegen/llvm_conv_nhwc.c), and whose K = C*KH*KW is padded to a
+(cg_nhwc_block_rows, lib/codegen/lower/qconv_nhwc.c), and whose K = C*KH*KW is padded to a
 multiple of 4 with zero-point bytes (cg_nhwc_lda). Edge shapes: a partial last block, blocks
 that straddle the batch boundary, 7x7 stride 2 on 3 channels (K 147 -> 148), 3x3 on 16 and 20
 channels (N = 20: a tail panel), a residual add fused into a blocked conv, dilation 2 (taps

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """gen_nhwc.py: writes graphs/nhwc_*.qir, multi-layer integer graphs for the NHWC activation
-layout of the codegen (lib/codegen/llvm_conv_nhwc.c): chains of convs whose intermediate values
+layout of the codegen (lib/codegen/lower/qconv_nhwc.c): chains of convs whose intermediate values
 are stored NHWC (1x1 as a direct GEMM, KxK through per-tap row copies, NHWC depthwise), residual
 qadd between NHWC values, values that must stay NCHW (graph outputs, maxpool consumers), channel
 counts not multiples of 16/64, strides, pads, dilation, batch > 1, u8 and i8, i32 results.
@@ -128,7 +128,7 @@ def chain_c():
 
 
 def chain_d():
-    # depthwise over NHWC (llvm_conv_dw.c): 40 channels (2 x 16 + 8 lanes), 144 (9 x 16), 5 (lane
+    # depthwise over NHWC (lower/qconv_dw.c): 40 channels (2 x 16 + 8 lanes), 144 (9 x 16), 5 (lane
     # pieces only); strides 1 and 2, 5x5, dilation 2; a row wide enough for pixel blocks plus
     # single pixels, border columns on both sides, and a row with no interior at all
     g = G("nhwc_chain_d", (2, 7, 9, 23), "i8")

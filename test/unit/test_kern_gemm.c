@@ -1,4 +1,4 @@
-/* test_kern_gemm.c: bit-exact tests of the int8 GEMM kernel generator (lib/codegen/kern_gemm*).
+/* test_kern_gemm.c: bit-exact tests of the int8 GEMM kernel generator (lib/codegen/gemm/).
  *
  * Default mode: for every ISA variant this host can run, emit kernels for edge shapes
  * (M in {1,5,17,64}, N in {1,3,16,17,64,100}, K in {1,3,4,27,64,300}), signed and unsigned A,

@@ -1,5 +1,5 @@
-/* kern_gemm.c: LLVM IR emission for the int8 GEMM kernels (plan and packing: kern_gemm_plan.c,
- * layouts: kern_gemm_impl.h).
+/* emit.c: LLVM IR emission for the int8 GEMM kernels (plan and packing: plan.c,
+ * layouts: gemm_impl.h).
  *
  * Emitted structure of `void f(const void *A, void *C, int64_t m_begin, int64_t m_end)`:
  *
@@ -62,44 +62,6 @@ tile_nacc(const GemmPlan *p, int rows, int nv)
 
 
 
-/* The broadcast dot-product step (gemm_ir.h): kg bytes (or kg int16) of A per row as one i32. */
-void
-gemm_step_bcast(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi,
-                GemmDotFn dot)
-{
-    const GemmPlan *p = g->p;
-    const int vl = p->vl, nv = pn->nv;
-    LLVMValueRef bgp = gep8(g, pn->bbase, mul(g, gi, pn->nrp * p->kg * p->belem));
-    LLVMValueRef bv[16];
-    unsigned vbytes = (unsigned)(vl * p->kg * p->belem);
-    LLVMTypeRef opty = p->belem == 2 ? LLVMVectorType(g->i16, (unsigned)(vl * 2))
-                                     : LLVMVectorType(g->i8, (unsigned)(vl * 4));
-    for (int v = 0; v < nv; v++)
-        bv[v] = load(g, opty, gep8(g, bgp, ci64(g, (int64_t)v * vbytes)), vbytes);
-    if (p->b_prefetch > 0) {
-        /* Software prefetch of the B lines b_prefetch groups ahead (+3-5% at K = 1024, where the
-         * panel lives in L2). A plain (not inbounds) GEP: near the end it points past B, which
-         * a prefetch may do. */
-        int64_t gbytes = pn->nrp * p->kg * p->belem;
-        for (int64_t off = 0; off < gbytes; off += 64) {
-            LLVMValueRef o = ci64(g, p->b_prefetch * gbytes + off);
-            LLVMValueRef args[4] = {LLVMBuildGEP2(g->b, g->i8, bgp, &o, 1, ""), ci32(g, 0),
-                                    ci32(g, 3), ci32(g, 1)};
-            LLVMTypeRef ov = g->ptr;
-            intr(g, "llvm.prefetch", &ov, 1, args, 4);
-        }
-    }
-    for (int r = 0; r < rows; r++) {
-        LLVMValueRef a32 = load(g, g->i32, gep8(g, rowp[r], mul(g, gi, 4)), 4);
-        LLVMValueRef a = LLVMBuildBitCast(g->b, splat(g, a32, (unsigned)vl), opty, "");
-        for (int v = 0; v < nv; v++) {
-            LLVMValueRef slot = g->acc[r * nv + v];
-            LLVMValueRef accv = load(g, g->accty, slot, 4);
-            store(g, dot(g, accv, a, bv[v], opty), slot, 4);
-        }
-    }
-}
-
 /* Row vectors (vl lanes of consecutive channels) of the finished tile. */
 static void
 tile_rowvecs(Gen *g, int rows, int nv, LLVMValueRef *out /* [rows * nv] */)
@@ -121,7 +83,7 @@ typedef struct EpiConsts {
 /* The fused residual add (CgGemmSpec.residual): qn_qadd of the requantized q (i32 lanes) and
  * r (the residual's values as i32 lanes). Float requantization: f32 operations in qn_qadd's
  * order; the rounding as in requantization: clamp to [lo - zy, hi - zy] (exact in f32 for
- * 8-bit results, NaN -> 0), rne, + zy. Fixed: qn_qadd_fixed on i64 lanes (cg_util.h). */
+ * 8-bit results, NaN -> 0), rne, + zy. Fixed: qn_qadd_fixed on i64 lanes (target/module.h). */
 static LLVMValueRef
 residual_add(Gen *g, LLVMValueRef q, LLVMValueRef r)
 {

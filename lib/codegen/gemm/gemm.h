@@ -1,4 +1,4 @@
-/* kern_gemm.h: the int8 GEMM kernel generator.
+/* gemm.h: the int8 GEMM kernel generator.
  *
  * Emits one LLVM function per GEMM instance computing
  *     C[m, n] = epilogue( sum_k (A[m, k] - za) * (B[n, k] - zb[n]) + bias[n] )

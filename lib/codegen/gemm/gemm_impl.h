@@ -1,5 +1,5 @@
-/* kern_gemm_impl.h: internals shared by kern_gemm_plan.c (host-side planning, weight packing,
- * zero-point folding) and kern_gemm.c (LLVM IR emission). Not for other users.
+/* gemm_impl.h: internals shared by plan.c (host-side planning, weight packing,
+ * zero-point folding) and emit.c (LLVM IR emission). Not for other users.
  *
  * Packed B (constant global, 64-byte aligned). Channels are grouped into panels of
  * nr = nv * vl channels (the last panel, if N % nr != 0, has nr_tail = nv_tail * vl channels, the

@@ -1,5 +1,5 @@
-/* kern_gemm_ir.h: the IR-building state and small helpers shared by the GEMM emitter's files
- * (kern_gemm.c: microkernels, epilogue, loop structure; kern_gemm_pack.c: A packing and row
+/* gemm_ir.h: the IR-building state and small helpers shared by the GEMM emitter's files
+ * (emit.c: microkernels, epilogue, loop structure; pack.c: A packing and row
  * sums). Internal: only those files include it (it needs the LLVM include path). */
 #ifndef QDQC_CODEGEN_KERN_GEMM_IR_H
 #define QDQC_CODEGEN_KERN_GEMM_IR_H
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "codegen/gemm/gemm_impl.h"
+#include "codegen/irb/core.h"
 
 typedef struct Gen {
     LLVMContextRef c;
@@ -36,10 +37,7 @@ typedef struct Panel {
     int64_t last_lanes; /* valid lanes of the last vector */
 } Panel;
 
-typedef struct Loop {
-    LLVMBasicBlockRef head, exit;
-    LLVMValueRef iv, step;
-} Loop;
+typedef IrbLoop Loop;
 
 /* ---- small builders ---- */
 
@@ -91,22 +89,14 @@ add(Gen *g, LLVMValueRef a, LLVMValueRef b)
 static inline LLVMValueRef
 splat(Gen *g, LLVMValueRef scalar, unsigned n)
 {
-    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(scalar), n);
-    LLVMValueRef v = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), scalar, ci32(g, 0), "");
-    LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(g->i32, n));
-    return LLVMBuildShuffleVector(g->b, v, LLVMGetPoison(vt), zeros, "");
+    return irb_splat(g->b, g->c, scalar, n);
 }
 
-/* Call intrinsic `name`, overloaded on ov[0..nov); its type comes from LLVM itself
- * (LLVMIntrinsicGetType), never hand-written: LLVM 22 changed several signatures. */
+/* Call intrinsic `name`, overloaded on ov[0..nov) (irb_intr). */
 static inline LLVMValueRef
 intr(Gen *g, const char *name, LLVMTypeRef *ov, size_t nov, LLVMValueRef *args, unsigned nargs)
 {
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    assert(id != 0 && "unknown intrinsic");
-    LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, ov, nov);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(g->c, id, ov, nov);
-    return LLVMBuildCall2(g->b, fty, f, args, nargs, "");
+    return irb_intr(g->b, g->c, g->mod, name, ov, nov, args, nargs);
 }
 
 static inline LLVMValueRef
@@ -135,46 +125,23 @@ static inline LLVMValueRef
 loop_begin(Gen *g, Loop *l, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step,
            const char *name)
 {
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-    l->head = block(g, name);
-    LLVMBasicBlockRef body = block(g, name);
-    l->exit = block(g, name);
-    l->step = step;
-    LLVMBuildBr(g->b, l->head);
-    LLVMPositionBuilderAtEnd(g->b, l->head);
-    l->iv = LLVMBuildPhi(g->b, g->i64, name);
-    LLVMAddIncoming(l->iv, &start, &pre, 1);
-    LLVMValueRef cond = LLVMBuildICmp(g->b, LLVMIntSLT, l->iv, end, "");
-    LLVMBuildCondBr(g->b, cond, body, l->exit);
-    LLVMPositionBuilderAtEnd(g->b, body);
-    return l->iv;
+    return irb_loop_begin(g->b, g->c, g->fn, l, start, end, step, name, name, name, name);
 }
 
 static inline void
 loop_end(Gen *g, Loop *l)
 {
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
-    LLVMValueRef next = add(g, l->iv, l->step);
-    LLVMBuildBr(g->b, l->head);
-    LLVMAddIncoming(l->iv, &next, &latch, 1);
+    irb_loop_latch(g->b, l);
     LLVMPositionBuilderAtEnd(g->b, l->exit);
 }
 
-/* Private constant global holding raw bytes, aligned to 64. Multi-byte constants are copied in
- * host byte order, which is the target's: x86-64 and AArch64 (as configured) are little-endian. */
+/* Private constant global `fname.suffix` holding raw bytes (irb_const_global). */
 static inline LLVMValueRef
 const_bytes(Gen *g, const char *fname, const char *suffix, const void *data, int64_t n)
 {
     char name[256];
     snprintf(name, sizeof name, "%s.%s", fname, suffix);
-    LLVMValueRef init = LLVMConstStringInContext2(g->c, (const char *)data, (size_t)n, 1);
-    LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), name);
-    LLVMSetInitializer(gv, init);
-    LLVMSetGlobalConstant(gv, 1);
-    LLVMSetLinkage(gv, LLVMPrivateLinkage);
-    LLVMSetUnnamedAddress(gv, LLVMGlobalUnnamedAddr);
-    LLVMSetAlignment(gv, 64);
-    return gv;
+    return irb_const_global(g->c, g->mod, name, data, (size_t)n);
 }
 
 static inline LLVMValueRef

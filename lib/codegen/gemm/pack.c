@@ -1,7 +1,7 @@
-/* kern_gemm_pack.c: the run-time A side of the GEMM kernels: per cache block, the row sums
+/* pack.c: the run-time A side of the GEMM kernels: per cache block, the row sums
  * R[m] = sum_k A[m, k] (only when some weight zero point is non-zero) and the packing of A rows
  * into the stack buffer in the microkernel's layout (xor 0x80 for the sign trick, int16
- * widening for AVX2, row-pair interleaving for smmla; see kern_gemm_impl.h). Reads exactly the
+ * widening for AVX2, row-pair interleaving for smmla; see gemm_impl.h). Reads exactly the
  * K valid bytes of each row and writes the zero padding explicitly. */
 #include "codegen/gemm/gemm_ir.h"
 
@@ -22,7 +22,7 @@ gemm_emit_rowsums(Gen *g)
     loop_end(g, &li);
 }
 
-/* Pack the block's rows of A into the stack buffer (layouts: kern_gemm_impl.h). */
+/* Pack the block's rows of A into the stack buffer (layouts: gemm_impl.h). */
 void
 gemm_emit_pack_a(Gen *g)
 {

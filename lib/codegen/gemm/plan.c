@@ -1,7 +1,7 @@
-/* kern_gemm_plan.c: the compile-time half of the int8 GEMM generator.
+/* plan.c: the compile-time half of the int8 GEMM generator.
  *
  * Validates a CgGemmSpec against the chosen ISA variant, picks the tile sizes, packs the weights
- * into the microkernel's panel layout (kern_gemm_impl.h) and folds every zero-point term that does
+ * into the microkernel's panel layout (gemm_impl.h) and folds every zero-point term that does
  * not depend on A into one per-channel int32 constant:
  *     sum_k (a - za)(b - zb[n]) + bias[n]
  *       = Sx[m,n] - zb[n] * R[m] + cb[n],   R[m] = sum_k a[m,k]  (only needed if some zb != 0)

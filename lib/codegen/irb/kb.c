@@ -1,4 +1,4 @@
-/* cg_kb.c: the Kb toolkit shared by the kernel emitters: loops, element access, constants,
+/* irb/kb.c: the Kb toolkit shared by the kernel emitters: loops, element access, constants,
  * splats, the clamp of a quantized range, parallel-for outlining, loop nests over windows and
  * the exact rounding/requantization sequences of lib/numerics.
  *
@@ -6,9 +6,8 @@
  * operations in the same order, no fast-math flags, no FMA), so the emitted code equals the
  * reference interpreter bit for bit. Rounding to integer uses llvm.roundeven (ties to even,
  * independent of the rounding mode) after clamping into a range where fptosi is defined. */
-#include "codegen/codegen.h"
+#include "codegen/irb/irb.h"
 #include "codegen/target/module.h"
-#include "codegen/lower/qconv.h"
 #include "numerics/elementwise.h"
 
 #include <llvm-c/Core.h>
@@ -45,44 +44,21 @@ cg_fn_attrs(Kb *k, LLVMValueRef fn)
 LLVMValueRef
 cg_loop_begin(Kb *k, CgLoop *l, LLVMValueRef n)
 {
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(k->b);
-    l->hdr = LLVMAppendBasicBlockInContext(k->c, k->fn, "loop");
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(k->c, k->fn, "body");
-    l->exit = LLVMAppendBasicBlockInContext(k->c, k->fn, "done");
-    LLVMBuildBr(k->b, l->hdr);
-    LLVMPositionBuilderAtEnd(k->b, l->hdr);
-    l->iv = LLVMBuildPhi(k->b, k->i64, "i");
-    LLVMValueRef zero = cg_i64(k, 0);
-    LLVMAddIncoming(l->iv, &zero, &pre, 1);
-    LLVMValueRef c = LLVMBuildICmp(k->b, LLVMIntSLT, l->iv, n, "");
-    LLVMBuildCondBr(k->b, c, body, l->exit);
-    LLVMPositionBuilderAtEnd(k->b, body);
-    return l->iv;
-}
-
-/* The latch of l: iv + 1, branch back to the header (returned); the builder stays in the
- * latch block. */
-static LLVMValueRef
-loop_latch(Kb *k, CgLoop *l)
-{
-    LLVMBasicBlockRef cur = LLVMGetInsertBlock(k->b);
-    LLVMValueRef next = LLVMBuildNSWAdd(k->b, l->iv, cg_i64(k, 1), "");
-    LLVMValueRef br = LLVMBuildBr(k->b, l->hdr);
-    LLVMAddIncoming(l->iv, &next, &cur, 1);
-    return br;
+    return irb_loop_begin(k->b, k->c, k->fn, l, cg_i64(k, 0), n, cg_i64(k, 1), "loop", "body",
+                          "done", "i");
 }
 
 void
 cg_loop_end(Kb *k, CgLoop *l)
 {
-    loop_latch(k, l);
+    irb_loop_latch(k->b, l);
     LLVMPositionBuilderAtEnd(k->b, l->exit);
 }
 
 void
 cg_loop_end_novec(Kb *k, CgLoop *l)
 {
-    LLVMValueRef br = loop_latch(k, l);
+    LLVMValueRef br = irb_loop_latch(k->b, l);
     /* !llvm.loop !0, !0 = !{!0, !{!"llvm.loop.vectorize.enable", i1 false}} */
     const char *key = "llvm.loop.vectorize.enable";
     LLVMMetadataRef kv[2] = {LLVMMDStringInContext2(k->c, key, strlen(key)),
@@ -213,14 +189,7 @@ cg_const_bytes(Kb *k, const void *data, size_t n, const char *tag)
 {
     char name[96];
     snprintf(name, sizeof name, "%s.c%u.%s", k->prefix, k->counter++, tag);
-    LLVMValueRef init = LLVMConstStringInContext2(k->c, data, n, 1);
-    LLVMValueRef g = LLVMAddGlobal(k->mod, LLVMTypeOf(init), name);
-    LLVMSetInitializer(g, init);
-    LLVMSetGlobalConstant(g, 1);
-    LLVMSetLinkage(g, LLVMPrivateLinkage);
-    LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-    LLVMSetAlignment(g, 64);
-    return g;
+    return irb_const_global(k->c, k->mod, name, data, n);
 }
 
 LLVMValueRef
@@ -370,10 +339,38 @@ cg_par_end(Kb *k, Par *p, const CgNodeArgs *a)
 LLVMValueRef
 cg_vsplat(Kb *k, LLVMValueRef s, unsigned n)
 {
-    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
-    LLVMValueRef v = LLVMBuildInsertElement(k->b, LLVMGetPoison(vt), s, cg_i32(k, 0), "");
-    return LLVMBuildShuffleVector(k->b, v, LLVMGetPoison(vt),
-                                  LLVMConstNull(LLVMVectorType(k->i32, n)), "");
+    return irb_splat(k->b, k->c, s, n);
+}
+
+void
+cg_if_begin(Kb *k, CgIf *f, LLVMValueRef cond)
+{
+    f->then_bb = LLVMAppendBasicBlockInContext(k->c, k->fn, "then");
+    f->else_bb = LLVMAppendBasicBlockInContext(k->c, k->fn, "else");
+    f->join = LLVMAppendBasicBlockInContext(k->c, k->fn, "join");
+    LLVMBuildCondBr(k->b, cond, f->then_bb, f->else_bb);
+    LLVMPositionBuilderAtEnd(k->b, f->then_bb);
+}
+
+void
+cg_if_else(Kb *k, CgIf *f)
+{
+    LLVMBuildBr(k->b, f->join);
+    LLVMPositionBuilderAtEnd(k->b, f->else_bb);
+}
+
+void
+cg_if_end(Kb *k, CgIf *f)
+{
+    LLVMBuildBr(k->b, f->join);
+    LLVMPositionBuilderAtEnd(k->b, f->join);
+}
+
+LLVMValueRef
+cg_in_range(Kb *k, LLVMValueRef v, int64_t hi)
+{
+    return LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, v, cg_i64(k, 0), ""),
+                        LLVMBuildICmp(k->b, LLVMIntSLT, v, cg_i64(k, hi), ""), "");
 }
 
 void
@@ -413,19 +410,34 @@ cg_nest_end(Kb *k, CgNest *ns)
 bool
 cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w)
 {
-    Graph *g = k->g;
+    char why[128];
+    if (!cg_window_geo(k->g, n, x, y, kernel, w, why, sizeof why))
+        return cg_fail(k, n, "%s", why);
+    return true;
+}
+
+bool
+cg_window_geo(Graph *g, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w,
+              char *why, size_t whylen)
+{
     int ns = x->rank - 2;
-    if (ns < 1 || ns > 3)
-        return cg_fail(k, n, "%d spatial dimensions are not supported (1 to 3)", ns);
+    if (ns < 1 || ns > 3) {
+        snprintf(why, whylen, "%d spatial dimensions are not supported (1 to 3)", ns);
+        return false;
+    }
     const char *ap = ir_attr_string(g, n, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") != 0)
-        return cg_fail(k, n, "auto_pad=%s is not supported (explicit pads)", ap);
+    if (strcmp(ap, "NOTSET") != 0) {
+        snprintf(why, whylen, "auto_pad=%.32s is not supported (explicit pads)", ap);
+        return false;
+    }
     int64_t st[IR_MAX_RANK], dl[IR_MAX_RANK], pd[2 * IR_MAX_RANK];
     int ks = ir_attr_ints(g, n, "strides", st, IR_MAX_RANK);
     int kd = ir_attr_ints(g, n, "dilations", dl, IR_MAX_RANK);
     int kp = ir_attr_ints(g, n, "pads", pd, 2 * IR_MAX_RANK);
-    if ((ks >= 0 && ks != ns) || (kd >= 0 && kd != ns) || (kp >= 0 && kp != 2 * ns))
-        return cg_fail(k, n, "strides/dilations/pads do not match %d spatial dimensions", ns);
+    if ((ks >= 0 && ks != ns) || (kd >= 0 && kd != ns) || (kp >= 0 && kp != 2 * ns)) {
+        snprintf(why, whylen, "strides/dilations/pads do not match %d spatial dimensions", ns);
+        return false;
+    }
     w->ns = ns;
     for (int i = 0; i < 3; i++) {
         bool sp = i < ns;

@@ -1,4 +1,4 @@
-/* llvm_kernels_float.c: float-island kernels (f32, ONNX semantics) matching lib/ref/ref_elem.c
+/* float_elem.c: float-island kernels (f32, ONNX semantics) matching lib/ref/ref_elem.c
  * and lib/ref/ref.c operation for operation: element-wise add/sub/mul/div/prelu with numpy
  * broadcasting (one f32 operation), activations (relu, clip, leaky_relu, sigmoid, hard_sigmoid,
  * hard_swish, tanh, erf, gelu) evaluated in double and rounded once as the reference does,
@@ -8,7 +8,7 @@
  * erf); sqrt is llvm.sqrt (correctly rounded, like libm's). So the results are bit-identical
  * to the reference interpreter; test/e2e/fixtures.test checks it. Shared loop helpers
  * (cg_nest_*, strides, cg_window) live here too. */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 #include "numerics/elementwise.h"
 
 #include <llvm-c/Core.h>
@@ -501,12 +501,8 @@ emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
     }
     cg_nest_end(k, &nre);
     if (q) {
-        int32_t lo = y->q->qmin, hi = y->q->qmax, zy = y->q->zp[0];
-        int64_t cl[4];
-        if (ir_attr_ints(k->g, n, "clamp", cl, 4) == 2) {
-            lo = (int32_t)(cl[0] > lo ? cl[0] : lo);
-            hi = (int32_t)(cl[1] < hi ? cl[1] : hi);
-        }
+        int32_t lo, hi, zy = y->q->zp[0];
+        cg_clamp(k, n, y->q, &lo, &hi);
         LLVMValueRef r;
         if (cnt <= 0) {
             r = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);

@@ -1,4 +1,4 @@
-/* llvm_kernels_float_linear.c: float-island conv, conv_transpose, matmul, gemm, avgpool,
+/* float_linear.c: float-island conv, conv_transpose, matmul, gemm, avgpool,
  * global_avgpool and resize as plain loops, in the exact operation order of lib/ref
  * (ref_linear.c, ref_pool.c): conv/matmul accumulate (double)x * (double)w in double, starting
  * from the bias, over the same loop nest and skipping the same padded taps, and round once to
@@ -7,7 +7,7 @@
  * resize gathers through index tables computed at compile time with the reference's own
  * formulas (nearest: any element type; linear: the separable double interpolation, axis by
  * axis in the reference's order). Results are therefore bit-identical to the reference. */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 
 #include <llvm-c/Core.h>
 
@@ -43,14 +43,6 @@ all_f32(Kb *k, Node *n)
     if (vt(k, n->out[0])->elem != ET_F32)
         return cg_fail(k, n, "the result must be f32");
     return true;
-}
-
-/* i in [0, lim) */
-static LLVMValueRef
-in_range(Kb *k, LLVMValueRef i, int64_t lim)
-{
-    return LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, i, cg_i64(k, 0), ""),
-                        LLVMBuildICmp(k->b, LLVMIntSLT, i, cg_i64(k, lim), ""), "");
 }
 
 static LLVMValueRef
@@ -119,7 +111,7 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
         kv[d] = cg_loop_begin(k, &lk[d], cg_i64(k, W->k[d]));
         iv[d] = cg_add(k, LLVMBuildSub(b, cg_mul(k, ov[d], cg_i64(k, W->s[d])), cg_i64(k, W->pb[d]), ""),
                        cg_mul(k, kv[d], cg_i64(k, W->d[d])));
-        inb = LLVMBuildAnd(b, inb, in_range(k, iv[d], W->in[d]), "");
+        inb = LLVMBuildAnd(b, inb, cg_in_range(k, iv[d], W->in[d]), "");
     }
     LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, xb, lin3(k, iv, W->in)), cg_i64(k, 0), "");
     LLVMValueRef p = LLVMBuildFMul(b, load_d(k, a->in[0], xi), load_d(k, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))), "");
@@ -172,7 +164,7 @@ emit_convt(Kb *k, Node *n, const CgNodeArgs *a)
         kv[d] = cg_loop_begin(k, &lk[d], cg_i64(k, W->k[d]));
         ov[d] = cg_add(k, LLVMBuildSub(b, cg_mul(k, iv[d], cg_i64(k, W->s[d])), cg_i64(k, W->pb[d]), ""),
                        cg_mul(k, kv[d], cg_i64(k, W->d[d])));
-        inb = LLVMBuildAnd(b, inb, in_range(k, ov[d], W->out[d]), "");
+        inb = LLVMBuildAnd(b, inb, cg_in_range(k, ov[d], W->out[d]), "");
     }
     LLVMValueRef oi = LLVMBuildSelect(b, inb, lin3(k, ov, W->out), cg_i64(k, 0), "");
     LLVMValueRef p = LLVMBuildFMul(b, xv, load_d(k, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))), "");
@@ -350,7 +342,7 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
         kv[d] = cg_loop_begin(k, &lk[d], cg_i64(k, w.k[d]));
         iv[d] = cg_add(k, LLVMBuildSub(b, cg_mul(k, ov[d], cg_i64(k, w.s[d])), cg_i64(k, w.pb[d]), ""),
                        cg_mul(k, kv[d], cg_i64(k, w.d[d])));
-        inb = LLVMBuildAnd(b, inb, in_range(k, iv[d], w.in[d]), "");
+        inb = LLVMBuildAnd(b, inb, cg_in_range(k, iv[d], w.in[d]), "");
     }
     LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, cg_mul(k, vp, cg_i64(k, isp)), lin3(k, iv, w.in)), cg_i64(k, 0), "");
     LLVMValueRef s = LLVMBuildLoad2(b, k->f64, sump, "");
@@ -371,7 +363,7 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
 }
 
 /* maxpool of ref_pool.c over any element type, for 3 spatial dims, and for 1 to 3 with the
- * indices result (otherwise 1-D/2-D: llvm_kernels_int.c): the first maximum of the taps inside
+ * indices result (otherwise 1-D/2-D: qelem.c): the first maximum of the taps inside
  * the input, a NaN wins (the last NaN, as the reference); raw bytes are copied. The indices are
  * the flat input index of the maximum, row-major or (storage_order=1) column-major over the
  * spatial axes, plus the batch/channel offset. A window that covers only padding is rejected at
@@ -418,7 +410,7 @@ emit_maxpool3(Kb *k, Node *n, const CgNodeArgs *a)
         kv[d] = cg_loop_begin(k, &lk[d], cg_i64(k, w.k[d]));
         iv[d] = cg_add(k, LLVMBuildSub(b, cg_mul(k, ov[d], cg_i64(k, w.s[d])), cg_i64(k, w.pb[d]), ""),
                        cg_mul(k, kv[d], cg_i64(k, w.d[d])));
-        inb = LLVMBuildAnd(b, inb, in_range(k, iv[d], w.in[d]), "");
+        inb = LLVMBuildAnd(b, inb, cg_in_range(k, iv[d], w.in[d]), "");
     }
     LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, cg_mul(k, vp, cg_i64(k, isp)), lin3(k, iv, w.in)), cg_i64(k, 0), "");
     LLVMValueRef v = cg_load_i64(k, x->elem, a->in[0], xi);

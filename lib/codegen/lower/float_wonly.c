@@ -20,7 +20,7 @@
  * calls libm's fmaf, still exact). Tiles: M == 1 (GEMV, bound by the weight read) MR = 1 with
  * NV = 8 independent accumulators, enough to hide the fma latency; M > 1 MR = 4, NV = 4 (32
  * vector registers: AVX-512, AArch64) or MR = 2, NV = 4 (16 registers: AVX2, SSE). */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 #include "codegen/lower/qconv.h"
 
 #include <llvm-c/Core.h>

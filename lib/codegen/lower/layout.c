@@ -1,8 +1,8 @@
-/* llvm_kernels_layout.c: layout ops as copies in the logical (C-order) layout: reshape family
+/* layout.c: layout ops as copies in the logical (C-order) layout: reshape family
  * (memcpy), transpose, slice, concat, split, pad (constant/edge/reflect), gather. Each is a loop
  * nest over the result with compile-time strides; any element type (quantized values pass
  * unchanged). Semantics follow lib/ref/ref_layout.c. */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 
 #include <llvm-c/Core.h>
 

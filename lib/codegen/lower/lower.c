@@ -1,7 +1,7 @@
-/* llvm_kernels.c: the per-node dispatch: which emitter lowers a node, its scratch size and
- * which of its operands are compile-time constants. The helpers the emitters share (cg_kb.c)
+/* lower.c: the per-node dispatch: which emitter lowers a node, its scratch size and
+ * which of its operands are compile-time constants. The helpers the emitters share (irb/kb.c)
  * live apart, so the emitters depend on them and this file on the emitters, with no loop. */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 #include "codegen/lower/qmatmul_rt.h"
 
 /* ---- dispatch ---- */
@@ -61,17 +61,19 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
     case OP_QCONV_TRANSPOSE:
         return cg_emit_qdirect(k, n, a);
     case OP_QUANTIZE: case OP_DEQUANTIZE:
-        /* run-time scale / zero point operands: llvm_kernels_float.c */
+        /* run-time scale / zero point operands: float_elem.c */
         if (cg_node_may_fail(k->g, n))
             return cg_emit_float(k, n, a);
         return cg_emit_int(k, n, a);
     case OP_MAXPOOL:
-        /* 3 spatial dims or the indices result: llvm_kernels_float_linear.c */
+        /* 3 spatial dims or the indices result: float_linear.c */
         if (ir_value(k->g, n->in[0])->type.rank == 5 || n->nout > 1)
             return cg_emit_float_linear(k, n, a);
-        return cg_emit_int(k, n, a);
+        return cg_emit_pool(k, n, a);
+    case OP_QAVGPOOL:
+        return cg_emit_pool(k, n, a);
     case OP_LUT: case OP_REQUANTIZE: case OP_QADD:
-    case OP_QSUB: case OP_QMUL: case OP_QAVGPOOL:
+    case OP_QSUB: case OP_QMUL:
         return cg_emit_int(k, n, a);
     default:
         break;

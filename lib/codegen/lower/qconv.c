@@ -1,9 +1,9 @@
-/* llvm_kernels_conv.c: qconv and qmatmul.
+/* qconv.c: qconv and qmatmul.
  *
- * Non-grouped qconv goes through the NHWC lowering of llvm_conv_nhwc.c (input transposed once,
+ * Non-grouped qconv goes through the NHWC lowering of qconv_nhwc.c (input transposed once,
  * no im2col for 1x1 stride 1, per-tap row copies otherwise), depthwise through its padded-plane
  * kernel. Grouped qconv (1-D/2-D, strided, padded, dilated) goes through the GEMM generator
- * (kern_gemm.h) with the activations in NCHW:
+ * (gemm.h) with the activations in NCHW:
  *   1. im2col, per group, into scratch: A[(n*OH*OW + p) * K + (c*KH + kh)*KW + kw] with
  *      K = C/G * KH * KW; padded taps hold the input zero point (real 0);
  *   2. one GEMM per group (M = N*OH*OW rows, N = M/G channels, weights OIHW = "NK" layout,
@@ -12,9 +12,9 @@
  *   3. a transpose of the staging buffer [N, OH*OW, M] into NCHW [N, M, OH, OW].
  * The GEMM rows are split across the parallel-for hook when the host provides one.
  * Depthwise convolutions (C == G, one input channel per group) have their own kernels
- * (llvm_conv_dw.c: NHWC register-blocked, or a padded NCHW plane per channel).
+ * (qconv_dw.c: NHWC register-blocked, or a padded NCHW plane per channel).
  * qmatmul with a constant right operand maps onto the GEMM directly (B in "KN" layout). */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 #include "codegen/lower/qconv.h"
 
 #include "numerics/numerics.h"
@@ -34,14 +34,11 @@ conv_geo(Kb *k, Node *n, ConvGeo *c)
     if (x->rank != 4 && x->rank != 3)
         return cg_fail(k, n, "only 1-D and 2-D convolutions are supported (rank %d)", x->rank);
     bool d1 = x->rank == 3;
-    int64_t st[2] = {1, 1}, dl[2] = {1, 1}, pd[4] = {0, 0, 0, 0};
-    int ns = d1 ? 1 : 2;
-    int ks = ir_attr_ints(g, n, "strides", st, 2), kd = ir_attr_ints(g, n, "dilations", dl, 2);
-    int kp = ir_attr_ints(g, n, "pads", pd, 4);
-    const char *ap = ir_attr_string(g, n, "auto_pad", "NOTSET");
-    if ((ks >= 0 && ks != ns) || (kd >= 0 && kd != ns) || (kp >= 0 && kp != 2 * ns) ||
-        strcmp(ap, "NOTSET") != 0)
+    CgWin win;
+    char why[128];
+    if (!cg_window_geo(g, n, x, y, w->dims + 2, &win, why, sizeof why))
         return cg_fail(k, n, "unsupported conv attributes");
+    int h = cg_win_h(&win), wd = cg_win_w(&win);
     c->N = x->dims[0];
     c->C = x->dims[1];
     c->H = d1 ? 1 : x->dims[2];
@@ -52,12 +49,12 @@ conv_geo(Kb *k, Node *n, ConvGeo *c)
     c->OH = d1 ? 1 : y->dims[2];
     c->OW = y->dims[y->rank - 1];
     c->G = ir_attr_int(g, n, "group", 1);
-    c->sh = d1 ? 1 : st[0];
-    c->sw = st[ns - 1];
-    c->dh = d1 ? 1 : dl[0];
-    c->dw = dl[ns - 1];
-    c->ph = d1 ? 0 : pd[0];
-    c->pw = pd[ns - 1];
+    c->sh = win.s[h];
+    c->sw = win.s[wd];
+    c->dh = win.d[h];
+    c->dw = win.d[wd];
+    c->ph = win.pb[h];
+    c->pw = win.pb[wd];
     if (c->G <= 0 || c->C % c->G || c->M % c->G)
         return cg_fail(k, n, "invalid group count");
     c->Cg = c->C / c->G;
@@ -118,13 +115,7 @@ epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e)
     e->out = yt->elem == ET_I8 ? CG_GEMM_I8 : CG_GEMM_U8;
     e->kind = k->requant_fixed ? CG_GEMM_EPI_REQUANT_FIXED : CG_GEMM_EPI_REQUANT_FLOAT;
     e->zo = yt->q->zp[0];
-    e->lo = yt->q->qmin;
-    e->hi = yt->q->qmax;
-    int64_t cl[4];
-    if (ir_attr_ints(g, n, "clamp", cl, 4) == 2) {
-        e->lo = (int32_t)(cl[0] > e->lo ? cl[0] : e->lo);
-        e->hi = (int32_t)(cl[1] < e->hi ? cl[1] : e->hi);
-    }
+    cg_clamp(k, n, yt->q, &e->lo, &e->hi);
     float sy = yt->q->scale[0];
     for (int64_t m = 0; m < nch; m++) {
         float sw = wq->scale[wq->axis >= 0 ? m : 0];
@@ -407,7 +398,7 @@ gemm_blocks(Kb *k, LLVMValueRef gemm, const ConvGeo *c, int64_t br, int32_t zx, 
     cg_par_end(k, &par, a);
 }
 
-/* Non-grouped convolution through the NHWC lowering of llvm_conv_nhwc.c. */
+/* Non-grouped convolution through the NHWC lowering of qconv_nhwc.c. */
 static bool
 emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, int8_t *w,
                const int32_t *zw, const int32_t *bias)

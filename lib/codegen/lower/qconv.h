@@ -1,14 +1,15 @@
-/* llvm_conv_nhwc.h: geometry and epilogue of a qconv (shared by llvm_kernels_conv.c and the
- * faster lowerings of llvm_conv_nhwc.c). Internal to lib/codegen. */
+/* qconv.h: geometry and epilogue of a qconv, shared by the qconv lowerings (qconv.c,
+ * qconv_nhwc.c, qconv_dw.c) and the NHWC-aware element-wise ones. Internal to lib/codegen. */
 #ifndef QDQC_CODEGEN_LLVM_CONV_NHWC_H
 #define QDQC_CODEGEN_LLVM_CONV_NHWC_H
 
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
+#include "codegen/plan/plan.h"
 
 typedef struct ConvGeo {
     int64_t N, C, H, W, M, G, KH, KW, OH, OW, sh, sw, dh, dw, ph, pw;
     int64_t Cg, Mg, K;
-    bool in_nhwc, out_nhwc; /* layout of the input / result (cg_layout_plan) */
+    bool in_nhwc, out_nhwc; /* layout of the input / result (cg_layout_plan, plan/layout.c) */
 } ConvGeo;
 
 /* Epilogue constants of channel m (qconv/qmatmul), as lib/ref computes them. */
@@ -26,18 +27,6 @@ typedef struct Epi {
 bool cg_epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e);
 void cg_epi_free(Epi *e);
 bool cg_gemm_spec_fill(Kb *k, Node *n, CgGemmSpec *s, const Epi *e, int64_t off);
-
-/* ---- activation layout plan ----
- * Which values are stored NHWC instead of the graph's logical NCHW: rank-4 results of
- * non-grouped qconv, depthwise qconv (multiplier 1) and same-shape integer element-wise ops
- * (qadd, qsub, qmul, requantize, lut: layout-agnostic), when every consumer accepts NHWC
- * (qconv operand 0, or such an element-wise op with all operands and its result NHWC) and the
- * value is not a graph output. Depthwise input and result are tied. Then a chain of convs runs
- * with no transpose between layers: a 1x1 conv is a GEMM straight over its input, and the GEMM
- * writes the next layer's input in place. Returns a malloc'd flag per ValueId. */
-uint8_t *cg_layout_plan(Kb *k);
-/* Whether v is stored NHWC under k's plan. */
-bool cg_value_nhwc(Kb *k, ValueId v);
 
 /* ---- non-grouped convolution through an NHWC copy of the input ----
  * The input (NCHW) is transposed once into X = NHWC; for a 1x1 stride-1 unpadded conv X is the
@@ -77,46 +66,16 @@ void cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVM
 int64_t cg_dw_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                      const int8_t *w, const int32_t *zw, const int32_t *bias);
-/* Integer maxpool with NHWC input and result (planned by cg_layout_plan). */
-bool cg_emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a);
-/* NHWC in and out (c->in_nhwc), llvm_conv_dw.c: register-blocked pixels x channel vectors;
+/* NHWC in and out (c->in_nhwc), qconv_dw.c: register-blocked pixels x channel vectors;
  * scratch: one row of zero points (cg_dw_nhwc_scratch). */
 int64_t cg_dw_nhwc_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                           const int8_t *w, const int32_t *zw, const int32_t *bias);
 
-/* ---- residual add fused into a conv (llvm_conv_nhwc.c) ----
- * The qadd whose other operand is added in the epilogue of the GEMM of qconv n (the conv's
- * 8-bit result is then never stored), or NULL: n is a non-grouped qconv with an NHWC 8-bit
- * per-tensor result whose only consumer is that qadd (same shape, 8-bit per-tensor operands
- * and result), and the other operand is computed before n (uses[v] = consumers of value v);
- * either --requant mode. *other = the qadd's operand index of the other value. */
-Node *cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other);
-
-/* ---- small vector helpers of the kernels above (llvm_conv_dw.c) ---- */
-/* s (a scalar) in all n lanes */
-LLVMValueRef cg_vsplat(Kb *k, LLVMValueRef s, unsigned n);
-/* [qmin, qmax] of q narrowed by n's "clamp" attribute (a folded Relu/Clip), if any */
-void cg_clamp(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi);
-
-/* ---- element-wise ops as flat vector loops (llvm_elem_vec.c) ----
+/* ---- element-wise ops as flat vector loops (qelem_vec.c) ----
  * requantize / qadd / qsub / qmul, float mode, 8-bit per-tensor operands of the result's shape
  * (or single elements), any layout. */
 bool cg_elemwise_vec_ok(Kb *k, Node *n);
 bool cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a);
-
-/* ---- rows split across the host's parallel-for hook ----
- * cg_par_begin moves emission into a new function body(ptr ctx, i64 begin, i64 end) whose loop
- * variable (returned) runs over rows [begin, end) and where ptrs[] are replaced by their values
- * reloaded from ctx; cg_par_end closes it and, back in the node function, calls
- * body(ctx, 0, rows) directly or through the hook (each thread then has its own allocas). */
-typedef struct Par {
-    LLVMBasicBlockRef saved_bb;
-    LLVMValueRef saved_fn, fn, slot;
-    int64_t rows;
-    CgLoop l;
-} Par;
-LLVMValueRef cg_par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np);
-void cg_par_end(Kb *k, Par *p, const CgNodeArgs *a);
 
 #endif

@@ -1,4 +1,4 @@
-/* llvm_conv_dw.c: the depthwise qconv kernels (one input channel per group).
+/* qconv_dw.c: the depthwise qconv kernels (one input channel per group).
  *
  * NHWC (cg_emit_dw_conv_nhwc; C == G == M, input and result NHWC): one task per output row (n, oh), split across the parallel-for hook. Within a row, blocks of
  * P output pixels x CV channel vectors (vl int32 lanes each) keep their accumulators in
@@ -16,7 +16,7 @@
  * no load or store past a row. Kernels above DW_MAXT taps (9x9 and up) keep the same blocks of
  * channel vectors but run one pixel at a time with the taps as a loop (emit_block_tap_loop).
  * The epilogue (requantize float|fixed, clamp, i32, f32) is the
- * GEMM's, lane for lane (kern_gemm.c), so the result equals lib/ref bit for bit.
+ * GEMM's, lane for lane (emit.c), so the result equals lib/ref bit for bit.
  *
  * NCHW (cg_emit_dw_conv; any channel multiplier): per channel, the input plane is copied into a
  * zero-point padded plane (border filled once per call), then per output row an int32
@@ -108,12 +108,6 @@ typedef struct Dw {
 } Dw;
 
 static LLVMValueRef
-i64c(Kb *k, int64_t v)
-{
-    return cg_i64(k, v);
-}
-
-static LLVMValueRef
 vload(Kb *k, LLVMTypeRef elt, unsigned n, LLVMValueRef p)
 {
     LLVMValueRef v = LLVMBuildLoad2(k->b, LLVMVectorType(elt, n), p, "");
@@ -144,7 +138,7 @@ vselect_lt(Kb *k, LLVMValueRef v, LLVMValueRef bound, bool less_than)
     return LLVMBuildSelect(k->b, c, bound, v, "");
 }
 
-/* The GEMM epilogue (kern_gemm.c epilogue_vec) of an n-lane int32 accumulator of channels
+/* The GEMM epilogue (emit.c epilogue_vec) of an n-lane int32 accumulator of channels
  * [ch, ch + n), stored at p (element type ye). */
 static void
 epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRef p)
@@ -177,9 +171,9 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
         LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), table_vec(k, d->tb.gfm, k->i64, ch, n), "");
         w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, table_vec(k, d->tb.gfr, k->i64, ch, n), ""),
                           table_vec(k, d->tb.gfs, k->i64, ch, n), "");
-        w = LLVMBuildAdd(k->b, w, cg_vsplat(k, i64c(k, e->zo), n), "");
-        w = vselect_lt(k, w, cg_vsplat(k, i64c(k, e->lo), n), true);
-        w = vselect_lt(k, w, cg_vsplat(k, i64c(k, e->hi), n), false);
+        w = LLVMBuildAdd(k->b, w, cg_vsplat(k, cg_i64(k, e->zo), n), "");
+        w = vselect_lt(k, w, cg_vsplat(k, cg_i64(k, e->lo), n), true);
+        w = vselect_lt(k, w, cg_vsplat(k, cg_i64(k, e->hi), n), false);
         out = LLVMBuildTrunc(k->b, w, LLVMTypeOf(acc), "");
         break;
     }
@@ -235,7 +229,7 @@ emit_block(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0, co
     bool sx = d->xe == ET_I8;
     LLVMValueRef acc[DW_MAXP * DW_MAXV], ch[DW_MAXV];
     for (int j = 0; j < nv; j++) {
-        ch[j] = cg_add(k, c0, i64c(k, v[j].off));
+        ch[j] = cg_add(k, c0, cg_i64(k, v[j].off));
         LLVMValueRef b = table_vec(k, d->tb.gb, k->i32, ch[j], v[j].lanes);
         for (int p = 0; p < P; p++)
             acc[p * nv + j] = b;
@@ -244,7 +238,7 @@ emit_block(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0, co
         for (int j = 0; j < nv; j++) {
             unsigned n = v[j].lanes;
             LLVMTypeRef vi = LLVMVectorType(k->i32, n);
-            LLVMValueRef wi = cg_add(k, ch[j], i64c(k, t * C));
+            LLVMValueRef wi = cg_add(k, ch[j], cg_i64(k, t * C));
             LLVMValueRef w16 = table_vec(k, d->tb.gw, k->i16, wi, n);
             /* the dot intrinsics multiply the low i16 halves only when w's high half is 0 */
             LLVMValueRef wv = mac_intrinsic(d, n) ? LLVMBuildZExt(k->b, w16, vi, "")
@@ -260,7 +254,7 @@ emit_block(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0, co
     for (int p = 0; p < P; p++)
         for (int j = 0; j < nv; j++)
             epilogue_store(d, acc[p * nv + j], ch[j], v[j].lanes,
-                           cg_gep(k, yp[p], cg_mul(k, ch[j], i64c(k, es))));
+                           cg_gep(k, yp[p], cg_mul(k, ch[j], cg_i64(k, es))));
 }
 
 /* emit_block for kernels above DW_MAXT taps (9x9 and up), one output pixel (d->vn, d->voh,
@@ -277,27 +271,27 @@ emit_block_tap_loop(Dw *d, LLVMValueRef ypix, LLVMValueRef c0, const DwVec *v, i
     bool sx = d->xe == ET_I8;
     LLVMValueRef acc[DW_MAXV], ch[DW_MAXV];
     for (int j = 0; j < nv; j++) {
-        ch[j] = cg_add(k, c0, i64c(k, v[j].off));
+        ch[j] = cg_add(k, c0, cg_i64(k, v[j].off));
         acc[j] = cg_entry_alloca(k, LLVMVectorType(k->i32, v[j].lanes));
         LLVMBuildStore(k->b, table_vec(k, d->tb.gb, k->i32, ch[j], v[j].lanes), acc[j]);
     }
     CgLoop lkh, lkw;
-    LLVMValueRef kh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
-    LLVMValueRef ih = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, d->voh, i64c(k, c->sh)), i64c(k, c->ph), ""),
-                             cg_mul(k, kh, i64c(k, c->dh)));
-    LLVMValueRef okh = LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, ih, i64c(k, 0), ""),
-                                    LLVMBuildICmp(k->b, LLVMIntSLT, ih, i64c(k, c->H), ""), "");
-    LLVMValueRef kw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
-    LLVMValueRef iw = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, d->ow, i64c(k, c->sw)), i64c(k, c->pw), ""),
-                             cg_mul(k, kw, i64c(k, c->dw)));
+    LLVMValueRef kh = cg_loop_begin(k, &lkh, cg_i64(k, c->KH));
+    LLVMValueRef ih = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, d->voh, cg_i64(k, c->sh)), cg_i64(k, c->ph), ""),
+                             cg_mul(k, kh, cg_i64(k, c->dh)));
+    LLVMValueRef okh = LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, ih, cg_i64(k, 0), ""),
+                                    LLVMBuildICmp(k->b, LLVMIntSLT, ih, cg_i64(k, c->H), ""), "");
+    LLVMValueRef kw = cg_loop_begin(k, &lkw, cg_i64(k, c->KW));
+    LLVMValueRef iw = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, d->ow, cg_i64(k, c->sw)), cg_i64(k, c->pw), ""),
+                             cg_mul(k, kw, cg_i64(k, c->dw)));
     LLVMValueRef ok = LLVMBuildAnd(k->b, okh,
-                                   LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, iw, i64c(k, 0), ""),
-                                                LLVMBuildICmp(k->b, LLVMIntSLT, iw, i64c(k, c->W), ""), ""), "");
-    LLVMValueRef off = cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, d->vn, i64c(k, c->H)), ih), i64c(k, c->W)), iw),
-                              i64c(k, C));
+                                   LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, iw, cg_i64(k, 0), ""),
+                                                LLVMBuildICmp(k->b, LLVMIntSLT, iw, cg_i64(k, c->W), ""), ""), "");
+    LLVMValueRef off = cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, d->vn, cg_i64(k, c->H)), ih), cg_i64(k, c->W)), iw),
+                              cg_i64(k, C));
     LLVMValueRef px = cg_gep(k, LLVMBuildSelect(k->b, ok, d->x, d->zrow, ""),
-                             LLVMBuildSelect(k->b, ok, off, i64c(k, 0), ""));
-    LLVMValueRef wrow = cg_mul(k, cg_add(k, cg_mul(k, kh, i64c(k, c->KW)), kw), i64c(k, C));
+                             LLVMBuildSelect(k->b, ok, off, cg_i64(k, 0), ""));
+    LLVMValueRef wrow = cg_mul(k, cg_add(k, cg_mul(k, kh, cg_i64(k, c->KW)), kw), cg_i64(k, C));
     for (int j = 0; j < nv; j++) {
         unsigned n = v[j].lanes;
         LLVMTypeRef vi = LLVMVectorType(k->i32, n);
@@ -313,40 +307,23 @@ emit_block_tap_loop(Dw *d, LLVMValueRef ypix, LLVMValueRef c0, const DwVec *v, i
     int64_t es = (int64_t)elem_size(d->ye);
     for (int j = 0; j < nv; j++)
         epilogue_store(d, LLVMBuildLoad2(k->b, LLVMVectorType(k->i32, v[j].lanes), acc[j], ""), ch[j],
-                       v[j].lanes, cg_gep(k, ypix, cg_mul(k, ch[j], i64c(k, es))));
+                       v[j].lanes, cg_gep(k, ypix, cg_mul(k, ch[j], cg_i64(k, es))));
 }
 
 /* for (iv = lo; iv < hi; iv += step) with i64 bounds. */
-typedef struct DwLoop {
-    LLVMBasicBlockRef hdr, exit;
-    LLVMValueRef iv;
-    int64_t step;
-} DwLoop;
+typedef IrbLoop DwLoop;
 
 static LLVMValueRef
 loop_from(Kb *k, DwLoop *l, LLVMValueRef lo, LLVMValueRef hi, int64_t step)
 {
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(k->b);
-    l->hdr = LLVMAppendBasicBlockInContext(k->c, k->fn, "dwloop");
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(k->c, k->fn, "dwbody");
-    l->exit = LLVMAppendBasicBlockInContext(k->c, k->fn, "dwdone");
-    l->step = step;
-    LLVMBuildBr(k->b, l->hdr);
-    LLVMPositionBuilderAtEnd(k->b, l->hdr);
-    l->iv = LLVMBuildPhi(k->b, k->i64, "");
-    LLVMAddIncoming(l->iv, &lo, &pre, 1);
-    LLVMBuildCondBr(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, l->iv, hi, ""), body, l->exit);
-    LLVMPositionBuilderAtEnd(k->b, body);
-    return l->iv;
+    return irb_loop_begin(k->b, k->c, k->fn, l, lo, hi, cg_i64(k, step), "dwloop", "dwbody",
+                          "dwdone", "");
 }
 
 static void
 loop_to(Kb *k, DwLoop *l)
 {
-    LLVMBasicBlockRef cur = LLVMGetInsertBlock(k->b);
-    LLVMValueRef next = LLVMBuildNSWAdd(k->b, l->iv, i64c(k, l->step), "");
-    LLVMBuildBr(k->b, l->hdr);
-    LLVMAddIncoming(l->iv, &next, &cur, 1);
+    irb_loop_latch(k->b, l);
     LLVMPositionBuilderAtEnd(k->b, l->exit);
 }
 
@@ -362,7 +339,7 @@ emit_pixels(Dw *d, int P, int cv, LLVMValueRef *tp, LLVMValueRef *yp)
         for (int j = 0; j < cv; j++)
             v[j] = (DwVec){(int64_t)j * d->vl, d->vl};
         DwLoop l;
-        LLVMValueRef c0 = loop_from(k, &l, i64c(k, 0), i64c(k, nblk * blk), blk);
+        LLVMValueRef c0 = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, nblk * blk), blk);
         if (d->tap_loop)
             emit_block_tap_loop(d, yp[0], c0, v, cv);
         else
@@ -377,9 +354,9 @@ emit_pixels(Dw *d, int P, int cv, LLVMValueRef *tp, LLVMValueRef *yp)
             c += n;
         }
     if (nv && d->tap_loop)
-        emit_block_tap_loop(d, yp[0], i64c(k, nblk * blk), v, nv);
+        emit_block_tap_loop(d, yp[0], cg_i64(k, nblk * blk), v, nv);
     else if (nv)
-        emit_block(d, P, tp, yp, i64c(k, nblk * blk), v, nv);
+        emit_block(d, P, tp, yp, cg_i64(k, nblk * blk), v, nv);
 }
 
 /* 512-bit vectors are legal in the row function; and vpdpwssd stays one instruction
@@ -446,7 +423,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
 
     /* the row of zero points (scratch), filled before the rows run */
     LLVMBuildMemSet(k->b, a->scratch, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0),
-                    i64c(k, c->W * c->C), 64);
+                    cg_i64(k, c->W * c->C), 64);
     Par par;
     LLVMValueRef io[3] = {a->in[0], a->out[0], a->scratch};
     LLVMValueRef vr = cg_par_begin(k, &par, c->N * c->OH, io, 3);
@@ -454,17 +431,17 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     d.x = io[0];
     d.y = io[1];
     d.zrow = io[2];
-    LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, i64c(k, c->OH), "");
-    LLVMValueRef voh = LLVMBuildSRem(k->b, vr, i64c(k, c->OH), "");
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, vr, cg_i64(k, c->OH), "");
+    LLVMValueRef voh = LLVMBuildSRem(k->b, vr, cg_i64(k, c->OH), "");
     int64_t es = (int64_t)elem_size(d.ye);
-    LLVMValueRef yrow = cg_gep(k, d.y, cg_mul(k, vr, i64c(k, c->OW * C * es)));
+    LLVMValueRef yrow = cg_gep(k, d.y, cg_mul(k, vr, cg_i64(k, c->OW * C * es)));
     LLVMValueRef tp[DW_MAXP * DW_MAXT], yp[DW_MAXP];
     if (d.tap_loop) {
         d.vn = vn;
         d.voh = voh;
         DwLoop l;
-        d.ow = loop_from(k, &l, i64c(k, 0), i64c(k, c->OW), 1);
-        yp[0] = cg_gep(k, yrow, cg_mul(k, d.ow, i64c(k, C * es)));
+        d.ow = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, c->OW), 1);
+        yp[0] = cg_gep(k, yrow, cg_mul(k, d.ow, cg_i64(k, C * es)));
         emit_pixels(&d, 1, cv, NULL, yp);
         loop_to(k, &l);
         cg_par_end(k, &par, a);
@@ -472,13 +449,13 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     }
     /* row pointers: tap row kh of this output row, or the zero-point row */
     LLVMValueRef rp[DW_MAXT];
-    LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, i64c(k, c->sh)), i64c(k, c->ph), "");
+    LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, c->ph), "");
     for (int64_t kh = 0; kh < c->KH; kh++) {
-        LLVMValueRef ih = cg_add(k, ih0, i64c(k, kh * c->dh));
-        LLVMValueRef ok = LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, ih, i64c(k, 0), ""),
-                                       LLVMBuildICmp(k->b, LLVMIntSLT, ih, i64c(k, c->H), ""), "");
-        LLVMValueRef row = cg_gep(k, d.x, cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->H)), ih),
-                                                 i64c(k, c->W * C)));
+        LLVMValueRef ih = cg_add(k, ih0, cg_i64(k, kh * c->dh));
+        LLVMValueRef ok = LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, ih, cg_i64(k, 0), ""),
+                                       LLVMBuildICmp(k->b, LLVMIntSLT, ih, cg_i64(k, c->H), ""), "");
+        LLVMValueRef row = cg_gep(k, d.x, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->H)), ih),
+                                                 cg_i64(k, c->W * C)));
         rp[kh] = LLVMBuildSelect(k->b, ok, row, d.zrow, "");
     }
 
@@ -486,15 +463,15 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     int64_t bend = ow_lo + (ow_hi - ow_lo) / P * P;
     if (bend > ow_lo) {
         DwLoop l;
-        LLVMValueRef ow = loop_from(k, &l, i64c(k, ow_lo), i64c(k, bend), P);
-        LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, ow, i64c(k, c->sw)), i64c(k, c->pw), "");
+        LLVMValueRef ow = loop_from(k, &l, cg_i64(k, ow_lo), cg_i64(k, bend), P);
+        LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, ow, cg_i64(k, c->sw)), cg_i64(k, c->pw), "");
         for (int p = 0; p < P; p++) {
             for (int64_t kh = 0; kh < c->KH; kh++)
                 for (int64_t kw = 0; kw < c->KW; kw++) {
-                    LLVMValueRef iw = cg_add(k, iw0, i64c(k, p * c->sw + kw * c->dw));
-                    tp[p * d.T + kh * c->KW + kw] = cg_gep(k, rp[kh], cg_mul(k, iw, i64c(k, C)));
+                    LLVMValueRef iw = cg_add(k, iw0, cg_i64(k, p * c->sw + kw * c->dw));
+                    tp[p * d.T + kh * c->KW + kw] = cg_gep(k, rp[kh], cg_mul(k, iw, cg_i64(k, C)));
                 }
-            yp[p] = cg_gep(k, yrow, cg_mul(k, cg_add(k, ow, i64c(k, p)), i64c(k, C * es)));
+            yp[p] = cg_gep(k, yrow, cg_mul(k, cg_add(k, ow, cg_i64(k, p)), cg_i64(k, C * es)));
         }
         emit_pixels(&d, P, cv, tp, yp);
         loop_to(k, &l);
@@ -504,20 +481,20 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     int64_t nrest = ow_lo + (c->OW - bend);
     if (nrest > 0) {
         DwLoop l;
-        LLVMValueRef j = loop_from(k, &l, i64c(k, 0), i64c(k, nrest), 1);
-        LLVMValueRef ow = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, j, i64c(k, ow_lo), ""), j,
-                                          cg_add(k, j, i64c(k, bend - ow_lo)), "");
-        LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, ow, i64c(k, c->sw)), i64c(k, c->pw), "");
+        LLVMValueRef j = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, nrest), 1);
+        LLVMValueRef ow = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, j, cg_i64(k, ow_lo), ""), j,
+                                          cg_add(k, j, cg_i64(k, bend - ow_lo)), "");
+        LLVMValueRef iw0 = LLVMBuildSub(k->b, cg_mul(k, ow, cg_i64(k, c->sw)), cg_i64(k, c->pw), "");
         for (int64_t kh = 0; kh < c->KH; kh++)
             for (int64_t kw = 0; kw < c->KW; kw++) {
-                LLVMValueRef iw = cg_add(k, iw0, i64c(k, kw * c->dw));
-                LLVMValueRef ok = LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, iw, i64c(k, 0), ""),
-                                               LLVMBuildICmp(k->b, LLVMIntSLT, iw, i64c(k, c->W), ""), "");
-                LLVMValueRef iwc = LLVMBuildSelect(k->b, ok, iw, i64c(k, 0), "");
+                LLVMValueRef iw = cg_add(k, iw0, cg_i64(k, kw * c->dw));
+                LLVMValueRef ok = LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, iw, cg_i64(k, 0), ""),
+                                               LLVMBuildICmp(k->b, LLVMIntSLT, iw, cg_i64(k, c->W), ""), "");
+                LLVMValueRef iwc = LLVMBuildSelect(k->b, ok, iw, cg_i64(k, 0), "");
                 LLVMValueRef base = LLVMBuildSelect(k->b, ok, rp[kh], d.zrow, "");
-                tp[kh * c->KW + kw] = cg_gep(k, base, cg_mul(k, iwc, i64c(k, C)));
+                tp[kh * c->KW + kw] = cg_gep(k, base, cg_mul(k, iwc, cg_i64(k, C)));
             }
-        yp[0] = cg_gep(k, yrow, cg_mul(k, ow, i64c(k, C * es)));
+        yp[0] = cg_gep(k, yrow, cg_mul(k, ow, cg_i64(k, C * es)));
         emit_pixels(&d, 1, cv, tp, yp);
         loop_to(k, &l);
     }
@@ -589,39 +566,39 @@ cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi
     LLVMSetAlignment(acc, 64);
     /* the border of the plane holds the zero point; row copies never touch it */
     LLVMBuildMemSet(k->b, P, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0),
-                    i64c(k, d.PH * d.PW), 64);
+                    cg_i64(k, d.PH * d.PW), 64);
     CgLoop ln, lm, lh, loh, lkh, lkw, lx, ly, lz;
-    LLVMValueRef vn = cg_loop_begin(k, &ln, i64c(k, c->N));
-    LLVMValueRef vm = cg_loop_begin(k, &lm, i64c(k, c->M));
-    LLVMValueRef ci = LLVMBuildSDiv(k->b, vm, i64c(k, c->Mg), "");
-    LLVMValueRef plane = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->C)), ci), i64c(k, c->H * c->W));
-    LLVMValueRef vh = cg_loop_begin(k, &lh, i64c(k, c->H));
-    LLVMBuildMemCpy(k->b, cg_gep(k, P, cg_add(k, cg_mul(k, cg_add(k, vh, i64c(k, c->ph)), i64c(k, d.PW)), i64c(k, c->pw))), 1,
-                    cg_gep(k, a->in[0], cg_add(k, plane, cg_mul(k, vh, i64c(k, c->W)))), 1, i64c(k, c->W));
+    LLVMValueRef vn = cg_loop_begin(k, &ln, cg_i64(k, c->N));
+    LLVMValueRef vm = cg_loop_begin(k, &lm, cg_i64(k, c->M));
+    LLVMValueRef ci = LLVMBuildSDiv(k->b, vm, cg_i64(k, c->Mg), "");
+    LLVMValueRef plane = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), ci), cg_i64(k, c->H * c->W));
+    LLVMValueRef vh = cg_loop_begin(k, &lh, cg_i64(k, c->H));
+    LLVMBuildMemCpy(k->b, cg_gep(k, P, cg_add(k, cg_mul(k, cg_add(k, vh, cg_i64(k, c->ph)), cg_i64(k, d.PW)), cg_i64(k, c->pw))), 1,
+                    cg_gep(k, a->in[0], cg_add(k, plane, cg_mul(k, vh, cg_i64(k, c->W)))), 1, cg_i64(k, c->W));
     cg_loop_end(k, &lh);
     LLVMValueRef bias_m = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, tb.gb, &vm, 1, ""), "");
     LLVMValueRef mult_m = tb.gm ? cg_load_raw(k, ET_F32, tb.gm, vm) : NULL;
     LLVMValueRef fm_m = tb.gfm ? cg_load_i64(k, ET_I64, tb.gfm, vm) : NULL;
     LLVMValueRef fs_m = tb.gfs ? cg_load_i64(k, ET_I64, tb.gfs, vm) : NULL;
-    LLVMValueRef ybase = cg_mul(k, cg_add(k, cg_mul(k, vn, i64c(k, c->M)), vm), i64c(k, c->OH * c->OW));
-    LLVMValueRef voh = cg_loop_begin(k, &loh, i64c(k, c->OH));
+    LLVMValueRef ybase = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->M)), vm), cg_i64(k, c->OH * c->OW));
+    LLVMValueRef voh = cg_loop_begin(k, &loh, cg_i64(k, c->OH));
     {
-        LLVMValueRef vx = cg_loop_begin(k, &lx, i64c(k, c->OW));
+        LLVMValueRef vx = cg_loop_begin(k, &lx, cg_i64(k, c->OW));
         LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vx, 1, "");
         LLVMBuildStore(k->b, bias_m, ap);
         cg_loop_end(k, &lx);
     }
-    LLVMValueRef vkh = cg_loop_begin(k, &lkh, i64c(k, c->KH));
-    LLVMValueRef prow = cg_mul(k, cg_add(k, cg_mul(k, voh, i64c(k, c->sh)), cg_mul(k, vkh, i64c(k, c->dh))),
-                               i64c(k, d.PW));
-    LLVMValueRef vkw = cg_loop_begin(k, &lkw, i64c(k, c->KW));
-    LLVMValueRef widx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vkh, i64c(k, c->KW)), vkw), i64c(k, c->M)), vm);
+    LLVMValueRef vkh = cg_loop_begin(k, &lkh, cg_i64(k, c->KH));
+    LLVMValueRef prow = cg_mul(k, cg_add(k, cg_mul(k, voh, cg_i64(k, c->sh)), cg_mul(k, vkh, cg_i64(k, c->dh))),
+                               cg_i64(k, d.PW));
+    LLVMValueRef vkw = cg_loop_begin(k, &lkw, cg_i64(k, c->KW));
+    LLVMValueRef widx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vkh, cg_i64(k, c->KW)), vkw), cg_i64(k, c->M)), vm);
     LLVMValueRef wv = LLVMBuildLoad2(k->b, k->i16, LLVMBuildGEP2(k->b, k->i16, tb.gw, &widx, 1, ""), "");
     wv = LLVMBuildSExt(k->b, wv, k->i32, "");
-    LLVMValueRef pbase = cg_gep(k, P, cg_add(k, prow, cg_mul(k, vkw, i64c(k, c->dw))));
+    LLVMValueRef pbase = cg_gep(k, P, cg_add(k, prow, cg_mul(k, vkw, cg_i64(k, c->dw))));
     {
-        LLVMValueRef vy = cg_loop_begin(k, &ly, i64c(k, c->OW));
-        LLVMValueRef xv = cg_load_raw(k, ET_U8, pbase, cg_mul(k, vy, i64c(k, c->sw)));
+        LLVMValueRef vy = cg_loop_begin(k, &ly, cg_i64(k, c->OW));
+        LLVMValueRef xv = cg_load_raw(k, ET_U8, pbase, cg_mul(k, vy, cg_i64(k, c->sw)));
         xv = xe == ET_I8 ? LLVMBuildSExt(k->b, xv, k->i32, "") : LLVMBuildZExt(k->b, xv, k->i32, "");
         LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vy, 1, "");
         LLVMValueRef s = LLVMBuildAdd(k->b, LLVMBuildLoad2(k->b, k->i32, ap, ""),
@@ -632,11 +609,11 @@ cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi
     cg_loop_end(k, &lkw);
     cg_loop_end(k, &lkh);
     {
-        LLVMValueRef vz = cg_loop_begin(k, &lz, i64c(k, c->OW));
+        LLVMValueRef vz = cg_loop_begin(k, &lz, cg_i64(k, c->OW));
         LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vz, 1, "");
         LLVMValueRef a32 = LLVMBuildLoad2(k->b, k->i32, ap, "");
         LLVMValueRef av = LLVMBuildSExt(k->b, a32, k->i64, "");
-        LLVMValueRef yi = cg_add(k, ybase, cg_add(k, cg_mul(k, voh, i64c(k, c->OW)), vz));
+        LLVMValueRef yi = cg_add(k, ybase, cg_add(k, cg_mul(k, voh, cg_i64(k, c->OW)), vz));
         switch (e->kind) {
         case CG_GEMM_EPI_I32:
             cg_store_i64(k, ET_I32, a->out[0], yi, av);

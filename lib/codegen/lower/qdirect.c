@@ -1,4 +1,4 @@
-/* llvm_kernels_qdirect.c: integer ops that do not map onto one GEMM, as direct loops:
+/* qdirect.c: integer ops that do not map onto one GEMM, as direct loops:
  *   qconv_transpose: scatter form of lib/ref (y[o*s - pb + k*d] += (x - zx)(w - zw)) into an
  *                    int64 accumulator row in scratch per (batch, output channel), then the
  *                    epilogue of that channel;
@@ -7,7 +7,7 @@
  * The accumulator is the int32 of docs/ir.md (wrapped like the GEMM; the reference rejects an
  * overflow). Epilogues (requantize float|fixed, clamp, i32, f32) are those of the GEMM, computed
  * with the constants lib/ref computes (qn_requant_mult_f32, qn_requant_fixed_mult). */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 
 #include "numerics/numerics.h"
 
@@ -57,13 +57,7 @@ qe_init(Kb *k, Node *n, int64_t nch, int64_t wmod, Qe *e)
     } else {
         e->kind = k->requant_fixed ? QE_FIXED : QE_FLOAT;
         e->zy = yt->q->zp[0];
-        e->lo = yt->q->qmin;
-        e->hi = yt->q->qmax;
-        int64_t cl[4];
-        if (ir_attr_ints(g, n, "clamp", cl, 4) == 2) {
-            e->lo = (int32_t)(cl[0] > e->lo ? cl[0] : e->lo);
-            e->hi = (int32_t)(cl[1] < e->hi ? cl[1] : e->hi);
-        }
+        cg_clamp(k, n, yt->q, &e->lo, &e->hi);
         float sy = yt->q->scale[0];
         for (int64_t m = 0; ok && m < nch; m++) {
             float sw = wq->scale[wq->axis >= 0 ? m % wmod : 0];

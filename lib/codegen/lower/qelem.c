@@ -1,10 +1,10 @@
-/* llvm_kernels_int.c: quantize / dequantize at island boundaries, lut, requantize, qadd, qsub,
- * qmul (numpy broadcasting), qavgpool (and global), maxpool (any element type).
+/* qelem.c: quantize / dequantize at island boundaries, lut, requantize, qadd, qsub, qmul
+ * (numpy broadcasting; the flat vector form is qelem_vec.c; pools are qpool.c).
  * Each arithmetic sequence is the one of lib/numerics (numerics.h, elementwise.h), emitted as
- * scalar loops in the logical layout; see llvm_kernels.c for the rounding helpers. Under
- * --requant=fixed the element-wise ops and qavgpool are integer only (the *_fixed functions of
+ * scalar loops in the logical layout; see irb/kb.c for the rounding helpers. Under
+ * --requant=fixed the element-wise ops are integer only (the *_fixed functions of
  * elementwise.h, constants from their *_params at compile time). */
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 #include "codegen/target/module.h"
 #include "codegen/lower/qconv.h"
 #include "numerics/elementwise.h"
@@ -103,18 +103,6 @@ emit_lut(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-static void
-clamp_range(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi)
-{
-    *lo = q->qmin;
-    *hi = q->qmax;
-    int64_t cl[4];
-    if (ir_attr_ints(k->g, n, "clamp", cl, 4) == 2) {
-        *lo = (int32_t)(cl[0] > *lo ? cl[0] : *lo);
-        *hi = (int32_t)(cl[1] < *hi ? cl[1] : *hi);
-    }
-}
-
 static bool
 per_tensor(const QParams *q)
 {
@@ -137,7 +125,7 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
     if (!per_tensor(y->q))
         return cg_fail(k, n, "the result must be per-tensor quantized");
     int32_t lo, hi;
-    clamp_range(k, n, y->q, &lo, &hi);
+    cg_clamp(k, n, y->q, &lo, &hi);
     CgElemFixed fx;
     if (k->requant_fixed && !cg_elem_fixed(k, n, &fx))
         return false;
@@ -179,197 +167,6 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-typedef struct PoolGeo {
-    int64_t NC, H, W, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw, peh, pew;
-} PoolGeo;
-
-static bool
-pool_geo(Kb *k, Node *n, PoolGeo *p, bool global)
-{
-    Graph *g = k->g;
-    const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
-    if (x->rank != 4 && x->rank != 3)
-        return cg_fail(k, n, "only 1-D and 2-D pooling is supported");
-    bool d1 = x->rank == 3;
-    int ns = d1 ? 1 : 2;
-    memset(p, 0, sizeof *p);
-    p->NC = x->dims[0] * x->dims[1];
-    p->H = d1 ? 1 : x->dims[2];
-    p->W = x->dims[x->rank - 1];
-    p->OH = d1 ? 1 : y->dims[2];
-    p->OW = y->dims[y->rank - 1];
-    p->sh = p->sw = p->dh = p->dw = 1;
-    if (global) {
-        p->KH = p->H;
-        p->KW = p->W;
-        return true;
-    }
-    int64_t ks[2] = {1, 1}, st[2] = {1, 1}, dl[2] = {1, 1}, pd[4] = {0, 0, 0, 0};
-    if (ir_attr_ints(g, n, "kernel_shape", ks, 2) != ns)
-        return cg_fail(k, n, "kernel_shape must have %d entries", ns);
-    ir_attr_ints(g, n, "strides", st, 2);
-    ir_attr_ints(g, n, "dilations", dl, 2);
-    ir_attr_ints(g, n, "pads", pd, 4);
-    if (strcmp(ir_attr_string(g, n, "auto_pad", "NOTSET"), "NOTSET") != 0)
-        return cg_fail(k, n, "auto_pad is not supported (explicit pads)");
-    p->KH = d1 ? 1 : ks[0];
-    p->KW = ks[ns - 1];
-    p->sh = d1 ? 1 : st[0];
-    p->sw = st[ns - 1];
-    p->dh = d1 ? 1 : dl[0];
-    p->dw = dl[ns - 1];
-    p->ph = d1 ? 0 : pd[0];
-    p->pw = pd[ns - 1];
-    p->peh = d1 ? 0 : pd[2];
-    p->pew = pd[2 * ns - 1];
-    return true;
-}
-
-/* maxpool (first maximum; NaN wins, as the reference) and qavgpool (qn_qavg). */
-static bool
-emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
-{
-    Graph *g = k->g;
-    const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
-    bool is_max = n->op == OP_MAXPOOL;
-    bool global = !is_max && ir_attr_int(g, n, "global", 0) != 0;
-    PoolGeo p;
-    if (!pool_geo(k, n, &p, global))
-        return false;
-    bool fl = elem_is_float(x->elem);
-    if (is_max && fl && x->elem != ET_F32)
-        return cg_fail(k, n, "maxpool on %s is not supported", elem_name(x->elem));
-    int32_t lo = 0, hi = 0;
-    bool incl = ir_attr_int(g, n, "count_include_pad", 0) != 0;
-    if (!is_max) {
-        if (!per_tensor(x->q) || !per_tensor(y->q))
-            return cg_fail(k, n, "qavgpool needs per-tensor quantized operands");
-        clamp_range(k, n, y->q, &lo, &hi);
-    }
-    /* --requant=fixed: qn_qavg_fixed with the multiplier of the window's divisor, from a
-     * table over every divisor 1..KH*KW (a global pool: its one divisor), as lib/ref */
-    LLVMValueRef gfm = NULL, gfs = NULL;
-    QnFixed gf = {0, 0};
-    bool fixed = !is_max && k->requant_fixed;
-    if (fixed) {
-        int64_t kmax = p.KH * p.KW;
-        int bits = cg_range_bits(k, n->in[0]);
-        float sx = x->q->scale[0], sy = y->q->scale[0];
-        if (global && !cg_fixed_ok(k, n, qn_qavg_fixed_params(sx, sy, kmax, bits, &gf)))
-            return false;
-        if (!global) {
-            int64_t *fm = xcalloc((size_t)kmax + 1, sizeof *fm);
-            int64_t *fs = xcalloc((size_t)kmax + 1, sizeof *fs);
-            bool ok = true;
-            fs[0] = 31; /* divisor 0 (a window of padding only): replaced by sat(zy) below */
-            for (int64_t d = 1; d <= kmax && ok; d++) {
-                QnFixed f = {0, 31};
-                ok = cg_fixed_ok(k, n, qn_qavg_fixed_params(sx, sy, d, bits, &f));
-                fm[d] = f.mult;
-                fs[d] = f.shift;
-            }
-            if (ok) {
-                gfm = cg_const_bytes(k, fm, (size_t)(kmax + 1) * sizeof *fm, "avgm");
-                gfs = cg_const_bytes(k, fs, (size_t)(kmax + 1) * sizeof *fs, "avgs");
-            }
-            free(fm);
-            free(fs);
-            if (!ok)
-                return false;
-        }
-    }
-    /* blocks of pb planes (about 4096 window taps each) split across the parallel-for hook */
-    int64_t taps = p.OH * p.OW * p.KH * p.KW;
-    int64_t pb = taps > 0 && 4096 / taps > 1 ? 4096 / taps : 1;
-    pb = pb < p.NC ? pb : p.NC > 0 ? p.NC : 1;
-    Par par;
-    LLVMValueRef io[2] = {a->in[0], a->out[0]};
-    LLVMValueRef p0 = cg_mul(k, cg_par_begin(k, &par, (p.NC + pb - 1) / pb, io, 2), cg_i64(k, pb));
-    LLVMValueRef bestp = cg_entry_alloca(k, fl ? k->f32 : k->i64);
-    LLVMValueRef cntp = cg_entry_alloca(k, k->i64), padp = cg_entry_alloca(k, k->i64);
-    CgLoop lp, loh, low, lkh, lkw;
-    LLVMValueRef vp = cg_add(k, p0, cg_loop_begin(k, &lp, cg_smin(k, cg_i64(k, pb),
-                                                                LLVMBuildSub(k->b, cg_i64(k, p.NC), p0, ""))));
-    LLVMValueRef voh = cg_loop_begin(k, &loh, cg_i64(k, p.OH));
-    LLVMValueRef vow = cg_loop_begin(k, &low, cg_i64(k, p.OW));
-    int64_t xlo, xhi;
-    elem_range(x->elem, &xlo, &xhi);
-    LLVMValueRef init = fl ? cg_f32(k, -__builtin_inff()) : cg_i64(k, is_max ? INT64_MIN : 0);
-    LLVMBuildStore(k->b, init, bestp);
-    LLVMBuildStore(k->b, cg_i64(k, 0), cntp);
-    LLVMBuildStore(k->b, cg_i64(k, 0), padp);
-    LLVMValueRef vkh = cg_loop_begin(k, &lkh, cg_i64(k, p.KH));
-    LLVMValueRef ih = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, voh, cg_i64(k, p.sh)), cg_i64(k, p.ph), ""),
-                             cg_mul(k, vkh, cg_i64(k, p.dh)));
-    LLVMValueRef vkw = cg_loop_begin(k, &lkw, cg_i64(k, p.KW));
-    LLVMValueRef iw = cg_add(k, LLVMBuildSub(k->b, cg_mul(k, vow, cg_i64(k, p.sw)), cg_i64(k, p.pw), ""),
-                             cg_mul(k, vkw, cg_i64(k, p.dw)));
-#define RANGE(v, a_, b_) LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, v, cg_i64(k, a_), ""), \
-                                      LLVMBuildICmp(k->b, LLVMIntSLT, v, cg_i64(k, b_), ""), "")
-    LLVMValueRef inb = LLVMBuildAnd(k->b, RANGE(ih, 0, p.H), RANGE(iw, 0, p.W), "");
-    LLVMValueRef inpad = LLVMBuildAnd(k->b, RANGE(ih, -p.ph, p.H + p.peh), RANGE(iw, -p.pw, p.W + p.pew), "");
-#undef RANGE
-    LLVMValueRef xi = cg_add(k, cg_mul(k, vp, cg_i64(k, p.H * p.W)), cg_add(k, cg_mul(k, ih, cg_i64(k, p.W)), iw));
-    xi = LLVMBuildSelect(k->b, inb, xi, cg_i64(k, 0), "");
-    LLVMValueRef xv = cg_load_i64(k, x->elem, io[0], xi);
-    LLVMValueRef best = LLVMBuildLoad2(k->b, fl ? k->f32 : k->i64, bestp, "");
-    LLVMValueRef nb;
-    if (is_max && fl) {
-        LLVMValueRef take = LLVMBuildOr(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, xv, best, ""),
-                                        LLVMBuildFCmp(k->b, LLVMRealUNO, xv, xv, ""), "");
-        nb = LLVMBuildSelect(k->b, LLVMBuildAnd(k->b, inb, take, ""), xv, best, "");
-    } else if (is_max) {
-        nb = LLVMBuildSelect(k->b, LLVMBuildAnd(k->b, inb, LLVMBuildICmp(k->b, LLVMIntSGT, xv, best, ""), ""), xv, best, "");
-    } else {
-        LLVMValueRef d = LLVMBuildSub(k->b, xv, cg_i64(k, x->q->zp[0]), "");
-        nb = cg_add(k, best, LLVMBuildSelect(k->b, inb, d, cg_i64(k, 0), ""));
-    }
-    LLVMBuildStore(k->b, nb, bestp);
-    LLVMBuildStore(k->b, cg_add(k, LLVMBuildLoad2(k->b, k->i64, cntp, ""), LLVMBuildZExt(k->b, inb, k->i64, "")), cntp);
-    LLVMBuildStore(k->b, cg_add(k, LLVMBuildLoad2(k->b, k->i64, padp, ""), LLVMBuildZExt(k->b, inpad, k->i64, "")), padp);
-    cg_loop_end(k, &lkw);
-    cg_loop_end(k, &lkh);
-    LLVMValueRef yi = cg_add(k, cg_mul(k, vp, cg_i64(k, p.OH * p.OW)), cg_add(k, cg_mul(k, voh, cg_i64(k, p.OW)), vow));
-    best = LLVMBuildLoad2(k->b, fl ? k->f32 : k->i64, bestp, "");
-    if (is_max) {
-        if (fl)
-            cg_store_raw(k, ET_F32, io[1], yi, best);
-        else
-            cg_store_i64(k, y->elem, io[1], yi, best);
-    } else if (fixed) {
-        /* qn_qavg_fixed: count <= 0 -> sat(zy); sat(qn_rescale(sum, m[count]) + zy) */
-        LLVMValueRef cnt = LLVMBuildLoad2(k->b, k->i64, incl ? padp : cntp, "");
-        LLVMValueRef v;
-        if (global) {
-            v = cg_rescale_c(k, best, gf);
-        } else {
-            LLVMValueRef ci = cg_smax(k, cnt, cg_i64(k, 0));
-            v = cg_rescale(k, best, cg_load_raw(k, ET_I64, gfm, ci), cg_load_raw(k, ET_I64, gfs, ci));
-        }
-        int32_t zy = y->q->zp[0];
-        LLVMValueRef r = cg_add_sat(k, v, zy, lo, hi);
-        LLVMValueRef z = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
-        r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
-        cg_store_i64(k, y->elem, io[1], yi, r);
-    } else {
-        /* qn_qavg: count <= 0 -> sat(zy); v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
-        LLVMValueRef cnt = LLVMBuildLoad2(k->b, k->i64, incl ? padp : cntp, "");
-        LLVMValueRef v = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, best, k->f32, ""), cg_f32(k, x->q->scale[0]), "");
-        v = LLVMBuildFDiv(k->b, v, LLVMBuildSIToFP(k->b, cnt, k->f32, ""), "");
-        v = LLVMBuildFDiv(k->b, v, cg_f32(k, y->q->scale[0]), "");
-        LLVMValueRef zy = cg_i64(k, y->q->zp[0]);
-        LLVMValueRef r = cg_finish_f32(k, v, zy, lo, hi);
-        LLVMValueRef z = cg_smin(k, cg_smax(k, zy, cg_i64(k, lo)), cg_i64(k, hi));
-        r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
-        cg_store_i64(k, y->elem, io[1], yi, r);
-    }
-    cg_loop_end(k, &low);
-    cg_loop_end(k, &loh);
-    cg_loop_end(k, &lp);
-    cg_par_end(k, &par, a);
-    return true;
-}
-
 bool
 cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -380,12 +177,8 @@ cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a)
         return emit_lut(k, n, a);
     case OP_REQUANTIZE: case OP_QADD: case OP_QSUB: case OP_QMUL:
         if (cg_elemwise_vec_ok(k, n))
-            return cg_emit_elemwise_vec(k, n, a); /* llvm_elem_vec.c */
+            return cg_emit_elemwise_vec(k, n, a); /* qelem_vec.c */
         return emit_elemwise(k, n, a);
-    case OP_QAVGPOOL: case OP_MAXPOOL:
-        if (n->op == OP_MAXPOOL && cg_value_nhwc(k, n->in[0]))
-            return cg_emit_maxpool_nhwc(k, n, a); /* llvm_conv_nhwc.c */
-        return emit_pool(k, n, a);
     default:
         return cg_fail(k, n, "%s is not supported", op_info(n->op)->name);
     }

@@ -1,7 +1,7 @@
-/* llvm_elem_vec.c: requantize / qadd / qsub / qmul over operands of the result's shape (or
+/* qelem_vec.c: requantize / qadd / qsub / qmul over operands of the result's shape (or
  * single elements), both --requant modes, as explicit vector code.
  *
- * The scalar kernel of llvm_kernels_int.c walks numpy broadcasting with i64 index arithmetic
+ * The scalar kernel of qelem.c walks numpy broadcasting with i64 index arithmetic
  * and one f32 division per element (LLVM does not vectorise it). When every operand is either
  * the result's shape or one element, the op is the same per element in any layout (NHWC
  * values included), so it runs as one flat loop of vl-lane vectors: 8-bit loads widened to

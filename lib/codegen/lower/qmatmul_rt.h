@@ -4,7 +4,7 @@
 #ifndef QDQC_CODEGEN_LOWER_QMATMUL_RT_H
 #define QDQC_CODEGEN_LOWER_QMATMUL_RT_H
 
-#include "codegen/codegen.h"
+#include "codegen/lower/lower.h"
 
 /* Whether the dynamic qmatmul n (cg_qmatmul_dynamic) takes this lowering: i8/u8 operands, A per
  * tensor, B per tensor or per column, an i8/u8 per-tensor, i32 or f32 result, an i32 bias, and

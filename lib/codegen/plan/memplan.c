@@ -5,7 +5,7 @@
  * already placed buffer whose live range intersects its own (greedy "first fit by size", as in
  * TFLite's arena planner). The result is deterministic. O(n^2) in the number of buffers, which
  * is the number of activations of the graph. */
-#include "codegen/codegen.h"
+#include "codegen/plan/plan.h"
 
 #include <stdlib.h>
 

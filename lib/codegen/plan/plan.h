@@ -5,7 +5,21 @@
 #ifndef QDQC_CODEGEN_PLAN_PLAN_H
 #define QDQC_CODEGEN_PLAN_PLAN_H
 
-#include "codegen/codegen.h"
+#include "codegen/irb/irb.h"
+
+/* ---- memory plan (memplan.c) ---- */
+
+typedef struct CgMemReq {
+    int64_t size;    /* bytes; 0 = needs no workspace */
+    int32_t first;   /* step that writes it */
+    int32_t last;    /* last step that reads it (>= first) */
+    int64_t offset;  /* out: 64-byte aligned offset in the workspace */
+} CgMemReq;
+
+/* Assign offsets so that buffers live at overlapping steps never overlap; returns the peak
+ * (workspace size, a multiple of 64). */
+int64_t
+cg_memplan(CgMemReq *reqs, size_t n);
 
 /* Where a value lives: a graph input buffer, a graph output buffer, a constant global
  * (materialised on first use, CgLoc.global), or a workspace region (CgLoc.index = its
@@ -47,6 +61,31 @@ cg_plan_build(Kb *k, CgPlan *p);
 
 void
 cg_plan_free(CgPlan *p);
+
+/* The C ABI (abi.c): PREFIX_run_ex (calling fns[s] for step s of p), PREFIX_run,
+ * PREFIX_workspace_size; with profile also PREFIX_run_profile (the step hook around every step). */
+void
+cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile);
+
+/* ---- activation layout plan (layout.c) ----
+ * Which values are stored NHWC instead of the graph's logical NCHW: rank-4 results of
+ * non-grouped qconv, depthwise qconv (multiplier 1) and same-shape integer element-wise ops
+ * (qadd, qsub, qmul, requantize, lut: layout-agnostic), when every consumer accepts NHWC
+ * (qconv operand 0, or such an element-wise op with all operands and its result NHWC) and the
+ * value is not a graph output. Depthwise input and result are tied. Then a chain of convs runs
+ * with no transpose between layers: a 1x1 conv is a GEMM straight over its input, and the GEMM
+ * writes the next layer's input in place. Returns a malloc'd flag per ValueId. */
+uint8_t *cg_layout_plan(Kb *k);
+/* Whether v is stored NHWC under k's plan. */
+bool cg_value_nhwc(Kb *k, ValueId v);
+
+/* ---- residual add fused into a conv (layout.c) ----
+ * The qadd whose other operand is added in the epilogue of the GEMM of qconv n (the conv's
+ * 8-bit result is then never stored), or NULL: n is a non-grouped qconv with an NHWC 8-bit
+ * per-tensor result whose only consumer is that qadd (same shape, 8-bit per-tensor operands
+ * and result), and the other operand is computed before n (uses[v] = consumers of value v);
+ * either --requant mode. *other = the qadd's operand index of the other value. */
+Node *cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other);
 
 /* Bytes of value v (dense, its element type). */
 int64_t

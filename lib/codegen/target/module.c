@@ -1,5 +1,5 @@
-/* cg_util.c: module setup, pass pipeline, object/assembly emission and the LLJIT wrapper used
- * by the kernel emitters and their tests (see cg_util.h). No global state. */
+/* target/module.c: module setup, pass pipeline, object/assembly emission and the LLJIT wrapper used
+ * by the kernel emitters and their tests (see target/module.h). No global state. */
 #include "codegen/target/module.h"
 
 #include <llvm-c/Analysis.h>
@@ -213,56 +213,4 @@ cg_jit_destroy(CgJit *j)
     if (e)
         LLVMConsumeError(e);
     free(j);
-}
-
-/* ---- fixed-mode integer arithmetic ---- */
-
-LLVMValueRef
-cg_const_like(LLVMValueRef v, int64_t c)
-{
-    LLVMTypeRef t = LLVMTypeOf(v);
-    if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
-        return LLVMConstInt(t, (unsigned long long)c, 1);
-    unsigned n = LLVMGetVectorSize(t);
-    LLVMValueRef e = LLVMConstInt(LLVMGetElementType(t), (unsigned long long)c, 1);
-    LLVMValueRef *lanes = malloc(n * sizeof *lanes);
-    if (!lanes)
-        abort();
-    for (unsigned i = 0; i < n; i++)
-        lanes[i] = e;
-    LLVMValueRef r = LLVMConstVector(lanes, n);
-    free(lanes);
-    return r;
-}
-
-LLVMValueRef
-cg_build_rescale(LLVMBuilderRef b, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift)
-{
-    LLVMValueRef p = LLVMBuildMul(b, v, mult, "");
-    p = LLVMBuildAShr(b, p, LLVMBuildSub(b, shift, cg_const_like(shift, 1), ""), "");
-    p = LLVMBuildAdd(b, p, cg_const_like(p, 1), "");
-    return LLVMBuildAShr(b, p, cg_const_like(p, 1), "");
-}
-
-static LLVMValueRef
-rescale_c(LLVMBuilderRef b, LLVMValueRef v, QnFixed f)
-{
-    return cg_build_rescale(b, v, cg_const_like(v, f.mult), cg_const_like(v, f.shift));
-}
-
-LLVMValueRef
-cg_build_add_sat(LLVMBuilderRef b, LLVMValueRef v, int32_t zy, int32_t lo, int32_t hi)
-{
-    v = LLVMBuildAdd(b, v, cg_const_like(v, zy), "");
-    LLVMValueRef l = cg_const_like(v, lo), h = cg_const_like(v, hi);
-    v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, l, ""), l, v, "");
-    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, h, ""), h, v, "");
-}
-
-LLVMValueRef
-cg_build_addsub_fixed(LLVMBuilderRef b, LLVMValueRef da, LLVMValueRef db, const QnAddFixed *f,
-                      bool sub)
-{
-    LLVMValueRef A = rescale_c(b, da, f->a), B = rescale_c(b, db, f->b);
-    return rescale_c(b, sub ? LLVMBuildSub(b, A, B, "") : LLVMBuildAdd(b, A, B, ""), f->y);
 }

@@ -1,4 +1,4 @@
-/* cg_util.h: small LLVM C API helpers shared by the kernel emitters and their tests: module
+/* target/module.h: small LLVM C API helpers shared by the kernel emitters and their tests: module
  * setup for a TargetMachine, the new-pass-manager pipeline, object/assembly emission and an
  * ORC LLJIT wrapper.
  *
@@ -14,7 +14,6 @@
 #include <stddef.h>
 
 #include "codegen/target/target.h"
-#include "numerics/elementwise.h"
 
 typedef struct LLVMOpaqueContext *LLVMContextRef;
 typedef struct LLVMOpaqueModule *LLVMModuleRef;
@@ -65,27 +64,5 @@ cg_jit_lookup(CgJit *j, const char *name, char *err, size_t errlen);
 
 void
 cg_jit_destroy(CgJit *j);
-
-/* ---- fixed-mode integer arithmetic (lib/numerics), shared by the Kb emitters and the GEMM
- * epilogue; v is an integer or a vector of integers, i64 lanes for the rescales ---- */
-
-/* c in v's type (every lane of a vector). */
-LLVMValueRef
-cg_const_like(LLVMValueRef v, int64_t c);
-
-/* qn_rescale(v, (mult, shift)) = floor((floor(v * mult / 2^(shift-1)) + 1) / 2) with
- * arithmetic shifts, exact for |v| <= 2^32 - 1; mult and shift of v's type. */
-LLVMValueRef
-cg_build_rescale(LLVMBuilderRef b, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift);
-
-/* qn_saturate(v + zy, lo, hi) for |v| <= 2^62. */
-LLVMValueRef
-cg_build_add_sat(LLVMBuilderRef b, LLVMValueRef v, int32_t zy, int32_t lo, int32_t hi);
-
-/* qn_qadd_fixed (sub: qn_qsub_fixed) before + zy and saturation, from da = a - za and
- * db = b - zb: qn_rescale(qn_rescale(da, f->a) +- qn_rescale(db, f->b), f->y). */
-LLVMValueRef
-cg_build_addsub_fixed(LLVMBuilderRef b, LLVMValueRef da, LLVMValueRef db, const QnAddFixed *f,
-                      bool sub);
 
 #endif

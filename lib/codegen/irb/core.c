@@ -1,0 +1,125 @@
+/* core.c: the shared IR-building sequences (core.h). */
+#include "codegen/irb/core.h"
+
+#include <llvm-c/Core.h>
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+LLVMValueRef
+irb_loop_begin(LLVMBuilderRef b, LLVMContextRef c, LLVMValueRef fn, IrbLoop *l,
+               LLVMValueRef start, LLVMValueRef end, LLVMValueRef step, const char *hdr,
+               const char *body, const char *exit, const char *iv)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+    l->hdr = LLVMAppendBasicBlockInContext(c, fn, hdr);
+    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(c, fn, body);
+    l->exit = LLVMAppendBasicBlockInContext(c, fn, exit);
+    l->step = step;
+    LLVMBuildBr(b, l->hdr);
+    LLVMPositionBuilderAtEnd(b, l->hdr);
+    l->iv = LLVMBuildPhi(b, LLVMTypeOf(start), iv);
+    LLVMAddIncoming(l->iv, &start, &pre, 1);
+    LLVMValueRef cond = LLVMBuildICmp(b, LLVMIntSLT, l->iv, end, "");
+    LLVMBuildCondBr(b, cond, bb, l->exit);
+    LLVMPositionBuilderAtEnd(b, bb);
+    return l->iv;
+}
+
+LLVMValueRef
+irb_loop_latch(LLVMBuilderRef b, IrbLoop *l)
+{
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    LLVMValueRef next = LLVMBuildNSWAdd(b, l->iv, l->step, "");
+    LLVMValueRef br = LLVMBuildBr(b, l->hdr);
+    LLVMAddIncoming(l->iv, &next, &latch, 1);
+    return br;
+}
+
+LLVMValueRef
+irb_splat(LLVMBuilderRef b, LLVMContextRef c, LLVMValueRef s, unsigned n)
+{
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), n);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(c);
+    LLVMValueRef v = LLVMBuildInsertElement(b, LLVMGetPoison(vt), s, LLVMConstInt(i32, 0, 1), "");
+    return LLVMBuildShuffleVector(b, v, LLVMGetPoison(vt), LLVMConstNull(LLVMVectorType(i32, n)),
+                                  "");
+}
+
+LLVMValueRef
+irb_intr(LLVMBuilderRef b, LLVMContextRef c, LLVMModuleRef mod, const char *name, LLVMTypeRef *ov,
+         size_t nov, LLVMValueRef *args, unsigned nargs)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    assert(id != 0 && "unknown intrinsic");
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(mod, id, ov, nov);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(c, id, ov, nov);
+    return LLVMBuildCall2(b, fty, f, args, nargs, "");
+}
+
+LLVMValueRef
+irb_const_global(LLVMContextRef c, LLVMModuleRef mod, const char *name, const void *data,
+                 size_t n)
+{
+    LLVMValueRef init = LLVMConstStringInContext2(c, (const char *)data, n, 1);
+    LLVMValueRef gv = LLVMAddGlobal(mod, LLVMTypeOf(init), name);
+    LLVMSetInitializer(gv, init);
+    LLVMSetGlobalConstant(gv, 1);
+    LLVMSetLinkage(gv, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(gv, LLVMGlobalUnnamedAddr);
+    LLVMSetAlignment(gv, 64);
+    return gv;
+}
+
+/* ---- fixed-mode integer arithmetic ---- */
+
+LLVMValueRef
+cg_const_like(LLVMValueRef v, int64_t c)
+{
+    LLVMTypeRef t = LLVMTypeOf(v);
+    if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+        return LLVMConstInt(t, (unsigned long long)c, 1);
+    unsigned n = LLVMGetVectorSize(t);
+    LLVMValueRef e = LLVMConstInt(LLVMGetElementType(t), (unsigned long long)c, 1);
+    LLVMValueRef *lanes = malloc(n * sizeof *lanes);
+    if (!lanes)
+        abort();
+    for (unsigned i = 0; i < n; i++)
+        lanes[i] = e;
+    LLVMValueRef r = LLVMConstVector(lanes, n);
+    free(lanes);
+    return r;
+}
+
+LLVMValueRef
+cg_build_rescale(LLVMBuilderRef b, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift)
+{
+    LLVMValueRef p = LLVMBuildMul(b, v, mult, "");
+    p = LLVMBuildAShr(b, p, LLVMBuildSub(b, shift, cg_const_like(shift, 1), ""), "");
+    p = LLVMBuildAdd(b, p, cg_const_like(p, 1), "");
+    return LLVMBuildAShr(b, p, cg_const_like(p, 1), "");
+}
+
+static LLVMValueRef
+rescale_c(LLVMBuilderRef b, LLVMValueRef v, QnFixed f)
+{
+    return cg_build_rescale(b, v, cg_const_like(v, f.mult), cg_const_like(v, f.shift));
+}
+
+LLVMValueRef
+cg_build_add_sat(LLVMBuilderRef b, LLVMValueRef v, int32_t zy, int32_t lo, int32_t hi)
+{
+    v = LLVMBuildAdd(b, v, cg_const_like(v, zy), "");
+    LLVMValueRef l = cg_const_like(v, lo), h = cg_const_like(v, hi);
+    v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, l, ""), l, v, "");
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, h, ""), h, v, "");
+}
+
+LLVMValueRef
+cg_build_addsub_fixed(LLVMBuilderRef b, LLVMValueRef da, LLVMValueRef db, const QnAddFixed *f,
+                      bool sub)
+{
+    LLVMValueRef A = rescale_c(b, da, f->a), B = rescale_c(b, db, f->b);
+    return rescale_c(b, sub ? LLVMBuildSub(b, A, B, "") : LLVMBuildAdd(b, A, B, ""), f->y);
+}

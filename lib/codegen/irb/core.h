@@ -1,0 +1,81 @@
+/* core.h: the IR-building sequences every emitter shares, on plain LLVM handles (irb/core.c).
+ *
+ * lib/codegen has two builder states: Kb (irb.h: node kernels) and Gen (gemm/gemm_ir.h: the GEMM
+ * generator, which also builds standalone without the graph). Both are thin views over these
+ * functions, so a loop, a splat, a constant global, an intrinsic call or a fixed-point rescale
+ * is built by exactly one piece of code. No llvm-c include needed (handles are declared with
+ * llvm-c's own spelling). */
+#ifndef QDQC_CODEGEN_IRB_CORE_H
+#define QDQC_CODEGEN_IRB_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numerics/elementwise.h"
+
+typedef struct LLVMOpaqueContext *LLVMContextRef;
+typedef struct LLVMOpaqueModule *LLVMModuleRef;
+typedef struct LLVMOpaqueValue *LLVMValueRef;
+typedef struct LLVMOpaqueBuilder *LLVMBuilderRef;
+typedef struct LLVMOpaqueType *LLVMTypeRef;
+typedef struct LLVMOpaqueBasicBlock *LLVMBasicBlockRef;
+
+/* for (iv = start; iv < end; iv += step), iv an i64 phi. */
+typedef struct IrbLoop {
+    LLVMBasicBlockRef hdr, exit;
+    LLVMValueRef iv, step;
+} IrbLoop;
+
+/* Opens l in function fn at b's position: blocks named hdr, body, exit (appended in that
+ * order), the phi named iv; leaves b in the body and returns iv. */
+LLVMValueRef
+irb_loop_begin(LLVMBuilderRef b, LLVMContextRef c, LLVMValueRef fn, IrbLoop *l,
+               LLVMValueRef start, LLVMValueRef end, LLVMValueRef step, const char *hdr,
+               const char *body, const char *exit, const char *iv);
+
+/* The latch at b's position: iv + step (nsw), the branch back (returned, for loop metadata);
+ * b stays in the latch block. */
+LLVMValueRef
+irb_loop_latch(LLVMBuilderRef b, IrbLoop *l);
+
+/* s (a scalar) in all n lanes: insertelement into poison, shufflevector with a zero mask. */
+LLVMValueRef
+irb_splat(LLVMBuilderRef b, LLVMContextRef c, LLVMValueRef s, unsigned n);
+
+/* Call intrinsic `name`, overloaded on ov[0..nov); its type comes from LLVM itself
+ * (LLVMIntrinsicGetType), never hand-written: LLVM 22 changed several signatures. */
+LLVMValueRef
+irb_intr(LLVMBuilderRef b, LLVMContextRef c, LLVMModuleRef mod, const char *name, LLVMTypeRef *ov,
+         size_t nov, LLVMValueRef *args, unsigned nargs);
+
+/* A private, unnamed_addr constant global `name` holding n raw bytes, aligned to 64. Multi-byte
+ * constants are copied in host byte order, which is the target's: x86-64 and AArch64 (as
+ * configured) are little-endian. */
+LLVMValueRef
+irb_const_global(LLVMContextRef c, LLVMModuleRef mod, const char *name, const void *data,
+                 size_t n);
+
+/* ---- fixed-mode integer arithmetic (lib/numerics), shared by the Kb emitters and the GEMM
+ * epilogue; v is an integer or a vector of integers, i64 lanes for the rescales ---- */
+
+/* c in v's type (every lane of a vector). */
+LLVMValueRef
+cg_const_like(LLVMValueRef v, int64_t c);
+
+/* qn_rescale(v, (mult, shift)) = floor((floor(v * mult / 2^(shift-1)) + 1) / 2) with
+ * arithmetic shifts, exact for |v| <= 2^32 - 1; mult and shift of v's type. */
+LLVMValueRef
+cg_build_rescale(LLVMBuilderRef b, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift);
+
+/* qn_saturate(v + zy, lo, hi) for |v| <= 2^62. */
+LLVMValueRef
+cg_build_add_sat(LLVMBuilderRef b, LLVMValueRef v, int32_t zy, int32_t lo, int32_t hi);
+
+/* qn_qadd_fixed (sub: qn_qsub_fixed) before + zy and saturation, from da = a - za and
+ * db = b - zb: qn_rescale(qn_rescale(da, f->a) +- qn_rescale(db, f->b), f->y). */
+LLVMValueRef
+cg_build_addsub_fixed(LLVMBuilderRef b, LLVMValueRef da, LLVMValueRef db, const QnAddFixed *f,
+                      bool sub);
+
+#endif

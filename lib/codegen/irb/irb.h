@@ -1,0 +1,181 @@
+/* irb.h: the IR builder of the kernel emitters (irb/kb.c): the Kb state of the function being
+ * emitted, loops and loop nests, element access, constants, splats, intrinsic and libm calls,
+ * the clamp of a quantized range, window geometry, parallel-for outlining, and the exact
+ * rounding/requantization sequences of lib/numerics. Internal to lib/codegen; the GEMM
+ * generator has its own state (gemm/gemm_ir.h). */
+#ifndef QDQC_CODEGEN_IRB_IRB_H
+#define QDQC_CODEGEN_IRB_IRB_H
+
+#include "codegen/codegen.h"
+#include "codegen/irb/core.h"
+
+typedef struct LLVMOpaqueContext *LLVMContextRef;
+typedef struct LLVMOpaqueBuilder *LLVMBuilderRef;
+typedef struct LLVMOpaqueType *LLVMTypeRef;
+typedef struct LLVMOpaqueBasicBlock *LLVMBasicBlockRef;
+
+typedef struct Kb {
+    LLVMContextRef c;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn; /* function being emitted */
+    const CgTarget *t;
+    CgGemmIsa isa;
+    bool requant_fixed;
+    Graph *g;
+    const char *prefix;
+    unsigned counter;
+    char *err;
+    size_t errlen;
+    LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
+    const uint8_t *nhwc; /* per ValueId: stored NHWC (cg_layout_plan, plan/layout.c) */
+    CgGemmCache *gemm_cache; /* GEMMs of the module that share a body (cg_gemm_emit_shared) */
+} Kb;
+
+/* Operand/result pointers of one node kernel: in[i] NULL for an absent operand or one consumed
+ * at compile time (weights); scratch: the node's private workspace region (NULL if none). */
+typedef struct CgNodeArgs {
+    LLVMValueRef in[16];
+    LLVMValueRef out[16];
+    LLVMValueRef scratch;
+    LLVMValueRef pf, pf_ctx;
+    /* A qadd fused into this qconv's epilogue (cg_residual_add): out[] are its results and
+     * res its other operand; NULL otherwise. */
+    Node *res_add;
+    LLVMValueRef res;
+} CgNodeArgs;
+
+typedef IrbLoop CgLoop; /* irb/core.h */
+
+/* for (iv = 0; iv < n; iv++): returns iv (i64); close with cg_loop_end. */
+LLVMValueRef
+cg_loop_begin(Kb *k, CgLoop *l, LLVMValueRef n);
+void
+cg_loop_end(Kb *k, CgLoop *l);
+/* cg_loop_end for a loop LLVM's loop vectoriser must leave alone (llvm.loop.vectorize.enable
+ * false): on a short constant trip count it folds the tail into an llvm.masked.store, and
+ * LLVM 22 lowers a one-lane masked store of <8 x i8> on x86 to a 4-byte vmovd, writing past
+ * the row (regress/dw-nchw-row-tail.test; the predicate.enable=false hint did not prevent it). */
+void
+cg_loop_end_novec(Kb *k, CgLoop *l);
+
+/* if (cond) { then } else { else }: cg_if_begin positions the builder in the then block,
+ * cg_if_else closes it and opens the else block, cg_if_end joins. */
+typedef struct CgIf {
+    LLVMBasicBlockRef then_bb, else_bb, join;
+} CgIf;
+void cg_if_begin(Kb *k, CgIf *f, LLVMValueRef cond);
+void cg_if_else(Kb *k, CgIf *f);
+void cg_if_end(Kb *k, CgIf *f);
+/* v (i64) in [0, hi) as an i1 */
+LLVMValueRef cg_in_range(Kb *k, LLVMValueRef v, int64_t hi);
+
+/* An alloca in the entry block of the current function (safe inside loops). */
+LLVMValueRef cg_entry_alloca(Kb *k, LLVMTypeRef t);
+LLVMValueRef cg_i64(Kb *k, int64_t v);
+LLVMValueRef cg_i32(Kb *k, int64_t v);
+LLVMValueRef cg_f32(Kb *k, float v);
+/* p + off bytes */
+LLVMValueRef cg_gep(Kb *k, LLVMValueRef p, LLVMValueRef off);
+LLVMValueRef cg_add(Kb *k, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cg_mul(Kb *k, LLVMValueRef a, LLVMValueRef b);
+/* The LLVM scalar type of an element type (integers by width, f32, f64). */
+LLVMTypeRef cg_elem_type(Kb *k, ElemType e);
+/* Element idx (i64) of an array of e: loaded and extended to i64 (integers) or as is (floats). */
+LLVMValueRef cg_load_i64(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx);
+LLVMValueRef cg_load_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx);
+void cg_store_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v);
+/* Store an i64 value truncated to integer type e. */
+void cg_store_i64(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v);
+/* A private constant global holding bytes; returns its address. */
+LLVMValueRef cg_const_bytes(Kb *k, const void *data, size_t n, const char *tag);
+/* min/max of i64 values */
+LLVMValueRef cg_smin(Kb *k, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cg_smax(Kb *k, LLVMValueRef a, LLVMValueRef b);
+/* qn_saturate(qn_round_half_even_f32_i64(v) + zy, lo, hi) as i64 */
+LLVMValueRef cg_finish_f32(Kb *k, LLVMValueRef v, LLVMValueRef zy, int64_t lo, int64_t hi);
+/* qn_requant_float(acc (i64 holding an int32), mult, zp, lo, hi) as i64 */
+LLVMValueRef cg_requant_float(Kb *k, LLVMValueRef acc, LLVMValueRef mult, int32_t zp,
+                              int32_t lo, int32_t hi);
+/* qn_requant_fixed(acc, (mult, shift) as i64 values, zp, lo, hi) as i64 */
+LLVMValueRef cg_requant_fixed(Kb *k, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift,
+                              int32_t zp, int32_t lo, int32_t hi);
+/* qn_rescale(v, (mult, shift)) (numerics.h: floor(v * mult / 2^shift + 1/2), exact for
+ * |v| <= 2^32 - 1): v, mult and shift i64, or all vectors of i64 (same lanes). */
+LLVMValueRef cg_rescale(Kb *k, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift);
+/* The same with a compile-time multiplier (splatted for a vector v). */
+LLVMValueRef cg_rescale_c(Kb *k, LLVMValueRef v, QnFixed f);
+/* qn_saturate(v + zy, lo, hi) for an i64 (or vector of i64) v with |v| <= 2^62. */
+LLVMValueRef cg_add_sat(Kb *k, LLVMValueRef v, int32_t zy, int32_t lo, int32_t hi);
+/* Width of the storage range of value v's element type (qn_range_bits): 8 for i8/u8. */
+int cg_range_bits(Kb *k, ValueId v);
+/* True if why (a fixed-mode *_params result of lib/numerics) is NULL, else cg_fail at n. */
+bool cg_fixed_ok(Kb *k, Node *n, const char *why);
+/* Fixed-mode constants of requantize / qadd / qsub / qmul node n, whose operands and result
+ * the caller has checked to be per-tensor quantized (the *_params functions of
+ * lib/numerics/elementwise.h; qelem.c). False after cg_fail if not representable. */
+typedef struct CgElemFixed {
+    QnFixed m;      /* requantize, qmul */
+    QnAddFixed add; /* qadd, qsub */
+} CgElemFixed;
+bool cg_elem_fixed(Kb *k, Node *n, CgElemFixed *f);
+/* n's fixed-mode value before + zy and saturation (cg_add_sat), from d[i] = operand i minus
+ * its zero point as i64 or vectors of i64: qn_requantize_fixed, qn_qadd_fixed, qn_qsub_fixed,
+ * qn_qmul_fixed step for step. Every scalar or vector kernel of these ops in fixed mode must
+ * use it (or compute the same integers). */
+LLVMValueRef cg_elem_fixed_value(Kb *k, Node *n, const CgElemFixed *f, LLVMValueRef *d);
+/* Call a function declared with `ret name(args...)` (declared on first use). */
+LLVMValueRef cg_call(Kb *k, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt,
+                     LLVMValueRef *args, unsigned n);
+bool cg_fail(Kb *k, Node *n, const char *fmt, ...) QDQC_PRINTF(3, 4);
+/* The attributes of every function of the graph: the target's CPU and features, nounwind. */
+void cg_fn_attrs(Kb *k, LLVMValueRef fn);
+
+/* s (a scalar) in all n lanes */
+LLVMValueRef cg_vsplat(Kb *k, LLVMValueRef s, unsigned n);
+/* [qmin, qmax] of q narrowed by n's "clamp" attribute (a folded Relu/Clip), if any */
+void cg_clamp(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi);
+
+/* ---- rows split across the host's parallel-for hook ----
+ * cg_par_begin moves emission into a new function body(ptr ctx, i64 begin, i64 end) whose loop
+ * variable (returned) runs over rows [begin, end) and where ptrs[] are replaced by their values
+ * reloaded from ctx; cg_par_end closes it and, back in the node function, calls
+ * body(ctx, 0, rows) directly or through the hook (each thread then has its own allocas). */
+typedef struct Par {
+    LLVMBasicBlockRef saved_bb;
+    LLVMValueRef saved_fn, fn, slot;
+    int64_t rows;
+    CgLoop l;
+} Par;
+LLVMValueRef cg_par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np);
+void cg_par_end(Kb *k, Par *p, const CgNodeArgs *a);
+
+/* Nested loops over dims[0..r) (row-major); idx[j] = sum_d iv[d] * st[j][d] for nops stride
+ * sets (elements). Close with cg_nest_end. */
+typedef struct CgNest {
+    int n;
+    CgLoop l[IR_MAX_RANK];
+} CgNest;
+void cg_nest_begin(Kb *k, CgNest *ns, const int64_t *dims, int r, int nops,
+                   const int64_t (*st)[IR_MAX_RANK], LLVMValueRef *idx);
+void cg_nest_end(Kb *k, CgNest *ns);
+
+/* Window geometry of conv / pools over 1..3 spatial dims (missing dims padded to 1), as
+ * lib/ref's ref_window. */
+typedef struct CgWin {
+    int ns;
+    int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+} CgWin;
+bool cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w);
+/* The same without a diagnostic: false with the reason in why. */
+bool cg_window_geo(Graph *g, Node *n, const Type *x, const Type *y, const int64_t *kernel,
+                   CgWin *w, char *why, size_t whylen);
+/* Index into CgWin's arrays of the height (1-D: the padded dim, all 1 / 0) and width of a 1-D or
+ * 2-D window, for the kernels that see every window as H x W. */
+static inline int cg_win_h(const CgWin *w) { return w->ns == 2 ? 0 : 1; }
+static inline int cg_win_w(const CgWin *w) { return w->ns - 1; }
+/* Call libm's double function name(x) (exp, tanh, erf): the JIT resolves it in the process,
+ * objects link with -lm. */
+LLVMValueRef cg_libm(Kb *k, const char *name, LLVMValueRef x);
+
+#endif
