@@ -18,7 +18,7 @@ static char *
 take_buffer(LLVMMemoryBufferRef buf, size_t *len)
 {
     *len = LLVMGetBufferSize(buf);
-    char *s = qdqc_alloc_fails() ? NULL : malloc(*len + 1);
+    char *s = try_malloc(*len + 1);
     if (s) {
         memcpy(s, LLVMGetBufferStart(buf), *len);
         s[*len] = 0;
@@ -57,7 +57,7 @@ cg_compile_kinds(Module *m, const CgOptions *o, size_t n, const CgEmitKind *kind
             } else if (kind == CG_EMIT_LLVM) {
                 char *s = LLVMPrintModuleToString(b.mod);
                 lens[i] = strlen(s);
-                outs[i] = qdqc_alloc_fails() ? NULL : malloc(lens[i] + 1);
+                outs[i] = try_malloc(lens[i] + 1);
                 if (outs[i])
                     memcpy(outs[i], s, lens[i] + 1);
                 LLVMDisposeMessage(s);

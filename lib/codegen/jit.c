@@ -95,7 +95,7 @@ cg_jit_model_create(Module *m, const CgOptions *o)
         cg_built_free(&b);
         return NULL;
     }
-    CgJitModel *j = qdqc_alloc_fails() ? NULL : calloc(1, sizeof *j);
+    CgJitModel *j = try_calloc(1, sizeof *j);
     if (!j) {
         cg_built_free(&b);
         oom_raise("JIT session");

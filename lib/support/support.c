@@ -209,18 +209,6 @@ xstrndup(const char *s, size_t n)
 }
 
 bool
-errbuf_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return false;
-}
-
-bool
 size_mul(size_t a, size_t b, size_t *out)
 {
     if (a && b > SIZE_MAX / a)

@@ -36,7 +36,7 @@ tg=${1:-}
 if [ -z "$tg" ]; then
     llvm_inc=$(llvm-config-22 --includedir)
     clang-22 -std=c11 -O2 -Wall -Wextra -Werror -I"$root/lib" -I"$root/include" -I"$llvm_inc" \
-        "$root"/lib/codegen/target/*.c "$root"/lib/codegen/irb/core.c \
+        "$root"/lib/codegen/target/*.c "$root"/lib/codegen/irb/core.c "$root"/lib/support/errbuf.c \
         "$root"/lib/codegen/gemm/*.c \
         "$root"/test/unit/test_kern_gemm.c $(llvm-config-22 --ldflags) -lLLVM-22 -lm -lpthread \
         -o "$tmp/test_kern_gemm"

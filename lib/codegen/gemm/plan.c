@@ -13,23 +13,13 @@
  */
 #include "codegen/gemm/gemm_impl.h"
 
+#include "support/support.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return false;
-}
 
 static int64_t
 round_up(int64_t x, int64_t m)
@@ -47,23 +37,23 @@ static bool
 check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
 {
     if (s->m < 1 || s->n < 1 || s->k < 1)
-        return fail(err, errlen, "gemm: empty shape M=%lld N=%lld K=%lld", (long long)s->m,
+        return errbuf_fail(err, errlen, "gemm: empty shape M=%lld N=%lld K=%lld", (long long)s->m,
                     (long long)s->n, (long long)s->k);
     if (s->lda < s->k || s->ldc < s->n)
-        return fail(err, errlen, "gemm: strides lda=%lld ldc=%lld below K=%lld / N=%lld",
+        return errbuf_fail(err, errlen, "gemm: strides lda=%lld ldc=%lld below K=%lld / N=%lld",
                     (long long)s->lda, (long long)s->ldc, (long long)s->k, (long long)s->n);
     if (s->k > (1 << 24) || s->n > (1 << 24))
-        return fail(err, errlen, "gemm: K or N above 2^24");
+        return errbuf_fail(err, errlen, "gemm: K or N above 2^24");
     if (!s->b && !s->b_runtime)
-        return fail(err, errlen, "gemm: no weights");
+        return errbuf_fail(err, errlen, "gemm: no weights");
     if (s->b_runtime && s->residual)
-        return fail(err, errlen, "gemm: a run-time B cannot fuse a residual add");
+        return errbuf_fail(err, errlen, "gemm: a run-time B cannot fuse a residual add");
     if (s->a_signed ? (s->za < -128 || s->za > 127) : (s->za < 0 || s->za > 255))
-        return fail(err, errlen, "gemm: activation zero point %d outside the %s range", s->za,
+        return errbuf_fail(err, errlen, "gemm: activation zero point %d outside the %s range", s->za,
                     s->a_signed ? "int8" : "uint8");
     for (int64_t n = 0; s->zb && n < s->n; n++)
         if (s->zb[n] < -128 || s->zb[n] > 127)
-            return fail(err, errlen, "gemm: weight zero point %d (channel %lld) outside int8",
+            return errbuf_fail(err, errlen, "gemm: weight zero point %d (channel %lld) outside int8",
                         s->zb[n], (long long)n);
     int32_t lo = INT32_MIN, hi = INT32_MAX;
     switch (s->out) {
@@ -74,58 +64,58 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
     switch (s->epilogue) {
     case CG_GEMM_EPI_I32:
         if (s->out != CG_GEMM_I32)
-            return fail(err, errlen, "gemm: the raw int32 epilogue needs an int32 output");
+            return errbuf_fail(err, errlen, "gemm: the raw int32 epilogue needs an int32 output");
         break;
     case CG_GEMM_EPI_DEQUANT:
         if (s->out != CG_GEMM_F32 || !s->scale)
-            return fail(err, errlen, "gemm: dequantize needs an f32 output and scales");
+            return errbuf_fail(err, errlen, "gemm: dequantize needs an f32 output and scales");
         break;
     case CG_GEMM_EPI_REQUANT_FLOAT:
     case CG_GEMM_EPI_REQUANT_FIXED:
         if (s->out == CG_GEMM_F32)
-            return fail(err, errlen, "gemm: requantize needs an integer output");
+            return errbuf_fail(err, errlen, "gemm: requantize needs an integer output");
         if (s->residual) { /* q is an 8-bit intermediate; the residual add's range is C's */
             if (s->out != CG_GEMM_I8 && s->out != CG_GEMM_U8)
-                return fail(err, errlen, "gemm: the fused residual add needs requantization to 8 bits");
+                return errbuf_fail(err, errlen, "gemm: the fused residual add needs requantization to 8 bits");
             if (s->epilogue == CG_GEMM_EPI_REQUANT_FIXED) {
                 const QnFixed *f[3] = {&s->res_fixed.a, &s->res_fixed.b, &s->res_fixed.y};
                 for (int i = 0; i < 3; i++)
                     if (f[i]->shift < 1 || f[i]->shift > 62)
-                        return fail(err, errlen, "gemm: residual add shift %d outside [1, 62]", f[i]->shift);
+                        return errbuf_fail(err, errlen, "gemm: residual add shift %d outside [1, 62]", f[i]->shift);
             }
             if (s->res_lo > s->res_hi || s->res_lo < lo || s->res_hi > hi || s->ldr < s->n)
-                return fail(err, errlen, "gemm: residual clamp [%d, %d] outside [%d, %d]",
+                return errbuf_fail(err, errlen, "gemm: residual clamp [%d, %d] outside [%d, %d]",
                             s->res_lo, s->res_hi, lo, hi);
             lo = -128, hi = 255;
         }
         if (s->qmin > s->qmax || s->qmin < lo || s->qmax > hi)
-            return fail(err, errlen, "gemm: clamp [%d, %d] outside the output range [%d, %d]",
+            return errbuf_fail(err, errlen, "gemm: clamp [%d, %d] outside the output range [%d, %d]",
                         s->qmin, s->qmax, lo, hi);
         if (s->epilogue == CG_GEMM_EPI_REQUANT_FLOAT) {
             if (!s->mult)
-                return fail(err, errlen, "gemm: float requantize needs multipliers");
+                return errbuf_fail(err, errlen, "gemm: float requantize needs multipliers");
             for (int64_t n = 0; n < s->n; n++)
                 if (!isfinite(s->mult[n]))
-                    return fail(err, errlen, "gemm: multiplier of channel %lld not finite",
+                    return errbuf_fail(err, errlen, "gemm: multiplier of channel %lld not finite",
                                 (long long)n);
         } else {
             if (!s->fixed_mult || !s->fixed_shift)
-                return fail(err, errlen, "gemm: fixed requantize needs multipliers and shifts");
+                return errbuf_fail(err, errlen, "gemm: fixed requantize needs multipliers and shifts");
             for (int64_t n = 0; n < s->n; n++)
                 if (s->fixed_shift[n] < 1 || s->fixed_shift[n] > 62)
-                    return fail(err, errlen, "gemm: shift %d (channel %lld) outside [1, 62]",
+                    return errbuf_fail(err, errlen, "gemm: shift %d (channel %lld) outside [1, 62]",
                                 s->fixed_shift[n], (long long)n);
         }
         break;
     }
     if (p->mr < 1 || p->mr > 16 || p->nv < 1 || p->nv > 8 || p->kunroll < 1 || p->kunroll > 64)
-        return fail(err, errlen, "gemm: tile mr=%d nv=%d kunroll=%d out of range", p->mr, p->nv,
+        return errbuf_fail(err, errlen, "gemm: tile mr=%d nv=%d kunroll=%d out of range", p->mr, p->nv,
                     p->kunroll);
     if (p->apack == APACK_PAIRS && (p->mr & (p->mr - 1)) != 0) /* row pairs */
-        return fail(err, errlen, "gemm: %s needs a power-of-two row tile, got %d",
+        return errbuf_fail(err, errlen, "gemm: %s needs a power-of-two row tile, got %d",
                     p->uk->name, p->mr);
     if (p->mr * p->nv > 32)
-        return fail(err, errlen, "gemm: tile %dx%d has more than 32 accumulators", p->mr, p->nv);
+        return errbuf_fail(err, errlen, "gemm: tile %dx%d has more than 32 accumulators", p->mr, p->nv);
     return true;
 }
 
@@ -159,9 +149,9 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
 {
     memset(p, 0, sizeof *p);
     if ((unsigned)isa >= CG_GEMM_ISA_COUNT)
-        return fail(err, errlen, "gemm: bad ISA variant %d", (int)isa);
+        return errbuf_fail(err, errlen, "gemm: bad ISA variant %d", (int)isa);
     if (!cg_gemm_isa_supported(t, isa))
-        return fail(err, errlen, "gemm: target %s (%s) cannot run the %s kernel", t->triple,
+        return errbuf_fail(err, errlen, "gemm: target %s (%s) cannot run the %s kernel", t->triple,
                     t->cpu, cg_gemm_isa_name(isa));
     p->isa = isa;
     p->uk = gemm_uk(isa);
@@ -206,7 +196,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     if (s->tile.mc > 0)
         mc = round_up(s->tile.mc, p->mr);
     if (mc > (1 << 20))
-        return fail(err, errlen, "gemm: cache block of %lld rows too large", (long long)mc);
+        return errbuf_fail(err, errlen, "gemm: cache block of %lld rows too large", (long long)mc);
     p->mc = (int)mc;
     p->apack_bytes = p->apack == APACK_NONE   ? 0
                      : p->apack == APACK_PAIRS ? (mc + 1) / 2 * p->a_row_bytes
@@ -239,7 +229,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     p->zb = calloc((size_t)p->npad, sizeof *p->zb);
     if (!p->bpack || !p->cb || !p->zb) {
         gemm_plan_free(p);
-        return fail(err, errlen, "gemm: out of memory");
+        return errbuf_fail(err, errlen, "gemm: out of memory");
     }
     if (!s->b_runtime) /* else packed at run time (pack_rt.c) */
         pack_b(p, s);
@@ -265,7 +255,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         p->mult = calloc((size_t)p->npad, sizeof *p->mult);
         if (!p->mult) {
             gemm_plan_free(p);
-            return fail(err, errlen, "gemm: out of memory");
+            return errbuf_fail(err, errlen, "gemm: out of memory");
         }
         memcpy(p->mult, s->mult, (size_t)s->n * sizeof *p->mult);
         int64_t lo = (int64_t)s->qmin - s->zo, hi = (int64_t)s->qmax - s->zo;
@@ -276,7 +266,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         p->fx_shift = calloc((size_t)p->npad, sizeof(int64_t));
         if (!p->fx_mult || !p->fx_round || !p->fx_shift) {
             gemm_plan_free(p);
-            return fail(err, errlen, "gemm: out of memory");
+            return errbuf_fail(err, errlen, "gemm: out of memory");
         }
         for (int64_t n = 0; n < p->npad; n++) {
             int32_t sh = n < s->n ? s->fixed_shift[n] : 1;
@@ -289,7 +279,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         p->fbias = s->fbias ? calloc((size_t)p->npad, sizeof *p->fbias) : NULL;
         if (!p->scale || (s->fbias && !p->fbias)) {
             gemm_plan_free(p);
-            return fail(err, errlen, "gemm: out of memory");
+            return errbuf_fail(err, errlen, "gemm: out of memory");
         }
         memcpy(p->scale, s->scale, (size_t)s->n * sizeof *p->scale);
         if (s->fbias)

@@ -133,8 +133,6 @@ void cg_fn_attrs(Kb *k, LLVMValueRef fn);
 
 /* s (a scalar) in all n lanes */
 LLVMValueRef cg_vsplat(Kb *k, LLVMValueRef s, unsigned n);
-/* [qmin, qmax] of q narrowed by n's "clamp" attribute (a folded Relu/Clip), if any */
-void cg_clamp(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi);
 
 /* ---- rows split across the host's parallel-for hook ----
  * cg_par_begin moves emission into a new function body(ptr ctx, i64 begin, i64 end) whose loop
@@ -160,16 +158,10 @@ void cg_nest_begin(Kb *k, CgNest *ns, const int64_t *dims, int r, int nops,
                    const int64_t (*st)[IR_MAX_RANK], LLVMValueRef *idx);
 void cg_nest_end(Kb *k, CgNest *ns);
 
-/* Window geometry of conv / pools over 1..3 spatial dims (missing dims padded to 1), as
- * lib/ref's ref_window. */
-typedef struct CgWin {
-    int ns;
-    int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-} CgWin;
+/* Window geometry of conv / pools over 1..3 spatial dims (missing dims padded to 1): lib/ir's
+ * IrWindow (geometry.c), the one shared with lib/ref. cg_window reports why not at n. */
+typedef IrWindow CgWin;
 bool cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w);
-/* The same without a diagnostic: false with the reason in why. */
-bool cg_window_geo(Graph *g, Node *n, const Type *x, const Type *y, const int64_t *kernel,
-                   CgWin *w, char *why, size_t whylen);
 /* Index into CgWin's arrays of the height (1-D: the padded dim, all 1 / 0) and width of a 1-D or
  * 2-D window, for the kernels that see every window as H x W. */
 static inline int cg_win_h(const CgWin *w) { return w->ns == 2 ? 0 : 1; }

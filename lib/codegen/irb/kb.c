@@ -374,18 +374,6 @@ cg_in_range(Kb *k, LLVMValueRef v, int64_t hi)
 }
 
 void
-cg_clamp(Kb *k, Node *n, const QParams *q, int32_t *lo, int32_t *hi)
-{
-    int64_t cl[4];
-    *lo = q->qmin;
-    *hi = q->qmax;
-    if (ir_attr_ints(k->g, n, "clamp", cl, 4) == 2) {
-        *lo = (int32_t)(cl[0] > *lo ? cl[0] : *lo);
-        *hi = (int32_t)(cl[1] < *hi ? cl[1] : *hi);
-    }
-}
-
-void
 cg_nest_begin(Kb *k, CgNest *ns, const int64_t *dims, int r, int nops,
               const int64_t (*st)[IR_MAX_RANK], LLVMValueRef *idx)
 {
@@ -410,46 +398,9 @@ cg_nest_end(Kb *k, CgNest *ns)
 bool
 cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w)
 {
-    char why[128];
-    if (!cg_window_geo(k->g, n, x, y, kernel, w, why, sizeof why))
-        return cg_fail(k, n, "%s", why);
-    return true;
-}
-
-bool
-cg_window_geo(Graph *g, Node *n, const Type *x, const Type *y, const int64_t *kernel, CgWin *w,
-              char *why, size_t whylen)
-{
-    int ns = x->rank - 2;
-    if (ns < 1 || ns > 3) {
-        snprintf(why, whylen, "%d spatial dimensions are not supported (1 to 3)", ns);
-        return false;
-    }
-    const char *ap = ir_attr_string(g, n, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") != 0) {
-        snprintf(why, whylen, "auto_pad=%.32s is not supported (explicit pads)", ap);
-        return false;
-    }
-    int64_t st[IR_MAX_RANK], dl[IR_MAX_RANK], pd[2 * IR_MAX_RANK];
-    int ks = ir_attr_ints(g, n, "strides", st, IR_MAX_RANK);
-    int kd = ir_attr_ints(g, n, "dilations", dl, IR_MAX_RANK);
-    int kp = ir_attr_ints(g, n, "pads", pd, 2 * IR_MAX_RANK);
-    if ((ks >= 0 && ks != ns) || (kd >= 0 && kd != ns) || (kp >= 0 && kp != 2 * ns)) {
-        snprintf(why, whylen, "strides/dilations/pads do not match %d spatial dimensions", ns);
-        return false;
-    }
-    w->ns = ns;
-    for (int i = 0; i < 3; i++) {
-        bool sp = i < ns;
-        w->in[i] = sp ? x->dims[2 + i] : 1;
-        w->out[i] = sp ? y->dims[2 + i] : 1;
-        w->k[i] = sp ? kernel[i] : 1;
-        w->s[i] = sp && ks >= 0 ? st[i] : 1;
-        w->d[i] = sp && kd >= 0 ? dl[i] : 1;
-        w->pb[i] = sp && kp >= 0 ? pd[i] : 0;
-        w->pe[i] = sp && kp >= 0 ? pd[ns + i] : 0;
-    }
-    return true;
+    char buf[128];
+    const char *why = ir_window(k->g, n, x, y, kernel, w, buf, sizeof buf);
+    return !why || cg_fail(k, n, "%s", why);
 }
 
 int

@@ -502,7 +502,7 @@ emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
     cg_nest_end(k, &nre);
     if (q) {
         int32_t lo, hi, zy = y->q->zp[0];
-        cg_clamp(k, n, y->q, &lo, &hi);
+        ir_clamp_range(k->g, n, y->q, &lo, &hi);
         LLVMValueRef r;
         if (cnt <= 0) {
             r = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);

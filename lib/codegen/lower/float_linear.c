@@ -191,17 +191,8 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     if (!all_f32(k, n))
         return false;
     const Type *at = vt(k, n->in[0]), *bt = vt(k, n->in[1]);
-    Type a2 = *at, b2 = *bt, batch;
-    if (at->rank == 1) {
-        a2.rank = 2;
-        a2.dims[0] = 1;
-        a2.dims[1] = at->dims[0];
-    }
-    if (bt->rank == 1) {
-        b2.rank = 2;
-        b2.dims[0] = bt->dims[0];
-        b2.dims[1] = 1;
-    }
+    Type a2, b2, batch;
+    ir_matmul_promote(at, bt, &a2, &b2);
     int64_t M = a2.dims[a2.rank - 2], K = a2.dims[a2.rank - 1], N = b2.dims[b2.rank - 1];
     if (b2.dims[b2.rank - 2] != K)
         return cg_fail(k, n, "inner dimensions differ");
@@ -506,7 +497,7 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
     for (int d = 0; d < r && ok; d++) {
         int64_t lin = xt->dims[d], lout = yt->dims[d];
         if (!linear) {
-            int64_t *t = malloc((size_t)(lout ? lout : 1) * sizeof(int64_t));
+            int64_t *t = xmalloc((size_t)(lout ? lout : 1) * sizeof(int64_t));
             if (!t)
                 return cg_fail(k, n, "out of memory");
             for (int64_t o = 0; o < lout; o++)
@@ -517,8 +508,8 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
         }
         if (ir_resize_identity(&rs, d, lin, lout))
             continue;
-        int64_t *i0 = malloc((size_t)lout * sizeof(int64_t)), *i1 = malloc((size_t)lout * sizeof(int64_t));
-        double *tt = malloc((size_t)lout * sizeof(double)), *om = malloc((size_t)lout * sizeof(double));
+        int64_t *i0 = xmalloc((size_t)lout * sizeof(int64_t)), *i1 = xmalloc((size_t)lout * sizeof(int64_t));
+        double *tt = xmalloc((size_t)lout * sizeof(double)), *om = xmalloc((size_t)lout * sizeof(double));
         ok = i0 && i1 && tt && om;
         for (int64_t o = 0; ok && o < lout; o++) {
             ir_resize_linear_src(&rs, d, o, lin, lout, &i0[o], &i1[o], &tt[o]);
@@ -551,7 +542,7 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
             all = ir_resize_inside(&rs, d, o, lin, lout);
         if (all)
             continue;
-        uint8_t *m = malloc((size_t)lout);
+        uint8_t *m = xmalloc((size_t)lout);
         if (!m)
             return cg_fail(k, n, "out of memory");
         for (int64_t o = 0; o < lout; o++)

@@ -109,10 +109,10 @@ wo_pack(Kb *k, Node *n, const WoPlan *p, LLVMValueRef *gw, LLVMValueRef *gs, LLV
     const Tensor *w = operand_const(k, n, 1), *s = operand_const(k, n, 2);
     const Tensor *z = operand_const(k, n, 3), *b = operand_const(k, n, 4);
     size_t nw = (size_t)(p->P * p->K * p->NR), ns = (size_t)(p->P * p->G * p->NR);
-    uint8_t *pw = calloc(nw ? nw : 1, 1);
-    float *ps = calloc(ns ? ns : 1, sizeof *ps);
-    int32_t *pz = p->zp ? calloc(ns ? ns : 1, sizeof *pz) : NULL;
-    float *pb = p->bias ? calloc((size_t)(p->P * p->NR) + 1, sizeof *pb) : NULL;
+    uint8_t *pw = xcalloc(nw ? nw : 1, 1);
+    float *ps = xcalloc(ns ? ns : 1, sizeof *ps);
+    int32_t *pz = p->zp ? xcalloc(ns ? ns : 1, sizeof *pz) : NULL;
+    float *pb = p->bias ? xcalloc((size_t)(p->P * p->NR) + 1, sizeof *pb) : NULL;
     if (!pw || !ps || (p->zp && !pz) || (p->bias && !pb)) {
         free(pw), free(ps), free(pz), free(pb);
         return cg_fail(k, n, "out of memory packing the weights");

@@ -35,8 +35,8 @@ conv_geo(Kb *k, Node *n, ConvGeo *c)
         return cg_fail(k, n, "only 1-D and 2-D convolutions are supported (rank %d)", x->rank);
     bool d1 = x->rank == 3;
     CgWin win;
-    char why[128];
-    if (!cg_window_geo(g, n, x, y, w->dims + 2, &win, why, sizeof why))
+    char buf[128];
+    if (ir_window(g, n, x, y, w->dims + 2, &win, buf, sizeof buf))
         return cg_fail(k, n, "unsupported conv attributes");
     int h = cg_win_h(&win), wd = cg_win_w(&win);
     c->N = x->dims[0];
@@ -92,10 +92,10 @@ epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e)
         return cg_fail(k, n, "unsupported quantization of the operands");
     float sx = xq->scale[0];
     size_t cnt = (size_t)(nch ? nch : 1);
-    e->mult = calloc(cnt, sizeof(float));
-    e->scale = calloc(cnt, sizeof(float));
-    e->fmult = calloc(cnt, sizeof(int32_t));
-    e->fshift = calloc(cnt, sizeof(int32_t));
+    e->mult = xcalloc(cnt, sizeof(float));
+    e->scale = xcalloc(cnt, sizeof(float));
+    e->fmult = xcalloc(cnt, sizeof(int32_t));
+    e->fshift = xcalloc(cnt, sizeof(int32_t));
     if (yt->elem == ET_I32 && !yt->q) {
         e->kind = CG_GEMM_EPI_I32;
         e->out = CG_GEMM_I32;
@@ -115,21 +115,19 @@ epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e)
     e->out = yt->elem == ET_I8 ? CG_GEMM_I8 : CG_GEMM_U8;
     e->kind = k->requant_fixed ? CG_GEMM_EPI_REQUANT_FIXED : CG_GEMM_EPI_REQUANT_FLOAT;
     e->zo = yt->q->zp[0];
-    cg_clamp(k, n, yt->q, &e->lo, &e->hi);
-    float sy = yt->q->scale[0];
-    for (int64_t m = 0; m < nch; m++) {
-        float sw = wq->scale[wq->axis >= 0 ? m : 0];
-        e->mult[m] = qn_requant_mult_f32(sx, sw, sy);
-        QnFixed f;
-        if (k->requant_fixed) {
-            if (!qn_requant_fixed_mult(sx, sw, sy, &f)) {
-                epi_free(e);
-                return cg_fail(k, n, "requantization multiplier of channel %lld is not "
-                               "representable in fixed point", (long long)m);
-            }
-            e->fmult[m] = f.mult;
-            e->fshift[m] = f.shift;
-        }
+    ir_clamp_range(k->g, n, yt->q, &e->lo, &e->hi);
+    QnFixed *fix = k->requant_fixed ? xcalloc((size_t)nch, sizeof *fix) : NULL;
+    int64_t bad = qn_requant_channels(sx, wq->scale, wq->axis >= 0 ? nch : 1, yt->q->scale[0], nch,
+                                      e->mult, fix);
+    for (int64_t m = 0; fix && m < (bad < 0 ? nch : bad); m++) {
+        e->fmult[m] = fix[m].mult;
+        e->fshift[m] = fix[m].shift;
+    }
+    free(fix);
+    if (bad >= 0) {
+        epi_free(e);
+        return cg_fail(k, n, "requantization multiplier of channel %lld is not representable in "
+                       "fixed point", (long long)bad);
     }
     return true;
 }
@@ -146,8 +144,8 @@ load_weights(Kb *k, Node *n, int64_t nch, int8_t **wout, int32_t **zout, int32_t
         return cg_fail(k, n, "weights must be i8 or u8, got %s", elem_name(w->type.elem));
     const QParams *q = w->type.q;
     size_t cnt = type_numel_unchecked(&w->type);
-    int8_t *wb = malloc(cnt ? cnt : 1);
-    int32_t *zb = malloc((size_t)(nch ? nch : 1) * sizeof(int32_t));
+    int8_t *wb = xmalloc(cnt ? cnt : 1);
+    int32_t *zb = xmalloc((size_t)(nch ? nch : 1) * sizeof(int32_t));
     int32_t *bb = NULL;
     int shift = w->type.elem == ET_U8 ? 128 : 0;
     for (size_t i = 0; i < cnt; i++)
@@ -161,7 +159,7 @@ load_weights(Kb *k, Node *n, int64_t nch, int8_t **wout, int32_t **zout, int32_t
             free(zb);
             return cg_fail(k, n, "the bias must be a constant of %lld elements", (long long)nch);
         }
-        bb = malloc((size_t)nch * sizeof(int32_t));
+        bb = xmalloc((size_t)nch * sizeof(int32_t));
         for (int64_t m = 0; m < nch; m++)
             bb[m] = (int32_t)tensor_get_i(b, (size_t)m);
     }
@@ -356,7 +354,7 @@ residual_fill(Kb *k, Node *n, const CgNodeArgs *a, CgGemmSpec *s)
     s->res_zb = ut->q->zp[0];
     s->res_sy = yt->q->scale[0];
     s->res_zy = yt->q->zp[0];
-    cg_clamp(k, q, yt->q, &s->res_lo, &s->res_hi);
+    ir_clamp_range(k->g, q, yt->q, &s->res_lo, &s->res_hi);
     if (yt->elem != ET_I8 && yt->elem != ET_U8)
         return cg_fail(k, q, "fused residual add: 8-bit result expected");
     if (k->requant_fixed) { /* the unfused kernel's constants, operands in the qadd's order */
@@ -408,7 +406,7 @@ emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi 
     cg_nhwc_reorder_weights(c, w);
     int8_t *wp = w;
     if (lda != c->K) { /* K padded (cg_nhwc_lda): zero weights against zero-point bytes of A */
-        wp = calloc((size_t)(c->M * lda), 1);
+        wp = xcalloc((size_t)(c->M * lda), 1);
         if (!wp)
             return cg_fail(k, n, "out of memory");
         for (int64_t m = 0; m < c->M; m++)
@@ -596,7 +594,7 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     int64_t ns = (N / P + 63) / 64 * 64;
     LLVMValueRef gf[MATMUL_SLICES];
     int64_t coff[MATMUL_SLICES];
-    int8_t *wsl = P > 1 ? malloc((size_t)(K * ns)) : NULL;
+    int8_t *wsl = P > 1 ? xmalloc((size_t)(K * ns)) : NULL;
     if (P > 1 && !wsl)
         ok = cg_fail(k, n, "out of memory");
     for (int p = 0; p < P && ok; p++) {

@@ -56,7 +56,7 @@ void
 cg_nhwc_reorder_weights(const ConvGeo *c, int8_t *w)
 {
     int64_t K = c->K, HW = c->KH * c->KW;
-    int8_t *row = malloc((size_t)(K ? K : 1));
+    int8_t *row = xmalloc((size_t)(K ? K : 1));
     for (int64_t m = 0; m < c->M; m++) {
         int8_t *wm = w + m * K;
         for (int64_t ci = 0; ci < c->C; ci++)

@@ -41,8 +41,8 @@ qe_init(Kb *k, Node *n, int64_t nch, int64_t wmod, Qe *e)
     e->ye = yt->elem;
     float sx = xq->scale[0];
     size_t cnt = (size_t)(nch > 0 ? nch : 1);
-    float *mult = calloc(cnt, sizeof(float));
-    int64_t *fm = calloc(cnt, sizeof(int64_t)), *fs = calloc(cnt, sizeof(int64_t));
+    float *mult = xcalloc(cnt, sizeof(float));
+    int64_t *fm = xcalloc(cnt, sizeof(int64_t)), *fs = xcalloc(cnt, sizeof(int64_t));
     bool ok = mult && fm && fs;
     if (!ok) {
         cg_fail(k, n, "out of memory");
@@ -57,22 +57,18 @@ qe_init(Kb *k, Node *n, int64_t nch, int64_t wmod, Qe *e)
     } else {
         e->kind = k->requant_fixed ? QE_FIXED : QE_FLOAT;
         e->zy = yt->q->zp[0];
-        cg_clamp(k, n, yt->q, &e->lo, &e->hi);
-        float sy = yt->q->scale[0];
-        for (int64_t m = 0; ok && m < nch; m++) {
-            float sw = wq->scale[wq->axis >= 0 ? m % wmod : 0];
-            mult[m] = qn_requant_mult_f32(sx, sw, sy);
-            QnFixed f;
-            if (k->requant_fixed) {
-                if (!qn_requant_fixed_mult(sx, sw, sy, &f))
-                    ok = cg_fail(k, n, "requantization multiplier of channel %lld is not "
-                                 "representable in fixed point", (long long)m);
-                else {
-                    fm[m] = f.mult;
-                    fs[m] = f.shift;
-                }
-            }
+        ir_clamp_range(k->g, n, yt->q, &e->lo, &e->hi);
+        QnFixed *fix = k->requant_fixed ? xcalloc(cnt, sizeof *fix) : NULL;
+        int64_t bad = qn_requant_channels(sx, wq->scale, wq->axis >= 0 ? wmod : 1,
+                                          yt->q->scale[0], nch, mult, fix);
+        for (int64_t m = 0; fix && m < (bad < 0 ? nch : bad); m++) {
+            fm[m] = fix[m].mult;
+            fs[m] = fix[m].shift;
         }
+        free(fix);
+        if (bad >= 0)
+            ok = cg_fail(k, n, "requantization multiplier of channel %lld is not representable "
+                         "in fixed point", (long long)bad);
     }
     if (ok) {
         e->mult = cg_const_bytes(k, mult, cnt * sizeof(float), "mult");
@@ -237,17 +233,8 @@ emit_qmatmul(Kb *k, Node *n, const CgNodeArgs *a)
     const Type *at = &ir_value(g, n->in[0])->type, *bt = &ir_value(g, n->in[1])->type;
     if (!at->q || !bt->q || !elem_is_int(at->elem) || !elem_is_int(bt->elem))
         return cg_fail(k, n, "operands must be quantized integers");
-    Type a2 = *at, b2 = *bt;
-    if (at->rank == 1) {
-        a2.rank = 2;
-        a2.dims[0] = 1;
-        a2.dims[1] = at->dims[0];
-    }
-    if (bt->rank == 1) {
-        b2.rank = 2;
-        b2.dims[0] = bt->dims[0];
-        b2.dims[1] = 1;
-    }
+    Type a2, b2;
+    ir_matmul_promote(at, bt, &a2, &b2);
     int64_t M = a2.dims[a2.rank - 2], K = a2.dims[a2.rank - 1], N = b2.dims[b2.rank - 1];
     if (b2.dims[b2.rank - 2] != K)
         return cg_fail(k, n, "inner dimensions %lld and %lld differ", (long long)K,

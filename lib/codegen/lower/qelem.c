@@ -125,7 +125,7 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
     if (!per_tensor(y->q))
         return cg_fail(k, n, "the result must be per-tensor quantized");
     int32_t lo, hi;
-    cg_clamp(k, n, y->q, &lo, &hi);
+    ir_clamp_range(k->g, n, y->q, &lo, &hi);
     CgElemFixed fx;
     if (k->requant_fixed && !cg_elem_fixed(k, n, &fx))
         return false;

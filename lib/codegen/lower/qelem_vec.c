@@ -161,7 +161,7 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
         e.t[j] = &ir_value(g, n->in[j])->type;
         e.scalar[j] = type_numel_unchecked(e.t[j]) == 1 && type_numel_unchecked(e.y) != 1;
     }
-    cg_clamp(k, n, e.y->q, &e.lo, &e.hi);
+    ir_clamp_range(k->g, n, e.y->q, &e.lo, &e.hi);
     e.fixed = k->requant_fixed;
     if (e.fixed && !cg_elem_fixed(k, n, &e.fx))
         return false;

@@ -60,17 +60,8 @@ rt_geo(Kb *k, Node *n, RtGeo *r)
     bool yq8 = yt->q && yt->q->axis < 0 && is8(yt->elem);
     if (!yq8 && !((yt->elem == ET_I32 || yt->elem == ET_F32) && !yt->q))
         return false;
-    Type a2 = *at, b2 = *bt;
-    if (at->rank == 1) {
-        a2.rank = 2;
-        a2.dims[0] = 1;
-        a2.dims[1] = at->dims[0];
-    }
-    if (bt->rank == 1) {
-        b2.rank = 2;
-        b2.dims[0] = bt->dims[0];
-        b2.dims[1] = 1;
-    }
+    Type a2, b2;
+    ir_matmul_promote(at, bt, &a2, &b2);
     r->M = a2.dims[a2.rank - 2];
     r->K = a2.dims[a2.rank - 1];
     r->N = b2.dims[b2.rank - 1];
@@ -170,7 +161,7 @@ rt_init(Kb *k, Node *n, Rt *t)
     const Type *bt = &ir_value(k->g, n->in[1])->type;
     if (!cg_epi_init(k, n, t->geo.N, bt->q->axis >= 0 ? bt->q->axis : 0, &t->epi))
         return false; /* not after rt_geo's checks */
-    t->zb = malloc((size_t)t->geo.N * sizeof *t->zb);
+    t->zb = xmalloc((size_t)t->geo.N * sizeof *t->zb);
     if (!t->zb || !rt_spec(k, n, &t->geo, &t->epi, t->zb, &t->spec, &t->rb) ||
         (t->scratch = scratch_of(k, &t->geo, &t->spec, &t->bpack, &t->cbb)) < 0) {
         rt_free(t);

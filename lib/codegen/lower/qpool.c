@@ -76,7 +76,7 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
     if (!is_max) {
         if (!(x->q && x->q->axis < 0) || !(y->q && y->q->axis < 0)) /* per-tensor */
             return cg_fail(k, n, "qavgpool needs per-tensor quantized operands");
-        cg_clamp(k, n, y->q, &lo, &hi);
+        ir_clamp_range(k->g, n, y->q, &lo, &hi);
     }
     /* --requant=fixed: qn_qavg_fixed with the multiplier of the window's divisor, from a
      * table over every divisor 1..KH*KW (a global pool: its one divisor), as lib/ref */

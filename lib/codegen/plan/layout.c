@@ -93,7 +93,7 @@ cg_layout_plan(Kb *k)
 {
     Graph *g = k->g;
     uint32_t nval = g->values.len, nn = g->nodes.len;
-    uint8_t *f = calloc(nval ? nval : 1, 1);
+    uint8_t *f = xcalloc(nval ? nval : 1, 1);
     if (!f)
         return NULL;
     for (uint32_t i = 1; i < nn; i++) {

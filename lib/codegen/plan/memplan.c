@@ -49,9 +49,9 @@ cmp_placed(const void *pa, const void *pb)
 int64_t
 cg_memplan(CgMemReq *reqs, size_t n)
 {
-    Ord *ord = malloc((n ? n : 1) * sizeof *ord);
-    Placed *pl = malloc((n ? n : 1) * sizeof *pl);
-    Placed *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    Ord *ord = xmalloc((n ? n : 1) * sizeof *ord);
+    Placed *pl = xmalloc((n ? n : 1) * sizeof *pl);
+    Placed *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
     if (!ord || !pl || !tmp) {
         free(ord);
         free(pl);

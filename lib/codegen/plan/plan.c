@@ -26,7 +26,7 @@ cg_value_bytes(Graph *g, ValueId v)
 static void *
 plan_calloc(size_t n, size_t size)
 {
-    return qdqc_alloc_fails() ? NULL : calloc(n, size);
+    return try_calloc(n, size);
 }
 
 void

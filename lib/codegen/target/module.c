@@ -2,6 +2,8 @@
  * by the kernel emitters and their tests (see target/module.h). No global state. */
 #include "codegen/target/module.h"
 
+#include "support/support.h"
+
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
@@ -17,23 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void
-set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* Consumes e; copies its message into err. */
 static void
 take_error(LLVMErrorRef e, const char *what, char *err, size_t errlen)
 {
     char *msg = LLVMGetErrorMessage(e);
-    set_err(err, errlen, "%s: %s", what, msg ? msg : "?");
+    errbuf_fail(err, errlen, "%s: %s", what, msg ? msg : "?");
     LLVMDisposeErrorMessage(msg);
 }
 
@@ -71,7 +62,7 @@ cg_module_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *passe
 {
     char *msg = NULL;
     if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-        set_err(err, errlen, "invalid IR: %s", msg ? msg : "?");
+        errbuf_fail(err, errlen, "invalid IR: %s", msg ? msg : "?");
         LLVMDisposeMessage(msg);
         return false;
     }
@@ -97,7 +88,7 @@ cg_module_emit_file(LLVMModuleRef mod, LLVMTargetMachineRef tm, bool as_asm, con
     char *msg = NULL;
     if (LLVMTargetMachineEmitToFile(tm, mod, path, as_asm ? LLVMAssemblyFile : LLVMObjectFile,
                                     &msg)) {
-        set_err(err, errlen, "cannot write '%s': %s", path, msg ? msg : "?");
+        errbuf_fail(err, errlen, "cannot write '%s': %s", path, msg ? msg : "?");
         LLVMDisposeMessage(msg);
         return false;
     }
@@ -110,7 +101,7 @@ cg_module_emit_asm(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t
     char *msg = NULL;
     LLVMMemoryBufferRef buf = NULL;
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf)) {
-        set_err(err, errlen, "cannot emit assembly: %s", msg ? msg : "?");
+        errbuf_fail(err, errlen, "cannot emit assembly: %s", msg ? msg : "?");
         LLVMDisposeMessage(msg);
         return NULL;
     }
@@ -120,7 +111,7 @@ cg_module_emit_asm(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t
         memcpy(s, LLVMGetBufferStart(buf), n);
         s[n] = 0;
     } else {
-        set_err(err, errlen, "out of memory");
+        errbuf_fail(err, errlen, "out of memory");
     }
     LLVMDisposeMemoryBuffer(buf);
     return s;
@@ -160,7 +151,7 @@ cg_jit_create(const CgTarget *t, char *err, size_t errlen)
     CgJit *j = calloc(1, sizeof *j);
     if (!j) {
         LLVMDisposeTargetMachine(tm);
-        set_err(err, errlen, "out of memory");
+        errbuf_fail(err, errlen, "out of memory");
         return NULL;
     }
     /* The builder takes the JTMB, which took the TargetMachine. */

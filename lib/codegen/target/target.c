@@ -8,6 +8,8 @@
  */
 #include "codegen/target/target.h"
 
+#include "support/support.h"
+
 #include <llvm-c/Core.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
@@ -18,17 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void
-set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static void
 init_backends_once(void)
@@ -238,7 +229,7 @@ apply_feature_list(bool *f, bool x86, const char *list, const char *host_feats, 
         if (len > 0) {
             char sign = p[0];
             if ((sign != '+' && sign != '-') || len < 2) {
-                set_err(err, errlen, "feature '%.*s' must start with '+' or '-'", (int)len, p);
+                errbuf_fail(err, errlen, "feature '%.*s' must start with '+' or '-'", (int)len, p);
                 return false;
             }
             const char *name = p + 1;
@@ -262,7 +253,7 @@ apply_feature_list(bool *f, bool x86, const char *list, const char *host_feats, 
                     }
                 }
                 if (!known) {
-                    set_err(err, errlen, "unknown feature '%.*s' for %s", (int)nlen, name,
+                    errbuf_fail(err, errlen, "unknown feature '%.*s' for %s", (int)nlen, name,
                             x86 ? "x86-64" : "aarch64");
                     return false;
                 }
@@ -305,7 +296,7 @@ set_triple(CgTarget *t, const char *triple, char *err, size_t errlen)
             triple = shorthand[i][1];
     char *norm = LLVMNormalizeTargetTriple(triple);
     if (strlen(norm) >= sizeof t->triple) {
-        set_err(err, errlen, "target triple too long: '%s'", triple);
+        errbuf_fail(err, errlen, "target triple too long: '%s'", triple);
         LLVMDisposeMessage(norm);
         return false;
     }
@@ -314,14 +305,14 @@ set_triple(CgTarget *t, const char *triple, char *err, size_t errlen)
     t->x86 = strncmp(t->triple, "x86_64-", 7) == 0;
     t->aarch64 = strncmp(t->triple, "aarch64-", 8) == 0 || strncmp(t->triple, "arm64-", 6) == 0;
     if (!t->x86 && !t->aarch64) {
-        set_err(err, errlen, "unsupported target '%s': qdqc targets x86_64 and aarch64 (a triple "
+        errbuf_fail(err, errlen, "unsupported target '%s': qdqc targets x86_64 and aarch64 (a triple "
                 "such as x86_64-linux-gnu, or just x86_64, aarch64, arm64)", triple);
         return false;
     }
     LLVMTargetRef tgt;
     char *msg = NULL;
     if (LLVMGetTargetFromTriple(t->triple, &tgt, &msg)) {
-        set_err(err, errlen, "no LLVM target for '%s': %s", t->triple, msg ? msg : "?");
+        errbuf_fail(err, errlen, "no LLVM target for '%s': %s", t->triple, msg ? msg : "?");
         LLVMDisposeMessage(msg);
         return false;
     }
@@ -341,7 +332,7 @@ cg_target_host(CgTarget *t, char *err, size_t errlen)
     char *feats = LLVMGetHostCPUFeatures();
     char *cpu = LLVMGetHostCPUName();
     if (strlen(feats) >= sizeof t->features || strlen(cpu) >= sizeof t->cpu) {
-        set_err(err, errlen, "host feature string or CPU name too long");
+        errbuf_fail(err, errlen, "host feature string or CPU name too long");
         LLVMDisposeMessage(feats);
         LLVMDisposeMessage(cpu);
         return false;
@@ -355,7 +346,7 @@ cg_target_host(CgTarget *t, char *err, size_t errlen)
         for (size_t i = 0; i < sizeof cpu_table / sizeof cpu_table[0]; i++)
             known |= cpu_table[i].x86 == t->x86 && strcmp(cpu_table[i].name, fake) == 0;
         if (!known) {
-            set_err(err, errlen, "QDQC_HOST_CPU='%.63s' is not a CPU qdqc knows for %s "
+            errbuf_fail(err, errlen, "QDQC_HOST_CPU='%.63s' is not a CPU qdqc knows for %s "
                     "(docs/targets.md)", fake, t->x86 ? "x86-64" : "aarch64");
             LLVMDisposeMessage(feats);
             LLVMDisposeMessage(cpu);
@@ -392,7 +383,7 @@ cg_target_parse(CgTarget *t, const char *triple, const char *mcpu, const char *m
             return false;
     } else {
         if (!have_host) {
-            set_err(err, errlen, "%s", herr);
+            errbuf_fail(err, errlen, "%s", herr);
             return false;
         }
         strcpy(t->triple, host.triple);
@@ -406,7 +397,7 @@ cg_target_parse(CgTarget *t, const char *triple, const char *mcpu, const char *m
     const char *cpu = (mcpu && *mcpu) ? mcpu : "generic";
     if (strcmp(cpu, "native") == 0) {
         if (!same_arch) {
-            set_err(err, errlen, "-mcpu=native needs a target of the host's architecture");
+            errbuf_fail(err, errlen, "-mcpu=native needs a target of the host's architecture");
             return false;
         }
         strcpy(t->cpu, host.cpu);
@@ -426,7 +417,7 @@ cg_target_parse(CgTarget *t, const char *triple, const char *mcpu, const char *m
             if (cpu_table[i].x86 == t->x86 && strcmp(cpu_table[i].name, cpu) == 0)
                 ci = &cpu_table[i];
         if (!ci) {
-            set_err(err, errlen, "unknown cpu '%s' for %s (see docs/targets.md for the list)",
+            errbuf_fail(err, errlen, "unknown cpu '%s' for %s (see docs/targets.md for the list)",
                     cpu, t->x86 ? "x86-64" : "aarch64");
             return false;
         }
@@ -448,7 +439,7 @@ cg_target_parse(CgTarget *t, const char *triple, const char *mcpu, const char *m
             return false;
         size_t used = strlen(t->features);
         if (used + 1 + strlen(mattr) >= sizeof t->features) {
-            set_err(err, errlen, "feature string too long");
+            errbuf_fail(err, errlen, "feature string too long");
             return false;
         }
         snprintf(t->features + used, sizeof t->features - used, "%s%s", used ? "," : "", mattr);
@@ -464,7 +455,7 @@ cg_target_machine_create(const CgTarget *t, LLVMTargetMachineRef *out, char *err
     LLVMTargetRef tgt;
     char *msg = NULL;
     if (LLVMGetTargetFromTriple(t->triple, &tgt, &msg)) {
-        set_err(err, errlen, "no LLVM target for '%s': %s", t->triple, msg ? msg : "?");
+        errbuf_fail(err, errlen, "no LLVM target for '%s': %s", t->triple, msg ? msg : "?");
         LLVMDisposeMessage(msg);
         return false;
     }
@@ -472,7 +463,7 @@ cg_target_machine_create(const CgTarget *t, LLVMTargetMachineRef *out, char *err
         LLVMCreateTargetMachine(tgt, t->triple, t->cpu[0] ? t->cpu : "generic", t->features,
                                 LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelDefault);
     if (!tm) {
-        set_err(err, errlen, "cannot create a target machine for '%s'", t->triple);
+        errbuf_fail(err, errlen, "cannot create a target machine for '%s'", t->triple);
         return false;
     }
     *out = tm;
