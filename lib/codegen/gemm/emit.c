@@ -417,7 +417,7 @@ gen_init(Gen *g, LLVMModuleRef mod, const CgGemmSpec *s, const GemmPlan *plan)
 /* Add the function `name` with the GEMM's signature (plus, when `shared`, a last parameter: the
  * instance's constants, GEMM_NCONST pointers) and its attributes; g->fn and g->arg_*. */
 static void
-add_gemm_function(Gen *g, const CgTarget *t, CgGemmIsa isa, const char *name, bool shared)
+add_gemm_function(Gen *g, const CgTarget *t, const char *name, bool shared)
 {
     const CgGemmSpec *s = g->s;
     unsigned np = s->b_runtime ? 6 : s->residual ? 5 : 4; /* b_runtime: packed B, cb */
@@ -706,7 +706,7 @@ cg_gemm_emit_shared(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const C
             sh = &cache->e[i];
     if (!sh) {
         /* the first GEMM of its kind: its own body, as without a cache */
-        add_gemm_function(g, t, isa, name, false);
+        add_gemm_function(g, t, name, false);
         add_gemm_constants(g, name);
         emit_gemm_body(g, false);
         if (key && cache->n == cache->cap) {
@@ -738,7 +738,7 @@ cg_gemm_emit_shared(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const C
         size_t flen;
         const char *fname = LLVMGetValueName2(sh->first, &flen);
         snprintf(bname, sizeof bname, "%.*s.shared", (int)flen, fname);
-        add_gemm_function(g, t, isa, bname, true);
+        add_gemm_function(g, t, bname, true);
         LLVMSetLinkage(g->fn, LLVMInternalLinkage);
         LLVMAddAttributeAtIndex(g->fn, LLVMAttributeFunctionIndex,
                                 LLVMCreateEnumAttribute(g->c, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
@@ -754,7 +754,7 @@ cg_gemm_emit_shared(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const C
         emit_wrapper(&fg, sh->body, sh->consts, first_name);
     }
     /* this instance: its constants and a function that calls the shared body with them */
-    add_gemm_function(g, t, isa, name, false);
+    add_gemm_function(g, t, name, false);
     add_gemm_constants(g, name);
     LLVMValueRef consts[GEMM_NCONST];
     for (int i = 0; i < GEMM_NCONST; i++)
