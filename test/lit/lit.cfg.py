@@ -7,7 +7,12 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".qir", ".test", ".c", ".py", ".mlir"]
 config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(config.qdqc_obj_root, "test", "lit")
+# Under QDQC_HOST_CPU (the ctests lit.host-CPU, which rerun codegen/ and regress/ while the
+# plain `lit` ctest may be running) each CPU gets its own Output tree: two runs of one test in
+# one %t directory delete each other's files.
+_host_cpu = os.environ.get("QDQC_HOST_CPU", "")
+config.test_exec_root = os.path.join(config.qdqc_obj_root, "test",
+                                     "lit-host-" + _host_cpu if _host_cpu else "lit")
 
 path = os.pathsep.join([config.qdqc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.environment["PATH"] = path
