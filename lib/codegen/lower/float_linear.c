@@ -498,8 +498,6 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
         int64_t lin = xt->dims[d], lout = yt->dims[d];
         if (!linear) {
             int64_t *t = xmalloc((size_t)(lout ? lout : 1) * sizeof(int64_t));
-            if (!t)
-                return cg_fail(k, n, "out of memory");
             for (int64_t o = 0; o < lout; o++)
                 t[o] = ir_resize_nearest_src(&rs, d, o, lin, lout);
             tabs[d] = cg_const_bytes(k, t, (size_t)(lout ? lout : 1) * sizeof(int64_t), "rz");
@@ -543,8 +541,6 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
         if (all)
             continue;
         uint8_t *m = xmalloc((size_t)lout);
-        if (!m)
-            return cg_fail(k, n, "out of memory");
         for (int64_t o = 0; o < lout; o++)
             m[o] = ir_resize_inside(&rs, d, o, lin, lout);
         inside[d] = cg_const_bytes(k, m, (size_t)lout, "rzin");

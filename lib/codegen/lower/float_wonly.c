@@ -113,10 +113,6 @@ wo_pack(Kb *k, Node *n, const WoPlan *p, LLVMValueRef *gw, LLVMValueRef *gs, LLV
     float *ps = xcalloc(ns ? ns : 1, sizeof *ps);
     int32_t *pz = p->zp ? xcalloc(ns ? ns : 1, sizeof *pz) : NULL;
     float *pb = p->bias ? xcalloc((size_t)(p->P * p->NR) + 1, sizeof *pb) : NULL;
-    if (!pw || !ps || (p->zp && !pz) || (p->bias && !pb)) {
-        free(pw), free(ps), free(pz), free(pb);
-        return cg_fail(k, n, "out of memory packing the weights");
-    }
     const uint8_t *wd = w->data;
     const float *sd = s->data;
     for (int64_t pp = 0; pp < p->P; pp++)

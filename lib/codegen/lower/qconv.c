@@ -407,8 +407,6 @@ emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi 
     int8_t *wp = w;
     if (lda != c->K) { /* K padded (cg_nhwc_lda): zero weights against zero-point bytes of A */
         wp = xcalloc((size_t)(c->M * lda), 1);
-        if (!wp)
-            return cg_fail(k, n, "out of memory");
         for (int64_t m = 0; m < c->M; m++)
             memcpy(wp + m * lda, w + m * c->K, (size_t)c->K);
     }
@@ -595,8 +593,6 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef gf[MATMUL_SLICES];
     int64_t coff[MATMUL_SLICES];
     int8_t *wsl = P > 1 ? xmalloc((size_t)(K * ns)) : NULL;
-    if (P > 1 && !wsl)
-        ok = cg_fail(k, n, "out of memory");
     for (int p = 0; p < P && ok; p++) {
         int64_t n0 = p * ns, nw = p == P - 1 ? N - n0 : ns;
         CgGemmSpec sp = s;

@@ -43,10 +43,8 @@ qe_init(Kb *k, Node *n, int64_t nch, int64_t wmod, Qe *e)
     size_t cnt = (size_t)(nch > 0 ? nch : 1);
     float *mult = xcalloc(cnt, sizeof(float));
     int64_t *fm = xcalloc(cnt, sizeof(int64_t)), *fs = xcalloc(cnt, sizeof(int64_t));
-    bool ok = mult && fm && fs;
-    if (!ok) {
-        cg_fail(k, n, "out of memory");
-    } else if (yt->elem == ET_I32 && !yt->q) {
+    bool ok = true;
+    if (yt->elem == ET_I32 && !yt->q) {
         e->kind = QE_I32;
     } else if (yt->elem == ET_F32 && !yt->q) {
         e->kind = QE_F32;

@@ -162,7 +162,7 @@ rt_init(Kb *k, Node *n, Rt *t)
     if (!cg_epi_init(k, n, t->geo.N, bt->q->axis >= 0 ? bt->q->axis : 0, &t->epi))
         return false; /* not after rt_geo's checks */
     t->zb = xmalloc((size_t)t->geo.N * sizeof *t->zb);
-    if (!t->zb || !rt_spec(k, n, &t->geo, &t->epi, t->zb, &t->spec, &t->rb) ||
+    if (!rt_spec(k, n, &t->geo, &t->epi, t->zb, &t->spec, &t->rb) ||
         (t->scratch = scratch_of(k, &t->geo, &t->spec, &t->bpack, &t->cbb)) < 0) {
         rt_free(t);
         return false;

@@ -94,8 +94,6 @@ cg_layout_plan(Kb *k)
     Graph *g = k->g;
     uint32_t nval = g->values.len, nn = g->nodes.len;
     uint8_t *f = xcalloc(nval ? nval : 1, 1);
-    if (!f)
-        return NULL;
     for (uint32_t i = 1; i < nn; i++) {
         Node *n = ir_node(g, (NodeId){i});
         if (!n->dead && (conv_kind(g, n) || agnostic(g, n) || pool_nhwc_ok(g, n)))

@@ -52,12 +52,6 @@ cg_memplan(CgMemReq *reqs, size_t n)
     Ord *ord = xmalloc((n ? n : 1) * sizeof *ord);
     Placed *pl = xmalloc((n ? n : 1) * sizeof *pl);
     Placed *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
-    if (!ord || !pl || !tmp) {
-        free(ord);
-        free(pl);
-        free(tmp);
-        return -1;
-    }
     size_t nord = 0, npl = 0;
     for (size_t i = 0; i < n; i++) {
         reqs[i].offset = 0;
