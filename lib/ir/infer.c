@@ -407,14 +407,15 @@ INFER_FN(matmul)
 
 INFER_FN(wmatmul)
 {
-    /* x f32[..., K] times w i8/u8[K, N]: scale f32[G, N], zero point (w's type)[G, N],
+    /* x f32[..., K] times w i8/u8/i4/u4[K, N]: scale f32[G, N], zero point (w's type)[G, N],
      * bias f32[N]; G = ceil(K / block_size), 1 without block_size (docs/ir.md) */
     const Type *w = in_type(g, n, 1), *s = in_type(g, n, 2), *z = in_type(g, n, 3),
                *b = in_type(g, n, 4);
     if (x->elem != ET_F32 || x->rank < 1)
         FAIL("input must be f32 of rank >= 1, got %s of rank %d", elem_name(x->elem), x->rank);
-    if ((w->elem != ET_I8 && w->elem != ET_U8) || w->rank != 2)
-        FAIL("weight must be an i8 or u8 matrix [K, N], got %s of rank %d",
+    if ((w->elem != ET_I8 && w->elem != ET_U8 && w->elem != ET_I4 && w->elem != ET_U4) ||
+        w->rank != 2)
+        FAIL("weight must be an i8, u8, i4 or u4 matrix [K, N], got %s of rank %d",
              elem_name(w->elem), w->rank);
     int64_t kk = w->dims[0], nn = w->dims[1];
     if (x->dims[x->rank - 1] != kk)

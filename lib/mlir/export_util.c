@@ -122,8 +122,11 @@ exp_const_i(Exp *x, const char *et, int rank, const int64_t *dims, const int64_t
             sb_printf(&vals, i ? ", %lld" : "%lld", (long long)v[i]);
         sb_putc(&vals, ']');
     } else {
-        int bytes = !strcmp(et, "i8") || !strcmp(et, "i1") ? 1 : !strcmp(et, "i16") ? 2
-                    : !strcmp(et, "i32")                 ? 4 : 8;
+        /* MLIR's dense hex storage pads sub-byte integers to a byte: an i4 element is one
+         * byte (it was written as 8 bytes, which the verifier rejects) */
+        int bytes = !strcmp(et, "i8") || !strcmp(et, "i1") || !strcmp(et, "i4") ? 1
+                    : !strcmp(et, "i16")                                         ? 2
+                    : !strcmp(et, "i32")                                         ? 4 : 8;
         sb_puts(&vals, "\"0x");
         for (size_t i = 0; i < n; i++)
             for (int k = 0; k < bytes; k++)

@@ -1,5 +1,5 @@
 /* ref_wonly.c: the reference of `wmatmul` (weight-only matmul: float activations times
- * constant 8-bit weights, dequantized per column or per block of rows; docs/ir.md).
+ * constant 4- or 8-bit weights, dequantized per column or per block of rows; docs/ir.md).
  *
  * Its summation order is part of the op's definition, so that the JIT kernel
  * (lib/codegen/lower/float_wonly.c) and this loop agree bit for bit on every target: for each
@@ -29,8 +29,9 @@ ref_op_wmatmul(RefCtx *c, Node *n)
     if (!y || (ref_in(c, n, 4) && !bias))
         return false;
     const RefTensor *wt = ref_in(c, n, 1), *zt = ref_in(c, n, 3);
-    if ((wt->type.elem != ET_I8 && wt->type.elem != ET_U8) || wt->type.rank != 2) {
-        node_error(g, n, "reference interpreter: the weight must be an i8 or u8 matrix");
+    ElemType we = wt->type.elem;
+    if ((we != ET_I8 && we != ET_U8 && we != ET_I4 && we != ET_U4) || wt->type.rank != 2) {
+        node_error(g, n, "reference interpreter: the weight must be an i8, u8, i4 or u4 matrix");
         return false;
     }
     int64_t K = wt->type.dims[0], N = wt->type.dims[1];

@@ -1,13 +1,15 @@
-/* weight_only.c: a float matmul / gemm whose weight is the dequantize of a constant 8-bit
- * matrix becomes `wmatmul`, which keeps the weight as its packed integers and dequantizes it
- * in registers (docs/passes.md, docs/ir.md).
+/* weight_only.c: a float matmul / gemm whose weight is the dequantize of a constant 8-bit or
+ * 4-bit matrix becomes `wmatmul`, which keeps the weight as its packed integers (4-bit: two
+ * per byte in the kernel's constant) and dequantizes it in registers (docs/passes.md,
+ * docs/ir.md).
  * Why: when the activations stay float (weight-only quantization, or a float island such as
  * a classifier whose input has no quantizer), qdq-fold cannot make an integer op, and
  * dq-const-fold would turn the weight into an f32 constant four times its size: the kernel
  * then reads 4 bytes per weight instead of 1, and a batch-1 matmul is bound by exactly that
- * read. wmatmul reads the 8-bit weights and applies the scale once per column (or per block).
+ * read. wmatmul reads the 8-bit (or packed 4-bit) weights and applies the scale once per
+ * column (or per block).
  * Rewrites
- *   matmul(x f32[..., K], dequantize(const w i8/u8[K, N], per tensor or axis 1))
+ *   matmul(x f32[..., K], dequantize(const w i8/u8/i4/u4[K, N], per tensor or axis 1))
  *   gemm(x f32[M, K], dequantize(const w), C) with transA = 0, transB 0 or 1 (w [N, K] per
  *        tensor or axis 0: transposed at compile time), any alpha (folded into the scales)
  *        and a constant f32 C that varies only along N (beta * C becomes the bias) or none
@@ -87,7 +89,8 @@ rewrite(Graph *g, NodeId nid)
                    (d->nin > 2 && d->in[2].id && !bzp))
         return false;
     const Tensor *w = ir_const_of(g, d->in[0]);
-    if (!w || (w->type.elem != ET_I8 && w->type.elem != ET_U8) || w->type.rank != 2)
+    ElemType we = w ? w->type.elem : ET_NONE;
+    if (!w || (we != ET_I8 && we != ET_U8 && we != ET_I4 && we != ET_U4) || w->type.rank != 2)
         return false;
     const QParams *q = d->q;
     bool tb = false;

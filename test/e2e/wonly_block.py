@@ -2,14 +2,16 @@
 """wonly_block.py QDQC [--out DIR]: weight-only models end to end (issue 15 item 1), through the
 ONNX importer and the default pipeline.
 
-Models (float activations, int8/uint8 constant weights behind DequantizeLinear):
+Models (float activations, int8/uint8 or int4/uint4 constant weights behind DequantizeLinear):
   - matmul_col_i8: per-column i8 weights (axis 1), batch of rows x [2, 3, 40];
   - gemm_transb_u8: Gemm transB=1, alpha 0.5, beta 2 with a bias row C, per-row u8 weights
     with zero points (axis 0 of W [N, K] = one per output column);
   - matmul_block_i8: DequantizeLinear-21 block_size 16 along K (K = 40: a last block of 8),
     i8 with zero points per block;
   - gemm_block_u8: Gemm transB=1 with u8 weights in blocks of 8 along K (axis 1 of W [N, K]);
-  - matmul_block_along_n: blocks along N (not K): left to dq-const-fold (f32 constant).
+  - matmul_block_along_n: blocks along N (not K): left to dq-const-fold (f32 constant);
+  - matmul_block_i4, gemm_transb_u4, matmul_col_i4_batch: INT4/UINT4 weights (opset 21, packed
+    two per byte, odd element counts) blocked along K, per row of a transB Gemm, per column.
 For each: `qdqc MODEL --verify-each --emit=ir` shows a wmatmul (or, for the last, none);
 `qdqc run --engine=jit` equals `--engine=ref` bit for bit; both are within the documented bound
 (docs/numerics.md: (K + G + 1) 2^-24 sum |x w s| + bias) of a float64 numpy evaluation of the
@@ -49,11 +51,30 @@ def dq_ref(w, s, z, axis, bs):
     return (w - z.reshape(shape)) * s.astype(np.float64).reshape(shape)
 
 
-def model(name, x, w, s, z, axis, bs, gemm=None, opset=13):
-    inits = [nh.from_array(w, "w"), nh.from_array(s, "s")]
+UINT4, INT4 = 21, 22  # onnx 1.12 has no names for them: written as numbers
+
+
+def init(arr, name, bits):
+    """An initializer; 4-bit values (held one per numpy byte) packed two per byte, low nibble
+    first, as ONNX stores INT4/UINT4."""
+    if bits == 8:
+        return nh.from_array(arr, name)
+    flat = (arr.reshape(-1).astype(np.int16) & 15).astype(np.uint8)
+    if flat.size % 2:
+        flat = np.append(flat, np.uint8(0))
+    t = TP()
+    t.name = name
+    t.data_type = INT4 if arr.dtype == np.int8 else UINT4
+    t.dims.extend(arr.shape)
+    t.raw_data = (flat[0::2] | (flat[1::2] << 4)).astype(np.uint8).tobytes()
+    return t
+
+
+def model(name, x, w, s, z, axis, bs, gemm=None, opset=13, bits=8):
+    inits = [init(w, "w", bits), nh.from_array(s, "s")]
     ins = ["w", "s"]
     if z is not None:
-        inits.append(nh.from_array(z, "z"))
+        inits.append(init(z, "z", bits))
         ins.append("z")
     attrs = dict(axis=axis)
     if bs:
@@ -93,8 +114,8 @@ def run(path, x, engine):
     return np.load(os.path.join(d, "y.npy")), ""
 
 
-def case(name, x, w, s, z, axis, bs, gemm=None, want_wmatmul=True):
-    path, ref, bound = model(name, x, w, s, z, axis, bs, gemm, 21 if bs else 13)
+def case(name, x, w, s, z, axis, bs, gemm=None, want_wmatmul=True, bits=8):
+    path, ref, bound = model(name, x, w, s, z, axis, bs, gemm, 21 if bs or bits == 4 else 13, bits)
     r = subprocess.run([QDQC, path, "--verify-each", "--emit=ir"], capture_output=True, text=True)
     has = "= wmatmul" in r.stdout
     blk = ("block_size=%d" % bs) in r.stdout
@@ -111,8 +132,9 @@ def case(name, x, w, s, z, axis, bs, gemm=None, want_wmatmul=True):
 
 
 def wq(shape, dt):
-    return R.integers(-128, 128, size=shape).astype(np.int8) if dt == "i8" else \
-        R.integers(0, 256, size=shape).astype(np.uint8)
+    lo, hi, t = {"i8": (-128, 128, np.int8), "u8": (0, 256, np.uint8),
+                 "i4": (-8, 8, np.int8), "u4": (0, 16, np.uint8)}[dt]
+    return R.integers(lo, hi, size=shape).astype(t)
 
 
 def sc(shape):
@@ -128,6 +150,12 @@ case("matmul_block_i8", x2, wq((40, 24), "i8"), sc((3, 24)), R.integers(-5, 5, (
 case("gemm_block_u8", x2, wq((24, 40), "u8"), sc((24, 5)), (128 + R.integers(-9, 9, (24, 5))).astype(np.uint8), 1, 8,
      gemm=(1.0, 1.0, R.standard_normal(24).astype(np.float32)))
 case("matmul_block_along_n", x2, wq((40, 24), "i8"), sc((40, 3)), None, 1, 8, want_wmatmul=False)
+# 4-bit weights (INT4 / UINT4, opset 21): packed two per byte in the model, odd element counts
+case("matmul_block_i4", x2, wq((40, 23), "i4"), sc((3, 23)), R.integers(-2, 2, (3, 23)).astype(np.int8), 0, 16,
+     bits=4)
+case("gemm_transb_u4", x2, wq((25, 40), "u4"), sc(25), (8 + R.integers(-3, 3, 25)).astype(np.uint8), 0, 0,
+     gemm=(0.5, 2.0, R.standard_normal(25).astype(np.float32)), bits=4)
+case("matmul_col_i4_batch", x3, wq((40, 33), "i4"), sc(33), None, 1, 0, bits=4)
 
 # a blocked DequantizeLinear of a run-time value (no weight-only form) is a run-time blocked
 # dequantize (ONNX 21 import, docs/onnx.md): both engines equal numpy's (q - 0) * s exactly

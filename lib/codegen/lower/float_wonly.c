@@ -1,18 +1,23 @@
-/* float_wonly.c: `wmatmul` (float activations x constant 8-bit weights, weight-only
- * quantization; docs/ir.md) as a vector kernel that reads the weights as bytes and
- * dequantizes them in registers.
+/* float_wonly.c: `wmatmul` (float activations x constant 4- or 8-bit weights, weight-only
+ * quantization; docs/ir.md) as a vector kernel that reads the packed weights and dequantizes
+ * them in registers.
  *
  * Packing (compile time): the columns are cut into panels of NR = NV * V columns (V = f32
  * lanes of the kernel path: 16 on avx512vnni, 8 on avx2 / avxvnni, 4 on generic, neon,
  * dotprod, i8mm); panel p holds its K rows of NR bytes contiguously ([P][K][NR], the last
- * panel padded with zeros), so a panel is one sequential stream; its scales and zero points
+ * panel padded with zeros), so a panel is one sequential stream. 4-bit weights (i4, u4) are
+ * stored two per byte, [P][K][NR / 2]: byte l of the pair of vectors (2i, 2i + 1) holds column
+ * 2i·V + l in its low nibble and column (2i + 1)·V + l in its high nibble, so one load of V
+ * bytes gives both vectors with a mask or a shift (sign-extending shifts for i4) and no lane
+ * shuffle; NV is even on every path. Its scales and zero points
  * are [P][G][NR] (G blocks of block_size rows, 1 without block_size), its bias [P][NR].
  * Kernel (run time): the panels are the rows of a parallel-for (cg_par_begin: split over N).
  * In a panel, MR rows of x at a time (the rows past M repeat row M - 1, whose identical
  * results are stored twice) keep MR x NV vector accumulators in registers: for each k, NV
  * vectors of V weight bytes are sign/zero-extended to i32 (minus the zero points, if any),
  * converted to f32 and fused-multiply-added with x[m, k] broadcast; the panel's weights are
- * read once per MR rows. At the end of a block each accumulator is folded into the row's
+ * read once per MR rows (for 4-bit weights, half a byte per weight: the GEMV reads half as
+ * much). At the end of a block each accumulator is folded into the row's
  * total with one fma by the block's scales, and the bias is added once. Per lane this is
  * exactly the summation order that defines the op (lib/ref/ref_wonly.c: sequential in k per
  * column, fmaf, blocks in order, then + bias), so the JIT and the reference agree bit for bit
@@ -34,7 +39,8 @@
 typedef struct WoPlan {
     int64_t M, K, N, G, bs, P, last; /* last: rows of the last block */
     int V, NV, MR, NR;
-    bool zp, bias, u8;
+    int64_t NRB; /* bytes per packed row of a panel: NR (8-bit) or NR / 2 (4-bit) */
+    bool zp, bias, uns, w4;
 } WoPlan;
 
 static const Tensor *
@@ -54,9 +60,10 @@ wo_plan(Kb *k, Node *n, WoPlan *p)
             return cg_fail(k, n, "operand %u must be a constant", i);
     if (xt->elem != ET_F32 || yt->elem != ET_F32)
         return cg_fail(k, n, "input and result must be f32");
-    if (!w || !s || (w->type.elem != ET_I8 && w->type.elem != ET_U8) || w->type.rank != 2 ||
-        s->type.elem != ET_F32)
-        return cg_fail(k, n, "the weight must be an i8 or u8 matrix and the scales f32");
+    ElemType we = w ? w->type.elem : ET_NONE;
+    if (!w || !s || (we != ET_I8 && we != ET_U8 && we != ET_I4 && we != ET_U4) ||
+        w->type.rank != 2 || s->type.elem != ET_F32)
+        return cg_fail(k, n, "the weight must be an i8, u8, i4 or u4 matrix and the scales f32");
     memset(p, 0, sizeof *p);
     p->K = w->type.dims[0];
     p->N = w->type.dims[1];
@@ -68,7 +75,8 @@ wo_plan(Kb *k, Node *n, WoPlan *p)
     p->last = p->K - (p->G - 1) * p->bs;
     if (type_numel_unchecked(&s->type) != (size_t)(p->G * p->N))
         return cg_fail(k, n, "expected %lld scales", (long long)(p->G * p->N));
-    p->u8 = w->type.elem == ET_U8;
+    p->uns = we == ET_U8 || we == ET_U4;
+    p->w4 = we == ET_I4 || we == ET_U4;
     p->zp = operand_const(k, n, 3) != NULL;
     p->bias = operand_const(k, n, 4) != NULL;
     p->V = k->isa == CG_GEMM_X86_AVX512VNNI                                 ? 16
@@ -78,6 +86,7 @@ wo_plan(Kb *k, Node *n, WoPlan *p)
     p->MR = p->M <= 1 ? 1 : regs16 ? 2 : 4;
     p->NV = p->M <= 1 ? 8 : 4;
     p->NR = p->NV * p->V;
+    p->NRB = p->w4 ? p->NR / 2 : p->NR;
     p->P = (p->N + p->NR - 1) / p->NR;
     return true;
 }
@@ -100,7 +109,7 @@ load_vec(Kb *k, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef off, unsigned ali
     return l;
 }
 
-/* Packed constants: weights [P][K][NR], scales (and zero points as i32) [P][G][NR], bias
+/* Packed constants: weights [P][K][NRB] (two 4-bit weights per byte: see the file comment), scales (and zero points as i32) [P][G][NR], bias
  * [P][NR]. */
 static bool
 wo_pack(Kb *k, Node *n, const WoPlan *p, LLVMValueRef *gw, LLVMValueRef *gs, LLVMValueRef *gz,
@@ -108,7 +117,7 @@ wo_pack(Kb *k, Node *n, const WoPlan *p, LLVMValueRef *gw, LLVMValueRef *gs, LLV
 {
     const Tensor *w = operand_const(k, n, 1), *s = operand_const(k, n, 2);
     const Tensor *z = operand_const(k, n, 3), *b = operand_const(k, n, 4);
-    size_t nw = (size_t)(p->P * p->K * p->NR), ns = (size_t)(p->P * p->G * p->NR);
+    size_t nw = (size_t)(p->P * p->K * p->NRB), ns = (size_t)(p->P * p->G * p->NR);
     uint8_t *pw = xcalloc(nw ? nw : 1, 1);
     float *ps = xcalloc(ns ? ns : 1, sizeof *ps);
     int32_t *pz = p->zp ? xcalloc(ns ? ns : 1, sizeof *pz) : NULL;
@@ -120,8 +129,14 @@ wo_pack(Kb *k, Node *n, const WoPlan *p, LLVMValueRef *gw, LLVMValueRef *gs, LLV
             int64_t col = pp * p->NR + c;
             if (col >= p->N)
                 break;
-            for (int64_t kk = 0; kk < p->K; kk++)
-                pw[(pp * p->K + kk) * p->NR + c] = wd[kk * p->N + col];
+            /* 4-bit: column c = j·V + l goes to byte (j / 2)·V + l, nibble j % 2 */
+            int64_t j = c / p->V, l = c % p->V;
+            int64_t at = p->w4 ? (j / 2) * p->V + l : c;
+            int sh = p->w4 ? 4 * (int)(j % 2) : 0;
+            for (int64_t kk = 0; kk < p->K; kk++) {
+                uint8_t v = wd[kk * p->N + col];
+                pw[(pp * p->K + kk) * p->NRB + at] |= (uint8_t)((p->w4 ? v & 15u : v) << sh);
+            }
             for (int64_t g = 0; g < p->G; g++) {
                 ps[(pp * p->G + g) * p->NR + c] = sd[g * p->N + col];
                 if (pz)
@@ -164,11 +179,27 @@ wo_block(Kb *k, WoEmit *e, LLVMValueRef b, LLVMValueRef k0, LLVMValueRef len)
             zv[j] = load_vec(k, e->vi, e->gz, cg_mul(k, cg_add(k, soff, cg_i64(k, j * p->V)), cg_i64(k, 4)), 4);
     CgLoop lk;
     LLVMValueRef kk = cg_add(k, k0, cg_loop_begin(k, &lk, len));
-    LLVMValueRef wrow = cg_gep(k, e->wpan, cg_mul(k, kk, cg_i64(k, p->NR)));
+    LLVMValueRef wrow = cg_gep(k, e->wpan, cg_mul(k, kk, cg_i64(k, p->NRB)));
     LLVMValueRef wf[WO_MAXV];
     for (int j = 0; j < p->NV; j++) {
-        LLVMValueRef w8 = load_vec(k, e->vb, wrow, cg_i64(k, j * p->V), 1);
-        LLVMValueRef wi = p->u8 ? LLVMBuildZExt(B, w8, e->vi, "") : LLVMBuildSExt(B, w8, e->vi, "");
+        LLVMValueRef wi;
+        if (!p->w4) {
+            LLVMValueRef w8 = load_vec(k, e->vb, wrow, cg_i64(k, j * p->V), 1);
+            wi = p->uns ? LLVMBuildZExt(B, w8, e->vi, "") : LLVMBuildSExt(B, w8, e->vi, "");
+        } else {
+            /* the pair (j - 1, j) shares one load: low nibbles for even j, high for odd */
+            LLVMValueRef w8 = load_vec(k, e->vb, wrow, cg_i64(k, (j / 2) * p->V), 1);
+            LLVMValueRef c4 = LLVMConstInt(k->i32, 4, 0), c28 = LLVMConstInt(k->i32, 28, 0);
+            LLVMValueRef s4 = cg_vsplat(k, c4, (unsigned)p->V), s28 = cg_vsplat(k, c28, (unsigned)p->V);
+            if (p->uns) {
+                wi = LLVMBuildZExt(B, w8, e->vi, "");
+                wi = j % 2 ? LLVMBuildLShr(B, wi, s4, "")
+                           : LLVMBuildAnd(B, wi, cg_vsplat(k, LLVMConstInt(k->i32, 15, 0), (unsigned)p->V), "");
+            } else {
+                wi = LLVMBuildSExt(B, w8, e->vi, "");
+                wi = j % 2 ? LLVMBuildAShr(B, wi, s4, "") : LLVMBuildAShr(B, LLVMBuildShl(B, wi, s28, ""), s28, "");
+            }
+        }
         if (zv[j])
             wi = LLVMBuildSub(B, wi, zv[j], "");
         wf[j] = LLVMBuildSIToFP(B, wi, e->vf, "");
@@ -211,7 +242,7 @@ cg_emit_wonly(Kb *k, Node *n, const CgNodeArgs *a)
             e.acc[r][j] = cg_entry_alloca(k, e.vf);
             e.tot[r][j] = cg_entry_alloca(k, e.vf);
         }
-    e.wpan = cg_gep(k, gw, cg_mul(k, e.panel, cg_i64(k, p.K * p.NR)));
+    e.wpan = cg_gep(k, gw, cg_mul(k, e.panel, cg_i64(k, p.K * p.NRB)));
     LLVMValueRef n0 = cg_mul(k, e.panel, cg_i64(k, p.NR));
     CgLoop lm;
     LLVMValueRef mt = cg_loop_begin(k, &lm, cg_i64(k, (p.M + p.MR - 1) / p.MR));

@@ -33,7 +33,7 @@ int64_t cg_float_linear_scratch(Kb *k, Node *n);
 /* qconv_transpose, qmatmul with a run-time right operand, qreduce_mean
  * (qdirect.c) */
 bool cg_emit_qdirect(Kb *k, Node *n, const CgNodeArgs *a);
-/* wmatmul: float activations x constant 8-bit weights dequantized in registers
+/* wmatmul: float activations x constant 4- or 8-bit weights dequantized in registers
  * (lower/float_wonly.c) */
 bool cg_emit_wonly(Kb *k, Node *n, const CgNodeArgs *a);
 int64_t cg_qdirect_scratch(Kb *k, Node *n);
