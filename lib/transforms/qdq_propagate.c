@@ -7,6 +7,8 @@
  *    the maximum of values. Pad's constant must be exactly representable: the integer pad
  *    value is q = quantize(value), required to dequantize back to value (0.0 -> zero point).
  *    The integers of the moved op carry the same parameters (layout ops never rescale).
+ *    Per-channel parameters move across a Transpose only, whose result takes the permuted
+ *    channel axis (exact: each element keeps its own channel's scale and zero point).
  *    A maxpool with an indices result (ONNX's Indices output) moves only when dequantize is
  *    strictly increasing on the storage range (at most 16-bit storage, finite at both ends):
  *    distinct integers then stay distinct floats, so the first maximum of each window, and its
@@ -22,7 +24,10 @@
  *  - dequantize(quantize(v)) is NOT removed: it rounds v to the grid and saturates it, which
  *    the model was trained or calibrated with. It disappears only as part of the rules above
  *    (e.g. quantize(dequantize(quantize(v))) == quantize(v) by the round-trip rule).
- *  - Two quantizes (or dequantizes) of the same value with identical parameters merge.
+ *  - Two quantizes (or dequantizes) of the same value with identical parameters merge, unless
+ *    the later one's result is a graph output: the output keeps its own name (a TensorRT export
+ *    quantizes a tensor once per consumer; a checking copy that lists each Q as an output must
+ *    get every one of them back under its name).
  * Runs to a fixed point (at most 16 rounds).
  * needs: nothing.  keeps: graph output names.  leaves stale: uses.
  */
@@ -30,6 +35,7 @@
 
 #include "numerics/numerics.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -74,6 +80,30 @@ dq_strictly_increasing(const QParams *q)
            isfinite(qn_dequantize(q->qmax, q->scale[0], q->zp[0]));
 }
 
+/* The parameters of a transpose's result whose operand has parameters q: per channel, the
+ * channel axis moves to where perm puts it (a TensorRT export's weight DequantizeLinear(axis 0)
+ * -> Transpose -> MatMul); any other op, or per tensor, keeps q. */
+static const QParams *
+transposed_params(Graph *g, const Node *n, const QParams *q)
+{
+    if (q->axis < 0 || n->op != OP_TRANSPOSE)
+        return q;
+    int64_t perm[IR_MAX_RANK];
+    int rank = ir_value(g, n->in[0])->type.rank;
+    int np = ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK);
+    int32_t axis = -1;
+    for (int i = 0; i < rank; i++)
+        if ((np > 0 ? perm[i] : rank - 1 - i) == q->axis)
+            axis = i;
+    assert(axis >= 0);
+    QParams *r = ir_qparams_new(g->m, q->storage, axis, q->n);
+    memcpy(r->scale, q->scale, q->n * sizeof(float));
+    memcpy(r->zp, q->zp, q->n * sizeof(int32_t));
+    r->qmin = q->qmin;
+    r->qmax = q->qmax;
+    return r;
+}
+
 /* dequantize -> L  =>  L -> dequantize */
 static bool
 dq_forward(Graph *g, NodeId nid)
@@ -83,10 +113,12 @@ dq_forward(Graph *g, NodeId nid)
     const QParams *q = NULL;
     for (uint32_t k = 0; k < ndata; k++) {
         Node *d = qm_def_op(g, n->in[k], OP_DEQUANTIZE);
-        if (!d || !d->q || d->nin != 1 || d->q->axis >= 0 || (q && !qparams_equal(q, d->q)))
+        if (!d || !d->q || d->nin != 1 || (d->q->axis >= 0 && n->op != OP_TRANSPOSE) ||
+            (q && !qparams_equal(q, d->q)))
             return false;
         q = d->q;
     }
+    const QParams *qr = transposed_params(g, n, q); /* the moved result's parameters */
     uint32_t nmove = ir_layout_nout(n); /* results that carry values; the rest pass on as is */
     if (nmove < n->nout && !dq_strictly_increasing(q))
         return false;
@@ -121,9 +153,9 @@ dq_forward(Graph *g, NodeId nid)
         }
         Type t = ir_value(g, old)->type;
         t.elem = q->storage;
-        t.q = q;
+        t.q = qr;
         ValueId iv2 = ir_add_result(g, r, k, ir_value_name(g, old), &t);
-        ValueId dv = qm_add_dq(g, iv2, q, ir_value_name(g, old), loc);
+        ValueId dv = qm_add_dq(g, iv2, qr, ir_value_name(g, old), loc);
         if (!qm_is_graph_output(g, old)) {
             /* the integers take over the name (the float value dies) */
             uint32_t t2 = ir_value(g, old)->name;
@@ -231,7 +263,8 @@ merge_duplicates(Graph *g)
     qm_uses(g);
     for (uint32_t i = 1; i < g->nodes.len; i++) {
         Node *n = &g->nodes.data[i];
-        if (n->dead || (n->op != OP_QUANTIZE && n->op != OP_DEQUANTIZE) || !n->q || n->nin != 1)
+        if (n->dead || (n->op != OP_QUANTIZE && n->op != OP_DEQUANTIZE) || !n->q || n->nin != 1 ||
+            qm_is_graph_output(g, n->out[0]))
             continue;
         uint32_t nu = ir_num_uses(g, n->in[0]);
         const Use *u = ir_uses(g, n->in[0]);
