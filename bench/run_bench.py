@@ -25,7 +25,14 @@
    rate in GB/s against this core's measured read bandwidth (bench/readbw.c: L3 for weights
    that fit it, DRAM otherwise) and the largest difference from ORT's outputs.
    `--wonly-only` runs just this part.
-5. Writes the tables, the machine and the command into docs/performance.md between the markers
+5. Transformer blocks (`--transformers`, or by name in --models; issue 14 item 7): the models of
+   test/models/gen_transformers.py --full (BERT-base layer as ORT quantize_static, quantize_dynamic
+   and TensorRT export, ViT-B/16 block, GPT-2 block, torch's nn.TransformerEncoderLayer), timed
+   like the CNNs, with GOPS over every MAC of the model (int8 and float), the int8 part's share of
+   the measured vpdpbusd peak and, from `qdqc bench --profile --json`, the attention qmatmuls'
+   GMAC/s and share of the peak; table between <!-- bench-transformers:begin/end -->.
+   A model qdqc refuses is a row with its message. `--transformers-only` runs just this part.
+6. Writes the tables, the machine and the command into docs/performance.md between the markers
    <!-- bench:begin --> and <!-- bench:end --> (the weight-only table between
    <!-- bench-wonly:begin --> and <!-- bench-wonly:end -->; the prose around them is kept).
 Only /usr/bin/python3 + numpy; needs node, cc, clang-22 (peak probe), libdnnl-dev.
@@ -49,6 +56,12 @@ MODELS = ["resnet18_ort_u8_224", "resnet18_torch_u8_224", "resnet18_trt_i8_224",
           "mobilenetv2_ort_u8_224", "mobilenetv2_torch_u8_224", "mobilenetv2_trt_i8_224"]
 # real PyTorch QAT exports (test/models/torch_qat.py: torchvision, torch 1.13, opset 13)
 TORCH_MODELS = ["resnet18_qat", "mobilenetv2_qat", "mobilenetv3s_qat", "shufflenetv2_qat"]
+# transformer blocks (test/models/gen_transformers.py --full; issue 14 item 7): BERT-base layer in
+# three quantizer styles, ViT-B/16 block with patch embedding, GPT-2 block, torch
+# TransformerEncoderLayer export; their attention products (both operands activations)
+TRANSFORMERS = ["bert_qs_base", "bert_dyn_base", "vit_qs_b16", "bert_trt_base", "gpt2_qs_base",
+                "tel_qs_base"]
+ATTENTION_NODE = re.compile(r"/attn/MatMul_\d+$|/self_attn/MatMul_[12]$")
 GEMMS = [(64, 64, 64), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
          (2048, 2048, 2048), (2048, 64, 2048), (64, 2048, 2048), (2048, 2048, 64),
          (256, 1024, 2048)]
@@ -193,6 +206,22 @@ def macs_of(qdqc, model):
     return int(re.search(r"(\d+) int8 MACs", out).group(1))
 
 
+def work_of(qdqc, model):
+    """(int8 MACs, float FLOPs) from `qdqc --report`."""
+    out = run([qdqc, model, "--report"])
+    return (int(re.search(r"(\d+) int8 MACs", out).group(1)),
+            int(re.search(r"(\d+) float FLOPs", out).group(1)))
+
+
+def attention_profile(qdqc, model):
+    """(MACs, ms) of the attention qmatmuls (ATTENTION_NODE) in `qdqc bench --profile --json`,
+    1 thread, min over the runs per node."""
+    out = run([qdqc, "bench", model, "--profile", "--json", "--iters", "40"])
+    js = json.loads(out[out.index("{"):])
+    nodes = [n for n in js["nodes"] if n["op"] == "qmatmul" and ATTENTION_NODE.search(n["name"])]
+    return sum(n["macs"] for n in nodes), sum(n["ms"] for n in nodes), len(nodes)
+
+
 def bench_models(a, qdqc, q, threads):
     rows = []
     mdir = os.path.join(a.work, "models")
@@ -200,7 +229,16 @@ def bench_models(a, qdqc, q, threads):
         path = os.path.join(mdir, name + ".onnx")
         inp = os.path.join(mdir, name, "input.npy")
         x = np.ascontiguousarray(np.load(inp))
-        macs = macs_of(qdqc, path)
+        if name in TRANSFORMERS:
+            try:
+                macs, flops = work_of(qdqc, path)
+            except RuntimeError as e:  # a model qdqc refuses: a row that says why
+                msg = [l for l in str(e).splitlines() if "error" in l]
+                rows.append(dict(model=name, threads=0, q_err=(msg or [str(e)])[0].split("error: ", 1)[-1]))
+                log("%s: qdqc refused: %s" % (name, rows[-1]["q_err"]))
+                continue
+        else:
+            macs, flops = macs_of(qdqc, path), 0
         ort_path = path
         if name in TORCH_MODELS:
             # ORT 1.30 refuses torch's [1]-shaped scales at --opt all (QLinearAdd): it runs a
@@ -230,7 +268,7 @@ def bench_models(a, qdqc, q, threads):
                         oerr = str(e).strip().splitlines()[-1]
                         log("%s: ORT failed: %s" % (name, oerr))
             med = lambda v, i: statistics.median(x[i] for x in v) if v else None
-            r = dict(model=name, threads=th, macs=macs, q_med=med(qt, 0), q_min=min(x[0] for x in qt),
+            r = dict(model=name, threads=th, macs=macs, flops=flops, q_med=med(qt, 0), q_min=min(x[0] for x in qt),
                      q_cpu=med(qt, 1), o_med=med(ot, 0), o_min=min(x[0] for x in ot) if ot else None,
                      o_cpu=med(ot, 1), o_err=oerr, compile_wall=min(walls), compile_cpu=min(cpus),
                      jit_s=m.jit_s, workspace=m.workspace, iters=len(qt))
@@ -241,7 +279,55 @@ def bench_models(a, qdqc, q, threads):
             with open(os.path.join(a.work, "rows.json"), "w") as fh:
                 json.dump(rows, fh, indent=1)
         m.close()
+        if name in TRANSFORMERS:
+            am, ams, an = attention_profile(qdqc, path)
+            for r in rows:
+                if r["model"] == name:
+                    r.update(att_macs=am, att_ms=ams, att_n=an)
     return rows
+
+
+def report_transformers(a, rows, peak, cmdline):
+    L = ["Machine: " + machine() + "; load average at end %.1f." % os.getloadavg()[0], ""]
+    L.append("Command: `%s`" % cmdline)
+    L.append("")
+    L.append("vpdpbusd zmm peak (bench/peak, 12 accumulators, 1 thread), measured before the runs: "
+             "**%.1f GMAC/s**." % peak)
+    L.append("")
+    L.append("| model | threads | qdqc wall ms (median / min) | ORT wall ms (median / min) "
+             "| qdqc/ORT wall (median / min) | qdqc / ORT cpu ms | qdqc/ORT cpu | qdqc GOPS (min) "
+             "| int8 MACs: share, GMAC/s, % of peak | attention qmatmuls: GMAC/s, % of peak |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "q_err" in r:
+            L.append("| %s | - | qdqc refused: %s | | | | | | | |" % (r["model"], r["q_err"].replace("|", "/")))
+            continue
+        tot = 2 * r["macs"] + r["flops"]
+        gm = r["macs"] / r["q_min"] * 1e-6
+        i8 = "%.0f%%, %.1f, %.0f%%" % (100.0 * 2 * r["macs"] / max(tot, 1), gm, 100 * gm / peak) \
+            if r["macs"] else "0 (no integer MatMul)"
+        att = "-"
+        if r["threads"] == 1 and r.get("att_n"):
+            ag = r["att_macs"] / r["att_ms"] * 1e-6
+            att = "%.1f, %.0f%% (%d nodes)" % (ag, 100 * ag / peak, r["att_n"])
+        if r["o_med"] is None:
+            o = "ORT failed: %s | - | %.2f / - | -" % (r["o_err"].replace("|", "/"), r["q_cpu"])
+        else:
+            o = "%.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f" % (
+                r["o_med"], r["o_min"], r["q_med"] / r["o_med"], r["q_min"] / r["o_min"], r["q_cpu"],
+                r["o_cpu"], r["q_cpu"] / r["o_cpu"])
+        L.append("| %s | %d | %.2f / %.2f | %s | %.1f | %s | %s |" % (
+            r["model"], r["threads"], r["q_med"], r["q_min"], o, tot / r["q_min"] * 1e-6, i8, att))
+    L.append("")
+    its = next((r["iters"] for r in rows if "iters" in r), 0)
+    L.append("%d qdqc runs and as many ORT runs per row, alternating in %d rounds (qdqc: JIT through "
+             "libqdqc.so; ORT: bench/ort_cpu.js, `--opt all`). cpu = process user+system time per run "
+             "(all threads). GOPS = (2 x int8 MACs + float FLOPs, from `qdqc --report`) / best wall. "
+             "int8 MACs: their share of the model's operations, their rate at the best 1-thread wall "
+             "and its share of the peak. Attention qmatmuls: the products of two activations "
+             "(Q x K^T, P x V), from `qdqc bench --profile --json` (1 thread, min per node over 40 "
+             "runs)." % (its, a.rounds))
+    return "\n".join(L) + "\n"
 
 
 # ---- weight-only MLPs (issue 15 item 1) ----
@@ -536,6 +622,8 @@ def main():
     ap.add_argument("--no-wonly", action="store_true", help="skip the weight-only MLPs")
     ap.add_argument("--wonly-only", action="store_true", help="only the weight-only MLPs")
     ap.add_argument("--no-models", action="store_true")
+    ap.add_argument("--transformers", action="store_true", help="also the transformer blocks")
+    ap.add_argument("--transformers-only", action="store_true", help="only the transformer blocks")
     ap.add_argument("--quick", action="store_true", help="fewer GEMM shapes")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
     ap.add_argument("--reuse-models", action="store_true",
@@ -548,6 +636,30 @@ def main():
     qdqc = os.path.join(a.build, "bin", "qdqc")
     rows, grows, peak = [], [], 0.0
     cmdline = ("/usr/bin/python3 bench/run_bench.py " + " ".join(sys.argv[1:])).strip()
+    if a.transformers or a.transformers_only:
+        names = [m for m in a.models if m in TRANSFORMERS] or TRANSFORMERS
+        mdir = os.path.join(a.work, "models")
+        miss = [m for m in names if not os.path.exists(os.path.join(mdir, m + ".onnx"))]
+        if miss:
+            log("generating the transformer models into %s" % mdir)
+            r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "test", "models", "gen_transformers.py"),
+                                "--full", mdir, "--only", ",".join(miss)], capture_output=True, text=True)
+            if r.returncode not in (0, 77):
+                raise RuntimeError("gen_transformers.py failed (%d):\n%s" % (r.returncode, r.stderr))
+            log(r.stderr.strip())
+            names = [m for m in names if os.path.exists(os.path.join(mdir, m + ".onnx"))]
+        peak = float(run(["sh", os.path.join(ROOT, "bench", "peak", "run.sh"), "--peak12"]).strip().splitlines()[-1])
+        log("peak %.1f GMAC/s" % peak)
+        saved = a.models
+        a.models = names
+        trows = bench_models(a, qdqc, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
+        a.models = saved
+        ttext = report_transformers(a, trows, peak, cmdline)
+        write_doc(a.out, ttext, "bench-transformers")
+        sys.stdout.write(ttext)
+        if a.transformers_only:
+            return
+    a.models = [m for m in a.models if m not in TRANSFORMERS]
     if not a.no_wonly:
         wrows, bw_l3, bw_dram, fma = bench_wonly(a, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
         wtext = report_wonly(a, wrows, bw_l3, bw_dram, fma, cmdline)
