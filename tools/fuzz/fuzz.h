@@ -35,6 +35,10 @@ typedef struct GenSpec {
                           (gen.c, op_qdq_pair); off, the graphs are those of earlier versions */
     bool qdq_types;    /* --qdq-types: also Q->DQ side trips through i4/u4/i16/u16, per tensor,
                           per axis and blocked (gen.c, op_qdq_types) */
+    bool transformer;  /* --transformer: also attention (QDQ MatMul of two activations through
+                          Reshape/Transpose, Softmax between Q/DQ) and float islands (LayerNorm,
+                          GELU chains, element-wise chains between DQ and Q): op_attention,
+                          op_island */
 } GenSpec;
 
 enum { OUT_Q, OUT_DQ, OUT_F32 };

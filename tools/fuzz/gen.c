@@ -1480,15 +1480,319 @@ op_qdq_types(Gen *g)
     return emit_q(g, vd, x.rank, x.d, &proto, 2);
 }
 
+/* ---- transformer patterns (--transformer; issue 14 item 7's fuzzer) ---- */
+
+/* A stage of a multi-op slot starts with no inputs: each stage's result is its own pool entry
+ * whose dependencies are that stage's inputs, so the per-op bound applies stage by stage. */
+static void
+stage(Gen *g)
+{
+    g->ncur_deps = 0;
+}
+
+static void
+emit_f32_scalar(Gen *g, int v, double x)
+{
+    float f = (float)x;
+    int64_t d1[4] = {1, 0, 0, 0};
+    emit_f32_const(g, v, 1, d1, &f);
+}
+
+/* x (pool) -> dequantize -> L -> quantize with x's parameters: the Q/DQ an exporter writes
+ * around a Reshape or Transpose (exact, no rounding) */
+static int
+layout_stage(Gen *g, int xi, const char *op, int rank, const int64_t *d)
+{
+    stage(g);
+    QT x = g->pool[xi];
+    int xf = emit_dq(g, xi);
+    char ds[96];
+    dims_str(ds, sizeof ds, rank, d);
+    int v = newval(g);
+    sb_printf(&g->body, "  %%v%d = %s %%v%d, %s : f32%s\n", v, strncmp(op, "perm", 4) == 0 ? "transpose" : "reshape",
+              xf, op, ds);
+    return emit_q(g, v, rank, d, &x, 0);
+}
+
+/* [1, S, H*D] -> Reshape [1, S, H, D] (-> Q/DQ) -> Transpose perm -> heads */
+static int
+heads_stage(Gen *g, int xi, int S, int H, int D, bool kt)
+{
+    int64_t rd[4] = {1, S, H, D};
+    char sh[64];
+    snprintf(sh, sizeof sh, "shape=[1, %d, %d, %d]", S, H, D);
+    int ri = layout_stage(g, xi, sh, 4, rd);
+    if (ri < 0)
+        return -1;
+    int64_t td[4] = {1, H, kt ? D : S, kt ? S : D};
+    return layout_stage(g, ri, kt ? "perm=[0, 2, 3, 1]" : "perm=[0, 2, 1, 3]", 4, td);
+}
+
+/* BERT/GPT-style self-attention with ORT's QDQ: Q, K, V as [1, S, H*D] quantized tensors,
+ * heads by Reshape + Transpose between Q/DQ pairs with unchanged parameters (K to [0,2,3,1],
+ * i.e. K^T), DQ(Q) x DQ(K^T) -> [x 1/sqrt(D)] -> Q, DQ -> [+ additive mask, causal or none] ->
+ * Softmax -> Q (ORT's fixed 1/256, zero point 0, or calibrated), DQ(P) x DQ(V) -> Q, then
+ * Transpose + Reshape back between Q/DQ pairs. Every stage is a pool entry. */
+static int
+op_attention(Gen *g)
+{
+    Rng *r = &g->r;
+    const GenSpec *sp = g->sp;
+    int H = cap(fz_int(r, 1, 3), sp->maxc), S = cap(fz_int(r, 1, 12), sp->maxhw);
+    int D = cap(chance(r, 0.2) ? fz_int(r, 33, 80) : fz_int(r, 1, 24), 4 * sp->maxc);
+    int64_t xd[4] = {1, S, (int64_t)H * D, 0};
+    bool u8 = chance(r, 0.7);
+    int qi = new_input(g, 3, xd, u8), ki = new_input(g, 3, xd, u8), vi = new_input(g, 3, xd, chance(r, 0.5) ? u8 : !u8);
+    if (qi < 0 || ki < 0 || vi < 0)
+        return -1;
+    int qh = heads_stage(g, qi, S, H, D, false), kh = heads_stage(g, ki, S, H, D, true),
+        vh = heads_stage(g, vi, S, H, D, false);
+    if (qh < 0 || kh < 0 || vh < 0)
+        return -1;
+    /* scores */
+    stage(g);
+    QT q = g->pool[qh], k = g->pool[kh];
+    int qf = emit_dq(g, qh), kf = emit_dq(g, kh);
+    int64_t sd[4] = {1, H, S, S};
+    char sds[96];
+    dims_str(sds, sizeof sds, 4, sd);
+    int sv = newval(g);
+    sb_printf(&g->body, "  %%v%d = matmul %%v%d, %%v%d : f32%s\n", sv, qf, kf, sds);
+    double sstd = sqrt((double)D) * qt_mag(&q) * 0.5 * qt_mag(&k) * 0.5;
+    if (chance(r, 0.6)) {
+        int c = newval(g), v2 = newval(g);
+        emit_f32_scalar(g, c, chance(r, 0.5) ? sqrt((double)D) : 8.0);
+        sb_printf(&g->body, "  %%v%d = div %%v%d, %%v%d : f32%s\n", v2, sv, c, sds);
+        sv = v2;
+        sstd /= sqrt((double)D);
+    }
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, -3 * sstd, 3 * sstd, chance(r, 0.7) ? u8 : !u8, false, &proto);
+    int si = emit_q(g, sv, 4, sd, &proto, 1);
+    if (si < 0)
+        return -1;
+    /* softmax */
+    stage(g);
+    int sf = emit_dq(g, si);
+    if (chance(r, 0.4)) {
+        float *m = malloc((size_t)S * S * sizeof *m);
+        bool causal = chance(r, 0.6);
+        for (int i = 0; i < S; i++)
+            for (int j = 0; j < S; j++)
+                m[i * S + j] = (causal ? j > i : chance(r, 0.2)) ? -10000.0f : 0.0f;
+        int64_t md[4] = {1, 1, S, S};
+        int c = newval(g), v2 = newval(g);
+        emit_f32_const(g, c, 4, md, m);
+        free(m);
+        sb_printf(&g->body, "  %%v%d = add %%v%d, %%v%d : f32%s\n", v2, sf, c, sds);
+        sf = v2;
+    }
+    int pv = newval(g);
+    sb_printf(&g->body, "  %%v%d = softmax %%v%d, axis=-1 : f32%s\n", pv, sf, sds);
+    memset(&proto, 0, sizeof proto);
+    if (chance(r, 0.5)) { /* ORT's QDQSoftmax: 1/256, zero point 0, u8 */
+        proto.u8 = true;
+        proto.s = 1.0f / 256;
+        proto.zp = 0;
+        proto.qmin = 0;
+        proto.qmax = 255;
+    } else {
+        choose_qp(g, 0, 1, chance(r, 0.8), false, &proto);
+    }
+    int pi = emit_q(g, pv, 4, sd, &proto, 1);
+    if (pi < 0)
+        return -1;
+    /* context */
+    stage(g);
+    QT vq = g->pool[vh];
+    int pf = emit_dq(g, pi), vf = emit_dq(g, vh);
+    int64_t od[4] = {1, H, S, D};
+    char ods[96];
+    dims_str(ods, sizeof ods, 4, od);
+    int ov = newval(g);
+    sb_printf(&g->body, "  %%v%d = matmul %%v%d, %%v%d : f32%s\n", ov, pf, vf, ods);
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, qt_lo(&vq), qt_hi(&vq), chance(r, 0.7) ? vq.u8 : !vq.u8, false, &proto);
+    int oi = emit_q(g, ov, 4, od, &proto, 1);
+    if (oi < 0)
+        return -1;
+    int64_t td[4] = {1, S, H, D};
+    int ti = layout_stage(g, oi, "perm=[0, 2, 1, 3]", 4, td);
+    if (ti < 0)
+        return -1;
+    char sh[64];
+    snprintf(sh, sizeof sh, "shape=[1, %d, %d]", S, H * D);
+    return layout_stage(g, ti, sh, 3, xd);
+}
+
+/* element-wise chain ops for op_island: one input x, scalar or per-channel constants */
+enum { E_ADDC, E_SUBC, E_MULC, E_DIVC, E_MULX, E_ADDX, E_RELU, E_SIGMOID, E_TANH, E_ERF, E_COUNT };
+
+typedef struct EOp {
+    int op;
+    float *c; /* constants: 1 (scalar) or C (last axis) */
+    int nc;
+} EOp;
+
+static double
+eop_eval(const EOp *o, double v, double x, int ch)
+{
+    float c = o->c ? o->c[o->nc > 1 ? ch : 0] : 0;
+    /* f32 per op, as the graph computes it */
+    switch (o->op) {
+    case E_ADDC: return (float)(v + c);
+    case E_SUBC: return (float)(v - c);
+    case E_MULC: return (float)(v * c);
+    case E_DIVC: return (float)(v / c);
+    case E_MULX: return (float)(v * x);
+    case E_ADDX: return (float)(v + x);
+    case E_RELU: return v > 0 ? v : 0;
+    case E_SIGMOID: return (float)(1.0 / (1.0 + exp(-v)));
+    case E_TANH: return (float)tanh(v);
+    default: return (float)erf(v);
+    }
+}
+
+/* A float island between DQ and Q (what exports leave unquantized): LayerNorm over the last
+ * axis, the erf GELU as torch exports it (Div, Erf, Add, Mul, Mul), the tanh GELU (GPT-2's
+ * gelu_new with x^3 as Mul, Mul), or a random chain of 2-5 element-wise ops over x with scalar
+ * or per-channel constants (x may be used again). The output Q's range comes from evaluating
+ * the chain over every integer of x's storage range and every channel. */
+static int
+op_island(Gen *g)
+{
+    Rng *r = &g->r;
+    int xi = pick(g, 0);
+    if (xi < 0)
+        return -1;
+    QT x = g->pool[xi];
+    int C = (int)x.d[x.rank - 1];
+    char ds[96];
+    dims_str(ds, sizeof ds, x.rank, x.d);
+    int xf = emit_dq(g, xi);
+    int kind = fz_int(r, 0, 3);
+    double lo = INFINITY, hi = -INFINITY;
+    int cur = xf;
+    if (kind == 0) {
+        float *sc = malloc((size_t)C * sizeof *sc), *bi = malloc((size_t)C * sizeof *bi);
+        double gm = 0, bm = 0;
+        for (int c = 0; c < C; c++) {
+            sc[c] = (float)(0.5 + fz_unif(r));
+            bi[c] = (float)(fz_unif(r) - 0.5);
+            gm = fmax(gm, sc[c]);
+            bm = fmax(bm, fabs(bi[c]));
+        }
+        int64_t cd[4] = {C, 0, 0, 0};
+        int sv = newval(g), bv = newval(g), v = newval(g);
+        emit_f32_const(g, sv, 1, cd, sc);
+        emit_f32_const(g, bv, 1, cd, bi);
+        free(sc);
+        free(bi);
+        sb_printf(&g->body, "  %%v%d = layernorm %%v%d, %%v%d, %%v%d, axis=-1, epsilon=%g : f32%s\n", v,
+                  xf, sv, bv, chance(r, 0.5) ? 1e-5 : 1e-12, ds);
+        double m = sqrt(C > 1 ? C - 1.0 : 1.0);
+        m = m > 3 ? 3 : m;
+        lo = -m * gm - bm;
+        hi = m * gm + bm;
+        cur = v;
+    } else {
+        EOp ops[9];
+        int n = 0;
+        if (kind == 1) { /* erf GELU */
+            static const float k2 = 1.41421353816986083984f, one = 1.0f, half = 0.5f;
+            ops[n++] = (EOp){E_DIVC, (float *)&k2, 1};
+            ops[n++] = (EOp){E_ERF, NULL, 0};
+            ops[n++] = (EOp){E_ADDC, (float *)&one, 1};
+            ops[n++] = (EOp){E_MULX, NULL, 0};
+            ops[n++] = (EOp){E_MULC, (float *)&half, 1};
+        } else if (kind == 2) { /* tanh GELU: 0.5 x (1 + tanh(0.79788 (x + 0.044715 x^3))) */
+            static const float a = 0.044715f, b = 0.7978845834732056f, one = 1.0f, half = 0.5f;
+            ops[n++] = (EOp){E_MULX, NULL, 0};
+            ops[n++] = (EOp){E_MULX, NULL, 0};
+            ops[n++] = (EOp){E_MULC, (float *)&a, 1};
+            ops[n++] = (EOp){E_ADDX, NULL, 0};
+            ops[n++] = (EOp){E_MULC, (float *)&b, 1};
+            ops[n++] = (EOp){E_TANH, NULL, 0};
+            ops[n++] = (EOp){E_ADDC, (float *)&one, 1};
+            ops[n++] = (EOp){E_MULX, NULL, 0};
+            ops[n++] = (EOp){E_MULC, (float *)&half, 1};
+        } else {
+            int len = fz_int(r, 2, 5);
+            for (int i = 0; i < len; i++) {
+                int op = fz_int(r, 0, E_COUNT - 1);
+                EOp o = {op, NULL, 0};
+                if (op <= E_DIVC) {
+                    o.nc = chance(r, 0.4) ? C : 1;
+                    o.c = malloc((size_t)o.nc * sizeof *o.c);
+                    for (int c = 0; c < o.nc; c++) {
+                        double v = op == E_DIVC ? 0.25 + 2 * fz_unif(r) : 2 * fz_unif(r) - 1;
+                        o.c[c] = (float)(op == E_DIVC && chance(r, 0.3) ? -v : v);
+                    }
+                }
+                ops[n++] = o;
+            }
+        }
+        /* the range: every integer of x, every channel */
+        for (int q = x.qmin; q <= x.qmax; q++) {
+            double xv = (float)((double)(q - x.zp) * x.s);
+            for (int ch = 0; ch < C; ch++) {
+                double v = xv;
+                for (int i = 0; i < n; i++)
+                    v = eop_eval(&ops[i], v, xv, ch);
+                if (isfinite(v)) {
+                    lo = fmin(lo, v);
+                    hi = fmax(hi, v);
+                }
+                bool perch = false;
+                for (int i = 0; i < n; i++)
+                    perch |= ops[i].nc > 1;
+                if (!perch)
+                    break;
+            }
+        }
+        static const char *names[E_COUNT] = {"add", "sub", "mul", "div", "mul", "add", "relu",
+                                             "sigmoid", "tanh", "erf"};
+        for (int i = 0; i < n; i++) {
+            int v = newval(g);
+            const EOp *o = &ops[i];
+            if (o->c) {
+                int c = newval(g);
+                int64_t cd[4] = {o->nc, 0, 0, 0};
+                emit_f32_const(g, c, 1, cd, o->c);
+                sb_printf(&g->body, "  %%v%d = %s %%v%d, %%v%d : f32%s\n", v, names[o->op], cur, c, ds);
+            } else if (o->op == E_MULX || o->op == E_ADDX) {
+                sb_printf(&g->body, "  %%v%d = %s %%v%d, %%v%d : f32%s\n", v, names[o->op], cur, xf, ds);
+            } else {
+                sb_printf(&g->body, "  %%v%d = %s %%v%d : f32%s\n", v, names[o->op], cur, ds);
+            }
+            cur = v;
+        }
+        if (kind == 3)
+            for (int i = 0; i < n; i++)
+                free(ops[i].c);
+    }
+    if (!(lo <= hi)) {
+        lo = -1;
+        hi = 1;
+    }
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, lo, hi, out_u8(g, &x), false, &proto);
+    return emit_q(g, cur, x.rank, x.d, &proto, 1);
+}
+
 /* ---- driver ---- */
 
 enum { K_CONV, K_MATMUL, K_GEMM, K_BIN, K_CONCAT, K_POOL, K_ACT, K_LAYOUT, K_REQ, K_SOFTMAX,
-       K_FCONV, K_QDQ, K_TYPES, K_COUNT };
-/* K_QDQ's weight is 0 without --qdq-pairs, K_TYPES's without --qdq-types, so the other graphs
- * of a seed stay the same */
-static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0, 0};
+       K_FCONV, K_QDQ, K_TYPES, K_ATTN, K_ISLAND, K_COUNT };
+/* K_QDQ's weight is 0 without --qdq-pairs, K_TYPES's without --qdq-types, K_ATTN's and
+ * K_ISLAND's without --transformer, so the other graphs of a seed stay the same */
+static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0, 0, 0, 0};
 #define K_QDQ_WEIGHT 25
 #define K_TYPES_WEIGHT 25
+#define K_ATTN_WEIGHT 20
+#define K_ISLAND_WEIGHT 30
 
 static int
 run_slot(Gen *g)
@@ -1499,6 +1803,10 @@ run_slot(Gen *g)
         w[K_QDQ] = K_QDQ_WEIGHT;
     if (g->sp->qdq_types)
         w[K_TYPES] = K_TYPES_WEIGHT;
+    if (g->sp->transformer) {
+        w[K_ATTN] = K_ATTN_WEIGHT;
+        w[K_ISLAND] = K_ISLAND_WEIGHT;
+    }
     for (int k = 0; k < K_COUNT; k++)
         tot += w[k];
     int x = fz_int(&g->r, 0, tot - 1), k = 0;
@@ -1518,6 +1826,8 @@ run_slot(Gen *g)
     case K_LAYOUT: return op_layout(g);
     case K_REQ: return op_requant(g);
     case K_TYPES: return op_qdq_types(g);
+    case K_ATTN: return op_attention(g);
+    case K_ISLAND: return op_island(g);
     case K_QDQ: {
         int pi = op_qdq_pair(g);
         if (pi >= 0 && chance(&g->r, 0.3))
@@ -1652,11 +1962,11 @@ fz_generate(const GenSpec *sp, GenGraph *gg)
             add_output(g, pi, false, &ret, &rty);
     }
     Sb *t = &gg->text;
-    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s%s%s\n",
+    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s%s%s%s\n",
               (unsigned long long)sp->seed, sp->nslots, (unsigned long long)sp->skip, sp->maxn,
               sp->maxc, sp->maxhw, sp->all_outputs ? "all" : "leaves",
               sp->only_slot >= 0 ? " (one output)" : "", sp->qdq_pairs ? " --qdq-pairs" : "",
-              sp->qdq_types ? " --qdq-types" : "");
+              sp->qdq_types ? " --qdq-types" : "", sp->transformer ? " --transformer" : "");
     for (int i = 0; i < gg->nscale_in; i++)
         sb_printf(t, "// fz-scale %d %.9g %.9g\n", gg->scale_in[i].input,
                   (double)gg->scale_in[i].lo, (double)gg->scale_in[i].hi);
