@@ -16,7 +16,10 @@ into WORK/models (each with WORK/models/<name>/input.npy). Per model:
   qdqc jit/ref   `qdqc run MODEL --engine=jit|ref` on the unmodified model.
 
 Checks (exit 1 if any fails): every element of every Q tensor of qdqc's reference within 1
-quantization unit of ORT's literal graph; the JIT equal to the reference bit for bit on the
+quantization unit of ORT's literal graph where the bound applies: every Q tensor upstream of it
+(the nearest ones, through any other node) agreed exactly. Elsewhere a 1-unit difference
+upstream can legitimately grow (a MatMul multiplies it by weights): those Q tensors are counted
+and their largest difference printed as "propagated", as qdqc-fuzz does; the JIT equal to the reference bit for bit on the
 model's outputs. Figures: per model the number of Q tensors and elements, the largest difference
 and the share of equal elements against ORT literal and fused, and the share of the model's
 outputs bit-identical with ORT's fused run. A model qdqc refuses is reported `not compiled`
@@ -66,7 +69,24 @@ def checking_copy(src, dst):
         if name not in outs:
             m.graph.output.append(helper.make_tensor_value_info(name, et, None))
     onnx.save(m, dst)
-    return [(q[0], q[2]) for q in qs]
+    # the nearest Q tensors upstream of each Q (through any non-Q node; a graph input or a
+    # constant ends a path)
+    qset = {q[0] for q in qs}
+    prod = {o: n for n in m.graph.node for o in n.output}
+    anc = {}
+    for name, _, _ in qs:
+        seen, stack, found = set(), list(prod[name].input), set()
+        while stack:
+            t = stack.pop()
+            if t in seen or t not in prod:
+                continue
+            seen.add(t)
+            if t in qset:
+                found.add(t)
+                continue
+            stack += list(prod[t].input)
+        anc[name] = found
+    return [(q[0], q[2]) for q in qs], anc
 
 
 def load_dir(d):
@@ -128,7 +148,7 @@ def main():
         wd = os.path.join(a.work, "out", name)
         copy = os.path.join(wd, "check.onnx")
         os.makedirs(wd, exist_ok=True)
-        qs = checking_copy(model, copy)
+        qs, anc = checking_copy(model, copy)
         oin = ["--input", "input=" + inp]
         ref, err = engine([a.qdqc, "run", copy, "--engine=ref"] + oin, os.path.join(wd, "qref"))
         if ref is None:
@@ -155,6 +175,8 @@ def main():
                 continue
             n = eq = 0
             worst, worst_q = 0, ""
+            pworst, pworst_q, npro = 0, "", 0
+            exact = {}
             for q, _ in qs:
                 k = safe(q)
                 x, y = ref.get(k), other.get(k)
@@ -168,12 +190,22 @@ def main():
                 n += d.size
                 eq += int((d == 0).sum())
                 md = int(d.max()) if d.size else 0
+                exact[q] = md == 0
+                # the 1-unit bound holds where every Q upstream agreed exactly; elsewhere a
+                # difference upstream can grow (as qdqc-fuzz's "propagated", docs/testing.md)
+                strict = all(exact.get(u, False) for u in anc[q])
                 if a.verbose:
-                    print("    %-9s %-60s %8d %8d %3d" % (peer, q[-60:], d.size, int((d == 0).sum()), md))
-                if md > worst:
+                    print("    %-9s %-60s %8d %8d %3d%s" % (peer, q[-60:], d.size, int((d == 0).sum()), md,
+                                                         "" if strict else " (propagated)"))
+                if strict and md > worst:
                     worst, worst_q = md, q
-            print("%-16s %-9s %6d %10d %9.3f%% %8d   at every Q%s" % (
-                name, peer, len(qs), n, 100.0 * eq / max(n, 1), worst, (" (worst: %s)" % worst_q) if worst else ""))
+                if not strict:
+                    npro += 1
+                    if md > pworst:
+                        pworst, pworst_q = md, q
+            print("%-16s %-9s %6d %10d %9.3f%% %8d   at every Q%s; propagated: %d Qs, max %d%s" % (
+                name, peer, len(qs), n, 100.0 * eq / max(n, 1), worst, (" (worst: %s)" % worst_q) if worst else "",
+                npro, pworst, (" (%s)" % pworst_q) if pworst > 1 else ""))
             if peer == "ort-dis" and worst > 1:
                 fails.append((name, "a Q tensor beyond 1 unit of ORT's literal graph"))
         # the unmodified model: jit == ref, and the share identical with ORT's fused outputs
