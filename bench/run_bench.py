@@ -60,7 +60,7 @@ TORCH_MODELS = ["resnet18_qat", "mobilenetv2_qat", "mobilenetv3s_qat", "shufflen
 # three quantizer styles, ViT-B/16 block with patch embedding, GPT-2 block, torch
 # TransformerEncoderLayer export; their attention products (both operands activations)
 TRANSFORMERS = ["bert_qs_base", "bert_dyn_base", "vit_qs_b16", "bert_trt_base", "gpt2_qs_base",
-                "tel_qs_base"]
+                "tel_qs_base", "tel17_qs_base"]
 ATTENTION_NODE = re.compile(r"/attn/MatMul_\d+$|/self_attn/MatMul_[12]$")
 GEMMS = [(64, 64, 64), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
          (2048, 2048, 2048), (2048, 64, 2048), (64, 2048, 2048), (2048, 2048, 64),

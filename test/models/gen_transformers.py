@@ -32,6 +32,9 @@ calibrated with MinMax on CALIB seeded standard-normal inputs (the test input is
                (batch_first, ReLU, dropout 0), ORT quantize_static QDQ inserted into the
                exported graph (its decomposed LayerNorm nodes excluded). Needs python3-torch:
                skipped with a message (exit 77 if nothing else was asked) without it.
+  tel17_qs_*   the same export at opset 17 (LayerNormalization nodes instead of ReduceMean, Pow,
+               Sqrt, ...): Q/K/V sliced from one in-projection by Slice with computed bounds,
+               the out-projection as Gemm (int32 bias), the ReLU folded into the FFN's Q.
 
 Sizes: *_tiny (CI) hidden 64, 2 heads, sequence 16 (ViT: 32x32 image, patch 8, 17 tokens);
 *_base (--full) hidden 768, 12 heads, sequence 128, FFN 3072 (ViT: 224x224, 197 tokens).
@@ -255,13 +258,18 @@ def tel_float(name, d):
     f = io.BytesIO()
     with warnings.catch_warnings():  # grad enabled: not the fused fast path (no ONNX export)
         warnings.simplefilter("ignore")
-        torch.onnx.export(m, x, f, opset_version=13, input_names=["input"], output_names=["output"],
+        torch.onnx.export(m, x, f, opset_version=d.get("opset", 13), input_names=["input"], output_names=["output"],
                           do_constant_folding=True)
     model = onnx.load_from_string(f.getvalue())
     for i, n in enumerate(model.graph.node):  # torch 1.13 leaves some nodes unnamed
         if not n.name:
             n.name = "%s_%d" % (n.op_type, i)
     return model, layernorm_nodes(model), (1, s, h)
+
+
+def tel17_float(name, d):
+    """The same export at opset 17: torch 1.13 writes LayerNormalization nodes."""
+    return tel_float(name, dict(d, opset=17))
 
 
 def layernorm_nodes(model):
@@ -305,6 +313,7 @@ MODELS = {
     "vit_qs": (vit_float, "static"),
     "gpt2_qs": (gpt2_float, "static"),
     "tel_qs": (tel_float, "static"),
+    "tel17_qs": (tel17_float, "static"),
 }
 SIZES = {"tiny": TINY, "base": BASE}
 FULL_NAMES = {"vit_qs": "vit_qs_b16"}
@@ -325,7 +334,7 @@ def build(name):
     fb, style = MODELS[stem]
     d = SIZES[size]
     # the float graph's own seed is the stem's (bert_qs/_trt/_dyn share one float layer)
-    fname = ("bert_" if stem.startswith("bert") else stem + "_") + size
+    fname = ("bert_" if stem.startswith("bert") else "tel_" if stem.startswith("tel") else stem + "_") + size
     model, excl, shape = fb(fname, d)
     rng = np.random.default_rng(seed_of(name) ^ 0x5eed)
     calib = [{"input": rng.standard_normal(shape).astype(np.float32)} for _ in range(CALIB)]
@@ -374,7 +383,7 @@ def main():
         return 2
     skipped = 0
     for n, d in jobs:
-        if n.startswith("tel_") and not have_torch():
+        if n.startswith("tel") and not have_torch():
             print("gen_transformers.py: SKIP %s: PyTorch is not installed for %s" % (n, sys.executable),
                   file=sys.stderr)
             skipped += 1
