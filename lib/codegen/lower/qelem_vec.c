@@ -15,7 +15,11 @@
  * arithmetic shifts, constants from the same *_params calls as the scalar kernel) and
  * cg_add_sat: integers only, the scalar kernel's integers lane by lane. Blocks of EV_BLOCK
  * elements are split across the parallel-for hook; the rest (and lengths that are not a
- * multiple of vl) end with exact-size vectors. */
+ * multiple of vl) end with exact-size vectors.
+ * An operand may also repeat along the leading axes (a bias [N] added to [.., N], as ORT's
+ * quantize_static writes a MatMul's bias Add): its shape, leading 1s dropped, is the result's
+ * trailing axes, of P elements. The result then runs row by row (rows of P elements, blocks of
+ * rows across the parallel-for hook), the repeating operand read at the row's offset. */
 #include "codegen/lower/qconv.h"
 
 #include "codegen/target/isa.h"
@@ -33,6 +37,8 @@ typedef struct Ev {
     uint32_t nop;
     const Type *t[2], *y;
     bool scalar[2];   /* operand is one element (splatted) */
+    bool row[2];      /* operand repeats every `period` elements (trailing-axes broadcast) */
+    int64_t period;
     int32_t lo, hi;
     bool fixed;       /* --requant=fixed: integer sequence with the constants fx */
     CgElemFixed fx;
@@ -42,6 +48,26 @@ static bool
 is8(ElemType e)
 {
     return e == ET_I8 || e == ET_U8;
+}
+
+/* P if t, leading 1s dropped, is y's trailing axes (P elements, more than one, fewer than y's)
+ * so that t repeats every P elements of y; else 0 */
+static int64_t
+row_period(const Type *t, const Type *y)
+{
+    int lead = 0;
+    while (lead < t->rank && t->dims[lead] == 1)
+        lead++;
+    int r = t->rank - lead;
+    if (r == 0 || r > y->rank)
+        return 0;
+    int64_t p = 1;
+    for (int i = 0; i < r; i++) {
+        if (t->dims[lead + i] != y->dims[y->rank - r + i])
+            return 0;
+        p *= t->dims[lead + i];
+    }
+    return p > 1 && p < (int64_t)type_numel_unchecked(y) ? p : 0;
 }
 
 bool
@@ -63,10 +89,20 @@ cg_elemwise_vec_ok(Kb *k, Node *n)
         if (!is8(t->elem) || !t->q || t->q->axis >= 0)
             return false;
         if (type_numel_unchecked(t) != 1 &&
-            (t->rank != y->rank || memcmp(t->dims, y->dims, (size_t)y->rank * sizeof(int64_t)) != 0))
+            (t->rank != y->rank || memcmp(t->dims, y->dims, (size_t)y->rank * sizeof(int64_t)) != 0) &&
+            !row_period(t, y))
             return false;
     }
-    return true;
+    int64_t p0 = n->op == OP_REQUANTIZE ? 0 : row_period(&ir_value(g, n->in[0])->type, y);
+    int64_t p1 = n->op == OP_REQUANTIZE ? 0 : row_period(&ir_value(g, n->in[1])->type, y);
+    if (!p0 && !p1)
+        return true;
+    /* rows are the logical layout's: not over values stored NHWC (the layout plan keeps a
+     * broadcast qadd's values NCHW; checked, not assumed) */
+    for (uint32_t i = 0; i < nop; i++)
+        if (cg_value_nhwc(k, n->in[i]))
+            return false;
+    return !cg_value_nhwc(k, n->out[0]) && !(p0 && p1 && p0 != p1);
 }
 
 /* Store `lanes` integer results (any lane width, within the 8-bit result range) at out + i. */
@@ -147,6 +183,43 @@ ev_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef from, int64_t co
         }
 }
 
+/* Rows [first, first + count) of e->period elements, count rows starting at row index r0 (i64). */
+static void
+ev_row_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef r0, int64_t count, unsigned vl)
+{
+    Kb *k = e->k;
+    CgLoop l;
+    LLVMValueRef r = cg_add(k, r0, cg_loop_begin(k, &l, cg_i64(k, count)));
+    LLVMValueRef from = cg_mul(k, r, cg_i64(k, e->period));
+    LLVMValueRef q[2];
+    for (uint32_t j = 0; j < e->nop; j++) /* the repeating operand, read at the row's offset */
+        q[j] = e->row[j] ? cg_gep(k, p[j], LLVMBuildNeg(k->b, from, "")) : p[j];
+    ev_range(e, q, out, from, e->period, vl);
+    cg_loop_end(k, &l);
+}
+
+/* The whole result as rows of e->period elements: blocks of rows (about EV_BLOCK elements)
+ * across the parallel-for hook, the rest of the rows in the node function. */
+static void
+ev_rows(Ev *e, const CgNodeArgs *a, LLVMValueRef *p, int64_t rows, unsigned vl)
+{
+    Kb *k = e->k;
+    int64_t rpb = EV_BLOCK / e->period > 0 ? EV_BLOCK / e->period : 1, nb = rows / rpb;
+    if (nb > 1) {
+        Par par;
+        LLVMValueRef io[3] = {p[0], p[1], p[2]};
+        LLVMValueRef b = cg_par_begin(k, &par, nb, io, 3);
+        if (vl == 16)
+            cg_function_set_target(par.fn, k->t, 512);
+        ev_row_range(e, io, io[2], cg_mul(k, b, cg_i64(k, rpb)), rpb, vl);
+        cg_par_end(k, &par, a);
+    } else {
+        nb = 0;
+    }
+    if (rows - nb * rpb > 0)
+        ev_row_range(e, p, p[2], cg_i64(k, nb * rpb), rows - nb * rpb, vl);
+}
+
 bool
 cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -160,6 +233,11 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
     for (uint32_t j = 0; j < e.nop; j++) {
         e.t[j] = &ir_value(g, n->in[j])->type;
         e.scalar[j] = type_numel_unchecked(e.t[j]) == 1 && type_numel_unchecked(e.y) != 1;
+        int64_t pr = e.scalar[j] ? 0 : row_period(e.t[j], e.y);
+        if (pr) {
+            e.row[j] = true;
+            e.period = pr;
+        }
     }
     ir_clamp_range(k->g, n, e.y->q, &e.lo, &e.hi);
     e.fixed = k->requant_fixed;
@@ -168,6 +246,10 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
     unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
     int64_t total = (int64_t)type_numel_unchecked(e.y), nb = total / EV_BLOCK;
     LLVMValueRef p[3] = {a->in[0], e.nop > 1 ? a->in[1] : a->in[0], a->out[0]};
+    if (e.period) {
+        ev_rows(&e, a, p, total / e.period, vl);
+        return true;
+    }
     if (nb > 0) {
         Par par;
         LLVMValueRef io[3] = {p[0], p[1], p[2]};
