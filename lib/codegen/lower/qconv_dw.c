@@ -364,7 +364,8 @@ loop_from(Kb *k, DwLoop *l, LLVMValueRef lo, LLVMValueRef hi, int64_t step)
 static void
 loop_to(Kb *k, DwLoop *l)
 {
-    irb_loop_latch(k->b, l);
+    /* the body is P pixels x CV vectors already: neither vectorised nor unrolled by LLVM */
+    irb_loop_hint(k->c, irb_loop_latch(k->b, l), IRB_NO_VECTORIZE | IRB_NO_UNROLL);
     LLVMPositionBuilderAtEnd(k->b, l->exit);
 }
 
