@@ -228,6 +228,10 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         return false;
     }
     ctx_phase_end(m->ctx, m->filename, "lower", t0);
+    /* functions that differ only in their constants share one body (target/merge.c) */
+    t0 = clock_ms();
+    cg_module_merge(b->mod);
+    ctx_phase_end(m->ctx, m->filename, "merge", t0);
     /* O2, not O3: the GEMM microkernels are explicit intrinsics with constant trip counts and
      * the row loops vectorise at O2 as well; O3's extra passes cost ~8% of the compile time of
      * ResNet-18 and gained nothing measurable at run time (docs/performance.md). */

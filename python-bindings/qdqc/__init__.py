@@ -6,6 +6,9 @@
     outputs = model.run(x)            # {output name: ndarray}, JIT-compiled; or run(input=x)
     print(model)                      # engine, inputs and outputs with shapes and dtypes
     model.save_object("model.o"); model.save_header("model.h")   # docs/abi.md
+    model = qdqc.compile(path, profile=True)   # steps with a hook (docs/abi.md)
+    for s in sorted(model.profile(x), key=lambda s: -s.seconds)[:5]:
+        print(s.name, s.op, s.seconds)     # model.steps: Step(index, name, op, macs)
 
 A ctypes wrapper over libqdqc.so (found as described in qdqc/_lib.py); the C names are
 available on qdqc.lib(). Every failure raises qdqc.Error carrying the library's diagnostics;
@@ -18,11 +21,11 @@ import os
 import numpy as np
 
 from . import _lib
-from ._model import (EngineWarning, Error, InputTypeError, Model, TensorInfo, dtype_of,
-                     elem_type_of)
+from ._model import (EngineWarning, Error, InputTypeError, Model, Step, StepTime, TensorInfo,
+                     dtype_of, elem_type_of)
 
-__all__ = ["compile", "EngineWarning", "Error", "InputTypeError", "Model", "TensorInfo",
-           "dtype_of", "lib", "version", "version_string", "VERSION_HEX"]
+__all__ = ["compile", "EngineWarning", "Error", "InputTypeError", "Model", "Step", "StepTime",
+           "TensorInfo", "dtype_of", "lib", "version", "version_string", "VERSION_HEX"]
 __version__ = "0.1.0"
 VERSION_HEX = (0 << 16) | (1 << 8) | 0  # the C header's QDQC_VERSION_HEX this package expects
 
@@ -57,7 +60,7 @@ def _looks_like_mlir(data):
 
 def compile(model, target=None, requant="float", input_shapes=None, passes=None, *,
             cpu=None, features=None, name=None, engine="auto", threads=None,
-            const_inputs=None):
+            const_inputs=None, profile=False):
     """Load `model`, run the pass pipeline and JIT-compile it; returns a Model.
 
     model: a path (.onnx, .mlir or text IR, by extension) or bytes (ONNX protobuf, text IR or
@@ -78,6 +81,9 @@ def compile(model, target=None, requant="float", input_shapes=None, passes=None,
            interpreter, with the reason in Model.jit_error and an EngineWarning), "jit" (raise
            instead of falling back) or "reference".
     threads: worker threads of the JIT's parallel loops (None or 1: the calling thread).
+    profile: compile with a step hook around every step (the compile option "profile",
+           docs/abi.md): Model.profile() times each step, and save_object() writes an object
+           with PREFIX_run_profile. Without it the code has no hook (and is unchanged).
     """
     lib_ = lib()
     m = Model._new(lib_, target=target, requant=requant)
@@ -112,6 +118,7 @@ def compile(model, target=None, requant="float", input_shapes=None, passes=None,
         m._load("load", lambda out: lib_.qdqc_module_load_file(m._ctx, path, out))
     pipeline = passes.encode() if passes else None
     m._check(lib_.qdqc_module_run_passes(m._mod, pipeline), "passes")
-    m._set_codegen_options({"target": target, "mcpu": cpu, "mattr": features, "name": name})
+    m._set_codegen_options({"target": target, "mcpu": cpu, "mattr": features, "name": name,
+                            "profile": "1" if profile else None})
     m._finish(engine, threads)
     return m

@@ -74,9 +74,19 @@ _PROTOS = {
     "qdqc_jit_run": (ctypes.c_int, [ctypes.c_void_p, c_void_pp, c_void_pp]),
     "qdqc_jit_workspace_size": (ctypes.c_size_t, [ctypes.c_void_p]),
     "qdqc_jit_destroy": (None, [ctypes.c_void_p]),
+    # steps and per-step profiling (a model compiled with the option "profile" = "1")
+    "qdqc_jit_step_count": (ctypes.c_size_t, [ctypes.c_void_p]),
+    "qdqc_jit_step_name": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
+    "qdqc_jit_step_op": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
+    "qdqc_jit_step_macs": (ctypes.c_uint64, [ctypes.c_void_p, ctypes.c_size_t]),
+    "qdqc_jit_set_profile_hook": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p,
+                                                 ctypes.c_void_p]),
     "qdqc_threadpool_create": (ctypes.c_void_p, [ctypes.c_int]),
     "qdqc_threadpool_destroy": (None, [ctypes.c_void_p]),
 }
+
+# qdqc_profile_fn: void (*)(void *ctx, int32_t step, int32_t end)
+PROFILE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32)
 
 # qdqc_emit_kind
 EMIT = {"obj": 0, "asm": 1, "llvm": 2, "header": 3, "bc": 4}

@@ -8,6 +8,7 @@ Models are independent (no global state in libqdqc).
 import collections
 import ctypes
 import os
+import time
 import warnings
 
 import numpy as np
@@ -66,6 +67,15 @@ class InputTypeError(Error, TypeError):
 
 TensorInfo = collections.namedtuple("TensorInfo", "name shape elem_type dtype")
 TensorInfo.__doc__ = "A graph input or output: name, shape (tuple), qdqc elem_type, numpy dtype"
+
+Step = collections.namedtuple("Step", "index name op macs")
+Step.__doc__ = ("A step of the compiled model, in run order (qdqc_jit_step_*): its node's ONNX "
+                "name, its qdqc op ('qconv', 'qconv+qadd' when a residual Add is fused) and "
+                "its multiply-adds (0 for ops without)")
+
+StepTime = collections.namedtuple("StepTime", "index name op macs seconds")
+StepTime.__doc__ = ("A step and its time in Model.profile(): the minimum over the timed runs "
+                    "of the time between the hook's begin and end calls, in seconds")
 
 
 class Model:
@@ -190,6 +200,67 @@ class Model:
     def workspace_size(self):
         """Bytes of scratch memory the compiled code uses (the JIT session's; 0 without one)."""
         return int(self._lib.qdqc_jit_workspace_size(self._jit)) if self._jit else 0
+
+    @property
+    def steps(self):
+        """The compiled model's steps in run order, as Step(index, name, op, macs); empty
+        without a JIT session (the reference engine)."""
+        lib = self._lib
+        if not self._jit or not _lib.has(lib, "qdqc_jit_step_count"):
+            return []
+        return [Step(i, lib.qdqc_jit_step_name(self._jit, i).decode(errors="replace"),
+                     lib.qdqc_jit_step_op(self._jit, i).decode(), int(lib.qdqc_jit_step_macs(self._jit, i)))
+                for i in range(lib.qdqc_jit_step_count(self._jit))]
+
+    def profile(self, *args, iters=10, warmup=2, **arrays):
+        """Time every step of the compiled model (compile(..., profile=True), the step hook of
+        docs/abi.md): `warmup` untimed runs, then `iters` timed ones on the given inputs (as
+        Model.run). Returns a list of StepTime(index, name, op, macs, seconds) in run order,
+        seconds the minimum over the timed runs (the hook is a Python call: each step's time
+        includes about a microsecond of it). Error if the model was not compiled with
+        profile=True or runs in the reference engine."""
+        self._live()
+        lib = self._lib
+        if not self._jit:
+            raise Error("profile", "QDQC_ERR_INVALID_ARG",
+                        f"profile needs the JIT engine (this model runs in '{self.engine}')")
+        if int(iters) < 1 or int(warmup) < 0:
+            raise Error("profile", "QDQC_ERR_INVALID_ARG", "iters must be >= 1, warmup >= 0")
+        steps = self.steps
+        n = len(steps)
+        begin = [0] * n
+        best = [None] * n
+        timing = [False]
+
+        def hook(_ctx, step, end):
+            t = time.perf_counter_ns()
+            if 0 <= step < n:
+                if not end:
+                    begin[step] = t
+                elif timing[0]:
+                    d = t - begin[step]
+                    if best[step] is None or d < best[step]:
+                        best[step] = d
+
+        cb = _lib.PROFILE_FN(hook)
+        st = lib.qdqc_jit_set_profile_hook(self._jit, ctypes.cast(cb, ctypes.c_void_p), None)
+        if st != 0:
+            lib.qdqc_context_clear_diagnostics(self._ctx)
+            raise Error("profile", lib.qdqc_status_name(st).decode(),
+                        "the model has no step hook: compile it with qdqc.compile(..., "
+                        "profile=True)")
+        try:
+            ins = self._inputs_from(args, arrays)
+            outs = [np.empty(t.shape, t.dtype) for t in self.outputs]
+            in_ptrs = (ctypes.c_void_p * max(1, len(ins)))(*[a.ctypes.data for a in ins])
+            out_ptrs = (ctypes.c_void_p * max(1, len(outs)))(*[a.ctypes.data for a in outs])
+            for r in range(int(warmup) + int(iters)):
+                timing[0] = r >= int(warmup)
+                self._check(lib.qdqc_jit_run(self._jit, in_ptrs, out_ptrs), "profile")
+        finally:
+            lib.qdqc_jit_set_profile_hook(self._jit, None, None)
+        return [StepTime(s.index, s.name, s.op, s.macs, (best[s.index] or 0) * 1e-9)
+                for s in steps]
 
     def _string(self, ptr, what, status="QDQC_ERR_INVALID_ARG"):
         if not ptr:

@@ -416,3 +416,45 @@ def test_library_env_var_wrong_path(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        cwd=os.path.dirname(os.path.dirname(qdqc.__file__)))
     assert "OSError QDQC_LIBRARY=" in r.stdout, r.stdout + r.stderr
+
+
+def test_steps_and_profile(small_model, small_input):
+    """Model.steps lists the compiled steps (qdqc_jit_step_*); Model.profile() times each one
+    through the step hook of a model compiled with profile=True, whose results stay the same."""
+    import qdqc
+    with qdqc.compile(small_model, profile=True, engine="jit") as m:
+        steps = m.steps
+        assert steps and [s.index for s in steps] == list(range(len(steps)))
+        assert all(isinstance(s.name, str) and s.name and s.op for s in steps)
+        convs = [s for s in steps if s.op.startswith("qconv")]
+        assert convs and all(s.macs > 0 for s in convs)
+        assert all(s.macs == 0 for s in steps if s.op in ("quantize", "dequantize"))
+        times = m.profile(small_input, iters=3, warmup=1)
+        assert [t[:4] for t in times] == [tuple(s) for s in steps]
+        assert all(t.seconds > 0 for t in times)
+        assert sum(t.seconds for t in times) < 1.0
+        # the hook is removed afterwards and the outputs are those of a model without it
+        with qdqc.compile(small_model, engine="jit") as plain:
+            a = m.run(small_input)
+            b = plain.run(small_input)
+            assert all(np.array_equal(a[k], b[k]) for k in a)
+            assert [tuple(s) for s in plain.steps] == [tuple(s) for s in steps]
+            with pytest.raises(qdqc.Error, match="profile=True"):
+                plain.profile(small_input)
+    with qdqc.compile(small_model, engine="reference") as r:
+        assert r.steps == []
+        with pytest.raises(qdqc.Error, match="JIT engine"):
+            r.profile(small_input)
+
+
+def test_profile_object_has_run_profile(tmp_path, small_model):
+    """profile=True reaches the AOT object: the header declares, the object defines
+    PREFIX_run_profile (docs/abi.md); without it neither does."""
+    import qdqc
+    with qdqc.compile(small_model, profile=True, name="net") as m:
+        m.save_header(tmp_path / "p.h")
+        assert "int net_run_profile(" in (tmp_path / "p.h").read_text()
+        assert b"net_run_profile" in m.emit("obj")
+    with qdqc.compile(small_model, name="net") as m:
+        assert "run_profile" not in m.emit("header").decode()
+        assert b"net_run_profile" not in m.emit("obj")

@@ -131,7 +131,9 @@ loop_begin(Gen *g, Loop *l, LLVMValueRef start, LLVMValueRef end, LLVMValueRef s
 static inline void
 loop_end(Gen *g, Loop *l)
 {
-    irb_loop_latch(g->b, l);
+    /* the loops' bodies are already unrolled where it pays (microkernel steps, kunroll): LLVM's
+     * unroller only multiplied the code (compile time, docs/performance.md) */
+    irb_loop_hint(g->c, irb_loop_latch(g->b, l), IRB_NO_UNROLL);
     LLVMPositionBuilderAtEnd(g->b, l->exit);
 }
 

@@ -2,6 +2,7 @@
 #include "codegen/irb/core.h"
 
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 
 #include <assert.h>
 #include <stdlib.h>
@@ -35,6 +36,28 @@ irb_loop_latch(LLVMBuilderRef b, IrbLoop *l)
     LLVMValueRef br = LLVMBuildBr(b, l->hdr);
     LLVMAddIncoming(l->iv, &next, &latch, 1);
     return br;
+}
+
+void
+irb_loop_hint(LLVMContextRef c, LLVMValueRef br, unsigned hints)
+{
+    LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
+    LLVMMetadataRef ops[3] = {tmp};
+    unsigned n = 1;
+    if (hints & IRB_NO_VECTORIZE) {
+        const char *key = "llvm.loop.vectorize.enable";
+        LLVMMetadataRef kv[2] = {LLVMMDStringInContext2(c, key, strlen(key)),
+                                 LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(c), 0, 0))};
+        ops[n++] = LLVMMDNodeInContext2(c, kv, 2);
+    }
+    if (hints & IRB_NO_UNROLL) {
+        const char *key = "llvm.loop.unroll.disable";
+        LLVMMetadataRef kv = LLVMMDStringInContext2(c, key, strlen(key));
+        ops[n++] = LLVMMDNodeInContext2(c, &kv, 1);
+    }
+    LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, n);
+    LLVMMetadataReplaceAllUsesWith(tmp, id); /* also frees tmp */
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
 }
 
 LLVMValueRef

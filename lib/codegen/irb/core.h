@@ -36,6 +36,13 @@ irb_loop_begin(LLVMBuilderRef b, LLVMContextRef c, LLVMValueRef fn, IrbLoop *l,
 
 /* The latch at b's position: iv + step (nsw), the branch back (returned, for loop metadata);
  * b stays in the latch block. */
+/* Loop hints on the latch branch br (!llvm.loop !{self, hints...}): IRB_NO_VECTORIZE
+ * (llvm.loop.vectorize.enable false: a body of explicit vectors, or one the vectoriser must
+ * leave alone), IRB_NO_UNROLL (llvm.loop.unroll.disable: a body that is unrolled enough;
+ * LLVM's unroller would only multiply the code and the compile time). */
+enum { IRB_NO_VECTORIZE = 1, IRB_NO_UNROLL = 2 };
+void
+irb_loop_hint(LLVMContextRef c, LLVMValueRef br, unsigned hints);
 LLVMValueRef
 irb_loop_latch(LLVMBuilderRef b, IrbLoop *l);
 

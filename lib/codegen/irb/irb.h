@@ -58,6 +58,9 @@ cg_loop_end(Kb *k, CgLoop *l);
  * the row (regress/dw-nchw-row-tail.test; the predicate.enable=false hint did not prevent it). */
 void
 cg_loop_end_novec(Kb *k, CgLoop *l);
+/* cg_loop_end with loop hints (IRB_NO_VECTORIZE, IRB_NO_UNROLL: irb/core.h). */
+void
+cg_loop_end_hint(Kb *k, CgLoop *l, unsigned hints);
 
 /* if (cond) { then } else { else }: cg_if_begin positions the builder in the then block,
  * cg_if_else closes it and opens the else block, cg_if_end joins. */

@@ -58,16 +58,15 @@ cg_loop_end(Kb *k, CgLoop *l)
 void
 cg_loop_end_novec(Kb *k, CgLoop *l)
 {
-    LLVMValueRef br = irb_loop_latch(k->b, l);
     /* !llvm.loop !0, !0 = !{!0, !{!"llvm.loop.vectorize.enable", i1 false}} */
-    const char *key = "llvm.loop.vectorize.enable";
-    LLVMMetadataRef kv[2] = {LLVMMDStringInContext2(k->c, key, strlen(key)),
-                             LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(k->c), 0, 0))};
-    LLVMMetadataRef tmp = LLVMTemporaryMDNode(k->c, NULL, 0);
-    LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(k->c, kv, 2)};
-    LLVMMetadataRef id = LLVMMDNodeInContext2(k->c, ops, 2);
-    LLVMMetadataReplaceAllUsesWith(tmp, id); /* also frees tmp */
-    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(k->c, "llvm.loop", 9), LLVMMetadataAsValue(k->c, id));
+    irb_loop_hint(k->c, irb_loop_latch(k->b, l), IRB_NO_VECTORIZE);
+    LLVMPositionBuilderAtEnd(k->b, l->exit);
+}
+
+void
+cg_loop_end_hint(Kb *k, CgLoop *l, unsigned hints)
+{
+    irb_loop_hint(k->c, irb_loop_latch(k->b, l), hints);
     LLVMPositionBuilderAtEnd(k->b, l->exit);
 }
 
@@ -297,6 +296,11 @@ cg_par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np)
     p->fn = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->vd, pt, 3, 0));
     LLVMSetLinkage(p->fn, LLVMInternalLinkage);
     cg_function_set_target(p->fn, k->t, 0);
+    /* not inlined into the sequential call: a second copy of the body (whose row loop LLVM
+     * then unrolls with constant bounds) for one call less per node (compile time,
+     * docs/performance.md) */
+    LLVMAddAttributeAtIndex(p->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
     p->saved_bb = LLVMGetInsertBlock(k->b);
     p->saved_fn = k->fn;
     k->fn = p->fn;
@@ -314,7 +318,7 @@ cg_par_begin(Kb *k, Par *p, int64_t rows, LLVMValueRef *ptrs, int np)
 void
 cg_par_end(Kb *k, Par *p, const CgNodeArgs *a)
 {
-    cg_loop_end(k, &p->l);
+    cg_loop_end_hint(k, &p->l, IRB_NO_UNROLL); /* one row (or block) per iteration */
     LLVMBuildRetVoid(k->b);
     k->fn = p->saved_fn;
     LLVMPositionBuilderAtEnd(k->b, p->saved_bb);

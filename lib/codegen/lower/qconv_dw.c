@@ -87,6 +87,26 @@ dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int3
     free(fs);
 }
 
+/* The epilogue's zero point and clamp as a constant table (Dw.qa/qb/qc), NULL when the
+ * epilogue has none. */
+static LLVMValueRef
+dw_clamp_table(Kb *k, const Epi *e)
+{
+    if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT) {
+        float f[2] = {(float)((int64_t)e->lo - e->zo), (float)((int64_t)e->hi - e->zo)};
+        int32_t v[3];
+        memcpy(&v[0], &f[0], 4);
+        memcpy(&v[1], &f[1], 4);
+        v[2] = e->zo;
+        return cg_const_bytes(k, v, sizeof v, "dwq");
+    }
+    if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
+        int64_t v[3] = {e->zo, e->lo, e->hi};
+        return cg_const_bytes(k, v, sizeof v, "dwq");
+    }
+    return NULL;
+}
+
 /* A channel vector of a block: first channel (relative to the block) and lanes. */
 typedef struct DwVec {
     int64_t off;
@@ -105,7 +125,28 @@ typedef struct Dw {
     /* kernels above DW_MAXT taps: taps as a loop, one pixel (vn, voh, ow) at a time */
     bool tap_loop;
     LLVMValueRef vn, voh, ow;
+    /* the epilogue's output zero point and clamp, loaded in the row function from a constant
+     * table (dw_clamp_table): float mode flo, fhi (f32, lo/hi - zo) and zo (i32); fixed mode
+     * zo, lo, hi (i64). Same-shape depthwise convs then emit the same row function, which
+     * target/merge.c shares; alone, LLVM folds the loads back into constants. */
+    LLVMValueRef qa, qb, qc;
 } Dw;
+
+/* Dw.qa/qb/qc loaded from the table gq (in the row function). */
+static void
+dw_clamp_load(Dw *d, LLVMValueRef gq)
+{
+    Kb *k = d->k;
+    if (!gq)
+        return;
+    bool fx = d->e->kind == CG_GEMM_EPI_REQUANT_FIXED;
+    LLVMTypeRef t[3] = {fx ? k->i64 : k->f32, fx ? k->i64 : k->f32, fx ? k->i64 : k->i32};
+    LLVMValueRef *dst[3] = {&d->qa, &d->qb, &d->qc};
+    for (int i = 0; i < 3; i++) {
+        LLVMValueRef idx = cg_i64(k, i);
+        *dst[i] = LLVMBuildLoad2(k->b, t[i], LLVMBuildGEP2(k->b, t[i], gq, &idx, 1, ""), "");
+    }
+}
 
 static LLVMValueRef
 vload(Kb *k, LLVMTypeRef elt, unsigned n, LLVMValueRef p)
@@ -157,13 +198,13 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
         /* qn_requant_float: f32 product, clamp to [lo - zo, hi - zo] (8-bit results: exact in
          * f32, so rne(f) + zo is already within [lo, hi]), rne */
         LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), table_vec(k, d->tb.gm, k->f32, ch, n), "");
-        LLVMValueRef flo = cg_vsplat(k, cg_f32(k, (float)((int64_t)e->lo - e->zo)), n);
-        LLVMValueRef fhi = cg_vsplat(k, cg_f32(k, (float)((int64_t)e->hi - e->zo)), n);
+        LLVMValueRef flo = cg_vsplat(k, d->qa, n);
+        LLVMValueRef fhi = cg_vsplat(k, d->qb, n);
         f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
         f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
         f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), LLVMConstNull(vf), f, "");
         out = LLVMBuildFPToSI(k->b, intrin(k, "llvm.roundeven", f), LLVMTypeOf(acc), "");
-        out = LLVMBuildAdd(k->b, out, cg_vsplat(k, cg_i32(k, e->zo), n), "");
+        out = LLVMBuildAdd(k->b, out, cg_vsplat(k, d->qc, n), "");
         break;
     }
     case CG_GEMM_EPI_REQUANT_FIXED: {
@@ -171,9 +212,9 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
         LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), table_vec(k, d->tb.gfm, k->i64, ch, n), "");
         w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, table_vec(k, d->tb.gfr, k->i64, ch, n), ""),
                           table_vec(k, d->tb.gfs, k->i64, ch, n), "");
-        w = LLVMBuildAdd(k->b, w, cg_vsplat(k, cg_i64(k, e->zo), n), "");
-        w = vselect_lt(k, w, cg_vsplat(k, cg_i64(k, e->lo), n), true);
-        w = vselect_lt(k, w, cg_vsplat(k, cg_i64(k, e->hi), n), false);
+        w = LLVMBuildAdd(k->b, w, cg_vsplat(k, d->qa, n), "");
+        w = vselect_lt(k, w, cg_vsplat(k, d->qb, n), true);
+        w = vselect_lt(k, w, cg_vsplat(k, d->qc, n), false);
         out = LLVMBuildTrunc(k->b, w, LLVMTypeOf(acc), "");
         break;
     }
@@ -323,7 +364,8 @@ loop_from(Kb *k, DwLoop *l, LLVMValueRef lo, LLVMValueRef hi, int64_t step)
 static void
 loop_to(Kb *k, DwLoop *l)
 {
-    irb_loop_latch(k->b, l);
+    /* the body is P pixels x CV vectors already: neither vectorised nor unrolled by LLVM */
+    irb_loop_hint(k->c, irb_loop_latch(k->b, l), IRB_NO_VECTORIZE | IRB_NO_UNROLL);
     LLVMPositionBuilderAtEnd(k->b, l->exit);
 }
 
@@ -424,10 +466,12 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     /* the row of zero points (scratch), filled before the rows run */
     LLVMBuildMemSet(k->b, a->scratch, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0),
                     cg_i64(k, c->W * c->C), 64);
+    LLVMValueRef gq = dw_clamp_table(k, e);
     Par par;
     LLVMValueRef io[3] = {a->in[0], a->out[0], a->scratch};
     LLVMValueRef vr = cg_par_begin(k, &par, c->N * c->OH, io, 3);
     row_fn_attrs(&d, par.fn);
+    dw_clamp_load(&d, gq);
     d.x = io[0];
     d.y = io[1];
     d.zrow = io[2];

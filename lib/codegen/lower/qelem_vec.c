@@ -27,6 +27,7 @@
 
 #include <llvm-c/Core.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 enum { EV_BLOCK = 8192 };
@@ -42,7 +43,50 @@ typedef struct Ev {
     int32_t lo, hi;
     bool fixed;       /* --requant=fixed: integer sequence with the constants fx */
     CgElemFixed fx;
+    /* float mode: the operands' zero points and scales, the result's scale, zero point and
+     * clamp [lo - zy, hi - zy], read from a constant table (ev_table) where the loop starts,
+     * so that same-length ops emit the same function (target/merge.c shares it); alone, LLVM
+     * folds the loads back into the constants */
+    LLVMValueRef gq;
+    LLVMValueRef za[2], sa[2], sy, zy, flo, fhi;
 } Ev;
+
+enum { EV_ZA0, EV_SA0, EV_ZA1, EV_SA1, EV_SY, EV_ZY, EV_FLO, EV_FHI, EV_NQ };
+
+static void
+ev_table(Ev *e)
+{
+    uint32_t v[EV_NQ] = {0};
+    float f;
+    for (uint32_t j = 0; j < e->nop; j++) {
+        v[EV_ZA0 + 2 * j] = (uint32_t)e->t[j]->q->zp[0];
+        memcpy(&v[EV_SA0 + 2 * j], &e->t[j]->q->scale[0], 4);
+    }
+    int32_t zy = e->y->q->zp[0];
+    memcpy(&v[EV_SY], &e->y->q->scale[0], 4);
+    v[EV_ZY] = (uint32_t)zy;
+    f = (float)((int64_t)e->lo - zy);
+    memcpy(&v[EV_FLO], &f, 4);
+    f = (float)((int64_t)e->hi - zy);
+    memcpy(&v[EV_FHI], &f, 4);
+    e->gq = cg_const_bytes(e->k, v, sizeof v, "evq");
+}
+
+/* The table's values at the builder's position (once per function that uses them). */
+static void
+ev_load(Ev *e)
+{
+    Kb *k = e->k;
+    if (!e->gq)
+        return;
+    LLVMValueRef *dst[EV_NQ] = {&e->za[0], &e->sa[0], &e->za[1], &e->sa[1], &e->sy, &e->zy, &e->flo, &e->fhi};
+    for (int i = 0; i < EV_NQ; i++) {
+        bool is_int = i == EV_ZA0 || i == EV_ZA1 || i == EV_ZY;
+        LLVMTypeRef t = is_int ? k->i32 : k->f32;
+        LLVMValueRef idx = cg_i64(k, i);
+        *dst[i] = LLVMBuildLoad2(k->b, t, LLVMBuildGEP2(k->b, t, e->gq, &idx, 1, ""), "");
+    }
+}
 
 static bool
 is8(ElemType e)
@@ -132,8 +176,9 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
             LLVMSetAlignment(x, 1);
         }
         x = e->t[j]->elem == ET_I8 ? LLVMBuildSExt(k->b, x, vw, "") : LLVMBuildZExt(k->b, x, vw, "");
-        x = LLVMBuildSub(k->b, x, cg_vsplat(k, LLVMConstInt(LLVMGetElementType(vw), (unsigned long long)q->zp[0], 1), lanes), "");
-        v[j] = e->fixed ? x : LLVMBuildFMul(k->b, cg_vsplat(k, cg_f32(k, q->scale[0]), lanes),
+        LLVMValueRef za = e->fixed ? LLVMConstInt(LLVMGetElementType(vw), (unsigned long long)q->zp[0], 1) : e->za[j];
+        x = LLVMBuildSub(k->b, x, cg_vsplat(k, za, lanes), "");
+        v[j] = e->fixed ? x : LLVMBuildFMul(k->b, cg_vsplat(k, e->sa[j], lanes),
                                             LLVMBuildSIToFP(k->b, x, vf, ""), "");
     }
     if (e->fixed) {
@@ -148,10 +193,9 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
     case OP_QMUL: r = LLVMBuildFMul(k->b, v[0], v[1], ""); break;
     default: break;
     }
-    r = LLVMBuildFDiv(k->b, r, cg_vsplat(k, cg_f32(k, e->y->q->scale[0]), lanes), "");
-    int32_t zy = e->y->q->zp[0];
-    LLVMValueRef flo = cg_vsplat(k, cg_f32(k, (float)((int64_t)e->lo - zy)), lanes);
-    LLVMValueRef fhi = cg_vsplat(k, cg_f32(k, (float)((int64_t)e->hi - zy)), lanes);
+    r = LLVMBuildFDiv(k->b, r, cg_vsplat(k, e->sy, lanes), "");
+    LLVMValueRef flo = cg_vsplat(k, e->flo, lanes);
+    LLVMValueRef fhi = cg_vsplat(k, e->fhi, lanes);
     r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, r, r, ""), LLVMConstNull(vf), r, "");
     r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, r, flo, ""), flo, r, "");
     r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, r, fhi, ""), fhi, r, "");
@@ -159,7 +203,7 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
     unsigned id = LLVMLookupIntrinsicID(rn, strlen(rn));
     LLVMValueRef rf = LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &vf, 1),
                                      LLVMGetIntrinsicDeclaration(k->mod, id, &vf, 1), &r, 1, "");
-    ev_store(k, LLVMBuildAdd(k->b, LLVMBuildFPToSI(k->b, rf, vi, ""), cg_vsplat(k, cg_i32(k, zy), lanes), ""),
+    ev_store(k, LLVMBuildAdd(k->b, LLVMBuildFPToSI(k->b, rf, vi, ""), cg_vsplat(k, e->zy, lanes), ""),
              out, i, lanes);
 }
 
@@ -173,7 +217,7 @@ ev_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef from, int64_t co
         CgLoop l;
         LLVMValueRef j = cg_loop_begin(k, &l, cg_i64(k, nv));
         ev_vec(e, p, out, cg_add(k, from, cg_mul(k, j, cg_i64(k, vl))), vl);
-        cg_loop_end(k, &l);
+        cg_loop_end_hint(k, &l, IRB_NO_VECTORIZE | IRB_NO_UNROLL); /* vl lanes per iteration */
     }
     int64_t c = nv * vl;
     for (unsigned w = vl / 2; w >= 1; w /= 2)
@@ -211,13 +255,16 @@ ev_rows(Ev *e, const CgNodeArgs *a, LLVMValueRef *p, int64_t rows, unsigned vl)
         LLVMValueRef b = cg_par_begin(k, &par, nb, io, 3);
         if (vl == 16)
             cg_function_set_target(par.fn, k->t, 512);
+        ev_load(e);
         ev_row_range(e, io, io[2], cg_mul(k, b, cg_i64(k, rpb)), rpb, vl);
         cg_par_end(k, &par, a);
     } else {
         nb = 0;
     }
-    if (rows - nb * rpb > 0)
+    if (rows - nb * rpb > 0) {
+        ev_load(e);
         ev_row_range(e, p, p[2], cg_i64(k, nb * rpb), rows - nb * rpb, vl);
+    }
 }
 
 bool
@@ -246,6 +293,8 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
     unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
     int64_t total = (int64_t)type_numel_unchecked(e.y), nb = total / EV_BLOCK;
     LLVMValueRef p[3] = {a->in[0], e.nop > 1 ? a->in[1] : a->in[0], a->out[0]};
+    if (!e.fixed)
+        ev_table(&e);
     if (e.period) {
         ev_rows(&e, a, p, total / e.period, vl);
         return true;
@@ -256,10 +305,13 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMValueRef b = cg_par_begin(k, &par, nb, io, 3);
         if (vl == 16)
             cg_function_set_target(par.fn, k->t, 512);
+        ev_load(&e);
         ev_range(&e, io, io[2], cg_mul(k, b, cg_i64(k, EV_BLOCK)), EV_BLOCK, vl);
         cg_par_end(k, &par, a);
     }
-    if (total - nb * EV_BLOCK > 0)
+    if (total - nb * EV_BLOCK > 0) {
+        ev_load(&e);
         ev_range(&e, p, p[2], cg_i64(k, nb * EV_BLOCK), total - nb * EV_BLOCK, vl);
+    }
     return true;
 }

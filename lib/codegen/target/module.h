@@ -34,6 +34,11 @@ bool
 cg_module_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *passes, char *err,
                    size_t errlen);
 
+/* Give the internal functions of mod that differ only in the private constant globals they
+ * read one body (merge.c): returns how many functions now call a shared body. */
+unsigned
+cg_module_merge(LLVMModuleRef mod);
+
 /* Write an object file (as_asm false) or assembly to path. */
 bool
 cg_module_emit_file(LLVMModuleRef mod, LLVMTargetMachineRef tm, bool as_asm, const char *path,
