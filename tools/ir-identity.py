@@ -10,6 +10,8 @@ list (test/ir-identity.sha256, written at a commit whose output is the expectati
   ir-identity.py --diff REFDIR DIR                 compare two output directories (exit 1 on a difference)
   ir-identity.py --qdqc BIN --write-hashes FILE [--all]
   ir-identity.py --qdqc BIN --check FILE [--all]   exit 1 when an emitted IR's hash differs from FILE's
+  --only GLOB[,GLOB...]   restrict to the models whose source path matches (with --write-hashes, the
+                          other entries of FILE are kept: refresh a few models after a merge)
 
 Without --all, a handful of models (the ctest); with --all, every .qir graph of test/e2e/graphs,
 every ONNX fixture of test/models/fixtures and the examples. Models are named relative to the source
@@ -45,7 +47,10 @@ SMALL = [
 ]
 
 
-def models(all_models):
+def models(all_models, only=None):
+    if only:
+        import fnmatch
+        return [m for m in models(True) if any(fnmatch.fnmatch(m, p) for p in only)]
     if not all_models:
         return [m for m in SMALL if os.path.exists(os.path.join(SRC, m))]
     found = []
@@ -67,9 +72,9 @@ def emit(qdqc, model, cfg):
     return r.stdout
 
 
-def run_all(qdqc, all_models, jobs):
+def run_all(qdqc, all_models, jobs, only=None):
     qdqc = os.path.abspath(qdqc)
-    work = [(m, c) for m in models(all_models) for c in CONFIGS]
+    work = [(m, c) for m in models(all_models, only) for c in CONFIGS]
     out = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
         for (m, c), text in zip(work, ex.map(lambda mc: emit(qdqc, *mc), work)):
@@ -95,6 +100,7 @@ def main():
     ap.add_argument('--write-hashes')
     ap.add_argument('--check')
     ap.add_argument('--all', action='store_true')
+    ap.add_argument('--only', type=lambda v: v.split(','), default=None)
     ap.add_argument('-j', '--jobs', type=int, default=2)
     a = ap.parse_args()
 
@@ -119,7 +125,7 @@ def main():
 
     if not a.qdqc:
         ap.error('--qdqc BIN is needed (or --diff)')
-    res = run_all(a.qdqc, a.all, a.jobs)
+    res = run_all(a.qdqc, a.all, a.jobs, a.only)
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         for k, text in res.items():
