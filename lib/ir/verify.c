@@ -282,6 +282,21 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
             }
         }
         break;
+    /* float-island math: f32, or plain integers where the op is defined on them */
+    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS:
+    case OP_POW: case OP_MIN: case OP_MAX:
+        for (uint32_t k = 0; k < n->nin; k++) {
+            const Type *t = &ir_value(g, n->in[k])->type;
+            bool int_ok = n->op == OP_NEG || n->op == OP_ABS || n->op == OP_POW ||
+                          n->op == OP_MIN || n->op == OP_MAX;
+            if (t->q || !(t->elem == ET_F32 || (int_ok && elem_is_int(t->elem)))) {
+                node_error(g, n, "operand %u must be f32%s, got %s%s", k,
+                           int_ok ? " or a plain integer" : "", elem_name(t->elem),
+                           t->q ? " (quantized: dequantize it first)" : "");
+                ok = false;
+            }
+        }
+        break;
     case OP_MAXPOOL: case OP_CONCAT: case OP_SPLIT: case OP_SLICE: case OP_PAD:
     case OP_RESHAPE: case OP_TRANSPOSE: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_FLATTEN:
     case OP_IDENTITY: case OP_GATHER:
