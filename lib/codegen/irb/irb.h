@@ -1,5 +1,5 @@
 /* irb.h: the IR builder of the kernel emitters (irb/kb.c): the Kb state of the function being
- * emitted, loops and loop nests, element access, constants, splats, intrinsic and libm calls,
+ * emitted, loops and loop nests, element access, constants, splats, intrinsic calls,
  * the clamp of a quantized range, window geometry, parallel-for outlining, and the exact
  * rounding/requantization sequences of lib/numerics. Internal to lib/codegen; the GEMM
  * generator has its own state (gemm/gemm_ir.h). */
@@ -166,8 +166,5 @@ bool cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kern
  * 2-D window, for the kernels that see every window as H x W. */
 static inline int cg_win_h(const CgWin *w) { return w->ns == 2 ? 0 : 1; }
 static inline int cg_win_w(const CgWin *w) { return w->ns - 1; }
-/* Call libm's double function name(x) (exp, tanh, erf): the JIT resolves it in the process,
- * objects link with -lm. */
-LLVMValueRef cg_libm(Kb *k, const char *name, LLVMValueRef x);
 
 #endif
