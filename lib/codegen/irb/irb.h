@@ -32,6 +32,8 @@ typedef struct Kb {
     CgGemmCache *gemm_cache; /* GEMMs of the module that share a body (cg_gemm_emit_shared) */
 } Kb;
 
+#define CG_CHAIN_MAX 32
+
 /* Operand/result pointers of one node kernel: in[i] NULL for an absent operand or one consumed
  * at compile time (weights); scratch: the node's private workspace region (NULL if none). */
 typedef struct CgNodeArgs {
@@ -43,6 +45,10 @@ typedef struct CgNodeArgs {
      * res its other operand; NULL otherwise. */
     Node *res_add;
     LLVMValueRef res;
+    /* A float chain (plan.h) headed by this node: the nodes after it, in order; out[] are the
+     * last one's results. */
+    Node *chain[CG_CHAIN_MAX];
+    uint32_t nchain;
 } CgNodeArgs;
 
 typedef IrbLoop CgLoop; /* irb/core.h */

@@ -549,6 +549,25 @@ cg_emit_float_math(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
+LLVMValueRef
+fm_apply(Kb *k, Node *n, LLVMValueRef *v)
+{
+    switch (n->op) {
+    case OP_ADD: return fadd(k, v[0], v[1]);
+    case OP_SUB: return fsub(k, v[0], v[1]);
+    case OP_MUL: return fmul(k, v[0], v[1]);
+    case OP_DIV: return fdiv(k, v[0], v[1]);
+    default: break;
+    }
+    Fe e;
+    memset(&e, 0, sizeof e);
+    e.k = k;
+    e.n = n;
+    e.nin = n->nin;
+    e.tanh_gelu = n->op == OP_GELU && strcmp(ir_attr_string(k->g, n, "approximate", "none"), "tanh") == 0;
+    return fe_apply(&e, v);
+}
+
 bool
 cg_float_math_op(Kb *k, Node *n)
 {

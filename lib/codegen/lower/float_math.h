@@ -20,6 +20,9 @@ LLVMValueRef fm_gelu_erf(Kb *k, LLVMValueRef x);
 LLVMValueRef fm_gelu_tanh(Kb *k, LLVMValueRef x);
 /* qn_powf(x, y) (y of x's type) */
 LLVMValueRef fm_pow(Kb *k, LLVMValueRef x, LLVMValueRef y);
+/* n's function (an f32 element-wise op of the float islands, or add/sub/mul/div) of its
+ * operand values v[0..n->nin) (scalars or vectors of one width) */
+LLVMValueRef fm_apply(Kb *k, Node *n, LLVMValueRef *v);
 /* the 16 partial sums acc[0..16/lanes) (lanes 4, 8 or 16) reduced by fmath.h's tree */
 LLVMValueRef fm_sum_tree(Kb *k, LLVMValueRef *acc, unsigned lanes);
 
