@@ -189,8 +189,8 @@ main(int argc, char **argv)
         {"sigmoid", qn_sigmoidf, sigmoid_d, -FLT_MAX, FLT_MAX, 3.0, 0},
         {"erf", qn_erff, erf, -FLT_MAX, FLT_MAX, 3.0, 0},
         {"gelu (x >= -1.41)", qn_gelu_erf, gelu_erf_d, -1.41f, FLT_MAX, 8.0, 0},
-        {"gelu (|gelu| >= 2^-10)", qn_gelu_erf, gelu_erf_d, -FLT_MAX, FLT_MAX, 16.0, 0x1p-10},
-        {"gelu tanh (|gelu| >= 2^-10)", qn_gelu_tanh, gelu_tanh_d, -FLT_MAX, 1e12f, 16.0, 0x1p-10},
+        {"gelu (|gelu| >= 2^-10)", qn_gelu_erf, gelu_erf_d, -FLT_MAX, FLT_MAX, 32.0, 0x1p-10},
+        {"gelu tanh (|gelu| >= 2^-10)", qn_gelu_tanh, gelu_tanh_d, -FLT_MAX, 1e12f, 32.0, 0x1p-10},
         {"pow(x, 1.7)", pow_1_7, pow_17_d, 0.0f, FLT_MAX, 1.0, 0},
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
