@@ -259,7 +259,7 @@ layernorm(RefCtx *c, Node *n)
     Type tail = *t;
     tail.rank = (uint8_t)(t->rank - a);
     memmove(tail.dims, t->dims + a, (size_t)tail.rank * sizeof(int64_t));
-    int64_t ss[IR_MAX_RANK], sbs[IR_MAX_RANK];
+    int64_t ss[IR_MAX_RANK], sbs[IR_MAX_RANK] = {0}; /* sbs stays 0 without a bias */
     type_bcast_strides(&ref_in(c, n, 1)->type, &tail, ss);
     if (bi)
         type_bcast_strides(&ref_in(c, n, 2)->type, &tail, sbs);
