@@ -81,14 +81,14 @@ static_qdq(Graph *g, const Node *n, OpKind op)
 }
 
 /* The float element-wise chains (plan.h): greedily forward from each node in order; user[v]
- * is v's single reader (0: none or several, or a graph output). */
-static void
+ * is v's single reader (0: none or several, or a graph output). False if out of memory. */
+static bool
 plan_chains(Kb *k, CgPlan *p)
 {
     Graph *g = k->g;
     uint32_t nnodes = g->nodes.len, *user = plan_calloc(g->values.len + 1, sizeof *user);
     if (!user)
-        return;
+        return false;
     for (uint32_t i = 1; i < nnodes; i++) {
         Node *n = ir_node(g, (NodeId){i});
         for (uint32_t a = 0; !n->dead && a < n->nin; a++)
@@ -127,6 +127,7 @@ plan_chains(Kb *k, CgPlan *p)
             p->fused_away[c] = 1;
     }
     free(user);
+    return true;
 }
 
 /* Homes of inputs and constants, the steps and their scratch; false if a node is not
@@ -227,7 +228,11 @@ cg_plan_build(Kb *k, CgPlan *p)
         return CG_PLAN_OOM_NODES;
     }
     plan_fusion(k, p);
-    plan_chains(k, p);
+    if (!plan_chains(k, p)) {
+        cg_plan_free(p);
+        k->nhwc = NULL;
+        return CG_PLAN_OOM_NODES;
+    }
     if (!plan_steps(k, p) || !plan_buffers(k, p)) {
         cg_plan_free(p);
         k->nhwc = NULL;
