@@ -67,7 +67,7 @@ emit_step_call(Kb *k, CgPlan *p, uint32_t s, LLVMValueRef fn, LLVMValueRef runex
                          : value_ptr(k, p, n->in[i], pin, pout, ws);
     for (uint32_t i = 0; i < on->nout; i++)
         args[na++] = value_ptr(k, p, on->out[i], pin, pout, ws);
-    if (on != n)
+    if (on != n && !p->chain_next[p->steps[s]]) /* a fused qadd's other operand */
         args[na++] = value_ptr(k, p, on->in[p->fuse_other[p->steps[s]]], pin, pout, ws);
     args[na++] = p->scratch_req[s] ? cg_gep(k, ws, cg_i64(k, p->reqs[p->scratch_req[s] - 1].offset))
                                    : LLVMConstPointerNull(k->ptr);

@@ -107,7 +107,8 @@ emit_step(Kb *k, CgPlan *p, uint32_t s, bool *ok)
     Graph *g = k->g;
     Node *n = ir_node(g, (NodeId){p->steps[s]});
     Node *on = cg_plan_step_out(p, g, s);
-    unsigned nres = on != n ? 1 : 0;
+    bool chain = p->chain_next[p->steps[s]] != 0; /* a float chain (plan.h) */
+    unsigned nres = on != n && !chain ? 1 : 0;
     if (n->nin > 16 || on->nout > 16) {
         *ok = cg_fail(k, n, "more than 16 operands or results");
         return NULL;
@@ -118,7 +119,7 @@ emit_step(Kb *k, CgPlan *p, uint32_t s, bool *ok)
         pt[i] = k->ptr;
     char name[96];
     snprintf(name, sizeof name, "%s.n%u.%s%s", k->prefix, s, op_info(n->op)->name,
-             nres ? "_qadd" : "");
+             nres ? "_qadd" : chain ? "_chain" : "");
     bool may_fail = cg_node_may_fail(g, n);
     LLVMValueRef fn = LLVMAddFunction(k->mod, name,
                                       LLVMFunctionType(may_fail ? k->i32 : k->vd, pt, np, 0));
@@ -138,6 +139,13 @@ emit_step(Kb *k, CgPlan *p, uint32_t s, bool *ok)
     if (nres) {
         a.res_add = on;
         a.res = LLVMGetParam(fn, n->nin + on->nout);
+    }
+    for (uint32_t c = p->chain_next[p->steps[s]]; chain && c; c = p->chain_next[c]) {
+        if (a.nchain == CG_CHAIN_MAX) {
+            *ok = cg_fail(k, n, "a float chain of more than %d nodes", CG_CHAIN_MAX);
+            return NULL;
+        }
+        a.chain[a.nchain++] = ir_node(g, (NodeId){c});
     }
     a.scratch = LLVMGetParam(fn, n->nin + on->nout + nres);
     a.pf = LLVMGetParam(fn, n->nin + on->nout + nres + 1);

@@ -282,6 +282,60 @@ op_gelu(OnnxImp *I)
     return onnx_emit(I, n, ET_NONE);
 }
 
+/* ---- float-island math ---- */
+static bool op_exp(OnnxImp *I) { return onnx_simple(I, OP_EXP, 1); }
+static bool op_log(OnnxImp *I) { return onnx_simple(I, OP_LOG, 1); }
+static bool op_sqrt(OnnxImp *I) { return onnx_simple(I, OP_SQRT, 1); }
+static bool op_reciprocal(OnnxImp *I) { return onnx_simple(I, OP_RECIPROCAL, 1); }
+static bool op_abs(OnnxImp *I) { return onnx_simple(I, OP_ABS, 1); }
+
+static bool
+op_neg(OnnxImp *I)
+{
+    ElemType e = TY(I, IN(I, 0))->elem;
+    if (e == ET_U8 || e == ET_U16 || e == ET_U32 || e == ET_U4) {
+        onnx_node_error(I, "Neg of an unsigned type (%s) is not defined", elem_name(e));
+        return false;
+    }
+    return onnx_simple(I, OP_NEG, 1);
+}
+
+/* Pow: an f32 base with an f32 or integer exponent, or integer ** integer (qdqc's `pow`); an
+ * integer base with a float exponent (numpy truncates a float power) is refused. */
+static bool
+op_pow(OnnxImp *I)
+{
+    ElemType b = TY(I, IN(I, 0))->elem, e = TY(I, IN(I, 1))->elem;
+    if (!(b == ET_F32 && (e == ET_F32 || elem_is_int(e))) && !(elem_is_int(b) && elem_is_int(e))) {
+        onnx_node_error(I, "Pow of %s by %s is not supported (f32 base with an f32 or integer "
+                           "exponent, or integers)", elem_name(b), elem_name(e));
+        return false;
+    }
+    return onnx_simple(I, OP_POW, 2);
+}
+
+/* Min / Max of 1..n operands: a left fold of the binary op (one operand: identity). */
+static bool
+op_minmax(OnnxImp *I, OpKind op)
+{
+    size_t k = I->node->n_input;
+    ValueId acc = IN(I, 0);
+    if (k == 1)
+        return onnx_simple(I, OP_IDENTITY, 1);
+    for (size_t i = 1; i + 1 < k; i++) {
+        ValueId ins[2] = {acc, IN(I, i)};
+        char sfx[32];
+        snprintf(sfx, sizeof sfx, "fold%zu", i);
+        acc = onnx_emit1(I, onnx_mk(I, op, 2, ins, 1), onnx_tmp_name(I, sfx), ET_NONE);
+        if (!acc.id)
+            return false;
+    }
+    ValueId ins[2] = {acc, IN(I, k - 1)};
+    return onnx_emit(I, onnx_mk(I, op, 2, ins, 1), ET_NONE);
+}
+static bool op_min(OnnxImp *I) { return op_minmax(I, OP_MIN); }
+static bool op_max(OnnxImp *I) { return op_minmax(I, OP_MAX); }
+
 static ValueId
 build_reshape(OnnxImp *I, ValueId x, const int64_t *shape, int rank, const char *name)
 {
@@ -439,6 +493,16 @@ static const OnnxOpEntry onnx_op_table[] = {
     {"Tanh", op_tanh, 1, 1, 1},
     {"Erf", op_erf, 1, 1, 1},
     {"Gelu", op_gelu, 1, 1, 1},
+    /* float-island math */
+    {"Exp", op_exp, 1, 1, 1},
+    {"Log", op_log, 1, 1, 1},
+    {"Sqrt", op_sqrt, 1, 1, 1},
+    {"Reciprocal", op_reciprocal, 1, 1, 1},
+    {"Neg", op_neg, 1, 1, 1},
+    {"Abs", op_abs, 1, 1, 1},
+    {"Pow", op_pow, 2, 2, 1},
+    {"Min", op_min, 1, 4096, 1},
+    {"Max", op_max, 1, 4096, 1},
     {"Softmax", op_softmax, 1, 1, 1},
     {"LayerNormalization", op_layernorm, 2, 3, 3},
     {"ReduceMean", op_reduce_mean, 1, 2, 1},

@@ -489,6 +489,23 @@ INFER_FN(binary)
     return true;
 }
 
+/* pow: base f32 or integer, exponent of any number type (numpy broadcasting); the result has
+ * the base's type */
+INFER_FN(pow)
+{
+    const Type *b = in_type(g, n, 1);
+    if (!elem_is_int(b->elem) && b->elem != ET_F32)
+        FAIL("exponent must be f32 or an integer, got %s", elem_name(b->elem));
+    if (!shape_broadcast(x, b, o)) {
+        char sa[128], sb[128];
+        fmt_shape(sa, sizeof sa, x);
+        fmt_shape(sb, sizeof sb, b);
+        FAIL("shapes %s and %s do not broadcast", sa, sb);
+    }
+    o->elem = x->elem;
+    return true;
+}
+
 /* element-wise ops of one tensor operand; further operands are scalars (clip's bounds) */
 INFER_FN(unary)
 {

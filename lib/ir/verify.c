@@ -196,6 +196,26 @@ check_passthrough_q(Graph *g, Node *n, uint32_t ncheck)
     return ok;
 }
 
+/* float-island math (exp ... max): f32 operands, or plain integers where the op is defined on
+ * them (neg, abs, pow, min, max) */
+static bool
+check_math_operands(Graph *g, Node *n)
+{
+    bool ok = true;
+    bool int_ok = n->op == OP_NEG || n->op == OP_ABS || n->op == OP_POW || n->op == OP_MIN ||
+                  n->op == OP_MAX;
+    for (uint32_t k = 0; k < n->nin; k++) {
+        const Type *t = &ir_value(g, n->in[k])->type;
+        if (t->q || !(t->elem == ET_F32 || (int_ok && elem_is_int(t->elem)))) {
+            node_error(g, n, "operand %u must be f32%s, got %s%s", k,
+                       int_ok ? " or a plain integer" : "", elem_name(t->elem),
+                       t->q ? " (quantized: dequantize it first)" : "");
+            ok = false;
+        }
+    }
+    return ok;
+}
+
 static bool
 verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
 {
@@ -282,6 +302,7 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
             }
         }
         break;
+    /* float-island math: f32, or plain integers where the op is defined on them */
     case OP_MAXPOOL: case OP_CONCAT: case OP_SPLIT: case OP_SLICE: case OP_PAD:
     case OP_RESHAPE: case OP_TRANSPOSE: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_FLATTEN:
     case OP_IDENTITY: case OP_GATHER:
@@ -309,6 +330,8 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
     default:
         if (info->flags & OPF_INT)
             ok = verify_int_op(g, n) && ok;
+        else if (n->op >= OP_EXP && n->op <= OP_MAX) /* float-island math (ops.def) */
+            ok = check_math_operands(g, n) && ok;
         break;
     }
     if (!ok)

@@ -276,6 +276,10 @@ dispatch(RefCtx *c, Node *n)
         return ref_op_int(c, n);
     case OP_WMATMUL:
         return ref_op_wmatmul(c, n);
+    /* float-island math (ref_math.c) */
+    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS:
+    case OP_POW: case OP_MIN: case OP_MAX:
+        return ref_op_math(c, n);
     default:
         break;
     }

@@ -3,10 +3,14 @@
  * sigmoid, hard_sigmoid, hard_swish, tanh, erf, gelu exact and tanh approximation), batchnorm,
  * softmax, layernorm, reduce_mean and qreduce_mean (integer sum of x - zx, then qn_qavg, or
  * qn_qavg_fixed under --requant=fixed). Binary arithmetic is one f32 operation, as ONNX defines
- * it; transcendental functions and reductions are evaluated in double and rounded once. */
+ * it; sigmoid, tanh, erf and gelu are lib/numerics/fmath.c's f32 sequences; softmax, layernorm
+ * and reduce_mean are f32 with fmath.h's fixed 16-lane summation order (so the vector kernels
+ * of any width compute the same sums); the piecewise-linear activations and batchnorm are
+ * evaluated in double and rounded once. */
 #include "ref/ref_impl.h"
 
 #include "numerics/elementwise.h"
+#include "numerics/fmath.h"
 
 #include <math.h>
 #include <string.h>
@@ -71,13 +75,25 @@ binary(RefCtx *c, Node *n)
     return true;
 }
 
+/* the f32 functions of lib/numerics/fmath.c */
+static float
+unary_f32(OpKind op, float x, bool tanh_gelu)
+{
+    switch (op) {
+    case OP_SIGMOID: return qn_sigmoidf(x);
+    case OP_TANH: return qn_tanhf(x);
+    case OP_ERF: return qn_erff(x);
+    case OP_GELU: return tanh_gelu ? qn_gelu_tanh(x) : qn_gelu_erf(x);
+    default: return x;
+    }
+}
+
 static double
-unary_f(const Graph *g, const Node *n, double x, bool tanh_gelu)
+unary_f(const Graph *g, const Node *n, double x)
 {
     switch (n->op) {
     case OP_RELU: return x > 0 ? x : 0;
     case OP_LEAKY_RELU: return x < 0 ? (double)ir_attr_float(g, n, "alpha", 0.01f) * x : x;
-    case OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case OP_HARD_SIGMOID: {
         double v = (double)ir_attr_float(g, n, "alpha", 0.2f) * x +
                    (double)ir_attr_float(g, n, "beta", 0.5f);
@@ -87,12 +103,6 @@ unary_f(const Graph *g, const Node *n, double x, bool tanh_gelu)
         double v = x / 6.0 + 0.5;
         return x * (v < 0 ? 0 : v > 1 ? 1 : v);
     }
-    case OP_TANH: return tanh(x);
-    case OP_ERF: return erf(x);
-    case OP_GELU:
-        if (tanh_gelu)
-            return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
-        return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
     default: return x;
     }
 }
@@ -154,8 +164,9 @@ unary(RefCtx *c, Node *n)
     }
     const float *xf = x->data;
     float *yf = y->data;
+    bool f32 = n->op == OP_SIGMOID || n->op == OP_TANH || n->op == OP_ERF || n->op == OP_GELU;
     for (size_t i = 0; i < k; i++)
-        yf[i] = (float)unary_f(c->g, n, xf[i], tanh_gelu);
+        yf[i] = f32 ? unary_f32(n->op, xf[i], tanh_gelu) : (float)unary_f(c->g, n, xf[i]);
     return true;
 }
 
@@ -193,6 +204,8 @@ split_axis(const Type *t, int a, int64_t *outer, int64_t *len, int64_t *inner)
         *inner *= t->dims[d];
 }
 
+/* softmax: mx = the largest element (NaNs skipped); e_j = qn_expf(x_j - mx); s = the 16-lane
+ * sum of the e_j (fmath.h); y_j = e_j / s. All f32. */
 static bool
 softmax(RefCtx *c, Node *n)
 {
@@ -210,17 +223,21 @@ softmax(RefCtx *c, Node *n)
         for (int64_t i = 0; i < inner; i++) {
             const float *xp = x + o * len * inner + i;
             float *yp = y + o * len * inner + i;
-            double mx = -INFINITY, sum = 0;
+            float mx = -INFINITY;
             for (int64_t j = 0; j < len; j++)
                 mx = xp[j * inner] > mx ? xp[j * inner] : mx;
             for (int64_t j = 0; j < len; j++)
-                sum += exp((double)xp[j * inner] - mx);
+                yp[j * inner] = qn_expf(xp[j * inner] - mx);
+            float sum = qn_sum16(yp, len, inner);
             for (int64_t j = 0; j < len; j++)
-                yp[j * inner] = (float)(exp((double)xp[j * inner] - mx) / sum);
+                yp[j * inner] = yp[j * inner] / sum;
         }
     return true;
 }
 
+/* layernorm over the trailing axes from `axis`, f32: mean = sum16(x) / len; var = the 16-lane
+ * sum of (x_j - mean)^2, / len; inv = 1 / sqrt(var + eps); y = ((x - mean) * inv) * scale
+ * (+ bias). */
 static bool
 layernorm(RefCtx *c, Node *n)
 {
@@ -238,11 +255,11 @@ layernorm(RefCtx *c, Node *n)
     int64_t a = ir_attr_int(c->g, n, "axis", -1);
     if (a < 0)
         a += t->rank;
-    double eps = ir_attr_float(c->g, n, "epsilon", 1e-5f);
+    float eps = ir_attr_float(c->g, n, "epsilon", 1e-5f);
     Type tail = *t;
     tail.rank = (uint8_t)(t->rank - a);
     memmove(tail.dims, t->dims + a, (size_t)tail.rank * sizeof(int64_t));
-    int64_t ss[IR_MAX_RANK], sbs[IR_MAX_RANK];
+    int64_t ss[IR_MAX_RANK], sbs[IR_MAX_RANK] = {0}; /* sbs stays 0 without a bias */
     type_bcast_strides(&ref_in(c, n, 1)->type, &tail, ss);
     if (bi)
         type_bcast_strides(&ref_in(c, n, 2)->type, &tail, sbs);
@@ -250,18 +267,18 @@ layernorm(RefCtx *c, Node *n)
     int64_t outer = len ? (int64_t)ref_numel(ref_in(c, n, 0)) / len : 0;
     for (int64_t o = 0; o < outer; o++) {
         const float *xp = x + o * len;
-        double mean = 0, var = 0;
-        for (int64_t j = 0; j < len; j++)
-            mean += xp[j];
-        mean /= (double)len;
-        for (int64_t j = 0; j < len; j++)
-            var += ((double)xp[j] - mean) * ((double)xp[j] - mean);
-        var /= (double)len;
-        double inv = 1.0 / sqrt(var + eps);
+        float mean = qn_sum16(xp, len, 1) / (float)len;
+        float p[QN_SUM_LANES] = {0};
+        for (int64_t j = 0; j < len; j++) {
+            float d = xp[j] - mean;
+            p[j % QN_SUM_LANES] = p[j % QN_SUM_LANES] + d * d;
+        }
+        float var = qn_sum16_tree(p) / (float)len;
+        float inv = 1.0f / sqrtf(var + eps);
         if (ym)
-            ym[o] = (float)mean;
+            ym[o] = mean;
         if (yi)
-            yi[o] = (float)inv;
+            yi[o] = inv;
         int64_t idx[IR_MAX_RANK] = {0};
         for (int64_t j = 0; j < len; j++) {
             int64_t is = 0, ib = 0;
@@ -269,14 +286,16 @@ layernorm(RefCtx *c, Node *n)
                 is += idx[d] * ss[d];
                 ib += idx[d] * sbs[d];
             }
-            double v = ((double)xp[j] - mean) * inv * sc[is] + (bi ? bi[ib] : 0.0);
-            y[o * len + j] = (float)v;
+            float v = (xp[j] - mean) * inv * sc[is];
+            y[o * len + j] = bi ? v + bi[ib] : v;
             type_next_index(&tail, idx);
         }
     }
     return true;
 }
 
+/* reduce_mean: f32, the 16-lane sum (fmath.h) of each output's elements in input order, then
+ * / (float)count. qreduce_mean: the exact integer sum of x - zx, then qn_qavg (qn_qavg_fixed). */
 static bool
 reduce_mean(RefCtx *c, Node *n)
 {
@@ -313,12 +332,20 @@ reduce_mean(RefCtx *c, Node *n)
         return false;
     size_t ny = ref_numel(ref_out(c, n, 0)), nx = ref_numel(ref_in(c, n, 0));
     double *acc = xcalloc(ny ? ny : 1, sizeof(double));
+    /* f32: output o's r-th element (input order) goes to partial sum part[o][r mod 16] */
+    float *part = q ? NULL : xcalloc((ny ? ny : 1) * QN_SUM_LANES, sizeof(float));
+    int64_t *seen = q ? NULL : xcalloc(ny ? ny : 1, sizeof(int64_t));
     int64_t idx[IR_MAX_RANK] = {0};
     for (size_t i = 0; i < nx; i++) {
         int64_t o = 0;
         for (int d = 0; d < t->rank; d++)
             o += idx[d] * ost[d];
-        acc[o] += q ? (double)(ref_get_i(xt, i) - zx) : (double)x[i];
+        if (q) {
+            acc[o] += (double)(ref_get_i(xt, i) - zx);
+        } else {
+            float *pp = &part[o * QN_SUM_LANES + seen[o]++ % QN_SUM_LANES];
+            *pp = *pp + x[i];
+        }
         type_next_index(t, idx);
     }
     for (size_t i = 0; i < ny; i++) {
@@ -329,9 +356,11 @@ reduce_mean(RefCtx *c, Node *n)
         else if (q)
             ref_set_i(ref_out(c, n, 0), i, qn_qavg((int64_t)acc[i], cnt, sx, sy, zy, lo, hi));
         else
-            y[i] = (float)(acc[i] / (double)cnt);
+            y[i] = qn_sum16_tree(&part[i * QN_SUM_LANES]) / (float)cnt;
     }
     free(acc);
+    free(part);
+    free(seen);
     return true;
 }
 

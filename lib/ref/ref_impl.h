@@ -39,6 +39,11 @@ bool ref_op_layout(RefCtx *c, Node *n); /* ref_layout.c: concat, split, slice, p
                                            gather */
 bool ref_op_int(RefCtx *c, Node *n);    /* ref_int.c: qadd, qsub, qmul, requantize, lut */
 bool ref_op_wmatmul(RefCtx *c, Node *n); /* ref_wonly.c: wmatmul (weight-only matmul) */
+/* ref_math.c: exp, log, sqrt, reciprocal, neg, abs, pow, min, max */
+bool ref_op_math(RefCtx *c, Node *n);
+/* min / max of two f32 (a NaN operand gives NaN); x^e in int64 (ref_math.c) */
+float ref_minmax_f32(OpKind op, float a, float b);
+int64_t ref_ipow(int64_t x, int64_t e);
 
 /* Result range [lo, hi] of an integer op: its 'clamp' attribute intersected with the result
  * type's [qmin, qmax]. False after an error if the result is not per-tensor quantized. */

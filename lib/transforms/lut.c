@@ -2,13 +2,16 @@
  * lookup table computed now.
  *   dequantize(x) -> f -> quantize  =>  lut x, table=dense<STORAGE[256], ...>
  * for f in Relu, Clip (constant bounds), LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh,
- * Erf, Gelu (approximate "none" or "tanh"). Entry i is for the input integer
- * x = i + storage_min (i8: -128..127, u8: 0..255):
+ * Erf, Gelu (approximate "none" or "tanh"), Exp, Log, Sqrt, Reciprocal, Neg, Abs. Entry i is
+ * for the input integer x = i + storage_min (i8: -128..127, u8: 0..255):
  *   v = qn_dequantize(x, sx, zx)           (f32, as the model's dequantize computes it)
- *   r = (float) f((double) v)              (the function in double, rounded once to f32)
+ *   r = f(v)                               (exactly what the reference interpreter and the
+ *                                           float-island kernels compute: fmath.c's f32
+ *                                           sequences, or the piecewise-linear ones in double
+ *                                           rounded once)
  *   table[i] = qn_quantize_f32(r, sy, zy, qmin, qmax)
- * This equals the float graph except where the f32 library function the model would run
- * rounds differently from the double-rounded value, right at a quantization tie. The input
+ * So the table equals the float graph as qdqc runs it, bit for bit; against another runtime's
+ * f32 library functions it can differ right at a quantization tie. The input
  * must be per tensor; the quantize must be per tensor, 8-bit and the function's only consumer.
  *
  * Chains: f may also be a small DAG of these functions and add/sub/mul/div whose operands are
@@ -21,6 +24,7 @@
  */
 #include "pass.h"
 
+#include "numerics/fmath.h"
 #include "numerics/numerics.h"
 
 #include <math.h>
@@ -39,7 +43,7 @@ eval(const Fn *f, double x)
     case OP_RELU: return x > 0 ? x : 0;
     case OP_CLIP: return x < f->lo ? f->lo : x > f->hi ? f->hi : x;
     case OP_LEAKY_RELU: return x < 0 ? f->alpha * x : x;
-    case OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case OP_SIGMOID: return qn_sigmoidf((float)x);
     case OP_HARD_SIGMOID: {
         double v = f->alpha * x + f->beta;
         return v < 0 ? 0 : v > 1 ? 1 : v;
@@ -48,13 +52,16 @@ eval(const Fn *f, double x)
         double v = x / 6.0 + 0.5;
         return x * (v < 0 ? 0 : v > 1 ? 1 : v);
     }
-    case OP_TANH: return tanh(x);
-    case OP_ERF: return erf(x);
-    case OP_GELU:
-        if (f->tanh_approx)
-            return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) *
-                                         (x + 0.044715 * x * x * x)));
-        return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case OP_TANH: return qn_tanhf((float)x);
+    case OP_ERF: return qn_erff((float)x);
+    case OP_GELU: return f->tanh_approx ? qn_gelu_tanh((float)x) : qn_gelu_erf((float)x);
+    /* float-island math: as lib/ref/ref_math.c */
+    case OP_EXP: return qn_expf((float)x);
+    case OP_LOG: return qn_logf((float)x);
+    case OP_SQRT: return sqrtf((float)x);
+    case OP_RECIPROCAL: return 1.0f / (float)x;
+    case OP_NEG: return -x;
+    case OP_ABS: return fabs(x);
     default: return NAN;
     }
 }
@@ -66,6 +73,7 @@ describe(Graph *g, Node *n, Fn *f)
     f->op = n->op;
     switch (n->op) {
     case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_HARD_SWISH:
+    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS:
         return true;
     case OP_CLIP: {
         float lo, hi;

@@ -18,6 +18,7 @@ static const PassInfo passes[] = {
 
 static const char default_pipeline[] =
     "canonicalize,"
+    "float-patterns,"   /* written-out Gelu / LayerNorm -> gelu, layernorm */
     "weight-fold,"      /* Q(f32 const) -> int const; int weights typed; float bias -> int32 */
     "bn-fold,"          /* batchnorm into conv weight scales (new float bias) */
     "qdq-propagate,"    /* DQ forward / Q backward over layout ops, round trips, duplicates */

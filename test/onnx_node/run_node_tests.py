@@ -55,6 +55,9 @@ DEFAULT_PATTERNS = [
     "gather_negative_indices", "shape*", "constantofshape*", "identity", "gelu*",
     "cast_FLOAT_to_FLOAT16", "cast_FLOAT16_to_FLOAT", "cast_FLOAT_to_DOUBLE",
     "cast_DOUBLE_to_FLOAT",
+    # float-island math (issue 14)
+    "exp", "exp_example", "log", "log_example", "sqrt*", "reciprocal*", "neg*", "abs", "pow*",
+    "min_*", "max_*",
 ]
 EXCLUDE = ["*_expanded*"]
 

@@ -1,5 +1,5 @@
 /* irb.h: the IR builder of the kernel emitters (irb/kb.c): the Kb state of the function being
- * emitted, loops and loop nests, element access, constants, splats, intrinsic and libm calls,
+ * emitted, loops and loop nests, element access, constants, splats, intrinsic calls,
  * the clamp of a quantized range, window geometry, parallel-for outlining, and the exact
  * rounding/requantization sequences of lib/numerics. Internal to lib/codegen; the GEMM
  * generator has its own state (gemm/gemm_ir.h). */
@@ -32,6 +32,8 @@ typedef struct Kb {
     CgGemmCache *gemm_cache; /* GEMMs of the module that share a body (cg_gemm_emit_shared) */
 } Kb;
 
+#define CG_CHAIN_MAX 32
+
 /* Operand/result pointers of one node kernel: in[i] NULL for an absent operand or one consumed
  * at compile time (weights); scratch: the node's private workspace region (NULL if none). */
 typedef struct CgNodeArgs {
@@ -43,6 +45,10 @@ typedef struct CgNodeArgs {
      * res its other operand; NULL otherwise. */
     Node *res_add;
     LLVMValueRef res;
+    /* A float chain (plan.h) headed by this node: the nodes after it, in order; out[] are the
+     * last one's results. */
+    Node *chain[CG_CHAIN_MAX];
+    uint32_t nchain;
 } CgNodeArgs;
 
 typedef IrbLoop CgLoop; /* irb/core.h */
@@ -169,8 +175,5 @@ bool cg_window(Kb *k, Node *n, const Type *x, const Type *y, const int64_t *kern
  * 2-D window, for the kernels that see every window as H x W. */
 static inline int cg_win_h(const CgWin *w) { return w->ns == 2 ? 0 : 1; }
 static inline int cg_win_w(const CgWin *w) { return w->ns - 1; }
-/* Call libm's double function name(x) (exp, tanh, erf): the JIT resolves it in the process,
- * objects link with -lm. */
-LLVMValueRef cg_libm(Kb *k, const char *name, LLVMValueRef x);
 
 #endif

@@ -1,14 +1,14 @@
 /* float_elem.c: float-island kernels (f32, ONNX semantics) matching lib/ref/ref_elem.c
  * and lib/ref/ref.c operation for operation: element-wise add/sub/mul/div/prelu with numpy
- * broadcasting (one f32 operation), activations (relu, clip, leaky_relu, sigmoid, hard_sigmoid,
- * hard_swish, tanh, erf, gelu) evaluated in double and rounded once as the reference does,
- * batchnorm, softmax, layernorm, reduce_mean / qreduce_mean (sums in the reference's order),
- * cast, dynamic_quantize and the dynamic (run-time scale / zero point) quantize / dequantize.
- * Transcendental functions call the same libm double functions as the reference (exp, tanh,
- * erf); sqrt is llvm.sqrt (correctly rounded, like libm's). So the results are bit-identical
- * to the reference interpreter; test/e2e/fixtures.test checks it. Shared loop helpers
- * (cg_nest_*, strides, cg_window) live here too. */
-#include "codegen/lower/lower.h"
+ * broadcasting (one f32 operation), the piecewise-linear activations (relu, clip, leaky_relu,
+ * hard_sigmoid, hard_swish) evaluated in double and rounded once as the reference does,
+ * batchnorm, qreduce_mean, cast, dynamic_quantize and the dynamic (run-time scale / zero
+ * point) quantize / dequantize; the dispatch of the float islands. The transcendental
+ * functions (sigmoid, tanh, erf, gelu, exp, log, pow, ...) are float_math.c's vector kernels,
+ * softmax / layernorm / reduce_mean float_norm.c's; sqrt is llvm.sqrt (correctly rounded).
+ * So the results are bit-identical to the reference interpreter; test/e2e/fixtures.test
+ * checks it. */
+#include "codegen/lower/float_math.h"
 #include "numerics/elementwise.h"
 
 #include <llvm-c/Core.h>
@@ -17,17 +17,6 @@
 #include <string.h>
 
 /* ---- shared helpers ---- */
-
-
-
-LLVMValueRef
-cg_libm(Kb *k, const char *name, LLVMValueRef x)
-{
-    LLVMTypeRef t = k->f64;
-    LLVMValueRef r = cg_call(k, name, t, &t, &x, 1);
-    return r;
-}
-
 static LLVMValueRef
 dconst(Kb *k, double v)
 {
@@ -204,14 +193,6 @@ emit_unary(Kb *k, Node *n, const CgNodeArgs *a)
         return cg_fail(k, n, "%s on %s is not supported", op_info(n->op)->name,
                        elem_name(x->elem));
     }
-    bool tanh_gelu = false;
-    if (n->op == OP_GELU) {
-        const char *ap = ir_attr_string(g, n, "approximate", "none");
-        if (strcmp(ap, "tanh") == 0)
-            tanh_gelu = true;
-        else if (strcmp(ap, "none") != 0)
-            return cg_fail(k, n, "gelu approximate='%s' is not supported (none, tanh)", ap);
-    }
     LLVMValueRef lo = NULL, hi = NULL;
     if (n->op == OP_CLIP && (!clip_bound(k, n, a, 1, "min", -INFINITY, &lo) ||
                              !clip_bound(k, n, a, 2, "max", INFINITY, &hi)))
@@ -232,10 +213,6 @@ emit_unary(Kb *k, Node *n, const CgNodeArgs *a)
         r = fsel(k, LLVMRealOLT, v, dconst(k, 0),
                  LLVMBuildFMul(b, dconst(k, (double)ir_attr_float(g, n, "alpha", 0.01f)), v, ""), v);
         break;
-    case OP_SIGMOID:
-        r = LLVMBuildFDiv(b, dconst(k, 1.0),
-                          LLVMBuildFAdd(b, dconst(k, 1.0), cg_libm(k, "exp", LLVMBuildFNeg(b, v, "")), ""), "");
-        break;
     case OP_HARD_SIGMOID:
         r = LLVMBuildFAdd(b, LLVMBuildFMul(b, dconst(k, (double)ir_attr_float(g, n, "alpha", 0.2f)), v, ""),
                           dconst(k, (double)ir_attr_float(g, n, "beta", 0.5f)), "");
@@ -245,25 +222,6 @@ emit_unary(Kb *k, Node *n, const CgNodeArgs *a)
         r = LLVMBuildFAdd(b, LLVMBuildFDiv(b, v, dconst(k, 6.0), ""), dconst(k, 0.5), "");
         r = LLVMBuildFMul(b, v, clamp01(k, r), "");
         break;
-    case OP_TANH:
-        r = cg_libm(k, "tanh", v);
-        break;
-    case OP_ERF:
-        r = cg_libm(k, "erf", v);
-        break;
-    case OP_GELU: {
-        LLVMValueRef hx = LLVMBuildFMul(b, dconst(k, 0.5), v, "");
-        LLVMValueRef t;
-        if (tanh_gelu) {
-            LLVMValueRef c3 = LLVMBuildFMul(b, LLVMBuildFMul(b, LLVMBuildFMul(b, dconst(k, 0.044715), v, ""), v, ""), v, "");
-            t = cg_libm(k, "tanh", LLVMBuildFMul(b, dconst(k, 0.79788456080286535588),
-                                                 LLVMBuildFAdd(b, v, c3, ""), ""));
-        } else {
-            t = cg_libm(k, "erf", LLVMBuildFMul(b, v, dconst(k, 0.70710678118654752440), ""));
-        }
-        r = LLVMBuildFMul(b, hx, LLVMBuildFAdd(b, dconst(k, 1.0), t, ""), "");
-        break;
-    }
     default:
         break;
     }
@@ -308,147 +266,13 @@ emit_batchnorm(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-static void
-split_axis(const Type *t, int ax, int64_t *outer, int64_t *len, int64_t *inner)
-{
-    *outer = *inner = 1;
-    for (int d = 0; d < ax; d++)
-        *outer *= t->dims[d];
-    *len = t->dims[ax];
-    for (int d = ax + 1; d < t->rank; d++)
-        *inner *= t->dims[d];
-}
-
-static LLVMValueRef
-dvar(Kb *k, double init)
-{
-    LLVMValueRef p = cg_entry_alloca(k, k->f64);
-    LLVMBuildStore(k->b, dconst(k, init), p);
-    return p;
-}
-
-static LLVMValueRef
-dget(Kb *k, LLVMValueRef p)
-{
-    return LLVMBuildLoad2(k->b, k->f64, p, "");
-}
-
-static bool
-emit_softmax(Kb *k, Node *n, const CgNodeArgs *a)
-{
-    if (!need_f32(k, n, 0))
-        return false;
-    const Type *t = vt(k, n->in[0]);
-    int64_t ax = ir_attr_int(k->g, n, "axis", -1);
-    if (ax < 0)
-        ax += t->rank;
-    if (ax < 0 || ax >= t->rank)
-        return cg_fail(k, n, "axis out of range");
-    int64_t outer, len, inner;
-    split_axis(t, (int)ax, &outer, &len, &inner);
-    LLVMBuilderRef b = k->b;
-    CgLoop lo, li, lj;
-    LLVMValueRef vo = cg_loop_begin(k, &lo, cg_i64(k, outer));
-    LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, inner));
-    LLVMValueRef base = cg_add(k, cg_mul(k, vo, cg_i64(k, len * inner)), vi);
-    LLVMValueRef mxp = cg_entry_alloca(k, k->f64), sump = cg_entry_alloca(k, k->f64);
-    LLVMBuildStore(b, dconst(k, -INFINITY), mxp);
-    LLVMBuildStore(b, dconst(k, 0), sump);
-    /* mx = x > mx ? x : mx */
-    LLVMValueRef j = cg_loop_begin(k, &lj, cg_i64(k, len));
-    LLVMValueRef xv = load_d(k, a->in[0], cg_add(k, base, cg_mul(k, j, cg_i64(k, inner))));
-    LLVMValueRef mx = dget(k, mxp);
-    LLVMBuildStore(b, fsel(k, LLVMRealOGT, xv, mx, xv, mx), mxp);
-    cg_loop_end(k, &lj);
-    mx = dget(k, mxp);
-    j = cg_loop_begin(k, &lj, cg_i64(k, len));
-    xv = load_d(k, a->in[0], cg_add(k, base, cg_mul(k, j, cg_i64(k, inner))));
-    LLVMBuildStore(b, LLVMBuildFAdd(b, dget(k, sump), cg_libm(k, "exp", LLVMBuildFSub(b, xv, mx, "")), ""), sump);
-    cg_loop_end(k, &lj);
-    LLVMValueRef sum = dget(k, sump);
-    j = cg_loop_begin(k, &lj, cg_i64(k, len));
-    LLVMValueRef xi = cg_add(k, base, cg_mul(k, j, cg_i64(k, inner)));
-    xv = load_d(k, a->in[0], xi);
-    store_d(k, a->out[0], xi, LLVMBuildFDiv(b, cg_libm(k, "exp", LLVMBuildFSub(b, xv, mx, "")), sum, ""));
-    cg_loop_end(k, &lj);
-    cg_loop_end(k, &li);
-    cg_loop_end(k, &lo);
-    return true;
-}
-
-static bool
-emit_layernorm(Kb *k, Node *n, const CgNodeArgs *a)
-{
-    bool has_b = n->nin > 2 && n->in[2].id;
-    if (!need_f32(k, n, 0) || !need_f32(k, n, 1) || (has_b && !need_f32(k, n, 2)))
-        return false;
-    const Type *t = vt(k, n->in[0]);
-    int64_t ax = ir_attr_int(k->g, n, "axis", -1);
-    if (ax < 0)
-        ax += t->rank;
-    if (ax < 0 || ax >= t->rank)
-        return cg_fail(k, n, "axis out of range");
-    LLVMValueRef eps = dconst(k, (double)ir_attr_float(k->g, n, "epsilon", 1e-5f));
-    Type tail = *t;
-    tail.rank = (uint8_t)(t->rank - ax);
-    memmove(tail.dims, t->dims + ax, (size_t)tail.rank * sizeof(int64_t));
-    int64_t st[3][IR_MAX_RANK];
-    type_strides(&tail, st[0]);
-    type_bcast_strides(vt(k, n->in[1]), &tail, st[1]);
-    if (has_b)
-        type_bcast_strides(vt(k, n->in[2]), &tail, st[2]);
-    else
-        memset(st[2], 0, sizeof st[2]);
-    int64_t len = (int64_t)type_numel_unchecked(&tail);
-    int64_t outer = len ? (int64_t)type_numel_unchecked(t) / len : 0;
-    LLVMBuilderRef b = k->b;
-    CgLoop lo, lj;
-    LLVMValueRef vo = cg_loop_begin(k, &lo, cg_i64(k, outer));
-    LLVMValueRef base = cg_mul(k, vo, cg_i64(k, len));
-    LLVMValueRef mp = dvar(k, 0), vp = dvar(k, 0);
-    LLVMBuildStore(b, dconst(k, 0), mp);
-    LLVMBuildStore(b, dconst(k, 0), vp);
-    LLVMValueRef j = cg_loop_begin(k, &lj, cg_i64(k, len));
-    LLVMBuildStore(b, LLVMBuildFAdd(b, dget(k, mp), load_d(k, a->in[0], cg_add(k, base, j)), ""), mp);
-    cg_loop_end(k, &lj);
-    LLVMValueRef mean = LLVMBuildFDiv(b, dget(k, mp), dconst(k, (double)len), "");
-    j = cg_loop_begin(k, &lj, cg_i64(k, len));
-    LLVMValueRef d = LLVMBuildFSub(b, load_d(k, a->in[0], cg_add(k, base, j)), mean, "");
-    LLVMBuildStore(b, LLVMBuildFAdd(b, dget(k, vp), LLVMBuildFMul(b, d, d, ""), ""), vp);
-    cg_loop_end(k, &lj);
-    LLVMValueRef var = LLVMBuildFDiv(b, dget(k, vp), dconst(k, (double)len), "");
-    LLVMValueRef s = LLVMBuildFAdd(b, var, eps, "");
-    LLVMTypeRef f64 = k->f64;
-    s = cg_call(k, "llvm.sqrt.f64", f64, &f64, &s, 1);
-    LLVMValueRef inv = LLVMBuildFDiv(b, dconst(k, 1.0), s, "");
-    /* optional results: mean and inverse standard deviation, one per normalized block */
-    if (n->nout > 1)
-        store_d(k, a->out[1], vo, mean);
-    if (n->nout > 2)
-        store_d(k, a->out[2], vo, inv);
-    CgNest ns;
-    LLVMValueRef idx[3];
-    cg_nest_begin(k, &ns, tail.dims, tail.rank, 3, (const int64_t (*)[IR_MAX_RANK])st, idx);
-    LLVMValueRef xi = cg_add(k, base, idx[0]);
-    LLVMValueRef v = LLVMBuildFMul(b, LLVMBuildFSub(b, load_d(k, a->in[0], xi), mean, ""), inv, "");
-    v = LLVMBuildFMul(b, v, load_d(k, a->in[1], idx[1]), "");
-    v = LLVMBuildFAdd(b, v, has_b ? load_d(k, a->in[2], idx[2]) : dconst(k, 0.0), "");
-    store_d(k, a->out[0], xi, v);
-    cg_nest_end(k, &ns);
-    cg_loop_end(k, &lo);
-    return true;
-}
-
-/* reduce_mean (double sum in input order, / count) and qreduce_mean (int64 sum of x - zx,
- * then qn_qavg, or qn_qavg_fixed under --requant=fixed). Loops: kept axes outside, reduced axes inside, both in input order, so each
- * output's sum sees its elements in the reference's order. */
+/* qreduce_mean (int64 sum of x - zx, then qn_qavg, or qn_qavg_fixed under --requant=fixed).
+ * Loops: kept axes outside, reduced axes inside. (The f32 reduce_mean is float_norm.c's.) */
 static bool
 emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
 {
-    bool q = n->op == OP_QREDUCE_MEAN;
+    const bool q = true;
     const Type *t = vt(k, n->in[0]), *y = vt(k, n->out[0]);
-    if (!q && !need_f32(k, n, 0))
-        return false;
     if (q && (!t->q || t->q->axis >= 0 || !y->q || y->q->axis >= 0 || !elem_is_int(y->elem)))
         return cg_fail(k, n, "qreduce_mean needs per-tensor quantized operand and result");
     int64_t axes[IR_MAX_RANK];
@@ -488,19 +312,15 @@ emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMBuilderRef b = k->b;
     CgNest nko, nre;
     LLVMValueRef ki[2], ri[1];
-    LLVMValueRef accp = cg_entry_alloca(k, q ? k->i64 : k->f64);
+    LLVMValueRef accp = cg_entry_alloca(k, k->i64);
     cg_nest_begin(k, &nko, kd, nk, 2, (const int64_t (*)[IR_MAX_RANK])kst, ki);
-    LLVMBuildStore(b, q ? cg_i64(k, 0) : dconst(k, 0), accp);
+    LLVMBuildStore(b, cg_i64(k, 0), accp);
     cg_nest_begin(k, &nre, rd, nr, 1, (const int64_t (*)[IR_MAX_RANK])rst, ri);
     LLVMValueRef xi = cg_add(k, ki[0], ri[0]);
-    if (q) {
-        LLVMValueRef v = LLVMBuildSub(b, cg_load_i64(k, t->elem, a->in[0], xi), cg_i64(k, t->q->zp[0]), "");
-        LLVMBuildStore(b, cg_add(k, LLVMBuildLoad2(b, k->i64, accp, ""), v), accp);
-    } else {
-        LLVMBuildStore(b, LLVMBuildFAdd(b, dget(k, accp), load_d(k, a->in[0], xi), ""), accp);
-    }
+    LLVMValueRef v = LLVMBuildSub(b, cg_load_i64(k, t->elem, a->in[0], xi), cg_i64(k, t->q->zp[0]), "");
+    LLVMBuildStore(b, cg_add(k, LLVMBuildLoad2(b, k->i64, accp, ""), v), accp);
     cg_nest_end(k, &nre);
-    if (q) {
+    {
         int32_t lo, hi, zy = y->q->zp[0];
         ir_clamp_range(k->g, n, y->q, &lo, &hi);
         LLVMValueRef r;
@@ -511,15 +331,13 @@ emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
             r = cg_add_sat(k, cg_rescale_c(k, LLVMBuildLoad2(b, k->i64, accp, ""), fix), zy, lo, hi);
         } else {
             /* qn_qavg: v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
-            LLVMValueRef v = LLVMBuildSIToFP(b, LLVMBuildLoad2(b, k->i64, accp, ""), k->f32, "");
-            v = LLVMBuildFMul(b, v, cg_f32(k, t->q->scale[0]), "");
-            v = LLVMBuildFDiv(b, v, cg_f32(k, (float)cnt), "");
-            v = LLVMBuildFDiv(b, v, cg_f32(k, y->q->scale[0]), "");
-            r = cg_finish_f32(k, v, cg_i64(k, zy), lo, hi);
+            LLVMValueRef f = LLVMBuildSIToFP(b, LLVMBuildLoad2(b, k->i64, accp, ""), k->f32, "");
+            f = LLVMBuildFMul(b, f, cg_f32(k, t->q->scale[0]), "");
+            f = LLVMBuildFDiv(b, f, cg_f32(k, (float)cnt), "");
+            f = LLVMBuildFDiv(b, f, cg_f32(k, y->q->scale[0]), "");
+            r = cg_finish_f32(k, f, cg_i64(k, zy), lo, hi);
         }
         cg_store_i64(k, y->elem, a->out[0], ki[1], r);
-    } else {
-        store_d(k, a->out[0], ki[1], LLVMBuildFDiv(b, dget(k, accp), dconst(k, (double)cnt), ""));
     }
     cg_nest_end(k, &nko);
     return true;
@@ -693,6 +511,9 @@ emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a)
 bool
 cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a)
 {
+    /* the fmath.c functions and the new float-island math: float_math.c */
+    if (cg_float_math_op(k, n))
+        return cg_emit_float_math(k, n, a);
     switch (n->op) {
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_PRELU:
         return emit_binary(k, n, a);
@@ -701,11 +522,9 @@ cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a)
         return emit_unary(k, n, a);
     case OP_BATCHNORM:
         return emit_batchnorm(k, n, a);
-    case OP_SOFTMAX:
-        return emit_softmax(k, n, a);
-    case OP_LAYERNORM:
-        return emit_layernorm(k, n, a);
-    case OP_REDUCE_MEAN: case OP_QREDUCE_MEAN:
+    case OP_SOFTMAX: case OP_LAYERNORM: case OP_REDUCE_MEAN:
+        return cg_emit_float_norm(k, n, a); /* float_norm.c */
+    case OP_QREDUCE_MEAN:
         return emit_reduce(k, n, a);
     case OP_CAST:
         return emit_cast(k, n, a);

@@ -47,6 +47,8 @@ bool
 cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
 {
     const OpInfo *oi = op_info(n->op);
+    if (a->nchain) /* a float element-wise chain: float_chain.c */
+        return cg_emit_float_chain(k, n, a);
     switch (n->op) {
     case OP_QMATMUL:
         if (cg_qmatmul_rt_ok(k, n))

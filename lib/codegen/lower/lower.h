@@ -26,6 +26,12 @@ bool cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a);   /* qconv.c */
 int64_t cg_linear_scratch(Kb *k, Node *n);
 bool cg_linear_static(Kb *k, Node *n, uint32_t i);
 bool cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a);    /* float_elem.c */
+/* a float element-wise chain headed by n (a->chain; plan.h) in one pass (float_chain.c) */
+bool cg_emit_float_chain(Kb *k, Node *n, const CgNodeArgs *a);
+/* Whether n may continue a float chain whose value so far is `from` (one of n's operands): an
+ * f32 element-wise op of float_math.c or add/sub/mul/div, any other operand a constant of one
+ * element or of the result's shape (float_chain.c). */
+bool cg_chain_member(Kb *k, Node *n, ValueId from);
 /* float conv, conv_transpose, matmul, gemm, avgpool, global_avgpool, resize
  * (float_linear.c) */
 bool cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a);

@@ -35,6 +35,7 @@ cg_plan_free(CgPlan *p)
     free(p->fuse);
     free(p->fuse_other);
     free(p->fused_away);
+    free(p->chain_next);
     free(p->uses);
     free(p->nhwc);
     free(p->loc);
@@ -67,6 +68,66 @@ plan_fusion(Kb *k, CgPlan *p)
             p->fused_away[q - g->nodes.data] = 1;
         }
     }
+}
+
+/* a static per-tensor quantize / dequantize (no run-time parameters) */
+static bool
+static_qdq(Graph *g, const Node *n, OpKind op)
+{
+    ElemType s = n->q ? n->q->storage : ET_NONE;
+    return n->op == op && n->q && n->q->axis < 0 && n->nin == 1 && !n->dead &&
+           (s == ET_I8 || s == ET_U8 || s == ET_I16 || s == ET_U16) &&
+           ir_value(g, n->op == OP_QUANTIZE ? n->in[0] : n->out[0])->type.elem == ET_F32;
+}
+
+/* The float element-wise chains (plan.h): greedily forward from each node in order; user[v]
+ * is v's single reader (0: none or several, or a graph output). False if out of memory. */
+static bool
+plan_chains(Kb *k, CgPlan *p)
+{
+    Graph *g = k->g;
+    uint32_t nnodes = g->nodes.len, *user = plan_calloc(g->values.len + 1, sizeof *user);
+    if (!user)
+        return false;
+    for (uint32_t i = 1; i < nnodes; i++) {
+        Node *n = ir_node(g, (NodeId){i});
+        for (uint32_t a = 0; !n->dead && a < n->nin; a++)
+            user[n->in[a].id] = p->uses[n->in[a].id] == 1 ? i : 0;
+    }
+    for (uint32_t i = 1; i < nnodes; i++) {
+        Node *h = ir_node(g, (NodeId){i});
+        if (h->dead || p->fused_away[i] || p->fuse[i] || h->nout != 1 ||
+            !(static_qdq(g, h, OP_DEQUANTIZE) || cg_chain_member(k, h, h->in[0])))
+            continue;
+        uint32_t cur = i, ops = h->op != OP_DEQUANTIZE, len = 1;
+        for (;;) {
+            Node *c = ir_node(g, (NodeId){cur});
+            uint32_t u = user[c->out[0].id];
+            Node *un = u ? ir_node(g, (NodeId){u}) : NULL;
+            bool tail = un && static_qdq(g, un, OP_QUANTIZE);
+            if (!un || p->fused_away[u] || p->fuse[u] || (!tail && !cg_chain_member(k, un, c->out[0])) ||
+                !type_shape_equal(&ir_value(g, un->out[0])->type, &ir_value(g, h->out[0])->type))
+                break;
+            p->chain_next[cur] = u;
+            cur = u;
+            len++;
+            ops += !tail;
+            if (tail)
+                break;
+        }
+        if (len < 2 || ops < 1) {
+            for (uint32_t c = i, nx; c; c = nx) {
+                nx = p->chain_next[c];
+                p->chain_next[c] = 0;
+            }
+            continue;
+        }
+        p->fuse[i] = ir_node(g, (NodeId){cur});
+        for (uint32_t c = p->chain_next[i]; c; c = p->chain_next[c])
+            p->fused_away[c] = 1;
+    }
+    free(user);
+    return true;
 }
 
 /* Homes of inputs and constants, the steps and their scratch; false if a node is not
@@ -160,12 +221,18 @@ cg_plan_build(Kb *k, CgPlan *p)
     p->fuse_other = plan_calloc(nnodes ? nnodes : 1, sizeof *p->fuse_other);
     p->fused_away = plan_calloc(nnodes ? nnodes : 1, 1);
     p->uses = plan_calloc(nval ? nval : 1, sizeof *p->uses);
-    if (!(p->fuse && p->fuse_other && p->fused_away && p->uses)) {
+    p->chain_next = plan_calloc(nnodes ? nnodes : 1, sizeof *p->chain_next);
+    if (!(p->fuse && p->fuse_other && p->fused_away && p->uses && p->chain_next)) {
         cg_plan_free(p);
         k->nhwc = NULL;
         return CG_PLAN_OOM_NODES;
     }
     plan_fusion(k, p);
+    if (!plan_chains(k, p)) {
+        cg_plan_free(p);
+        k->nhwc = NULL;
+        return CG_PLAN_OOM_NODES;
+    }
     if (!plan_steps(k, p) || !plan_buffers(k, p)) {
         cg_plan_free(p);
         k->nhwc = NULL;

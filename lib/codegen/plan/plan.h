@@ -41,7 +41,10 @@ typedef struct CgPlan {
     uint32_t nsteps;
     Node **fuse;            /* per NodeId: the qadd fused into this conv's epilogue, or NULL */
     uint32_t *fuse_other;   /* per NodeId: operand index of the fused qadd's other operand */
-    uint8_t *fused_away;    /* per NodeId: a qadd whose step disappeared into its conv */
+    uint8_t *fused_away;    /* per NodeId: a qadd whose step disappeared into its conv, or a
+                             * member of a float chain after its head */
+    uint32_t *chain_next;   /* per NodeId: the next node of its float chain (fuse[head] is the
+                             * chain's last node), 0 at the end or outside chains */
     uint32_t *uses;         /* per ValueId: readers (live nodes and graph outputs) */
     uint8_t *nhwc;          /* per ValueId: stored NHWC (cg_layout_plan) */
     int64_t workspace;      /* bytes (a multiple of 64) */
@@ -86,6 +89,13 @@ bool cg_value_nhwc(Kb *k, ValueId v);
  * and result), and the other operand is computed before n (uses[v] = consumers of value v);
  * either --requant mode. *other = the qadd's operand index of the other value. */
 Node *cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other);
+
+/* ---- float element-wise chains (plan.c) ----
+ * A chain is one step and one pass over memory: an optional static per-tensor dequantize,
+ * then single-use f32 element-wise ops of the same shape (float_math.c's ops, add, sub, mul,
+ * div; a second operand must be a constant), then an optional static per-tensor quantize; at
+ * least one op and two nodes. The head's step computes it (lower/float_chain.c); every
+ * intermediate value stays in registers. Which op may join: cg_chain_member (lower.h). */
 
 /* Bytes of value v (dense, its element type). */
 int64_t
