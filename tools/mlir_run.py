@@ -14,7 +14,7 @@ are bit-exact. Lowering (printed with -v):
               --canonicalize
   mlir-opt-22 --one-shot-bufferize=bufferize-function-boundaries --buffer-deallocation-pipeline
               --convert-linalg-to-loops --lower-affine --convert-scf-to-cf
-              --expand-strided-metadata --finalize-memref-to-llvm --convert-math-to-llvm
+              --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-math-to-llvm
               --convert-math-to-libm --convert-arith-to-llvm --convert-cf-to-llvm
               --convert-index-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts
   mlir-runner -e main -entry-point-result=void
@@ -38,7 +38,7 @@ LOWER_1 = ["--lower-quant-ops", "--tosa-to-linalg-pipeline", "--tosa-to-tensor",
            "--canonicalize"]
 LOWER_2 = ["--one-shot-bufferize=bufferize-function-boundaries", "--buffer-deallocation-pipeline",
            "--convert-linalg-to-loops", "--lower-affine", "--convert-scf-to-cf",
-           "--expand-strided-metadata", "--finalize-memref-to-llvm", "--convert-math-to-llvm",
+           "--expand-strided-metadata", "--lower-affine", "--finalize-memref-to-llvm", "--convert-math-to-llvm",
            "--convert-math-to-libm", "--convert-arith-to-llvm", "--convert-cf-to-llvm",
            "--convert-index-to-llvm", "--convert-func-to-llvm", "--reconcile-unrealized-casts"]
 DTYPES = {"f32": np.float32, "i8": np.int8, "ui8": np.uint8, "i16": np.int16,

@@ -468,7 +468,8 @@ exp_node_float(Exp *x, Node *n, bool *known)
     /* qdqc computes these with lib/numerics/fmath.c's f32 approximations and 16-lane
      * summation order; their former f64 forms would not match qdqc run bit for bit, so they
      * are refused until the export emits those sequences (docs/mlir.md, "Not mapped") */
-    case OP_SOFTMAX: case OP_REDUCE_MEAN: case OP_SIGMOID:
+    case OP_SOFTMAX: case OP_REDUCE_MEAN: case OP_SIGMOID: case OP_TANH: case OP_ERF:
+    case OP_GELU: case OP_EXP: case OP_LOG: case OP_POW:
         return exp_fail(x, n, "`%s` is computed with qdqc's own f32 approximation and summation "
                               "order (lib/numerics/fmath.c), which the export does not emit yet",
                         op_info(n->op)->name);
