@@ -8,7 +8,8 @@
  *  - where: the bytes of X or Y, numpy broadcasting over all three operands;
  *  - expand (numpy broadcast to 'shape'), tile ('repeats'): byte copies;
  *  - range: start + (T)i * delta in T's arithmetic (two roundings for floats, no FMA);
- *  - reduce_sum: integers wrap in int64; floats in double by IR_SUM_LANES partial sums;
+ *  - reduce_sum: integers wrap in int64; floats in double by IR_SUM_LANES partial sums, a NaN
+ *    result canonical (hardware NaN payloads differ: x86's inf - inf has the sign bit);
  *  - reduce_max / reduce_min: integers exact; floats as IEEE maximum / minimum (-0 < +0, a NaN
  *    makes the result the canonical quiet NaN), so any evaluation order gives the same bits;
  *    the empty set gives -inf / +inf (floats) or the type's minimum / maximum;
@@ -309,9 +310,10 @@ eval_reduce(Graph *g, const Node *n, const Tensor *x, Tensor *y, char *err, size
     for (size_t o = 0; o < ny; o++) {
         if (!fl)
             tensor_set_i(y, o, iacc[o]);
-        else if (sum)
-            tensor_set_f(y, o, seen[o] ? ir_sum_combine(&acc[o * lanes]) : 0.0);
-        else
+        else if (sum) {
+            double v = seen[o] ? ir_sum_combine(&acc[o * lanes]) : 0.0;
+            tensor_set_f(y, o, v != v ? NAN : v); /* inf - inf: x86 and AArch64 differ */
+        } else
             tensor_set_f(y, o, acc[o] != acc[o] ? NAN : acc[o]);
     }
     free(acc);

@@ -23,7 +23,8 @@ bool ir_reduce_mask(const Graph *g, const Node *n, int rank, bool *red);
 /* The float reduce_sum order: the k-th element of an output's reduced elements (row-major over
  * the reduced axes) is added in double to partial sum k mod IR_SUM_LANES (each starting at
  * -0.0, the neutral element), and the partials combine as ((p0+p4)+(p2+p6))+((p1+p5)+(p3+p7));
- * an empty sum is +0.0. The result is rounded once to the element type. */
+ * an empty sum is +0.0. The result is rounded once to the element type; a NaN result is the
+ * canonical quiet NaN (as for reduce_max / reduce_min). */
 enum { IR_SUM_LANES = 8 };
 double ir_sum_combine(const double *p);
 
