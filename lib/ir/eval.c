@@ -188,23 +188,23 @@ ir_range_count(const Tensor *start, const Tensor *limit, const Tensor *delta, in
         double s = tensor_get_f(start, 0), l = tensor_get_f(limit, 0), d = tensor_get_f(delta, 0);
         double q = e == ET_F32 ? (double)(((float)l - (float)s) / (float)d) : (l - s) / d;
         if (d == 0 || !isfinite(s) || !isfinite(l) || !isfinite(d) || !(q == q))
-            EFAIL("range: start, limit and delta must be finite and delta nonzero");
+            EFAIL("start, limit and delta must be finite and delta nonzero");
         q = ceil(q);
         if (q > (double)((int64_t)1 << 40))
-            EFAIL("range: %g elements are too many", q);
+            EFAIL("%g elements are too many", q);
         *count = q > 0 ? (int64_t)q : 0;
         return true;
     }
     int64_t s = tensor_get_i(start, 0), l = tensor_get_i(limit, 0), d = tensor_get_i(delta, 0);
     if (d == 0)
-        EFAIL("range: delta must not be 0");
+        EFAIL("delta must not be 0");
     if ((l > 0 && s < l - INT64_MAX) || (l < 0 && s > l + INT64_MAX))
-        EFAIL("range: limit - start overflows");
+        EFAIL("limit - start overflows");
     int64_t span = l - s, q = span / d;
     if (span % d != 0 && (span > 0) == (d > 0))
         q++; /* ceil: a positive quotient truncated toward zero is below the exact one */
     if (q > ((int64_t)1 << 40))
-        EFAIL("range: %lld elements are too many", (long long)q);
+        EFAIL("%lld elements are too many", (long long)q);
     *count = q > 0 ? q : 0;
     return true;
 }
@@ -379,7 +379,7 @@ ir_eval(Graph *g, const Node *n, const Tensor *const *in, Tensor *const *out, ch
         if (!ir_range_count(in[0], in[1], in[2], &cnt, err, len))
             return false;
         if ((size_t)cnt != type_numel_unchecked(&y->type))
-            EFAIL("range: %lld elements, the result has %zu", (long long)cnt,
+            EFAIL("%lld elements, the result has %zu", (long long)cnt,
                   type_numel_unchecked(&y->type));
         eval_range(in[0], in[2], y);
         return true;
