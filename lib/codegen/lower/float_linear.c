@@ -223,8 +223,8 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMBuildStore(b, dconst(k, 0), accp);
     LLVMValueRef vk = cg_loop_begin(k, &lk, cg_i64(k, K));
     LLVMValueRef ai = cg_add(k, off[0], cg_add(k, cg_mul(k, vi, cg_i64(k, K)), vk));
-    LLVMValueRef bi = cg_add(k, off[1], cg_add(k, cg_mul(k, vk, cg_i64(k, N)), vj));
     LLVMValueRef av = f64 ? cg_load_raw(k, ET_F64, a->in[0], ai) : load_d(k, a->in[0], ai);
+    LLVMValueRef bi = cg_add(k, off[1], cg_add(k, cg_mul(k, vk, cg_i64(k, N)), vj));
     LLVMValueRef bv = f64 ? cg_load_raw(k, ET_F64, a->in[1], bi) : load_d(k, a->in[1], bi);
     LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, k->f64, accp, ""), LLVMBuildFMul(b, av, bv, ""), ""), accp);
     cg_loop_end(k, &lk);
