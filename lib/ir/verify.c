@@ -196,6 +196,40 @@ check_passthrough_q(Graph *g, Node *n, uint32_t ncheck)
     return ok;
 }
 
+/* The comparison, logic, selection, broadcasting, range and reduction ops (docs/ir.md); true
+ * for any other op. */
+static bool
+verify_select_op(Graph *g, Node *n)
+{
+    switch (n->op) {
+    case OP_EXPAND: case OP_TILE: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
+        return check_passthrough_q(g, n, 1);
+    case OP_WHERE: {
+        /* selection: x, y and the result mean the same (all plain, or one per-tensor
+         * quantization) */
+        const QParams *qa = ir_value(g, n->in[1])->type.q, *qb = ir_value(g, n->in[2])->type.q;
+        const QParams *qy = ir_value(g, n->out[0])->type.q;
+        if (!qparams_equal(qa, qb) || !qparams_equal(qa, qy) || (qa && qa->axis >= 0)) {
+            node_error(g, n, "operands 1, 2 and the result must carry the same per-tensor "
+                       "quantization or none");
+            return false;
+        }
+        return true;
+    }
+    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
+    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_RANGE: case OP_REDUCE_SUM:
+    case OP_ARGMAX:
+        /* these read the stored numbers (integers as integers) and give plain results */
+        if (ir_value(g, n->out[0])->type.q) {
+            node_error(g, n, "result must not be quantized");
+            return false;
+        }
+        return true;
+    default:
+        return true;
+    }
+}
+
 static bool
 verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
 {
@@ -306,33 +340,11 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
             ok = false;
         }
         break;
-    case OP_EXPAND: case OP_TILE: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
-        ok = check_passthrough_q(g, n, 1);
-        break;
-    case OP_WHERE: {
-        /* selection: x, y and the result mean the same (all plain, or one per-tensor
-         * quantization) */
-        const QParams *qa = ir_value(g, n->in[1])->type.q, *qb = ir_value(g, n->in[2])->type.q;
-        const QParams *qy = ir_value(g, n->out[0])->type.q;
-        if (!qparams_equal(qa, qb) || !qparams_equal(qa, qy) || (qa && qa->axis >= 0)) {
-            node_error(g, n, "operands 1, 2 and the result must carry the same per-tensor "
-                       "quantization or none");
-            ok = false;
-        }
-        break;
-    }
-    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
-    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_RANGE: case OP_REDUCE_SUM:
-    case OP_ARGMAX:
-        /* these read the stored numbers (integers as integers) and give plain results */
-        if (ir_value(g, n->out[0])->type.q) {
-            node_error(g, n, "result must not be quantized");
-            ok = false;
-        }
-        break;
     default:
         if (info->flags & OPF_INT)
             ok = verify_int_op(g, n) && ok;
+        else
+            ok = verify_select_op(g, n) && ok;
         break;
     }
     if (!ok)
