@@ -198,8 +198,9 @@ cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParal
             return false;
         }
     if (st != QDQC_OK) {
-        diag_error(j->ctx, NULL, "compiled model: a run-time quantization scale is not positive "
-                   "and finite (a quantize or dequantize with a scale input; status %d)", st);
+        diag_error(j->ctx, NULL, "compiled model: a run-time check failed (a quantize or "
+                   "dequantize scale input that is not positive and finite, or a gather index "
+                   "outside its axis; status %d)", st);
         return false;
     }
     return true;

@@ -71,6 +71,7 @@ static const AttrRow attr_rows[] = {
     {"Reciprocal", 10, 21, ""},
     {"Neg", 10, 21, ""},
     {"Abs", 10, 21, ""},
+    {"Round", 11, 21, ""},
     {"Pow", 10, 21, ""},
     {"Min", 10, 21, ""},
     {"Max", 10, 21, ""},
@@ -119,6 +120,30 @@ static const AttrRow attr_rows[] = {
      "sparse_value value value_float value_floats value_int value_ints value_string "
      "value_strings"},
     {"ConstantOfShape", 10, 21, "value"},
+    /* issue 14 item 4 (opsets 10-17 from onnx 1.12's schemas; ReduceMax/Min-18 axes input,
+     * ReduceMax/Min-20 bool, from the changelog) */
+    {"Equal", 10, 21, ""},
+    {"Less", 10, 21, ""},
+    {"LessOrEqual", 12, 21, ""},
+    {"Greater", 10, 21, ""},
+    {"GreaterOrEqual", 12, 21, ""},
+    {"Not", 10, 21, ""},
+    {"And", 10, 21, ""},
+    {"Or", 10, 21, ""},
+    {"Xor", 10, 21, ""},
+    {"Where", 10, 21, ""},
+    {"Expand", 10, 21, ""},
+    {"Tile", 10, 21, ""},
+    {"Range", 11, 21, ""},
+    {"ReduceSum", 10, 12, "axes keepdims"},
+    {"ReduceSum", 13, 21, "keepdims noop_with_empty_axes"},
+    {"ReduceMax", 10, 17, "axes keepdims"},
+    {"ReduceMax", 18, 21, "keepdims noop_with_empty_axes"},
+    {"ReduceMin", 10, 17, "axes keepdims"},
+    {"ReduceMin", 18, 21, "keepdims noop_with_empty_axes"},
+    {"ArgMax", 10, 11, "axis keepdims"},
+    {"ArgMax", 12, 21, "axis keepdims select_last_index"},
+    {"Einsum", 12, 21, "equation"},
 };
 
 /* Is `name` one of the space-separated words of `list`? */

@@ -6,6 +6,7 @@
  *                  dispatch over the handler tables;
  *  - onnx_qops.c   the quantized ops (Q/DQ, QLinear*, *Integer, DynamicQuantizeLinear);
  *  - onnx_layout.c data movement and shape computation (Reshape, Slice, Pad, Resize, ...);
+ *  - onnx_einsum.c Einsum equations as transpose / reshape / matmul;
  *  - onnx_tensor.c TensorProto -> Tensor (typed fields, raw_data, external data).
  * Decoding is done by protobuf-c code generated at build time from Debian's onnx.proto
  * (onnx.pb-c.h); nothing here decodes protobuf by hand. */
@@ -169,5 +170,9 @@ bool onnx_qop_ms_alias(const char *op_type);
 /* ---- onnx_layout.c ---- */
 extern const OnnxOpEntry onnx_layout_table[];
 extern const size_t onnx_layout_table_len;
+
+/* ---- onnx_einsum.c ---- */
+/* Einsum as transpose / reshape / slice (diagonals) / reduce_sum / matmul. */
+bool onnx_op_einsum(OnnxImp *I);
 
 #endif

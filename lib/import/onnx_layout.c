@@ -1,6 +1,6 @@
 /* onnx_layout.c: the ONNX ops that move data or compute shapes: Concat, Split, Slice, Pad,
- * Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Resize, Shape, Gather, Constant and
- * ConstantOfShape. Their parameters given as inputs (Reshape's shape, Slice's starts/ends/
+ * Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Resize, Shape, Gather, Constant,
+ * ConstantOfShape, Expand, Tile and Range. Their parameters given as inputs (Reshape's shape, Slice's starts/ends/
  * axes/steps, Pad's pads, Split's split, Squeeze/Unsqueeze axes, Resize scales/sizes) must be
  * constants after import-time folding and become attributes (docs/ir.md conventions). */
 #include "onnx_internal.h"
@@ -411,13 +411,81 @@ op_shape(OnnxImp *I)
     return onnx_emit(I, n, ET_NONE);
 }
 
+/* Constant indices are checked here (a run-time index outside [-d, d) is an error of the run:
+ * QDQC_ERR_RUNTIME from compiled code, docs/abi.md). */
 static bool
 op_gather(OnnxImp *I)
 {
     ValueId ins[2] = {IN(I, 0), IN(I, 1)};
+    const Type *xt = TY(I, ins[0]);
+    int64_t a;
+    if (!onnx_norm_axis(I, onnx_attr_i(I, "axis", 0), xt->rank, &a))
+        return false;
+    const Tensor *it = CIN(I, 1);
+    if (it && (it->type.elem == ET_I64 || it->type.elem == ET_I32)) {
+        int64_t d = xt->dims[a];
+        for (size_t i = 0; i < type_numel_unchecked(&it->type); i++) {
+            int64_t v = tensor_get_i(it, i);
+            if (v < -d || v >= d) {
+                onnx_node_error(I, "index %lld (element %zu of 'indices') is outside [%lld, "
+                                "%lld) for axis %lld", (long long)v, i, (long long)-d,
+                                (long long)d, (long long)a);
+                return false;
+            }
+        }
+    }
     NodeId n = onnx_mk(I, OP_GATHER, 2, ins, 1);
     ir_set_attr_int(I->g, n, "axis", onnx_attr_i(I, "axis", 0));
     return onnx_emit(I, n, ET_NONE);
+}
+
+/* Expand: 'shape' (a constant input) becomes an attribute; the result is the numpy broadcast
+ * of the input and it (so a 1 keeps the input's dimension). */
+static bool
+op_expand(OnnxImp *I)
+{
+    ValueId x = IN(I, 0);
+    int64_t sh[IR_MAX_RANK];
+    int k;
+    if (!onnx_const_ints(I, 1, "shape", sh, IR_MAX_RANK, &k))
+        return false;
+    NodeId n = onnx_mk(I, OP_EXPAND, 1, &x, 1);
+    ir_set_attr_ints(I->g, n, "shape", sh, (uint32_t)k);
+    return onnx_emit(I, n, ET_NONE);
+}
+
+static bool
+op_tile(OnnxImp *I)
+{
+    ValueId x = IN(I, 0);
+    int64_t rep[IR_MAX_RANK];
+    int k;
+    if (!onnx_const_ints(I, 1, "repeats", rep, IR_MAX_RANK, &k))
+        return false;
+    if (k != TY(I, x)->rank) {
+        onnx_node_error(I, "'repeats' has %d values, the input has rank %d", k, TY(I, x)->rank);
+        return false;
+    }
+    NodeId n = onnx_mk(I, OP_TILE, 1, &x, 1);
+    ir_set_attr_ints(I->g, n, "repeats", rep, (uint32_t)k);
+    return onnx_emit(I, n, ET_NONE);
+}
+
+/* Range: its length depends on the operands' values, so all three must be constants; the node
+ * folds to a constant as it is built (eval.c). */
+static bool
+op_range(OnnxImp *I)
+{
+    static const char *what[3] = {"start", "limit", "delta"};
+    ValueId ins[3];
+    for (size_t k = 0; k < 3; k++) {
+        ins[k] = IN(I, k);
+        if (!CIN(I, k)) {
+            onnx_not_const_error(I, k, what[k]);
+            return false;
+        }
+    }
+    return onnx_emit(I, onnx_mk(I, OP_RANGE, 3, ins, 1), ET_NONE);
 }
 
 static bool
@@ -507,5 +575,9 @@ const OnnxOpEntry onnx_layout_table[] = {
     {"Gather", op_gather, 2, 2, 1},
     {"Constant", op_constant, 0, 0, 1},
     {"ConstantOfShape", op_constant_of_shape, 1, 1, 1},
+    /* issue 14 item 4 */
+    {"Expand", op_expand, 2, 2, 1},
+    {"Tile", op_tile, 2, 2, 1},
+    {"Range", op_range, 3, 3, 1},
 };
 const size_t onnx_layout_table_len = ARRAY_LEN(onnx_layout_table);

@@ -1,6 +1,7 @@
 /* onnx_ops.c: translation of each ONNX node into qdqc IR: the float compute ops (Conv,
  * ConvTranspose, MatMul, Gemm, BatchNormalization, elementwise and activation ops, Softmax,
- * LayerNormalization, ReduceMean, pooling, Cast, Identity, Dropout) and the dispatch over all
+ * LayerNormalization, ReduceMean, pooling, Cast, Identity, Dropout; the comparisons, Not/And/
+ * Or/Xor, Where, ReduceSum/Max/Min, ArgMax) and the dispatch over all
  * handler tables (this file's, onnx_qops.c's and onnx_layout.c's); the helpers the handlers
  * share are in onnx_build.c.
  * Every ONNX parameter passed as a constant input becomes an attribute (docs/ir.md
@@ -288,6 +289,7 @@ static bool op_log(OnnxImp *I) { return onnx_simple(I, OP_LOG, 1); }
 static bool op_sqrt(OnnxImp *I) { return onnx_simple(I, OP_SQRT, 1); }
 static bool op_reciprocal(OnnxImp *I) { return onnx_simple(I, OP_RECIPROCAL, 1); }
 static bool op_abs(OnnxImp *I) { return onnx_simple(I, OP_ABS, 1); }
+static bool op_round(OnnxImp *I) { return onnx_simple(I, OP_ROUND, 1); }
 
 static bool
 op_neg(OnnxImp *I)
@@ -398,13 +400,16 @@ op_layernorm(OnnxImp *I)
     return onnx_emit(I, n, ET_NONE);
 }
 
+/* ReduceMean/Max/Min (axes an input from opset 18) and ReduceSum (from 13): `axes` from the
+ * attribute or the constant input; none (or an empty list) reduces every axis unless
+ * noop_with_empty_axes makes the node the identity. */
 static bool
-op_reduce_mean(OnnxImp *I)
+reduce_op(OnnxImp *I, OpKind op, int64_t axes_input_from)
 {
     ValueId x = IN(I, 0);
     int64_t axes[IR_MAX_RANK];
     int k = -1;
-    if (I->opset < 18) {
+    if (I->opset < axes_input_from) {
         k = onnx_attr_ints(I, "axes", axes, IR_MAX_RANK);
         if (k == -2)
             return false;
@@ -414,12 +419,14 @@ op_reduce_mean(OnnxImp *I)
     }
     if (k <= 0 && onnx_attr_i(I, "noop_with_empty_axes", 0))
         return onnx_simple(I, OP_IDENTITY, 1);
-    NodeId n = onnx_mk(I, OP_REDUCE_MEAN, 1, &x, 1);
+    NodeId n = onnx_mk(I, op, 1, &x, 1);
     if (k > 0)
         ir_set_attr_ints(I->g, n, "axes", axes, (uint32_t)k);
     ir_set_attr_int(I->g, n, "keepdims", onnx_attr_i(I, "keepdims", 1) != 0);
     return onnx_emit(I, n, ET_NONE);
 }
+
+static bool op_reduce_mean(OnnxImp *I) { return reduce_op(I, OP_REDUCE_MEAN, 18); }
 
 static bool
 pool(OnnxImp *I, OpKind op, uint32_t nout, int64_t storage_order)
@@ -471,6 +478,40 @@ op_cast(OnnxImp *I)
     return onnx_emit(I, n, ET_NONE);
 }
 
+/* ---- comparisons, logic, selection, reductions (issue 14 item 4; docs/ir.md) ---- */
+static bool op_equal(OnnxImp *I) { return onnx_simple(I, OP_EQUAL, 2); }
+static bool op_less(OnnxImp *I) { return onnx_simple(I, OP_LESS, 2); }
+static bool op_less_equal(OnnxImp *I) { return onnx_simple(I, OP_LESS_EQUAL, 2); }
+static bool op_greater(OnnxImp *I) { return onnx_simple(I, OP_GREATER, 2); }
+static bool op_greater_equal(OnnxImp *I) { return onnx_simple(I, OP_GREATER_EQUAL, 2); }
+static bool op_not(OnnxImp *I) { return onnx_simple(I, OP_NOT, 1); }
+static bool op_and(OnnxImp *I) { return onnx_simple(I, OP_AND, 2); }
+static bool op_or(OnnxImp *I) { return onnx_simple(I, OP_OR, 2); }
+static bool op_xor(OnnxImp *I) { return onnx_simple(I, OP_XOR, 2); }
+static bool op_where(OnnxImp *I) { return onnx_simple(I, OP_WHERE, 3); }
+static bool op_reduce_sum(OnnxImp *I) { return reduce_op(I, OP_REDUCE_SUM, 13); }
+static bool op_reduce_max(OnnxImp *I) { return reduce_op(I, OP_REDUCE_MAX, 18); }
+static bool op_reduce_min(OnnxImp *I) { return reduce_op(I, OP_REDUCE_MIN, 18); }
+
+static bool
+op_argmax(OnnxImp *I)
+{
+    ValueId x = IN(I, 0);
+    int64_t last = onnx_attr_i(I, "select_last_index", 0);
+    if (last != 0 && last != 1) {
+        onnx_node_error(I, "select_last_index must be 0 or 1, got %lld", (long long)last);
+        return false;
+    }
+    int64_t a;
+    if (!onnx_norm_axis(I, onnx_attr_i(I, "axis", 0), TY(I, x)->rank, &a))
+        return false;
+    NodeId n = onnx_mk(I, OP_ARGMAX, 1, &x, 1);
+    ir_set_attr_int(I->g, n, "axis", a);
+    ir_set_attr_int(I->g, n, "keepdims", onnx_attr_i(I, "keepdims", 1) != 0);
+    if (last)
+        ir_set_attr_int(I->g, n, "select_last_index", 1);
+    return onnx_emit(I, n, ET_NONE);
+}
 
 /* ---- dispatch ---- */
 static const OnnxOpEntry onnx_op_table[] = {
@@ -500,6 +541,7 @@ static const OnnxOpEntry onnx_op_table[] = {
     {"Reciprocal", op_reciprocal, 1, 1, 1},
     {"Neg", op_neg, 1, 1, 1},
     {"Abs", op_abs, 1, 1, 1},
+    {"Round", op_round, 1, 1, 1},
     {"Pow", op_pow, 2, 2, 1},
     {"Min", op_min, 1, 4096, 1},
     {"Max", op_max, 1, 4096, 1},
@@ -512,6 +554,22 @@ static const OnnxOpEntry onnx_op_table[] = {
     {"Identity", op_identity, 1, 1, 1},
     {"Dropout", op_dropout, 1, 3, 1},
     {"Cast", op_cast, 1, 1, 1},
+    /* issue 14 item 4: comparisons, logic, selection, reductions, Einsum (onnx_einsum.c) */
+    {"Equal", op_equal, 2, 2, 1},
+    {"Less", op_less, 2, 2, 1},
+    {"LessOrEqual", op_less_equal, 2, 2, 1},
+    {"Greater", op_greater, 2, 2, 1},
+    {"GreaterOrEqual", op_greater_equal, 2, 2, 1},
+    {"Not", op_not, 1, 1, 1},
+    {"And", op_and, 2, 2, 1},
+    {"Or", op_or, 2, 2, 1},
+    {"Xor", op_xor, 2, 2, 1},
+    {"Where", op_where, 3, 3, 1},
+    {"ReduceSum", op_reduce_sum, 1, 2, 1},
+    {"ReduceMax", op_reduce_max, 1, 2, 1},
+    {"ReduceMin", op_reduce_min, 1, 2, 1},
+    {"ArgMax", op_argmax, 1, 1, 1},
+    {"Einsum", onnx_op_einsum, 1, 64, 1},
 };
 
 static const OnnxOpEntry *
@@ -543,6 +601,11 @@ find_op(const OnnxImp *I, const char *domain, const char *op_type)
     if (dflt && strcmp(op_type, "LayerNormalization") == 0 && I->opset < 17)
         return NULL;
     if (dflt && strcmp(op_type, "HardSwish") == 0 && I->opset < 14)
+        return NULL;
+    if (dflt && (!strcmp(op_type, "LessOrEqual") || !strcmp(op_type, "GreaterOrEqual") ||
+                 !strcmp(op_type, "Einsum")) && I->opset < 12)
+        return NULL;
+    if (dflt && strcmp(op_type, "Range") == 0 && I->opset < 11)
         return NULL;
     return e;
 }

@@ -3,11 +3,16 @@
  * static shape) is replaced by const nodes that define the SAME result values, so names and
  * uses are untouched and the folded node is only marked dead. Folded ops: shape,
  * constant_of_shape, identity, reshape, flatten, squeeze, unsqueeze, transpose, concat, slice,
- * gather, cast, and add/sub/mul/div on integer tensors (the shape arithmetic PyTorch exports as
- * Shape->Gather->Unsqueeze->Concat->Reshape chains). Float arithmetic is never folded (it
- * would change where rounding happens); quantize/dequantize are never folded (the passes need
- * to see them). Results larger than FOLD_MAX_BYTES are left alone. */
+ * gather, add/sub/mul/div on integer tensors (the shape arithmetic PyTorch exports as
+ * Shape->Gather->Unsqueeze->Concat->Reshape chains), and through eval.c (the definition the
+ * reference interpreter runs too) cast, the comparisons, not/and/or/xor, where, expand, tile,
+ * range, reduce_max, reduce_min, argmax and integer reduce_sum (the Range/Expand/Equal/Where
+ * shape subgraphs of transformer exports). Float arithmetic is never folded (it would change
+ * where rounding happens) except range, whose operands are always constants and whose
+ * arithmetic is eval.c's; quantize/dequantize are never folded (the passes need to see them).
+ * Results larger than FOLD_MAX_BYTES are left alone. */
 #include "ir.h"
+#include "eval.h"
 
 #include <math.h>
 #include <string.h>
@@ -184,33 +189,6 @@ fold_gather(Graph *g, Node *n, const Tensor *x, const Tensor *ind, Tensor *r)
     return true;
 }
 
-static bool
-fold_cast(const Tensor *x, Tensor *r)
-{
-    size_t cnt = type_numel_unchecked(&r->type);
-    ElemType to = r->type.elem, from = x->type.elem;
-    for (size_t i = 0; i < cnt; i++) {
-        if (elem_is_float(to)) {
-            tensor_set_f(r, i, tensor_get_f(x, i));
-        } else if (elem_is_float(from)) {
-            double v = tensor_get_f(x, i);
-            if (to == ET_BOOL) {
-                tensor_set_i(r, i, v != 0);
-                continue;
-            }
-            int64_t lo, hi;
-            elem_range(to, &lo, &hi);
-            if (isnan(v) || v < (double)lo || v > (double)hi + 0.999)
-                return false;
-            tensor_set_i(r, i, (int64_t)v);
-        } else {
-            int64_t v = tensor_get_i(x, i);
-            tensor_set_i(r, i, to == ET_BOOL ? v != 0 : v);
-        }
-    }
-    return true;
-}
-
 bool
 ir_try_fold(Graph *g, NodeId nid)
 {
@@ -225,6 +203,17 @@ ir_try_fold(Graph *g, NodeId nid)
         break;
     case OP_SHAPE: case OP_CONSTANT_OF_SHAPE: case OP_CAST: case OP_ADD: case OP_SUB:
     case OP_MUL: case OP_DIV:
+        break;
+    /* eval.c's ops: the selections and copies keep quantized values' meaning */
+    case OP_EXPAND: case OP_TILE: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_WHERE:
+        layout = true;
+        break;
+    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
+    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_RANGE: case OP_ARGMAX:
+        break;
+    case OP_REDUCE_SUM: /* integer sums only: float arithmetic is not folded */
+        if (elem_is_float(ir_value(g, n->in[0])->type.elem))
+            return false;
         break;
     default:
         return false;
@@ -278,9 +267,17 @@ ir_try_fold(Graph *g, NodeId nid)
     case OP_GATHER:
         ok = fold_gather(g, n, x, operand_const(g, n, 1), r);
         break;
-    case OP_CAST:
-        ok = fold_cast(x, r);
+    case OP_CAST: case OP_EXPAND: case OP_TILE: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
+    case OP_WHERE: case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER:
+    case OP_GREATER_EQUAL: case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_RANGE:
+    case OP_ARGMAX: case OP_REDUCE_SUM: {
+        const Tensor *ins[3] = {NULL, NULL, NULL};
+        for (uint32_t k = 0; k < n->nin && k < 3; k++)
+            ins[k] = operand_const(g, n, k);
+        char err[160];
+        ok = ir_eval(g, n, ins, &r, err, sizeof err);
         break;
+    }
     case OP_SHAPE: {
         const Type *xt = &ir_value(g, n->in[0])->type;
         int64_t s = ir_attr_int(g, n, "start", 0), e = ir_attr_int(g, n, "end", xt->rank);

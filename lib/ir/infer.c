@@ -4,6 +4,7 @@
  * quantization annotations are checked by the verifier (verify.c). Attribute conventions of
  * every op are in docs/ir.md. */
 #include "ir.h"
+#include "eval.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -393,6 +394,9 @@ INFER_FN(conv_transpose)
 
 INFER_FN(matmul)
 {
+    if (n->op == OP_MATMUL && x->elem != in_type(g, n, 1)->elem)
+        FAIL("operand types differ: %s vs %s", elem_name(x->elem),
+             elem_name(in_type(g, n, 1)->elem));
     if (!matmul_type(g, n, x, in_type(g, n, 1), o))
         return false;
     if (n->op == OP_QMATMUL) {
@@ -549,12 +553,17 @@ INFER_FN(layernorm)
     return true;
 }
 
+/* reduce_mean, qreduce_mean; reduce_sum (numbers), reduce_max, reduce_min (numbers, bool) */
 INFER_FN(reduce)
 {
     if (!reduce_type(g, n, x, o))
         return false;
     if (n->op == OP_QREDUCE_MEAN)
         o->elem = ET_NONE;
+    if ((n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MAX || n->op == OP_REDUCE_MIN) &&
+        (x->elem == ET_I4 || x->elem == ET_U4 || x->elem == ET_NONE ||
+         (n->op == OP_REDUCE_SUM && x->elem == ET_BOOL)))
+        FAIL("%s of %s is not defined", op_info(n->op)->name, elem_name(x->elem));
     return true;
 }
 
@@ -923,6 +932,167 @@ INFER_FN(lut)
     if (!t || t->kind != ATTR_TENSOR || t->t->type.rank != 1 || t->t->type.dims[0] != 256)
         FAIL("'table' must be a tensor of 256 entries");
     o->elem = t->t->type.elem;
+    return true;
+}
+
+/* ---- comparisons, logic, selection, broadcasting copies, range, argmax (eval.c) ---- */
+
+/* The numpy broadcast of operands [first, n->nin) into o (element type unchanged). */
+static bool
+bcast_operands(Graph *g, Node *n, uint32_t first, Type *o)
+{
+    Type acc = *in_type(g, n, first);
+    acc.q = NULL;
+    for (uint32_t i = first + 1; i < n->nin; i++) {
+        const Type *t = in_type(g, n, i);
+        if (!shape_broadcast(&acc, t, &acc)) {
+            char sa[128], sb[128];
+            fmt_shape(sa, sizeof sa, &acc);
+            fmt_shape(sb, sizeof sb, t);
+            FAIL("shapes %s and %s do not broadcast", sa, sb);
+        }
+    }
+    for (int d = 0; d < acc.rank; d++)
+        o->dims[d] = acc.dims[d];
+    o->rank = acc.rank;
+    return true;
+}
+
+static bool
+plain_elem(ElemType e)
+{
+    return e != ET_NONE && e != ET_I4 && e != ET_U4;
+}
+
+/* equal, less, less_equal, greater, greater_equal: operands of one type, bool result */
+INFER_FN(compare)
+{
+    const Type *b = in_type(g, n, 1);
+    if (x->elem != b->elem)
+        FAIL("operand types differ: %s vs %s", elem_name(x->elem), elem_name(b->elem));
+    if (!plain_elem(x->elem))
+        FAIL("operands must be numbers or bool, got %s", elem_name(x->elem));
+    if (!bcast_operands(g, n, 0, o))
+        return false;
+    o->elem = ET_BOOL;
+    return true;
+}
+
+/* not, and, or, xor: bool operands and result */
+INFER_FN(logical)
+{
+    for (uint32_t i = 0; i < n->nin; i++)
+        if (in_type(g, n, i)->elem != ET_BOOL)
+            FAIL("operand %u must be bool, got %s", i, elem_name(in_type(g, n, i)->elem));
+    return bcast_operands(g, n, 0, o);
+}
+
+/* where cond, x, y: bool condition, x and y of one type */
+INFER_FN(where)
+{
+    const Type *a = in_type(g, n, 1), *b = in_type(g, n, 2);
+    if (x->elem != ET_BOOL)
+        FAIL("condition must be bool, got %s", elem_name(x->elem));
+    if (a->elem != b->elem || !plain_elem(a->elem))
+        FAIL("operands 1 and 2 must have one type, got %s and %s", elem_name(a->elem),
+             elem_name(b->elem));
+    if (!bcast_operands(g, n, 0, o))
+        return false;
+    o->elem = a->elem;
+    return true;
+}
+
+/* expand: numpy broadcast of x and 'shape' (ONNX Expand) */
+INFER_FN(expand)
+{
+    int64_t sh[IR_MAX_RANK + 1];
+    int k = ir_attr_ints(g, n, "shape", sh, IR_MAX_RANK + 1);
+    if (k < 0 || k > IR_MAX_RANK)
+        FAIL("'shape' must have at most %d values", IR_MAX_RANK);
+    for (int i = 0; i < k; i++)
+        if (sh[i] < 0)
+            FAIL("'shape' has a negative dimension %lld", (long long)sh[i]);
+    Type s = type_make(x->elem, k, sh), r;
+    if (!shape_broadcast(x, &s, &r)) {
+        char sa[128], sb[128];
+        fmt_shape(sa, sizeof sa, x);
+        fmt_shape(sb, sizeof sb, &s);
+        FAIL("shape %s does not broadcast to %s", sa, sb);
+    }
+    size_t cnt;
+    if (!type_numel(&r, &cnt) || cnt > ((size_t)1 << 40))
+        FAIL("result is too large");
+    o->rank = r.rank;
+    memcpy(o->dims, r.dims, sizeof o->dims);
+    return true;
+}
+
+/* tile: dims[i] * repeats[i] */
+INFER_FN(tile)
+{
+    int64_t rep[IR_MAX_RANK + 1];
+    int k = ir_attr_ints(g, n, "repeats", rep, IR_MAX_RANK + 1);
+    if (k != x->rank)
+        FAIL("'repeats' must have %d values", x->rank);
+    for (int i = 0; i < k; i++) {
+        if (rep[i] < 0 || rep[i] > ((int64_t)1 << 30))
+            FAIL("repeats[%d] = %lld is negative or too large", i, (long long)rep[i]);
+        o->dims[i] = x->dims[i] * rep[i];
+    }
+    size_t cnt;
+    if (!type_numel(o, &cnt) || cnt > ((size_t)1 << 40))
+        FAIL("result is too large");
+    return true;
+}
+
+/* range start, limit, delta: constant scalars of one type; a vector of the count (eval.c) */
+INFER_FN(range)
+{
+    const Tensor *t[3];
+    for (uint32_t i = 0; i < 3; i++) {
+        const Type *ti = in_type(g, n, i);
+        t[i] = ir_const_of(g, n->in[i]);
+        if (ti->elem != x->elem)
+            FAIL("operands must have one type, got %s and %s", elem_name(x->elem),
+                 elem_name(ti->elem));
+        if (type_numel_unchecked(ti) != 1 || ti->rank > 1)
+            FAIL("operand %u must be a scalar", i);
+        if (!t[i])
+            FAIL("operand %u must be a constant (the result's length depends on it)", i);
+    }
+    if (x->elem != ET_F32 && x->elem != ET_F64 && x->elem != ET_I16 && x->elem != ET_I32 &&
+        x->elem != ET_I64)
+        FAIL("operands must be f32, f64, i16, i32 or i64, got %s", elem_name(x->elem));
+    int64_t cnt;
+    char err[160];
+    if (!ir_range_count(t[0], t[1], t[2], &cnt, err, sizeof err))
+        FAIL("%s", err);
+    *o = type_make(x->elem, 1, &cnt);
+    return true;
+}
+
+/* argmax: i64 positions along 'axis' (kept as 1 with keepdims, the default) */
+INFER_FN(argmax)
+{
+    int64_t a;
+    if (x->rank == 0)
+        FAIL("operand must have rank >= 1");
+    if (!plain_elem(x->elem))
+        FAIL("operand must be numbers or bool, got %s", elem_name(x->elem));
+    if (!norm_axis(g, n, ir_attr_int(g, n, "axis", 0), x->rank, &a, "axis"))
+        return false;
+    if (x->dims[a] == 0)
+        FAIL("argmax along an empty axis");
+    int64_t last = ir_attr_int(g, n, "select_last_index", 0);
+    if (last != 0 && last != 1)
+        FAIL("select_last_index must be 0 or 1, got %lld", (long long)last);
+    o->elem = ET_I64;
+    if (ir_attr_int(g, n, "keepdims", 1)) {
+        o->dims[a] = 1;
+    } else {
+        memmove(o->dims + a, o->dims + a + 1, (size_t)(x->rank - a - 1) * sizeof(int64_t));
+        o->rank--;
+    }
     return true;
 }
 

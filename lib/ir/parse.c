@@ -35,14 +35,23 @@ record_def(Parser *P, uint32_t name, ValueId v)
 /* ---- numbers and lists ---- */
 typedef struct NumList {
     VEC(double) v;
+    VEC(int64_t) iv; /* the exact values when !any_float (i64 literals beyond 2^53) */
     bool any_float;
 } NumList;
+
+static void
+numlist_free(NumList *l)
+{
+    vec_free(&l->v);
+    vec_free(&l->iv);
+}
 
 /* '[' [num (',' num)*] ']' ; at most `max` elements */
 static bool
 parse_num_list(Parser *P, NumList *out, size_t max)
 {
     out->v.len = 0;
+    out->iv.len = 0;
     out->any_float = false;
     if (!lex_expect(P, T_LBRACK, NULL))
         return false;
@@ -61,6 +70,7 @@ parse_num_list(Parser *P, NumList *out, size_t max)
             out->any_float = true;
         double d = P->tok == T_INT ? (double)P->ival : P->fval;
         vec_push(&out->v, d);
+        vec_push(&out->iv, P->tok == T_INT ? P->ival : 0);
         lex_next(P);
         if (lex_accept(P, T_RBRACK))
             return true;
@@ -94,8 +104,8 @@ typedef struct QSpec {
 static void
 qspec_free(QSpec *q)
 {
-    vec_free(&q->scale.v);
-    vec_free(&q->zp.v);
+    numlist_free(&q->scale);
+    numlist_free(&q->zp);
 }
 
 /* Parse one key=value of a quantization spec if the current identifier is one of
@@ -161,18 +171,18 @@ parse_qkey(Parser *P, QSpec *q)
     case 3: {
         NumList l = {0};
         if (!parse_num_list(P, &l, 2)) {
-            vec_free(&l.v);
+            numlist_free(&l);
             return -1;
         }
         if (l.v.len != 2 || l.any_float || l.v.data[0] < -2147483648.0 ||
             l.v.data[1] > 2147483647.0) {
-            vec_free(&l.v);
+            numlist_free(&l);
             lex_error(P, kl, kc, "range must be [min, max] integers");
             return -1;
         }
         q->range[0] = (int64_t)l.v.data[0];
         q->range[1] = (int64_t)l.v.data[1];
-        vec_free(&l.v);
+        numlist_free(&l);
         return 1;
     }
     }
@@ -359,12 +369,12 @@ parse_tensor(Parser *P)
         uint32_t ll = P->tline, lc = P->tcol;
         NumList l = {0};
         if (!parse_num_list(P, &l, n)) {
-            vec_free(&l.v);
+            numlist_free(&l);
             return NULL;
         }
         if (l.v.len != n) {
             uint32_t got = l.v.len;
-            vec_free(&l.v);
+            numlist_free(&l);
             lex_error(P, ll, lc, "tensor literal has %u values, type needs %zu", got, n);
             return NULL;
         }
@@ -373,17 +383,20 @@ parse_tensor(Parser *P)
             if (elem_is_float(t.elem)) {
                 tensor_set_f(ts, i, d);
             } else {
-                int64_t lo, hi;
+                /* integer literals exactly (through double, i64 values beyond 2^53 would
+                 * change: regress/parse-i64-literal.test) */
+                int64_t lo, hi, v = l.any_float ? 0 : l.iv.data[i];
                 elem_range(t.elem, &lo, &hi);
-                if (d != floor(d) || d < (double)lo || d > (double)hi) {
-                    vec_free(&l.v);
+                if (l.any_float ? d != floor(d) || d < (double)lo || d > (double)hi
+                                : v < lo || v > hi) {
+                    numlist_free(&l);
                     lex_error(P, ll, lc, "value %g does not fit %s", d, elem_name(t.elem));
                     return NULL;
                 }
-                tensor_set_i(ts, i, (int64_t)d);
+                tensor_set_i(ts, i, l.any_float ? (int64_t)d : v);
             }
         }
-        vec_free(&l.v);
+        numlist_free(&l);
     } else {
         ERR("expected a value list or hex data, got %s", lex_tok_desc(P->tok));
         return NULL;
@@ -416,7 +429,7 @@ parse_attr_value(Parser *P, Attr *a)
     case T_LBRACK: {
         NumList l = {0};
         if (!parse_num_list(P, &l, 1u << 20)) {
-            vec_free(&l.v);
+            numlist_free(&l);
             return false;
         }
         if (l.any_float) {
@@ -431,14 +444,14 @@ parse_attr_value(Parser *P, Attr *a)
             a->ints.v = arena_alloc(&P->m->arena, (l.v.len + 1) * sizeof(int64_t));
             for (uint32_t i = 0; i < l.v.len; i++) {
                 if (fabs(l.v.data[i]) > 9.0e15) {
-                    vec_free(&l.v);
+                    numlist_free(&l);
                     ERR("integer list element out of range");
                     return false;
                 }
                 a->ints.v[i] = (int64_t)l.v.data[i];
             }
         }
-        vec_free(&l.v);
+        numlist_free(&l);
         return true;
     }
     case T_IDENT:

@@ -216,6 +216,64 @@ check_math_operands(Graph *g, Node *n)
     return ok;
 }
 
+/* The comparison, logic, selection, broadcasting, range and reduction ops (docs/ir.md); true
+ * for any other op. */
+static bool
+verify_select_op(Graph *g, Node *n)
+{
+    switch (n->op) {
+    case OP_EXPAND: case OP_TILE: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
+        return check_passthrough_q(g, n, 1);
+    case OP_WHERE: {
+        /* selection: x, y and the result mean the same (all plain, or one per-tensor
+         * quantization) */
+        const QParams *qa = ir_value(g, n->in[1])->type.q, *qb = ir_value(g, n->in[2])->type.q;
+        const QParams *qy = ir_value(g, n->out[0])->type.q;
+        if (!qparams_equal(qa, qb) || !qparams_equal(qa, qy) || (qa && qa->axis >= 0)) {
+            node_error(g, n, "operands 1, 2 and the result must carry the same per-tensor "
+                       "quantization or none");
+            return false;
+        }
+        return true;
+    }
+    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
+    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_RANGE: case OP_REDUCE_SUM:
+    case OP_ARGMAX:
+        /* these read the stored numbers (integers as integers) and give plain results */
+        if (ir_value(g, n->out[0])->type.q) {
+            node_error(g, n, "result must not be quantized");
+            return false;
+        }
+        return true;
+    default:
+        return true;
+    }
+}
+
+/* wmatmul: the weight, its scales, zero points and bias are read at compile time */
+static bool
+check_wmatmul_operands(Graph *g, Node *n)
+{
+    bool ok = true;
+    for (uint32_t k = 1; k < n->nin; k++) {
+        if (!n->in[k].id)
+            continue;
+        if (!ir_const_of(g, n->in[k])) {
+            node_error(g, n, "operand %u must be a constant", k);
+            ok = false;
+        } else if (ir_value(g, n->in[k])->type.q) {
+            node_error(g, n, "operand %u must be plain numbers, not quantized", k);
+            ok = false;
+        }
+    }
+    if (ir_value(g, n->in[0])->type.q) {
+        node_error(g, n, "operand 0 must be float, got quantized %s",
+                   elem_name(ir_value(g, n->in[0])->type.elem));
+        ok = false;
+    }
+    return ok;
+}
+
 static bool
 verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
 {
@@ -302,36 +360,21 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
             }
         }
         break;
-    /* float-island math: f32, or plain integers where the op is defined on them */
     case OP_MAXPOOL: case OP_CONCAT: case OP_SPLIT: case OP_SLICE: case OP_PAD:
     case OP_RESHAPE: case OP_TRANSPOSE: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_FLATTEN:
     case OP_IDENTITY: case OP_GATHER:
         ok = check_passthrough_q(g, n, n->op == OP_CONCAT ? n->nin : 1);
         break;
     case OP_WMATMUL:
-        /* the weight, its scales, zero points and bias are read at compile time */
-        for (uint32_t k = 1; k < n->nin; k++) {
-            if (!n->in[k].id)
-                continue;
-            if (!ir_const_of(g, n->in[k])) {
-                node_error(g, n, "operand %u must be a constant", k);
-                ok = false;
-            } else if (ir_value(g, n->in[k])->type.q) {
-                node_error(g, n, "operand %u must be plain numbers, not quantized", k);
-                ok = false;
-            }
-        }
-        if (ir_value(g, n->in[0])->type.q) {
-            node_error(g, n, "operand 0 must be float, got quantized %s",
-                       elem_name(ir_value(g, n->in[0])->type.elem));
-            ok = false;
-        }
+        ok = check_wmatmul_operands(g, n);
         break;
     default:
         if (info->flags & OPF_INT)
             ok = verify_int_op(g, n) && ok;
         else if (n->op >= OP_EXP && n->op <= OP_MAX) /* float-island math (ops.def) */
             ok = check_math_operands(g, n) && ok;
+        else
+            ok = verify_select_op(g, n) && ok;
         break;
     }
     if (!ok)
@@ -362,8 +405,6 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
         if (!check_type_q(g, n, t, "result"))
             ok = false;
     }
-    if (!ok)
-        return false;
     return ok;
 }
 

@@ -1,6 +1,6 @@
 /* ref.c: the reference interpreter's driver (value storage, dispatch, liveness), plus the
- * quantization boundary ops (quantize, dequantize, dynamic_quantize), cast, shape and
- * constant_of_shape; the shared helpers are in ref_tensor.c. Semantics: docs/ir.md and
+ * quantization boundary ops (quantize, dequantize, dynamic_quantize), shape and
+ * constant_of_shape (cast: ref_select.c); the shared helpers are in ref_tensor.c. Semantics: docs/ir.md and
  * docs/numerics.md. */
 #include "ref/ref_impl.h"
 
@@ -174,36 +174,7 @@ run_dynamic_quantize(RefCtx *c, Node *n)
     return true;
 }
 
-/* ---- cast, shape ---- */
-
-static bool
-run_cast(RefCtx *c, Node *n)
-{
-    const RefTensor *x = ref_in(c, n, 0);
-    RefTensor *y = ref_out(c, n, 0);
-    ElemType to = y->type.elem, from = x->type.elem;
-    size_t k = ref_numel(x);
-    for (size_t i = 0; i < k; i++) {
-        if (to == ET_BOOL) {
-            ref_set_i(y, i, elem_is_float(from) ? ref_get_f(x, i) != 0 : ref_get_i(x, i) != 0);
-        } else if (elem_is_float(to)) {
-            if (from == ET_I64)
-                ref_set_f(y, i, (double)(float)ref_get_i(x, i));
-            else
-                ref_set_f(y, i, ref_get_f(x, i));
-        } else if (elem_is_float(from)) {
-            /* truncation toward zero; NaN and out-of-range values (undefined in ONNX) map
-             * to 0 and the int64 bounds before wrapping to the target */
-            double d = ref_get_f(x, i);
-            int64_t v = d != d ? 0 : d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN
-                                                                             : (int64_t)d;
-            ref_set_i(y, i, v);
-        } else {
-            ref_set_i(y, i, ref_get_i(x, i)); /* wraps like numpy astype */
-        }
-    }
-    return true;
-}
+/* ---- shape ---- */
 
 bool
 ref_op_qdq(RefCtx *c, Node *n)
@@ -216,7 +187,7 @@ ref_op_qdq(RefCtx *c, Node *n)
     case OP_DYNAMIC_QUANTIZE:
         return run_dynamic_quantize(c, n);
     case OP_CAST:
-        return run_cast(c, n);
+        return ref_op_select(c, n); /* ir/eval.c's ir_cast_elem */
     case OP_SHAPE: {
         const RefTensor *x = ref_in(c, n, 0);
         RefTensor *y = ref_out(c, n, 0);
@@ -277,9 +248,14 @@ dispatch(RefCtx *c, Node *n)
     case OP_WMATMUL:
         return ref_op_wmatmul(c, n);
     /* float-island math (ref_math.c) */
-    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS:
+    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS: case OP_ROUND:
     case OP_POW: case OP_MIN: case OP_MAX:
         return ref_op_math(c, n);
+    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
+    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_WHERE: case OP_EXPAND:
+    case OP_TILE: case OP_RANGE: case OP_REDUCE_SUM: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
+    case OP_ARGMAX:
+        return ref_op_select(c, n);
     default:
         break;
     }

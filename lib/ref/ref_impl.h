@@ -44,6 +44,9 @@ bool ref_op_math(RefCtx *c, Node *n);
 /* min / max of two f32 (a NaN operand gives NaN); x^e in int64 (ref_math.c) */
 float ref_minmax_f32(OpKind op, float a, float b);
 int64_t ref_ipow(int64_t x, int64_t e);
+bool ref_op_select(RefCtx *c, Node *n); /* ref_select.c: equal ... greater_equal, not, and,
+                                           or, xor, where, expand, tile, range, reduce_sum,
+                                           reduce_max, reduce_min, argmax, cast (ir/eval.c) */
 
 /* Result range [lo, hi] of an integer op: its 'clamp' attribute intersected with the result
  * type's [qmin, qmax]. False after an error if the result is not per-tensor quantized. */

@@ -22,16 +22,16 @@ load_f(RefCtx *c, Node *n, uint32_t i)
     const RefTensor *t = ref_in(c, n, i);
     if (!t)
         return NULL;
-    if (t->type.elem != ET_F32) {
+    /* f64: matmul only (an f64 Einsum's matmul, onnx_einsum.c) */
+    if (t->type.elem != ET_F32 && !(t->type.elem == ET_F64 && n->op == OP_MATMUL)) {
         node_error(c->g, n, "reference interpreter: operand %u must be f32, got %s", i,
                    elem_name(t->type.elem));
         return NULL;
     }
     size_t k = ref_numel(t);
     double *d = xmalloc((k ? k : 1) * sizeof(double));
-    const float *f = t->data;
     for (size_t j = 0; j < k; j++)
-        d[j] = f[j];
+        d[j] = ref_get_f(t, j);
     return d;
 }
 
@@ -328,6 +328,11 @@ mm_core(const MmDims *d, const double *a, const double *b, const double *bias, d
 static bool
 store_float(RefCtx *c, Node *n, const double *acc)
 {
+    RefTensor *yt = ref_out(c, n, 0);
+    if (yt->type.elem == ET_F64 && n->op == OP_MATMUL) {
+        memcpy(yt->data, acc, ref_numel(yt) * sizeof(double));
+        return true;
+    }
     float *y = ref_f32_out(c, n, 0);
     if (!y)
         return false;

@@ -24,6 +24,7 @@ unary_f32(OpKind op, float x)
     case OP_RECIPROCAL: return 1.0f / x;
     case OP_NEG: return -x;
     case OP_ABS: return fabsf(x);
+    case OP_ROUND: return rintf(x); /* ties to even (ONNX Round) */
     default: return x;
     }
 }
@@ -123,7 +124,7 @@ bool
 ref_op_math(RefCtx *c, Node *n)
 {
     switch (n->op) {
-    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS:
+    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS: case OP_ROUND:
         return unary(c, n);
     case OP_POW: case OP_MIN: case OP_MAX:
         return binary(c, n);

@@ -62,6 +62,7 @@ eval(const Fn *f, double x)
     case OP_RECIPROCAL: return 1.0f / (float)x;
     case OP_NEG: return -x;
     case OP_ABS: return fabs(x);
+    case OP_ROUND: return rintf((float)x); /* ties to even (the default rounding mode) */
     default: return NAN;
     }
 }
@@ -74,6 +75,7 @@ describe(Graph *g, Node *n, Fn *f)
     switch (n->op) {
     case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_HARD_SWISH:
     case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS:
+    case OP_ROUND:
         return true;
     case OP_CLIP: {
         float lo, hi;

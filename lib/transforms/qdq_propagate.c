@@ -1,8 +1,9 @@
 /* qdq_propagate.c: move dequantize forward and quantize backward across ops that only move
  * values, and drop the round trips this exposes.
  *  - dequantize(x) -> L  =>  L(x) -> dequantize, for L in MaxPool, Reshape, Flatten, Transpose,
- *    Squeeze, Unsqueeze, Slice, Pad, Split, Gather (data operand), Identity,
- *    and Concat when every operand has the same parameters. Exact for per-tensor parameters:
+ *    Squeeze, Unsqueeze, Slice, Pad, Split, Gather (data operand), Identity, Expand, Tile,
+ *    reduce_max / reduce_min over a non-empty set, and Concat when every operand has the same
+ *    parameters. Exact for per-tensor parameters:
  *    dequantize is element-wise and monotone, so it commutes with moving, selecting and taking
  *    the maximum of values. Pad's constant must be exactly representable: the integer pad
  *    value is q = quantize(value), required to dequantize back to value (0.0 -> zero point).
@@ -17,7 +18,8 @@
  *    and its operand must not be a dequantize, which the first rule handles). Exact: quantize is
  *    element-wise and monotone; Pad's constant becomes quantize(value). Not across a maxpool
  *    with an indices result: quantize maps distinct floats to equal integers, which would move
- *    the first maximum.
+ *    the first maximum. Not across reduce_max / reduce_min: a NaN wins the float reduction but
+ *    quantizes to the zero point, which need not win the integer one.
  *  - quantize(dequantize(x)) with identical parameters (scale, zero point, storage, range)
  *    is x: every x in the storage range maps back to itself. With other per-tensor parameters
  *    it is `requantize x` (defined as exactly that round trip).
@@ -33,11 +35,27 @@
  */
 #include "pass.h"
 
+#include "ir/eval.h"
 #include "numerics/numerics.h"
 
 #include <assert.h>
 #include <math.h>
 #include <string.h>
+
+/* reduce_max / reduce_min over a non-empty set (an empty one gives -inf / +inf in float but the
+ * type's bounds in integers) */
+static bool
+nonempty_reduce(Graph *g, const Node *n)
+{
+    const Type *t = &ir_value(g, n->in[0])->type;
+    bool red[IR_MAX_RANK];
+    if (!ir_reduce_mask(g, n, t->rank, red))
+        return false;
+    for (int d = 0; d < t->rank; d++)
+        if (red[d] && t->dims[d] == 0)
+            return false;
+    return true;
+}
 
 static bool
 is_mover(Graph *g, const Node *n)
@@ -45,8 +63,10 @@ is_mover(Graph *g, const Node *n)
     switch (n->op) {
     case OP_MAXPOOL: case OP_RESHAPE: case OP_FLATTEN: case OP_TRANSPOSE: case OP_SQUEEZE:
     case OP_UNSQUEEZE: case OP_SLICE: case OP_SPLIT: case OP_GATHER: case OP_IDENTITY:
-    case OP_PAD:
+    case OP_PAD: case OP_EXPAND: case OP_TILE:
         return true;
+    case OP_REDUCE_MAX: case OP_REDUCE_MIN:
+        return nonempty_reduce(g, n);
     case OP_RESIZE: /* nearest would be exact, but the verifier wants resize operands float */
     default:
         return false;
@@ -176,6 +196,9 @@ q_backward(Graph *g, Node *qn)
         return false;
     Node *n = ir_def(g, qn->in[0]);
     if (!n || n->dead || n->nout != 1 || !(is_mover(g, n) || n->op == OP_CONCAT))
+        return false;
+    /* a NaN wins a float max/min but quantizes to the zero point, which need not win */
+    if (n->op == OP_REDUCE_MAX || n->op == OP_REDUCE_MIN)
         return false;
     if (!qm_only_user(g, n->out[0], NULL))
         return false;

@@ -276,6 +276,40 @@ def ref_eval(op, ins, attrs):
         for a in sorted(int(v) for v in ins[1]):
             x = np.expand_dims(x, a)
         return [x]
+    # transformer-export ops (issue 14 item 4)
+    if op in ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"):
+        fn = {"Equal": np.equal, "Less": np.less, "LessOrEqual": np.less_equal,
+              "Greater": np.greater, "GreaterOrEqual": np.greater_equal,
+              "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor}[op]
+        return [fn(ins[0], ins[1])]
+    if op == "Not":
+        return [np.logical_not(ins[0])]
+    if op == "Where":
+        return [np.where(ins[0], ins[1], ins[2])]
+    if op == "Expand":
+        return [ins[0] * np.ones([int(v) for v in ins[1]], ins[0].dtype)]
+    if op == "Tile":
+        return [np.tile(ins[0], [int(v) for v in ins[1]])]
+    if op == "Range":
+        return [np.arange(ins[0], ins[1], ins[2]).astype(ins[0].dtype)]
+    if op == "Cast":
+        dt = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64,
+              TensorProto.INT32: np.int32, TensorProto.BOOL: np.bool_}[attrs["to"]]
+        return [np.asarray(ins[0]).astype(dt)]
+    if op in ("ReduceSum", "ReduceMax", "ReduceMin"):
+        axes = tuple(int(v) for v in (ins[1] if len(ins) > 1 and ins[1] is not None
+                                       else attrs.get("axes", range(ins[0].ndim))))
+        fn = {"ReduceSum": np.sum, "ReduceMax": np.max, "ReduceMin": np.min}[op]
+        x = f(ins[0]) if ins[0].dtype.kind == "f" else ins[0]
+        return [fn(x, axis=axes, keepdims=bool(attrs.get("keepdims", 1)))]
+    if op == "ArgMax":
+        r = np.argmax(ins[0], axis=attrs.get("axis", 0))
+        if attrs.get("keepdims", 1):
+            r = np.expand_dims(r, attrs.get("axis", 0))
+        return [r.astype(np.int64)]
+    if op == "Einsum":
+        return [np.einsum(attrs["equation"].decode() if isinstance(attrs["equation"], bytes)
+                          else attrs["equation"], *[f(t) for t in ins])]
     raise NotImplementedError(op)
 
 
@@ -1193,6 +1227,81 @@ def attention(name, act="u8", seq=16, hidden=32, heads=2, seed=71, vact="i8"):
 for _a, _v in (("u8", "i8"), ("u8", "u8"), ("i8", "i8")):
     fixture(f"attention_{_a}_{_v}.onnx", f"BERT-style self-attention [1,16,32], 2 heads: Q x K^T and softmax x V are qmatmuls of two activations ({_a} activations, V {_v}, P u8)")(
         (lambda a, v: lambda: check(attention(f"attention_{a}_{v}", a, vact=v, seed=_seed(f"attention_{a}_{v}")).model()))(_a, _v))
+
+
+def encoder_ops(name, act="u8", seq=8, hidden=32, heads=2, vocab=256, seed=91):
+    """The ops of transformer exports around a quantized self-attention block (issue 14 item 4),
+    ORT quantize_static style: token ids (int64 [1, seq], every value in [-vocab, vocab) valid)
+    -> Gather of a quantized embedding table (int8 behind DequantizeLinear) + positions (Range ->
+    Unsqueeze -> Gather, folded) -> Q, K, V linears -> Einsum "bhid,bhjd->bhij" (Q K^T) ->
+    Where(padding mask, scores, -1e4), the mask Equal(ids, 0) -> Not -> Unsqueeze -> Expand
+    computed at run time -> Softmax -> Einsum "bhij,bhjd->bhid" (P V) -> output linear; then
+    ReduceMax over the sequence, ReduceSum over the hidden axis, ArgMax of the tokens' hidden
+    vectors, and Cast(mask -> f32) -> ReduceSum (the count of non-padding tokens) as outputs."""
+    b = Builder(name, style="ort", act=act, seed=seed)
+    dh = hidden // heads
+    ids = "input_ids"
+    b.used.add(ids)
+    ids_val = b.rng.integers(0, vocab, (1, seq)).astype(np.int64)
+    ids_val[0, -2:] = 0  # two padding tokens
+    b.inputs.append(helper.make_tensor_value_info(ids, TensorProto.INT64, [1, seq]))
+    b.vals[ids] = ids_val
+    b.feeds[ids] = ids_val
+
+    def table(rows):
+        w = (b.rng.standard_normal((rows, hidden)) * 0.5).astype(np.float32)
+        wd, _ = b.weight(w, 0, False)
+        return wd
+
+    def proj(x, k, n, scale=1.0):
+        w = (b.rng.standard_normal((k, n)) * np.sqrt(1.0 / k) * scale).astype(np.float32)
+        bias = (b.rng.standard_normal(n) * 0.1 * scale).astype(np.float32)
+        wd, ws = b.weight(w, 1, True)
+        return b.node("Add", [b.node("MatMul", [x, wd]), b.bias(bias, x, ws)])
+
+    def heads_of(t, qact=None):
+        shp = b.init("shape", np.array([1, seq, heads, dh], np.int64))
+        r = b.qdq(b.node("Reshape", [t, shp]), qact, like=t)
+        return b.qdq(b.node("Transpose", [r], perm=[0, 2, 1, 3]), qact, like=t)
+
+    with b.under("embed"):
+        tok = b.node("Gather", [table(vocab), ids], axis=0)
+        pos_ids = b.node("Range", [b.init("start", np.array(0, np.int64)),
+                                   b.init("limit", np.array(seq, np.int64)),
+                                   b.init("delta", np.array(1, np.int64))])
+        pos = b.node("Gather", [table(seq), b.node("Unsqueeze", [pos_ids, b.init("axes", np.array([0], np.int64))])], axis=0)
+        x = b.qdq(b.node("Add", [b.qdq(tok), b.qdq(pos)]))
+    with b.under("mask"):
+        keep = b.node("Not", [b.node("Equal", [ids, b.init("pad", np.array(0, np.int64))])])
+        keep4 = b.node("Unsqueeze", [keep, b.init("axes", np.array([1, 2], np.int64))])
+        keepx = b.node("Expand", [keep4, b.init("shape", np.array([1, heads, seq, seq], np.int64))])
+    with b.under("attn"):
+        q = heads_of(b.qdq(proj(x, hidden, hidden, 1.0 / np.sqrt(dh))))
+        k = heads_of(b.qdq(proj(x, hidden, hidden)))
+        v = heads_of(b.qdq(proj(x, hidden, hidden)), "i8")
+        s = b.qdq(b.node("Einsum", [q, k], equation="bhid,bhjd->bhij"))
+        sm = b.node("Where", [keepx, s, b.init("neg", np.array(-1e4, np.float32))])
+        p = b.qdq(b.node("Softmax", [sm], axis=-1), "u8")
+        o = b.qdq(b.node("Einsum", [p, v], equation="bhij,bhjd->bhid"))
+        ot = b.qdq(b.node("Transpose", [o], perm=[0, 2, 1, 3]), like=o)
+        om = b.qdq(b.node("Reshape", [ot, b.init("shape", np.array([1, seq, hidden], np.int64))]), like=o)
+        h = b.qdq(proj(om, hidden, hidden))
+    with b.under("heads"):
+        pooled = b.qdq(b.node("ReduceMax", [h], axes=[1], keepdims=0), like=h)
+        rowsum = b.qdq(b.node("ReduceSum", [h, b.init("axes", np.array([2], np.int64))], keepdims=1))
+        amax = b.node("ArgMax", [h], axis=2, keepdims=0)
+        count = b.node("ReduceSum", [b.node("Cast", [keep], to=TensorProto.FLOAT)], keepdims=0)
+    b.output(h, "hidden")
+    b.output(pooled, "pooled")
+    b.output(rowsum, "row_sum")
+    b.output(amax, "argmax")
+    b.output(count, "tokens")
+    return b
+
+
+for _a in ("u8", "i8"):
+    fixture(f"encoder_ops_{_a}.onnx", f"Token-id Gather of a quantized embedding, run-time padding mask (Equal, Not, Unsqueeze, Expand, Where), Einsum attention (QK^T, PV: qmatmuls), ReduceMax/ReduceSum/ArgMax/Cast heads [1,8,32], {_a}")(
+        (lambda a: lambda: check(encoder_ops(f"encoder_ops_{a}", a, seed=_seed(f"encoder_ops_{a}")).model()))(_a))
 
 
 # full-size benchmark models (--full DIR): name -> builder

@@ -15,7 +15,9 @@ input (not an initializer, not a graph output) is a parameter input when it has 
 use and every use is a parameter operand position of a default-domain op in PARAM_OPERANDS:
   Reshape 1 (shape), Slice 1-4 (starts, ends, axes, steps), Pad 1-3 (pads, constant_value,
   axes), Split 1 (split), Squeeze 1 / Unsqueeze 1 (axes), Resize 1-3 (roi, scales, sizes),
-  ReduceMean 1 (axes), ConstantOfShape 0 (shape), Dropout 1-2 (ratio, training_mode).
+  ReduceMean 1 (axes), ConstantOfShape 0 (shape), Dropout 1-2 (ratio, training_mode),
+  Expand 1 (shape), Tile 1 (repeats), Range 0-2 (start, limit, delta: the result's length),
+  ReduceSum / ReduceMax / ReduceMin 1 (axes).
 An input that also feeds a data operand anywhere (e.g. a tensor both reshaped and used as a
 shape) stays a runtime input. Clip's min/max are not parameters here: qdqc computes them at
 run time.
@@ -57,7 +59,12 @@ DEFAULT_PATTERNS = [
     "cast_DOUBLE_to_FLOAT",
     # float-island math (issue 14)
     "exp", "exp_example", "log", "log_example", "sqrt*", "reciprocal*", "neg*", "abs", "pow*",
-    "min_*", "max_*",
+    "min_*", "max_*", "round",
+    # comparisons, logic, selection, reductions, Cast, Einsum (issue 14 item 4)
+    "equal*", "less*", "greater*", "not_*", "and*", "or*", "xor*", "where*", "expand*",
+    "tile*", "range*", "reduce_max*", "reduce_min*", "reduce_sum_default*",
+    "reduce_sum_do_not*", "reduce_sum_empty*", "reduce_sum_keepdims*", "reduce_sum_negative*",
+    "argmax*", "cast_*", "einsum*",
 ]
 EXCLUDE = ["*_expanded*"]
 
@@ -65,7 +72,8 @@ EXCLUDE = ["*_expanded*"]
 PARAM_OPERANDS = {
     "Reshape": {1}, "Slice": {1, 2, 3, 4}, "Pad": {1, 2, 3}, "Split": {1}, "Squeeze": {1},
     "Unsqueeze": {1}, "Resize": {1, 2, 3}, "ReduceMean": {1}, "ConstantOfShape": {0},
-    "Dropout": {1, 2},
+    "Dropout": {1, 2}, "Expand": {1}, "Tile": {1}, "Range": {0, 1, 2}, "ReduceSum": {1},
+    "ReduceMax": {1}, "ReduceMin": {1},
 }
 
 

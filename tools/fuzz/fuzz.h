@@ -39,6 +39,8 @@ typedef struct GenSpec {
                           Reshape/Transpose, Softmax between Q/DQ) and float islands (LayerNorm,
                           GELU chains, element-wise chains between DQ and Q): op_attention,
                           op_island */
+    bool select_ops;   /* --select-ops: also where / comparisons / expand / tile / reduce_* /
+                          argmax / run-time gather / cast (gen.c, op_select) */
 } GenSpec;
 
 enum { OUT_Q, OUT_DQ, OUT_F32 };

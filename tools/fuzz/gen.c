@@ -1782,17 +1782,136 @@ op_island(Gen *g)
     return emit_q(g, cur, x.rank, x.d, &proto, 1);
 }
 
+/* The ops of issue 14 item 4 between a dequantize and a quantize (--select-ops): where on a
+ * comparison with a constant or with a broadcast reduce_max (an argmax-like mask), the other
+ * branch a constant on x's grid; reduce_max / reduce_min kept as 1 and expanded back; tile;
+ * reduce_sum; a cast round trip through f16; and a gather along an axis by the run-time
+ * indices of argmax (reshaped to a vector and sliced to at most 8). The selections and copies
+ * keep x's parameters (no new rounding: the result is values of x or a constant on its grid). */
+static int
+op_select(Gen *g)
+{
+    Rng *r = &g->r;
+    int xi = pick(g, 0);
+    if (xi < 0)
+        return -1;
+    QT x = g->pool[xi];
+    int xf = emit_dq(g, xi), v = newval(g), rank = x.rank, a = fz_int(r, 0, x.rank - 1);
+    int64_t yd[4];
+    memcpy(yd, x.d, sizeof yd);
+    char xs[96], ys[96];
+    dims_str(xs, sizeof xs, x.rank, x.d);
+    float grid = (float)((double)(fz_int(r, x.qmin, x.qmax) - x.zp) * x.s);
+    QT proto = x;
+    int add = 0;
+    switch (fz_int(r, 0, 6)) {
+    case 0: { /* where(cmp(x, c), x, u) */
+        static const char *cmp[] = {"less", "less_equal", "greater", "greater_equal", "equal"};
+        int c = newval(g), u = newval(g), m = newval(g);
+        float cv = (float)((double)(fz_int(r, x.qmin, x.qmax) - x.zp) * x.s);
+        sb_printf(&g->body, "  %%v%d = const dense<f32[], [%.9g]>\n", c, (double)cv);
+        sb_printf(&g->body, "  %%v%d = %s %%v%d, %%v%d : bool%s\n", m, cmp[fz_int(r, 0, 4)],
+                  xf, c, xs);
+        sb_printf(&g->body, "  %%v%d = const dense<f32[], [%.9g]>\n", u, (double)grid);
+        sb_printf(&g->body, "  %%v%d = where %%v%d, %%v%d, %%v%d : f32%s\n", v, m, xf, u, xs);
+        break;
+    }
+    case 1: { /* where(equal(x, reduce_max(x, a)), x, u): the mask broadcasts along a */
+        int mx = newval(g), m = newval(g), u = newval(g);
+        int64_t md[4];
+        memcpy(md, x.d, sizeof md);
+        md[a] = 1;
+        char ms[96];
+        dims_str(ms, sizeof ms, x.rank, md);
+        sb_printf(&g->body, "  %%v%d = reduce_max %%v%d, axes=[%d], keepdims=1 : f32%s\n", mx,
+                  xf, a, ms);
+        sb_printf(&g->body, "  %%v%d = equal %%v%d, %%v%d : bool%s\n", m, xf, mx, xs);
+        sb_printf(&g->body, "  %%v%d = const dense<f32[], [%.9g]>\n", u, (double)grid);
+        sb_printf(&g->body, "  %%v%d = where %%v%d, %%v%d, %%v%d : f32%s\n", v, m, u, xf, xs);
+        break;
+    }
+    case 2: { /* expand(reduce_max|min(x, a, keepdims)) */
+        int rm = newval(g);
+        int64_t md[4];
+        memcpy(md, x.d, sizeof md);
+        md[a] = 1;
+        char ms[96], sh[96];
+        dims_str(ms, sizeof ms, x.rank, md);
+        dims_str(sh, sizeof sh, x.rank, x.d);
+        sb_printf(&g->body, "  %%v%d = %s %%v%d, axes=[%d], keepdims=1 : f32%s\n", rm,
+                  chance(r, 0.5) ? "reduce_max" : "reduce_min", xf, a, ms);
+        sb_printf(&g->body, "  %%v%d = expand %%v%d, shape=%s : f32%s\n", v, rm, sh, xs);
+        break;
+    }
+    case 3: { /* tile one axis twice */
+        char rep[64] = "[";
+        for (int k = 0; k < x.rank; k++) {
+            yd[k] = k == a ? 2 * x.d[k] : x.d[k];
+            snprintf(rep + strlen(rep), sizeof rep - strlen(rep), k ? ", %d" : "%d", k == a ? 2 : 1);
+        }
+        dims_str(ys, sizeof ys, x.rank, yd);
+        sb_printf(&g->body, "  %%v%d = tile %%v%d, repeats=%s] : f32%s\n", v, xf, rep, ys);
+        break;
+    }
+    case 4: { /* reduce_sum over a, kept as 1 */
+        yd[a] = 1;
+        dims_str(ys, sizeof ys, x.rank, yd);
+        sb_printf(&g->body, "  %%v%d = reduce_sum %%v%d, axes=[%d], keepdims=1 : f32%s\n", v, xf,
+                  a, ys);
+        memset(&proto, 0, sizeof proto);
+        double n = (double)x.d[a];
+        choose_qp(g, qt_lo(&x) * n, qt_hi(&x) * n, out_u8(g, &x), false, &proto);
+        add = 1;
+        break;
+    }
+    case 5: { /* cast to f16 and back */
+        int h = newval(g);
+        sb_printf(&g->body, "  %%v%d = cast %%v%d, to=\"f16\" : f16%s\n", h, xf, xs);
+        sb_printf(&g->body, "  %%v%d = cast %%v%d, to=\"f32\" : f32%s\n", v, h, xs);
+        add = 1;
+        break;
+    }
+    default: { /* gather along a by argmax's run-time indices (over axis b != a if any) */
+        int b = x.rank > 1 ? (a + 1) % x.rank : a, am = newval(g), fl = newval(g), sl = newval(g);
+        int64_t ad[4], cnt = 1;
+        int ar = 0;
+        for (int k = 0; k < x.rank; k++)
+            if (k != b) {
+                ad[ar++] = x.d[k];
+                cnt *= x.d[k];
+            }
+        char as[96];
+        dims_str(as, sizeof as, ar, ad);
+        int64_t take = cnt < 8 ? cnt : 8;
+        /* argmax over b gives indices into b; gather them along a only if a has b's size */
+        int ga = x.d[a] == x.d[b] ? a : b;
+        sb_printf(&g->body, "  %%v%d = argmax %%v%d, axis=%d, keepdims=0 : i64%s\n", am, xf, b, as);
+        sb_printf(&g->body, "  %%v%d = reshape %%v%d, shape=[%lld] : i64[%lld]\n", fl, am,
+                  (long long)cnt, (long long)cnt);
+        sb_printf(&g->body, "  %%v%d = slice %%v%d, starts=[0], ends=[%lld] : i64[%lld]\n", sl, fl,
+                  (long long)take, (long long)take);
+        yd[ga] = take;
+        dims_str(ys, sizeof ys, x.rank, yd);
+        sb_printf(&g->body, "  %%v%d = gather %%v%d, %%v%d, axis=%d : f32%s\n", v, xf, sl, ga, ys);
+        break;
+    }
+    }
+    return emit_q(g, v, rank, yd, &proto, add);
+}
+
 /* ---- driver ---- */
 
 enum { K_CONV, K_MATMUL, K_GEMM, K_BIN, K_CONCAT, K_POOL, K_ACT, K_LAYOUT, K_REQ, K_SOFTMAX,
-       K_FCONV, K_QDQ, K_TYPES, K_ATTN, K_ISLAND, K_COUNT };
+       K_FCONV, K_QDQ, K_TYPES, K_ATTN, K_ISLAND, K_SELECT, K_COUNT };
 /* K_QDQ's weight is 0 without --qdq-pairs, K_TYPES's without --qdq-types, K_ATTN's and
- * K_ISLAND's without --transformer, so the other graphs of a seed stay the same */
-static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0, 0, 0, 0};
+ * K_ISLAND's without --transformer, K_SELECT's without --select-ops, so the other graphs of a
+ * seed stay the same */
+static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0, 0, 0, 0, 0};
 #define K_QDQ_WEIGHT 25
 #define K_TYPES_WEIGHT 25
 #define K_ATTN_WEIGHT 20
 #define K_ISLAND_WEIGHT 30
+#define K_SELECT_WEIGHT 40
 
 static int
 run_slot(Gen *g)
@@ -1807,6 +1926,8 @@ run_slot(Gen *g)
         w[K_ATTN] = K_ATTN_WEIGHT;
         w[K_ISLAND] = K_ISLAND_WEIGHT;
     }
+    if (g->sp->select_ops)
+        w[K_SELECT] = K_SELECT_WEIGHT;
     for (int k = 0; k < K_COUNT; k++)
         tot += w[k];
     int x = fz_int(&g->r, 0, tot - 1), k = 0;
@@ -1828,6 +1949,7 @@ run_slot(Gen *g)
     case K_TYPES: return op_qdq_types(g);
     case K_ATTN: return op_attention(g);
     case K_ISLAND: return op_island(g);
+    case K_SELECT: return op_select(g);
     case K_QDQ: {
         int pi = op_qdq_pair(g);
         if (pi >= 0 && chance(&g->r, 0.3))

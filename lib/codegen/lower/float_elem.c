@@ -345,48 +345,76 @@ emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
 
 /* ---- cast, dynamic quantization ---- */
 
+/* f64 -> f16 rounded once (ir_f64_to_f16): round to odd to f32, then to nearest even */
+static LLVMValueRef
+f64_to_f16(Kb *k, LLVMValueRef d)
+{
+    LLVMBuilderRef b = k->b;
+    LLVMTypeRef f64 = k->f64;
+    LLVMValueRef t = LLVMBuildFPTrunc(b, d, k->f32, ""), back = LLVMBuildFPExt(b, t, f64, "");
+    LLVMValueRef inexact = LLVMBuildFCmp(b, LLVMRealONE, back, d, "");
+    LLVMValueRef away = LLVMBuildFCmp(b, LLVMRealOGT, cg_call(k, "llvm.fabs.f64", f64, &f64, &back, 1),
+                                      cg_call(k, "llvm.fabs.f64", f64, &f64, &d, 1), "");
+    LLVMValueRef bits = LLVMBuildBitCast(b, t, k->i32, "");
+    bits = LLVMBuildSub(b, bits, LLVMBuildZExt(b, away, k->i32, ""), "");
+    bits = LLVMBuildOr(b, bits, cg_i32(k, 1), "");
+    t = LLVMBuildSelect(b, inexact, LLVMBuildBitCast(b, bits, k->f32, ""), t, "");
+    return LLVMBuildFPTrunc(b, t, cg_elem_type(k, ET_F16), "");
+}
+
+/* ir_cast_elem (lib/ir/eval.c), element by element */
 static bool
 emit_cast(Kb *k, Node *n, const CgNodeArgs *a)
 {
     const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
     ElemType from = x->elem, to = y->elem;
-    if ((from == ET_F16 && !elem_is_float(to)) || (to == ET_F16 && !elem_is_float(from)) ||
-        from == ET_NONE || to == ET_NONE)
+    if (from == ET_NONE || to == ET_NONE || from == ET_I4 || from == ET_U4 || to == ET_I4 ||
+        to == ET_U4)
         return cg_fail(k, n, "cast from %s to %s is not supported", elem_name(from), elem_name(to));
     LLVMBuilderRef b = k->b;
     CgLoop l;
     LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, (int64_t)type_numel_unchecked(x)));
     LLVMValueRef v = cg_load_i64(k, from, a->in[0], i);
-    bool ff = elem_is_float(from);
-    if (ff && (from == ET_F32 || from == ET_F16))
-        v = LLVMBuildFPExt(b, v, k->f64, "");
-    if (to == ET_BOOL) {
-        LLVMValueRef nz = ff ? LLVMBuildFCmp(b, LLVMRealUNE, v, dconst(k, 0), "")
-                             : LLVMBuildICmp(b, LLVMIntNE, v, cg_i64(k, 0), "");
-        cg_store_i64(k, to, a->out[0], i, LLVMBuildZExt(b, nz, k->i64, ""));
-    } else if (elem_is_float(to)) {
-        LLVMValueRef d = v;
-        if (!ff)
-            d = from == ET_I64 ? LLVMBuildFPExt(b, LLVMBuildSIToFP(b, v, k->f32, ""), k->f64, "")
-                               : LLVMBuildSIToFP(b, v, k->f64, "");
-        if (to != ET_F64) /* tensor_set_f: (float)d, then f32 -> f16 */
-            d = LLVMBuildFPTrunc(b, d, k->f32, "");
-        if (to == ET_F16)
-            d = LLVMBuildFPTrunc(b, d, cg_elem_type(k, ET_F16), "");
-        cg_store_raw(k, to, a->out[0], i, d);
-    } else if (ff) {
-        /* NaN -> 0, >= 9.2e18 -> INT64_MAX, <= -9.2e18 -> INT64_MIN, else truncation */
-        LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, v, v, "");
-        LLVMValueRef safe = LLVMBuildSelect(b, nan, dconst(k, 0), v, "");
-        LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGE, safe, dconst(k, 9.2e18), "");
-        LLVMValueRef small = LLVMBuildFCmp(b, LLVMRealOLE, safe, dconst(k, -9.2e18), "");
-        safe = LLVMBuildSelect(b, LLVMBuildOr(b, big, small, ""), dconst(k, 0), safe, "");
-        LLVMValueRef r = LLVMBuildFPToSI(b, safe, k->i64, "");
-        r = LLVMBuildSelect(b, big, cg_i64(k, INT64_MAX), r, "");
-        r = LLVMBuildSelect(b, small, cg_i64(k, INT64_MIN), r, "");
-        cg_store_i64(k, to, a->out[0], i, r);
+    if (elem_is_float(from)) {
+        if (from != ET_F64) /* exact */
+            v = LLVMBuildFPExt(b, v, k->f64, "");
+        if (to == ET_BOOL) {
+            cg_store_i64(k, to, a->out[0], i,
+                         LLVMBuildZExt(b, LLVMBuildFCmp(b, LLVMRealUNE, v, dconst(k, 0), ""), k->i64, ""));
+        } else if (to == ET_F16 && from == ET_F64) {
+            cg_store_raw(k, to, a->out[0], i, f64_to_f16(k, v));
+        } else if (elem_is_float(to)) {
+            LLVMValueRef d = to == ET_F64 ? v : LLVMBuildFPTrunc(b, v, k->f32, "");
+            if (to == ET_F16) /* from f32 / f16: exact in f32, rounded once */
+                d = LLVMBuildFPTrunc(b, d, cg_elem_type(k, ET_F16), "");
+            cg_store_raw(k, to, a->out[0], i, d);
+        } else {
+            /* NaN -> 0, >= 2^63 -> INT64_MAX, < -2^63 -> INT64_MIN, else truncation; the
+             * store wraps to the target's width */
+            LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, v, v, "");
+            LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGE, v, dconst(k, 0x1p63), "");
+            LLVMValueRef small = LLVMBuildFCmp(b, LLVMRealOLT, v, dconst(k, -0x1p63), "");
+            LLVMValueRef out = LLVMBuildOr(b, LLVMBuildOr(b, big, small, ""), nan, "");
+            LLVMValueRef r = LLVMBuildFPToSI(b, LLVMBuildSelect(b, out, dconst(k, 0), v, ""), k->i64, "");
+            r = LLVMBuildSelect(b, big, cg_i64(k, INT64_MAX), r, "");
+            r = LLVMBuildSelect(b, small, cg_i64(k, INT64_MIN), r, "");
+            cg_store_i64(k, to, a->out[0], i, r);
+        }
     } else {
-        cg_store_i64(k, to, a->out[0], i, v);
+        if (from == ET_BOOL)
+            v = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntNE, v, cg_i64(k, 0), ""), k->i64, "");
+        if (to == ET_BOOL) {
+            cg_store_i64(k, to, a->out[0], i,
+                         LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntNE, v, cg_i64(k, 0), ""), k->i64, ""));
+        } else if (elem_is_float(to)) {
+            /* (double)(float)v for f32 / f16 (i64 rounded once), (double)v for f64 */
+            LLVMValueRef d = LLVMBuildSIToFP(b, v, to == ET_F64 ? k->f64 : k->f32, "");
+            if (to == ET_F16)
+                d = LLVMBuildFPTrunc(b, d, cg_elem_type(k, ET_F16), "");
+            cg_store_raw(k, to, a->out[0], i, d);
+        } else {
+            cg_store_i64(k, to, a->out[0], i, v);
+        }
     }
     cg_loop_end(k, &l);
     return true;

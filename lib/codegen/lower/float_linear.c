@@ -188,9 +188,11 @@ emit_convt(Kb *k, Node *n, const CgNodeArgs *a)
 static bool
 emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
 {
-    if (!all_f32(k, n))
-        return false;
     const Type *at = vt(k, n->in[0]), *bt = vt(k, n->in[1]);
+    /* f64 (an f64 Einsum's matmul): the same double sum, no rounding at the end */
+    bool f64 = at->elem == ET_F64 && bt->elem == ET_F64 && vt(k, n->out[0])->elem == ET_F64;
+    if (!f64 && !all_f32(k, n))
+        return false;
     Type a2, b2, batch;
     ir_matmul_promote(at, bt, &a2, &b2);
     int64_t M = a2.dims[a2.rank - 2], K = a2.dims[a2.rank - 1], N = b2.dims[b2.rank - 1];
@@ -220,12 +222,18 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef accp = cg_entry_alloca(k, k->f64);
     LLVMBuildStore(b, dconst(k, 0), accp);
     LLVMValueRef vk = cg_loop_begin(k, &lk, cg_i64(k, K));
-    LLVMValueRef av = load_d(k, a->in[0], cg_add(k, off[0], cg_add(k, cg_mul(k, vi, cg_i64(k, K)), vk)));
-    LLVMValueRef bv = load_d(k, a->in[1], cg_add(k, off[1], cg_add(k, cg_mul(k, vk, cg_i64(k, N)), vj)));
+    LLVMValueRef ai = cg_add(k, off[0], cg_add(k, cg_mul(k, vi, cg_i64(k, K)), vk));
+    LLVMValueRef av = f64 ? cg_load_raw(k, ET_F64, a->in[0], ai) : load_d(k, a->in[0], ai);
+    LLVMValueRef bi = cg_add(k, off[1], cg_add(k, cg_mul(k, vk, cg_i64(k, N)), vj));
+    LLVMValueRef bv = f64 ? cg_load_raw(k, ET_F64, a->in[1], bi) : load_d(k, a->in[1], bi);
     LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, k->f64, accp, ""), LLVMBuildFMul(b, av, bv, ""), ""), accp);
     cg_loop_end(k, &lk);
     LLVMValueRef yi = cg_add(k, off[2], cg_add(k, cg_mul(k, vi, cg_i64(k, N)), vj));
-    cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFPTrunc(b, LLVMBuildLoad2(b, k->f64, accp, ""), k->f32, ""));
+    LLVMValueRef acc = LLVMBuildLoad2(b, k->f64, accp, "");
+    if (f64)
+        cg_store_raw(k, ET_F64, a->out[0], yi, acc);
+    else
+        cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFPTrunc(b, acc, k->f32, ""));
     cg_loop_end(k, &lj);
     cg_loop_end(k, &li);
     cg_nest_end(k, &nb);

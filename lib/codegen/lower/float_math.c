@@ -383,6 +383,7 @@ fe_apply(Fe *e, LLVMValueRef *v)
     case OP_RECIPROCAL: return fdiv(k, fc(k, x, 1.0), x);
     case OP_NEG: return LLVMBuildFNeg(k->b, x, "");
     case OP_ABS: return intr1(k, "llvm.fabs", x);
+    case OP_ROUND: return intr1(k, "llvm.roundeven", x);
     case OP_POW: return fm_pow(k, x, v[1]);
     case OP_MIN: case OP_MAX: {
         /* ref_minmax_f32: a > b (a < b) or a is NaN ? a : b */
@@ -575,7 +576,7 @@ cg_float_math_op(Kb *k, Node *n)
     switch (n->op) {
     case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_EXP: case OP_LOG:
     case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS: case OP_POW: case OP_MIN:
-    case OP_MAX:
+    case OP_MAX: case OP_ROUND:
         return ir_value(k->g, n->in[0])->type.elem == ET_F32 || n->op == OP_NEG ||
                n->op == OP_ABS || n->op == OP_POW || n->op == OP_MIN || n->op == OP_MAX;
     default:

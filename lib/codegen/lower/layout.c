@@ -1,5 +1,6 @@
 /* layout.c: layout ops as copies in the logical (C-order) layout: reshape family
- * (memcpy), transpose, slice, concat, split, pad (constant/edge/reflect), gather. Each is a loop
+ * (memcpy), transpose, slice, concat, split, pad (constant/edge/reflect), gather (one memcpy
+ * per index, run-time indices checked). Each is a loop
  * nest over the result with compile-time strides; any element type (quantized values pass
  * unchanged). Semantics follow lib/ref/ref_layout.c. */
 #include "codegen/lower/lower.h"
@@ -91,6 +92,11 @@ emit_pad(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
     return true;
 }
 
+/* gather: y[outer, idx..., inner] = x[outer, indices[idx...], inner], one memcpy of `inner`
+ * elements per index (an embedding row). Run-time indices are checked first, all of them: one
+ * outside [-dim, dim) makes the node function return QDQC_ERR_RUNTIME, as the reference
+ * interpreter fails (cg_node_may_fail); constant ones are checked here. Rows are split across
+ * the parallel-for hook when the result has at least 2^15 elements. */
 static bool
 emit_gather(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
 {
@@ -98,26 +104,50 @@ emit_gather(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
     int axis = (int)norm_axis(ir_attr_int(k->g, n, "axis", 0), x->rank);
     if (it->elem != ET_I64 && it->elem != ET_I32)
         return cg_fail(k, n, "gather indices must be i32 or i64");
-    /* y[outer, idx..., inner] = x[outer, indices[idx...], inner] */
     int64_t outer = 1, inner = 1, ni = (int64_t)type_numel_unchecked(it), dim = x->dims[axis];
     for (int d = 0; d < axis; d++)
         outer *= x->dims[d];
     for (int d = axis + 1; d < x->rank; d++)
         inner *= x->dims[d];
-    CgLoop lo, lj, li;
-    LLVMValueRef vo = cg_loop_begin(k, &lo, cg_i64(k, outer));
-    LLVMValueRef vj = cg_loop_begin(k, &lj, cg_i64(k, ni));
-    LLVMValueRef ix = cg_load_i64(k, it->elem, a->in[1], vj);
-    ix = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, ix, cg_i64(k, 0), ""),
+    LLVMBuilderRef b = k->b;
+    const Tensor *ci = ir_const_of(k->g, n->in[1]);
+    for (size_t i = 0; ci && i < (size_t)ni; i++)
+        if (tensor_get_i(ci, i) < -dim || tensor_get_i(ci, i) >= dim)
+            return cg_fail(k, n, "gather index %lld out of range [%lld, %lld)",
+                           (long long)tensor_get_i(ci, i), (long long)-dim, (long long)dim);
+    if (!ci && ni > 0) {
+        CgLoop lc;
+        LLVMValueRef vj = cg_loop_begin(k, &lc, cg_i64(k, ni));
+        LLVMValueRef ix = cg_load_i64(k, it->elem, a->in[1], vj);
+        LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, ix, cg_i64(k, -dim), ""),
+                                       LLVMBuildICmp(b, LLVMIntSLT, ix, cg_i64(k, dim), ""), "");
+        LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, k->fn, "bad_index");
+        LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, k->fn, "");
+        LLVMBuildCondBr(b, ok, cont, bad);
+        LLVMPositionBuilderAtEnd(b, bad);
+        LLVMBuildRet(b, cg_i32(k, QDQC_ERR_RUNTIME));
+        LLVMPositionBuilderAtEnd(b, cont);
+        cg_loop_end(k, &lc);
+    }
+    if (outer * ni == 0 || inner == 0)
+        return true;
+    int64_t es = (int64_t)elem_size(x->elem), rows = outer * ni;
+    LLVMValueRef io[3] = {a->in[0], a->in[1], a->out[0]};
+    bool par = rows > 1 && rows * inner >= ((int64_t)1 << 15);
+    Par pp;
+    CgLoop lr;
+    LLVMValueRef r = par ? cg_par_begin(k, &pp, rows, io, 3) : cg_loop_begin(k, &lr, cg_i64(k, rows));
+    LLVMValueRef vo = LLVMBuildSDiv(b, r, cg_i64(k, ni), ""), vj = LLVMBuildSRem(b, r, cg_i64(k, ni), "");
+    LLVMValueRef ix = cg_load_i64(k, it->elem, io[1], vj);
+    ix = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, ix, cg_i64(k, 0), ""),
                          cg_add(k, ix, cg_i64(k, dim)), ix, "");
-    ix = cg_smin(k, cg_smax(k, ix, cg_i64(k, 0)), cg_i64(k, dim > 0 ? dim - 1 : 0));
-    LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, inner));
-    LLVMValueRef si = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vo, cg_i64(k, dim)), ix), cg_i64(k, inner)), vi);
-    LLVMValueRef di = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vo, cg_i64(k, ni)), vj), cg_i64(k, inner)), vi);
-    cg_store_raw(k, x->elem, a->out[0], di, cg_load_raw(k, x->elem, a->in[0], si));
-    cg_loop_end(k, &li);
-    cg_loop_end(k, &lj);
-    cg_loop_end(k, &lo);
+    LLVMValueRef src = cg_mul(k, cg_add(k, cg_mul(k, vo, cg_i64(k, dim)), ix), cg_i64(k, inner * es));
+    LLVMBuildMemCpy(b, cg_gep(k, io[2], cg_mul(k, r, cg_i64(k, inner * es))), 1,
+                    cg_gep(k, io[0], src), 1, cg_i64(k, inner * es));
+    if (par)
+        cg_par_end(k, &pp, a);
+    else
+        cg_loop_end(k, &lr);
     (void)y;
     return true;
 }

@@ -38,7 +38,9 @@ cg_operand_static(Kb *k, Node *n, uint32_t i)
 bool
 cg_node_may_fail(Graph *g, const Node *n)
 {
-    (void)g;
+    /* a gather with run-time indices checks them like the reference (layout.c) */
+    if (n->op == OP_GATHER)
+        return !ir_const_of(g, n->in[1]);
     return (n->op == OP_QUANTIZE || n->op == OP_DEQUANTIZE) && !n->q && n->nin > 1 &&
            n->in[1].id;
 }
@@ -77,6 +79,13 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
     case OP_LUT: case OP_REQUANTIZE: case OP_QADD:
     case OP_QSUB: case OP_QMUL:
         return cg_emit_int(k, n, a);
+    /* issue 14 item 4: comparisons, logic, selection, broadcasting copies, reductions */
+    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
+    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_WHERE: case OP_EXPAND:
+    case OP_TILE: case OP_RANGE:
+        return cg_emit_select(k, n, a);
+    case OP_REDUCE_SUM: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_ARGMAX:
+        return cg_emit_reduce(k, n, a);
     default:
         break;
     }

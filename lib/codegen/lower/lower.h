@@ -45,5 +45,10 @@ bool cg_emit_wonly(Kb *k, Node *n, const CgNodeArgs *a);
 int64_t cg_qdirect_scratch(Kb *k, Node *n);
 /* Whether qmatmul n reads its right operand at run time (not a constant 2-D matrix). */
 bool cg_qmatmul_dynamic(Kb *k, Node *n);
+/* equal, less, less_equal, greater, greater_equal, not, and, or, xor, where, expand, tile,
+ * range (select.c) */
+bool cg_emit_select(Kb *k, Node *n, const CgNodeArgs *a);
+/* reduce_sum, reduce_max, reduce_min, argmax (reduce.c) */
+bool cg_emit_reduce(Kb *k, Node *n, const CgNodeArgs *a);
 
 #endif

@@ -1,0 +1,44 @@
+/* eval.h: the arithmetic of the comparison, logic, selection, broadcasting, range, reduction
+ * and cast ops (docs/ir.md, "Comparisons, selection and reductions") on whole tensors. One
+ * definition, called by constant folding (fold.c) and by the reference interpreter
+ * (lib/ref/ref_select.c); the code generator (lib/codegen/lower/select.c, reduce.c and
+ * float_elem.c's cast) reproduces it operation for operation, so the three agree bit for bit.
+ * Internal to lib/ir, lib/ref and lib/codegen. */
+#ifndef QDQC_IR_EVAL_H
+#define QDQC_IR_EVAL_H
+
+#include "ir.h"
+
+/* Whether ir_eval computes op: equal, less, less_equal, greater, greater_equal, not, and, or,
+ * xor, where, expand, tile, range, reduce_sum, reduce_max, reduce_min, argmax, cast. */
+bool ir_eval_has(OpKind op);
+/* n's results out[0..nout) (allocated with n's result types) from its operands in[0..nin)
+ * (NULL for an absent one), typed as n's operands. False with the reason in err. */
+bool ir_eval(Graph *g, const Node *n, const Tensor *const *in, Tensor *const *out, char *err,
+             size_t len);
+
+/* reduce_sum / reduce_max / reduce_min: red[d] for every reduced axis of a rank-r operand
+ * ('axes', default all; negative counts from the end). False if an axis is out of range. */
+bool ir_reduce_mask(const Graph *g, const Node *n, int rank, bool *red);
+/* The float reduce_sum order: the k-th element of an output's reduced elements (row-major over
+ * the reduced axes) is added in double to partial sum k mod IR_SUM_LANES (each starting at
+ * -0.0, the neutral element), and the partials combine as ((p0+p4)+(p2+p6))+((p1+p5)+(p3+p7));
+ * an empty sum is +0.0. The result is rounded once to the element type; a NaN result is the
+ * canonical quiet NaN (as for reduce_max / reduce_min). */
+enum { IR_SUM_LANES = 8 };
+double ir_sum_combine(const double *p);
+
+/* range: the element count max(ceil((limit - start) / delta), 0) of scalar operands of one
+ * type (f32, f64: in that type's arithmetic; i16, i32, i64: exact); false with the reason. */
+bool ir_range_count(const Tensor *start, const Tensor *limit, const Tensor *delta,
+                    int64_t *count, char *err, size_t len);
+
+/* cast of x[i] into y[j] (docs/ir.md, "cast"): floats to floats rounded once to nearest even;
+ * integers to floats likewise (i64 -> f32 directly); floats to integers truncated toward
+ * zero, NaN -> 0, beyond the int64 range -> its bounds, then wrapped to the target's width;
+ * integers to integers wrapped; anything to bool: != 0 (NaN -> true); bool is 0 or 1. */
+void ir_cast_elem(const Tensor *x, size_t i, Tensor *y, size_t j);
+/* f64 -> f16 bits, rounded once to nearest even (the direct conversion). */
+uint16_t ir_f64_to_f16(double d);
+
+#endif
