@@ -199,7 +199,8 @@ cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParal
         }
     if (st != QDQC_OK) {
         diag_error(j->ctx, NULL, "compiled model: a run-time quantization scale is not positive "
-                   "and finite (a quantize or dequantize with a scale input; status %d)", st);
+                   "and finite (a quantize or dequantize with a scale input, or a dynamic_quantize "
+                   "of NaN or infinity; status %d)", st);
         return false;
     }
     return true;

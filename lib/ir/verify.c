@@ -306,6 +306,14 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
             ok = false;
         }
         break;
+    case OP_MATMUL_INTEGER:
+        /* plain integers: the zero points and scales are operands, not types */
+        for (uint32_t k = 0; k < n->nin; k++)
+            if (n->in[k].id && ir_value(g, n->in[k])->type.q) {
+                node_error(g, n, "operand %u must be plain numbers, not quantized", k);
+                ok = false;
+            }
+        break;
     default:
         if (info->flags & OPF_INT)
             ok = verify_int_op(g, n) && ok;

@@ -3,7 +3,8 @@
  * broadcasting (one f32 operation), activations (relu, clip, leaky_relu, sigmoid, hard_sigmoid,
  * hard_swish, tanh, erf, gelu) evaluated in double and rounded once as the reference does,
  * batchnorm, softmax, layernorm, reduce_mean / qreduce_mean (sums in the reference's order),
- * cast, dynamic_quantize and the dynamic (run-time scale / zero point) quantize / dequantize.
+ * cast and the dynamic (run-time scale / zero point) quantize / dequantize (dynamic_quantize:
+ * dynq.c).
  * Transcendental functions call the same libm double functions as the reference (exp, tanh,
  * erf); sqrt is llvm.sqrt (correctly rounded, like libm's). So the results are bit-identical
  * to the reference interpreter; test/e2e/fixtures.test checks it. Shared loop helpers
@@ -525,7 +526,7 @@ emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-/* ---- cast, dynamic quantization ---- */
+/* ---- cast, dynamic quantize / dequantize ---- */
 
 static bool
 emit_cast(Kb *k, Node *n, const CgNodeArgs *a)
@@ -571,43 +572,6 @@ emit_cast(Kb *k, Node *n, const CgNodeArgs *a)
         cg_store_i64(k, to, a->out[0], i, v);
     }
     cg_loop_end(k, &l);
-    return true;
-}
-
-/* ONNX DynamicQuantizeLinear as lib/ref: min/max with 0 (a NaN input is skipped here; the
- * reference rejects it), scale = range / 255, zp = rne(clamp(0 - mn / scale, 0, 255)). */
-static bool
-emit_dynq(Kb *k, Node *n, const CgNodeArgs *a)
-{
-    if (!need_f32(k, n, 0))
-        return false;
-    const Type *x = vt(k, n->in[0]);
-    int64_t cnt = (int64_t)type_numel_unchecked(x);
-    LLVMBuilderRef b = k->b;
-    LLVMValueRef mxp = cg_entry_alloca(k, k->f32), mnp = cg_entry_alloca(k, k->f32);
-    LLVMBuildStore(b, cg_f32(k, 0), mxp);
-    LLVMBuildStore(b, cg_f32(k, 0), mnp);
-    CgLoop l;
-    LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, cnt));
-    LLVMValueRef v = cg_load_raw(k, ET_F32, a->in[0], i);
-    LLVMValueRef mx = LLVMBuildLoad2(b, k->f32, mxp, ""), mn = LLVMBuildLoad2(b, k->f32, mnp, "");
-    LLVMBuildStore(b, fsel(k, LLVMRealOGT, v, mx, v, mx), mxp);
-    LLVMBuildStore(b, fsel(k, LLVMRealOLT, v, mn, v, mn), mnp);
-    cg_loop_end(k, &l);
-    mx = LLVMBuildLoad2(b, k->f32, mxp, "");
-    mn = LLVMBuildLoad2(b, k->f32, mnp, "");
-    LLVMValueRef range = fsel(k, LLVMRealOEQ, mx, mn, cg_f32(k, 1.0f), LLVMBuildFSub(b, mx, mn, ""));
-    LLVMValueRef scale = LLVMBuildFDiv(b, range, cg_f32(k, 255.0f), "");
-    LLVMValueRef izp = LLVMBuildFSub(b, cg_f32(k, 0.0f), LLVMBuildFDiv(b, mn, scale, ""), "");
-    izp = fsel(k, LLVMRealOLT, izp, cg_f32(k, 0), cg_f32(k, 0), izp);
-    izp = fsel(k, LLVMRealOGT, izp, cg_f32(k, 255), cg_f32(k, 255), izp);
-    LLVMValueRef zp = cg_finish_f32(k, izp, cg_i64(k, 0), 0, 255);
-    i = cg_loop_begin(k, &l, cg_i64(k, cnt));
-    v = LLVMBuildFDiv(b, cg_load_raw(k, ET_F32, a->in[0], i), scale, "");
-    cg_store_i64(k, ET_U8, a->out[0], i, cg_finish_f32(k, v, zp, 0, 255));
-    cg_loop_end(k, &l);
-    cg_store_raw(k, ET_F32, a->out[1], cg_i64(k, 0), scale);
-    cg_store_i64(k, ET_U8, a->out[2], cg_i64(k, 0), zp);
     return true;
 }
 
@@ -709,8 +673,6 @@ cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a)
         return emit_reduce(k, n, a);
     case OP_CAST:
         return emit_cast(k, n, a);
-    case OP_DYNAMIC_QUANTIZE:
-        return emit_dynq(k, n, a);
     case OP_QUANTIZE: case OP_DEQUANTIZE:
         return emit_qdq_dynamic(k, n, a);
     case OP_CONV: case OP_CONV_TRANSPOSE: case OP_MATMUL: case OP_GEMM: case OP_AVGPOOL:

@@ -37,6 +37,15 @@ bool cg_emit_qdirect(Kb *k, Node *n, const CgNodeArgs *a);
  * (lower/float_wonly.c) */
 bool cg_emit_wonly(Kb *k, Node *n, const CgNodeArgs *a);
 int64_t cg_qdirect_scratch(Kb *k, Node *n);
+/* dynamic_quantize, and the per-row int8 activations of wmatmul's int8-activation mode
+ * (lower/dynq.c) */
+bool cg_emit_dynamic_quantize(Kb *k, Node *n, const CgNodeArgs *a);
+int64_t cg_dynq_scratch(Kb *k, Node *n);
+/* matmul_integer: the GEMM with run-time zero point and scale of A when b is a constant
+ * matrix, else exact int32 loops (lower/minteger.c) */
+bool cg_emit_minteger(Kb *k, Node *n, const CgNodeArgs *a);
+int64_t cg_minteger_scratch(Kb *k, Node *n);
+bool cg_minteger_static(Kb *k, Node *n, uint32_t i);
 /* Whether qmatmul n reads its right operand at run time (not a constant 2-D matrix). */
 bool cg_qmatmul_dynamic(Kb *k, Node *n);
 
