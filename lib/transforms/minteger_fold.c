@@ -18,7 +18,8 @@
  * into %y (or %z) = matmul_integer %a, %b, %za, %zb, %sa, %sb [, %c as f32 [N]]. When sa and sb
  * are both one value, either may be called sa (an f32 product does not depend on the order).
  * Anything else stays as it is (e.g. a Mul by a scale that is not such a product, whose
- * rounding the op could not reproduce).
+ * rounding the op could not reproduce). Every matmul_integer whose int32 accumulator could
+ * leave int32 gets a warning (both engines wrap, as ONNX Runtime does).
  * needs: nothing.  keeps: the result value (and name) of the mul or add.
  * leaves stale: uses (the cast and the old matmul_integer die; dce removes the scale product
  * when nothing else reads it).
@@ -129,6 +130,52 @@ rewrite(Graph *g, NodeId nid)
     return true;
 }
 
+/* Largest |x - z| over the storage range of elem, z the constant zero point (or, when z is
+ * not a constant, any value of that range). */
+static int64_t
+max_dist(Graph *g, ElemType elem, ValueId z)
+{
+    int64_t lo, hi;
+    elem_range(elem, &lo, &hi);
+    const Tensor *zt = z.id ? ir_const_of(g, z) : NULL;
+    if (z.id && !zt)
+        return hi - lo;
+    int64_t zv = zt ? tensor_get_i(zt, 0) : 0;
+    return hi - zv > zv - lo ? hi - zv : zv - lo;
+}
+
+/* The int32 accumulator of a matmul_integer (docs/numerics.md, "The int32 accumulator"):
+ * per column, max|a - za| times the sum over k of |b - zb[n]| (a constant b), or K times the
+ * two largest distances; beyond int32 a warning, as for the integer ops qdq-fold did not
+ * make: both engines wrap, as ONNX Runtime's MatMulInteger does. */
+static void
+check_acc(Graph *g, Node *n)
+{
+    const Type *at = &ir_value(g, n->in[0])->type, *bt = &ir_value(g, n->in[1])->type;
+    ValueId za = n->nin > 2 ? n->in[2] : VNONE, zb = n->nin > 3 ? n->in[3] : VNONE;
+    int64_t K = at->dims[at->rank - 1], N = bt->rank >= 2 ? bt->dims[bt->rank - 1] : 1;
+    double da = (double)max_dist(g, at->elem, za);
+    const Tensor *b = ir_const_of(g, n->in[1]), *zt = zb.id ? ir_const_of(g, zb) : NULL;
+    for (int64_t c = 0; c < N; c++) {
+        double sum = 0;
+        if (b && bt->rank == 2 && (!zb.id || zt)) {
+            int64_t z = zt ? tensor_get_i(zt, type_numel_unchecked(&zt->type) == 1 ? 0 : (size_t)c) : 0;
+            for (int64_t k = 0; k < K; k++) {
+                int64_t d = tensor_get_i(b, (size_t)(k * N + c)) - z;
+                sum += (double)(d < 0 ? -d : d);
+            }
+        } else {
+            sum = (double)K * (double)max_dist(g, bt->elem, zb);
+        }
+        if (da * sum > INT32_MAX) {
+            node_warning(g, n, "int32 accumulator may overflow: the products of output column "
+                         "%lld can reach %.0f, beyond the int32 range (both engines wrap it to "
+                         "int32, as ONNX Runtime does)", (long long)c, da * sum);
+            return;
+        }
+    }
+}
+
 bool
 pass_minteger_fold(PassCtx *pc, Graph *g)
 {
@@ -140,6 +187,7 @@ pass_minteger_fold(PassCtx *pc, Graph *g)
         Node *n = &g->nodes.data[i];
         if (n->dead || n->op != OP_MATMUL_INTEGER)
             continue;
+        check_acc(g, n);
         if (rewrite(g, (NodeId){i})) {
             changed = true;
             ir_fill_uses(g);

@@ -144,15 +144,16 @@ def qkv_shared():
     return b
 
 
-def mlp():
-    """x [8, 64] -> Linear(64, 128) -> Relu -> Linear(128, 64): two dynamically quantized
-    MatMuls (the second quantizes the Relu's output: zero point 0), QUInt8 and QInt8."""
-    b = B("mlp", 4)
-    x = b.input("x", (8, 64))
-    h = b.node("Relu", [b.dyn_matmul(x, 64, 128, "u8", False)])
-    b.dyn_matmul(h, 128, 64, "i8", True)
+def mlp(name="mlp", m=8, d=64, h=128, wtype="u8", seed=4):
+    """x [m, d] -> Linear(d, h) -> Relu -> Linear(h, d): two dynamically quantized MatMuls
+    (the second quantizes the Relu's output: zero point 0), `wtype` (QUInt8 per tensor by
+    default) then QInt8 per column."""
+    b = B(name, seed)
+    x = b.input("x", (m, d))
+    t = b.node("Relu", [b.dyn_matmul(x, d, h, wtype, False)])
+    b.dyn_matmul(t, h, d, "i8", True)
     b.nodes[-1].output[0] = "y"
-    b.output("y", (8, 64))
+    b.output("y", (m, d))
     return b
 
 
@@ -206,7 +207,8 @@ MODELS = {
     "mlp": mlp,
     "bert_layer": bert_layer,
 }
-BENCH = {"bert_layer_256": lambda: bert_layer("bert_layer_256", seq=128, hidden=256, heads=4, seed=6)}
+BENCH = {"bert_layer_256": lambda: bert_layer("bert_layer_256", seq=128, hidden=256, heads=4, seed=6),
+         "mlp_256": lambda: mlp("mlp_256", 128, 256, 1024, "i8", seed=7)}
 LITERAL_OPS = {"DynamicQuantizeLinear", "MatMulInteger", "Cast", "Mul", "Add", "Relu"}
 
 
