@@ -16,11 +16,13 @@ For every model, on its seeded input:
      output, which must be 0 for --opt disabled on the models without other float ops.
 Prints one line per check and "N passed, M failed"; exit 0 iff nothing failed."""
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -71,9 +73,10 @@ def main():
         return 2
     qdqc = argv[0]
     node = "node"
-    have_ort = ort and os.path.isdir(os.path.join(REPO, "bench", "node_modules", "onnxruntime-node"))
+    have_ort = ort and shutil.which(node) is not None and \
+        os.path.isdir(os.path.join(REPO, "bench", "node_modules", "onnxruntime-node"))
     if ort and not have_ort:
-        print("note: no bench/node_modules/onnxruntime-node: ONNX Runtime comparison skipped")
+        print("note: no node or bench/node_modules/onnxruntime-node: ONNX Runtime comparison skipped")
     isas = host_isas()
     with tempfile.TemporaryDirectory() as tmp:
         for name in dynq_models.MODELS:
@@ -81,7 +84,6 @@ def main():
             d = os.path.join(tmp, name)
             os.makedirs(d)
             mp = os.path.join(d, "model.onnx")
-            import onnx
             onnx.save(model, mp)
             for k, v in feeds.items():
                 np.save(os.path.join(d, k + ".npy"), v)
