@@ -432,6 +432,12 @@ INFER_FN(wmatmul)
              (long long)nn);
     if (b && (b->elem != ET_F32 || b->rank != 1 || b->dims[0] != nn))
         FAIL("bias must be f32[%lld]", (long long)nn);
+    const char *acts = ir_attr_string(g, n, "acts", "f32");
+    if (strcmp(acts, "f32") != 0 && strcmp(acts, "i8") != 0)
+        FAIL("acts must be \"f32\" or \"i8\", got \"%s\"", acts);
+    if (strcmp(acts, "i8") == 0 && ng != 1)
+        FAIL("int8 activations (acts=\"i8\") need one scale per column, not %lld blocks",
+             (long long)ng);
     o->dims[o->rank - 1] = nn;
     return true;
 }

@@ -14,6 +14,10 @@
  *   3. quantize: per element q = clamp(rne(x / scale) + zp, 0, 255), one f32 division (no
  *      reciprocal), which is qn_quantize_f32 here: no NaN is left and |x / scale| <= 256, so
  *      neither NaN nor the 2^40 bound of its saturation can occur.
+ * Per-row int8 activations (qn_row_scale_i8, qn_quantize_row_i8), one parallel-for unit per
+ * row: amax = max |x| over the row with the same selects (NaN is never greater, so it is
+ * ignored, as in the reference), s = amax / 127 stored as the row's scale, then
+ * q = rne(clamp(x / (s > 0 ? s : 1), -127, 127)) with NaN -> 0.
  * Lengths that are not a multiple of vl end with exact-size vectors (qelem_vec.c's pattern),
  * so nothing past the tensor is read or written. */
 #include "codegen/lower/lower.h"
@@ -258,4 +262,84 @@ cg_emit_dynamic_quantize(Kb *k, Node *n, const CgNodeArgs *a)
     }
     quant_range(k, a->in[0], a->out[0], cg_i64(k, nb * DQ_BLOCK), total - nb * DQ_BLOCK, vl, scale, zp);
     return true;
+}
+
+/* ---- per-row int8 activations (wmatmul acts="i8") ---- */
+
+/* The row's |x| maximum (NaN ignored: x > m is false) over K elements at x (count known). */
+static LLVMValueRef
+row_amax(Kb *k, LLVMValueRef x, int64_t K, unsigned vl)
+{
+    LLVMValueRef amax = cg_f32(k, 0.0f);
+    int64_t nv = K / vl, c = nv * vl;
+    for (unsigned w = vl; w >= 1; w /= 2) {
+        int64_t cnt = w == vl ? nv : (K - c >= (int64_t)w ? 1 : 0);
+        if (!cnt)
+            continue;
+        LLVMTypeRef vf = LLVMVectorType(k->f32, w);
+        LLVMValueRef acc = cg_entry_alloca(k, vf);
+        LLVMBuildStore(k->b, LLVMConstNull(vf), acc);
+        CgLoop l;
+        LLVMValueRef i = w == vl ? cg_mul(k, cg_loop_begin(k, &l, cg_i64(k, cnt)), cg_i64(k, vl))
+                                 : cg_i64(k, c);
+        LLVMValueRef v = intr1(k, "llvm.fabs", vload(k, x, i, w, ET_F32));
+        LLVMValueRef m = LLVMBuildLoad2(k->b, vf, acc, "");
+        LLVMBuildStore(k->b, fsel(k, LLVMRealOGT, v, m, v, m), acc);
+        if (w == vl)
+            cg_loop_end(k, &l);
+        else
+            c += w;
+        LLVMValueRef m2 = LLVMBuildLoad2(k->b, vf, acc, "");
+        for (unsigned l2 = 0; l2 < w; l2++) {
+            LLVMValueRef e = LLVMBuildExtractElement(k->b, m2, cg_i32(k, l2), "");
+            amax = fsel(k, LLVMRealOGT, e, amax, e, amax);
+        }
+    }
+    return amax;
+}
+
+/* q[i, i + w) = qn_quantize_row_i8(x, s) with d = (s > 0 ? s : 1): x / d, NaN -> 0, clamped to
+ * [-127, 127] (integers, so clamping before the rounding is the same), rne. */
+static void
+rowq_vec(Kb *k, LLVMValueRef x, LLVMValueRef q, LLVMValueRef i, unsigned w, LLVMValueRef d)
+{
+    LLVMTypeRef vf = LLVMVectorType(k->f32, w);
+    LLVMValueRef v = LLVMBuildFDiv(k->b, vload(k, x, i, w, ET_F32), cg_vsplat(k, d, w), "");
+    LLVMValueRef lo = cg_vsplat(k, cg_f32(k, -127.0f), w), hi = cg_vsplat(k, cg_f32(k, 127.0f), w);
+    v = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, v, v, ""), LLVMConstNull(vf), v, "");
+    v = fsel(k, LLVMRealOLT, v, lo, lo, v);
+    v = fsel(k, LLVMRealOGT, v, hi, hi, v);
+    v = LLVMBuildFPToSI(k->b, intr1(k, "llvm.roundeven", v), LLVMVectorType(k->i8, w), "");
+    LLVMValueRef st = LLVMBuildStore(k->b, v, cg_gep(k, q, i));
+    LLVMSetAlignment(st, 1);
+}
+
+void
+cg_emit_row_quant_i8(Kb *k, LLVMValueRef x, LLVMValueRef q, LLVMValueRef scales, int64_t M,
+                     int64_t K, const CgNodeArgs *a)
+{
+    unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
+    Par par;
+    LLVMValueRef io[3] = {x, q, scales};
+    LLVMValueRef m = cg_par_begin(k, &par, M, io, 3);
+    if (vl == 16)
+        cg_function_set_target(par.fn, k->t, 512);
+    LLVMValueRef xr = cg_gep(k, io[0], cg_mul(k, m, cg_i64(k, K * 4)));
+    LLVMValueRef qr = cg_gep(k, io[1], cg_mul(k, m, cg_i64(k, K)));
+    LLVMValueRef s = LLVMBuildFDiv(k->b, row_amax(k, xr, K, vl), cg_f32(k, 127.0f), "");
+    LLVMBuildStore(k->b, s, cg_gep(k, io[2], cg_mul(k, m, cg_i64(k, 4))));
+    LLVMValueRef d = fsel(k, LLVMRealOGT, s, cg_f32(k, 0.0f), s, cg_f32(k, 1.0f));
+    int64_t nv = K / vl, c = nv * vl;
+    if (nv > 0) {
+        CgLoop l;
+        LLVMValueRef j = cg_loop_begin(k, &l, cg_i64(k, nv));
+        rowq_vec(k, xr, qr, cg_mul(k, j, cg_i64(k, vl)), vl, d);
+        cg_loop_end(k, &l);
+    }
+    for (unsigned w = vl / 2; w >= 1; w /= 2)
+        if (K - c >= (int64_t)w) {
+            rowq_vec(k, xr, qr, cg_i64(k, c), w, d);
+            c += w;
+        }
+    cg_par_end(k, &par, a);
 }

@@ -20,6 +20,8 @@ cg_node_scratch(Kb *k, Node *n)
         return cg_float_linear_scratch(k, n);
     case OP_DYNAMIC_QUANTIZE:
         return cg_dynq_scratch(k, n);
+    case OP_WMATMUL:
+        return cg_wonly_i8_scratch(k, n);
     case OP_MATMUL_INTEGER:
         return cg_minteger_scratch(k, n);
     default:
@@ -64,7 +66,7 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
     case OP_QCONV:
         return cg_emit_linear(k, n, a);
     case OP_WMATMUL:
-        return cg_emit_wonly(k, n, a);
+        return cg_wonly_i8(k, n) ? cg_emit_wonly_i8(k, n, a) : cg_emit_wonly(k, n, a);
     case OP_DYNAMIC_QUANTIZE:
         return cg_emit_dynamic_quantize(k, n, a);
     case OP_MATMUL_INTEGER:
