@@ -344,8 +344,9 @@ op_layernorm(OnnxImp *I)
     return onnx_emit(I, n, ET_NONE);
 }
 
+/* ReduceMean, ReduceMin, ReduceMax: axes from the attribute (< 18) or a constant input */
 static bool
-op_reduce_mean(OnnxImp *I)
+reduce(OnnxImp *I, OpKind op)
 {
     ValueId x = IN(I, 0);
     int64_t axes[IR_MAX_RANK];
@@ -360,12 +361,17 @@ op_reduce_mean(OnnxImp *I)
     }
     if (k <= 0 && onnx_attr_i(I, "noop_with_empty_axes", 0))
         return onnx_simple(I, OP_IDENTITY, 1);
-    NodeId n = onnx_mk(I, OP_REDUCE_MEAN, 1, &x, 1);
+    NodeId n = onnx_mk(I, op, 1, &x, 1);
     if (k > 0)
         ir_set_attr_ints(I->g, n, "axes", axes, (uint32_t)k);
     ir_set_attr_int(I->g, n, "keepdims", onnx_attr_i(I, "keepdims", 1) != 0);
     return onnx_emit(I, n, ET_NONE);
 }
+
+static bool op_reduce_mean(OnnxImp *I) { return reduce(I, OP_REDUCE_MEAN); }
+static bool op_reduce_min(OnnxImp *I) { return reduce(I, OP_REDUCE_MIN); }
+static bool op_reduce_max(OnnxImp *I) { return reduce(I, OP_REDUCE_MAX); }
+static bool op_round(OnnxImp *I) { return onnx_simple(I, OP_ROUND, 1); }
 
 static bool
 pool(OnnxImp *I, OpKind op, uint32_t nout, int64_t storage_order)
@@ -442,6 +448,9 @@ static const OnnxOpEntry onnx_op_table[] = {
     {"Softmax", op_softmax, 1, 1, 1},
     {"LayerNormalization", op_layernorm, 2, 3, 3},
     {"ReduceMean", op_reduce_mean, 1, 2, 1},
+    {"ReduceMin", op_reduce_min, 1, 2, 1},
+    {"ReduceMax", op_reduce_max, 1, 2, 1},
+    {"Round", op_round, 1, 1, 1},
     {"MaxPool", op_maxpool, 1, 1, 2},
     {"AveragePool", op_avgpool, 1, 1, 1},
     {"GlobalAveragePool", op_global_avgpool, 1, 1, 1},

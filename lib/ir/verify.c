@@ -262,7 +262,7 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
     case OP_LEAKY_RELU: case OP_PRELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
     case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU: case OP_SOFTMAX:
     case OP_LAYERNORM: case OP_REDUCE_MEAN: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL:
-    case OP_RESIZE:
+    case OP_RESIZE: case OP_REDUCE_MIN: case OP_REDUCE_MAX: case OP_ROUND:
         /* nearest resize only selects elements: on quantized values it is a layout op */
         if (n->op == OP_RESIZE && ir_value(g, n->in[0])->type.q &&
             strcmp(ir_attr_string(g, n, "mode", "nearest"), "nearest") == 0) {

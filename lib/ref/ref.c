@@ -278,6 +278,8 @@ dispatch(RefCtx *c, Node *n)
         return ref_op_wmatmul(c, n);
     case OP_MATMUL_INTEGER:
         return ref_op_matmul_integer(c, n);
+    case OP_REDUCE_MIN: case OP_REDUCE_MAX: case OP_ROUND:
+        return ref_op_minmax(c, n);
     default:
         break;
     }

@@ -40,6 +40,7 @@ bool ref_op_layout(RefCtx *c, Node *n); /* ref_layout.c: concat, split, slice, p
 bool ref_op_int(RefCtx *c, Node *n);    /* ref_int.c: qadd, qsub, qmul, requantize, lut */
 bool ref_op_wmatmul(RefCtx *c, Node *n); /* ref_wonly.c: wmatmul (weight-only matmul) */
 bool ref_op_matmul_integer(RefCtx *c, Node *n); /* ref_minteger.c: matmul_integer */
+bool ref_op_minmax(RefCtx *c, Node *n); /* ref_minmax.c: reduce_min, reduce_max, round */
 
 /* Result range [lo, hi] of an integer op: its 'clamp' attribute intersected with the result
  * type's [qmin, qmax]. False after an error if the result is not per-tensor quantized. */

@@ -71,6 +71,8 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
         return cg_emit_dynamic_quantize(k, n, a);
     case OP_MATMUL_INTEGER:
         return cg_emit_minteger(k, n, a);
+    case OP_REDUCE_MIN: case OP_REDUCE_MAX: case OP_ROUND:
+        return cg_emit_minmax(k, n, a);
     case OP_QCONV_TRANSPOSE:
         return cg_emit_qdirect(k, n, a);
     case OP_QUANTIZE: case OP_DEQUANTIZE:

@@ -53,6 +53,8 @@ int64_t cg_wonly_i8_scratch(Kb *k, Node *n);
 bool cg_emit_minteger(Kb *k, Node *n, const CgNodeArgs *a);
 int64_t cg_minteger_scratch(Kb *k, Node *n);
 bool cg_minteger_static(Kb *k, Node *n, uint32_t i);
+/* reduce_min, reduce_max, round (lower/float_minmax.c) */
+bool cg_emit_minmax(Kb *k, Node *n, const CgNodeArgs *a);
 /* Whether qmatmul n reads its right operand at run time (not a constant 2-D matrix). */
 bool cg_qmatmul_dynamic(Kb *k, Node *n);
 
