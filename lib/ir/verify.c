@@ -196,6 +196,26 @@ check_passthrough_q(Graph *g, Node *n, uint32_t ncheck)
     return ok;
 }
 
+/* Operands first.. of n are plain numbers (no quantization on their types) and, when
+ * `constant`, constants. */
+static bool
+check_plain(Graph *g, Node *n, uint32_t first, bool constant)
+{
+    bool ok = true;
+    for (uint32_t k = first; k < n->nin; k++) {
+        if (!n->in[k].id)
+            continue;
+        if (constant && !ir_const_of(g, n->in[k])) {
+            node_error(g, n, "operand %u must be a constant", k);
+            ok = false;
+        } else if (ir_value(g, n->in[k])->type.q) {
+            node_error(g, n, "operand %u must be plain numbers, not quantized", k);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
 static bool
 verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
 {
@@ -289,17 +309,7 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
         break;
     case OP_WMATMUL:
         /* the weight, its scales, zero points and bias are read at compile time */
-        for (uint32_t k = 1; k < n->nin; k++) {
-            if (!n->in[k].id)
-                continue;
-            if (!ir_const_of(g, n->in[k])) {
-                node_error(g, n, "operand %u must be a constant", k);
-                ok = false;
-            } else if (ir_value(g, n->in[k])->type.q) {
-                node_error(g, n, "operand %u must be plain numbers, not quantized", k);
-                ok = false;
-            }
-        }
+        ok = check_plain(g, n, 1, true);
         if (ir_value(g, n->in[0])->type.q) {
             node_error(g, n, "operand 0 must be float, got quantized %s",
                        elem_name(ir_value(g, n->in[0])->type.elem));
@@ -308,11 +318,7 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
         break;
     case OP_MATMUL_INTEGER:
         /* plain integers: the zero points and scales are operands, not types */
-        for (uint32_t k = 0; k < n->nin; k++)
-            if (n->in[k].id && ir_value(g, n->in[k])->type.q) {
-                node_error(g, n, "operand %u must be plain numbers, not quantized", k);
-                ok = false;
-            }
+        ok = check_plain(g, n, 0, false);
         break;
     default:
         if (info->flags & OPF_INT)

@@ -234,16 +234,13 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     p->bpack = calloc((size_t)p->bpack_bytes, 1);
     p->cb = calloc((size_t)p->npad, sizeof *p->cb);
     p->zb = calloc((size_t)p->npad, sizeof *p->zb);
-    if (!p->bpack || !p->cb || !p->zb) {
+    p->csum = s->act_zp ? calloc((size_t)p->npad, sizeof *p->csum) : NULL;
+    if (!p->bpack || !p->cb || !p->zb || (s->act_zp && !p->csum)) {
         gemm_plan_free(p);
         return errbuf_fail(err, errlen, "gemm: out of memory");
     }
     if (!s->b_runtime) /* else packed at run time (pack_rt.c) */
         pack_b(p, s);
-    if (s->act_zp && !(p->csum = calloc((size_t)p->npad, sizeof *p->csum))) {
-        gemm_plan_free(p);
-        return errbuf_fail(err, errlen, "gemm: out of memory");
-    }
 
     int32_t off = 0;
     if (p->a_xor)
