@@ -42,9 +42,9 @@ gemm_path(Kb *k, Node *n)
 {
     const Tensor *b = opnd_const(k, n, 1);
     const Type *at = &ir_value(k->g, n->in[0])->type;
-    if (!b || b->type.rank != 2 || at->rank < 1 || b->type.dims[0] > (1 << 24) ||
-        b->type.dims[1] > (1 << 24))
-        return false;
+    if (!b || b->type.rank != 2 || at->rank < 1 || b->type.dims[0] < 1 || b->type.dims[1] < 1 ||
+        b->type.dims[0] > (1 << 24) || b->type.dims[1] > (1 << 24) || type_numel_unchecked(at) == 0)
+        return false; /* empty shapes: the direct loops (an empty sum is 0) */
     for (uint32_t i = 3; i < n->nin; i++)
         if (i != 4 && has(n, i) && !opnd_const(k, n, i))
             return false;
