@@ -661,14 +661,17 @@ gemm_key(CgGemmIsa isa, const CgGemmSpec *s, const GemmPlan *p)
     return k;
 }
 
-/* A private constant array of the instance's GEMM_NCONST constant pointers (null for unused). */
+/* A private constant array of the instance's GEMM_NCONST constant pointers (null for unused).
+ * The last slot (csum) exists only for kernels with a run-time zero point of A: the others keep
+ * the table of nine they always had (the same IR, test/ir-identity.sha256). */
 static LLVMValueRef
 const_table(Gen *g, const char *name, LLVMValueRef *consts)
 {
     LLVMValueRef el[GEMM_NCONST];
-    for (int i = 0; i < GEMM_NCONST; i++)
+    unsigned n = consts[GEMM_NCONST - 1] ? GEMM_NCONST : GEMM_NCONST - 1;
+    for (unsigned i = 0; i < n; i++)
         el[i] = consts[i] ? consts[i] : LLVMConstPointerNull(g->ptr);
-    LLVMValueRef init = LLVMConstArray2(g->ptr, el, GEMM_NCONST);
+    LLVMValueRef init = LLVMConstArray2(g->ptr, el, n);
     char gname[256];
     snprintf(gname, sizeof gname, "%s.consts", name);
     LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), gname);
