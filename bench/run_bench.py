@@ -114,6 +114,7 @@ class Qdqc:
         lib.qdqc_context_get_diagnostics.argtypes = [V]
         lib.qdqc_module_load_file.argtypes = [V, ctypes.c_char_p, ctypes.POINTER(V)]
         lib.qdqc_module_run_passes.argtypes = [V, ctypes.c_char_p]
+        lib.qdqc_context_set_option.argtypes = [V, ctypes.c_char_p, ctypes.c_char_p]
         lib.qdqc_module_destroy.argtypes = [V]
         lib.qdqc_module_output_count.argtypes = [V]
         lib.qdqc_module_output_count.restype = ctypes.c_size_t
@@ -133,10 +134,14 @@ class Qdqc:
         lib.qdqc_threadpool_destroy.argtypes = [V]
         self.pf = ctypes.cast(lib.qdqc_threadpool_parallel_for, V)
 
-    def load(self, path, x):
-        """JIT-compile path; returns a Model with .run() and .workspace."""
+    def load(self, path, x, options=()):
+        """JIT-compile path (with context options, (name, value) pairs, e.g. ("weight-only",
+        "int8-acts")); returns a Model with .run() and .workspace."""
         lib, V = self.lib, ctypes.c_void_p
         ctx = lib.qdqc_context_create()
+        for k, v in options:
+            if lib.qdqc_context_set_option(ctx, k.encode(), v.encode()) != 0:
+                raise RuntimeError(lib.qdqc_context_get_diagnostics(ctx).decode())
         m = V()
         if lib.qdqc_module_load_file(ctx, path.encode(), ctypes.byref(m)) != 0 or \
                 lib.qdqc_module_run_passes(m, None) != 0:

@@ -87,7 +87,9 @@ QDQC_API void qdqc_context_set_phase_handler(qdqc_context *ctx, qdqc_phase_handl
 /* Options as "name=value" (e.g. "requant=fixed", "remarks=1", "verify-each=1"; "strict=1":
  * import warnings about invalid input, such as an attribute the op or its opset does not
  * define, are errors; "time-passes=1": a remark "pass NAME: X ms" per pass and "phase NAME:
- * X ms" per phase of qdqc_context_set_phase_handler, LLVM's included). */
+ * X ms" per phase of qdqc_context_set_phase_handler, LLVM's included; "weight-only=int8-acts":
+ * weight-only matmuls quantize their activations to int8 per row at run time, an
+ * approximation (docs/numerics.md), "weight-only=float" the default). */
 QDQC_API qdqc_status qdqc_context_set_option(qdqc_context *ctx, const char *name,
                                              const char *value);
 

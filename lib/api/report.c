@@ -52,7 +52,7 @@ macs(Graph *g, Node *n)
         for (int i = 1; i < w->rank; i++)
             k *= (uint64_t)w->dims[i];
         return numel(x) * k;
-    case OP_MATMUL: case OP_QMATMUL: case OP_WMATMUL:
+    case OP_MATMUL: case OP_QMATMUL: case OP_WMATMUL: case OP_MATMUL_INTEGER:
         return numel(y) * (uint64_t)x->dims[x->rank - 1];
     case OP_GEMM:
         return numel(y) * (uint64_t)(ir_attr_int(g, n, "transA", 0) ? x->dims[0] : x->dims[1]);
@@ -66,7 +66,7 @@ report_node_macs(Graph *g, Node *n)
 {
     switch (n->op) {
     case OP_CONV: case OP_QCONV: case OP_CONV_TRANSPOSE: case OP_QCONV_TRANSPOSE:
-    case OP_MATMUL: case OP_QMATMUL: case OP_GEMM:
+    case OP_MATMUL: case OP_QMATMUL: case OP_GEMM: case OP_MATMUL_INTEGER:
         return n->nin >= 2 ? macs(g, n) : 0;
     default:
         return 0;
@@ -116,6 +116,18 @@ describe_int(Graph *g, Node *n, StrBuf *b)
                   (long long)(a->rank > 1 ? a->dims[a->rank - 2] : 1),
                   (long long)a->dims[a->rank - 1], (long long)w->dims[w->rank - 1],
                   tname(a->elem), tname(w->elem), yt);
+    } else if (n->op == OP_MATMUL_INTEGER) {
+        /* ONNX MatMulInteger, with dynamic quantization's f32 epilogue when it has scales */
+        const Type *a = vtype(g, n->in[0]), *w = vtype(g, n->in[1]);
+        bool scaled = n->nin > 4 && n->in[4].id;
+        sb_printf(b, "matmul_integer %lldx%lldx%lld %sx%s->%s, %s",
+                  (long long)(a->rank > 1 ? a->dims[a->rank - 2] : 1),
+                  (long long)a->dims[a->rank - 1], (long long)(w->rank > 1 ? w->dims[w->rank - 1] : 1),
+                  tname(a->elem), tname(w->elem), scaled ? "f32" : tname(y->elem),
+                  scaled ? "run-time scales (dynamic quantization)" : "exact int32");
+        if (n->nin > 6 && n->in[6].id)
+            sb_printf(b, ", f32 bias");
+        return;
     } else if (n->op == OP_LUT) {
         sb_printf(b, "lut (256-entry table) %s->%s", tname(vtype(g, n->in[0])->elem), yt);
     } else if (n->nin == 2) {

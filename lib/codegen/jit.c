@@ -199,8 +199,8 @@ cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParal
         }
     if (st != QDQC_OK) {
         diag_error(j->ctx, NULL, "compiled model: a run-time check failed (a quantize or "
-                   "dequantize scale input that is not positive and finite, or a gather index "
-                   "outside its axis; status %d)", st);
+                   "dequantize scale input that is not positive and finite, a dynamic_quantize "
+                   "of NaN or infinity, or a gather index outside its axis; status %d)", st);
         return false;
     }
     return true;

@@ -6,8 +6,9 @@
  * QLinearConv/QLinearMatMul expand into dequantize -> conv/matmul -> quantize with the same
  * parameters (the passes fold them back); ConvInteger/MatMulInteger with constant zero points
  * map onto qconv/qmatmul with an i32 result, their operands typed q{scale=1, zp}; with runtime
- * zero points they expand into dequantize (scale 1) -> float conv/matmul -> cast to i32 (exact
- * while |acc| <= 2^24). */
+ * zero points MatMulInteger becomes matmul_integer (zero points as operands, exact int32) and
+ * ConvInteger expands into dequantize (scale 1) -> float conv -> cast to i32 (exact while
+ * |acc| <= 2^24). */
 #include "onnx_internal.h"
 
 #include <float.h>
@@ -447,6 +448,34 @@ op_qlinear_matmul(OnnxImp *I)
     return y.id && onnx_bind(I, onnx_out_name(I, 0), y);
 }
 
+/* MatMulInteger whose zero points are not both constants (e.g. after DynamicQuantizeLinear):
+ * `matmul_integer` takes them as operands and accumulates exactly in int32 (docs/ir.md). a's
+ * zero point must be one value (ONNX's per-row form is refused), b's one value or one per
+ * column. */
+static bool
+matmul_integer(OnnxImp *I, ValueId x, ValueId w, ValueId xz, ValueId wz)
+{
+    const Type *wt = TY(I, w);
+    int64_t nn = wt->rank >= 2 ? wt->dims[wt->rank - 1] : 1;
+    if (xz.id && type_numel_unchecked(TY(I, xz)) != 1) {
+        onnx_node_error(I, "a_zero_point has %zu values: only one (per tensor) is supported, "
+                        "not one per row", type_numel_unchecked(TY(I, xz)));
+        return false;
+    }
+    if (wz.id && type_numel_unchecked(TY(I, wz)) != 1 &&
+        (TY(I, wz)->rank != 1 || TY(I, wz)->dims[0] != nn)) {
+        onnx_node_error(I, "b_zero_point must have one value or %lld (one per column)",
+                        (long long)nn);
+        return false;
+    }
+    if ((xz.id && TY(I, xz)->elem != TY(I, x)->elem) || (wz.id && TY(I, wz)->elem != wt->elem)) {
+        onnx_node_error(I, "zero point types must be those of A and B");
+        return false;
+    }
+    ValueId ins[4] = {x, w, xz, wz};
+    return onnx_emit(I, onnx_mk(I, OP_MATMUL_INTEGER, wz.id ? 4 : xz.id ? 3 : 2, ins, 1), ET_NONE);
+}
+
 /* ConvInteger / MatMulInteger. `wax` is the weight's per-channel axis. */
 static bool
 integer_op(OnnxImp *I, bool conv)
@@ -495,7 +524,10 @@ integer_op(OnnxImp *I, bool conv)
         vec_push(&I->qc, cw);
         return onnx_emit(I, n, ET_I32);
     }
-    /* runtime zero points: dequantize with scale 1, float compute, cast back to i32 */
+    if (!conv)
+        return matmul_integer(I, x, w, xz, wz);
+    /* ConvInteger with run-time zero points: dequantize with scale 1, float conv, cast back to
+     * i32 (exact while |acc| <= 2^24) */
     float one = 1.0f;
     ValueId s1 = onnx_const_f32(I, onnx_tmp_name(I, "one"), &one, 0, NULL);
     ValueId xd = build_dq(I, x, s1, xz, conv ? 1 : (xt->rank >= 2 ? xt->rank - 2 : 0),

@@ -436,7 +436,44 @@ INFER_FN(wmatmul)
              (long long)nn);
     if (b && (b->elem != ET_F32 || b->rank != 1 || b->dims[0] != nn))
         FAIL("bias must be f32[%lld]", (long long)nn);
+    const char *acts = ir_attr_string(g, n, "acts", "f32");
+    if (strcmp(acts, "f32") != 0 && strcmp(acts, "i8") != 0)
+        FAIL("acts must be \"f32\" or \"i8\", got \"%s\"", acts);
+    if (strcmp(acts, "i8") == 0 && ng != 1)
+        FAIL("int8 activations (acts=\"i8\") need one scale per column, not %lld blocks",
+             (long long)ng);
     o->dims[o->rank - 1] = nn;
+    return true;
+}
+
+INFER_FN(matmul_integer)
+{
+    /* a i8/u8[..., M, K] x b i8/u8[..., K, N] (numpy matmul), za (a's type, one value), zb (b's
+     * type, one value or [N]); with sa (f32, one value), sb (f32, one value or [N]) and bias
+     * (f32 [N]) the result is f32, else i32 (docs/ir.md) */
+    const Type *b = in_type(g, n, 1), *za = in_type(g, n, 2), *zb = in_type(g, n, 3),
+               *sa = in_type(g, n, 4), *sb = in_type(g, n, 5), *bias = in_type(g, n, 6);
+    if ((x->elem != ET_I8 && x->elem != ET_U8) || (b->elem != ET_I8 && b->elem != ET_U8))
+        FAIL("operands must be i8 or u8, got %s and %s", elem_name(x->elem), elem_name(b->elem));
+    if (n->nin == 5 || (n->nin > 5 && (!sa || !sb)))
+        FAIL("the scales sa and sb come together (operands 4 and 5)");
+    if (!matmul_type(g, n, x, b, o))
+        return false;
+    int64_t nn = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    if (za && (za->elem != x->elem || type_numel_unchecked(za) != 1))
+        FAIL("a's zero point must be one %s value", elem_name(x->elem));
+    if (zb && (zb->elem != b->elem ||
+               (type_numel_unchecked(zb) != 1 && (zb->rank != 1 || zb->dims[0] != nn))))
+        FAIL("b's zero point must be one %s value or %lld (one per column)", elem_name(b->elem),
+             (long long)nn);
+    if (sa && (sa->elem != ET_F32 || type_numel_unchecked(sa) != 1))
+        FAIL("a's scale must be one f32 value");
+    if (sb && (sb->elem != ET_F32 ||
+               (type_numel_unchecked(sb) != 1 && (sb->rank != 1 || sb->dims[0] != nn))))
+        FAIL("b's scale must be one f32 value or %lld (one per column)", (long long)nn);
+    if (bias && (bias->elem != ET_F32 || bias->rank != 1 || bias->dims[0] != nn))
+        FAIL("bias must be f32[%lld]", (long long)nn);
+    o->elem = sa ? ET_F32 : ET_I32;
     return true;
 }
 

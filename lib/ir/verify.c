@@ -250,15 +250,16 @@ verify_select_op(Graph *g, Node *n)
     }
 }
 
-/* wmatmul: the weight, its scales, zero points and bias are read at compile time */
+/* Operands first.. of n are plain numbers (no quantization on their types) and, when
+ * `constant`, constants. */
 static bool
-check_wmatmul_operands(Graph *g, Node *n)
+check_plain(Graph *g, Node *n, uint32_t first, bool constant)
 {
     bool ok = true;
-    for (uint32_t k = 1; k < n->nin; k++) {
+    for (uint32_t k = first; k < n->nin; k++) {
         if (!n->in[k].id)
             continue;
-        if (!ir_const_of(g, n->in[k])) {
+        if (constant && !ir_const_of(g, n->in[k])) {
             node_error(g, n, "operand %u must be a constant", k);
             ok = false;
         } else if (ir_value(g, n->in[k])->type.q) {
@@ -266,6 +267,14 @@ check_wmatmul_operands(Graph *g, Node *n)
             ok = false;
         }
     }
+    return ok;
+}
+
+/* wmatmul: the weight, its scales, zero points and bias are read at compile time */
+static bool
+check_wmatmul_operands(Graph *g, Node *n)
+{
+    bool ok = check_plain(g, n, 1, true);
     if (ir_value(g, n->in[0])->type.q) {
         node_error(g, n, "operand 0 must be float, got quantized %s",
                    elem_name(ir_value(g, n->in[0])->type.elem));
@@ -367,6 +376,10 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
         break;
     case OP_WMATMUL:
         ok = check_wmatmul_operands(g, n);
+        break;
+    case OP_MATMUL_INTEGER:
+        /* plain integers: the zero points and scales are operands, not types */
+        ok = check_plain(g, n, 0, false);
         break;
     default:
         if (info->flags & OPF_INT)

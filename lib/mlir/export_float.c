@@ -408,6 +408,9 @@ ex_wmatmul(Exp *x, Node *n)
         return exp_fail(x, n, "wmatmul: only a 2-D f32 input");
     if (st->dims[0] != 1)
         return exp_fail(x, n, "wmatmul: block-wise scales are not mapped");
+    if (strcmp(ir_attr_string(x->g, n, "acts", "f32"), "f32") != 0)
+        return exp_fail(x, n, "wmatmul: int8 activations (acts=\"i8\", --weight-only=int8-acts) "
+                        "are not mapped");
     const char *wet = exp_et(wt->elem);
     if (!wet)
         return exp_fail(x, n, "wmatmul: %s weights have no export", elem_name(wt->elem));

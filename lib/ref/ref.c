@@ -4,6 +4,7 @@
  * docs/numerics.md. */
 #include "ref/ref_impl.h"
 
+#include "numerics/dynamic.h"
 #include "numerics/numerics.h"
 
 #include <math.h>
@@ -137,9 +138,10 @@ run_dequantize(RefCtx *c, Node *n)
     return true;
 }
 
-/* ONNX DynamicQuantizeLinear (uint8), following the ONNX reference implementation:
- * scale = (max(0, max x) - min(0, min x)) / 255, zp = rint(clamp(0 - min / scale, 0, 255)),
- * y = saturate(rint(x / scale) + zp). */
+/* ONNX DynamicQuantizeLinear (uint8): the range [min(0, min x), max(0, max x)], its parameters
+ * by qn_dynamic_qparams (scale 1 for an all-zero input, as ONNX Runtime), then quantize. A NaN
+ * input or a scale that is not positive and finite (an infinite input) is an error, as in
+ * compiled code (QDQC_ERR_RUNTIME). */
 static bool
 run_dynamic_quantize(RefCtx *c, Node *n)
 {
@@ -157,15 +159,13 @@ run_dynamic_quantize(RefCtx *c, Node *n)
         mx = x[i] > mx ? x[i] : mx;
         mn = x[i] < mn ? x[i] : mn;
     }
-    float range = mx == mn ? 1.0f : mx - mn;
-    float scale = range / 255.0f;
-    if (!(scale > 0) || !isfinite(scale)) {
-        node_error(c->g, n, "dynamic_quantize: input range gives scale %g", (double)scale);
+    float scale;
+    int32_t zp;
+    if (!qn_dynamic_qparams(mn, mx, &scale, &zp)) {
+        node_error(c->g, n, "dynamic_quantize: input range [%g, %g] gives no positive finite "
+                   "scale", (double)mn, (double)mx);
         return false;
     }
-    float izp = 0.0f - mn / scale;
-    izp = izp < 0 ? 0 : izp > 255 ? 255 : izp;
-    int32_t zp = qn_round_half_even_f32(izp);
     RefTensor *y = ref_out(c, n, 0), *ys = ref_out(c, n, 1), *yz = ref_out(c, n, 2);
     for (size_t i = 0; i < k; i++)
         ref_set_i(y, i, qn_quantize_f32(x[i], scale, zp, 0, 255));
@@ -256,6 +256,8 @@ dispatch(RefCtx *c, Node *n)
     case OP_TILE: case OP_RANGE: case OP_REDUCE_SUM: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
     case OP_ARGMAX:
         return ref_op_select(c, n);
+    case OP_MATMUL_INTEGER:
+        return ref_op_matmul_integer(c, n);
     default:
         break;
     }

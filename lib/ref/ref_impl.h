@@ -47,6 +47,7 @@ int64_t ref_ipow(int64_t x, int64_t e);
 bool ref_op_select(RefCtx *c, Node *n); /* ref_select.c: equal ... greater_equal, not, and,
                                            or, xor, where, expand, tile, range, reduce_sum,
                                            reduce_max, reduce_min, argmax, cast (ir/eval.c) */
+bool ref_op_matmul_integer(RefCtx *c, Node *n); /* ref_minteger.c: matmul_integer */
 
 /* Result range [lo, hi] of an integer op: its 'clamp' attribute intersected with the result
  * type's [qmin, qmax]. False after an error if the result is not per-tensor quantized. */

@@ -17,6 +17,40 @@
 #include "ref_impl.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "numerics/dynamic.h"
+
+/* acts="i8" (--weight-only=int8-acts; docs/numerics.md, "int8 activations"): each row m of x
+ * is quantized to int8 with its own scale s = qn_row_scale_i8(max |x[m, k]|) (NaN ignored), q
+ * = qn_quantize_row_i8(x, s); then, exactly in int32, acc = sum_k q[m, k] * (w[k, n] - zp[n])
+ * (the weight-only pass made sure no column can overflow), and
+ * y = qn_scale_acc(acc, s, scale[n]) [+ bias[n]]: f32 products in that order, one addition. */
+static void
+wmatmul_i8(const RefTensor *wt, const RefTensor *zt, const float *x, const float *s,
+           const float *bias, int64_t M, int64_t K, int64_t N, float *y)
+{
+    int32_t *q = xmalloc((size_t)(K ? K : 1) * sizeof *q);
+    for (int64_t m = 0; m < M; m++) {
+        float amax = 0;
+        for (int64_t k = 0; k < K; k++) {
+            float a = fabsf(x[m * K + k]);
+            amax = a > amax ? a : amax;
+        }
+        float rs = qn_row_scale_i8(amax);
+        for (int64_t k = 0; k < K; k++)
+            q[k] = qn_quantize_row_i8(x[m * K + k], rs);
+        for (int64_t j = 0; j < N; j++) {
+            int32_t zp = zt ? (int32_t)ref_get_i(zt, (size_t)j) : 0;
+            int64_t acc = 0;
+            for (int64_t k = 0; k < K; k++)
+                acc += (int64_t)q[k] * ((int32_t)ref_get_i(wt, (size_t)(k * N + j)) - zp);
+            float v = qn_scale_acc((int32_t)(uint32_t)(uint64_t)acc, rs, s[j]); /* mod 2^32 */
+            y[m * N + j] = bias ? v + bias[j] : v;
+        }
+    }
+    free(q);
+}
 
 bool
 ref_op_wmatmul(RefCtx *c, Node *n)
@@ -41,6 +75,10 @@ ref_op_wmatmul(RefCtx *c, Node *n)
     int64_t G = K ? (K + bs - 1) / bs : 0;
     const RefTensor *xt = ref_in(c, n, 0);
     int64_t M = K ? (int64_t)(ref_numel(xt) / (size_t)K) : 0;
+    if (strcmp(ir_attr_string(g, n, "acts", "f32"), "i8") == 0) {
+        wmatmul_i8(wt, zt, x, s, bias, M, K, N, y);
+        return true;
+    }
     for (int64_t m = 0; m < M; m++)
         for (int64_t j = 0; j < N; j++) {
             float total = 0;

@@ -289,6 +289,16 @@ qdqc_context_set_option(qdqc_context *ctx, const char *name, const char *value)
             diag_error(ctx, NULL, "unknown requant mode '%s' (expected float or fixed)", value);
             return QDQC_ERR_INVALID_ARG;
         }
+    } else if (strcmp(name, "weight-only") == 0) {
+        if (strcmp(value, "float") == 0)
+            ctx->opt.wonly_i8_acts = 0;
+        else if (strcmp(value, "int8-acts") == 0)
+            ctx->opt.wonly_i8_acts = 1;
+        else {
+            diag_error(ctx, NULL, "unknown weight-only mode '%s' (expected float or int8-acts)",
+                       value);
+            return QDQC_ERR_INVALID_ARG;
+        }
     } else if (strcmp(name, "remarks") == 0) {
         ctx->opt.remarks = parse_bool(value);
     } else if (strcmp(name, "strict") == 0) {

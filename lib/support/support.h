@@ -186,6 +186,7 @@ typedef struct QdqcOptions {
     int time_passes;
     char *print_after; /* comma list or NULL */
     int strict;        /* --strict: import warnings about invalid input are errors */
+    int wonly_i8_acts; /* --weight-only=int8-acts: wmatmul quantizes its activations per row */
 } QdqcOptions;
 
 typedef struct InputShape {

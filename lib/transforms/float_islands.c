@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static bool
 is_float_compute(Graph *g, const Node *n)
@@ -123,8 +124,14 @@ pass_float_reason(Graph *g, Node *n, char *buf, size_t len)
         return NULL;
     if (n->op == OP_WMATMUL) {
         const Type *w = &ir_value(g, n->in[1])->type;
-        snprintf(buf, len, "weight-only: f32 activations, %s weights [%lld, %lld] dequantized in "
-                 "registers", elem_name(w->elem), (long long)w->dims[0], (long long)w->dims[1]);
+        if (strcmp(ir_attr_string(g, n, "acts", "f32"), "i8") == 0)
+            snprintf(buf, len, "weight-only: activations quantized to int8 per row at run time "
+                     "(--weight-only=int8-acts), %s weights [%lld, %lld], int8 GEMM",
+                     elem_name(w->elem), (long long)w->dims[0], (long long)w->dims[1]);
+        else
+            snprintf(buf, len, "weight-only: f32 activations, %s weights [%lld, %lld] dequantized "
+                     "in registers", elem_name(w->elem), (long long)w->dims[0],
+                     (long long)w->dims[1]);
         return buf;
     }
     if (!has_rule(n->op)) {

@@ -27,6 +27,7 @@ static const char default_pipeline[] =
     "qdq-elementwise,"  /* add/sub/mul, concat, average pooling, reduce-mean */
     "lut,"              /* 8-bit element-wise functions as tables */
     "qdq-propagate,"    /* round trips exposed by the folds */
+    "matmul-integer-fold," /* MatMulInteger -> Cast -> Mul(scales) [-> Add]: one op */
     "weight-only,"      /* float matmul/gemm x DQ(4/8-bit const) -> wmatmul */
     "dq-const-fold,"    /* constant weights of float islands dequantized once */
     "dce,"

@@ -19,7 +19,9 @@
  * `add` of a constant f32 [N] (or [1, ..., N]) that is the matmul's only user becomes the
  * bias: y = total + bias[n] is the same one f32 addition. Weights quantized along K (one
  * scale per row) cannot be scaled once per column and are left alone (remark), as are
- * dequantizes with run-time parameters or a result type other than f32.
+ * dequantizes with run-time parameters or a result type other than f32. With
+ * --weight-only=int8-acts the wmatmul gets acts="i8" (its activations quantized to int8 per
+ * row at run time; docs/numerics.md) where the weights allow it (int8_acts).
  * needs: nothing.  keeps: the result value (and name) of the matmul / gemm / fused add.
  * leaves stale: uses (the dequantize dies if nothing else reads it; dce removes it).
  */
@@ -70,8 +72,39 @@ bias_add(Graph *g, ValueId y, int64_t nn, uint32_t *bi)
     return add;
 }
 
+/* --weight-only=int8-acts (docs/numerics.md, "int8 activations"): wmatmul r quantizes its
+ * activations to int8 per row at run time (acts="i8") when its weights have one scale per
+ * column (no blocks) and no int32 accumulator can overflow: 127 * sum_k |w - zp| per column
+ * within int32. Otherwise it keeps f32 activations, with a remark saying why. */
+static void
+int8_acts(Graph *g, NodeId r)
+{
+    Node *n = ir_node(g, r);
+    const Tensor *w = ir_const_of(g, n->in[1]), *z = n->nin > 3 && n->in[3].id ? ir_const_of(g, n->in[3]) : NULL;
+    int64_t K = w->type.dims[0], N = w->type.dims[1];
+    if (ir_attr_int(g, n, "block_size", 0) > 0) {
+        node_remark(g, n, "weight-only: int8 activations need one weight scale per column, not "
+                    "blocks along K: f32 activations kept");
+        return;
+    }
+    for (int64_t j = 0; j < N; j++) {
+        int64_t zp = z ? tensor_get_i(z, (size_t)j) : 0, sum = 0;
+        for (int64_t k = 0; k < K; k++) {
+            int64_t d = tensor_get_i(w, (size_t)(k * N + j)) - zp;
+            sum += d < 0 ? -d : d;
+        }
+        if (127 * sum > INT32_MAX) {
+            node_remark(g, n, "weight-only: int8 activations could overflow the int32 "
+                        "accumulator of column %lld (127 x %lld): f32 activations kept",
+                        (long long)j, (long long)sum);
+            return;
+        }
+    }
+    ir_set_attr_string(g, r, "acts", "i8");
+}
+
 static bool
-rewrite(Graph *g, NodeId nid)
+rewrite(Graph *g, NodeId nid, bool i8acts)
 {
     Node *n = ir_node(g, nid);
     const Type *xt = &ir_value(g, n->in[0])->type, *yt = &ir_value(g, n->out[0])->type;
@@ -208,13 +241,14 @@ rewrite(Graph *g, NodeId nid)
     if (addid.id)
         ir_node(g, addid)->dead = true;
     ir_set_result(g, r, 0, res);
+    if (i8acts)
+        int8_acts(g, r);
     return true;
 }
 
 bool
 pass_weight_only(PassCtx *pc, Graph *g)
 {
-    (void)pc;
     bool changed = false;
     qm_uses(g);
     uint32_t nn = g->nodes.len;
@@ -222,7 +256,7 @@ pass_weight_only(PassCtx *pc, Graph *g)
         Node *n = &g->nodes.data[i];
         if (n->dead || (n->op != OP_MATMUL && n->op != OP_GEMM) || n->nin < 2)
             continue;
-        if (rewrite(g, (NodeId){i})) {
+        if (rewrite(g, (NodeId){i}, pc->opt->wonly_i8_acts != 0)) {
             changed = true;
             ir_fill_uses(g);
         }

@@ -155,8 +155,9 @@ def parse_header(path):
             m = re.search(r"#define MODEL_%s%d_%s (.*)" % (kind, i, field), h)
             return m.group(1).strip() if m else None
         name = d("NAME")
+        dims = [int(x) for x in (d("DIMS") or "{}").strip("{}").split(",") if x.strip()]
         return {"name": name[1:-1] if name else "", "type": (d("ELEM_TYPE") or '""')[1:-1],
-                "dims": [int(x) for x in (d("DIMS") or "{}").strip("{}").split(",") if x.strip()],
+                "dims": dims if d("RANK") != "0" else [],  # a scalar's DIMS is {1} (C)
                 "bytes": int((d("BYTES") or "0").rstrip("u"))}
     nin = int(re.search(r"#define MODEL_NUM_INPUTS (\d+)", h).group(1))
     nout = int(re.search(r"#define MODEL_NUM_OUTPUTS (\d+)", h).group(1))

@@ -2,7 +2,8 @@
  *
  * Default mode: for every ISA variant this host can run, emit kernels for edge shapes
  * (M in {1,5,17,64}, N in {1,3,16,17,64,100}, K in {1,3,4,27,64,300}), signed and unsigned A,
- * zero and unequal weight zero points, all four epilogues and narrowed clamps, JIT them (ORC
+ * zero and unequal weight zero points, all four epilogues and narrowed clamps, run-time
+ * quantization of A (zero point, per-tensor or per-row scale: CgGemmSpec.act_*), JIT them (ORC
  * LLJIT with a TargetMachine of exactly that variant's features) and compare every output byte
  * with a scalar reference of the same definition (the formulas of lib/numerics: requant float =
  * ORT order, fixed = one rounding ties up). A sits at the end of a page followed by a PROT_NONE
@@ -127,6 +128,8 @@ typedef struct Case {
     int32_t *zb, *bias, *fxm, *fxs;
     float *mult, *scale, *fbias;
     uint8_t *a;           /* (M-1)*lda + K bytes */
+    CgGemmActQ aq;        /* run-time quantization of A (s.act_*): the kernel's fifth argument */
+    float *rows;          /* aq.row_scale: M row scales */
     uint8_t *want;        /* M*ldc*esize bytes, sentinel outside the written area */
     int64_t splits[5];    /* row ranges [splits[i], splits[i+1]) */
     int nsplits;
@@ -146,6 +149,7 @@ case_free(Case *c)
     free(c->scale);
     free(c->fbias);
     free(c->a);
+    free(c->rows);
     free(c->want);
 }
 
@@ -157,10 +161,49 @@ a_bytes(const CgGemmSpec *s)
     return (s->m - 1) * s->lda + s->k;
 }
 
-/* variant: epilogue/output combination index 0..8 */
+static const struct {
+    CgGemmEpilogue epi;
+    CgGemmElem out;
+} variants[9] = {
+    {CG_GEMM_EPI_I32, CG_GEMM_I32},           {CG_GEMM_EPI_REQUANT_FLOAT, CG_GEMM_I8},
+    {CG_GEMM_EPI_REQUANT_FLOAT, CG_GEMM_U8},  {CG_GEMM_EPI_REQUANT_FLOAT, CG_GEMM_I32},
+    {CG_GEMM_EPI_REQUANT_FIXED, CG_GEMM_I8},  {CG_GEMM_EPI_REQUANT_FIXED, CG_GEMM_U8},
+    {CG_GEMM_EPI_REQUANT_FIXED, CG_GEMM_I32}, {CG_GEMM_EPI_DEQUANT, CG_GEMM_F32},
+    {CG_GEMM_EPI_DEQUANT, CG_GEMM_F32},
+};
+
+/* Run-time quantization of A on the epilogues that take it (int32 and dequantize): the zero
+ * point moves to the kernel's argument (s->za = 0) on half of them, and a dequantize gets A's
+ * per-tensor scale or per-row scales on two thirds. `act`: 0 none, else 1 + a random draw. */
+static void
+pick_act(Case *c, int variant, uint32_t act)
+{
+    CgGemmSpec *s = &c->s;
+    CgGemmEpilogue epi = variants[variant].epi;
+    if (!act || (epi != CG_GEMM_EPI_I32 && epi != CG_GEMM_EPI_DEQUANT))
+        return;
+    act--;
+    if (act & 1) {
+        s->act_zp = true;
+        c->aq.za = s->za;
+        s->za = 0;
+    }
+    if (epi == CG_GEMM_EPI_DEQUANT && (act >> 1) % 3 == 1) {
+        s->act_scale = true;
+        c->aq.sa = (float)rnd_range(1, 1 << 20) / (float)(1 << 14);
+    } else if (epi == CG_GEMM_EPI_DEQUANT && (act >> 1) % 3 == 2) {
+        s->act_row_scale = true;
+        c->rows = malloc((size_t)s->m * sizeof *c->rows);
+        for (int64_t m = 0; m < s->m; m++)
+            c->rows[m] = (float)rnd_range(0, 1 << 20) / (float)(1 << 16);
+        c->aq.row_scale = c->rows;
+    }
+}
+
+/* variant: epilogue/output combination index 0..8; act: pick_act */
 static void
 make_case(Case *c, CgGemmIsa isa, int64_t M, int64_t N, int64_t K, bool a_signed, bool zb_nz,
-          int variant, bool narrow, int idx)
+          int variant, bool narrow, int idx, uint32_t act)
 {
     memset(c, 0, sizeof *c);
     c->isa = isa;
@@ -204,6 +247,8 @@ make_case(Case *c, CgGemmIsa isa, int64_t M, int64_t N, int64_t K, bool a_signed
     c->a = malloc((size_t)a_bytes(s));
     for (int64_t i = 0; i < a_bytes(s); i++)
         c->a[i] = (uint8_t)rnd();
+    pick_act(c, variant, act);
+    int32_t za = s->act_zp ? c->aq.za : s->za;
 
     /* exact accumulators, to size the multipliers */
     int32_t *acc = malloc((size_t)(M * N) * sizeof *acc);
@@ -214,7 +259,7 @@ make_case(Case *c, CgGemmIsa isa, int64_t M, int64_t N, int64_t K, bool a_signed
             for (int64_t k = 0; k < K; k++) {
                 int32_t a = a_signed ? (int8_t)c->a[m * s->lda + k] : c->a[m * s->lda + k];
                 int32_t b = s->b_layout == CG_GEMM_B_NK ? c->b[n * K + k] : c->b[k * N + n];
-                sum += (int64_t)(a - s->za) * (b - (s->zb ? s->zb[n] : 0));
+                sum += (int64_t)(a - za) * (b - (s->zb ? s->zb[n] : 0));
             }
             if (sum != (int32_t)sum) {
                 fprintf(stderr, "test bug: accumulator overflow\n");
@@ -226,16 +271,6 @@ make_case(Case *c, CgGemmIsa isa, int64_t M, int64_t N, int64_t K, bool a_signed
                 maxabs[n] = ab;
         }
 
-    static const struct {
-        CgGemmEpilogue epi;
-        CgGemmElem out;
-    } variants[9] = {
-        {CG_GEMM_EPI_I32, CG_GEMM_I32},           {CG_GEMM_EPI_REQUANT_FLOAT, CG_GEMM_I8},
-        {CG_GEMM_EPI_REQUANT_FLOAT, CG_GEMM_U8},  {CG_GEMM_EPI_REQUANT_FLOAT, CG_GEMM_I32},
-        {CG_GEMM_EPI_REQUANT_FIXED, CG_GEMM_I8},  {CG_GEMM_EPI_REQUANT_FIXED, CG_GEMM_U8},
-        {CG_GEMM_EPI_REQUANT_FIXED, CG_GEMM_I32}, {CG_GEMM_EPI_DEQUANT, CG_GEMM_F32},
-        {CG_GEMM_EPI_DEQUANT, CG_GEMM_F32},
-    };
     s->epilogue = variants[variant].epi;
     s->out = variants[variant].out;
     int32_t lo = s->out == CG_GEMM_I8 ? -128 : s->out == CG_GEMM_U8 ? 0 : INT32_MIN;
@@ -305,11 +340,17 @@ make_case(Case *c, CgGemmIsa isa, int64_t M, int64_t N, int64_t K, bool a_signed
                 q = ref_requant_fixed(a, s->fixed_mult[n], s->fixed_shift[n], s->zo, s->qmin,
                                       s->qmax);
                 break;
-            case CG_GEMM_EPI_DEQUANT:
-                f = (float)a * s->scale[n];
+            case CG_GEMM_EPI_DEQUANT: {
+                float sc = s->scale[n];
+                if (s->act_scale)
+                    sc = c->aq.sa * sc;
+                else if (s->act_row_scale)
+                    sc = c->aq.row_scale[m] * sc;
+                f = (float)a * sc;
                 if (s->fbias)
                     f = f + s->fbias[n];
                 break;
+            }
             }
             if (s->out == CG_GEMM_F32) {
                 memcpy(dst, &f, 4);
@@ -335,11 +376,12 @@ make_case(Case *c, CgGemmIsa isa, int64_t M, int64_t N, int64_t K, bool a_signed
     snprintf(c->name, sizeof c->name, "gemm_%s_%d", cg_gemm_isa_name(isa), idx);
     snprintf(c->desc, sizeof c->desc,
              "%s M=%lld N=%lld K=%lld lda=%lld ldc=%lld %s za=%d zb=%s b=%s epi=%d out=%d "
-             "q=[%d,%d] zo=%d tile=%d/%d/%d/%d/%d",
+             "q=[%d,%d] zo=%d tile=%d/%d/%d/%d/%d act=%d%d%d",
              cg_gemm_isa_name(isa), (long long)M, (long long)N, (long long)K, (long long)s->lda,
              (long long)s->ldc, a_signed ? "s8" : "u8", s->za, zb_nz ? "var" : "0",
              s->b_layout == CG_GEMM_B_NK ? "NK" : "KN", (int)s->epilogue, (int)s->out, s->qmin,
-             s->qmax, s->zo, s->tile.mr, s->tile.nv, s->tile.mc, s->tile.kc, s->tile.kunroll);
+             s->qmax, s->zo, s->tile.mr, s->tile.nv, s->tile.mc, s->tile.kc, s->tile.kunroll,
+             s->act_zp, s->act_scale, s->act_row_scale);
 }
 
 static const int64_t Ms[] = {1, 5, 17, 64};
@@ -354,7 +396,7 @@ make_cases(CgGemmIsa isa, Case **out)
 {
     static const int64_t hard[3][3] = {{17, 100, 27}, {5, 17, 3}, {64, 64, 300}};
     int nhard = getenv("QDQC_TEST_FULL") ? 3 : 1;
-    int cap = 4 * 6 * 6 + nhard * 2 * 2 * 9 * 2, n = 0;
+    int cap = 4 * 6 * 6 + nhard * 2 * 2 * 9 * 2 + nhard * 2 * 2 * 6, n = 0;
     Case *cs = calloc((size_t)cap, sizeof *cs);
     int idx = 0;
     for (int mi = 0; mi < 4; mi++)
@@ -362,7 +404,7 @@ make_cases(CgGemmIsa isa, Case **out)
             for (int ki = 0; ki < 6; ki++, idx++) {
                 uint32_t h = rnd();
                 make_case(&cs[n++], isa, Ms[mi], Ns[ni], Ks[ki], h & 1, (h >> 1) & 1,
-                          (int)((h >> 2) % 9), (h >> 6) % 3 == 0, idx);
+                          (int)((h >> 2) % 9), (h >> 6) % 3 == 0, idx, (h >> 8) % 7);
             }
     for (int hi = 0; hi < nhard; hi++)
         for (int sg = 0; sg < 2; sg++)
@@ -372,8 +414,15 @@ make_cases(CgGemmIsa isa, Case **out)
                         if (nar && (v == 0 || v >= 7))
                             continue; /* no clamp to narrow */
                         make_case(&cs[n++], isa, hard[hi][0], hard[hi][1], hard[hi][2], sg, z, v,
-                                  nar, idx);
+                                  nar, idx, 0);
                     }
+    /* run-time quantization of A: every kind on the awkward shapes */
+    for (int hi = 0; hi < nhard; hi++)
+        for (int sg = 0; sg < 2; sg++)
+            for (int z = 0; z < 2; z++)
+                for (int act = 1; act <= 6; act++, idx++)
+                    make_case(&cs[n++], isa, hard[hi][0], hard[hi][1], hard[hi][2], sg, z,
+                              act % 3 == 0 ? 0 : 7 + (act & 1), false, idx, (uint32_t)act);
     *out = cs;
     return n;
 }
@@ -401,6 +450,13 @@ guard_a(Guarded *g, const uint8_t *a, size_t n)
 }
 
 typedef void (*GemmFn)(const void *, void *, int64_t, int64_t);
+typedef void (*GemmActFn)(const void *, void *, int64_t, int64_t, const CgGemmActQ *);
+
+static bool
+case_act(const Case *c)
+{
+    return c->s.act_zp || c->s.act_scale || c->s.act_row_scale;
+}
 
 /* Runs one case; prints the first mismatch. */
 static bool
@@ -416,8 +472,12 @@ run_case(const Case *c, GemmFn fn)
     }
     uint8_t *cbuf = malloc(cbytes);
     memset(cbuf, SENTINEL, cbytes);
-    for (int i = 0; i < c->nsplits; i++)
-        fn(ga.a, cbuf, c->splits[i], c->splits[i + 1]);
+    for (int i = 0; i < c->nsplits; i++) {
+        if (case_act(c))
+            ((GemmActFn)(void (*)(void))fn)(ga.a, cbuf, c->splits[i], c->splits[i + 1], &c->aq);
+        else
+            fn(ga.a, cbuf, c->splits[i], c->splits[i + 1]);
+    }
     bool ok = true;
     for (size_t i = 0; i < cbytes; i += (size_t)es)
         if (memcmp(cbuf + i, c->want + i, (size_t)es) != 0) {
@@ -614,7 +674,7 @@ kernel_asm(const char *triple, const char *cpu, const char *mattr, CgGemmIsa isa
     if (!cg_target_machine_create(&t, &tm, err, errlen))
         return NULL;
     Case c;
-    make_case(&c, isa, 17, 40, 27, a_signed, true, 1, false, 0);
+    make_case(&c, isa, 17, 40, 27, a_signed, true, 1, false, 0, 0);
     LLVMContextRef ctx = NULL;
     LLVMModuleRef mod = NULL;
     char *text = NULL;
@@ -668,7 +728,7 @@ test_asm(void)
     char err[512];
     bool ok = cg_target_parse(&t, "x86_64-linux-gnu", "haswell", "", err, sizeof err);
     Case c;
-    make_case(&c, CG_GEMM_X86_AVX512VNNI, 5, 3, 4, true, false, 0, false, 0);
+    make_case(&c, CG_GEMM_X86_AVX512VNNI, 5, 3, 4, true, false, 0, false, 0, 0);
     LLVMTargetMachineRef tm = NULL;
     LLVMContextRef ctx = NULL;
     LLVMModuleRef mod = NULL;
@@ -707,6 +767,11 @@ static const char driver_body[] =
     "        int64_t ldc = rd(f), es = rd(f), ab = rd(f), cb = rd(f), ns = rd(f), sp[8];\n"
     "        for (int64_t j = 0; j <= ns; j++) sp[j] = rd(f);\n"
     "        char name[64] = {0}; if (fread(name, 48, 1, f) != 1) return 3;\n"
+    "        struct { int32_t za; float sa; const float *rows; } aq = {0};\n"
+    "        int64_t za = rd(f), sab = rd(f), nrows = rd(f); float *rows = NULL;\n"
+    "        aq.za = (int32_t)za; memcpy(&aq.sa, &sab, 4);\n"
+    "        if (nrows) { rows = malloc((size_t)nrows * 4);\n"
+    "            if (fread(rows, 4, (size_t)nrows, f) != (size_t)nrows) return 3; aq.rows = rows; }\n"
     "        size_t dp = ((size_t)ab + pg - 1) / pg;\n"
     "        uint8_t *map = mmap(NULL, (dp + 1) * pg, PROT_READ | PROT_WRITE,\n"
     "                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);\n"
@@ -715,14 +780,14 @@ static const char driver_body[] =
     "        if (fread(a, 1, (size_t)ab, f) != (size_t)ab) return 3;\n"
     "        if (fread(want, 1, (size_t)cb, f) != (size_t)cb) return 3;\n"
     "        memset(c, 0xA5, (size_t)cb);\n"
-    "        for (int64_t j = 0; j < ns; j++) fns[i](a, c, sp[j], sp[j + 1]);\n"
+    "        for (int64_t j = 0; j < ns; j++) fns[i](a, c, sp[j], sp[j + 1], &aq);\n"
     "        int64_t bad = -1;\n"
     "        for (int64_t e = 0; e * es < cb; e++)\n"
     "            if (memcmp(c + e * es, want + e * es, (size_t)es)) { bad = e; break; }\n"
     "        if (bad < 0) pass++;\n"
     "        else { fail++; printf(\"FAIL %s: first mismatch at C[%lld][%lld] (element %lld)\\n\",\n"
     "                name, (long long)(bad / ldc), (long long)(bad % ldc), (long long)bad); }\n"
-    "        munmap(map, (dp + 1) * pg); free(want); free(c);\n"
+    "        munmap(map, (dp + 1) * pg); free(want); free(c); free(rows);\n"
     "    }\n"
     "    fclose(f);\n"
     "    printf(\"%d passed, %d failed\\n\", pass, fail);\n"
@@ -788,11 +853,19 @@ cross_main(const char *triple, const char *cpu, const char *mattr, const char *i
     }
     fprintf(d, "/* generated by test_kern_gemm --cross %s %s %s %s */\n#define _DEFAULT_SOURCE\n#include <stdint.h>\n",
             triple, cpu, mattr, isas);
+    /* every kernel behind a wrapper of one type; those with run-time quantization of A
+     * (case_act) take the fifth argument */
+    for (int i = 0; i < nall; i++) {
+        bool act = case_act(&all[i]);
+        fprintf(d, "void %s(const void *, void *, int64_t, int64_t%s);\n", all[i].name,
+                act ? ", const void *" : "");
+        fprintf(d, "static void w%d(const void *a, void *c, int64_t b, int64_t e, const void *q) "
+                "{ %s%s(a, c, b, e%s); }\n", i, act ? "" : "(void)q; ", all[i].name,
+                act ? ", q" : "");
+    }
+    fprintf(d, "static void (*const fns[])(const void *, void *, int64_t, int64_t, const void *) = {\n");
     for (int i = 0; i < nall; i++)
-        fprintf(d, "void %s(const void *, void *, int64_t, int64_t);\n", all[i].name);
-    fprintf(d, "static void (*const fns[])(const void *, void *, int64_t, int64_t) = {\n");
-    for (int i = 0; i < nall; i++)
-        fprintf(d, "    %s,\n", all[i].name);
+        fprintf(d, "    w%d,\n", i);
     fprintf(d, "};\n%s", driver_body);
     fclose(d);
     wr64(f, nall);
@@ -809,6 +882,13 @@ cross_main(const char *triple, const char *cpu, const char *mattr, const char *i
         char name[48] = {0};
         snprintf(name, sizeof name, "%s", c->name);
         fwrite(name, 48, 1, f);
+        int32_t sab;
+        memcpy(&sab, &c->aq.sa, 4);
+        wr64(f, c->aq.za);
+        wr64(f, (int64_t)(uint32_t)sab);
+        wr64(f, c->rows ? c->s.m : 0);
+        if (c->rows)
+            fwrite(c->rows, 4, (size_t)c->s.m, f);
         fwrite(c->a, 1, (size_t)a_bytes(&c->s), f);
         fwrite(c->want, 1, (size_t)(c->s.m * c->s.ldc * es), f);
     }

@@ -6,6 +6,8 @@
  * Usage: test_numerics                run the tests (prints "N passed, 0 failed") */
 #include "numerics_test.h"
 
+#include "numerics/dynamic.h"
+
 static void
 test_round_half_even(Tally *t)
 {
@@ -383,6 +385,48 @@ test_qrange(Tally *t)
              qn_saturate(2, -3, 3) == 2, "saturate");
 }
 
+/* lib/numerics/dynamic.h: DynamicQuantizeLinear's parameters (test_dynamicquantizelinear's,
+ * ONNX Runtime's scale 1 for an all-zero input, no scale from an infinite range), the
+ * matmul_integer epilogue (two f32 products in the graph's order, the int32 -> f32 rounding
+ * beyond 2^24), and the per-row int8 activations (NaN -> 0, saturation at +-127, scale 0). */
+static void
+test_dynamic(Tally *t)
+{
+    float s;
+    int32_t zp;
+    /* test_dynamicquantizelinear: x = [0, 2, -3, -2.5, 1.34, 0.5] */
+    CHECK(t, qn_dynamic_qparams(-3.0f, 2.0f, &s, &zp) && s == 5.0f / 255.0f && zp == 153,
+          "dql: s %g zp %d", (double)s, zp);
+    /* every x <= 0 (max widened to 0: zp 255), every x >= 0 (min widened to 0: zp 0) */
+    CHECK(t, qn_dynamic_qparams(-1.0f, 0.0f, &s, &zp) && s == 1.0f / 255.0f && zp == 255,
+          "max adjusted: s %g zp %d", (double)s, zp);
+    CHECK(t, qn_dynamic_qparams(0.0f, 2.5f, &s, &zp) && s == 2.5f / 255.0f && zp == 0,
+          "min adjusted: s %g zp %d", (double)s, zp);
+    CHECK(t, qn_dynamic_qparams(0.0f, 0.0f, &s, &zp) && s == 1.0f && zp == 0, "all zero");
+    CHECK(t, !qn_dynamic_qparams(-INFINITY, 1.0f, &s, &zp) && !qn_dynamic_qparams(0.0f, INFINITY, &s, &zp),
+          "infinite range");
+    CHECK(t, !qn_dynamic_qparams(-3e38f, 3e38f, &s, &zp), "range overflows to inf");
+    /* zp = rne(0 - mn / s): a tie at 127.5 rounds to 128 */
+    float mn = -127.5f, mx = 127.5f;
+    CHECK(t, qn_dynamic_qparams(mn, mx, &s, &zp) && s == 1.0f && zp == 128, "zp tie: %d", zp);
+
+    /* (float)acc * (sa * sb): not (float)acc * sa * sb */
+    float sa = 0.1f, sb = 0.3f;
+    float want = (float)12345 * (float)(sa * sb);
+    CHECK(t, qn_scale_acc(12345, sa, sb) == want, "epilogue order");
+    CHECK(t, qn_scale_acc((1 << 24) + 1, 1.0f, 1.0f) == 16777216.0f, "int -> f32 rounds (even)");
+    CHECK(t, qn_scale_acc((1 << 24) + 3, 1.0f, 1.0f) == 16777220.0f, "int -> f32 rounds (even, up)");
+    CHECK(t, qn_scale_acc(INT32_MIN, 1.0f, -1.0f) == 2147483648.0f, "INT32_MIN");
+
+    CHECK(t, qn_row_scale_i8(127.0f) == 1.0f && qn_row_scale_i8(0.0f) == 0.0f, "row scale");
+    CHECK(t, qn_quantize_row_i8(2.5f, 1.0f) == 2 && qn_quantize_row_i8(-3.5f, 1.0f) == -4,
+          "row ties to even");
+    CHECK(t, qn_quantize_row_i8(NAN, 0.5f) == 0 && qn_quantize_row_i8(1e30f, 1.0f) == 127 &&
+             qn_quantize_row_i8(-INFINITY, 1.0f) == -127, "row NaN / saturation");
+    CHECK(t, qn_quantize_row_i8(0.0f, 0.0f) == 0 && qn_quantize_row_i8(3.0f, 0.0f) == 3,
+          "scale 0 divides by 1");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -397,5 +441,6 @@ main(int argc, char **argv)
     test_bias(&t);
     test_qparams(&t);
     test_qrange(&t);
+    test_dynamic(&t);
     return numerics_test_done(&t);
 }

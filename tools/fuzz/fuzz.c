@@ -11,6 +11,7 @@
  * DQ and Q) (gen.c, op_attention, op_island).
  * --select-ops adds where, comparisons, expand, tile, reduce_sum/max/min, argmax, a gather by
  * run-time indices and a cast through f16 (gen.c, op_select).
+ * --dynq adds ONNX Runtime's dynamic quantization of a MatMul (gen.c, op_dynq).
  *
  * Each random QDQ graph (gen.c) is checked three ways, through the public API only:
  *   1. literal QDQ semantics (reference interpreter, no passes) vs the integer reference
@@ -600,7 +601,7 @@ usage(void)
             "usage: qdqc-fuzz [--count N] [--seed S] [--slots K] [--isa A,B] [--out DIR]\n"
             "                 [--isa-mode all|rotate] [--fixed-every N] [--no-threads] [--no-shrink]\n"
             "                 [--max-fail N] [--progress N] [--strict-unsupported] [--qdq-pairs]\n"
-            "                 [--qdq-types] [--transformer] [--select-ops] [-v]\n"
+            "                 [--qdq-types] [--transformer] [--select-ops] [--dynq] [-v]\n"
             "       qdqc-fuzz --check FILE.qir... [--input-seed S]\n"
             "       qdqc-fuzz --mutate [--count N] [--seed S] [--jobs J] ... MODEL.onnx...\n"
             "       qdqc-fuzz --print [--seed S] [--slots K] [--skip MASK] [--max-n N] [--max-c N]\n"
@@ -626,6 +627,7 @@ main(int argc, char **argv)
     bool do_shrink = true, print = false, check = false, qdq_pairs = false, qdq_types = false;
     bool transformer = false;
     bool select_ops = false;
+    bool dynq = false;
     char isabuf[256] = "";
     const char *files[256];
     int nfiles = 0;
@@ -694,6 +696,8 @@ main(int argc, char **argv)
             transformer = true;
         } else if (!strcmp(a, "--select-ops")) {
             select_ops = true;
+        } else if (!strcmp(a, "--dynq")) {
+            dynq = true;
         } else if (!strcmp(a, "--no-threads")) {
             op.threads = false;
         } else if (!strcmp(a, "--no-shrink")) {
@@ -750,6 +754,7 @@ main(int argc, char **argv)
     base.qdq_types = qdq_types;
     base.transformer = transformer;
     base.select_ops = select_ops;
+    base.dynq = dynq;
     base.maxn = 2;
     base.maxc = 24;
     base.maxhw = 12;

@@ -41,6 +41,8 @@ typedef struct GenSpec {
                           op_island */
     bool select_ops;   /* --select-ops: also where / comparisons / expand / tile / reduce_* /
                           argmax / run-time gather / cast (gen.c, op_select) */
+    bool dynq;         /* --dynq: also ONNX Runtime's dynamic quantization of a MatMul
+                          (gen.c, op_dynq) */
 } GenSpec;
 
 enum { OUT_Q, OUT_DQ, OUT_F32 };

@@ -1899,19 +1899,105 @@ op_select(Gen *g)
     return emit_q(g, v, rank, yd, &proto, add);
 }
 
+/* ONNX Runtime's dynamic quantization of a MatMul (--dynq; issue 14 item 3): x dequantized,
+ * then dynamic_quantize, matmul_integer with constant weights [K, N] (i8 with zero point 0, i8
+ * with a small zero point, or u8 with one zero point per column; the zero point operands
+ * sometimes absent), cast to f32, mul by mul(x_scale, w_scale) (w_scale one value or one per
+ * column; either operand order), optionally an add of a constant f32 bias [N], then quantized
+ * into the pool. The pipeline folds it into one matmul_integer with the same f32 operations
+ * (docs/numerics.md), so only the final quantize rounds. */
+static int
+op_dynq(Gen *g)
+{
+    Rng *r = &g->r;
+    const GenSpec *sp = g->sp;
+    int ai = pick(g, fz_int(r, 2, 4));
+    if (ai < 0) {
+        int64_t d[4] = {cap(fz_int(r, 1, 17), sp->maxhw), cap(fz_int(r, 1, 80), 4 * sp->maxc), 0, 0};
+        if ((ai = new_input(g, 2, d, chance(r, 0.6))) < 0)
+            return -1;
+    }
+    QT a = g->pool[ai];
+    int64_t K = a.d[a.rank - 1];
+    int N = chance(r, 0.15) ? cap(fz_int(r, 33, 90), 4 * sp->maxc) : cap(fz_int(r, 1, 24), 2 * sp->maxc);
+    int64_t yd[4];
+    memcpy(yd, a.d, sizeof yd);
+    yd[a.rank - 1] = N;
+    char xds[96], yds[96], nds[32];
+    dims_str(xds, sizeof xds, a.rank, a.d);
+    dims_str(yds, sizeof yds, a.rank, yd);
+    int af = emit_dq(g, ai);
+    int vq = newval(g), vs = newval(g), vz = newval(g);
+    sb_printf(&g->body, "  %%v%d, %%v%d, %%v%d = dynamic_quantize %%v%d : u8%s, f32[], u8[]\n",
+              vq, vs, vz, af, xds);
+    int kind = fz_int(r, 0, 2); /* i8 zp 0, i8 small zp, u8 per-column zp */
+    bool wu8 = kind == 2, perch = wu8 || chance(r, 0.5);
+    snprintf(nds, sizeof nds, perch ? "[%d]" : "[]", N);
+    int vw = newval(g);
+    sb_printf(&g->body, "  %%v%d = const dense<%s[%lld,%d], 0x", vw, wu8 ? "u8" : "i8", (long long)K, N);
+    for (int64_t i = 0; i < K * N; i++)
+        sb_printf(&g->body, "%02X", (unsigned)(fz_int(r, wu8 ? 0 : -128, wu8 ? 255 : 127) & 0xFF));
+    sb_printf(&g->body, ">\n");
+    int vwz = 0;
+    if (kind > 0 || chance(r, 0.5)) {
+        vwz = newval(g);
+        sb_printf(&g->body, "  %%v%d = const dense<%s%s, [", vwz, wu8 ? "u8" : "i8", wu8 ? nds : "[]");
+        for (int c = 0; c < (wu8 ? N : 1); c++)
+            sb_printf(&g->body, "%s%d", c ? ", " : "", kind == 0 ? 0 : wu8 ? fz_int(r, 100, 156) : fz_int(r, -6, 6));
+        sb_printf(&g->body, "]>\n");
+    }
+    float ws = rand_scale(r, -10, -6);
+    float *sv = malloc((size_t)N * sizeof *sv);
+    for (int c = 0; c < N; c++)
+        sv[c] = perch ? (float)(ws * (0.5 + fz_unif(r))) : ws;
+    int vws = newval(g);
+    emit_f32_const(g, vws, perch ? 1 : 0, (int64_t[]){N}, sv);
+    int va = newval(g), vc = newval(g), vp = newval(g), vm = newval(g);
+    if (vwz)
+        sb_printf(&g->body, "  %%v%d = matmul_integer %%v%d, %%v%d, %%v%d, %%v%d : i32%s\n", va, vq, vw, vz, vwz, yds);
+    else
+        sb_printf(&g->body, "  %%v%d = matmul_integer %%v%d, %%v%d, %%v%d : i32%s\n", va, vq, vw, vz, yds);
+    sb_printf(&g->body, "  %%v%d = cast %%v%d, to=\"f32\" : f32%s\n", vc, va, yds);
+    bool sw = chance(r, 0.5);
+    sb_printf(&g->body, "  %%v%d = mul %%v%d, %%v%d : f32%s\n", vp, sw ? vws : vs, sw ? vs : vws, nds);
+    sw = chance(r, 0.5);
+    sb_printf(&g->body, "  %%v%d = mul %%v%d, %%v%d : f32%s\n", vm, sw ? vp : vc, sw ? vc : vp, yds);
+    /* the result's spread: sqrt(K) products of x (about 0.3 of its range's magnitude) and
+     * weights (about 74 steps of ws, uniform integers) */
+    double ystd = sqrt((double)K) * qt_mag(&a) * 0.3 * 74.0 * ws;
+    int vy = vm;
+    if (chance(r, 0.6)) {
+        int vb = newval(g);
+        for (int c = 0; c < N; c++)
+            sv[c] = (float)((fz_unif(r) - 0.5) * ystd);
+        emit_f32_const(g, vb, 1, (int64_t[]){N}, sv);
+        vy = newval(g);
+        sb_printf(&g->body, "  %%v%d = add %%v%d, %%v%d : f32%s\n", vy, vm, vb, yds);
+    }
+    free(sv);
+    double lo = -2.5 * ystd, hi = 2.5 * ystd;
+    bool relu_q;
+    int av = emit_act(g, vy, a.rank, yd, &lo, &hi, &relu_q);
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, lo, hi, out_u8(g, &a), relu_q, &proto);
+    return emit_q(g, av, a.rank, yd, &proto, 1);
+}
+
 /* ---- driver ---- */
 
 enum { K_CONV, K_MATMUL, K_GEMM, K_BIN, K_CONCAT, K_POOL, K_ACT, K_LAYOUT, K_REQ, K_SOFTMAX,
-       K_FCONV, K_QDQ, K_TYPES, K_ATTN, K_ISLAND, K_SELECT, K_COUNT };
+       K_FCONV, K_QDQ, K_TYPES, K_ATTN, K_ISLAND, K_SELECT, K_DYNQ, K_COUNT };
 /* K_QDQ's weight is 0 without --qdq-pairs, K_TYPES's without --qdq-types, K_ATTN's and
- * K_ISLAND's without --transformer, K_SELECT's without --select-ops, so the other graphs of a
- * seed stay the same */
-static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0, 0, 0, 0, 0};
+ * K_ISLAND's without --transformer, K_SELECT's without --select-ops, K_DYNQ's without --dynq,
+ * so the other graphs of a seed stay the same */
+static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0, 0, 0, 0, 0, 0};
 #define K_QDQ_WEIGHT 25
 #define K_TYPES_WEIGHT 25
 #define K_ATTN_WEIGHT 20
 #define K_ISLAND_WEIGHT 30
 #define K_SELECT_WEIGHT 40
+#define K_DYNQ_WEIGHT 25
 
 static int
 run_slot(Gen *g)
@@ -1928,6 +2014,8 @@ run_slot(Gen *g)
     }
     if (g->sp->select_ops)
         w[K_SELECT] = K_SELECT_WEIGHT;
+    if (g->sp->dynq)
+        w[K_DYNQ] = K_DYNQ_WEIGHT;
     for (int k = 0; k < K_COUNT; k++)
         tot += w[k];
     int x = fz_int(&g->r, 0, tot - 1), k = 0;
@@ -1950,6 +2038,7 @@ run_slot(Gen *g)
     case K_ATTN: return op_attention(g);
     case K_ISLAND: return op_island(g);
     case K_SELECT: return op_select(g);
+    case K_DYNQ: return op_dynq(g);
     case K_QDQ: {
         int pi = op_qdq_pair(g);
         if (pi >= 0 && chance(&g->r, 0.3))
@@ -2084,11 +2173,12 @@ fz_generate(const GenSpec *sp, GenGraph *gg)
             add_output(g, pi, false, &ret, &rty);
     }
     Sb *t = &gg->text;
-    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s%s%s%s\n",
+    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s%s%s%s%s%s\n",
               (unsigned long long)sp->seed, sp->nslots, (unsigned long long)sp->skip, sp->maxn,
               sp->maxc, sp->maxhw, sp->all_outputs ? "all" : "leaves",
               sp->only_slot >= 0 ? " (one output)" : "", sp->qdq_pairs ? " --qdq-pairs" : "",
-              sp->qdq_types ? " --qdq-types" : "", sp->transformer ? " --transformer" : "");
+              sp->qdq_types ? " --qdq-types" : "", sp->transformer ? " --transformer" : "",
+              sp->select_ops ? " --select-ops" : "", sp->dynq ? " --dynq" : "");
     for (int i = 0; i < gg->nscale_in; i++)
         sb_printf(t, "// fz-scale %d %.9g %.9g\n", gg->scale_in[i].input,
                   (double)gg->scale_in[i].lo, (double)gg->scale_in[i].hi);

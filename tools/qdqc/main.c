@@ -98,6 +98,11 @@ static const char usage_text[] =
     "                          (machine code),\n"
     "                          jit, write; then the total\n"
     "  --requant=float|fixed   requantization arithmetic (docs/numerics.md)\n"
+    "  --weight-only=float|int8-acts\n"
+    "                          weight-only matmuls (wmatmul) on f32 activations (float, the\n"
+    "                          default) or on activations quantized to int8 per row at run\n"
+    "                          time, through the int8 dot-product GEMM: faster, an\n"
+    "                          approximation (docs/numerics.md, \"int8 activations\")\n"
     "  --input-shape NAME=DIMS fix a dynamic input shape, e.g. x=1x3x224x224 (repeatable)\n"
     "  --const-input NAME=FILE.npy\n"
     "                          freeze ONNX graph input NAME to the array's value: it is no\n"
@@ -806,6 +811,12 @@ main(int argc, char **argv)
                 goto done;
             }
             qdqc_context_set_option(o.ctx, "requant", v);
+        } else if ((v = flag_value(argc, argv, &i, "--weight-only", &m)) || m) {
+            if (!v || (strcmp(v, "float") != 0 && strcmp(v, "int8-acts") != 0)) {
+                rc = usage_error("--weight-only must be 'float' or 'int8-acts'");
+                goto done;
+            }
+            qdqc_context_set_option(o.ctx, "weight-only", v);
         } else if ((v = flag_value(argc, argv, &i, "--input-shape", &m)) || m) {
             if (!v || qdqc_context_add_input_shape(o.ctx, v) != QDQC_OK) {
                 rc = v ? EXIT_USAGE : usage_error("--input-shape needs NAME=DIMS");

@@ -76,8 +76,15 @@ tile_rowvecs(Gen *g, int rows, int nv, LLVMValueRef *out /* [rows * nv] */)
 
 /* ---- epilogue ---- */
 
+/* Whether the kernel takes the run-time quantization of A (CgGemmSpec.act_*). */
+static bool
+gemm_act(const CgGemmSpec *s)
+{
+    return s->act_zp || s->act_scale || s->act_row_scale;
+}
+
 typedef struct EpiConsts {
-    LLVMValueRef cb, zb, mult, fxm, fxr, fxs, fb;
+    LLVMValueRef cb, zb, mult, fxm, fxr, fxs, fb, csum;
 } EpiConsts;
 
 /* The fused residual add (CgGemmSpec.residual): qn_qadd of the requantized q (i32 lanes) and
@@ -200,16 +207,24 @@ epilogue_row(Gen *g, const Panel *pn, const EpiConsts *k, const LLVMValueRef *n,
         rsv = splat(g, load(g, g->i32, gep8(g, g->rs, mul(g, lr, 4)), 4), vl);
     LLVMValueRef mrow = add(g, g->m0, lr);
     LLVMValueRef row = mul(g, mrow, s->ldc);
+    LLVMValueRef rowscale = NULL; /* act_row_scale: this row's scale of A */
+    if (s->act_row_scale)
+        rowscale = splat(g, load(g, g->f32, gep8(g, g->aq_rows, mul(g, mrow, 4)), 4), vl);
     for (int v = 0; v < pn->nv; v++) {
         LLVMValueRef acc = vecs[v];
-        if (k[v].zb)
-            acc = LLVMBuildSub(g->b, acc, LLVMBuildMul(g->b, k[v].zb, rsv, ""), "");
-        if (k[v].cb)
-            acc = LLVMBuildAdd(g->b, acc, k[v].cb, "");
+        EpiConsts kv = k[v];
+        if (kv.zb)
+            acc = LLVMBuildSub(g->b, acc, LLVMBuildMul(g->b, kv.zb, rsv, ""), "");
+        if (kv.cb)
+            acc = LLVMBuildAdd(g->b, acc, kv.cb, "");
+        if (kv.csum) /* act_zp: - za * sum_k (b - zb) */
+            acc = LLVMBuildSub(g->b, acc, LLVMBuildMul(g->b, splat(g, g->aq_za, vl), kv.csum, ""), "");
+        if (rowscale)
+            kv.mult = LLVMBuildFMul(g->b, rowscale, kv.mult, "");
         bool full = v < pn->nv - 1 || pn->last_lanes == (int64_t)vl;
         LLVMValueRef res = s->residual ? residual_load(g, mrow, n[v], full ? (int64_t)vl : pn->last_lanes)
                                        : NULL;
-        LLVMValueRef out = epilogue_vec(g, acc, &k[v], res);
+        LLVMValueRef out = epilogue_vec(g, acc, &kv, res);
         LLVMValueRef cptr = gep8(g, g->arg_c, mul(g, add(g, row, n[v]), g->esize));
         if (full) {
             store(g, out, cptr, (unsigned)g->esize);
@@ -244,8 +259,11 @@ tile_epilogue(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc, LLVMValueRef
             k[v].mult = const_vec(g, g->g_mult, g->f32, 4, n[v]);
         if (s->epilogue == CG_GEMM_EPI_DEQUANT) {
             k[v].mult = const_vec(g, g->g_scale, g->f32, 4, n[v]);
+            if (s->act_scale) /* A's run-time scale times B's: one f32 product */
+                k[v].mult = LLVMBuildFMul(g->b, splat(g, g->aq_sa, vl), k[v].mult, "");
             k[v].fb = g->g_fbias ? const_vec(g, g->g_fbias, g->f32, 4, n[v]) : NULL;
         }
+        k[v].csum = g->g_csum ? const_vec(g, g->g_csum, g->i32, 4, n[v]) : NULL;
         if (s->epilogue == CG_GEMM_EPI_REQUANT_FIXED) {
             k[v].fxm = const_vec(g, g->g_fxm, g->i64, 8, n[v]);
             k[v].fxr = const_vec(g, g->g_fxr, g->i64, 8, n[v]);
@@ -420,8 +438,9 @@ static void
 add_gemm_function(Gen *g, const CgTarget *t, const char *name, bool shared)
 {
     const CgGemmSpec *s = g->s;
-    unsigned np = s->b_runtime ? 6 : s->residual ? 5 : 4; /* b_runtime: packed B, cb */
-    LLVMTypeRef params[6] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr, g->ptr};
+    /* b_runtime: packed B, cb; act_*: the CgGemmActQ */
+    unsigned np = s->b_runtime ? 6 : s->residual || gemm_act(s) ? 5 : 4;
+    LLVMTypeRef params[7] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr, g->ptr, g->ptr};
     if (shared)
         params[np++] = g->ptr;
     LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, np, 0);
@@ -436,6 +455,10 @@ add_gemm_function(Gen *g, const CgTarget *t, const char *name, bool shared)
     g->arg_mb = LLVMGetParam(g->fn, 2);
     g->arg_me = LLVMGetParam(g->fn, 3);
     g->arg_r = s->residual ? LLVMGetParam(g->fn, 4) : NULL;
+    if (gemm_act(s)) {
+        add_param_attr(g, 5, "noalias", 0);
+        add_param_attr(g, 5, "readonly", 0);
+    }
 }
 
 /* The instance's constants: packed B and the per-channel epilogue arrays, as private globals
@@ -458,6 +481,8 @@ add_gemm_constants(Gen *g, const char *name)
         g->g_scale = const_bytes(g, name, "scale", plan->scale, plan->npad * 4);
     if (plan->fbias)
         g->g_fbias = const_bytes(g, name, "fbias", plan->fbias, plan->npad * 4);
+    if (plan->csum)
+        g->g_csum = const_bytes(g, name, "csum", plan->csum, plan->npad * 4);
     if (plan->fx_mult) {
         g->g_fxm = const_bytes(g, name, "fxm", plan->fx_mult, plan->npad * 8);
         g->g_fxr = const_bytes(g, name, "fxr", plan->fx_round, plan->npad * 8);
@@ -465,13 +490,13 @@ add_gemm_constants(Gen *g, const char *name)
     }
 }
 
-enum { GEMM_NCONST = 9 };
+enum { GEMM_NCONST = 10 };
 
 static LLVMValueRef *
 const_slot(Gen *g, int i)
 {
     LLVMValueRef *slots[GEMM_NCONST] = {&g->g_b,    &g->g_cb,    &g->g_zb,  &g->g_mult, &g->g_scale,
-                                        &g->g_fbias, &g->g_fxm, &g->g_fxr, &g->g_fxs};
+                                        &g->g_fbias, &g->g_fxm, &g->g_fxr, &g->g_fxs, &g->g_csum};
     return slots[i];
 }
 
@@ -495,6 +520,12 @@ emit_gemm_body(Gen *g, bool shared)
             LLVMSetAlignment(v, 8);
             *slot = v;
         }
+    }
+    if (gemm_act(g->s)) { /* the CgGemmActQ argument: za, sa, row_scale (gemm.h) */
+        LLVMValueRef aq = LLVMGetParam(g->fn, 4);
+        g->aq_za = load(g, g->i32, aq, 4);
+        g->aq_sa = load(g, g->f32, gep8(g, aq, ci64(g, 4)), 4);
+        g->aq_rows = load(g, g->ptr, gep8(g, aq, ci64(g, 8)), 8);
     }
     for (int i = 0; i < pl->mr * pl->nv; i++) {
         g->acc[i] = LLVMBuildAlloca(g->b, g->accty, "acc");
@@ -620,6 +651,8 @@ gemm_key(CgGemmIsa isa, const CgGemmSpec *s, const GemmPlan *p)
                   (long long)p->apack_bytes, (long long)p->stack_bytes, p->cb_nonzero,
                   p->need_rowsum, p->mult != NULL, p->scale != NULL, p->fbias != NULL,
                   p->fx_mult != NULL);
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "|%d%d%d", s->act_zp, s->act_scale,
+                  s->act_row_scale);
     if (n <= 0 || (size_t)n >= sizeof buf)
         return NULL;
     char *k = malloc((size_t)n + 1);
@@ -628,14 +661,17 @@ gemm_key(CgGemmIsa isa, const CgGemmSpec *s, const GemmPlan *p)
     return k;
 }
 
-/* A private constant array of the instance's GEMM_NCONST constant pointers (null for unused). */
+/* A private constant array of the instance's GEMM_NCONST constant pointers (null for unused).
+ * The last slot (csum) exists only for kernels with a run-time zero point of A: the others keep
+ * the table of nine they always had (the same IR, test/ir-identity.sha256). */
 static LLVMValueRef
 const_table(Gen *g, const char *name, LLVMValueRef *consts)
 {
     LLVMValueRef el[GEMM_NCONST];
-    for (int i = 0; i < GEMM_NCONST; i++)
+    unsigned n = consts[GEMM_NCONST - 1] ? GEMM_NCONST : GEMM_NCONST - 1;
+    for (unsigned i = 0; i < n; i++)
         el[i] = consts[i] ? consts[i] : LLVMConstPointerNull(g->ptr);
-    LLVMValueRef init = LLVMConstArray2(g->ptr, el, GEMM_NCONST);
+    LLVMValueRef init = LLVMConstArray2(g->ptr, el, n);
     char gname[256];
     snprintf(gname, sizeof gname, "%s.consts", name);
     LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), gname);

@@ -109,7 +109,28 @@ typedef struct CgGemmSpec {
      * whose bytes the packer flips); bias (compile-time) is folded into cb by the packer,
      * which may also add a run-time bias. No residual. */
     bool b_runtime;
+    /* Run-time quantization of A (dynamic quantization: matmul_integer, and wmatmul with int8
+     * activations; docs/numerics.md). The kernel takes one more argument after the four
+     * above, `const CgGemmActQ *aq` (below; read once per call), and
+     *   act_zp:        A's zero point is aq->za, known only at run time (za above must be 0):
+     *                  the accumulator gets - aq->za * csum[n], csum[n] = sum_k (B[n,k] - zb[n])
+     *                  folded at compile time (int32 modulo 2^32: exact whenever the result
+     *                  fits, like every other correction);
+     *   act_scale:     the DEQUANT epilogue multiplies (float)acc by (aq->sa * scale[n]), one
+     *                  f32 product (A's per-tensor scale times B's), instead of by scale[n];
+     *   act_row_scale: ... by (aq->row_scale[m] * scale[n]), one scale per row of A (m counts
+     *                  from A's row 0, whatever rows the call owns).
+     * Not with a residual add or a run-time B. */
+    bool act_zp, act_scale, act_row_scale;
 } CgGemmSpec;
+
+/* What a kernel with run-time quantization of A reads (CgGemmSpec.act_*), in this layout:
+ * za at byte 0, sa at byte 4, row_scale at byte 8. */
+typedef struct CgGemmActQ {
+    int32_t za;
+    float sa;
+    const float *row_scale;
+} CgGemmActQ;
 
 const char *
 cg_gemm_isa_name(CgGemmIsa isa);

@@ -105,6 +105,7 @@ struct GemmPlan {
     int32_t *zb;
     float *mult, *scale, *fbias;
     int64_t *fx_mult, *fx_round, *fx_shift;
+    int32_t *csum;  /* act_zp: sum_k (B[n,k] - zb[n]) (mod 2^32); else NULL */
 };
 
 /* Validate s for (t, isa), choose tiles, pack B, fold the corrections. */

@@ -23,7 +23,8 @@ typedef struct Gen {
     LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, accty, outty;
     int esize;
     LLVMValueRef arg_a, arg_c, arg_mb, arg_me, arg_r;
-    LLVMValueRef g_b, g_cb, g_zb, g_mult, g_fxm, g_fxr, g_fxs, g_scale, g_fbias;
+    LLVMValueRef g_b, g_cb, g_zb, g_mult, g_fxm, g_fxr, g_fxs, g_scale, g_fbias, g_csum;
+    LLVMValueRef aq_za, aq_sa, aq_rows; /* run-time quantization of A (spec act_*), or NULL */
     LLVMValueRef acc[32], apack, rs, sumslot, scratch, tbuf; /* tbuf: a tile's row vectors */
     LLVMValueRef m0, mcn; /* current cache block: first row, row count */
     LLVMValueRef kc0, kend, kfirst, klast; /* current K chunk (nkc > 1 only) */

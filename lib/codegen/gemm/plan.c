@@ -48,6 +48,13 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
         return errbuf_fail(err, errlen, "gemm: no weights");
     if (s->b_runtime && s->residual)
         return errbuf_fail(err, errlen, "gemm: a run-time B cannot fuse a residual add");
+    if ((s->act_zp || s->act_scale || s->act_row_scale) &&
+        (s->residual || s->b_runtime || (s->act_zp && s->za != 0) ||
+         ((s->act_scale || s->act_row_scale) && s->epilogue != CG_GEMM_EPI_DEQUANT) ||
+         (s->act_scale && s->act_row_scale)))
+        return errbuf_fail(err, errlen, "gemm: run-time quantization of A needs a compile-time "
+                           "B, no residual, za = 0 (act_zp) and the dequantize epilogue with one "
+                           "kind of scale (act_scale, act_row_scale)");
     if (s->a_signed ? (s->za < -128 || s->za > 127) : (s->za < 0 || s->za > 255))
         return errbuf_fail(err, errlen, "gemm: activation zero point %d outside the %s range", s->za,
                     s->a_signed ? "int8" : "uint8");
@@ -227,7 +234,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     p->bpack = calloc((size_t)p->bpack_bytes, 1);
     p->cb = calloc((size_t)p->npad, sizeof *p->cb);
     p->zb = calloc((size_t)p->npad, sizeof *p->zb);
-    if (!p->bpack || !p->cb || !p->zb) {
+    p->csum = s->act_zp ? calloc((size_t)p->npad, sizeof *p->csum) : NULL;
+    if (!p->bpack || !p->cb || !p->zb || (s->act_zp && !p->csum)) {
         gemm_plan_free(p);
         return errbuf_fail(err, errlen, "gemm: out of memory");
     }
@@ -249,6 +257,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         p->cb[n] = (int32_t)v;
         p->zb[n] = (int32_t)zbn;
         p->cb_nonzero |= v != 0 || s->b_runtime;
+        if (p->csum) /* act_zp: sum_k (b - zb[n]), the run-time zero point's factor */
+            p->csum[n] = (int32_t)(colsum - (uint32_t)s->k * zbn);
     }
 
     if (s->epilogue == CG_GEMM_EPI_REQUANT_FLOAT) {
@@ -300,6 +310,7 @@ gemm_plan_free(GemmPlan *p)
     free(p->fx_mult);
     free(p->fx_round);
     free(p->fx_shift);
+    free(p->csum);
     memset(p, 0, sizeof *p);
 }
 

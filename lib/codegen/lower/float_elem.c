@@ -2,13 +2,14 @@
  * and lib/ref/ref.c operation for operation: element-wise add/sub/mul/div/prelu with numpy
  * broadcasting (one f32 operation), the piecewise-linear activations (relu, clip, leaky_relu,
  * hard_sigmoid, hard_swish) evaluated in double and rounded once as the reference does,
- * batchnorm, qreduce_mean, cast, dynamic_quantize and the dynamic (run-time scale / zero
- * point) quantize / dequantize; the dispatch of the float islands. The transcendental
- * functions (sigmoid, tanh, erf, gelu, exp, log, pow, ...) are float_math.c's vector kernels,
- * softmax / layernorm / reduce_mean float_norm.c's; sqrt is llvm.sqrt (correctly rounded).
- * So the results are bit-identical to the reference interpreter; test/e2e/fixtures.test
- * checks it. */
+ * batchnorm, qreduce_mean, cast and the dynamic (run-time scale / zero point) quantize /
+ * dequantize (dynamic_quantize: dynq.c); the dispatch of the float islands. The
+ * transcendental functions (sigmoid, tanh, erf, gelu, exp, log, pow, ...) are float_math.c's
+ * vector kernels, softmax / layernorm / reduce_mean float_norm.c's; sqrt is llvm.sqrt
+ * (correctly rounded). So the results are bit-identical to the reference interpreter;
+ * test/e2e/fixtures.test checks it. */
 #include "codegen/lower/float_math.h"
+#include "codegen/lower/lower.h"
 #include "numerics/elementwise.h"
 
 #include <llvm-c/Core.h>
@@ -343,7 +344,7 @@ emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-/* ---- cast, dynamic quantization ---- */
+/* ---- cast, dynamic quantize / dequantize ---- */
 
 /* f64 -> f16 rounded once (ir_f64_to_f16): round to odd to f32, then to nearest even */
 static LLVMValueRef
@@ -417,43 +418,6 @@ emit_cast(Kb *k, Node *n, const CgNodeArgs *a)
         }
     }
     cg_loop_end(k, &l);
-    return true;
-}
-
-/* ONNX DynamicQuantizeLinear as lib/ref: min/max with 0 (a NaN input is skipped here; the
- * reference rejects it), scale = range / 255, zp = rne(clamp(0 - mn / scale, 0, 255)). */
-static bool
-emit_dynq(Kb *k, Node *n, const CgNodeArgs *a)
-{
-    if (!need_f32(k, n, 0))
-        return false;
-    const Type *x = vt(k, n->in[0]);
-    int64_t cnt = (int64_t)type_numel_unchecked(x);
-    LLVMBuilderRef b = k->b;
-    LLVMValueRef mxp = cg_entry_alloca(k, k->f32), mnp = cg_entry_alloca(k, k->f32);
-    LLVMBuildStore(b, cg_f32(k, 0), mxp);
-    LLVMBuildStore(b, cg_f32(k, 0), mnp);
-    CgLoop l;
-    LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, cnt));
-    LLVMValueRef v = cg_load_raw(k, ET_F32, a->in[0], i);
-    LLVMValueRef mx = LLVMBuildLoad2(b, k->f32, mxp, ""), mn = LLVMBuildLoad2(b, k->f32, mnp, "");
-    LLVMBuildStore(b, fsel(k, LLVMRealOGT, v, mx, v, mx), mxp);
-    LLVMBuildStore(b, fsel(k, LLVMRealOLT, v, mn, v, mn), mnp);
-    cg_loop_end(k, &l);
-    mx = LLVMBuildLoad2(b, k->f32, mxp, "");
-    mn = LLVMBuildLoad2(b, k->f32, mnp, "");
-    LLVMValueRef range = fsel(k, LLVMRealOEQ, mx, mn, cg_f32(k, 1.0f), LLVMBuildFSub(b, mx, mn, ""));
-    LLVMValueRef scale = LLVMBuildFDiv(b, range, cg_f32(k, 255.0f), "");
-    LLVMValueRef izp = LLVMBuildFSub(b, cg_f32(k, 0.0f), LLVMBuildFDiv(b, mn, scale, ""), "");
-    izp = fsel(k, LLVMRealOLT, izp, cg_f32(k, 0), cg_f32(k, 0), izp);
-    izp = fsel(k, LLVMRealOGT, izp, cg_f32(k, 255), cg_f32(k, 255), izp);
-    LLVMValueRef zp = cg_finish_f32(k, izp, cg_i64(k, 0), 0, 255);
-    i = cg_loop_begin(k, &l, cg_i64(k, cnt));
-    v = LLVMBuildFDiv(b, cg_load_raw(k, ET_F32, a->in[0], i), scale, "");
-    cg_store_i64(k, ET_U8, a->out[0], i, cg_finish_f32(k, v, zp, 0, 255));
-    cg_loop_end(k, &l);
-    cg_store_raw(k, ET_F32, a->out[1], cg_i64(k, 0), scale);
-    cg_store_i64(k, ET_U8, a->out[2], cg_i64(k, 0), zp);
     return true;
 }
 
@@ -556,8 +520,6 @@ cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a)
         return emit_reduce(k, n, a);
     case OP_CAST:
         return emit_cast(k, n, a);
-    case OP_DYNAMIC_QUANTIZE:
-        return emit_dynq(k, n, a);
     case OP_QUANTIZE: case OP_DEQUANTIZE:
         return emit_qdq_dynamic(k, n, a);
     case OP_CONV: case OP_CONV_TRANSPOSE: case OP_MATMUL: case OP_GEMM: case OP_AVGPOOL:

@@ -18,6 +18,12 @@ cg_node_scratch(Kb *k, Node *n)
         return cg_qdirect_scratch(k, n);
     case OP_CONV_TRANSPOSE:
         return cg_float_linear_scratch(k, n);
+    case OP_DYNAMIC_QUANTIZE:
+        return cg_dynq_scratch(k, n);
+    case OP_WMATMUL:
+        return cg_wonly_i8_scratch(k, n);
+    case OP_MATMUL_INTEGER:
+        return cg_minteger_scratch(k, n);
     default:
         return 0;
     }
@@ -28,6 +34,8 @@ cg_operand_static(Kb *k, Node *n, uint32_t i)
 {
     if (n->op == OP_WMATMUL)
         return i >= 1; /* packed at compile time (float_wonly.c) */
+    if (n->op == OP_MATMUL_INTEGER)
+        return cg_minteger_static(k, n, i);
     if (n->op == OP_QMATMUL && cg_qmatmul_dynamic(k, n))
         return false;
     if (n->op == OP_QCONV || n->op == OP_QMATMUL)
@@ -41,8 +49,9 @@ cg_node_may_fail(Graph *g, const Node *n)
     /* a gather with run-time indices checks them like the reference (layout.c) */
     if (n->op == OP_GATHER)
         return !ir_const_of(g, n->in[1]);
-    return (n->op == OP_QUANTIZE || n->op == OP_DEQUANTIZE) && !n->q && n->nin > 1 &&
-           n->in[1].id;
+    return ((n->op == OP_QUANTIZE || n->op == OP_DEQUANTIZE) && !n->q && n->nin > 1 &&
+            n->in[1].id) ||
+           n->op == OP_DYNAMIC_QUANTIZE; /* NaN or infinity in its input (dynq.c) */
 }
 
 bool
@@ -61,7 +70,11 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
     case OP_QCONV:
         return cg_emit_linear(k, n, a);
     case OP_WMATMUL:
-        return cg_emit_wonly(k, n, a);
+        return cg_wonly_i8(k, n) ? cg_emit_wonly_i8(k, n, a) : cg_emit_wonly(k, n, a);
+    case OP_DYNAMIC_QUANTIZE:
+        return cg_emit_dynamic_quantize(k, n, a);
+    case OP_MATMUL_INTEGER:
+        return cg_emit_minteger(k, n, a);
     case OP_QCONV_TRANSPOSE:
         return cg_emit_qdirect(k, n, a);
     case OP_QUANTIZE: case OP_DEQUANTIZE:

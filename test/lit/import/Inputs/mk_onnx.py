@@ -168,6 +168,33 @@ def matmul_integer_static():
 
 
 @case
+def matmul_integer_dynamic():
+    """ONNX Runtime's quantize_dynamic: a's zero point from DynamicQuantizeLinear (run-time),
+    constant u8 weights with one zero point per column."""
+    inits = [init("b", (np.arange(6 * 3) % 200).astype(np.uint8).reshape(6, 3)),
+             init("bz", np.array([1, 2, 3], np.uint8))]
+    nodes = [h.make_node("DynamicQuantizeLinear", ["x"], ["a", "as", "az"], name="dql"),
+             h.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"], name="mmi")]
+    return model(nodes, [f32("x", [2, 6])], [vi("y", TP.INT32, [2, 3])], inits, opset=11)
+
+
+@case
+def matmul_integer_per_row():
+    """a_zero_point with one value per row of A (ONNX allows it; refused)"""
+    nodes = [h.make_node("MatMulInteger", ["a", "b", "az"], ["y"], name="mmi")]
+    return model(nodes, [vi("a", TP.UINT8, [2, 6]), vi("b", TP.INT8, [6, 3]), vi("az", TP.UINT8, [2])],
+                 [vi("y", TP.INT32, [2, 3])], opset=10)
+
+
+@case
+def matmul_integer_zb_shape():
+    """b_zero_point [1, N] instead of one value or [N] (refused)"""
+    nodes = [h.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"], name="mmi")]
+    return model(nodes, [vi("a", TP.UINT8, [2, 6]), vi("b", TP.INT8, [6, 3]), vi("az", TP.UINT8, []),
+                         vi("bz", TP.INT8, [1, 3])], [vi("y", TP.INT32, [2, 3])], opset=10)
+
+
+@case
 def shape_chain():
     """PyTorch flatten with dynamic axes: Shape->Gather->Unsqueeze->Concat->Reshape."""
     inits = [init("idx0", np.array(0, np.int64)), init("minus1", np.array([-1], np.int64))]
