@@ -854,7 +854,7 @@ test_isa_jit(const CgTarget *t, CgGemmIsa isa, const char *label, bool shared)
 
 static char *
 kernel_asm(const char *triple, const char *cpu, const char *mattr, CgGemmIsa isa, bool a_signed,
-           char *err, size_t errlen)
+           bool a16, char *err, size_t errlen)
 {
     CgTarget t;
     if (!cg_target_parse(&t, triple, cpu, mattr, err, errlen))
@@ -863,7 +863,10 @@ kernel_asm(const char *triple, const char *cpu, const char *mattr, CgGemmIsa isa
     if (!cg_target_machine_create(&t, &tm, err, errlen))
         return NULL;
     Case c;
-    make_case(&c, isa, 17, 40, 27, a_signed, true, 1, false, 0);
+    if (a16)
+        make_case16(&c, isa, 17, 40, 28, a_signed, true, 1, false, false, 0);
+    else
+        make_case(&c, isa, 17, 40, 27, a_signed, true, 1, false, 0);
     LLVMContextRef ctx = NULL;
     LLVMModuleRef mod = NULL;
     char *text = NULL;
@@ -876,11 +879,11 @@ kernel_asm(const char *triple, const char *cpu, const char *mattr, CgGemmIsa isa
 }
 
 static void
-check_asm(const char *label, const char *triple, const char *cpu, const char *mattr,
-          CgGemmIsa isa, bool a_signed, const char *must, const char *must_not)
+check_asm2(const char *label, const char *triple, const char *cpu, const char *mattr,
+           CgGemmIsa isa, bool a_signed, bool a16, const char *must, const char *must_not)
 {
     char err[1024];
-    char *text = kernel_asm(triple, cpu, mattr, isa, a_signed, err, sizeof err);
+    char *text = kernel_asm(triple, cpu, mattr, isa, a_signed, a16, err, sizeof err);
     bool ok = text && strstr(text, must) && !(must_not && strstr(text, must_not));
     if (!ok)
         printf("FAIL asm %s: want '%s'%s%s: %s\n", label, must, must_not ? " and no " : "",
@@ -890,8 +893,29 @@ check_asm(const char *label, const char *triple, const char *cpu, const char *ma
 }
 
 static void
+check_asm(const char *label, const char *triple, const char *cpu, const char *mattr,
+          CgGemmIsa isa, bool a_signed, const char *must, const char *must_not)
+{
+    check_asm2(label, triple, cpu, mattr, isa, a_signed, false, must, must_not);
+}
+
+static void
 test_asm(void)
 {
+    /* 16-bit activations: int16 dot products */
+    check_asm2("a16 avx512vnni: vpdpwssd zmm", "x86_64-linux-gnu", "cascadelake", "",
+               CG_GEMM_X86_AVX512VNNI, true, true, "vpdpwssd\t%zmm", "vpdpbusd");
+    check_asm2("a16 avx512vnni u16: vpdpwssd zmm", "x86_64-linux-gnu", "cascadelake", "",
+               CG_GEMM_X86_AVX512VNNI, false, true, "vpdpwssd\t%zmm", "vpdpbusd");
+    check_asm2("a16 avxvnni: {vex} vpdpwssd", "x86_64-linux-gnu", "alderlake", "",
+               CG_GEMM_X86_AVXVNNI, true, true, "{vex}\tvpdpwssd", "zmm");
+    check_asm2("a16 avx2: vpmaddwd", "x86_64-linux-gnu", "haswell", "", CG_GEMM_X86_AVX2, false,
+               true, "vpmaddwd", "vpmaddubsw");
+    check_asm2("a16 neon: smlal", "aarch64-linux-gnu", "generic", "", CG_GEMM_A64_NEON, true,
+               true, "smlal", "sdot");
+    check_asm2("a16 dotprod target: smlal", "aarch64-linux-gnu", "neoverse-n2", "",
+               CG_GEMM_A64_I8MM, false, true, "smlal", "smmla");
+
     /* AVX-VNNI without AVX-512: the 256-bit intrinsic must select the VEX encoding. */
     check_asm("avxvnni selects {vex} vpdpbusd", "x86_64-linux-gnu", "alderlake", "",
               CG_GEMM_X86_AVXVNNI, false, "{vex}\tvpdpbusd", "zmm");
