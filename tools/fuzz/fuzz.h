@@ -35,6 +35,8 @@ typedef struct GenSpec {
                           (gen.c, op_qdq_pair); off, the graphs are those of earlier versions */
     bool qdq_types;    /* --qdq-types: also Q->DQ side trips through i4/u4/i16/u16, per tensor,
                           per axis and blocked (gen.c, op_qdq_types) */
+    bool a16;          /* --a16: half of the quantized activations are u16/i16 (A16W8: 16-bit
+                          qconv/qmatmul/element-wise ops, 8<->16 boundaries; gen.c choose_qp) */
 } GenSpec;
 
 enum { OUT_Q, OUT_DQ, OUT_F32 };
