@@ -1354,7 +1354,7 @@ def main():
     ap.add_argument("--full-only", action="store_true", help="with --full: skip the small fixtures")
     ap.add_argument("--inputs", metavar="DIR", help="write DIR/<model>/<input>.npy and DIR/<model>/ref/<output>.npy")
     ap.add_argument("--check-ort", action="store_true", help="run every fixture through bench/ort_run.js and compare")
-    ap.add_argument("--only", help="comma-separated fixture names (for --check-ort / --inputs)")
+    ap.add_argument("--only", help="comma-separated fixture names (for --check-ort / --inputs / --full)")
     ap.add_argument("--list", action="store_true", help="print fixture names and descriptions")
     a = ap.parse_args()
 
@@ -1394,6 +1394,8 @@ def main():
     if a.full:
         os.makedirs(a.full, exist_ok=True)
         for n, fn in FULL.items():
+            if a.only and n not in a.only.split(","):
+                continue
             m = fn()
             b = Builder.last
             check(m)  # opset <= 17: onnx.checker (check() skips it for opset 21)
