@@ -6,7 +6,7 @@
  * every product and partial sum is an integer far below 2^53, so the double sum is the exact
  * integer accumulator, which is then reduced to the documented accumulator (int32, wrapping,
  * for 8-bit activations; int64, exact, for 16-bit activations) and requantized with
- * lib/numerics (docs/numerics.md, "The accumulator"). */
+ * lib/numerics (docs/numerics.md, "The accumulator of 16-bit activations"). */
 #include "ref/ref_impl.h"
 
 #include "numerics/numerics.h"

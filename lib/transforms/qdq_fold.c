@@ -459,7 +459,7 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
         node_remark(g, ir_node(g, nid), "%s: not folded", why);
         return false;
     }
-    /* 16-bit activations accumulate in int64 (docs/numerics.md, "The accumulator"): with an
+    /* 16-bit activations accumulate in int64 (docs/numerics.md, "The accumulator of 16-bit activations"): with an
      * int32 bias and at most 2^24 products of at most 65535 * 255, nothing can overflow */
     switch (a16 ? ACC_FITS : acc_overflow(g, nid, w, qx, qw, m, b, addid.id != 0)) {
     case ACC_FITS:
