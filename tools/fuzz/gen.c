@@ -624,9 +624,14 @@ mean_scale(const float *s, int n)
  * sx*sw << sy. With a rounded bias, half the graphs keep sy >= sx*max(sw) (the fold), a quarter
  * keep choose_qp's sy, and a quarter force sy below sx*max(sw) (sx*max(sw)/sy in [1, 32]) with a
  * centred zero point, so that the coarse path is fuzzed too. Drawn from the graph's RNG only
- * when there is a rounded bias: reproducible by seed. */
+ * when there is a rounded bias: reproducible by seed.
+ * --a16: 16-bit activations make sx (and so the forced sy) ~2^8 smaller, down to where f32 can no
+ * longer resolve one output step at the magnitude vmag of the op's float values (a bias of 2
+ * against a step of 5e-8: 2^25 steps; the literal graph's own f32 arithmetic, the bias add kept
+ * float, is then off by several steps, whatever computes it). The forced sy stays at least
+ * vmag * 2^-20 there (seed 8554: an f32 add 2 steps away from the f64 reference). */
 static void
-fit_rounded_bias(Gen *g, QT *proto, bool rounded, float sx, float maxsw)
+fit_rounded_bias(Gen *g, QT *proto, bool rounded, float sx, float maxsw, double vmag)
 {
     if (!rounded)
         return;
@@ -637,6 +642,8 @@ fit_rounded_bias(Gen *g, QT *proto, bool rounded, float sx, float maxsw)
             proto->s = acc;
     } else if (p >= 0.75) {
         float s = acc / (float)(1.0 + 31.0 * fz_unif(&g->r));
+        if (g->sp->a16 && s < (float)(vmag * 0x1p-20))
+            s = (float)(vmag * 0x1p-20);
         if (s < proto->s) {
             proto->s = s;
             if (proto->zp != proto->qmin) /* a Relu folded into the range keeps zp = qmin */
@@ -783,7 +790,7 @@ op_conv(Gen *g, bool float_weights)
     QT proto;
     memset(&proto, 0, sizeof proto);
     choose_qp(g, lo, hi, out_u8(g, &x), relu_q, &proto);
-    fit_rounded_bias(g, &proto, rounded_bias, x.s, maxsw);
+    fit_rounded_bias(g, &proto, rounded_bias, x.s, maxsw, fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi));
     return emit_q(g, av, 4, yd, &proto, 1);
 }
 
@@ -895,7 +902,7 @@ op_gemm(Gen *g)
     QT proto;
     memset(&proto, 0, sizeof proto);
     choose_qp(g, lo, hi, out_u8(g, &a), relu_q, &proto);
-    fit_rounded_bias(g, &proto, rounded_bias, a.s, maxsw);
+    fit_rounded_bias(g, &proto, rounded_bias, a.s, maxsw, fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi));
     return emit_q(g, av, 2, yd, &proto, 1);
 }
 
