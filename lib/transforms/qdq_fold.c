@@ -353,6 +353,23 @@ acc_overflow(Graph *g, NodeId nid, ValueId w, const QParams *qx, const QParams *
     return r;
 }
 
+/* 16-bit activations fold into qconv and qmatmul with a constant weight only (remark why). */
+static bool
+a16_foldable(Graph *g, Node *n, Node *dw)
+{
+    if (n->op == OP_CONV_TRANSPOSE) {
+        node_remark(g, n, "not folded: 16-bit activations fold into qconv and qmatmul only, "
+                    "not qconv_transpose");
+        return false;
+    }
+    if (!ir_const_of(g, dw->in[0])) {
+        node_remark(g, n, "not folded: 16-bit activations need a constant 8-bit weight (no "
+                    "run-time 16-bit qmatmul)");
+        return false;
+    }
+    return true;
+}
+
 static bool
 fold_one(PassCtx *pc, Graph *g, NodeId nid)
 {
@@ -363,16 +380,8 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
     if (!dx || !dw)
         return false;
     bool a16 = qm_is_16bit(dx->q->storage); /* 16-bit activations, 8-bit weights */
-    if (a16 && n->op == OP_CONV_TRANSPOSE) {
-        node_remark(g, n, "not folded: 16-bit activations fold into qconv and qmatmul only, "
-                    "not qconv_transpose");
+    if (a16 && !a16_foldable(g, n, dw))
         return false;
-    }
-    if (a16 && !ir_const_of(g, dw->in[0])) {
-        node_remark(g, n, "not folded: 16-bit activations need a constant 8-bit weight (no "
-                    "run-time 16-bit qmatmul)");
-        return false;
-    }
     if (dx->q->axis >= 0) {
         node_remark(g, n, "input is quantized per channel: not folded");
         return false;

@@ -189,6 +189,31 @@ plan_wide(GemmPlan *p, const CgGemmSpec *s)
         p->wgroups = 1;
 }
 
+/* 16-bit activations, wide: cb's corrections exact in int64 (|each term| < 2^48), and the
+ * fixed multipliers qn_requant_fixed_wide needs (normalised). */
+static bool
+wide_corrections(GemmPlan *p, const CgGemmSpec *s, int32_t off, char *err, size_t errlen)
+{
+    for (int64_t n = 0; n < s->n; n++) {
+        int64_t cs = 0;
+        for (int64_t k = 0; k < s->k; k++)
+            cs += b_at(s, n, k);
+        int64_t zb64 = s->zb ? s->zb[n] : 0;
+        p->cb64[n] = (s->bias ? s->bias[n] : 0) - ((int64_t)off + s->za) * cs +
+                     s->k * (int64_t)s->za * zb64;
+        p->cb_nonzero |= p->cb64[n] != 0;
+    }
+    for (int64_t n = 0; s->epilogue == CG_GEMM_EPI_REQUANT_FIXED && n < s->n; n++)
+        if (s->fixed_mult[n] < (1 << 30))
+            return errbuf_fail(err, errlen, "gemm: fixed multiplier %d of channel %lld not "
+                               "normalised to [2^30, 2^31) (an int64 accumulator needs it)",
+                               s->fixed_mult[n], (long long)n);
+    return true;
+}
+
+static bool
+plan_epilogue(GemmPlan *p, const CgGemmSpec *s);
+
 bool
 gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s, char *err,
                size_t errlen)
@@ -308,31 +333,26 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         p->cb[n] = (int32_t)v;
         p->zb[n] = (int32_t)zbn;
         p->cb_nonzero |= v != 0 || s->b_runtime;
-        if (p->wide) { /* the same corrections, exact in int64 (|each term| < 2^48) */
-            int64_t cs = 0;
-            for (int64_t k = 0; k < s->k; k++)
-                cs += b_at(s, n, k);
-            int64_t zb64 = s->zb ? s->zb[n] : 0;
-            p->cb64[n] = (s->bias ? s->bias[n] : 0) - ((int64_t)off + s->za) * cs +
-                         s->k * (int64_t)s->za * zb64;
-            p->cb_nonzero |= p->cb64[n] != 0;
-        }
     }
-    if (p->wide && s->epilogue == CG_GEMM_EPI_REQUANT_FIXED) /* qn_requant_fixed_wide's domain */
-        for (int64_t n = 0; n < s->n; n++)
-            if (s->fixed_mult[n] < (1 << 30)) {
-                gemm_plan_free(p);
-                return errbuf_fail(err, errlen, "gemm: fixed multiplier %d of channel %lld not "
-                                   "normalised to [2^30, 2^31) (an int64 accumulator needs it)",
-                                   s->fixed_mult[n], (long long)n);
-            }
+    if (p->wide && !wide_corrections(p, s, off, err, errlen)) {
+        gemm_plan_free(p);
+        return false;
+    }
+    if (!plan_epilogue(p, s)) {
+        gemm_plan_free(p);
+        return errbuf_fail(err, errlen, "gemm: out of memory");
+    }
+    return true;
+}
 
+/* The epilogue's per-channel constants (npad entries, the padding channels zero). */
+static bool
+plan_epilogue(GemmPlan *p, const CgGemmSpec *s)
+{
     if (s->epilogue == CG_GEMM_EPI_REQUANT_FLOAT) {
         p->mult = calloc((size_t)p->npad, sizeof *p->mult);
-        if (!p->mult) {
-            gemm_plan_free(p);
-            return errbuf_fail(err, errlen, "gemm: out of memory");
-        }
+        if (!p->mult)
+            return false;
         memcpy(p->mult, s->mult, (size_t)s->n * sizeof *p->mult);
         int64_t lo = (int64_t)s->qmin - s->zo, hi = (int64_t)s->qmax - s->zo;
         p->requant_i64 = lo < -(1 << 24) || lo > (1 << 24) || hi < -(1 << 24) || hi > (1 << 24);
@@ -340,10 +360,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         p->fx_mult = calloc((size_t)p->npad, sizeof(int64_t));
         p->fx_round = calloc((size_t)p->npad, sizeof(int64_t));
         p->fx_shift = calloc((size_t)p->npad, sizeof(int64_t));
-        if (!p->fx_mult || !p->fx_round || !p->fx_shift) {
-            gemm_plan_free(p);
-            return errbuf_fail(err, errlen, "gemm: out of memory");
-        }
+        if (!p->fx_mult || !p->fx_round || !p->fx_shift)
+            return false;
         for (int64_t n = 0; n < p->npad; n++) {
             int32_t sh = n < s->n ? s->fixed_shift[n] : 1;
             p->fx_mult[n] = n < s->n ? s->fixed_mult[n] : 0;
@@ -353,10 +371,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     } else if (s->epilogue == CG_GEMM_EPI_DEQUANT) {
         p->scale = calloc((size_t)p->npad, sizeof *p->scale);
         p->fbias = s->fbias ? calloc((size_t)p->npad, sizeof *p->fbias) : NULL;
-        if (!p->scale || (s->fbias && !p->fbias)) {
-            gemm_plan_free(p);
-            return errbuf_fail(err, errlen, "gemm: out of memory");
-        }
+        if (!p->scale || (s->fbias && !p->fbias))
+            return false;
         memcpy(p->scale, s->scale, (size_t)s->n * sizeof *p->scale);
         if (s->fbias)
             memcpy(p->fbias, s->fbias, (size_t)s->n * sizeof *p->fbias);
