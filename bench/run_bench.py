@@ -32,9 +32,16 @@
    the measured vpdpbusd peak and, from `qdqc bench --profile --json`, the attention qmatmuls'
    GMAC/s and share of the peak; table between <!-- bench-transformers:begin/end -->.
    A model qdqc refuses is a row with its message. `--transformers-only` runs just this part.
+6. A16W8 (16-bit activations, int8 weights; issue 15 item 3): the vpdpwssd peak (bench/peak,
+   --peak12w), the generated A16W8 GEMM (gemm_bench --a16) on the GEMM and ResNet-18 conv shapes
+   against it, and the A16W8 ResNet-18-shaped net (gen_fixtures.py --full:
+   resnet18_ort_a16w8_224, opset-21 uint16 Q/DQ) against ORT, alternating, with its share of the
+   vpdpwssd peak and its agreement with ORT's literal output (--opt disabled). `--a16-only`
+   runs just this part, `--no-a16` skips it.
 6. Writes the tables, the machine and the command into docs/performance.md between the markers
    <!-- bench:begin --> and <!-- bench:end --> (the weight-only table between
-   <!-- bench-wonly:begin --> and <!-- bench-wonly:end -->; the prose around them is kept).
+   <!-- bench-wonly:begin --> and <!-- bench-wonly:end -->, the A16W8 tables between
+   <!-- bench-a16:begin --> and <!-- bench-a16:end -->; the prose around them is kept).
 Only /usr/bin/python3 + numpy; needs node, cc, clang-22 (peak probe), libdnnl-dev.
 """
 import argparse
@@ -207,8 +214,10 @@ def ort_bench(model, inp, iters, threads):
 
 
 def macs_of(qdqc, model):
+    """int8 MACs plus the int16 x int8 MACs of 16-bit activations (`qdqc --report`)."""
     out = run([qdqc, model, "--report"])
-    return int(re.search(r"(\d+) int8 MACs", out).group(1))
+    m16 = re.search(r"(\d+) int16xint8 MACs", out)
+    return int(re.search(r"(\d+) int8 MACs", out).group(1)) + (int(m16.group(1)) if m16 else 0)
 
 
 def work_of(qdqc, model):
@@ -441,6 +450,125 @@ def report_wonly(a, rows, bw_l3, bw_dram, fma, cmdline):
     return "\n".join(L) + "\n"
 
 
+# ---- A16W8 (issue 15 item 3) ----
+
+A16_MODELS = ["resnet18_ort_a16w8_224"]
+
+
+def a16_gemm_run(tools, m, n, k, wmax):
+    reps = 8 if m * n * k >= 2 ** 30 else 15
+    out = run([tools["gemm"], "--a16", "--m=%d" % m, "--n=%d" % n, "--k=%d" % k,
+               "--reps=%d" % reps, "--wmax=%d" % wmax])
+    i32 = re.search(r"-> i32\s+([0-9.]+) ms\s+([0-9.]+) GMAC/s", out)
+    q16 = re.search(r"-> requant i16\s+([0-9.]+) ms\s+([0-9.]+) GMAC/s", out)
+    return float(i32.group(2)), float(q16.group(2)), "int64 chunks" if "(wide)" in out else "int32"
+
+
+def ort_agree(a, model, inp, y):
+    """Largest difference from ORT's literal output (--opt disabled), in output steps (the
+    smallest gap between distinct values), and how many elements differ."""
+    od = os.path.join(a.work, "a16_ort_dis")
+    run(["node", os.path.join(ROOT, "bench", "ort_run.js"), model, "--input", "input=" + inp,
+         "--output-dir", od, "--opt", "disabled", "--threads", "1"])
+    yo = np.load(os.path.join(od, "logits.npy"))
+    vals = np.unique(np.concatenate([y.ravel(), yo.ravel()]))
+    step = float(np.diff(vals).min()) if vals.size > 1 else 1.0
+    d = np.abs(np.rint(y.astype(np.float64) / step) - np.rint(yo.astype(np.float64) / step))
+    return float(d.max()), int((d > 0).sum()), int(d.size), bool(y.argmax() == yo.argmax())
+
+
+def bench_a16(a, qdqc, tools, threads):
+    grows = []
+    wmax = 40  # per-channel int8 conv weights average |w| ~ 30: |w| <= 40 is typical
+    for (m, n, k) in (GEMMS[:4] if a.quick else GEMMS):
+        for wm in (127, wmax):
+            qi, q16, acc = a16_gemm_run(tools, m, n, k, wm)
+            grows.append(dict(kind="gemm", name="%dx%dx%d" % (m, n, k), wmax=wm, q_i32=qi,
+                              q_q16=q16, acc=acc))
+            log("a16 gemm %dx%dx%d |w|<=%d: %.1f / %.1f GMAC/s (%s)" % (m, n, k, wm, qi, q16, acc))
+    for c in (CONVS[:3] if a.quick else CONVS):
+        name, N, C, H, W, OC, KH, KW, st, pad, G = c
+        if G != 1:
+            continue
+        OH, OW = (H + 2 * pad - KH) // st + 1, (W + 2 * pad - KW) // st + 1
+        qi, q16, acc = a16_gemm_run(tools, N * OH * OW, OC, C * KH * KW, wmax)
+        grows.append(dict(kind="conv", name=name, wmax=wmax, q_i32=qi, q_q16=q16, acc=acc,
+                          shape="M=%d N=%d K=%d" % (N * OH * OW, OC, C * KH * KW)))
+        log("a16 conv %s: %.1f / %.1f GMAC/s (%s)" % (name, qi, q16, acc))
+    mdir = os.path.join(a.work, "models")
+    if not all(os.path.exists(os.path.join(mdir, m + ".onnx")) for m in A16_MODELS):
+        log("generating the A16W8 model into %s" % mdir)
+        run(["/usr/bin/python3", os.path.join(ROOT, "test", "models", "gen_fixtures.py"), "--full", mdir,
+             "--full-only", "--only", ",".join(m + ".onnx" for m in A16_MODELS)])
+    saved = a.models
+    a.models = A16_MODELS
+    mrows = bench_models(a, qdqc, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
+    a.models = saved
+    agree = {}
+    for name in A16_MODELS:
+        path, inp = os.path.join(mdir, name + ".onnx"), os.path.join(mdir, name, "input.npy")
+        q = Qdqc(os.path.join(a.build, "libqdqc.so"))
+        m = q.load(path, np.ascontiguousarray(np.load(inp)))
+        m.time(1)
+        agree[name] = ort_agree(a, path, inp, m.outs[0].copy())
+        m.close()
+    return grows, mrows, agree
+
+
+def report_a16(a, grows, mrows, agree, peakw, peak8, cmdline):
+    L = ["Machine: " + machine() + "; load average at end %.1f." % os.getloadavg()[0], ""]
+    L.append("Command: `%s`" % cmdline)
+    L.append("")
+    L.append("vpdpwssd zmm peak (bench/peak `--peak12w`, 12 accumulators, 1 thread): **%.1f GMAC/s** "
+             "(int16 MACs; vpdpbusd: %.1f GMAC/s of int8 MACs)." % (peakw, peak8))
+    L.append("")
+    L.append("| kernel | shape | weights | accumulator | qdqc i32 GMAC/s | qdqc requant i16 GMAC/s "
+             "| % of the vpdpwssd peak (i32 / i16) |")
+    L.append("|---|---|---|---|---|---|---|")
+    for g in grows:
+        L.append("| %s %s | %s | \\|w\\| <= %d | %s | %.1f | %.1f | %.0f%% / %.0f%% |" % (
+            g["kind"], g["name"], g.get("shape", g["name"]), g["wmax"], g["acc"], g["q_i32"],
+            g["q_q16"], 100 * g["q_i32"] / peakw, 100 * g["q_q16"] / peakw))
+    L.append("")
+    L.append("A16W8 GEMM = bench/gemm_bench.c --a16: uint16 A (zero point 32768) x int8 B, one "
+             "thread, best of repetitions of this thread's CPU time. Weights uniform in [-W, W]: "
+             "W = 127 (full range) makes the worst case of the accumulator leave int32 for long K, "
+             "so the kernel sums K in int32 chunks added into int64 (`int64 chunks`); W = 40 "
+             "(about what per-channel conv weights are) keeps the int32 accumulator exact for "
+             "these K (`int32`). Conv rows time the im2col GEMM only.")
+    L.append("")
+    if mrows:
+        L.append("| model | threads | qdqc wall ms (median / min) | ORT wall ms (median / min) "
+                 "| qdqc/ORT wall (median / min) | qdqc / ORT cpu ms per run | qdqc/ORT cpu "
+                 "| qdqc GMAC/s per core (cpu) | % of the vpdpwssd peak | qdqc GMAC/s (min wall) "
+                 "| compile s (wall / cpu) |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in mrows:
+            gc = r["macs"] / r["q_cpu"] * 1e-6  # per busy core: cpu time is all threads' work
+            L.append("| %s | %d | %.2f / %.2f | %s / %s | %s / %s | %.2f / %s | %s | %.1f | %.0f%% "
+                     "| %.1f | %.2f / %.2f |" % (
+                         r["model"], r["threads"], r["q_med"], r["q_min"], fmt(r["o_med"]),
+                         fmt(r["o_min"]), fmt(r["o_med"] and r["q_med"] / r["o_med"]),
+                         fmt(r["o_min"] and r["q_min"] / r["o_min"]), r["q_cpu"], fmt(r["o_cpu"]),
+                         fmt(r["o_cpu"] and r["q_cpu"] / r["o_cpu"]), gc, 100 * gc / peakw,
+                         r["macs"] / r["q_min"] * 1e-6, r["compile_wall"], r["compile_cpu"]))
+        L.append("")
+        L.append("%d qdqc runs and as many ORT runs per row, alternating in %d rounds (as the table "
+                 "above). cpu = process user+system time per run, all threads (at 1 thread the "
+                 "latency on an idle core). GMAC/s per core = int16 x int8 MACs (`qdqc --report`) "
+                 "/ cpu time per run, and its share of the 1-thread vpdpwssd peak: the figure "
+                 "load on a shared machine disturbs least; min wall = MACs / best wall (all "
+                 "threads). ORT 1.30 runs this opset-21 int16 QDQ graph unfused (its CPU QDQ "
+                 "fusions take 8-bit tensors only): float Conv/Add/Gemm between DequantizeLinear "
+                 "and QuantizeLinear." % (mrows[0]["iters"], a.rounds))
+        L.append("")
+        for name, (mx, nd, n, am) in agree.items():
+            L.append("Agreement of %s with ORT's literal output (`--opt disabled`, 1000 logits): "
+                     "max %.0f output step%s, %d of %d differ, argmax %s." % (
+                         name, mx, "" if mx == 1 else "s", nd, n, "equal" if am else "DIFFERENT"))
+    return "\n".join(L) + "\n"
+
+
 # ---- GEMM sweep ----
 
 def build_tools(a):
@@ -634,6 +762,9 @@ def main():
     ap.add_argument("--no-models", action="store_true")
     ap.add_argument("--transformers", action="store_true", help="also the transformer blocks")
     ap.add_argument("--transformers-only", action="store_true", help="only the transformer blocks")
+    ap.add_argument("--no-a16", action="store_true", help="skip the A16W8 part")
+    ap.add_argument("--a16-only", action="store_true", help="only the A16W8 part")
+    ap.add_argument("--reuse-a16", action="store_true", help="re-render WORK/a16.json (A16W8 part)")
     ap.add_argument("--quick", action="store_true", help="fewer GEMM shapes")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
     ap.add_argument("--reuse-models", action="store_true",
@@ -676,6 +807,27 @@ def main():
         write_doc(a.out, wtext, "bench-wonly")
         sys.stdout.write(wtext)
         if a.wonly_only:
+            return
+    if not a.no_a16:
+        jpath = os.path.join(a.work, "a16.json")
+        if a.reuse_a16:  # re-render the last A16W8 run of this work directory
+            d = json.load(open(jpath))
+            g16, m16, peakw, peak8 = d["grows"], d["mrows"], d["peakw"], d["peak8"]
+            agree = {k: tuple(v) for k, v in d["agree"].items()}
+        else:
+            tools = build_tools(a)
+            peak8 = tools["peak"]
+            peakw = float(run(["sh", os.path.join(ROOT, "bench", "peak", "run.sh"),
+                               "--peak12w"]).strip().splitlines()[-1])
+            log("vpdpwssd peak %.1f GMAC/s" % peakw)
+            g16, m16, agree = bench_a16(a, qdqc, tools, threads)
+            with open(jpath, "w") as fh:
+                json.dump(dict(grows=g16, mrows=m16, agree=agree, peakw=peakw, peak8=peak8), fh,
+                          indent=1)
+        atext = report_a16(a, g16, m16, agree, peakw, peak8, cmdline)
+        write_doc(a.out, atext, "bench-a16")
+        sys.stdout.write(atext)
+        if a.a16_only:
             return
     if a.reuse_models:
         rows = json.load(open(os.path.join(a.work, "rows.json")))

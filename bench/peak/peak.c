@@ -1,8 +1,9 @@
-/* peak.c: int8 dot-product peak probe for this machine.
+/* peak.c: int8 and int16 dot-product peak probe for this machine.
  *
  * Runs long chains of independent vpdpbusd (u8 x s8 -> i32, 4 MACs per lane) with 8, 12 and 16
  * zmm accumulators and with 12 {vex} ymm accumulators (AVX-VNNI, only if the CPU has it), and
- * reports GMAC/s and int8 MACs per cycle. Time is this thread's CPU time
+ * the same for vpdpwssd (s16 x s16 -> i32, 2 MACs per lane: the A16W8 kernels), and
+ * reports GMAC/s and MACs per cycle. Time is this thread's CPU time
  * (CLOCK_THREAD_CPUTIME_ID), so other load on the machine does not count against us; cycles are
  * that time at the nominal TSC rate (so "-ish" under turbo). The GEMM benchmark (bench/gemm_bench.c) divides its
  * throughput by the 12-accumulator zmm figure to report efficiency.
@@ -47,7 +48,15 @@ now_sec(void)
 #define Z(i) "vpdpbusd %%zmm31, %%zmm30, %%zmm" #i "\n\t"
 #define Y(i) "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm" #i "\n\t"
 
+#define W(i) "vpdpwssd %%zmm31, %%zmm30, %%zmm" #i "\n\t"
+#define YW(i) "%{vex%} vpdpwssd %%ymm15, %%ymm14, %%ymm" #i "\n\t"
+
 ZMM_CHAIN(zmm8, 8, Z(0) Z(1) Z(2) Z(3) Z(4) Z(5) Z(6) Z(7))
+/* vpdpwssd: 16 lanes x 2 int16 MACs per instruction */
+ZMM_CHAIN(wzmm8, 8, W(0) W(1) W(2) W(3) W(4) W(5) W(6) W(7))
+ZMM_CHAIN(wzmm12, 12, W(0) W(1) W(2) W(3) W(4) W(5) W(6) W(7) W(8) W(9) W(10) W(11))
+ZMM_CHAIN(wzmm16, 16,
+          W(0) W(1) W(2) W(3) W(4) W(5) W(6) W(7) W(8) W(9) W(10) W(11) W(12) W(13) W(14) W(15))
 ZMM_CHAIN(zmm12, 12, Z(0) Z(1) Z(2) Z(3) Z(4) Z(5) Z(6) Z(7) Z(8) Z(9) Z(10) Z(11))
 ZMM_CHAIN(zmm16, 16,
           Z(0) Z(1) Z(2) Z(3) Z(4) Z(5) Z(6) Z(7) Z(8) Z(9) Z(10) Z(11) Z(12) Z(13) Z(14) Z(15))
@@ -59,6 +68,21 @@ ymm12(long iters)
                      "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t"
                      "vpabsb %%ymm14, %%ymm15\n\t"
                      "1:\n\t" Y(0) Y(1) Y(2) Y(3) Y(4) Y(5) Y(6) Y(7) Y(8) Y(9) Y(10) Y(11)
+                     "dec %0\n\t"
+                     "jnz 1b\n\t"
+                     : "+r"(iters)
+                     :
+                     : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+                       "xmm8", "xmm9", "xmm10", "xmm11", "xmm14", "xmm15");
+}
+
+static void
+wymm12(long iters)
+{
+    __asm__ volatile("vpxor %%ymm0, %%ymm0, %%ymm0\n\t"
+                     "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t"
+                     "vpabsw %%ymm14, %%ymm15\n\t"
+                     "1:\n\t" YW(0) YW(1) YW(2) YW(3) YW(4) YW(5) YW(6) YW(7) YW(8) YW(9) YW(10) YW(11)
                      "dec %0\n\t"
                      "jnz 1b\n\t"
                      : "+r"(iters)
@@ -116,18 +140,21 @@ main(int argc, char **argv)
     (void)c;
     (void)d;
     int quiet = argc > 1 && strcmp(argv[1], "--peak12") == 0;
+    int quietw = argc > 1 && strcmp(argv[1], "--peak12w") == 0; /* vpdpwssd */
     if (!vnni512) {
         fprintf(stderr, "peak: no AVX512-VNNI on this CPU\n");
         return 1;
     }
-    if (quiet) {
-        /* machine-readable: the 12-accumulator zmm GMAC/s */
-        zmm12(ITERS / 20);
+    if (quiet || quietw) {
+        /* machine-readable: the 12-accumulator zmm GMAC/s (int8 MACs, or int16 MACs) */
+        void (*fn)(long) = quietw ? wzmm12 : zmm12;
+        double per = quietw ? 32 : 64;
+        fn(ITERS / 20);
         double best = 0;
         for (int rep = 0; rep < 3; rep++) {
             double t0 = now_sec();
-            zmm12(ITERS);
-            double g = (double)ITERS * 12 * 64 / (now_sec() - t0) * 1e-9;
+            fn(ITERS);
+            double g = (double)ITERS * 12 * per / (now_sec() - t0) * 1e-9;
             if (g > best)
                 best = g;
         }
@@ -141,5 +168,12 @@ main(int argc, char **argv)
         run("{vex} vpdpbusd ymm x12 acc", ymm12, 12, 32);
     else
         printf("{vex} vpdpbusd ymm: no AVX-VNNI on this CPU (skipped)\n");
+    run("vpdpwssd zmm x8 acc", wzmm8, 8, 32);
+    run("vpdpwssd zmm x12 acc", wzmm12, 12, 32);
+    run("vpdpwssd zmm x16 acc", wzmm16, 16, 32);
+    if (avxvnni)
+        run("{vex} vpdpwssd ymm x12 acc", wymm12, 12, 16);
+    else
+        printf("{vex} vpdpwssd ymm: no AVX-VNNI on this CPU (skipped)\n");
     return 0;
 }

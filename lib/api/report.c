@@ -197,7 +197,7 @@ report_text(const qdqc_module *cm)
     StrBuf b;
     sb_init(&b);
     sb_printf(&b, "qdqc report for @%s\n", ir_str(g, g->name));
-    uint64_t imacs = 0, fflops = 0;
+    uint64_t imacs = 0, imacs16 = 0, fflops = 0; /* 8-bit / 16-bit activations */
     unsigned nint = 0, nfloat = 0, nmove = 0, nqdq = 0;
     for (uint32_t i = 1; i < g->nodes.len; i++) {
         Node *n = &g->nodes.data[i];
@@ -213,7 +213,12 @@ report_text(const qdqc_module *cm)
         }
         sb_free(&d);
         switch (k) {
-        case K_INT: nint++; imacs += macs(g, n); break;
+        case K_INT: {
+            nint++;
+            ElemType xe = n->nin ? vtype(g, n->in[0])->elem : ET_I8;
+            *(xe == ET_I16 || xe == ET_U16 ? &imacs16 : &imacs) += macs(g, n);
+            break;
+        }
         case K_FLOAT: {
             nfloat++;
             uint64_t m = macs(g, n);
@@ -227,8 +232,10 @@ report_text(const qdqc_module *cm)
     }
     sb_printf(&b, "totals: %u integer ops, %u float ops, %u data-movement ops, %u quantize/"
                   "dequantize\n", nint, nfloat, nmove, nqdq);
-    sb_printf(&b, "        %llu int8 MACs, %llu float FLOPs\n", (unsigned long long)imacs,
-              (unsigned long long)fflops);
+    sb_printf(&b, "        %llu int8 MACs, ", (unsigned long long)imacs);
+    if (imacs16)
+        sb_printf(&b, "%llu int16xint8 MACs, ", (unsigned long long)imacs16);
+    sb_printf(&b, "%llu float FLOPs\n", (unsigned long long)fflops);
     return sb_take(&b);
 }
 

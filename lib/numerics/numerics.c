@@ -154,10 +154,10 @@ qn_requant_mult_f32(float sx, float sw, float sy)
     return p / sy;
 }
 
-int32_t
-qn_requant_float(int32_t acc, float mult, int32_t zp, int32_t qmin, int32_t qmax)
+/* The part of float requantization after the product f = (f32)acc * mult. */
+static int32_t
+requant_product(float f, int32_t zp, int32_t qmin, int32_t qmax)
 {
-    float f = (float)acc * mult;
     if (f != f)
         return qn_saturate(zp, qmin, qmax);
     float lo = (float)((int64_t)qmin - zp);
@@ -170,6 +170,19 @@ qn_requant_float(int32_t acc, float mult, int32_t zp, int32_t qmin, int32_t qmax
     /* |f| <= 2^33 now, so the int64 round and the sum are exact. */
     int64_t r = qn_round_half_even_f32_i64(f);
     return qn_saturate(r + zp, qmin, qmax);
+}
+
+int32_t
+qn_requant_float(int32_t acc, float mult, int32_t zp, int32_t qmin, int32_t qmax)
+{
+    return requant_product((float)acc * mult, zp, qmin, qmax);
+}
+
+int32_t
+qn_requant_float_wide(int64_t acc, float mult, int32_t zp, int32_t qmin, int32_t qmax)
+{
+    /* one int64 -> f32 conversion, correctly rounded in the default rounding mode */
+    return requant_product((float)acc * mult, zp, qmin, qmax);
 }
 
 /* ---- fixed-point requantization ---- */
@@ -253,6 +266,33 @@ qn_requant_fixed(int32_t acc, QnFixed f, int32_t zp, int32_t qmin, int32_t qmax)
     int64_t p = (int64_t)acc * f.mult;
     int64_t v = floor_shift(p + ((int64_t)1 << (s - 1)), s);
     return qn_saturate(v + zp, qmin, qmax); /* |v| <= 2^61, no overflow */
+}
+
+int32_t
+qn_requant_fixed_wide(int64_t acc, QnFixed f, int32_t zp, int32_t qmin, int32_t qmax)
+{
+    int s = f.shift < 1 ? 1 : f.shift > 62 ? 62 : f.shift;
+    if (acc > QN_WIDE_ACC_MAX)
+        acc = QN_WIDE_ACC_MAX; /* a caller bug; saturate rather than overflow */
+    if (acc < -QN_WIDE_ACC_MAX)
+        acc = -QN_WIDE_ACC_MAX;
+    int64_t v;
+    if (s >= 31) {
+        /* acc * mult + 2^(s-1) = h * mult * 2^31 + (l * mult + 2^(s-1)); the first term is a
+         * multiple of 2^31, so floor(. / 2^31) splits, then floor(floor(x / a) / b) = floor(x / ab).
+         * |h * mult| < 2^29 * 2^31, l * mult + 2^(s-1) < 2^62 + 2^61: no overflow. */
+        int64_t h = floor_shift(acc, 31);
+        int64_t l = acc - h * (INT64_C(1) << 31);
+        int64_t t = floor_shift(l * (int64_t)f.mult + ((int64_t)1 << (s - 1)), 31);
+        v = floor_shift(h * (int64_t)f.mult + t, s - 31);
+    } else {
+        if (acc > QN_RESCALE_VMAX)
+            acc = QN_RESCALE_VMAX;
+        if (acc < -QN_RESCALE_VMAX)
+            acc = -QN_RESCALE_VMAX;
+        v = qn_rescale(acc, (QnFixed){f.mult, s});
+    }
+    return qn_saturate(v + zp, qmin, qmax);
 }
 
 /* ---- bias ---- */

@@ -38,6 +38,11 @@ float qn_requant_mult_f32(float sx, float sw, float sy);
  * A NaN product (only from a non-finite mult) gives zp clamped to [qmin, qmax]. */
 int32_t qn_requant_float(int32_t acc, float mult, int32_t zp, int32_t qmin, int32_t qmax);
 
+/* The same for the int64 accumulator of an op with 16-bit activations (docs/numerics.md, "The
+ * accumulator"): f = (f32)acc * mult with one correctly rounded int64 -> f32 conversion, then as
+ * above. Equal to qn_requant_float whenever acc fits int32. */
+int32_t qn_requant_float_wide(int64_t acc, float mult, int32_t zp, int32_t qmin, int32_t qmax);
+
 /* ---- requantize, fixed mode (--requant=fixed: integer only) ---- */
 
 /* Real multiplier m ~= mult * 2^-shift, mult in [2^30, 2^31) (normalised), shift in [2, 62]. */
@@ -90,6 +95,20 @@ int64_t qn_rescale(int64_t v, QnFixed f);
  *   y = saturate(v + zp, qmin, qmax)                   (in int64; no intermediate int32 clamp)
  * Never overflows for any int32 acc and valid f (|acc * mult| <= 2^62). */
 int32_t qn_requant_fixed(int32_t acc, QnFixed f, int32_t zp, int32_t qmin, int32_t qmax);
+
+/* qn_requant_fixed for the int64 accumulator of an op with 16-bit activations:
+ *   v = floor((acc * mult + 2^(shift-1)) / 2^shift)   exactly (no int64 overflow)
+ *   y = saturate(v + zp, qmin, qmax)
+ * for |acc| <= QN_WIDE_ACC_MAX (an A16W8 accumulator stays below 2^49), a normalised mult in [2^30, 2^31) (qn_fixed_from_real), shift
+ * in [1, 62] and a result range within [-2^31 + 2^17, 2^31 - 2^17]. Equal to qn_requant_fixed
+ * whenever acc fits int32. Computed in int64 as the code generator does it (gemm/emit.c):
+ *   shift >= 31: h = floor(acc / 2^31) (|h| <= 2^29), l = acc - h * 2^31 (in [0, 2^31)),
+ *                v = floor((h * mult + floor((l * mult + 2^(shift-1)) / 2^31)) / 2^(shift-31));
+ *   shift <= 30: acc clamped to [-(2^32 - 1), 2^32 - 1] (the multiplier is >= 1 there, so a
+ *                clamped acc still gives |v| >= 2^32 - 1, which saturates the same way), then
+ *                qn_rescale. */
+#define QN_WIDE_ACC_MAX ((INT64_C(1) << 60) - 1)
+int32_t qn_requant_fixed_wide(int64_t acc, QnFixed f, int32_t zp, int32_t qmin, int32_t qmax);
 
 /* ---- bias ---- */
 

@@ -4,8 +4,9 @@
  * One core per op computes in double over (x - zx) and (w - zw[c]): for the float ops that is
  * an f64 accumulation rounded once to f32 at the end (order-independent); for the integer ops
  * every product and partial sum is an integer far below 2^53, so the double sum is the exact
- * integer accumulator, which is then checked to fit int32 (the documented accumulator) and
- * requantized with lib/numerics (docs/numerics.md). */
+ * integer accumulator, which is then reduced to the documented accumulator (int32, wrapping,
+ * for 8-bit activations; int64, exact, for 16-bit activations) and requantized with
+ * lib/numerics (docs/numerics.md, "The accumulator of 16-bit activations"). */
 #include "ref/ref_impl.h"
 
 #include "numerics/numerics.h"
@@ -78,6 +79,7 @@ load_bias_i32(RefCtx *c, Node *n, uint32_t i)
 
 typedef struct Epi {
     ElemType kind; /* ET_I32 (acc), ET_F32 (dequant), else requantize */
+    bool wide;     /* 16-bit activations: int64 accumulator */
     int32_t zy, lo, hi;
     float *mult;   /* per channel: float-mode multiplier, or sx*sw for the f32 epilogue */
     QnFixed *fix;  /* per channel, fixed mode */
@@ -102,6 +104,8 @@ epi_init(RefCtx *c, Node *n, const QParams *xq, const QParams *wq, int64_t nch, 
     e->mult = xmalloc((size_t)(nch ? nch : 1) * sizeof(float));
     e->fix = xmalloc((size_t)(nch ? nch : 1) * sizeof(QnFixed));
     float sx = xq->scale[0];
+    ElemType xe = ref_in(c, n, 0)->type.elem;
+    e->wide = xe == ET_I16 || xe == ET_U16;
     if (yt->elem == ET_I32 && !yt->q) {
         e->kind = ET_I32;
         return true;
@@ -146,6 +150,18 @@ epi_store(RefCtx *c, Node *n, const Epi *e, RefTensor *y, size_t i, double acc, 
         return false;
     }
     int32_t a = (int32_t)(uint32_t)(uint64_t)(int64_t)acc; /* modulo 2^32 */
+    if (e->wide) { /* 16-bit activations: the exact int64 accumulator (|acc| < 2^48) */
+        int64_t w = (int64_t)acc;
+        switch (e->kind) {
+        case ET_I32: ref_set_i(y, i, a); break; /* an int32 result wraps */
+        case ET_F32: ((float *)y->data)[i] = (float)w * e->mult[m]; break;
+        default:
+            ref_set_i(y, i, c->requant_fixed ? qn_requant_fixed_wide(w, e->fix[m], e->zy, e->lo, e->hi)
+                                             : qn_requant_float_wide(w, e->mult[m], e->zy, e->lo, e->hi));
+            break;
+        }
+        return true;
+    }
     switch (e->kind) {
     case ET_I32:
         ref_set_i(y, i, a);

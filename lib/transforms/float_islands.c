@@ -162,8 +162,13 @@ pass_float_reason(Graph *g, Node *n, char *buf, size_t len)
             snprintf(buf, len, "input %u not quantized", k);
             return buf;
         }
-        if (!qm_is_8bit(d->q->storage)) {
-            snprintf(buf, len, "input %u is %s, not 8-bit", k, elem_name(d->q->storage));
+        /* 16-bit: activations of conv, matmul, gemm and any operand of add/sub/mul */
+        bool lin = n->op == OP_CONV || n->op == OP_CONV_TRANSPOSE || n->op == OP_MATMUL ||
+                   n->op == OP_GEMM;
+        bool ok16 = lin ? k == 0 && n->op != OP_CONV_TRANSPOSE : true;
+        if (!qm_is_8bit(d->q->storage) && !(ok16 && qm_is_16bit(d->q->storage))) {
+            snprintf(buf, len, "input %u is %s, not %s", k, elem_name(d->q->storage),
+                     ok16 ? "8- or 16-bit" : "8-bit");
             return buf;
         }
         if (d->q->axis >= 0 && k == 0) {

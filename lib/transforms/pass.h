@@ -44,6 +44,10 @@ static inline Node *qm_node(Graph *g, NodeId id) { return id.id ? ir_node(g, id)
 Node *qm_def_op(Graph *g, ValueId v, OpKind op); /* live def of v if it is `op` */
 bool qm_is_8bit(ElemType e);
 Node *qm_dq8(Graph *g, ValueId v);            /* static dequantize of an i8/u8 value defining v */
+bool qm_is_16bit(ElemType e);
+/* Static dequantize of an activation the integer ops take: i8/u8, or i16/u16 (16-bit
+ * activations: qconv/qmatmul with 8-bit weights and an int64 accumulator, element-wise ops). */
+Node *qm_dq_act(Graph *g, ValueId v);
 /* The one node using v (NULL: several uses, none, or a graph output); *index = operand. */
 Node *qm_only_user(Graph *g, ValueId v, uint32_t *index);
 bool qm_is_graph_output(Graph *g, ValueId v);

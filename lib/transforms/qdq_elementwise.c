@@ -7,7 +7,12 @@
  *  - dequantize(x) -> AveragePool / GlobalAveragePool / ReduceMean -> quantize  =>
  *    qavgpool (global=1 for the global form) / qreduce_mean, same attributes; 1-D and 2-D
  *    pools only (3-D ones stay float, with a remark).
- * The quantize must be the only consumer (through the activation, if any), per tensor, 8-bit.
+ *  - dequantize(x) -> Relu/Clip -> quantize with a 16-bit x or quantize  =>  requantize x with
+ *    clamp = [q(lo), q(hi)] (exact: requantize is quantize(dequantize(x)) and quantize is
+ *    monotone; 8-bit to 8-bit is lut's table).
+ * Operands and the quantize are per tensor, 8- or 16-bit (i8/u8/i16/u16, mixed: a Concat
+ * operand of another type is requantized to the quantize's); the quantize must be the only
+ * consumer (through the activation, if any).
  * Arithmetic: lib/numerics/elementwise.h, docs/numerics.md.
  * needs: nothing.  keeps: result value names.  leaves stale: uses.
  */
@@ -30,18 +35,19 @@ quantize_after(Graph *g, ValueId v, Node **act, float *lo, float *hi)
             u = u2;
         }
     }
-    if (!u || u->op != OP_QUANTIZE || !u->q || u->q->axis >= 0 || !qm_is_8bit(u->q->storage)) {
+    if (!u || u->op != OP_QUANTIZE || !u->q || u->q->axis >= 0 ||
+        !(qm_is_8bit(u->q->storage) || qm_is_16bit(u->q->storage))) {
         *act = NULL;
         return NULL;
     }
     return u;
 }
 
-/* Per-tensor 8-bit dequantize defining v. */
+/* Per-tensor 8- or 16-bit dequantize defining v. */
 static Node *
 dq_pt(Graph *g, ValueId v)
 {
-    Node *d = qm_dq8(g, v);
+    Node *d = qm_dq_act(g, v);
     return d && d->q->axis < 0 ? d : NULL;
 }
 
@@ -92,11 +98,9 @@ fold_concat(Graph *g, NodeId nid)
     float lo, hi;
     if (!(q = quantize_after(g, n->out[0], &act, &lo, &hi)) || act)
         return false;
-    for (uint32_t k = 0; k < n->nin; k++) {
-        Node *d = dq_pt(g, n->in[k]);
-        if (!d || d->q->storage != q->q->storage)
+    for (uint32_t k = 0; k < n->nin; k++)
+        if (!dq_pt(g, n->in[k]))
             return false;
-    }
     uint32_t nin = n->nin;
     const QParams *yq = q->q; /* arena-owned: stays valid when nodes are added */
     ValueId *ins = xmalloc(nin * sizeof(ValueId));
@@ -108,10 +112,11 @@ fold_concat(Graph *g, NodeId nid)
             free(ins);
             return false;
         }
-        if (!qparams_equal(xq, yq)) {
+        if (!qparams_equal(xq, yq)) { /* also another storage type: u8 -> i16 */
             Loc loc = d->loc;
             Type t = ir_value(g, x)->type;
             t.q = yq;
+            t.elem = yq->storage;
             NodeId rq = ir_add_node(g, OP_REQUANTIZE, 1, &x, 1, loc);
             x = ir_add_result(g, rq, 0, ir_value_name(g, x), &t);
         }
@@ -160,6 +165,36 @@ fold_average(Graph *g, NodeId nid)
     return true;
 }
 
+/* dequantize(x) -> Relu/Clip -> quantize with 16-bit x or result: requantize with clamp. */
+static bool
+fold_act16(Graph *g, NodeId nid)
+{
+    Node *n = ir_node(g, nid);
+    Node *d = dq_pt(g, n->in[0]);
+    float lo, hi;
+    if (!d || !qm_act_bounds(g, n, &lo, &hi))
+        return false;
+    Node *q = qm_only_user(g, n->out[0], NULL);
+    if (!q || q->op != OP_QUANTIZE || !q->q || q->q->axis >= 0 || q->nin != 1 ||
+        !(qm_is_8bit(q->q->storage) || qm_is_16bit(q->q->storage)) ||
+        (qm_is_8bit(q->q->storage) && qm_is_8bit(d->q->storage))) /* lut's */
+        return false;
+    ValueId x = d->in[0];
+    if (!qm_annotate(g, x, d->q))
+        return false;
+    NodeId qid = qm_id(g, q);
+    const QParams *yq = q->q;
+    NodeId r = ir_add_node(g, OP_REQUANTIZE, 1, &x, 1, ir_node(g, nid)->loc);
+    int32_t qlo, qhi;
+    qm_act_clamp(yq, lo, hi, &qlo, &qhi);
+    qm_set_clamp(g, r, yq, qlo, qhi);
+    ir_node(g, nid)->dead = true;
+    q = qm_node(g, qid);
+    q->dead = true;
+    qm_take_quantized(g, r, q->out[0], yq, q->loc);
+    return true;
+}
+
 bool
 pass_qdq_elementwise(PassCtx *pc, Graph *g)
 {
@@ -179,6 +214,9 @@ pass_qdq_elementwise(PassCtx *pc, Graph *g)
             break;
         case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_REDUCE_MEAN:
             changed |= fold_average(g, (NodeId){i});
+            break;
+        case OP_RELU: case OP_CLIP:
+            changed |= fold_act16(g, (NodeId){i});
             break;
         default:
             break;

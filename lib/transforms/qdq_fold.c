@@ -1,7 +1,9 @@
 /* qdq_fold.c: fold dequantize -> {Conv, ConvTranspose, MatMul, Gemm} [-> Relu/Clip] [-> quantize]
  * into one integer op (qconv, qconv_transpose, qmatmul).
- *  - Operands: the input and the weight must come from static i8/u8 dequantizes; the input
- *    per tensor, the weight per tensor or per axis on its output-channel axis (Conv 0,
+ *  - Operands: the input and the weight must come from static dequantizes: the input i8/u8 or
+ *    i16/u16 (16-bit activations: Conv, MatMul and Gemm with a constant weight; their
+ *    accumulator is int64, docs/numerics.md), per tensor; the weight i8/u8 per tensor or per
+ *    axis on its output-channel axis (Conv 0,
  *    ConvTranspose 1, MatMul/Gemm last). The integer operands take the dequantizes' parameters
  *    (qm_annotate); the dequantizes stay for any other consumer and die otherwise.
  *  - Bias: absent, or dequantize(const i32, zp 0) (weight-fold makes it so; a Gemm C may be
@@ -28,7 +30,8 @@
  *    dequantizing epilogue (float)acc * (sx*sw[c]) replaces the float op, and what follows
  *    stays as it was.
  *  - Gemm folds when transA=0, transB=0, alpha=1, beta=1 (weight-fold normalises constants).
- * Not folded (left for float-islands to report): non-8-bit operands, per-axis activations,
+ * Not folded (left for float-islands to report): weights other than 8-bit, activations other
+ * than 8/16-bit, 16-bit activations of a ConvTranspose or a run-time weight, per-axis activations,
  * a float (unquantized) bias, values whose integers already carry other parameters.
  * needs: weight-fold for float biases.  keeps: value names of the results.  leaves stale: uses.
  */
@@ -350,14 +353,34 @@ acc_overflow(Graph *g, NodeId nid, ValueId w, const QParams *qx, const QParams *
     return r;
 }
 
+/* 16-bit activations fold into qconv and qmatmul with a constant weight only (remark why). */
+static bool
+a16_foldable(Graph *g, Node *n, Node *dw)
+{
+    if (n->op == OP_CONV_TRANSPOSE) {
+        node_remark(g, n, "not folded: 16-bit activations fold into qconv and qmatmul only, "
+                    "not qconv_transpose");
+        return false;
+    }
+    if (!ir_const_of(g, dw->in[0])) {
+        node_remark(g, n, "not folded: 16-bit activations need a constant 8-bit weight (no "
+                    "run-time 16-bit qmatmul)");
+        return false;
+    }
+    return true;
+}
+
 static bool
 fold_one(PassCtx *pc, Graph *g, NodeId nid)
 {
     (void)pc;
     Node *n = ir_node(g, nid);
     OpKind qop = int_op(n->op);
-    Node *dx = qm_dq8(g, n->in[0]), *dw = qm_dq8(g, n->in[1]);
+    Node *dx = qm_dq_act(g, n->in[0]), *dw = qm_dq8(g, n->in[1]);
     if (!dx || !dw)
+        return false;
+    bool a16 = qm_is_16bit(dx->q->storage); /* 16-bit activations, 8-bit weights */
+    if (a16 && !a16_foldable(g, n, dw))
         return false;
     if (dx->q->axis >= 0) {
         node_remark(g, n, "input is quantized per channel: not folded");
@@ -445,7 +468,9 @@ fold_one(PassCtx *pc, Graph *g, NodeId nid)
         node_remark(g, ir_node(g, nid), "%s: not folded", why);
         return false;
     }
-    switch (acc_overflow(g, nid, w, qx, qw, m, b, addid.id != 0)) {
+    /* 16-bit activations accumulate in int64 (docs/numerics.md, "The accumulator of 16-bit activations"): with an
+     * int32 bias and at most 2^24 products of at most 65535 * 255, nothing can overflow */
+    switch (a16 ? ACC_FITS : acc_overflow(g, nid, w, qx, qw, m, b, addid.id != 0)) {
     case ACC_FITS:
         break;
     case ACC_PRODUCTS:
@@ -501,8 +526,8 @@ check_int_op(Graph *g, NodeId nid)
     Node *n = ir_node(g, nid);
     const QParams *qx = ir_value(g, n->in[0])->type.q, *qw = ir_value(g, n->in[1])->type.q;
     const Type *yt = &ir_value(g, n->out[0])->type;
-    if (!qx || !qw || qx->axis >= 0 || yt->rank < 1)
-        return;
+    if (!qx || !qw || qx->axis >= 0 || yt->rank < 1 || qm_is_16bit(qx->storage))
+        return; /* 16-bit activations: int64 accumulator */
     int64_t m = n->op == OP_QMATMUL ? yt->dims[yt->rank - 1] : yt->rank > 1 ? yt->dims[1] : 0;
     const Tensor *bt = n->nin > 2 && n->in[2].id ? ir_const_of(g, n->in[2]) : NULL;
     if (m <= 0 || (bt && type_numel_unchecked(&bt->type) != (size_t)m))

@@ -40,6 +40,21 @@ qm_dq8(Graph *g, ValueId v)
     return d;
 }
 
+bool
+qm_is_16bit(ElemType e)
+{
+    return e == ET_I16 || e == ET_U16;
+}
+
+Node *
+qm_dq_act(Graph *g, ValueId v)
+{
+    Node *d = qm_def_op(g, v, OP_DEQUANTIZE);
+    if (!d || !d->q || d->nin != 1 || !(qm_is_8bit(d->q->storage) || qm_is_16bit(d->q->storage)))
+        return NULL;
+    return d;
+}
+
 Node *
 qm_only_user(Graph *g, ValueId v, uint32_t *index)
 {

@@ -130,11 +130,11 @@ wchan(Graph *g, Node *n, const QParams *qw, int64_t c)
     return c;
 }
 
-/* A rank-2 operand that is a per-tensor 8-bit dequantize of integers. */
+/* A rank-2 operand that is a per-tensor 8- or 16-bit dequantize of integers. */
 static bool
 transposable(Graph *g, ValueId v)
 {
-    Node *dq = qm_dq8(g, v);
+    Node *dq = qm_dq_act(g, v);
     return dq && dq->q->axis < 0 && ir_value(g, dq->in[0])->type.rank == 2;
 }
 
@@ -144,7 +144,7 @@ transposable(Graph *g, ValueId v)
 static ValueId
 transposed_operand(Graph *g, NodeId nid, uint32_t k)
 {
-    Node *dq = qm_dq8(g, ir_node(g, nid)->in[k]);
+    Node *dq = qm_dq_act(g, ir_node(g, nid)->in[k]);
     if (!transposable(g, ir_node(g, nid)->in[k]))
         return VNONE;
     const QParams *q = dq->q;

@@ -17,7 +17,8 @@ directly, run as static binaries, outputs compared byte for byte with the refere
                     AVX-VNNI but with AVX512-VNNI + AVX512VL the VEX dot products are re-encoded
                     as EVEX (`{vex} vpdp*` -> `{evex} vpdp*`: the same operation on the same ymm
                     registers); everything else is the code LLVM chose for the AVX-VNNI target.
-                    The assembly must contain `{vex} vpdpbusd` wherever there is a GEMM kernel,
+                    The assembly must contain `{vex} vpdpbusd` (`{vex} vpdpwssd` for 16-bit
+                    activations) wherever there is a GEMM kernel,
                     and no zmm, ymm16-31 or mask register. Configuration: avxvnni.
 
 Variants: float (--requant=float), fixed (--requant=fixed), literal (--passes=: the graph as
@@ -239,7 +240,8 @@ def build(qdqc, arch, m, cfg, variant, driver_o, native_vnni):
         if r.returncode:
             return None, "compile: " + r.stderr.strip()[:800]
         asm = r.stdout
-        vex = len(re.findall(r"\{vex\}\s+vpdpbusd\s", asm))
+        # 8-bit activations: vpdpbusd; 16-bit (A16W8): vpdpwssd
+        vex = len(re.findall(r"\{vex\}\s+vpdp(?:busd|wssd)\s", asm))
         bad = re.findall(r"%zmm\d+|%[xy]mm(?:1[6-9]|2\d|3[01])\b|%k[0-7]\b", asm)
         if bad:
             return None, "AVX-512 register in the AVX-VNNI build: " + bad[0]
@@ -247,7 +249,7 @@ def build(qdqc, arch, m, cfg, variant, driver_o, native_vnni):
         if variant == "float":
             m.has_gemm = gemm
         if gemm and not vex:
-            return None, "a GEMM kernel but no `{vex} vpdpbusd` in the assembly"
+            return None, "a GEMM kernel but no `{vex} vpdpbusd` / `{vex} vpdpwssd` in the assembly"
         if not native_vnni:
             asm, _ = vex_to_evex(asm)
         with open(os.path.join(d, "model.s"), "w") as f:

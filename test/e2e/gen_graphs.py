@@ -21,7 +21,7 @@ def qconv(name, n, c, h, w, m, kh, kw, stride, pad, group=1, dil=1, xt="u8", yt=
     cg = c // group
     oh = (h + 2 * pad - dil * (kh - 1) - 1) // stride + 1
     ow = (w + 2 * pad - dil * (kw - 1) - 1) // stride + 1
-    zx = 128 if xt == "u8" else -3
+    zx = {"u8": 128, "i8": -3, "u16": 30000, "i16": -300}[xt]
     sx = 0.05
     wv = [R.randint(-128, 127) for _ in range(m * cg * kh * kw)]
     if perch:
@@ -31,8 +31,8 @@ def qconv(name, n, c, h, w, m, kh, kw, stride, pad, group=1, dil=1, xt="u8", yt=
     else:
         wq = "{scale=0.02, zp=%d}" % (3 if wzp else 0)
     bias = [R.randint(-2000, 2000) for _ in range(m)]
-    if yt in ("u8", "i8"):
-        yz = 10 if yt == "u8" else -7
+    if yt in ("u8", "i8", "u16", "i16"):
+        yz = {"u8": 10, "i8": -7, "u16": 1000, "i16": -7}[yt]
         ytype = "%s[%d,%d,%d,%d]{scale=0.4, zp=%d}" % (yt, n, m, oh, ow, yz)
     else:
         ytype = "%s[%d,%d,%d,%d]" % (yt, n, m, oh, ow)
@@ -48,7 +48,7 @@ def qconv(name, n, c, h, w, m, kh, kw, stride, pad, group=1, dil=1, xt="u8", yt=
 
 
 def qmatmul(name, b, mm, k, nn, at="u8", yt="u8", perch=True):
-    za = 100 if at == "u8" else 5
+    za = {"u8": 100, "i8": 5, "u16": 30000, "i16": -5}[at]
     wv = [R.randint(-128, 127) for _ in range(k * nn)]
     if perch:
         wq = "{axis=1, scale=[%s], zp=[%s]}" % (", ".join("%.6g" % (0.01 + 0.002 * R.random()) for _ in range(nn)),
@@ -56,7 +56,7 @@ def qmatmul(name, b, mm, k, nn, at="u8", yt="u8", perch=True):
     else:
         wq = "{scale=0.015, zp=0}"
     bias = [R.randint(-500, 500) for _ in range(nn)]
-    ytype = "%s[%d,%d,%d]{scale=0.3, zp=3}" % (yt, b, mm, nn) if yt in ("u8", "i8") else "%s[%d,%d,%d]" % (yt, b, mm, nn)
+    ytype = "%s[%d,%d,%d]{scale=0.3, zp=3}" % (yt, b, mm, nn) if yt in ("u8", "i8", "u16", "i16") else "%s[%d,%d,%d]" % (yt, b, mm, nn)
     return """graph @%s(%%a: %s[%d,%d,%d]{scale=0.04, zp=%d}) -> %s {
   %%w = const dense<i8[%d,%d]%s, %s>
   %%b = const dense<i32[%d], %s>
@@ -96,6 +96,30 @@ LAYOUT = """graph @layout(%x: u8[2,6,5,5]{scale=0.1, zp=128}, %q: f32[2,3,4]) ->
 }
 """
 GRAPHS["layout"] = LAYOUT
+
+# 16-bit activations with int8 weights (A16W8: vpdpwssd / vpmaddwd / smlal kernels); K = 2304 and
+# K = 700 exceed the int32 bound (the int64 accumulation of gemm/emit.c).
+GRAPHS.update({
+    "a16_conv3x3": qconv("c12", 1, 16, 7, 7, 24, 3, 3, 1, 1, xt="i16", yt="i16", clamp=(0, 32767)),
+    "a16_conv_s2_u8out": qconv("c13", 2, 8, 9, 9, 17, 3, 3, 2, 1, xt="u16", yt="u8", wzp=True),
+    "a16_conv_groups": qconv("c14", 1, 8, 6, 6, 12, 3, 3, 1, 1, group=4, xt="u16", yt="u16"),
+    "a16_conv_depthwise": qconv("c15", 1, 6, 7, 7, 6, 3, 3, 1, 1, group=6, xt="i16", yt="i16"),
+    "a16_conv_wide": qconv("c16", 1, 256, 4, 4, 20, 3, 3, 1, 1, xt="u16", yt="i16"),
+    "a16_conv_f32": qconv("c17", 1, 5, 5, 5, 9, 3, 3, 1, 1, xt="i16", yt="f32"),
+    "a16_matmul_wide": qmatmul("m4", 2, 5, 700, 33, at="u16", yt="u16"),
+    "a16_matmul_i8out": qmatmul("m5", 1, 3, 40, 19, at="i16", yt="i8", perch=False),
+    "a16_elem": """graph @a16_elem(%a: i16[1,3,6,6]{scale=0.001, zp=-20}, %b: u16[1,3,6,6]{scale=0.0003, zp=32768}, %c: u8[1,2,6,6]{scale=0.05, zp=128}) -> (i16[1,3,6,6]{scale=0.002, zp=0}, u16[1,3,6,6]{scale=0.0001, zp=100}, i16[1,5,6,6]{scale=0.001, zp=-20}, i16[1,3,3,3]{scale=0.001, zp=-20}, u16[1,3,3,3]{scale=0.0005, zp=0}, u8[1,3,6,6]{scale=0.02, zp=0}) {
+  %s = qadd %a, %b, clamp=[0, 32767] : i16[1,3,6,6]{scale=0.002, zp=0}
+  %m = qmul %a, %b : u16[1,3,6,6]{scale=0.0001, zp=100}
+  %cr = requantize %c : i16[1,2,6,6]{scale=0.001, zp=-20}
+  %k = concat %a, %cr, axis=1 : i16[1,5,6,6]{scale=0.001, zp=-20}
+  %p = maxpool %a, kernel_shape=[2, 2], strides=[2, 2] : i16[1,3,3,3]{scale=0.001, zp=-20}
+  %v = qavgpool %b, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1] : u16[1,3,3,3]{scale=0.0005, zp=0}
+  %r = requantize %a, clamp=[0, 255] : u8[1,3,6,6]{scale=0.02, zp=0}
+  return %s, %m, %k, %p, %v, %r
+}
+""",
+})
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)

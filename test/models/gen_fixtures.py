@@ -47,7 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_OUT = os.path.join(HERE, "fixtures")
 PRODUCER = "qdqc-gen_fixtures"
-IR_FOR_OPSET = {13: 7, 14: 7, 17: 8}
+IR_FOR_OPSET = {13: 7, 14: 7, 17: 8, 21: 10}
 
 NP_TO_ONNX = {
     np.dtype(np.float32): TensorProto.FLOAT,
@@ -55,8 +55,12 @@ NP_TO_ONNX = {
     np.dtype(np.uint8): TensorProto.UINT8,
     np.dtype(np.int32): TensorProto.INT32,
     np.dtype(np.int64): TensorProto.INT64,
+    np.dtype(np.int16): TensorProto.INT16,
+    np.dtype(np.uint16): TensorProto.UINT16,
 }
-QTYPES = {"u8": (0, 255, np.uint8), "i8": (-128, 127, np.int8)}
+# 16-bit activations (A16W8) need opset 21 (INT16/UINT16 QuantizeLinear)
+QTYPES = {"u8": (0, 255, np.uint8), "i8": (-128, 127, np.int8), "u16": (0, 65535, np.uint16),
+          "i16": (-32768, 32767, np.int16)}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -474,7 +478,7 @@ class Builder:
         sym = (self.style == "trt") if sym is None else sym
         if sym:
             amax = float(np.max(np.abs(v)))
-            scale = round_scale(amax / (127.0 if act == "i8" else 255.0))
+            scale = round_scale(amax / float(qmax))  # 127 for i8, 255 for u8
             zp = 0
         else:
             lo, hi = min(0.0, float(v.min())), max(0.0, float(v.max()))
@@ -616,7 +620,10 @@ class Builder:
 
 
 def check(model):
-    onnx.checker.check_model(model, full_check=True)
+    # python3-onnx 1.12 knows opsets up to 17: the opset-21 models (16-bit activations) are
+    # checked by ONNX Runtime 1.30 instead (--check-ort, test/peer/compare_ort.py)
+    if max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) <= 17:
+        onnx.checker.check_model(model, full_check=True)
     return model
 
 
@@ -1069,8 +1076,9 @@ def _torch_flatten(b, x):
 
 def resnet(name, style, act="u8", size=32, widths=(8, 16, 32), blocks=(1, 1, 1), classes=10, stem=7, seed=7):
     """ResNet-style QDQ network. The full ResNet-18 is widths (64,128,256,512), blocks (2,2,2,2),
-    size 224, classes 1000."""
-    b = Builder(name, style, act, seed=seed, doc=f"ResNet-style QDQ network ({style} export style)")
+    size 224, classes 1000. 16-bit activations (act i16/u16, int8 weights: A16W8) at opset 21."""
+    b = Builder(name, style, act, seed=seed, opset=21 if act in ("i16", "u16") else 13,
+                doc=f"ResNet-style QDQ network ({style} export style)")
     x = b.input("input", (1, 3, size, size), (b.rng.standard_normal((1, 3, size, size))).astype(np.float32))
     x = b.qdq(x)
     with b.under("conv1"):
@@ -1182,6 +1190,38 @@ NETS = [
 ]
 for _n, _d, _f in NETS:
     fixture(_n, _d)((lambda f: lambda: check(f().model()))(_f))
+
+
+# A16W8: 16-bit activations with int8 per-channel weights, opset 21 INT16/UINT16 Q/DQ, as ONNX
+# Runtime's quantize_static writes them with activation_type QUInt16 / QInt16 and weight_type
+# QInt8 (asymmetric activations, int32 bias at s_x*s_w). Named <op>_a16_<u16|i16>.onnx.
+A16_SET = [
+    ("conv3x3", "Conv 3x3 pad 1, 8->8 channels", lambda b, x: b.conv(x, 8), (1, 8, 8, 8)),
+    ("conv3x3reluq", "Conv 3x3 with Relu folded into the output Q", lambda b, x: b.fold_act(b.conv(x, 8), "relu"), (1, 8, 8, 8)),
+    ("conv1x1s2", "Conv 1x1 stride 2, 16->24 channels", lambda b, x: b.conv(x, 24, k=1, stride=2, pad=0), (1, 16, 8, 8)),
+    ("convdw", "depthwise Conv 3x3 group=C=8", lambda b, x: b.conv(x, 8, group=8), (1, 8, 8, 8)),
+    ("convk2304", "Conv 3x3 256->16 channels (K = 2304: the int64 accumulator)", lambda b, x: b.conv(x, 16), (1, 256, 4, 4)),
+    ("gemm", "Gemm transB=1, per-channel weights, int32 bias", lambda b, x: b.gemm(x, 10), (1, 64)),
+    ("matmul", "MatMul with const weights, per-channel axis 1", lambda b, x: _matmul_w(b, x, True), (1, 8, 16)),
+    ("add", "Add of two activations with different scales", _binary("Add"), (1, 8, 8, 8)),
+    ("mul", "Mul of two activations", _binary("Mul", scale_b=0.5), (1, 8, 8, 8)),
+    ("concat", "Concat of three activations with different scales", _concat, (1, 8, 8, 8)),
+    ("maxpool", "MaxPool 2x2 s2, same qparams", _passthrough("MaxPool", kernel_shape=[2, 2], strides=[2, 2]), (1, 8, 8, 8)),
+    ("avgpool", "AveragePool 3x3 s1 pad 1", _requant("AveragePool", kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]), (1, 8, 8, 8)),
+    ("gap", "GlobalAveragePool", _requant("GlobalAveragePool"), (1, 8, 8, 8)),
+    ("relu", "Relu between DQ and Q (a clamped requantize)", _requant("Relu"), (1, 8, 8, 8)),
+]
+for _s, _d, _body, _shape in A16_SET:
+    for _a in ("u16", "i16"):
+        _n = f"{_s}_a16_{_a}.onnx"
+        fixture(_n, f"A16W8 (opset 21, {_a} activations, int8 weights, ORT layout): {_d}")(
+            (lambda n, a, body, shape: lambda: single(n, a, body, shape=shape, opset=21))(_n, _a, _body, _shape))
+fixture("resnet_ort_a16w8_u16.onnx", "ResNet-style net 1x3x32x32, ORT quantize_static A16W8 style (opset 21: u16 asym "
+        "activations, int8 per-channel weights, int32 bias, Relu folded into Q)")(
+    lambda: check(resnet("resnet_ort_a16w8_u16", "ort", "u16", seed=24).model()))
+fixture("resnet_ort_a16w8_i16.onnx", "ResNet-style net 1x3x32x32, ORT quantize_static A16W8 style with QInt16 "
+        "activations (opset 21: i16 asym, int8 per-channel weights, int32 bias)")(
+    lambda: check(resnet("resnet_ort_a16w8_i16", "ort", "i16", seed=25).model()))
 
 def attention(name, act="u8", seq=16, hidden=32, heads=2, seed=71, vact="i8"):
     """A BERT-style self-attention block, ORT quantize_static style: x [1, seq, hidden] -> Q, K, V
@@ -1320,6 +1360,11 @@ FULL = {
                                                        stem=32, last=1280, classes=1000, seed=53).model(),
     "attention_u8_128x256.onnx": lambda: check(attention("attention_u8_128x256", "u8", seq=128, hidden=256, heads=4,
                                                           seed=81).model()),
+    # A16W8 (opset 21): ResNet-18's shape with uint16 activations and int8 per-channel weights,
+    # ORT quantize_static style (the A16W8 benchmark of bench/run_bench.py)
+    "resnet18_ort_a16w8_224.onnx": lambda: check(resnet("resnet18_ort_a16w8_224", "ort", "u16", size=224,
+                                                        widths=(64, 128, 256, 512), blocks=(2, 2, 2, 2),
+                                                        classes=1000, seed=44).model()),
 }
 
 
@@ -1418,7 +1463,7 @@ def main():
     ap.add_argument("--full-only", action="store_true", help="with --full: skip the small fixtures")
     ap.add_argument("--inputs", metavar="DIR", help="write DIR/<model>/<input>.npy and DIR/<model>/ref/<output>.npy")
     ap.add_argument("--check-ort", action="store_true", help="run every fixture through bench/ort_run.js and compare")
-    ap.add_argument("--only", help="comma-separated fixture names (for --check-ort / --inputs)")
+    ap.add_argument("--only", help="comma-separated fixture names (for --check-ort / --inputs / --full)")
     ap.add_argument("--list", action="store_true", help="print fixture names and descriptions")
     a = ap.parse_args()
 
@@ -1458,9 +1503,11 @@ def main():
     if a.full:
         os.makedirs(a.full, exist_ok=True)
         for n, fn in FULL.items():
+            if a.only and n not in a.only.split(","):
+                continue
             m = fn()
             b = Builder.last
-            onnx.checker.check_model(m, full_check=True)
+            check(m)  # opset <= 17: onnx.checker (check() skips it for opset 21)
             save(m, os.path.join(a.full, n))
             d = os.path.join(a.full, n[:-5])
             os.makedirs(d, exist_ok=True)

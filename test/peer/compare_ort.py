@@ -49,6 +49,10 @@ FUSED = ["conv1x1_*", "conv3x3_*", "conv3x3s2_*", "conv3x3relu_*", "conv3x3reluq
          "transpose_*", "torch_conv3x3_*", "torch_matmul_*", "torch_gemm_*", "torch_concat_*",
          "torch_gap_*", "torch_maxpool_*", "torch_reshape_*", "torch_transpose_*",
          "linear_*", "torch_linear_*"]  # MatMul+Add(bias): reshaped to 2-D and fused into QGemm
+# A16W8 fixtures (16-bit activations, *_a16_*): ORT 1.30's CPU QDQ fusions take 8-bit tensors
+# only, so --opt all runs them as float too (its outputs equal --opt disabled's); checked within
+# one unit like every per-op model, not bit-exact.
+NOT_FUSED = ["*_a16_*"]
 # ORT --opt all refuses these models (README: QLinearAdd/Mul/AveragePool type inference wants
 # rank-0 scales); they are compared with --opt disabled only.
 ORT_ALL_REFUSES = ["torch_add_*", "torch_mul_*", "torch_avgpool_*", "resnet_torch_u8"]
@@ -110,8 +114,10 @@ def diff_units(a, b, scale):
         eq = (x == y) | (np.isnan(x) & np.isnan(y))
         d = np.abs(x - y)
         d[eq] = 0
-        if scale:
-            return x.size, int(eq.sum()), float(d.max() / scale) if d.size else 0.0, "units"
+        if scale:  # the dequantized (q - z) * s back to integers: exact for 8- and 16-bit q
+            d = np.abs(np.rint(x / scale) - np.rint(y / scale))
+            d[eq] = 0
+            return x.size, int(eq.sum()), float(d.max()) if d.size else 0.0, "units"
         return x.size, int(eq.sum()), float(d.max()) if d.size else 0.0, "abs"
     x, y = a.astype(np.int64).ravel(), b.astype(np.int64).ravel()
     d = np.abs(x - y)
@@ -252,7 +258,7 @@ def main():
                         check(eq == n, "jit==ref")
                     elif eng == "ort-dis" and per_op and unit == "units":
                         check(md <= 1.0 + 1e-6, "within 1 unit of ort-dis")
-                    elif eng == "ort-all" and per_op and match(name, FUSED):
+                    elif eng == "ort-all" and per_op and match(name, FUSED) and not match(name, NOT_FUSED):
                         check(eq == n, "bit-exact with ort-all")
     print("%d models, %d failed checks, %d known differences (docs/agreement.md)"
           % (total_models, len(fails), len(known)))

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run_avxvnni_gemm.sh TEST_KERN_GEMM: bit-exact check of the AVX-VNNI GEMM kernel as compiled for
-# an AVX-VNNI CPU without AVX-512 (x86-64-v3 + avxvnni: `{vex} vpdpbusd` on ymm, 16 vector
-# registers), on every case of test_kern_gemm (edge shapes, tiles, K chunks, thread splits).
+# an AVX-VNNI CPU without AVX-512 (x86-64-v3 + avxvnni: `{vex} vpdpbusd` on ymm, and `{vex}
+# vpdpwssd` for 16-bit activations, 16 vector registers), on every case of test_kern_gemm (edge
+# shapes, tiles, K chunks, the int64 accumulation of 16-bit activations, thread splits).
 #
 # test_kern_gemm --cross ... asm writes the kernels as assembly with the expected outputs
 # (computed on the host by the scalar reference) and a driver. qemu-user 7.2 executes neither
@@ -26,13 +27,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 "$tg" --cross x86_64-linux-gnu x86-64-v3 +avxvnni avxvnni "$tmp" asm
 vex=$(grep -c '{vex}[[:space:]]*vpdpbusd' "$tmp/kernels.s" || true)
-if [ "$vex" = 0 ] || grep -Eq '%zmm|%[xy]mm(1[6-9]|2[0-9]|3[01])\b|%k[0-7]\b' "$tmp/kernels.s"; then
-    echo "run_avxvnni_gemm: expected {vex} vpdpbusd and no AVX-512 register in kernels.s"
+vex16=$(grep -c '{vex}[[:space:]]*vpdpwssd' "$tmp/kernels.s" || true) # 16-bit activations
+if [ "$vex" = 0 ] || [ "$vex16" = 0 ] ||
+   grep -Eq '%zmm|%[xy]mm(1[6-9]|2[0-9]|3[01])\b|%k[0-7]\b' "$tmp/kernels.s"; then
+    echo "run_avxvnni_gemm: expected {vex} vpdpbusd, {vex} vpdpwssd and no AVX-512 register in kernels.s"
     exit 1
 fi
 if [ "$reencode" = 1 ]; then
     sed -E 's/\{vex\}([[:space:]]+vpdp(bus|wss)ds?[[:space:]])/{evex}\1/' "$tmp/kernels.s" > "$tmp/k.s"
-    echo "run_avxvnni_gemm: $vex {vex} vpdpbusd re-encoded as EVEX (no AVX-VNNI on this CPU)"
+    echo "run_avxvnni_gemm: $vex {vex} vpdpbusd and $vex16 {vex} vpdpwssd re-encoded as EVEX (no AVX-VNNI on this CPU)"
 else
     cp "$tmp/kernels.s" "$tmp/k.s"
 fi

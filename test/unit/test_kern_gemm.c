@@ -116,7 +116,35 @@ fixed_from_real(double m, int32_t *mult, int32_t *shift)
 static int
 esize_of(CgGemmElem e)
 {
-    return e == CG_GEMM_I8 || e == CG_GEMM_U8 ? 1 : 4;
+    return e == CG_GEMM_I8 || e == CG_GEMM_U8 ? 1 : e == CG_GEMM_I16 || e == CG_GEMM_U16 ? 2 : 4;
+}
+
+/* 16-bit activations: the int64 accumulator's requantization (qn_requant_*_wide), written
+ * out with int128 and long double (exact for |acc| < 2^60). */
+static int32_t
+ref_requant_float_wide(int64_t acc, float mult, int32_t zp, int32_t qmin, int32_t qmax)
+{
+    float f = (float)(long double)acc * mult; /* one rounding of the int64 to f32 */
+    float lo = (float)((int64_t)qmin - zp);
+    float hi = (float)((int64_t)qmax - zp);
+    if (f < lo)
+        f = lo;
+    if (f > hi)
+        f = hi;
+    return sat((int64_t)nearbyintf(f) + zp, qmin, qmax);
+}
+
+static int32_t
+ref_requant_fixed_wide(int64_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t qmin,
+                       int32_t qmax)
+{
+    __int128 p = (__int128)acc * mult + ((__int128)1 << (shift - 1));
+    __int128 v = p >= 0 ? p >> shift : -((-p + (((__int128)1 << shift) - 1)) >> shift);
+    if (v < INT32_MIN)
+        v = INT32_MIN;
+    if (v > INT32_MAX)
+        v = INT32_MAX;
+    return sat((int64_t)v + zp, qmin, qmax);
 }
 
 /* ---- cases ---- */
@@ -158,7 +186,7 @@ case_free(Case *c)
 static int64_t
 a_bytes(const CgGemmSpec *s)
 {
-    return (s->m - 1) * s->lda + s->k;
+    return ((s->m - 1) * s->lda + s->k) * (s->a_bits == 16 ? 2 : 1);
 }
 
 static const struct {
@@ -384,6 +412,200 @@ make_case(Case *c, CgGemmIsa isa, int64_t M, int64_t N, int64_t K, bool a_signed
              s->act_zp, s->act_scale, s->act_row_scale);
 }
 
+/* 16-bit activations (CgGemmSpec.a_bits = 16): int16 or uint16 A, int8 B. `extreme`: a third of
+ * the rows hold A's far end from za and a third of the channels B's far end from zb, so that
+ * those accumulators leave int32 when K is long (the wide path, gemm_impl.h). variant: 0 raw
+ * i32 (wraps), 1-4 float requant to i16/u16/i8/u8, 5-8 fixed to the same, 9 dequant, 10
+ * dequant + f32 bias. */
+static void
+make_case16(Case *c, CgGemmIsa isa, int64_t M, int64_t N, int64_t K, bool a_signed, bool zb_nz,
+            int variant, bool narrow, bool extreme, int idx)
+{
+    memset(c, 0, sizeof *c);
+    c->isa = isa;
+    CgGemmSpec *s = &c->s;
+    s->a_bits = 16;
+    s->m = M, s->n = N, s->k = K;
+    s->lda = K + (rnd() % 3 == 0 ? rnd_range(1, 9) : 0);
+    s->ldc = N + (rnd() % 3 == 0 ? rnd_range(1, 5) : 0);
+    s->a_signed = a_signed;
+    int32_t alo = a_signed ? -32768 : 0, ahi = a_signed ? 32767 : 65535;
+    s->za = rnd() % 4 == 0 ? 0 : rnd_range(alo, ahi);
+    s->b_layout = rnd() % 2 ? CG_GEMM_B_NK : CG_GEMM_B_KN;
+    c->b = malloc((size_t)(N * K));
+    if (zb_nz) {
+        c->zb = malloc((size_t)N * sizeof *c->zb);
+        for (int64_t n = 0; n < N; n++)
+            c->zb[n] = rnd_range(-128, 127);
+        s->zb = c->zb;
+    }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < K; k++) {
+            int32_t zb = s->zb ? s->zb[n] : 0;
+            int32_t b = extreme && n % 3 == 0 ? (zb >= 0 ? -128 : 127) : rnd_range(-128, 127);
+            c->b[s->b_layout == CG_GEMM_B_NK ? n * K + k : k * N + n] = (int8_t)b;
+        }
+    s->b = c->b;
+    if (rnd() % 3 != 0) {
+        c->bias = malloc((size_t)N * sizeof *c->bias);
+        for (int64_t n = 0; n < N; n++)
+            c->bias[n] = rnd_range(INT32_MIN / 2, INT32_MAX / 2);
+        s->bias = c->bias;
+    }
+    if (rnd() % 3 == 0) {
+        static const int kcs[] = {4, 8, 20, 64};
+        s->tile.kc = kcs[rnd() % 4];
+        s->tile.kunroll = 1 + (int)(rnd() % 3);
+        s->tile.mc = rnd() % 2 ? 1 : 0;
+        if (rnd() % 2) {
+            s->tile.mr = rnd() % 2 ? 2 : 4;
+            s->tile.nv = 1 + (int)(rnd() % 2);
+        }
+    }
+    int64_t na = (M - 1) * s->lda + K;
+    uint16_t *a16 = malloc((size_t)na * 2);
+    for (int64_t i = 0; i < na; i++) {
+        int64_t m = i / s->lda;
+        int32_t v = rnd_range(alo, ahi);
+        if (extreme && m % 3 == 0)
+            v = ahi - s->za > s->za - alo ? ahi : alo;
+        a16[i] = (uint16_t)v;
+    }
+    c->a = (uint8_t *)a16;
+
+    int64_t *acc = malloc((size_t)(M * N) * sizeof *acc);
+    int64_t *maxabs = calloc((size_t)N, sizeof *maxabs);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            int64_t sum = s->bias ? s->bias[n] : 0;
+            for (int64_t k = 0; k < K; k++) {
+                uint16_t u = a16[m * s->lda + k];
+                int64_t a = a_signed ? (int16_t)u : u;
+                int32_t b = s->b_layout == CG_GEMM_B_NK ? c->b[n * K + k] : c->b[k * N + n];
+                sum += (a - s->za) * (b - (s->zb ? s->zb[n] : 0));
+            }
+            acc[m * N + n] = sum;
+            int64_t ab = sum < 0 ? -sum : sum;
+            if (ab > maxabs[n])
+                maxabs[n] = ab;
+        }
+    static const struct {
+        CgGemmEpilogue epi;
+        CgGemmElem out;
+    } variants[11] = {
+        {CG_GEMM_EPI_I32, CG_GEMM_I32},           {CG_GEMM_EPI_REQUANT_FLOAT, CG_GEMM_I16},
+        {CG_GEMM_EPI_REQUANT_FLOAT, CG_GEMM_U16}, {CG_GEMM_EPI_REQUANT_FLOAT, CG_GEMM_I8},
+        {CG_GEMM_EPI_REQUANT_FLOAT, CG_GEMM_U8},  {CG_GEMM_EPI_REQUANT_FIXED, CG_GEMM_I16},
+        {CG_GEMM_EPI_REQUANT_FIXED, CG_GEMM_U16}, {CG_GEMM_EPI_REQUANT_FIXED, CG_GEMM_I8},
+        {CG_GEMM_EPI_REQUANT_FIXED, CG_GEMM_U8},  {CG_GEMM_EPI_DEQUANT, CG_GEMM_F32},
+        {CG_GEMM_EPI_DEQUANT, CG_GEMM_F32},
+    };
+    s->epilogue = variants[variant].epi;
+    s->out = variants[variant].out;
+    int32_t lo = INT32_MIN, hi = INT32_MAX;
+    switch (s->out) {
+    case CG_GEMM_I8: lo = -128, hi = 127; break;
+    case CG_GEMM_U8: lo = 0, hi = 255; break;
+    case CG_GEMM_I16: lo = -32768, hi = 32767; break;
+    case CG_GEMM_U16: lo = 0, hi = 65535; break;
+    default: break;
+    }
+    s->qmin = lo, s->qmax = hi;
+    if (narrow && s->out != CG_GEMM_I32 && s->out != CG_GEMM_F32) {
+        s->qmin = rnd_range(lo, lo / 2 + hi / 2);
+        s->qmax = rnd_range(s->qmin, hi);
+    }
+    s->zo = s->out == CG_GEMM_I32 || s->out == CG_GEMM_F32 ? 0 : rnd_range(lo, hi);
+    double span = hi == INT32_MAX ? 60000.0 : (double)hi - lo;
+    if (s->epilogue != CG_GEMM_EPI_I32) {
+        c->mult = malloc((size_t)N * sizeof *c->mult);
+        for (int64_t n = 0; n < N; n++) {
+            double m = span / (2.0 * (double)(maxabs[n] + 1)) * (0.6 + 0.9 * (rnd() % 1000) / 1000.0);
+            if (rnd() % 4 == 0)
+                m = ldexp(1.0, (int)floor(log2(m)));
+            c->mult[n] = (float)m;
+        }
+    }
+    if (s->epilogue == CG_GEMM_EPI_REQUANT_FLOAT) {
+        s->mult = c->mult;
+    } else if (s->epilogue == CG_GEMM_EPI_REQUANT_FIXED) {
+        c->fxm = malloc((size_t)N * sizeof *c->fxm);
+        c->fxs = malloc((size_t)N * sizeof *c->fxs);
+        for (int64_t n = 0; n < N; n++)
+            fixed_from_real(c->mult[n], &c->fxm[n], &c->fxs[n]);
+        s->fixed_mult = c->fxm;
+        s->fixed_shift = c->fxs;
+    } else if (s->epilogue == CG_GEMM_EPI_DEQUANT) {
+        c->scale = c->mult;
+        c->mult = NULL;
+        s->scale = c->scale;
+        if (variant == 10) {
+            c->fbias = malloc((size_t)N * sizeof *c->fbias);
+            for (int64_t n = 0; n < N; n++)
+                c->fbias[n] = (float)rnd_range(-1000, 1000) / 7.0f;
+            s->fbias = c->fbias;
+        }
+    }
+    int es = esize_of(s->out);
+    size_t cbytes = (size_t)(M * s->ldc * es);
+    c->want = malloc(cbytes);
+    memset(c->want, SENTINEL, cbytes);
+    bool beyond = false;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            int64_t a = acc[m * N + n];
+            beyond |= a != (int32_t)a;
+            uint8_t *dst = c->want + (m * s->ldc + n) * es;
+            int32_t q = 0;
+            float f = 0;
+            switch (s->epilogue) {
+            case CG_GEMM_EPI_I32: q = (int32_t)(uint32_t)(uint64_t)a; break; /* wraps */
+            case CG_GEMM_EPI_REQUANT_FLOAT:
+                q = ref_requant_float_wide(a, s->mult[n], s->zo, s->qmin, s->qmax);
+                break;
+            case CG_GEMM_EPI_REQUANT_FIXED:
+                q = ref_requant_fixed_wide(a, s->fixed_mult[n], s->fixed_shift[n], s->zo, s->qmin,
+                                           s->qmax);
+                break;
+            case CG_GEMM_EPI_DEQUANT:
+                f = (float)(long double)a * s->scale[n];
+                if (s->fbias)
+                    f = f + s->fbias[n];
+                break;
+            }
+            if (s->out == CG_GEMM_F32) {
+                memcpy(dst, &f, 4);
+            } else if (es == 1) {
+                dst[0] = (uint8_t)q;
+            } else if (es == 2) {
+                uint16_t h = (uint16_t)q;
+                memcpy(dst, &h, 2);
+            } else {
+                memcpy(dst, &q, 4);
+            }
+        }
+    free(acc);
+    free(maxabs);
+    c->splits[0] = 0;
+    c->nsplits = 1;
+    if (M > 2 && rnd() % 2) {
+        int64_t cut1 = rnd_range(1, (int32_t)M - 1);
+        int64_t cut2 = rnd_range((int32_t)cut1, (int32_t)M);
+        c->splits[c->nsplits++] = cut1;
+        c->splits[c->nsplits++] = cut2;
+    }
+    c->splits[c->nsplits] = M;
+    snprintf(c->name, sizeof c->name, "gemm16_%s_%d", cg_gemm_isa_name(isa), idx);
+    snprintf(c->desc, sizeof c->desc,
+             "%s a16 M=%lld N=%lld K=%lld lda=%lld ldc=%lld %s za=%d zb=%s b=%s epi=%d out=%d "
+             "q=[%d,%d] zo=%d tile=%d/%d/%d/%d/%d%s%s",
+             cg_gemm_isa_name(isa), (long long)M, (long long)N, (long long)K, (long long)s->lda,
+             (long long)s->ldc, a_signed ? "s16" : "u16", s->za, zb_nz ? "var" : "0",
+             s->b_layout == CG_GEMM_B_NK ? "NK" : "KN", (int)s->epilogue, (int)s->out, s->qmin,
+             s->qmax, s->zo, s->tile.mr, s->tile.nv, s->tile.mc, s->tile.kc, s->tile.kunroll,
+             extreme ? " extreme" : "", beyond ? " acc>int32" : "");
+}
+
 static const int64_t Ms[] = {1, 5, 17, 64};
 static const int64_t Ns[] = {1, 3, 16, 17, 64, 100};
 static const int64_t Ks[] = {1, 3, 4, 27, 64, 300};
@@ -395,8 +617,11 @@ static int
 make_cases(CgGemmIsa isa, Case **out)
 {
     static const int64_t hard[3][3] = {{17, 100, 27}, {5, 17, 3}, {64, 64, 300}};
+    /* 16-bit activations: K past the int32 bound (wide), several int32 chunks */
+    static const int64_t wide[4][3] = {{17, 40, 700}, {5, 17, 2500}, {64, 48, 1100}, {3, 3, 5000}};
     int nhard = getenv("QDQC_TEST_FULL") ? 3 : 1;
-    int cap = 4 * 6 * 6 + nhard * 2 * 2 * 9 * 2 + nhard * 2 * 2 * 6, n = 0;
+    int n16 = 4 * 6 * 3 + 4 * 11 + 11 * 2;
+    int cap = 4 * 6 * 6 + nhard * 2 * 2 * 9 * 2 + nhard * 2 * 2 * 6 + n16, n = 0;
     Case *cs = calloc((size_t)cap, sizeof *cs);
     int idx = 0;
     for (int mi = 0; mi < 4; mi++)
@@ -423,6 +648,24 @@ make_cases(CgGemmIsa isa, Case **out)
                 for (int act = 1; act <= 6; act++, idx++)
                     make_case(&cs[n++], isa, hard[hi][0], hard[hi][1], hard[hi][2], sg, z,
                               act % 3 == 0 ? 0 : 7 + (act & 1), false, idx, (uint32_t)act);
+    /* 16-bit activations, after the 8-bit cases (whose random draws stay as they were) */
+    static const int64_t Ks16[] = {1, 27, 300};
+    for (int mi = 0; mi < 4; mi++)
+        for (int ni = 0; ni < 6; ni++)
+            for (int ki = 0; ki < 3; ki++, idx++) {
+                uint32_t h = rnd();
+                make_case16(&cs[n++], isa, Ms[mi], Ns[ni], Ks16[ki], h & 1, (h >> 1) & 1,
+                            (int)((h >> 2) % 11), (h >> 6) % 3 == 0, (h >> 8) % 2 == 0, idx);
+            }
+    for (int wi = 0; wi < 4; wi++)
+        for (int v = 0; v < 11; v++, idx++) {
+            uint32_t h = rnd();
+            make_case16(&cs[n++], isa, wide[wi][0], wide[wi][1], wide[wi][2], h & 1, (h >> 1) & 1,
+                        v, (h >> 6) % 3 == 0, true, idx);
+        }
+    for (int v = 0; v < 11; v++) /* both signs on one awkward shape, no extremes */
+        for (int sg = 0; sg < 2; sg++, idx++)
+            make_case16(&cs[n++], isa, 17, 100, 27, sg, v % 2, v, v % 3 == 0, false, idx);
     *out = cs;
     return n;
 }
@@ -486,6 +729,12 @@ run_case(const Case *c, GemmFn fn)
             if (es == 1) {
                 got = s->out == CG_GEMM_I8 ? (int8_t)cbuf[i] : cbuf[i];
                 want = s->out == CG_GEMM_I8 ? (int8_t)c->want[i] : c->want[i];
+            } else if (es == 2) {
+                uint16_t g16, w16;
+                memcpy(&g16, cbuf + i, 2);
+                memcpy(&w16, c->want + i, 2);
+                got = s->out == CG_GEMM_I16 ? (int16_t)g16 : g16;
+                want = s->out == CG_GEMM_I16 ? (int16_t)w16 : w16;
             } else {
                 memcpy(&got, cbuf + i, 4);
                 memcpy(&want, c->want + i, 4);
@@ -665,7 +914,7 @@ test_isa_jit(const CgTarget *t, CgGemmIsa isa, const char *label, bool shared)
 
 static char *
 kernel_asm(const char *triple, const char *cpu, const char *mattr, CgGemmIsa isa, bool a_signed,
-           char *err, size_t errlen)
+           bool a16, char *err, size_t errlen)
 {
     CgTarget t;
     if (!cg_target_parse(&t, triple, cpu, mattr, err, errlen))
@@ -674,7 +923,10 @@ kernel_asm(const char *triple, const char *cpu, const char *mattr, CgGemmIsa isa
     if (!cg_target_machine_create(&t, &tm, err, errlen))
         return NULL;
     Case c;
-    make_case(&c, isa, 17, 40, 27, a_signed, true, 1, false, 0, 0);
+    if (a16)
+        make_case16(&c, isa, 17, 40, 28, a_signed, true, 1, false, false, 0);
+    else
+        make_case(&c, isa, 17, 40, 27, a_signed, true, 1, false, 0, 0);
     LLVMContextRef ctx = NULL;
     LLVMModuleRef mod = NULL;
     char *text = NULL;
@@ -687,11 +939,11 @@ kernel_asm(const char *triple, const char *cpu, const char *mattr, CgGemmIsa isa
 }
 
 static void
-check_asm(const char *label, const char *triple, const char *cpu, const char *mattr,
-          CgGemmIsa isa, bool a_signed, const char *must, const char *must_not)
+check_asm2(const char *label, const char *triple, const char *cpu, const char *mattr,
+           CgGemmIsa isa, bool a_signed, bool a16, const char *must, const char *must_not)
 {
     char err[1024];
-    char *text = kernel_asm(triple, cpu, mattr, isa, a_signed, err, sizeof err);
+    char *text = kernel_asm(triple, cpu, mattr, isa, a_signed, a16, err, sizeof err);
     bool ok = text && strstr(text, must) && !(must_not && strstr(text, must_not));
     if (!ok)
         printf("FAIL asm %s: want '%s'%s%s: %s\n", label, must, must_not ? " and no " : "",
@@ -701,8 +953,29 @@ check_asm(const char *label, const char *triple, const char *cpu, const char *ma
 }
 
 static void
+check_asm(const char *label, const char *triple, const char *cpu, const char *mattr,
+          CgGemmIsa isa, bool a_signed, const char *must, const char *must_not)
+{
+    check_asm2(label, triple, cpu, mattr, isa, a_signed, false, must, must_not);
+}
+
+static void
 test_asm(void)
 {
+    /* 16-bit activations: int16 dot products */
+    check_asm2("a16 avx512vnni: vpdpwssd zmm", "x86_64-linux-gnu", "cascadelake", "",
+               CG_GEMM_X86_AVX512VNNI, true, true, "vpdpwssd\t%zmm", "vpdpbusd");
+    check_asm2("a16 avx512vnni u16: vpdpwssd zmm", "x86_64-linux-gnu", "cascadelake", "",
+               CG_GEMM_X86_AVX512VNNI, false, true, "vpdpwssd\t%zmm", "vpdpbusd");
+    check_asm2("a16 avxvnni: {vex} vpdpwssd", "x86_64-linux-gnu", "alderlake", "",
+               CG_GEMM_X86_AVXVNNI, true, true, "{vex}\tvpdpwssd", "zmm");
+    check_asm2("a16 avx2: vpmaddwd", "x86_64-linux-gnu", "haswell", "", CG_GEMM_X86_AVX2, false,
+               true, "vpmaddwd", "vpmaddubsw");
+    check_asm2("a16 neon: smlal", "aarch64-linux-gnu", "generic", "", CG_GEMM_A64_NEON, true,
+               true, "smlal", "sdot");
+    check_asm2("a16 dotprod target: smlal", "aarch64-linux-gnu", "neoverse-n2", "",
+               CG_GEMM_A64_I8MM, false, true, "smlal", "smmla");
+
     /* AVX-VNNI without AVX-512: the 256-bit intrinsic must select the VEX encoding. */
     check_asm("avxvnni selects {vex} vpdpbusd", "x86_64-linux-gnu", "alderlake", "",
               CG_GEMM_X86_AVXVNNI, false, "{vex}\tvpdpbusd", "zmm");

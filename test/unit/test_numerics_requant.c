@@ -219,6 +219,105 @@ test_requant_fixed(Tally *t)
     CHECK_LOOP(t, bad_real, "requant_fixed vs real multiplier bound");
 }
 
+/* ---- the int64 accumulator of 16-bit activations ---- */
+
+/* ref_requant_fixed over an int64 acc (the int128 reference takes any acc). */
+static int32_t
+ref_requant_fixed_wide(int64_t acc, QnFixed f, int32_t zp, int32_t qmin, int32_t qmax)
+{
+    i128 num = (i128)acc * f.mult;
+    i128 den = (i128)1 << f.shift;
+    i128 rem;
+    i128 q = floor_div128(num, den, &rem);
+    if (2 * rem >= den)
+        q += 1;
+    return (int32_t)sat64(q + zp, qmin, qmax);
+}
+
+/* int64 with log-uniform magnitude in [0, 2^60) and random sign. */
+static int64_t
+rng_acc_wide(Rng *r)
+{
+    uint32_t k = rng_u32(r) % 61;
+    int64_t mag = (int64_t)(rng_u64(r) >> 4) >> k;
+    return rng_u32(r) & 1 ? -mag : mag;
+}
+
+static void
+test_requant_wide(Tally *t)
+{
+    /* equal to the int32 functions on every int32 accumulator */
+    Rng r = {11};
+    long bad_f = 0, bad_x = 0, bad_ref = 0, bad_conv = 0, n_split = 0, n_clamp = 0;
+    for (int i = 0; i < 400000; i++) {
+        int32_t acc = rng_acc(&r);
+        float m = rng_f32_pos(&r, -24, 4);
+        QnFixed f;
+        if (!qn_fixed_from_real(m, &f))
+            continue;
+        int32_t zp = (int32_t)(rng_u32(&r) % 65536) - 32768;
+        bad_f += qn_requant_float_wide(acc, m, zp, -32768, 32767) !=
+                 qn_requant_float(acc, m, zp, -32768, 32767);
+        bad_x += qn_requant_fixed_wide(acc, f, zp, -32768, 32767) !=
+                 qn_requant_fixed(acc, f, zp, -32768, 32767);
+    }
+    CHECK_LOOP(t, bad_f, "requant_float_wide == requant_float on int32 accumulators");
+    CHECK_LOOP(t, bad_x, "requant_fixed_wide == requant_fixed on int32 accumulators");
+
+    /* Against the int128 rational reference, every shift (both formulas), 8- and
+     * 16-bit output ranges, a narrow clamp, ties planted (acc * mult = odd * 2^(shift-1)),
+     * |acc| < 2^60. */
+    for (int i = 0; i < 1000000; i++) {
+        int64_t acc = rng_acc_wide(&r);
+        QnFixed f = {(int32_t)((1u << 30) | (rng_u32(&r) & 0x3fffffffu)),
+                     1 + (int32_t)(rng_u32(&r) % 62)};
+        if (i % 8 == 0) { /* a tie: acc = odd * 2^(shift-1) / mult when mult is a power of 2 */
+            f.mult = 1 << 30;
+            int e = f.shift - 1 - 30; /* acc * 2^30 / 2^shift = acc * 2^(30 - shift) */
+            if (e >= 0 && e < 49)
+                acc = (int64_t)((rng_u32(&r) % 1000) * 2 + 1) * ((int64_t)1 << e) *
+                      (rng_u32(&r) & 1 ? -1 : 1);
+        }
+        int kind = (int)(rng_u32(&r) % 4);
+        int32_t qmin = kind == 0 ? -128 : kind == 1 ? 0 : kind == 2 ? -32768 : 0;
+        int32_t qmax = kind == 0 ? 127 : kind == 1 ? 255 : kind == 2 ? 32767 : 65535;
+        int32_t zp = qmin + (int32_t)(rng_u32(&r) % (uint32_t)(qmax - qmin + 1));
+        if (rng_u32(&r) % 4 == 0)
+            qmin = zp; /* fused Relu */
+        int32_t y = qn_requant_fixed_wide(acc, f, zp, qmin, qmax);
+        bad_ref += y != ref_requant_fixed_wide(acc, f, zp, qmin, qmax);
+        n_split += f.shift >= 31;
+        n_clamp += f.shift < 31 && (acc > QN_RESCALE_VMAX || acc < -QN_RESCALE_VMAX);
+        /* float: one correctly rounded int64 -> f32 conversion (long double is exact here) */
+        float m = (float)qn_fixed_to_real(f);
+        float fc = (float)(long double)acc * m;
+        float lo = (float)((int64_t)qmin - zp), hi = (float)((int64_t)qmax - zp);
+        fc = fc < lo ? lo : fc > hi ? hi : fc;
+        int64_t want = (int64_t)ref_rint_f32(fc) + zp;
+        want = want < qmin ? qmin : want > qmax ? qmax : want;
+        bad_conv += qn_requant_float_wide(acc, m, zp, qmin, qmax) != (int32_t)want;
+    }
+    CHECK_LOOP(t, bad_ref, "requant_fixed_wide vs int128 rational reference");
+    CHECK_LOOP(t, bad_conv, "requant_float_wide vs f32 of the exact accumulator");
+    CHECK(t, n_split > 100000 && n_clamp > 1000, "both formulas and the clamp exercised (%ld, %ld)",
+          n_split, n_clamp);
+    /* extremes of the documented domain */
+    QnFixed big = {INT32_MAX, 1}, tiny = {1 << 30, 62};
+    CHECK(t, qn_requant_fixed_wide(QN_WIDE_ACC_MAX, big, 0, -32768, 32767) == 32767, "max acc, big m");
+    CHECK(t, qn_requant_fixed_wide(-QN_WIDE_ACC_MAX, big, 0, -32768, 32767) == -32768, "min acc, big m");
+    CHECK(t, qn_requant_fixed_wide(QN_WIDE_ACC_MAX, tiny, 0, -32768, 32767) ==
+                 ref_requant_fixed_wide(QN_WIDE_ACC_MAX, tiny, 0, -32768, 32767),
+          "max acc, tiny m");
+    /* 3 * 2^31 * 2^-32 = 1.5 -> 2; -1.5 -> -1 (ties toward +inf), acc beyond 2^32 */
+    QnFixed m32 = {1 << 30, 62};
+    CHECK(t, qn_requant_fixed_wide(INT64_C(3) << 31, m32, 0, -10, 10) == 2, "1.5 -> 2 (wide)");
+    CHECK(t, qn_requant_fixed_wide(-(INT64_C(3) << 31), m32, 0, -10, 10) == -1, "-1.5 -> -1 (wide)");
+    /* float: 2^40 + 1 rounds to 2^40 in f32 (one rounding of the int64) */
+    CHECK(t, qn_requant_float_wide((INT64_C(1) << 40) + 1, 0x1p-40f, 0, -10, 10) == 1, "f32 of 2^40+1");
+    CHECK(t, qn_requant_float_wide((INT64_C(3) << 40), 0x1p-41f, 0, -10, 10) == 2, "1.5 -> 2 (even)");
+    CHECK(t, qn_requant_float_wide((INT64_C(5) << 40), 0x1p-41f, 0, -10, 10) == 2, "2.5 -> 2 (even)");
+}
+
 /* ---- fixed vs float sweep ---- */
 
 typedef struct SweepStat {
@@ -356,6 +455,7 @@ main(int argc, char **argv)
     test_fixed_from_real(&t, print);
     test_requant_fixed(&t);
     test_requant_channels(&t);
+    test_requant_wide(&t);
     test_sweep(&t, sweep_n, print);
     return numerics_test_done(&t);
 }

@@ -12,6 +12,7 @@
  * --select-ops adds where, comparisons, expand, tile, reduce_sum/max/min, argmax, a gather by
  * run-time indices and a cast through f16 (gen.c, op_select).
  * --dynq adds ONNX Runtime's dynamic quantization of a MatMul (gen.c, op_dynq).
+ * --a16 makes half of the quantized activations 16-bit (u16/i16: A16W8 integer ops).
  *
  * Each random QDQ graph (gen.c) is checked three ways, through the public API only:
  *   1. literal QDQ semantics (reference interpreter, no passes) vs the integer reference
@@ -179,6 +180,10 @@ elem_f(const void *p, const char *et, size_t k)
         return ((const int8_t *)p)[k];
     if (!strcmp(et, "i32"))
         return ((const int32_t *)p)[k];
+    if (!strcmp(et, "u16"))
+        return ((const uint16_t *)p)[k];
+    if (!strcmp(et, "i16"))
+        return ((const int16_t *)p)[k];
     if (!strcmp(et, "f64"))
         return ((const double *)p)[k];
     return ((const uint8_t *)p)[k];
@@ -601,7 +606,7 @@ usage(void)
             "usage: qdqc-fuzz [--count N] [--seed S] [--slots K] [--isa A,B] [--out DIR]\n"
             "                 [--isa-mode all|rotate] [--fixed-every N] [--no-threads] [--no-shrink]\n"
             "                 [--max-fail N] [--progress N] [--strict-unsupported] [--qdq-pairs]\n"
-            "                 [--qdq-types] [--transformer] [--select-ops] [--dynq] [-v]\n"
+            "                 [--qdq-types] [--transformer] [--select-ops] [--dynq] [--a16] [-v]\n"
             "       qdqc-fuzz --check FILE.qir... [--input-seed S]\n"
             "       qdqc-fuzz --mutate [--count N] [--seed S] [--jobs J] ... MODEL.onnx...\n"
             "       qdqc-fuzz --print [--seed S] [--slots K] [--skip MASK] [--max-n N] [--max-c N]\n"
@@ -628,6 +633,7 @@ main(int argc, char **argv)
     bool transformer = false;
     bool select_ops = false;
     bool dynq = false;
+    bool a16 = false;
     char isabuf[256] = "";
     const char *files[256];
     int nfiles = 0;
@@ -698,6 +704,8 @@ main(int argc, char **argv)
             select_ops = true;
         } else if (!strcmp(a, "--dynq")) {
             dynq = true;
+        } else if (!strcmp(a, "--a16")) {
+            a16 = true;
         } else if (!strcmp(a, "--no-threads")) {
             op.threads = false;
         } else if (!strcmp(a, "--no-shrink")) {
@@ -755,6 +763,7 @@ main(int argc, char **argv)
     base.transformer = transformer;
     base.select_ops = select_ops;
     base.dynq = dynq;
+    base.a16 = a16;
     base.maxn = 2;
     base.maxc = 24;
     base.maxhw = 12;

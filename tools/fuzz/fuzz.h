@@ -43,6 +43,8 @@ typedef struct GenSpec {
                           argmax / run-time gather / cast (gen.c, op_select) */
     bool dynq;         /* --dynq: also ONNX Runtime's dynamic quantization of a MatMul
                           (gen.c, op_dynq) */
+    bool a16;          /* --a16: half of the quantized activations are u16/i16 (A16W8: 16-bit
+                          qconv/qmatmul/element-wise ops, 8<->16 boundaries; gen.c choose_qp) */
 } GenSpec;
 
 enum { OUT_Q, OUT_DQ, OUT_F32 };

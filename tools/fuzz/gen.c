@@ -93,6 +93,7 @@ typedef struct QT {
     int rank;
     int64_t d[4];
     bool u8;
+    bool w16;        /* 16-bit storage (u16 / i16; --a16) */
     float s;
     int zp, qmin, qmax;
     int depth;       /* rounding ops on the longest path from an input */
@@ -134,10 +135,29 @@ dims_str(char *buf, size_t n, int rank, const int64_t *d)
     snprintf(buf + k, n - k, "]");
 }
 
-static void
-qp_str(char *buf, size_t n, bool u8, float s, int zp, int qmin, int qmax)
+/* Storage range and name of (u8, w16): u8, i8, u16, i16. */
+static int
+st_lo(bool u8, bool w16)
 {
-    int lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    return u8 ? 0 : w16 ? -32768 : -128;
+}
+
+static int
+st_hi(bool u8, bool w16)
+{
+    return u8 ? (w16 ? 65535 : 255) : (w16 ? 32767 : 127);
+}
+
+static const char *
+st_name(bool u8, bool w16)
+{
+    return w16 ? (u8 ? "u16" : "i16") : (u8 ? "u8" : "i8");
+}
+
+static void
+qp_str(char *buf, size_t n, bool u8, bool w16, float s, int zp, int qmin, int qmax)
+{
+    int lo = st_lo(u8, w16), hi = st_hi(u8, w16);
     if (qmin != lo || qmax != hi)
         snprintf(buf, n, "{scale=%.9g, zp=%d, range=[%d, %d]}", (double)s, zp, qmin, qmax);
     else
@@ -149,8 +169,8 @@ qtype_str(char *buf, size_t n, const QT *t)
 {
     char d[96], q[128];
     dims_str(d, sizeof d, t->rank, t->d);
-    qp_str(q, sizeof q, t->u8, t->s, t->zp, t->qmin, t->qmax);
-    snprintf(buf, n, "%s%s%s", t->u8 ? "u8" : "i8", d, q);
+    qp_str(q, sizeof q, t->u8, t->w16, t->s, t->zp, t->qmin, t->qmax);
+    snprintf(buf, n, "%s%s%s", st_name(t->u8, t->w16), d, q);
 }
 
 static int64_t
@@ -184,8 +204,11 @@ choose_qp(Gen *g, double lo, double hi, bool u8, bool relu_q, QT *t)
 {
     Rng *r = &g->r;
     t->u8 = u8;
-    t->qmin = u8 ? 0 : -128;
-    t->qmax = u8 ? 255 : 127;
+    /* --a16: half of the quantized values are 16-bit (drawn only then: the graphs of a seed
+     * without the flag stay those of earlier versions) */
+    t->w16 = g->sp->a16 && chance(r, 0.5);
+    t->qmin = st_lo(u8, t->w16);
+    t->qmax = st_hi(u8, t->w16);
     if (chance(r, 0.05)) { /* narrow range */
         t->qmin += 1;
     }
@@ -264,7 +287,7 @@ emit_dq(Gen *g, int i)
     int v = newval(g);
     sb_printf(&g->body, "  %%v%d = dequantize %%v%d, scale=%.9g, zp=%d", v, t->id, (double)t->s,
               t->zp);
-    int lo = t->u8 ? 0 : -128, hi = t->u8 ? 255 : 127;
+    int lo = st_lo(t->u8, t->w16), hi = st_hi(t->u8, t->w16);
     if (t->qmin != lo || t->qmax != hi)
         sb_printf(&g->body, ", range=[%d, %d]", t->qmin, t->qmax);
     (void)q;
@@ -304,6 +327,7 @@ new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp)
         choose_qp(g, -4.0, 4.0, u8, false, &t);
         if (qp) {
             t.u8 = qp->u8;
+            t.w16 = qp->w16;
             t.s = qp->s;
             t.zp = qp->zp;
             t.qmin = qp->qmin;
@@ -313,20 +337,21 @@ new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp)
         t.id = newval(g);
         qtype_str(ty, sizeof ty, &t);
         char q[128];
-        qp_str(q, sizeof q, t.u8, t.s, t.zp, t.qmin, t.qmax);
+        qp_str(q, sizeof q, t.u8, t.w16, t.s, t.zp, t.qmin, t.qmax);
         /* the node's parameters as items: strip the braces */
         q[strlen(q) - 1] = 0;
         sb_printf(&g->body, "  %%v%d = quantize %%in%d, %s : %s\n", t.id, in, q + 1, ty);
     } else {
         choose_qp(g, -1.0 - 3 * fz_unif(r), 0.5 + 3 * fz_unif(r), u8, false, &t);
-        t.qmin = u8 ? 0 : -128; /* the whole storage range: inputs are random over it */
-        t.qmax = u8 ? 255 : 127;
+        t.qmin = st_lo(u8, t.w16); /* the whole storage range: inputs are random over it */
+        t.qmax = st_hi(u8, t.w16);
         if (qp) {
             t.u8 = qp->u8;
+            t.w16 = qp->w16;
             t.s = qp->s;
             t.zp = qp->zp;
-            t.qmin = qp->u8 ? 0 : -128;
-            t.qmax = qp->u8 ? 255 : 127;
+            t.qmin = st_lo(qp->u8, qp->w16);
+            t.qmax = st_hi(qp->u8, qp->w16);
         }
         t.id = newval(g);
         qtype_str(ty, sizeof ty, &t);
@@ -357,7 +382,7 @@ emit_q(Gen *g, int fv, int rank, const int64_t *d, const QT *proto, int depth_ad
     t.depth = depth + depth_add;
     char ty[256], q[128];
     qtype_str(ty, sizeof ty, &t);
-    qp_str(q, sizeof q, t.u8, t.s, t.zp, t.qmin, t.qmax);
+    qp_str(q, sizeof q, t.u8, t.w16, t.s, t.zp, t.qmin, t.qmax);
     q[strlen(q) - 1] = 0;
     sb_printf(&g->body, "  %%v%d = quantize %%v%d, %s : %s\n", t.id, fv, q + 1, ty);
     g->pool[g->npool] = t;
@@ -599,9 +624,14 @@ mean_scale(const float *s, int n)
  * sx*sw << sy. With a rounded bias, half the graphs keep sy >= sx*max(sw) (the fold), a quarter
  * keep choose_qp's sy, and a quarter force sy below sx*max(sw) (sx*max(sw)/sy in [1, 32]) with a
  * centred zero point, so that the coarse path is fuzzed too. Drawn from the graph's RNG only
- * when there is a rounded bias: reproducible by seed. */
+ * when there is a rounded bias: reproducible by seed.
+ * --a16: 16-bit activations make sx (and so the forced sy) ~2^8 smaller, down to where f32 can no
+ * longer resolve one output step at the magnitude vmag of the op's float values (a bias of 2
+ * against a step of 5e-8: 2^25 steps; the literal graph's own f32 arithmetic, the bias add kept
+ * float, is then off by several steps, whatever computes it). The forced sy stays at least
+ * vmag * 2^-20 there (seed 8554: an f32 add 2 steps away from the f64 reference). */
 static void
-fit_rounded_bias(Gen *g, QT *proto, bool rounded, float sx, float maxsw)
+fit_rounded_bias(Gen *g, QT *proto, bool rounded, float sx, float maxsw, double vmag)
 {
     if (!rounded)
         return;
@@ -612,10 +642,12 @@ fit_rounded_bias(Gen *g, QT *proto, bool rounded, float sx, float maxsw)
             proto->s = acc;
     } else if (p >= 0.75) {
         float s = acc / (float)(1.0 + 31.0 * fz_unif(&g->r));
+        if (g->sp->a16 && s < (float)(vmag * 0x1p-20))
+            s = (float)(vmag * 0x1p-20);
         if (s < proto->s) {
             proto->s = s;
             if (proto->zp != proto->qmin) /* a Relu folded into the range keeps zp = qmin */
-                proto->zp = proto->u8 ? 128 : 0;
+                proto->zp = proto->u8 ? (proto->w16 ? 32768 : 128) : 0;
         }
     }
 }
@@ -758,7 +790,7 @@ op_conv(Gen *g, bool float_weights)
     QT proto;
     memset(&proto, 0, sizeof proto);
     choose_qp(g, lo, hi, out_u8(g, &x), relu_q, &proto);
-    fit_rounded_bias(g, &proto, rounded_bias, x.s, maxsw);
+    fit_rounded_bias(g, &proto, rounded_bias, x.s, maxsw, fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi));
     return emit_q(g, av, 4, yd, &proto, 1);
 }
 
@@ -870,7 +902,7 @@ op_gemm(Gen *g)
     QT proto;
     memset(&proto, 0, sizeof proto);
     choose_qp(g, lo, hi, out_u8(g, &a), relu_q, &proto);
-    fit_rounded_bias(g, &proto, rounded_bias, a.s, maxsw);
+    fit_rounded_bias(g, &proto, rounded_bias, a.s, maxsw, fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi));
     return emit_q(g, av, 2, yd, &proto, 1);
 }
 
@@ -1312,20 +1344,20 @@ op_qdq_pair(Gen *g)
     bool au8 = x.u8;
     int azp = x.zp, aqmin = x.qmin, aqmax = x.qmax;
     if (chance(r, 0.25)) {
-        int sh = x.u8 ? -128 : 128;
+        int sh = (x.u8 ? -128 : 128) * (x.w16 ? 256 : 1);
         au8 = !x.u8;
         azp += sh;
         aqmin += sh;
         aqmax += sh;
     }
     char q[160];
-    qp_str(q, sizeof q, au8, x.s, azp, aqmin, aqmax);
+    qp_str(q, sizeof q, au8, x.w16, x.s, azp, aqmin, aqmax);
     q[strlen(q) - 1] = 0;
     int va = newval(g);
-    sb_printf(&g->body, "  %%v%d = quantize %%v%d, %s : %s%s\n", va, xf, q + 1, au8 ? "u8" : "i8",
-              ds);
+    sb_printf(&g->body, "  %%v%d = quantize %%v%d, %s : %s%s\n", va, xf, q + 1,
+              st_name(au8, x.w16), ds);
     /* B */
-    int lo = au8 ? 0 : -128, hi = au8 ? 255 : 127;
+    int lo = st_lo(au8, x.w16), hi = st_hi(au8, x.w16);
     int mode = fz_int(r, 0, 6);
     float sb = x.s;
     int zb = azp;
@@ -1373,7 +1405,7 @@ op_qdq_pair(Gen *g)
         fmax = 1.25;
         zb = chance(r, 0.5) ? azp : fz_int(r, lo, hi);
         int vz = newval(g);
-        sb_printf(&g->body, "  %%v%d = const dense<%s[], [%d]>\n", vz, au8 ? "u8" : "i8", zb);
+        sb_printf(&g->body, "  %%v%d = const dense<%s[], [%d]>\n", vz, st_name(au8, x.w16), zb);
         sb_printf(&g->body, "  %%v%d = dequantize %%v%d, %%in%d, %%v%d : f32%s\n", vb, va, in,
                   vz, ds);
     } else {
@@ -2179,6 +2211,8 @@ fz_generate(const GenSpec *sp, GenGraph *gg)
               sp->only_slot >= 0 ? " (one output)" : "", sp->qdq_pairs ? " --qdq-pairs" : "",
               sp->qdq_types ? " --qdq-types" : "", sp->transformer ? " --transformer" : "",
               sp->select_ops ? " --select-ops" : "", sp->dynq ? " --dynq" : "");
+    if (sp->a16) /* (its own line: the first stays byte-identical without the flag) */
+        sb_printf(t, "// qdqc-fuzz --a16\n");
     for (int i = 0; i < gg->nscale_in; i++)
         sb_printf(t, "// fz-scale %d %.9g %.9g\n", gg->scale_in[i].input,
                   (double)gg->scale_in[i].lo, (double)gg->scale_in[i].hi);

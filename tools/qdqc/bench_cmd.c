@@ -1,6 +1,6 @@
 /* bench_cmd.c: `qdqc bench`: latency of the JIT-compiled model. Only the public API.
  * Inputs are deterministic pseudo-random bytes (every bit pattern is a valid integer; floats
- * are drawn in [-1, 1)). GOPS = 2 * (int8 MACs of `qdqc --report`) / median time. */
+ * are drawn in [-1, 1)). GOPS = 2 * (int8 + int16xint8 MACs of `qdqc --report`) / median time. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_cmd.h"
 #include "json_out.h"
@@ -58,19 +58,27 @@ cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* int8 MACs from the report's totals line ("N int8 MACs"); 0 if absent. */
+/* The number before `what` in report text r ("N int8 MACs"); 0 if absent. */
 static unsigned long long
-report_macs(qdqc_module *m)
+count_before(const char *r, const char *what)
+{
+    const char *p = r ? strstr(r, what) : NULL;
+    if (!p)
+        return 0;
+    const char *s = p;
+    while (s > r && s[-1] >= '0' && s[-1] <= '9')
+        s--;
+    return strtoull(s, NULL, 10);
+}
+
+/* int8 MACs from the report's totals line ("N int8 MACs"), and in *m16 the MACs of ops with
+ * 16-bit activations ("M int16xint8 MACs"); 0 if absent. */
+static unsigned long long
+report_macs(qdqc_module *m, unsigned long long *m16)
 {
     char *r = qdqc_module_report(m);
-    unsigned long long macs = 0;
-    const char *p = r ? strstr(r, " int8 MACs") : NULL;
-    if (p) {
-        const char *s = p;
-        while (s > r && s[-1] >= '0' && s[-1] <= '9')
-            s--;
-        macs = strtoull(s, NULL, 10);
-    }
+    unsigned long long macs = count_before(r, " int8 MACs");
+    *m16 = count_before(r, " int16xint8 MACs");
     qdqc_string_free(r);
     return macs;
 }
@@ -366,8 +374,9 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
     }
     double med = median_of(t, iters);
     int p90 = (iters * 9 + 9) / 10 - 1; /* ceil(0.9 * iters) - 1 */
-    unsigned long long macs = report_macs(m);
-    double gops = med > 0 ? 2.0 * (double)macs / (med * 1e6) : 0.0;
+    unsigned long long macs16;
+    unsigned long long macs = report_macs(m, &macs16);
+    double gops = med > 0 ? 2.0 * (double)(macs + macs16) / (med * 1e6) : 0.0;
     if (o->json) {
         int first = 1;
         json_head(o, "timing", &first);
@@ -388,6 +397,10 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
         }
         json_key(stdout, &first, "int8_macs");
         printf("%llu", macs);
+        if (macs16) {
+            json_key(stdout, &first, "int16_macs");
+            printf("%llu", macs16);
+        }
         json_key(stdout, &first, "workspace_bytes");
         printf("%zu}\n", qdqc_jit_workspace_size(j));
         rc = 0;
@@ -398,7 +411,10 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
     printf("median %.3f ms\n", med);
     printf("min %.3f ms\n", t[0]);
     printf("p90 %.3f ms\n", t[p90]);
-    printf("GOPS %.2f (%llu int8 MACs x 2 / median)\n", gops, macs);
+    if (macs16)
+        printf("GOPS %.2f ((%llu int8 + %llu int16xint8 MACs) x 2 / median)\n", gops, macs, macs16);
+    else
+        printf("GOPS %.2f (%llu int8 MACs x 2 / median)\n", gops, macs);
     printf("workspace %zu bytes\n", qdqc_jit_workspace_size(j));
     rc = 0;
 done:

@@ -48,7 +48,7 @@ tile_rows(Gen *g, int rows, LLVMValueRef mloc, LLVMValueRef *rowp)
     for (int i = 0; i < rows; i++) {
         LLVMValueRef li = i ? intr2(g, "llvm.smin", add(g, mloc, ci64(g, i)), last) : mloc;
         if (p->apack == APACK_NONE)
-            rowp[i] = gep8(g, g->arg_a, mul(g, add(g, g->m0, li), g->s->lda));
+            rowp[i] = gep8(g, g->arg_a, mul(g, add(g, g->m0, li), g->s->lda * p->a_es));
         else
             rowp[i] = gep8(g, g->apack, mul(g, li, p->a_row_bytes));
     }
@@ -66,6 +66,11 @@ tile_nacc(const GemmPlan *p, int rows, int nv)
 static void
 tile_rowvecs(Gen *g, int rows, int nv, LLVMValueRef *out /* [rows * nv] */)
 {
+    if (g->p->wide) { /* 16-bit activations: the int64 accumulators */
+        for (int i = 0; i < rows * nv; i++)
+            out[i] = load(g, g->acc64ty, g->wacc[i], 8);
+        return;
+    }
     if (g->p->uk->rowvecs) {
         g->p->uk->rowvecs(g, rows, nv, out);
         return;
@@ -120,6 +125,42 @@ residual_add(Gen *g, LLVMValueRef q, LLVMValueRef r)
     return LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, v, vi32, ""), vsplat_i(g, g->i32, s->res_zy), "");
 }
 
+/* ---- 16-bit activations: the epilogue of an int64 accumulator (p->wide) ---- */
+
+/* epilogue_vec of an int64 accumulator row vector: the int32 lanes of the result. */
+static LLVMValueRef
+epilogue_vec_wide(Gen *g, LLVMValueRef acc, const EpiConsts *k)
+{
+    const CgGemmSpec *s = g->s;
+    const unsigned vl = (unsigned)g->p->vl;
+    LLVMTypeRef vi32 = LLVMVectorType(g->i32, vl), vf32 = LLVMVectorType(g->f32, vl);
+    switch (s->epilogue) {
+    case CG_GEMM_EPI_I32: return LLVMBuildTrunc(g->b, acc, vi32, ""); /* wraps, as lib/ref */
+    case CG_GEMM_EPI_DEQUANT: {
+        LLVMValueRef out = LLVMBuildFMul(g->b, LLVMBuildSIToFP(g->b, acc, vf32, ""), k->mult, "");
+        return k->fb ? LLVMBuildFAdd(g->b, out, k->fb, "") : out;
+    }
+    case CG_GEMM_EPI_REQUANT_FLOAT: {
+        /* qn_requant_float_wide: one int64 -> f32 rounding, then as the int32 accumulator */
+        LLVMValueRef f = LLVMBuildFMul(g->b, LLVMBuildSIToFP(g->b, acc, vf32, ""), k->mult, "");
+        float lo = (float)((int64_t)s->qmin - s->zo), hi = (float)((int64_t)s->qmax - s->zo);
+        f = intr2(g, "llvm.maxnum", f, splat(g, LLVMConstReal(g->f32, lo), vl));
+        f = intr2(g, "llvm.minnum", f, splat(g, LLVMConstReal(g->f32, hi), vl));
+        f = intr1(g, "llvm.roundeven", f);
+        return LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, f, vi32, ""), vsplat_i(g, g->i32, s->zo), "");
+    }
+    case CG_GEMM_EPI_REQUANT_FIXED: {
+        /* qn_requant_fixed_wide (irb/core.c) */
+        LLVMValueRef w = LLVMBuildAdd(g->b, cg_build_rescale_wide(g->b, acc, k->fxm, k->fxs),
+                                      vsplat_i(g, g->i64, s->zo), "");
+        w = intr2(g, "llvm.smax", w, vsplat_i(g, g->i64, s->qmin));
+        w = intr2(g, "llvm.smin", w, vsplat_i(g, g->i64, s->qmax));
+        return LLVMBuildTrunc(g->b, w, vi32, "");
+    }
+    }
+    return acc;
+}
+
 /* Requantize / convert one accumulator row vector (zero-point terms already applied); r: the
  * residual's lanes (i32) when the spec fuses a residual add, else NULL. */
 static LLVMValueRef
@@ -131,6 +172,14 @@ epilogue_vec(Gen *g, LLVMValueRef acc, const EpiConsts *k, LLVMValueRef r)
     LLVMTypeRef vi32 = LLVMVectorType(g->i32, vl), vi64 = LLVMVectorType(g->i64, vl);
     LLVMTypeRef vf32 = LLVMVectorType(g->f32, vl);
     LLVMValueRef out = acc;
+    if (p->wide) {
+        out = epilogue_vec_wide(g, acc, k);
+        if (s->out == CG_GEMM_I16 || s->out == CG_GEMM_U16)
+            out = LLVMBuildTrunc(g->b, out, LLVMVectorType(g->i16, vl), "");
+        else if (s->out == CG_GEMM_I8 || s->out == CG_GEMM_U8)
+            out = LLVMBuildTrunc(g->b, out, LLVMVectorType(g->i8, vl), "");
+        return out;
+    }
     switch (s->epilogue) {
     case CG_GEMM_EPI_I32: break;
     case CG_GEMM_EPI_DEQUANT:
@@ -172,6 +221,8 @@ epilogue_vec(Gen *g, LLVMValueRef acc, const EpiConsts *k, LLVMValueRef r)
         out = residual_add(g, out, r);
     if (s->out == CG_GEMM_I8 || s->out == CG_GEMM_U8)
         out = LLVMBuildTrunc(g->b, out, LLVMVectorType(g->i8, vl), "");
+    else if (s->out == CG_GEMM_I16 || s->out == CG_GEMM_U16)
+        out = LLVMBuildTrunc(g->b, out, LLVMVectorType(g->i16, vl), "");
     return out;
 }
 
@@ -203,7 +254,9 @@ epilogue_row(Gen *g, const Panel *pn, const EpiConsts *k, const LLVMValueRef *n,
     const CgGemmSpec *s = g->s;
     const unsigned vl = (unsigned)p->vl;
     LLVMValueRef rsv = NULL;
-    if (p->need_rowsum)
+    if (p->need_rowsum && p->wide) /* int64 row sums */
+        rsv = splat(g, load(g, g->i64, gep8(g, g->rs, mul(g, lr, 8)), 8), vl);
+    else if (p->need_rowsum)
         rsv = splat(g, load(g, g->i32, gep8(g, g->rs, mul(g, lr, 4)), 4), vl);
     LLVMValueRef mrow = add(g, g->m0, lr);
     LLVMValueRef row = mul(g, mrow, s->ldc);
@@ -213,7 +266,10 @@ epilogue_row(Gen *g, const Panel *pn, const EpiConsts *k, const LLVMValueRef *n,
     for (int v = 0; v < pn->nv; v++) {
         LLVMValueRef acc = vecs[v];
         EpiConsts kv = k[v];
-        if (kv.zb)
+        if (kv.zb && p->wide)
+            acc = LLVMBuildSub(g->b, acc, LLVMBuildMul(g->b, LLVMBuildSExt(g->b, kv.zb, g->acc64ty, ""),
+                                                       rsv, ""), "");
+        else if (kv.zb)
             acc = LLVMBuildSub(g->b, acc, LLVMBuildMul(g->b, kv.zb, rsv, ""), "");
         if (kv.cb)
             acc = LLVMBuildAdd(g->b, acc, kv.cb, "");
@@ -253,7 +309,9 @@ tile_epilogue(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc, LLVMValueRef
     memset(k, 0, sizeof k);
     for (int v = 0; v < pn->nv; v++) {
         n[v] = add(g, pn->n0, ci64(g, (int64_t)v * vl));
-        k[v].cb = p->cb_nonzero ? const_vec(g, g->g_cb, g->i32, 4, n[v]) : NULL;
+        k[v].cb = !p->cb_nonzero ? NULL
+                  : p->wide      ? const_vec(g, g->g_cb, g->i64, 8, n[v]) /* cb64 */
+                                 : const_vec(g, g->g_cb, g->i32, 4, n[v]);
         k[v].zb = p->need_rowsum ? const_vec(g, g->g_zb, g->i32, 4, n[v]) : NULL;
         if (s->epilogue == CG_GEMM_EPI_REQUANT_FLOAT)
             k[v].mult = const_vec(g, g->g_mult, g->f32, 4, n[v]);
@@ -274,7 +332,7 @@ tile_epilogue(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc, LLVMValueRef
         epilogue_row(g, pn, k, n, mloc, vecs);
         return;
     }
-    int64_t vbytes = (int64_t)vl * 4;
+    int64_t vbytes = (int64_t)vl * (p->wide ? 8 : 4);
     for (int i = 0; i < rows * pn->nv; i++)
         store(g, vecs[i], gep8(g, g->tbuf, ci64(g, i * vbytes)), 64);
     LLVMValueRef nrows = intr2(g, "llvm.smin", LLVMBuildSub(g->b, g->mcn, mloc, ""), ci64(g, rows));
@@ -282,7 +340,8 @@ tile_epilogue(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc, LLVMValueRef
     LLVMValueRef r = loop_begin(g, &lr, ci64(g, 0), nrows, ci64(g, 1), "er");
     LLVMValueRef rv[8];
     for (int v = 0; v < pn->nv; v++)
-        rv[v] = load(g, g->accty, gep8(g, g->tbuf, add(g, mul(g, r, pn->nv * vbytes), ci64(g, v * vbytes))), 64);
+        rv[v] = load(g, p->wide ? g->acc64ty : g->accty,
+                     gep8(g, g->tbuf, add(g, mul(g, r, pn->nv * vbytes), ci64(g, v * vbytes))), 64);
     epilogue_row(g, pn, k, n, add(g, mloc, r), rv);
     loop_end(g, &lr);
 }
@@ -306,6 +365,49 @@ scratch_slot(Gen *g, int nv, LLVMValueRef mloc, int i)
     return gep8(g, g->scratch, mul(g, off, 4));
 }
 
+/* The K loop of a tile over groups [kb, ke): unrolled by the microkernel's step, then the
+ * groups left over. */
+static void
+emit_k_loop(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef kb, LLVMValueRef ke)
+{
+    const GemmPlan *p = g->p;
+    const GemmUk *uk = p->uk;
+    int64_t gn = uk->step_n ? uk->step_groups : 1; /* groups per step of the unrolled loop */
+    int64_t u = (p->kunroll + gn - 1) / gn * gn;
+    Loop lk;
+    LLVMValueRef k = loop_begin(g, &lk, kb, u > 1 ? LLVMBuildSub(g->b, ke, ci64(g, u - 1), "") : ke,
+                                ci64(g, u), "k");
+    for (int64_t j = 0; j < u; j += gn)
+        (gn > 1 ? uk->step_n : uk->step)(g, pn, rows, rowp, j ? add(g, k, ci64(g, j)) : k);
+    loop_end(g, &lk);
+    if (u > 1) { /* groups left over by the unrolled loop */
+        Loop lr;
+        k = loop_begin(g, &lr, lk.iv, ke, ci64(g, 1), "kr");
+        uk->step(g, pn, rows, rowp, k);
+        loop_end(g, &lr);
+    }
+}
+
+/* 16-bit activations, wide: K in chunks of wgroups groups, each summed in the int32
+ * accumulators from 0 (exact: plan_wide's bound) and added into the int64 ones. */
+static void
+emit_k_wide(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, int nacc)
+{
+    const GemmPlan *p = g->p;
+    for (int i = 0; i < nacc; i++)
+        store(g, LLVMConstNull(g->acc64ty), g->wacc[i], 64);
+    Loop lw;
+    LLVMValueRef kw = loop_begin(g, &lw, ci64(g, 0), ci64(g, p->groups), ci64(g, p->wgroups), "kw");
+    for (int i = 0; i < nacc; i++)
+        store(g, LLVMConstNull(g->accty), g->acc[i], 16);
+    emit_k_loop(g, pn, rows, rowp, kw, intr2(g, "llvm.smin", add(g, kw, ci64(g, p->wgroups)), ci64(g, p->groups)));
+    for (int i = 0; i < nacc; i++) {
+        LLVMValueRef w = LLVMBuildSExt(g->b, load(g, g->accty, g->acc[i], 16), g->acc64ty, "");
+        store(g, LLVMBuildAdd(g->b, load(g, g->acc64ty, g->wacc[i], 64), w, ""), g->wacc[i], 64);
+    }
+    loop_end(g, &lw);
+}
+
 static void
 emit_tile(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc)
 {
@@ -325,21 +427,10 @@ emit_tile(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc)
     tile_rows(g, rows, mloc, rowp);
     LLVMValueRef kb = chunked ? g->kc0 : ci64(g, 0);
     LLVMValueRef ke = chunked ? g->kend : ci64(g, p->groups);
-    const GemmUk *uk = p->uk;
-    int64_t gn = uk->step_n ? uk->step_groups : 1; /* groups per step of the unrolled loop */
-    int64_t u = (p->kunroll + gn - 1) / gn * gn;
-    Loop lk;
-    LLVMValueRef k = loop_begin(g, &lk, kb, u > 1 ? LLVMBuildSub(g->b, ke, ci64(g, u - 1), "") : ke,
-                                ci64(g, u), "k");
-    for (int64_t j = 0; j < u; j += gn)
-        (gn > 1 ? uk->step_n : uk->step)(g, pn, rows, rowp, j ? add(g, k, ci64(g, j)) : k);
-    loop_end(g, &lk);
-    if (u > 1) { /* groups left over by the unrolled loop */
-        Loop lr;
-        k = loop_begin(g, &lr, lk.iv, ke, ci64(g, 1), "kr");
-        uk->step(g, pn, rows, rowp, k);
-        loop_end(g, &lr);
-    }
+    if (p->wide)
+        emit_k_wide(g, pn, rows, rowp, nacc);
+    else
+        emit_k_loop(g, pn, rows, rowp, kb, ke);
     LLVMBasicBlockRef done = NULL;
     if (chunked) {
         LLVMBasicBlockRef save = block(g, "save"), fin = block(g, "epilogue");
@@ -425,9 +516,12 @@ gen_init(Gen *g, LLVMModuleRef mod, const CgGemmSpec *s, const GemmPlan *plan)
     g->f32 = LLVMFloatTypeInContext(g->c);
     g->ptr = LLVMPointerTypeInContext(g->c, 0);
     g->accty = LLVMVectorType(g->i32, (unsigned)plan->vl);
+    g->acc64ty = LLVMVectorType(g->i64, (unsigned)plan->vl);
     switch (s->out) {
     case CG_GEMM_I8:
     case CG_GEMM_U8: g->esize = 1; break;
+    case CG_GEMM_I16:
+    case CG_GEMM_U16: g->esize = 2; break;
     default: g->esize = 4; break;
     }
 }
@@ -471,6 +565,8 @@ add_gemm_constants(Gen *g, const char *name)
                              : const_bytes(g, name, "bpack", plan->bpack, plan->bpack_bytes);
     if (g->s->b_runtime)
         g->g_cb = LLVMGetParam(g->fn, 5);
+    else if (plan->cb_nonzero && plan->wide) /* int64 corrections */
+        g->g_cb = const_bytes(g, name, "cb", plan->cb64, plan->npad * 8);
     else if (plan->cb_nonzero)
         g->g_cb = const_bytes(g, name, "cb", plan->cb, plan->npad * 4);
     if (plan->need_rowsum)
@@ -531,19 +627,25 @@ emit_gemm_body(Gen *g, bool shared)
         g->acc[i] = LLVMBuildAlloca(g->b, g->accty, "acc");
         LLVMSetAlignment(g->acc[i], 64);
     }
+    for (int i = 0; pl->wide && i < pl->mr * pl->nv; i++) {
+        g->wacc[i] = LLVMBuildAlloca(g->b, g->acc64ty, "acc64");
+        LLVMSetAlignment(g->wacc[i], 64);
+    }
     if (pl->apack_bytes) {
         g->apack = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i8, (uint64_t)pl->apack_bytes), "apack");
         LLVMSetAlignment(g->apack, 64);
     }
     if (pl->need_rowsum)
-        g->rs = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i32, (uint64_t)pl->mc), "rowsum");
+        g->rs = LLVMBuildAlloca(g->b, LLVMArrayType2(pl->wide ? g->i64 : g->i32, (uint64_t)pl->mc),
+                                "rowsum");
     if (pl->scratch_bytes) {
         g->scratch = LLVMBuildAlloca(g->b, LLVMArrayType2(g->i8, (uint64_t)pl->scratch_bytes),
                                      "partial");
         LLVMSetAlignment(g->scratch, 64);
     }
-    g->sumslot = LLVMBuildAlloca(g->b, g->i32, "sum");
-    g->tbuf = LLVMBuildAlloca(g->b, LLVMArrayType2(g->accty, (uint64_t)(pl->mr * pl->nv)), "tile");
+    g->sumslot = LLVMBuildAlloca(g->b, pl->wide ? g->i64 : g->i32, "sum");
+    g->tbuf = LLVMBuildAlloca(g->b, LLVMArrayType2(pl->wide ? g->acc64ty : g->accty, (uint64_t)(pl->mr * pl->nv)),
+                              "tile");
     LLVMSetAlignment(g->tbuf, 64);
 
     Loop lb;
@@ -653,6 +755,9 @@ gemm_key(CgGemmIsa isa, const CgGemmSpec *s, const GemmPlan *p)
                   p->fx_mult != NULL);
     n += snprintf(buf + n, sizeof buf - (size_t)n, "|%d%d%d", s->act_zp, s->act_scale,
                   s->act_row_scale);
+    if (n > 0 && (size_t)n < sizeof buf && p->a16) /* 16-bit activations */
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "|a16,%d,%d,%lld", s->a_signed, p->wide,
+                      (long long)p->wgroups);
     if (n <= 0 || (size_t)n >= sizeof buf)
         return NULL;
     char *k = malloc((size_t)n + 1);

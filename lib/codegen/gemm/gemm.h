@@ -16,6 +16,10 @@
  * The function reads exactly A[m, 0..K) for the rows it owns (never past a row's end) and writes
  * exactly C[m, 0..N) for those rows. It needs cg_gemm_stack_bytes() of stack.
  *
+ * A may also be 16-bit (CgGemmSpec.a_bits: int16/uint16 activations x int8 weights, with an
+ * int64 accumulator where int32 could overflow); C then is I16/U16/I8/U8 requantized, I32 or
+ * F32.
+ *
  * The ISA variant is the caller's choice (cg_gemm_isa_best() picks the fastest the target has);
  * cg_gemm_emit refuses a variant the target lacks, because selecting an absent intrinsic aborts
  * LLVM. See docs/targets.md for the intrinsics and the exactness argument of each path.
@@ -51,7 +55,10 @@ typedef enum CgGemmEpilogue {
     CG_GEMM_EPI_DEQUANT,        /* (float)acc * scale[n] (+ fbias[n]); out must be F32 */
 } CgGemmEpilogue;
 
-typedef enum CgGemmElem { CG_GEMM_I8, CG_GEMM_U8, CG_GEMM_I32, CG_GEMM_F32 } CgGemmElem;
+typedef enum CgGemmElem {
+    CG_GEMM_I8, CG_GEMM_U8, CG_GEMM_I32, CG_GEMM_F32,
+    CG_GEMM_I16, CG_GEMM_U16, /* requantized 16-bit results */
+} CgGemmElem;
 
 typedef enum CgGemmBLayout {
     CG_GEMM_B_NK, /* b[n*K + k]: output-channel major (conv OIHW flattened, Gemm transB=1) */
@@ -122,6 +129,14 @@ typedef struct CgGemmSpec {
      *                  from A's row 0, whatever rows the call owns).
      * Not with a residual add or a run-time B. */
     bool act_zp, act_scale, act_row_scale;
+    /* 16-bit activations (A16W8): a_bits 16 makes A int16 (a_signed) or uint16, lda in
+     * elements, za in A's range; B stays int8. 0 or 8: 8-bit A. The kernels are the paths'
+     * 16-bit rows (gemm/isa.c: vpdpwssd, vpmaddwd, smlal, generic). The accumulator is exact:
+     * when the worst case of some channel (max|a - za| * sum_k |b - zb| + |bias|) exceeds int32,
+     * K runs in chunks whose int32 sums cannot overflow, added into int64, and the epilogue
+     * requantizes the int64 value (qn_requant_float_wide / qn_requant_fixed_wide; fixed mode
+     * needs normalised multipliers). No residual, no run-time B. */
+    int a_bits;
 } CgGemmSpec;
 
 /* What a kernel with run-time quantization of A reads (CgGemmSpec.act_*), in this layout:

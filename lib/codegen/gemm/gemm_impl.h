@@ -17,7 +17,8 @@
  *
  * Packed A (stack, per block of up to mc rows, built at run time from the rows the call owns):
  *   APACK_BYTES: row i at i * a_row_bytes, bytes a ^ a_xor, zero padded to kp;
- *   APACK_I16:   row i at i * a_row_bytes, int16 (sign- or zero-extended), zero padded to kp;
+ *   APACK_I16:   row i at i * a_row_bytes, int16 (8-bit A sign- or zero-extended; 16-bit A
+ *                copied, uint16 with its sign bit flipped when a_xor is set), zero padded to kp;
  *   APACK_PAIRS: row pair q at q * a_row_bytes, group g at +16 g: 8 bytes of row 2q then 8 of
  *                row 2q+1 (zero for a missing odd row), each ^ a_xor;
  *   APACK_NONE:  A read in place (generic/NEON, kg = 1: no tail problem; and the VNNI paths
@@ -28,6 +29,14 @@
  * stays in L1 while A streams from L2. Partial sums live in a stack scratch of (mc + mr) rows
  * x nr int32 (raw mmla accumulators for i8mm: per row pair, 2 nr int32); the last chunk applies
  * the epilogue.
+ *
+ * 16-bit activations (CgGemmSpec.a_bits == 16, the rows of gemm_uk_a16): A elements are 2 bytes
+ * (a_es), the dot products take int16 pairs (vpdpwssd, vpmaddwd: kg = 2, B as int16) or
+ * widen one k at a time (generic, NEON smlal: kg = 1). When the int32 accumulator could
+ * overflow (`wide`), each tile runs K in chunks of wgroups groups, whose int32 sums cannot
+ * overflow (max|a'| * sum over the chunk of |b| < 2^31 for every channel, a' the value the dot
+ * instruction sees), and adds each chunk into int64 accumulators; the zero-point terms (cb64,
+ * int64 row sums) and the epilogue are then int64. A wide GEMM has no K cache chunks (nkc 1).
  */
 #ifndef QDQC_CODEGEN_KERN_GEMM_IMPL_H
 #define QDQC_CODEGEN_KERN_GEMM_IMPL_H
@@ -71,9 +80,17 @@ typedef struct GemmUk {
 const GemmUk *
 gemm_uk(CgGemmIsa isa);
 
+/* The row that runs spec s on path isa: gemm_uk(isa), or for 16-bit activations the path's
+ * 16-bit row (isa.c's second table); NULL if none. */
+const GemmUk *
+gemm_uk_for(CgGemmIsa isa, const CgGemmSpec *s);
+
 extern const GemmUk gemm_uk_generic, gemm_uk_neon;                        /* uk_generic.c */
 extern const GemmUk gemm_uk_avx2, gemm_uk_avxvnni, gemm_uk_avx512vnni;    /* uk_x86.c */
 extern const GemmUk gemm_uk_dotprod, gemm_uk_i8mm;                         /* uk_a64.c */
+/* 16-bit activations */
+extern const GemmUk gemm_uk_generic_a16, gemm_uk_neon_a16;                 /* uk_generic.c */
+extern const GemmUk gemm_uk_avx2_a16, gemm_uk_avxvnni_a16, gemm_uk_avx512vnni_a16; /* uk_x86.c */
 
 struct GemmPlan {
     CgGemmIsa isa;
@@ -98,6 +115,12 @@ struct GemmPlan {
     bool requant_i64;              /* float requant bounds beyond 2^24: finish in int64 */
     int64_t a_row_bytes;           /* packed A bytes per row (per row pair for APACK_PAIRS) */
     int64_t apack_bytes, stack_bytes;
+    /* 16-bit activations */
+    bool a16;                      /* CgGemmSpec.a_bits == 16 */
+    int a_es;                      /* bytes per element of A: 1, or 2 for a16 */
+    bool wide;                     /* int64 accumulation (K chunks of wgroups groups) */
+    int64_t wgroups;
+    int64_t *cb64;                 /* wide: the corrections of cb in int64 */
     /* host-side constants (malloc'd, npad entries unless noted) */
     uint8_t *bpack;
     int64_t bpack_bytes;

@@ -28,6 +28,9 @@ typedef struct Gen {
     LLVMValueRef acc[32], apack, rs, sumslot, scratch, tbuf; /* tbuf: a tile's row vectors */
     LLVMValueRef m0, mcn; /* current cache block: first row, row count */
     LLVMValueRef kc0, kend, kfirst, klast; /* current K chunk (nkc > 1 only) */
+    /* 16-bit activations, wide accumulation (gemm_impl.h): int64 accumulator slots */
+    LLVMTypeRef acc64ty;
+    LLVMValueRef wacc[32];
 } Gen;
 
 typedef struct Panel {

@@ -5,20 +5,46 @@
  * K valid bytes of each row and writes the zero padding explicitly. */
 #include "codegen/gemm/gemm_ir.h"
 
-/* R[i] = sum_k A[m0 + i, k] for the block's rows (original values, sign per a_signed). */
+/* R[i] = sum_k A[m0 + i, k] for the block's rows (original values, sign per a_signed); int64
+ * when the accumulator is (p->wide), else int32 modulo 2^32. */
 void
 gemm_emit_rowsums(Gen *g)
 {
+    const GemmPlan *p = g->p;
+    LLVMTypeRef st = p->wide ? g->i64 : g->i32, et = p->a16 ? g->i16 : g->i8;
+    int ss = p->wide ? 8 : 4, es = p->a_es;
     Loop li, lk;
     LLVMValueRef i = loop_begin(g, &li, ci64(g, 0), g->mcn, ci64(g, 1), "rs");
-    LLVMValueRef row = gep8(g, g->arg_a, mul(g, add(g, g->m0, i), g->s->lda));
-    store(g, ci32(g, 0), g->sumslot, 4);
+    LLVMValueRef row = gep8(g, g->arg_a, mul(g, add(g, g->m0, i), g->s->lda * es));
+    store(g, LLVMConstInt(st, 0, 0), g->sumslot, (unsigned)ss);
     LLVMValueRef k = loop_begin(g, &lk, ci64(g, 0), ci64(g, g->s->k), ci64(g, 1), "rsk");
-    LLVMValueRef a = load(g, g->i8, gep8(g, row, k), 1);
-    a = g->s->a_signed ? LLVMBuildSExt(g->b, a, g->i32, "") : LLVMBuildZExt(g->b, a, g->i32, "");
-    store(g, LLVMBuildAdd(g->b, load(g, g->i32, g->sumslot, 4), a, ""), g->sumslot, 4);
+    LLVMValueRef a = load(g, et, gep8(g, row, es == 1 ? k : mul(g, k, es)), (unsigned)es);
+    a = g->s->a_signed ? LLVMBuildSExt(g->b, a, st, "") : LLVMBuildZExt(g->b, a, st, "");
+    store(g, LLVMBuildAdd(g->b, load(g, st, g->sumslot, (unsigned)ss), a, ""), g->sumslot, (unsigned)ss);
     loop_end(g, &lk);
-    store(g, load(g, g->i32, g->sumslot, 4), gep8(g, g->rs, mul(g, i, 4)), 4);
+    store(g, load(g, st, g->sumslot, (unsigned)ss), gep8(g, g->rs, mul(g, i, ss)), (unsigned)ss);
+    loop_end(g, &li);
+}
+
+/* 16-bit A: rows of int16 (uint16 with its sign bit flipped when a_xor is set), zero padded to
+ * kp. */
+static void
+pack_a16(Gen *g)
+{
+    const GemmPlan *p = g->p;
+    const CgGemmSpec *s = g->s;
+    Loop li, lk;
+    LLVMValueRef i = loop_begin(g, &li, ci64(g, 0), g->mcn, ci64(g, 1), "pa");
+    LLVMValueRef src = gep8(g, g->arg_a, mul(g, add(g, g->m0, i), s->lda * 2));
+    LLVMValueRef dst = gep8(g, g->apack, mul(g, i, p->a_row_bytes));
+    LLVMValueRef k = loop_begin(g, &lk, ci64(g, 0), ci64(g, s->k), ci64(g, 1), "pak");
+    LLVMValueRef a = load(g, g->i16, gep8(g, src, mul(g, k, 2)), 2);
+    if (p->a_xor)
+        a = LLVMBuildXor(g->b, a, LLVMConstInt(g->i16, 0x8000, 0), "");
+    store(g, a, gep8(g, dst, mul(g, k, 2)), 2);
+    loop_end(g, &lk);
+    for (int64_t kk = s->k; kk < p->kp; kk++)
+        store(g, LLVMConstInt(g->i16, 0, 0), gep8(g, dst, ci64(g, 2 * kk)), 2);
     loop_end(g, &li);
 }
 
@@ -29,6 +55,11 @@ gemm_emit_pack_a(Gen *g)
     const GemmPlan *p = g->p;
     const CgGemmSpec *s = g->s;
     LLVMValueRef x8 = LLVMConstInt(g->i8, p->a_xor, 0);
+    if (p->a16) {
+        assert(p->apack == APACK_I16);
+        pack_a16(g);
+        return;
+    }
     if (p->apack == APACK_BYTES || p->apack == APACK_I16) {
         Loop li, lk;
         LLVMValueRef i = loop_begin(g, &li, ci64(g, 0), g->mcn, ci64(g, 1), "pa");

@@ -55,7 +55,17 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
         return errbuf_fail(err, errlen, "gemm: run-time quantization of A needs a compile-time "
                            "B, no residual, za = 0 (act_zp) and the dequantize epilogue with one "
                            "kind of scale (act_scale, act_row_scale)");
-    if (s->a_signed ? (s->za < -128 || s->za > 127) : (s->za < 0 || s->za > 255))
+    if ((s->act_zp || s->act_scale || s->act_row_scale) && s->a_bits == 16)
+        return errbuf_fail(err, errlen, "gemm: run-time quantization of A is for 8-bit A only");
+    if (s->a_bits != 0 && s->a_bits != 8 && s->a_bits != 16)
+        return errbuf_fail(err, errlen, "gemm: activations of %d bits (8 or 16)", s->a_bits);
+    if (p->a16) {
+        if (s->a_signed ? (s->za < -32768 || s->za > 32767) : (s->za < 0 || s->za > 65535))
+            return errbuf_fail(err, errlen, "gemm: activation zero point %d outside the %s range",
+                               s->za, s->a_signed ? "int16" : "uint16");
+        if (s->b_runtime || s->residual)
+            return errbuf_fail(err, errlen, "gemm: 16-bit activations take a constant B and no residual add");
+    } else if (s->a_signed ? (s->za < -128 || s->za > 127) : (s->za < 0 || s->za > 255))
         return errbuf_fail(err, errlen, "gemm: activation zero point %d outside the %s range", s->za,
                     s->a_signed ? "int8" : "uint8");
     for (int64_t n = 0; s->zb && n < s->n; n++)
@@ -66,6 +76,8 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
     switch (s->out) {
     case CG_GEMM_I8: lo = -128, hi = 127; break;
     case CG_GEMM_U8: lo = 0, hi = 255; break;
+    case CG_GEMM_I16: lo = -32768, hi = 32767; break;
+    case CG_GEMM_U16: lo = 0, hi = 65535; break;
     default: break;
     }
     switch (s->epilogue) {
@@ -81,6 +93,8 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
     case CG_GEMM_EPI_REQUANT_FIXED:
         if (s->out == CG_GEMM_F32)
             return errbuf_fail(err, errlen, "gemm: requantize needs an integer output");
+        if (p->a16 && s->out == CG_GEMM_I32) /* qn_requant_fixed_wide's result range */
+            return errbuf_fail(err, errlen, "gemm: 16-bit activations requantize to 8 or 16 bits");
         if (s->residual) { /* q is an 8-bit intermediate; the residual add's range is C's */
             if (s->out != CG_GEMM_I8 && s->out != CG_GEMM_U8)
                 return errbuf_fail(err, errlen, "gemm: the fused residual add needs requantization to 8 bits");
@@ -150,6 +164,65 @@ pack_b(GemmPlan *p, const CgGemmSpec *s)
     }
 }
 
+/* 16-bit activations: whether some channel's accumulator can leave int32 for some A in its
+ * storage range (max|a - za| * sum_k |b - zb| + |bias|), then `wide`, with the k groups of
+ * one int32 chunk: the dot instruction sees a' = a ^ 0x8000 (|a'| <= 32768) or a itself (the
+ * generic row widens uint16 as it is: |a'| <= 65535), so a chunk of k values whose
+ * max|a'| * max|b| * k stays below 2^31 cannot overflow int32 (gemm_impl.h). */
+static void
+plan_wide(GemmPlan *p, const CgGemmSpec *s)
+{
+    int64_t alo = s->a_signed ? -32768 : 0, ahi = s->a_signed ? 32767 : 65535;
+    int64_t xmax = ahi - s->za > s->za - alo ? ahi - s->za : s->za - alo;
+    int64_t bmax = 1;
+    p->wide = false;
+    for (int64_t n = 0; n < s->n; n++) {
+        int64_t zbn = s->zb ? s->zb[n] : 0, sum = 0;
+        for (int64_t k = 0; k < s->k; k++) {
+            int64_t b = b_at(s, n, k);
+            sum += b - zbn < 0 ? zbn - b : b - zbn;
+            bmax = b < 0 && -b > bmax ? -b : b > bmax ? b : bmax;
+        }
+        int64_t bias = s->bias ? s->bias[n] : 0;
+        p->wide |= xmax * sum + (bias < 0 ? -bias : bias) > INT32_MAX;
+    }
+    if (!p->wide)
+        return;
+    int64_t afed = p->a_xor || s->a_signed ? 32768 : 65535;
+    int64_t kmax = INT32_MAX / afed / bmax; /* >= 255 */
+    int64_t u = p->uk->step_n ? (p->kunroll + p->uk->step_groups - 1) / p->uk->step_groups *
+                                    p->uk->step_groups
+                              : p->kunroll;
+    p->wgroups = kmax / p->kg / u * u;
+    if (p->wgroups < 1)
+        p->wgroups = 1;
+}
+
+/* 16-bit activations, wide: cb's corrections exact in int64 (|each term| < 2^48), and the
+ * fixed multipliers qn_requant_fixed_wide needs (normalised). */
+static bool
+wide_corrections(GemmPlan *p, const CgGemmSpec *s, int32_t off, char *err, size_t errlen)
+{
+    for (int64_t n = 0; n < s->n; n++) {
+        int64_t cs = 0;
+        for (int64_t k = 0; k < s->k; k++)
+            cs += b_at(s, n, k);
+        int64_t zb64 = s->zb ? s->zb[n] : 0;
+        p->cb64[n] = (s->bias ? s->bias[n] : 0) - ((int64_t)off + s->za) * cs +
+                     s->k * (int64_t)s->za * zb64;
+        p->cb_nonzero |= p->cb64[n] != 0;
+    }
+    for (int64_t n = 0; s->epilogue == CG_GEMM_EPI_REQUANT_FIXED && n < s->n; n++)
+        if (s->fixed_mult[n] < (1 << 30))
+            return errbuf_fail(err, errlen, "gemm: fixed multiplier %d of channel %lld not "
+                               "normalised to [2^30, 2^31) (an int64 accumulator needs it)",
+                               s->fixed_mult[n], (long long)n);
+    return true;
+}
+
+static bool
+plan_epilogue(GemmPlan *p, const CgGemmSpec *s);
+
 bool
 gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s, char *err,
                size_t errlen)
@@ -161,7 +234,12 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         return errbuf_fail(err, errlen, "gemm: target %s (%s) cannot run the %s kernel", t->triple,
                     t->cpu, cg_gemm_isa_name(isa));
     p->isa = isa;
-    p->uk = gemm_uk(isa);
+    p->uk = gemm_uk_for(isa, s);
+    if (!p->uk)
+        return errbuf_fail(err, errlen, "gemm: no %s kernel for %d-bit activations",
+                           cg_gemm_isa_name(isa), s->a_bits);
+    p->a16 = s->a_bits == 16;
+    p->a_es = p->a16 ? 2 : 1;
     p->uk->shape(p, t, s);
     if (s->tile.mr > 0)
         p->mr = s->tile.mr;
@@ -174,7 +252,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
 
     /* e.g. vpdpbusd on unsigned A whose rows hold whole k groups: the packed block would be a plain
      * copy of the rows (libc memmove, 5-6% of ResNet-18), so the microkernel reads A in place */
-    if (p->uk->a_in_place && p->apack == APACK_BYTES && !p->a_xor && s->k % p->kg == 0)
+    if (p->uk->a_in_place && (p->apack == APACK_BYTES || (p->a16 && p->apack == APACK_I16)) &&
+        !p->a_xor && s->k % p->kg == 0)
         p->apack = APACK_NONE;
     p->kp = round_up(s->k, p->kg);
     p->groups = p->kp / p->kg;
@@ -209,6 +288,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
                      : p->apack == APACK_PAIRS ? (mc + 1) / 2 * p->a_row_bytes
                                                : mc * p->a_row_bytes;
 
+    if (p->a16)
+        plan_wide(p, s);
     /* K chunks. Measured on AVX512-VNNI (bench/gemm_bench.c): chunks that keep the B chunk
      * in L1 (16 KiB) lose to whole-K tiles with B streaming from L2 plus a software prefetch,
      * because every chunk boundary saves and reloads the accumulators. So chunk only when a
@@ -217,6 +298,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     int64_t kcmax = s->tile.kc > 0 ? (s->tile.kc + p->kg - 1) / p->kg : 65536 / per_group;
     if (kcmax < 1)
         kcmax = 1;
+    if (p->wide) /* the int64 partial sums live in the tile (gemm_impl.h) */
+        kcmax = p->groups;
     p->nkc = (p->groups + kcmax - 1) / kcmax;
     p->kcg = (p->groups + p->nkc - 1) / p->nkc;
     if (p->uk->b_prefetch && p->kcg * per_group > 24 * 1024)
@@ -228,6 +311,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         p->need_rowsum |= s->zb[n] != 0;
     p->stack_bytes = p->apack_bytes + p->scratch_bytes + (p->need_rowsum ? mc * 4 : 0) +
                      2 * (int64_t)p->mr * p->nv * p->vl * 4; /* accumulators, row vectors */
+    if (p->wide) /* int64 row sums, accumulators and row vectors */
+        p->stack_bytes += (p->need_rowsum ? mc * 4 : 0) + 3 * (int64_t)p->mr * p->nv * p->vl * 4;
 
     /* Constants. */
     p->bpack_bytes = p->npad * p->kp * p->belem;
@@ -235,7 +320,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     p->cb = calloc((size_t)p->npad, sizeof *p->cb);
     p->zb = calloc((size_t)p->npad, sizeof *p->zb);
     p->csum = s->act_zp ? calloc((size_t)p->npad, sizeof *p->csum) : NULL;
-    if (!p->bpack || !p->cb || !p->zb || (s->act_zp && !p->csum)) {
+    p->cb64 = p->wide ? calloc((size_t)p->npad, sizeof *p->cb64) : NULL;
+    if (!p->bpack || !p->cb || !p->zb || (s->act_zp && !p->csum) || (p->wide && !p->cb64)) {
         gemm_plan_free(p);
         return errbuf_fail(err, errlen, "gemm: out of memory");
     }
@@ -260,13 +346,25 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         if (p->csum) /* act_zp: sum_k (b - zb[n]), the run-time zero point's factor */
             p->csum[n] = (int32_t)(colsum - (uint32_t)s->k * zbn);
     }
+    if (p->wide && !wide_corrections(p, s, off, err, errlen)) {
+        gemm_plan_free(p);
+        return false;
+    }
+    if (!plan_epilogue(p, s)) {
+        gemm_plan_free(p);
+        return errbuf_fail(err, errlen, "gemm: out of memory");
+    }
+    return true;
+}
 
+/* The epilogue's per-channel constants (npad entries, the padding channels zero). */
+static bool
+plan_epilogue(GemmPlan *p, const CgGemmSpec *s)
+{
     if (s->epilogue == CG_GEMM_EPI_REQUANT_FLOAT) {
         p->mult = calloc((size_t)p->npad, sizeof *p->mult);
-        if (!p->mult) {
-            gemm_plan_free(p);
-            return errbuf_fail(err, errlen, "gemm: out of memory");
-        }
+        if (!p->mult)
+            return false;
         memcpy(p->mult, s->mult, (size_t)s->n * sizeof *p->mult);
         int64_t lo = (int64_t)s->qmin - s->zo, hi = (int64_t)s->qmax - s->zo;
         p->requant_i64 = lo < -(1 << 24) || lo > (1 << 24) || hi < -(1 << 24) || hi > (1 << 24);
@@ -274,10 +372,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         p->fx_mult = calloc((size_t)p->npad, sizeof(int64_t));
         p->fx_round = calloc((size_t)p->npad, sizeof(int64_t));
         p->fx_shift = calloc((size_t)p->npad, sizeof(int64_t));
-        if (!p->fx_mult || !p->fx_round || !p->fx_shift) {
-            gemm_plan_free(p);
-            return errbuf_fail(err, errlen, "gemm: out of memory");
-        }
+        if (!p->fx_mult || !p->fx_round || !p->fx_shift)
+            return false;
         for (int64_t n = 0; n < p->npad; n++) {
             int32_t sh = n < s->n ? s->fixed_shift[n] : 1;
             p->fx_mult[n] = n < s->n ? s->fixed_mult[n] : 0;
@@ -287,10 +383,8 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     } else if (s->epilogue == CG_GEMM_EPI_DEQUANT) {
         p->scale = calloc((size_t)p->npad, sizeof *p->scale);
         p->fbias = s->fbias ? calloc((size_t)p->npad, sizeof *p->fbias) : NULL;
-        if (!p->scale || (s->fbias && !p->fbias)) {
-            gemm_plan_free(p);
-            return errbuf_fail(err, errlen, "gemm: out of memory");
-        }
+        if (!p->scale || (s->fbias && !p->fbias))
+            return false;
         memcpy(p->scale, s->scale, (size_t)s->n * sizeof *p->scale);
         if (s->fbias)
             memcpy(p->fbias, s->fbias, (size_t)s->n * sizeof *p->fbias);
@@ -311,6 +405,7 @@ gemm_plan_free(GemmPlan *p)
     free(p->fx_round);
     free(p->fx_shift);
     free(p->csum);
+    free(p->cb64);
     memset(p, 0, sizeof *p);
 }
 
@@ -320,7 +415,9 @@ cg_gemm_row_block(const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *s)
     GemmPlan p;
     memset(&p, 0, sizeof p);
     p.isa = isa;
-    p.uk = gemm_uk(isa) ? gemm_uk(isa) : &gemm_uk_generic; /* as gemm_plan_init would refuse */
+    p.uk = gemm_uk_for(isa, s) ? gemm_uk_for(isa, s) : &gemm_uk_generic; /* as gemm_plan_init would refuse */
+    p.a16 = s->a_bits == 16;
+    p.a_es = p.a16 ? 2 : 1;
     p.uk->shape(&p, t, s);
     return s->tile.mr > 0 ? s->tile.mr : p.mr;
 }

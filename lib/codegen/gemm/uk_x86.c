@@ -3,6 +3,13 @@
  *   avxvnni:    vpdpbusd ymm ({vex} with avxvnni, EVEX with avx512vnni + avx512vl);
  *   avx2:       vpmaddwd on A and B widened to int16 at pack time (kg = 2): exact, no
  *               saturation, then an add into the accumulator.
+ * 16-bit activations (int16 A x int8 B, B sign-extended to int16 at pack time, kg = 2; uint16
+ * A is fed with its sign bit flipped, a ^ 0x8000 = a - 32768, the -32768 folded like the +128
+ * of vpdpbusd):
+ *   avx512vnni_a16: vpdpwssd zmm (a0*b0 + a1*b1 added to each i32 lane, no saturation; with
+ *                   |b| <= 128 no pair sum overflows);
+ *   avxvnni_a16:    vpdpwssd ymm ({vex} with avxvnni, EVEX with avx512vnni + avx512vl);
+ *   avx2_a16:       vpmaddwd + vpaddd.
  * Tiles were measured with bench/gemm_bench.c. */
 #include "codegen/gemm/gemm_ir.h"
 
@@ -22,6 +29,22 @@ dot_pmaddwd(Gen *g, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b, LLVMTypeRe
     (void)opty;
     LLVMValueRef args[2] = {a, b};
     return LLVMBuildAdd(g->b, acc, intr(g, "llvm.x86.avx2.pmadd.wd", NULL, 0, args, 2), "");
+}
+
+static LLVMValueRef
+dot_vpdpwssd(Gen *g, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b, LLVMTypeRef opty)
+{
+    (void)opty;
+    const char *name = g->p->isa == CG_GEMM_X86_AVX512VNNI ? "llvm.x86.avx512.vpdpwssd.512"
+                                                           : "llvm.x86.avx512.vpdpwssd.256";
+    LLVMValueRef args[3] = {acc, a, b}; /* (acc, s16 A pairs, s16 B pairs) */
+    return intr(g, name, NULL, 0, args, 3);
+}
+
+static void
+vpdpwssd_step(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi)
+{
+    gemm_step_bcast(g, pn, rows, rowp, gi, dot_vpdpwssd);
 }
 
 static void
@@ -68,6 +91,33 @@ avx2_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
     p->apack = APACK_I16;
 }
 
+/* 16-bit activations: the 8-bit rows' tiles (the same accumulator and B register budget; a
+ * broadcast of A is one int16 pair instead of four bytes), A read in place when signed. */
+static void
+avx512vnni_a16_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
+{
+    avx512vnni_shape(p, t, s);
+    p->kg = 2, p->belem = 2;
+    p->apack = APACK_I16;
+    p->a_xor = s->a_signed ? 0 : 0x80; /* the sign bit of each int16 */
+}
+
+static void
+avxvnni_a16_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
+{
+    avxvnni_shape(p, t, s);
+    p->kg = 2, p->belem = 2;
+    p->apack = APACK_I16;
+    p->a_xor = s->a_signed ? 0 : 0x80;
+}
+
+static void
+avx2_a16_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
+{
+    avx2_shape(p, t, s);
+    p->a_xor = s->a_signed ? 0 : 0x80;
+}
+
 static bool
 avx512vnni_supported(const CgTarget *t)
 {
@@ -103,4 +153,21 @@ const GemmUk gemm_uk_avxvnni = {
 const GemmUk gemm_uk_avx2 = {
     .isa = CG_GEMM_X86_AVX2, .name = "avx2", .supported = avx2_supported,
     .shape = avx2_shape, .step = pmaddwd_step,
+};
+
+const GemmUk gemm_uk_avx512vnni_a16 = {
+    .isa = CG_GEMM_X86_AVX512VNNI, .name = "avx512vnni-a16", .supported = avx512vnni_supported,
+    .shape = avx512vnni_a16_shape, .xor_off = -32768, .a_in_place = true, .b_prefetch = true,
+    .vector_bits = 512, .step = vpdpwssd_step,
+};
+
+const GemmUk gemm_uk_avxvnni_a16 = {
+    .isa = CG_GEMM_X86_AVXVNNI, .name = "avxvnni-a16", .supported = avxvnni_supported,
+    .shape = avxvnni_a16_shape, .xor_off = -32768, .a_in_place = true, .b_prefetch = true,
+    .step = vpdpwssd_step,
+};
+
+const GemmUk gemm_uk_avx2_a16 = {
+    .isa = CG_GEMM_X86_AVX2, .name = "avx2-a16", .supported = avx2_supported,
+    .shape = avx2_a16_shape, .xor_off = -32768, .a_in_place = true, .step = pmaddwd_step,
 };

@@ -125,6 +125,28 @@ cg_build_rescale(LLVMBuilderRef b, LLVMValueRef v, LLVMValueRef mult, LLVMValueR
 }
 
 static LLVMValueRef
+select_cmp(LLVMBuilderRef b, LLVMIntPredicate pred, LLVMValueRef x, LLVMValueRef y)
+{
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, pred, x, y, ""), x, y, "");
+}
+
+LLVMValueRef
+cg_build_rescale_wide(LLVMBuilderRef b, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift)
+{
+    LLVMValueRef c31 = cg_const_like(acc, 31);
+    LLVMValueRef rnd = LLVMBuildShl(b, cg_const_like(shift, 1), LLVMBuildSub(b, shift, cg_const_like(shift, 1), ""), "");
+    LLVMValueRef h = LLVMBuildAShr(b, acc, c31, "");
+    LLVMValueRef l = LLVMBuildAnd(b, acc, cg_const_like(acc, 0x7fffffff), "");
+    LLVMValueRef t = LLVMBuildAShr(b, LLVMBuildAdd(b, LLVMBuildMul(b, l, mult, ""), rnd, ""), c31, "");
+    LLVMValueRef sh = select_cmp(b, LLVMIntSGT, LLVMBuildSub(b, shift, c31, ""), cg_const_like(shift, 0));
+    LLVMValueRef vb = LLVMBuildAShr(b, LLVMBuildAdd(b, LLVMBuildMul(b, h, mult, ""), t, ""), sh, "");
+    LLVMValueRef ac = select_cmp(b, LLVMIntSGT, acc, cg_const_like(acc, -INT64_C(0xffffffff)));
+    ac = select_cmp(b, LLVMIntSLT, ac, cg_const_like(acc, INT64_C(0xffffffff)));
+    LLVMValueRef va = LLVMBuildAShr(b, LLVMBuildAdd(b, LLVMBuildMul(b, ac, mult, ""), rnd, ""), shift, "");
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGE, shift, c31, ""), vb, va, "");
+}
+
+static LLVMValueRef
 rescale_c(LLVMBuilderRef b, LLVMValueRef v, QnFixed f)
 {
     return cg_build_rescale(b, v, cg_const_like(v, f.mult), cg_const_like(v, f.shift));

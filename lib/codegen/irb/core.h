@@ -75,6 +75,15 @@ cg_const_like(LLVMValueRef v, int64_t c);
 LLVMValueRef
 cg_build_rescale(LLVMBuilderRef b, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift);
 
+/* The v of qn_requant_fixed_wide (the int64 accumulator of 16-bit activations),
+ * floor((acc * mult + 2^(shift-1)) / 2^shift), step for step: shift >= 31:
+ * h = acc >> 31, l = acc & (2^31 - 1), v = (h * mult + ((l * mult + 2^(shift-1)) >> 31)) >>
+ * (shift - 31); shift <= 30: acc clamped to +-(2^32 - 1), v = (acc * mult + 2^(shift-1)) >>
+ * shift. Both are computed and shift >= 31 selects, lane by lane. acc, mult, shift: i64 or
+ * vectors of i64. */
+LLVMValueRef
+cg_build_rescale_wide(LLVMBuilderRef b, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift);
+
 /* qn_saturate(v + zy, lo, hi) for |v| <= 2^62. */
 LLVMValueRef
 cg_build_add_sat(LLVMBuilderRef b, LLVMValueRef v, int32_t zy, int32_t lo, int32_t hi);

@@ -62,13 +62,16 @@ conv_geo(Kb *k, Node *n, ConvGeo *c)
     c->K = c->Cg * c->KH * c->KW;
     c->in_nhwc = cg_value_nhwc(k, n->in[0]);
     c->out_nhwc = cg_value_nhwc(k, n->out[0]);
+    c->xes = (int64_t)elem_size(x->elem);
     return true;
 }
 
+/* Depthwise convs with 8-bit activations have their own kernels (qconv_dw.c); with 16-bit
+ * activations they are grouped convs of the GEMM path. */
 static bool
 is_depthwise(const ConvGeo *c)
 {
-    return c->Cg == 1 && c->G > 1;
+    return c->Cg == 1 && c->G > 1 && c->xes == 1;
 }
 
 static void
@@ -108,11 +111,15 @@ epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e)
             e->scale[m] = sx * wq->scale[wq->axis >= 0 ? m : 0];
         return true;
     }
-    if (!yt->q || yt->q->axis >= 0 || (yt->elem != ET_I8 && yt->elem != ET_U8)) {
+    if (!yt->q || yt->q->axis >= 0 ||
+        (yt->elem != ET_I8 && yt->elem != ET_U8 && yt->elem != ET_I16 && yt->elem != ET_U16)) {
         epi_free(e);
-        return cg_fail(k, n, "result must be per-tensor i8/u8, i32 or f32");
+        return cg_fail(k, n, "result must be per-tensor i8/u8/i16/u16, i32 or f32");
     }
-    e->out = yt->elem == ET_I8 ? CG_GEMM_I8 : CG_GEMM_U8;
+    e->out = yt->elem == ET_I8    ? CG_GEMM_I8
+             : yt->elem == ET_U8  ? CG_GEMM_U8
+             : yt->elem == ET_I16 ? CG_GEMM_I16
+                                  : CG_GEMM_U16;
     e->kind = k->requant_fixed ? CG_GEMM_EPI_REQUANT_FIXED : CG_GEMM_EPI_REQUANT_FLOAT;
     e->zo = yt->q->zp[0];
     ir_clamp_range(k->g, n, yt->q, &e->lo, &e->hi);
@@ -200,7 +207,7 @@ cg_linear_scratch(Kb *k, Node *n)
     if (c.G == 1)
         return cg_nhwc_scratch(&c, out_es(k, n));
     int64_t rows = c.N * c.OH * c.OW;
-    return align64(rows * c.K) + rows * c.M * out_es(k, n);
+    return align64(rows * c.K * c.xes) + rows * c.M * out_es(k, n);
 }
 
 /* Emit the calls of P GEMMs over rows [0, M), gemm[p] writing C + coff[p] bytes (column slices
@@ -300,9 +307,11 @@ static bool
 spec_fill(Kb *k, Node *n, CgGemmSpec *s, const Epi *e, int64_t off)
 {
     const Type *xt = &ir_value(k->g, n->in[0])->type;
-    if (xt->elem != ET_I8 && xt->elem != ET_U8)
-        return cg_fail(k, n, "activations must be i8 or u8");
-    s->a_signed = xt->elem == ET_I8;
+    if (xt->elem != ET_I8 && xt->elem != ET_U8 && xt->elem != ET_I16 && xt->elem != ET_U16)
+        return cg_fail(k, n, "activations must be i8, u8, i16 or u16");
+    s->a_signed = xt->elem == ET_I8 || xt->elem == ET_I16;
+    if (xt->elem == ET_I16 || xt->elem == ET_U16)
+        s->a_bits = 16; /* A16W8: int16/uint16 x int8 (gemm.h) */
     s->za = xt->q->zp[0];
     s->epilogue = e->kind;
     s->out = e->out;
@@ -382,7 +391,7 @@ gemm_blocks(Kb *k, LLVMValueRef gemm, const ConvGeo *c, int64_t br, int32_t zx, 
     Par par;
     LLVMValueRef ptrs[3] = {X, C, R};
     LLVMValueRef blk = cg_par_begin(k, &par, (M + br - 1) / br, ptrs, R ? 3 : 2);
-    LLVMValueRef buf = cg_entry_alloca(k, LLVMArrayType2(k->i8, (uint64_t)(br * lda)));
+    LLVMValueRef buf = cg_entry_alloca(k, LLVMArrayType2(k->i8, (uint64_t)(br * lda * c->xes)));
     LLVMSetAlignment(buf, 64);
     LLVMValueRef m0 = cg_mul(k, blk, cg_i64(k, br));
     LLVMValueRef m1 = cg_smin(k, cg_add(k, m0, cg_i64(k, br)), cg_i64(k, M));
@@ -468,7 +477,7 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
     const Type *xt = &ir_value(k->g, n->in[0])->type;
     ElemType xe = xt->elem;
     int64_t rows = c.N * c.OH * c.OW, OHW = c.OH * c.OW;
-    LLVMValueRef A = a->scratch, Cst = cg_gep(k, a->scratch, cg_i64(k, align64(rows * c.K)));
+    LLVMValueRef A = a->scratch, Cst = cg_gep(k, a->scratch, cg_i64(k, align64(rows * c.K * c.xes)));
     int64_t oes = out_es(k, n);
     for (int64_t gi = 0; gi < c.G && ok; gi++) {
         /* im2col of group gi */
@@ -497,7 +506,7 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMValueRef xi = cg_add(k, xb, cg_add(k, cg_mul(k, ih, cg_i64(k, c.W)), iw));
         xi = LLVMBuildSelect(k->b, inb, xi, cg_i64(k, 0), "");
         LLVMValueRef xv = cg_load_raw(k, xe, a->in[0], xi);
-        xv = LLVMBuildSelect(k->b, inb, xv, LLVMConstInt(k->i8, (unsigned long long)xt->q->zp[0], 1), "");
+        xv = LLVMBuildSelect(k->b, inb, xv, LLVMConstInt(LLVMTypeOf(xv), (unsigned long long)xt->q->zp[0], 1), "");
         LLVMValueRef kk = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vc, cg_i64(k, c.KH)), vkh), cg_i64(k, c.KW)), vkw);
         cg_store_raw(k, xe, A, cg_add(k, cg_mul(k, row, cg_i64(k, c.K)), kk), xv);
         cg_loop_end(k, &lkw);

@@ -10,6 +10,7 @@ typedef struct ConvGeo {
     int64_t N, C, H, W, M, G, KH, KW, OH, OW, sh, sw, dh, dw, ph, pw;
     int64_t Cg, Mg, K;
     bool in_nhwc, out_nhwc; /* layout of the input / result (cg_layout_plan, plan/layout.c) */
+    int64_t xes;            /* bytes per input element: 1, or 2 for 16-bit activations */
 } ConvGeo;
 
 /* Epilogue constants of channel m (qconv/qmatmul), as lib/ref computes them. */
@@ -31,9 +32,10 @@ bool cg_gemm_spec_fill(Kb *k, Node *n, CgGemmSpec *s, const Epi *e, int64_t off)
 /* ---- non-grouped convolution through an NHWC copy of the input ----
  * The input (NCHW) is transposed once into X = NHWC; for a 1x1 stride-1 unpadded conv X is the
  * GEMM's A directly, otherwise each row of A is gathered from X: one copy of KW * C contiguous
- * bytes per kernel row when the pixel's taps lie inside the input's width (dilation 1), else one
- * copy of C bytes per tap (K ordered (kh, kw, c), weights reordered to match at compile time). The GEMM writes a staging
- * buffer [N, OH*OW, M] that a blocked transpose turns into the NCHW result. */
+ * elements per kernel row when the pixel's taps lie inside the input's width (dilation 1), else
+ * one copy of C elements per tap (K ordered (kh, kw, c), weights reordered to match at compile
+ * time). The GEMM writes a staging buffer [N, OH*OW, M] that a blocked transpose turns into the
+ * NCHW result. Elements are c->xes bytes (8- or 16-bit activations); lda and K count elements. */
 bool cg_nhwc_direct_a(const ConvGeo *c);
 /* Row stride (and GEMM K) of A: C when direct, else K rounded up to a multiple of 4 (the
  * padding holds the input zero point, so it adds 0; the VNNI GEMM then reads A in place). */

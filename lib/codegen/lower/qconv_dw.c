@@ -221,6 +221,8 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
     }
     if (elem_size(d->ye) == 1)
         out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
+    else if (elem_size(d->ye) == 2) /* 16-bit results of 8-bit activations */
+        out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i16, n), "");
     LLVMValueRef st = LLVMBuildStore(k->b, out, p);
     LLVMSetAlignment(st, 1);
 }
@@ -567,7 +569,7 @@ requant_float_i32(Kb *k, LLVMValueRef a32, LLVMValueRef mult, int32_t zp, int32_
 static void
 store_i32_as(Kb *k, ElemType ye, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v32)
 {
-    cg_store_raw(k, ye, base, idx, LLVMBuildTrunc(k->b, v32, k->i8, ""));
+    cg_store_raw(k, ye, base, idx, LLVMBuildTrunc(k->b, v32, elem_size(ye) == 2 ? k->i16 : k->i8, ""));
 }
 
 /* ---- depthwise, NCHW: a zero-point padded plane per channel ---- */

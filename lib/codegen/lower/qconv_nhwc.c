@@ -1,4 +1,5 @@
-/* qconv_nhwc.c: the NHWC path of non-grouped qconvs (see qconv.h): one NCHW -> NHWC
+/* qconv_nhwc.c: the NHWC path of non-grouped qconvs (see qconv.h; 8- or 16-bit activations,
+ * c->xes bytes per element): one NCHW -> NHWC
  * transpose of the input (X, cg_nhwc_pack) unless the layout plan (plan/layout.c) already keeps
  * it NHWC; then either X is the GEMM's A (1x1, stride 1, no padding: no im2col at all) or each A
  * row is gathered from X with one KW*C-byte copy per kernel row (border pixels: one C-byte copy
@@ -41,14 +42,14 @@ cg_nhwc_lda(const ConvGeo *c)
 static int64_t
 x_bytes(const ConvGeo *c)
 {
-    return c->in_nhwc ? 0 : align64(c->N * c->H * c->W * c->C);
+    return c->in_nhwc ? 0 : align64(c->N * c->H * c->W * c->C * c->xes);
 }
 
 int64_t
 cg_nhwc_scratch(const ConvGeo *c, int64_t out_es)
 {
     int64_t rows = c->N * c->OH * c->OW;
-    int64_t a = cg_nhwc_direct_a(c) || cg_nhwc_block_rows(c) ? 0 : align64(rows * cg_nhwc_lda(c));
+    int64_t a = cg_nhwc_direct_a(c) || cg_nhwc_block_rows(c) ? 0 : align64(rows * cg_nhwc_lda(c) * c->xes);
     return x_bytes(c) + a + (c->out_nhwc ? 0 : rows * c->M * out_es);
 }
 
@@ -87,15 +88,34 @@ copy_bytes(Kb *k, LLVMValueRef dst, LLVMValueRef src, int64_t n)
                         cg_i64(k, n - 64 * nv));
 }
 
-/* Row of A (lda bytes at arow) for output pixel (vn, voh, vow): per kernel row, all KW taps
- * at once when they lie inside the input's width (dilation 1: KW * C contiguous bytes of X),
- * else tap by tap (C bytes of X or of the zero point); kernel rows above or below the input
- * and the K padding up to lda hold the zero point. */
+/* n elements at dst hold the zero point zx (8-bit: a memset; 16-bit: a memset when both bytes
+ * of zx are equal, else a loop of int16 stores). */
+static void
+fill_zp(Kb *k, const ConvGeo *c, LLVMValueRef dst, int64_t n, int32_t zx)
+{
+    uint16_t z16 = (uint16_t)zx;
+    if (c->xes == 1 || (z16 & 0xff) == z16 >> 8) {
+        LLVMBuildMemSet(k->b, dst, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0),
+                        cg_i64(k, n * c->xes), 1);
+        return;
+    }
+    CgLoop l;
+    LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, n));
+    cg_store_raw(k, ET_I16, dst, i, LLVMConstInt(k->i16, z16, 0));
+    cg_loop_end(k, &l);
+}
+
+/* Row of A (lda elements at arow) for output pixel (vn, voh, vow): per kernel row, all KW taps
+ * at once when they lie inside the input's width (dilation 1: KW * C contiguous elements of
+ * X), else tap by tap (C elements of X or of the zero point); kernel rows above or below the
+ * input and the K padding up to lda hold the zero point. */
 static void
 gather_pixel(Kb *k, const ConvGeo *c, int32_t zx, LLVMValueRef Xp, LLVMValueRef arow,
              LLVMValueRef vn, LLVMValueRef voh, LLVMValueRef vow)
 {
-    LLVMValueRef zb = LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0);
+    const int64_t es = c->xes;
+    LLVMValueRef zb = es == 1 ? LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0)
+                              : LLVMConstInt(k->i16, (unsigned long long)(uint16_t)zx, 0);
     const int64_t lda = cg_nhwc_lda(c), span = c->KW * c->C;
     CgLoop lkh, lkw;
     LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, c->ph), "");
@@ -106,35 +126,36 @@ gather_pixel(Kb *k, const ConvGeo *c, int32_t zx, LLVMValueRef Xp, LLVMValueRef 
                             : NULL;
     LLVMValueRef vkh = cg_loop_begin(k, &lkh, cg_i64(k, c->KH));
     LLVMValueRef ih = cg_add(k, ih0, cg_mul(k, vkh, cg_i64(k, c->dh)));
-    LLVMValueRef dst_kh = cg_gep(k, arow, cg_mul(k, vkh, cg_i64(k, span)));
+    LLVMValueRef dst_kh = cg_gep(k, arow, cg_mul(k, vkh, cg_i64(k, span * es)));
     LLVMValueRef xrow = cg_add(k, cg_mul(k, vn, cg_i64(k, c->H)), ih); /* (n, ih) row of X */
     CgIf fh;
     cg_if_begin(k, &fh, cg_in_range(k, ih, c->H));
     CgIf fw = {0};
     if (w_in) {
         cg_if_begin(k, &fw, w_in);
-        copy_bytes(k, dst_kh, cg_gep(k, Xp, cg_mul(k, cg_add(k, cg_mul(k, xrow, cg_i64(k, c->W)), iw0), cg_i64(k, c->C))),
-                   span);
+        copy_bytes(k, dst_kh, cg_gep(k, Xp, cg_mul(k, cg_add(k, cg_mul(k, xrow, cg_i64(k, c->W)), iw0), cg_i64(k, c->C * es))),
+                   span * es);
         cg_if_else(k, &fw);
     }
     LLVMValueRef vkw = cg_loop_begin(k, &lkw, cg_i64(k, c->KW));
     LLVMValueRef iw = cg_add(k, iw0, cg_mul(k, vkw, cg_i64(k, c->dw)));
-    LLVMValueRef dst = cg_gep(k, dst_kh, cg_mul(k, vkw, cg_i64(k, c->C)));
+    LLVMValueRef dst = cg_gep(k, dst_kh, cg_mul(k, vkw, cg_i64(k, c->C * es)));
     CgIf f;
     cg_if_begin(k, &f, cg_in_range(k, iw, c->W));
-    copy_bytes(k, dst, cg_gep(k, Xp, cg_mul(k, cg_add(k, cg_mul(k, xrow, cg_i64(k, c->W)), iw), cg_i64(k, c->C))), c->C);
+    copy_bytes(k, dst, cg_gep(k, Xp, cg_mul(k, cg_add(k, cg_mul(k, xrow, cg_i64(k, c->W)), iw), cg_i64(k, c->C * es))),
+               c->C * es);
     cg_if_else(k, &f);
-    LLVMBuildMemSet(k->b, dst, zb, cg_i64(k, c->C), 1);
+    fill_zp(k, c, dst, c->C, zx);
     cg_if_end(k, &f);
     cg_loop_end(k, &lkw);
     if (w_in)
         cg_if_end(k, &fw);
     cg_if_else(k, &fh);
-    LLVMBuildMemSet(k->b, dst_kh, zb, cg_i64(k, span), 1);
+    fill_zp(k, c, dst_kh, span, zx);
     cg_if_end(k, &fh);
     cg_loop_end(k, &lkh);
     for (int64_t kk = c->K; kk < lda; kk++) /* (zx - zx) * w adds 0 to every sum */
-        LLVMBuildStore(k->b, zb, cg_gep(k, arow, cg_i64(k, kk)));
+        LLVMBuildStore(k->b, zb, cg_gep(k, arow, cg_i64(k, kk * es)));
 }
 
 void
@@ -149,14 +170,14 @@ cg_nhwc_gather(Kb *k, const ConvGeo *c, int32_t zx, LLVMValueRef X, LLVMValueRef
     LLVMValueRef pix = LLVMBuildURem(k->b, m, cg_i64(k, ohw), "");
     LLVMValueRef voh = LLVMBuildUDiv(k->b, pix, cg_i64(k, c->OW), "");
     LLVMValueRef vow = LLVMBuildURem(k->b, pix, cg_i64(k, c->OW), "");
-    gather_pixel(k, c, zx, X, cg_gep(k, dst, cg_mul(k, i, cg_i64(k, cg_nhwc_lda(c)))), vn, voh, vow);
+    gather_pixel(k, c, zx, X, cg_gep(k, dst, cg_mul(k, i, cg_i64(k, cg_nhwc_lda(c) * c->xes))), vn, voh, vow);
     cg_loop_end(k, &lm);
 }
 
 int64_t
 cg_nhwc_block_rows(const ConvGeo *c)
 {
-    int64_t rows = c->N * c->OH * c->OW, lda = cg_nhwc_lda(c);
+    int64_t rows = c->N * c->OH * c->OW, lda = cg_nhwc_lda(c) * c->xes; /* bytes */
     if (cg_nhwc_direct_a(c) || rows * lda <= 256 * 1024)
         return 0;
     int64_t brmax = (128 * 1024 / lda) / 24 * 24;
@@ -176,13 +197,15 @@ LLVMValueRef
 cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
              LLVMValueRef scratch, const CgNodeArgs *a, bool gather)
 {
-    (void)xe; /* bytes are moved as they are */
+    (void)xe; /* elements are moved as they are (c->xes bytes each) */
+    ElemType me = c->xes == 2 ? ET_U16 : ET_U8;
     LLVMValueRef X = c->in_nhwc ? in : scratch;
     int64_t HW = c->H * c->W;
     /* X[n, h, w, ci] = in[n, ci, h, w]: per (n, h), contiguous reads along w; blocks of hb
      * rows (about 16 KiB) split across the parallel-for hook */
     if (!c->in_nhwc) {
-        int64_t hb = 16384 / (c->W * c->C) > 1 ? 16384 / (c->W * c->C) : 1;
+        int64_t rowb = c->W * c->C * c->xes;
+        int64_t hb = 16384 / rowb > 1 ? 16384 / rowb : 1;
         hb = hb < c->H ? hb : c->H;
         int64_t nhb = (c->H + hb - 1) / hb;
         Par par;
@@ -198,8 +221,8 @@ cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
         LLVMValueRef src = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), vc), cg_i64(k, HW)),
                                   cg_mul(k, vh, cg_i64(k, c->W)));
         LLVMValueRef vw = cg_loop_begin(k, &lw, cg_i64(k, c->W));
-        LLVMValueRef v = cg_load_raw(k, ET_U8, io[0], cg_add(k, src, vw));
-        cg_store_raw(k, ET_U8, io[1], cg_add(k, xrow, cg_add(k, cg_mul(k, vw, cg_i64(k, c->C)), vc)), v);
+        LLVMValueRef v = cg_load_raw(k, me, io[0], cg_add(k, src, vw));
+        cg_store_raw(k, me, io[1], cg_add(k, xrow, cg_add(k, cg_mul(k, vw, cg_i64(k, c->C)), vc)), v);
         cg_loop_end(k, &lw);
         cg_loop_end(k, &lc);
         cg_loop_end(k, &lh);
@@ -217,7 +240,7 @@ cg_nhwc_pack(Kb *k, const ConvGeo *c, ElemType xe, int32_t zx, LLVMValueRef in,
     CgLoop low;
     LLVMValueRef vow = cg_loop_begin(k, &low, cg_i64(k, c->OW));
     LLVMValueRef row = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->OH)), voh), cg_i64(k, c->OW)), vow);
-    gather_pixel(k, c, zx, xa[0], cg_gep(k, xa[1], cg_mul(k, row, cg_i64(k, cg_nhwc_lda(c)))), vn, voh, vow);
+    gather_pixel(k, c, zx, xa[0], cg_gep(k, xa[1], cg_mul(k, row, cg_i64(k, cg_nhwc_lda(c) * c->xes))), vn, voh, vow);
     cg_loop_end(k, &low);
     cg_par_end(k, &par, a);
     return A;
@@ -227,7 +250,7 @@ LLVMValueRef
 cg_nhwc_staging(Kb *k, const ConvGeo *c, LLVMValueRef scratch)
 {
     int64_t rows = c->N * c->OH * c->OW;
-    int64_t off = x_bytes(c) + (cg_nhwc_direct_a(c) || cg_nhwc_block_rows(c) ? 0 : align64(rows * cg_nhwc_lda(c)));
+    int64_t off = x_bytes(c) + (cg_nhwc_direct_a(c) || cg_nhwc_block_rows(c) ? 0 : align64(rows * cg_nhwc_lda(c) * c->xes));
     return cg_gep(k, scratch, cg_i64(k, off));
 }
 

@@ -4,8 +4,8 @@
  *                    epilogue of that channel;
  *   qmatmul with a run-time (or batched) right operand: acc = bias[j] + sum_k (a - za)(b - zb[j])
  *                    with numpy batch broadcasting.
- * The accumulator is the int32 of docs/ir.md (wrapped like the GEMM; the reference rejects an
- * overflow). Epilogues (requantize float|fixed, clamp, i32, f32) are those of the GEMM, computed
+ * The accumulator is the int32 of docs/ir.md (wrapped like the GEMM and the reference), or for
+ * 16-bit activations the exact int64 (qn_requant_*_wide). Epilogues (requantize float|fixed, clamp, i32, f32) are those of the GEMM, computed
  * with the constants lib/ref computes (qn_requant_mult_f32, qn_requant_fixed_mult). */
 #include "codegen/lower/lower.h"
 
@@ -20,6 +20,7 @@ typedef enum { QE_I32, QE_F32, QE_FLOAT, QE_FIXED } QeKind;
 
 typedef struct Qe {
     QeKind kind;
+    bool wide; /* 16-bit activations: the int64 accumulator, not wrapped */
     ElemType ye;
     int32_t zy, lo, hi;
     LLVMValueRef mult, fmult, fshift; /* per channel constant arrays (f32, i64, i64) */
@@ -39,6 +40,9 @@ qe_init(Kb *k, Node *n, int64_t nch, int64_t wmod, Qe *e)
     if (wq->axis >= 0 && wq->n != (uint32_t)wmod)
         return cg_fail(k, n, "weight has %u scales, expected %lld", wq->n, (long long)wmod);
     e->ye = yt->elem;
+    e->wide = xt->elem == ET_I16 || xt->elem == ET_U16;
+    if (e->wide && yt->q && elem_size(yt->elem) > 2)
+        return cg_fail(k, n, "16-bit activations requantize to 8 or 16 bits");
     float sx = xq->scale[0];
     size_t cnt = (size_t)(nch > 0 ? nch : 1);
     float *mult = xcalloc(cnt, sizeof(float));
@@ -84,6 +88,26 @@ static void
 qe_store(Kb *k, const Qe *e, LLVMValueRef y, LLVMValueRef yi, LLVMValueRef acc, LLVMValueRef m)
 {
     LLVMBuilderRef b = k->b;
+    if (e->wide && e->kind != QE_I32) { /* the exact int64 accumulator */
+        if (e->kind == QE_FIXED) {
+            LLVMValueRef v = cg_build_rescale_wide(b, acc, cg_load_i64(k, ET_I64, e->fmult, m),
+                                                   cg_load_i64(k, ET_I64, e->fshift, m));
+            cg_store_i64(k, e->ye, y, yi, cg_add_sat(k, v, e->zy, e->lo, e->hi));
+            return;
+        }
+        LLVMValueRef f = LLVMBuildFMul(b, LLVMBuildSIToFP(b, acc, k->f32, ""),
+                                       cg_load_raw(k, ET_F32, e->mult, m), "");
+        if (e->kind == QE_F32) {
+            cg_store_raw(k, ET_F32, y, yi, f);
+            return;
+        }
+        /* qn_requant_float_wide: as cg_requant_float after the product */
+        LLVMValueRef flo = cg_f32(k, (float)((int64_t)e->lo - e->zy)), fhi = cg_f32(k, (float)((int64_t)e->hi - e->zy));
+        f = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, f, flo, ""), flo, f, "");
+        f = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
+        cg_store_i64(k, e->ye, y, yi, cg_finish_f32(k, f, cg_i64(k, e->zy), e->lo, e->hi));
+        return;
+    }
     acc = LLVMBuildSExt(b, LLVMBuildTrunc(b, acc, k->i32, ""), k->i64, "");
     switch (e->kind) {
     case QE_I32:

@@ -202,7 +202,7 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-/* maxpool, NHWC (integer; max over the taps inside the input, as lib/ref). */
+/* maxpool, NHWC (8- or 16-bit integers; max over the taps inside the input, as lib/ref). */
 static bool
 emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -224,7 +224,9 @@ emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef voh = LLVMBuildSRem(k->b, vr, cg_i64(k, OH), "");
     LLVMValueRef acc = cg_entry_alloca(k, LLVMArrayType2(k->i32, (uint64_t)C));
     LLVMSetAlignment(acc, 64);
-    bool sg = x->elem == ET_I8;
+    bool sg = x->elem == ET_I8 || x->elem == ET_I16;
+    int64_t es = (int64_t)elem_size(x->elem);
+    ElemType me = es == 2 ? ET_U16 : ET_U8; /* moved as raw 1- or 2-byte integers */
     CgLoop low, lkh, lkw, l0, l1, l2;
     LLVMValueRef ih0 = LLVMBuildSub(k->b, cg_mul(k, voh, cg_i64(k, st[0])), cg_i64(k, pd[0]), "");
     LLVMValueRef vow = cg_loop_begin(k, &low, cg_i64(k, OW));
@@ -242,9 +244,9 @@ emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a)
     cg_if_begin(k, &f, LLVMBuildAnd(k->b, cg_in_range(k, ih, H), cg_in_range(k, iw, W), ""));
     {
         LLVMValueRef xb = cg_gep(k, io[0], cg_mul(k, cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, H)), ih),
-                                                                      cg_i64(k, W)), iw), cg_i64(k, C)));
+                                                                      cg_i64(k, W)), iw), cg_i64(k, C * es)));
         LLVMValueRef vc = cg_loop_begin(k, &l1, cg_i64(k, C));
-        LLVMValueRef xv = cg_load_raw(k, ET_U8, xb, vc);
+        LLVMValueRef xv = cg_load_raw(k, me, xb, vc);
         xv = sg ? LLVMBuildSExt(k->b, xv, k->i32, "") : LLVMBuildZExt(k->b, xv, k->i32, "");
         LLVMValueRef ap = LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, "");
         LLVMValueRef cur = LLVMBuildLoad2(k->b, k->i32, ap, "");
@@ -260,7 +262,7 @@ emit_maxpool_nhwc(Kb *k, Node *n, const CgNodeArgs *a)
                                  cg_i64(k, C));
         LLVMValueRef vc = cg_loop_begin(k, &l2, cg_i64(k, C));
         LLVMValueRef v = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, acc, &vc, 1, ""), "");
-        cg_store_raw(k, ET_U8, io[1], cg_add(k, yb, vc), LLVMBuildTrunc(k->b, v, k->i8, ""));
+        cg_store_raw(k, me, io[1], cg_add(k, yb, vc), LLVMBuildTrunc(k->b, v, es == 2 ? k->i16 : k->i8, ""));
         cg_loop_end(k, &l2);
     }
     cg_loop_end(k, &low);

@@ -13,7 +13,8 @@ is_rank4(Graph *g, ValueId v)
     return ir_value(g, v)->type.rank == 4;
 }
 
-/* qconv kinds that accept/produce NHWC: 1 non-grouped, 2 depthwise multiplier 1, 0 none. */
+/* qconv kinds that accept/produce NHWC: 1 non-grouped (8- or 16-bit activations), 2 depthwise
+ * multiplier 1 (8-bit: the NHWC depthwise kernel), 0 none. */
 static int
 conv_kind(Graph *g, Node *n)
 {
@@ -21,11 +22,14 @@ conv_kind(Graph *g, Node *n)
         return 0;
     const Type *x = &ir_value(g, n->in[0])->type, *w = &ir_value(g, n->in[1])->type;
     const Type *y = &ir_value(g, n->out[0])->type;
-    if (x->elem != ET_I8 && x->elem != ET_U8)
+    bool a16 = x->elem == ET_I16 || x->elem == ET_U16;
+    if (x->elem != ET_I8 && x->elem != ET_U8 && !a16)
         return 0;
     int64_t G = ir_attr_int(g, n, "group", 1);
     if (G == 1)
         return 1;
+    if (a16)
+        return 0;
     if (G == x->dims[1] && G == y->dims[1] && w->dims[1] == 1)
         return 2;
     return 0;
@@ -67,7 +71,7 @@ agnostic(Graph *g, Node *n)
     return true;
 }
 
-/* Integer 2-D maxpool with explicit geometry (NHWC variant below). */
+/* Integer (8- or 16-bit) 2-D maxpool with explicit geometry (NHWC variant below). */
 static bool
 pool_nhwc_ok(Graph *g, Node *n)
 {
@@ -75,7 +79,8 @@ pool_nhwc_ok(Graph *g, Node *n)
         return false;
     ElemType e = ir_value(g, n->in[0])->type.elem;
     int64_t ks[2];
-    return (e == ET_I8 || e == ET_U8) && ir_attr_ints(g, n, "kernel_shape", ks, 2) == 2 &&
+    return (e == ET_I8 || e == ET_U8 || e == ET_I16 || e == ET_U16) &&
+           ir_attr_ints(g, n, "kernel_shape", ks, 2) == 2 &&
            strcmp(ir_attr_string(g, n, "auto_pad", "NOTSET"), "NOTSET") == 0;
 }
 
