@@ -287,7 +287,7 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
     case OP_IDENTITY: case OP_GATHER:
         ok = check_passthrough_q(g, n, n->op == OP_CONCAT ? n->nin : 1);
         break;
-    case OP_WMATMUL:
+    case OP_WMATMUL: case OP_WCONV:
         /* the weight, its scales, zero points and bias are read at compile time */
         for (uint32_t k = 1; k < n->nin; k++) {
             if (!n->in[k].id)

@@ -276,6 +276,8 @@ dispatch(RefCtx *c, Node *n)
         return ref_op_int(c, n);
     case OP_WMATMUL:
         return ref_op_wmatmul(c, n);
+    case OP_WCONV:
+        return ref_op_wconv(c, n);
     default:
         break;
     }

@@ -39,6 +39,7 @@ bool ref_op_layout(RefCtx *c, Node *n); /* ref_layout.c: concat, split, slice, p
                                            gather */
 bool ref_op_int(RefCtx *c, Node *n);    /* ref_int.c: qadd, qsub, qmul, requantize, lut */
 bool ref_op_wmatmul(RefCtx *c, Node *n); /* ref_wonly.c: wmatmul (weight-only matmul) */
+bool ref_op_wconv(RefCtx *c, Node *n);   /* ref_wonly.c: wconv (weight-only conv) */
 
 /* Result range [lo, hi] of an integer op: its 'clamp' attribute intersected with the result
  * type's [qmin, qmax]. False after an error if the result is not per-tensor quantized. */

@@ -18,6 +18,8 @@ cg_node_scratch(Kb *k, Node *n)
         return cg_qdirect_scratch(k, n);
     case OP_CONV_TRANSPOSE:
         return cg_float_linear_scratch(k, n);
+    case OP_WCONV:
+        return cg_wconv_scratch(k, n);
     default:
         return 0;
     }
@@ -26,8 +28,8 @@ cg_node_scratch(Kb *k, Node *n)
 bool
 cg_operand_static(Kb *k, Node *n, uint32_t i)
 {
-    if (n->op == OP_WMATMUL)
-        return i >= 1; /* packed at compile time (float_wonly.c) */
+    if (n->op == OP_WMATMUL || n->op == OP_WCONV)
+        return i >= 1; /* packed at compile time (float_wonly.c, float_wconv.c) */
     if (n->op == OP_QMATMUL && cg_qmatmul_dynamic(k, n))
         return false;
     if (n->op == OP_QCONV || n->op == OP_QMATMUL)
@@ -58,6 +60,8 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
         return cg_emit_linear(k, n, a);
     case OP_WMATMUL:
         return cg_emit_wonly(k, n, a);
+    case OP_WCONV:
+        return cg_emit_wconv(k, n, a);
     case OP_QCONV_TRANSPOSE:
         return cg_emit_qdirect(k, n, a);
     case OP_QUANTIZE: case OP_DEQUANTIZE:
