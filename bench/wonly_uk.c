@@ -5,10 +5,14 @@
  * weights/s per variant; 1 weight = 1 byte (int8) or half a byte (int4), so for int8 the number
  * is also the GB/s a GEMV could read at if only this loop limited it (docs/performance.md,
  * "Weight-only int8 MLPs").
- *     cc -O2 -march=native bench/wonly_uk.c -o wonly_uk && ./wonly_uk
+ *     clang -O2 -march=native bench/wonly_uk.c -o wonly_uk && ./wonly_uk [ports]
+ * (clang: GCC 12 at -O2 keeps the accumulator arrays in memory and measures its spills.)
  * Needs AVX-512 (F, BW, VBMI). Every variant computes the same per-lane arithmetic as the
  * kernel (one fma per weight); the last lines check that each variant's sums equal the plain
- * variant's bit for bit on the same data, so a faster variant is a usable one. */
+ * variant's bit for bit on the same data, so a faster variant is a usable one.
+ * `ports` instead times independent instructions alone and in pairs (no dependencies: the
+ * execution ports are the only limit), cycles per instruction at the clock that the lone fma
+ * measures (one 512-bit fma per cycle on Zen 4): which instructions share pipes. */
 #define _POSIX_C_SOURCE 200809L
 #include <immintrin.h>
 #include <stdint.h>
@@ -341,9 +345,93 @@ typedef struct Var {
     int bits; /* 8, 4; 0: no weight traffic */
 } Var;
 
-int
-main(void)
+/* ---- port probes: 8 independent instructions per kind, looped ---- */
+#define PN 100000
+#define PCL "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", \
+            "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", \
+            "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", \
+            "memory"
+/* sources zmm30, zmm31 (never written); destinations zmm1..8, fmas accumulate into zmm11..18
+ * and zmm21..28 */
+#define I8(a, b) a "1" b a "2" b a "3" b a "4" b a "5" b a "6" b a "7" b a "8" b
+#define PMOV8 I8("vpmovsxbd 16(%0), %%zmm", "\n")
+#define CVT8 I8("vcvtdq2ps %%zmm30, %%zmm", "\n")
+#define PERM8 I8("vpermps %%zmm30, %%zmm31, %%zmm", "\n")
+#define SHR8 I8("vpsrld $8, %%zmm30, %%zmm", "\n")
+#define SUB8 I8("vsubps %%zmm30, %%zmm31, %%zmm", "\n")
+#define AND8 I8("vpandd %%zmm30, %%zmm31, %%zmm", "\n")
+#define FMA8 I8("vfmadd231ps %%zmm30, %%zmm31, %%zmm1", "\n")
+#define FMA16 FMA8 I8("vfmadd231ps %%zmm30, %%zmm31, %%zmm2", "\n")
+
+static double
+probe(void (*f)(void))
 {
+    double best = 1e30, t_end = now() + 0.2;
+    do {
+        double t0 = now();
+        f();
+        double t = now() - t0;
+        if (t < best)
+            best = t;
+    } while (now() < t_end);
+    return best;
+}
+
+#define PROBE_FN(nm, body)                                                                 \
+    static void nm(void)                                                                   \
+    {                                                                                      \
+        for (long i = 0; i < PN; i++)                                                      \
+            __asm__ volatile(body ::"r"(W) : PCL);                                        \
+    }
+PROBE_FN(p_fma, FMA16)
+PROBE_FN(p_pmov, PMOV8 PMOV8)
+PROBE_FN(p_cvt, CVT8 CVT8)
+PROBE_FN(p_perm, PERM8 PERM8)
+PROBE_FN(p_shr, SHR8 SHR8)
+PROBE_FN(p_sub, SUB8 SUB8)
+PROBE_FN(p_and, AND8 AND8)
+PROBE_FN(p_pmov_cvt, PMOV8 CVT8)
+PROBE_FN(p_pmov_fma, PMOV8 FMA8)
+PROBE_FN(p_cvt_fma, CVT8 FMA8)
+PROBE_FN(p_shr_cvt, SHR8 CVT8)
+PROBE_FN(p_shr_fma, SHR8 FMA8)
+PROBE_FN(p_perm_fma, PERM8 FMA8)
+PROBE_FN(p_perm_shr, PERM8 SHR8)
+PROBE_FN(p_sub_fma, SUB8 FMA8)
+PROBE_FN(p_and_cvt_fma, AND8 CVT8 FMA8)
+PROBE_FN(p_pmov_cvt_fma, PMOV8 CVT8 FMA8)
+PROBE_FN(p_shr_perm_fma, SHR8 PERM8 FMA8)
+
+static void
+ports(void)
+{
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+        int per; /* instructions of the first kind per asm statement */
+    } ps[] = {{"vfmadd231ps zmm", p_fma, 16}, {"vpmovsxbd zmm <- m128", p_pmov, 16},
+              {"vcvtdq2ps zmm", p_cvt, 16}, {"vpermps zmm", p_perm, 16}, {"vpsrld zmm", p_shr, 16},
+              {"vsubps zmm", p_sub, 16}, {"vpandd zmm", p_and, 16},
+              {"vpmovsxbd + vcvtdq2ps", p_pmov_cvt, 8}, {"vpmovsxbd + vfmadd231ps", p_pmov_fma, 8},
+              {"vcvtdq2ps + vfmadd231ps", p_cvt_fma, 8}, {"vpsrld + vcvtdq2ps", p_shr_cvt, 8},
+              {"vpsrld + vfmadd231ps", p_shr_fma, 8}, {"vpermps + vfmadd231ps", p_perm_fma, 8},
+              {"vpermps + vpsrld", p_perm_shr, 8}, {"vsubps + vfmadd231ps", p_sub_fma, 8},
+              {"vpandd + vcvtdq2ps + vfmadd231ps", p_and_cvt_fma, 8},
+              {"vpmovsxbd + vcvtdq2ps + vfmadd231ps (int8 GEMV)", p_pmov_cvt_fma, 8},
+              {"vpsrld + vpermps + vfmadd231ps (int4 table GEMV)", p_shr_perm_fma, 8}};
+    double fma = probe(p_fma) / (PN * 16.0); /* seconds per cycle */
+    printf("clock (one 512-bit fma per cycle): %.2f GHz\n", 1e-9 / fma);
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        printf("%-50s %.2f cycles per group\n", ps[i].name, probe(ps[i].fn) / (PN * (double)ps[i].per) / fma);
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "ports")) {
+        ports();
+        return 0;
+    }
     uint32_t s = 12345;
     for (int i = 0; i < K * NC; i++) {
         s = s * 1103515245u + 12345u;
