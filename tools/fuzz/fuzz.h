@@ -35,6 +35,8 @@ typedef struct GenSpec {
                           (gen.c, op_qdq_pair); off, the graphs are those of earlier versions */
     bool qdq_types;    /* --qdq-types: also Q->DQ side trips through i4/u4/i16/u16, per tensor,
                           per axis and blocked (gen.c, op_qdq_types) */
+    bool wonly;        /* --wonly: also weight-only ops, float activations times i8/u8/i4/u4 or
+                          narrow-range weights (gen.c, op_wonly) */
 } GenSpec;
 
 enum { OUT_Q, OUT_DQ, OUT_F32 };
