@@ -4,7 +4,7 @@
  * 8 KiB panel (64 rows x 128 columns) swept REPS times, best of several passes. Prints G
  * weights/s per variant; 1 weight = 1 byte (int8) or half a byte (int4), so for int8 the number
  * is also the GB/s a GEMV could read at if only this loop limited it (docs/performance.md,
- * "Weight-only int8 MLPs").
+ * "Weight-only models").
  *     clang -O2 -march=native bench/wonly_uk.c -o wonly_uk && ./wonly_uk [ports]
  * (clang: GCC 12 at -O2 keeps the accumulator arrays in memory and measures its spills.)
  * Needs AVX-512 (F, BW, VBMI). Every variant computes the same per-lane arithmetic as the
