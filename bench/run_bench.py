@@ -20,11 +20,14 @@
    (bench/dnnl/dnnl_bench.c against Debian's libdnnl-dev) vs the measured vpdpbusd peak
    (bench/peak/peak.c, 12 zmm accumulators), on square/rectangular GEMMs and on the ResNet-18 /
    MobileNetV2 conv shapes (as the im2col GEMM for qdqc, as a convolution for oneDNN).
-4. Weight-only int8 MLPs (bench/gen_wonly_mlp.py: float activations, DequantizeLinear(int8
-   weights, per column) -> MatMul; issue 15 item 1): qdqc vs ORT latency, qdqc's weight read
+4. Weight-only models (bench/gen_wonly_mlp.py: float activations, DequantizeLinear(int8 weights
+   per column, or int4 in blocks of 32 / 128 along K) -> MatMul: MLPs and LLaMA-7B-shaped
+   decoder linears at batch 1 and 16; issue 15 items 1, 5, 6): qdqc vs ORT latency, qdqc's read
    rate in GB/s against this core's measured read bandwidth (bench/readbw.c: L3 for weights
-   that fit it, DRAM otherwise) and the largest difference from ORT's outputs.
-   `--wonly-only` runs just this part.
+   that fit it, DRAM otherwise; both measured at the start of the run), the difference from
+   ORT's outputs (--opt disabled: against the per-element bound of test/e2e/wonly_ort.py) and
+   what ORT --opt all makes of the graph. `--wonly-only` runs just this part, `--wonly-models`
+   a subset.
 5. Transformer blocks (`--transformers`, or by name in --models; issue 14 item 7): the models of
    test/models/gen_transformers.py --full (BERT-base layer as ORT quantize_static, quantize_dynamic
    and TensorRT export, ViT-B/16 block, GPT-2 block, torch's nn.TransformerEncoderLayer), timed
@@ -38,7 +41,7 @@
    resnet18_ort_a16w8_224, opset-21 uint16 Q/DQ) against ORT, alternating, with its share of the
    vpdpwssd peak and its agreement with ORT's literal output (--opt disabled). `--a16-only`
    runs just this part, `--no-a16` skips it.
-6. Writes the tables, the machine and the command into docs/performance.md between the markers
+7. Writes the tables, the machine and the command into docs/performance.md between the markers
    <!-- bench:begin --> and <!-- bench:end --> (the weight-only table between
    <!-- bench-wonly:begin --> and <!-- bench-wonly:end -->, the A16W8 tables between
    <!-- bench-a16:begin --> and <!-- bench-a16:end -->; the prose around them is kept).
@@ -369,32 +372,51 @@ def readbw(a, sizes):
     return [float(re.search(r": ([0-9.]+) GB/s", l).group(1)) for l in out.strip().splitlines()]
 
 
+def wonly_models(a):
+    """(name, M, K, N, layers, bits, block, bytes read per run) of the weight-only rows: the MLPs
+    and the LLaMA-7B-shaped decoder linears of bench/gen_wonly_mlp.py (--wonly-models filters)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import gen_wonly_mlp
+    ms = [(n, m, d, d, l, 8, 0, l * (d * d + 4 * d)) for n, m, d, l in gen_wonly_mlp.MLPS]
+    for n, m, k, nn, bits, bs in gen_wonly_mlp.LINEARS:
+        g = k // bs if bs else 1
+        ms.append((n, m, k, nn, 1, bits, bs, k * nn * bits // 8 + 4 * g * nn))
+    want = [w for w in a.wonly_models.split(",") if w] if a.wonly_models else None
+    return [r for r in ms if not want or r[0] in want]
+
+
 def bench_wonly(a, q, threads):
     mdir = os.path.join(a.work, "wonly")
     run(["/usr/bin/python3", os.path.join(ROOT, "bench", "gen_wonly_mlp.py"), mdir])
-    sys.path.insert(0, os.path.join(ROOT, "bench"))
-    import gen_wonly_mlp
+    sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
+    import wonly_ort
     bw_l3, bw_dram = readbw(a, [8 << 20, 1 << 30])
     fma = float(re.search(r"fma: ([0-9.]+) G", run([os.path.join(a.work, "readbw"), "fma"])).group(1))
     log("read bandwidth: L3 %.1f GB/s, DRAM %.1f GB/s; %.2f G zmm fma/s" % (bw_l3, bw_dram, fma))
     rows = []
-    for name, mm, d, layers in gen_wonly_mlp.MLPS:
+    for name, mm, k, n, layers, bits, bs, rbytes in wonly_models(a):
         path = os.path.join(mdir, name + ".onnx")
         inp = os.path.join(mdir, name, "input.npy")
         x = np.ascontiguousarray(np.load(inp))
-        wbytes = layers * d * d
         # accuracy: qdqc's output against ORT's without graph optimizations (DQ then an f32
-        # MatMul) and with all of them (what is timed)
+        # MatMul: within the bound of docs/agreement.md) and with all of them (what is timed)
         m = q.load(path, x)
         m.time(1)
         y = m.outs[0].copy()
-        err = {}
+        err, graph = {}, ""
         for opt in ("disabled", "all"):
             od = os.path.join(mdir, name, "ort_" + opt)
+            os.makedirs(od, exist_ok=True)
             run(["node", os.path.join(ROOT, "bench", "ort_run.js"), path, "--input", "x=" + inp,
-                 "--output-dir", od, "--opt", opt, "--threads", "1"])
+                 "--output-dir", od, "--opt", opt, "--threads", "1", "--save-optimized",
+                 os.path.join(od, "graph.onnx")])
             yo = np.load(os.path.join(od, "y.npy"))
             err[opt] = float(np.max(np.abs(y - yo)) / max(1e-30, float(np.max(np.abs(yo)))))
+            if opt == "disabled":
+                e = wonly_ort.bound(path, x)
+                err["ratio"] = float(np.max(np.abs(y.astype(np.float64) - yo) / np.maximum(e, 1e-300)))
+            else:
+                graph = wonly_ort.ort_graph(os.path.join(od, "graph.onnx"))
         per = max(1, a.iters // a.rounds)
         for th in threads:
             m.set_threads(th)
@@ -404,17 +426,20 @@ def bench_wonly(a, q, threads):
                 qt += m.time(per)
                 ot += ort_bench(path, inp, per, th)
             # the read rate of a plain loop over as many bytes, measured right after the runs
-            bw = readbw(a, [wbytes])[0]
-            r = dict(model=name, M=mm, D=d, layers=layers, threads=th, wbytes=wbytes,
-                     q_med=statistics.median(v[0] for v in qt), q_min=min(v[0] for v in qt),
+            bw = readbw(a, [rbytes])[0]
+            r = dict(model=name, M=mm, K=k, N=n, layers=layers, bits=bits, block=bs, threads=th,
+                     rbytes=rbytes, q_med=statistics.median(v[0] for v in qt), q_min=min(v[0] for v in qt),
                      q_cpu=statistics.median(v[1] for v in qt),
                      o_med=statistics.median(v[0] for v in ot), o_min=min(v[0] for v in ot),
                      o_cpu=statistics.median(v[1] for v in ot),
-                     bw=bw, where="L3" if wbytes <= l3_bytes() else "L3+DRAM",
-                     err_dis=err["disabled"], err_all=err["all"], iters=len(qt))
-            log("%s t%d: qdqc %.3f ms (min %.3f), ORT %.3f ms (min %.3f)" %
-                (name, th, r["q_med"], r["q_min"], r["o_med"], r["o_min"]))
+                     bw=bw, where="L3" if rbytes <= l3_bytes() else "DRAM",
+                     err_dis=err["disabled"], err_all=err["all"], ratio=err["ratio"], graph=graph,
+                     iters=len(qt))
+            log("%s t%d: qdqc %.3f ms (min %.3f, cpu %.3f), ORT %.3f ms (min %.3f, cpu %.3f)" %
+                (name, th, r["q_med"], r["q_min"], r["q_cpu"], r["o_med"], r["o_min"], r["o_cpu"]))
             rows.append(r)
+            with open(os.path.join(a.work, "wonly_rows.json"), "w") as fh:
+                json.dump(rows, fh, indent=1)
         m.close()
     return rows, bw_l3, bw_dram, fma
 
@@ -425,28 +450,32 @@ def report_wonly(a, rows, bw_l3, bw_dram, fma, cmdline):
     L.append("")
     L.append("Single-thread read bandwidth (bench/readbw.c, best pass) at the start: **%.1f GB/s** "
              "over 8 MiB (L3), **%.1f GB/s** over 1 GiB (DRAM). 16-lane f32 fma rate (`readbw fma`): "
-             "**%.2f G/s**, so a kernel with one fma per 16 int8 weights is bound by %.1f GB/s "
-             "from the compute side." % (bw_l3, bw_dram, fma, 16 * fma))
+             "**%.2f G/s**, so a kernel with one fma per int8 weight is bound by %.1f GB/s "
+             "(%.0f%% of the L3 rate) from the compute side." % (bw_l3, bw_dram, fma, 16 * fma,
+                                                                 100 * 16 * fma / bw_l3))
     L.append("")
-    L.append("| model | M x D, layers | threads | qdqc wall ms (median / min) | ORT wall ms "
-             "(median / min) | qdqc/ORT (median / min) | qdqc / ORT cpu ms | weights GB/s (min) "
-             "| read rate of the same bytes GB/s | % of it | max rel. diff vs ORT (opt disabled / all) |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    L.append("| model | M x K x N, layers | weights | threads | qdqc wall ms (median / min) | ORT wall ms "
+             "(median / min) | qdqc/ORT (median / min) | qdqc / ORT cpu ms | GB/s read (min) "
+             "| read rate of the same bytes GB/s | % of it | vs ORT --opt disabled: max rel. diff, "
+             "/ bound | vs ORT --opt all | ORT --opt all graph |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        gbs = r["wbytes"] / (r["q_min"] * 1e-3) / 1e9
-        L.append("| %s | %d x %d, %d | %d | %.3f / %.3f | %.2f / %.2f | %.3f / %.3f | %.3f / %.2f "
-                 "| %.1f | %.1f (%s) | %.0f%% | %.1e / %.1e |" % (
-                     r["model"], r["M"], r["D"], r["layers"], r["threads"], r["q_med"], r["q_min"],
-                     r["o_med"], r["o_min"], r["q_med"] / r["o_med"], r["q_min"] / r["o_min"],
+        gbs = r["rbytes"] / (r["q_min"] * 1e-3) / 1e9
+        wt = "int8 per column" if r["bits"] == 8 else "int4 blocks of %d" % r["block"]
+        L.append("| %s | %d x %d x %d, %d | %s | %d | %.3f / %.3f | %.2f / %.2f | %.3f / %.3f | %.3f / %.2f "
+                 "| %.1f | %.1f (%s) | %.0f%% | %.1e, %.2g | %.1e | %s |" % (
+                     r["model"], r["M"], r["K"], r["N"], r["layers"], wt, r["threads"], r["q_med"],
+                     r["q_min"], r["o_med"], r["o_min"], r["q_med"] / r["o_med"], r["q_min"] / r["o_min"],
                      r["q_cpu"], r["o_cpu"], gbs, r["bw"], r["where"], 100 * gbs / r["bw"], r["err_dis"],
-                     r["err_all"]))
+                     r["ratio"], r["err_all"], r["graph"]))
     L.append("")
-    L.append("%d runs each per row, alternating qdqc and ORT (`--opt all`) in %d rounds. weights "
-             "GB/s = int8 weight bytes / best qdqc wall; read rate of the same bytes = bench/readbw.c "
-             "over a buffer of the weights' size right after the row's runs (L3 when it fits its "
-             "%d MiB); cpu = process time per run (all threads). rel. diff = max |qdqc "
-             "- ORT| / max |ORT| over the output." % (rows[0]["iters"] if rows else 0, a.rounds,
-                                                       l3_bytes() >> 20))
+    L.append("%d runs each per row, alternating qdqc and ORT (`--opt all`) in %d rounds. GB/s read = "
+             "bytes the kernel must read per run (the packed weights and their f32 scales) / best qdqc "
+             "wall; read rate of the same bytes = bench/readbw.c over a buffer of that size right after "
+             "the row's runs (L3 when it fits its %d MiB, else DRAM); cpu = process time per run (all "
+             "threads). max rel. diff = max |qdqc - ORT| / max |ORT| over the output; / bound = the "
+             "largest |qdqc - ORT| relative to its per-element bound (docs/agreement.md, at most 1)." % (
+                 rows[0]["iters"] if rows else 0, a.rounds, l3_bytes() >> 20))
     return "\n".join(L) + "\n"
 
 
@@ -759,6 +788,7 @@ def main():
     ap.add_argument("--no-gemm", action="store_true")
     ap.add_argument("--no-wonly", action="store_true", help="skip the weight-only MLPs")
     ap.add_argument("--wonly-only", action="store_true", help="only the weight-only MLPs")
+    ap.add_argument("--wonly-models", default="", help="comma-separated weight-only models (default all)")
     ap.add_argument("--no-models", action="store_true")
     ap.add_argument("--transformers", action="store_true", help="also the transformer blocks")
     ap.add_argument("--transformers-only", action="store_true", help="only the transformer blocks")

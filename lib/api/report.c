@@ -44,7 +44,7 @@ macs(Graph *g, Node *n)
     const Type *x = vtype(g, n->in[0]), *w = vtype(g, n->in[1]), *y = vtype(g, n->out[0]);
     uint64_t k = 1;
     switch (n->op) {
-    case OP_CONV: case OP_QCONV:
+    case OP_CONV: case OP_QCONV: case OP_WCONV:
         for (int i = 1; i < w->rank; i++)
             k *= (uint64_t)w->dims[i];
         return numel(y) * k;
@@ -66,7 +66,8 @@ report_node_macs(Graph *g, Node *n)
 {
     switch (n->op) {
     case OP_CONV: case OP_QCONV: case OP_CONV_TRANSPOSE: case OP_QCONV_TRANSPOSE:
-    case OP_MATMUL: case OP_QMATMUL: case OP_GEMM: case OP_MATMUL_INTEGER:
+    case OP_MATMUL: case OP_QMATMUL: case OP_GEMM: case OP_MATMUL_INTEGER: case OP_WMATMUL:
+    case OP_WCONV:
         return n->nin >= 2 ? macs(g, n) : 0;
     default:
         return 0;
@@ -253,7 +254,8 @@ qdqc_module_op_count(const qdqc_module *cm, const char *kind)
     size_t count = 0;
     if (!strcmp(kind, "weight-only")) {
         for (uint32_t i = 1; i < g->nodes.len; i++)
-            count += !g->nodes.data[i].dead && g->nodes.data[i].op == OP_WMATMUL;
+            count += !g->nodes.data[i].dead && (g->nodes.data[i].op == OP_WMATMUL ||
+                                                g->nodes.data[i].op == OP_WCONV);
         return count;
     }
     if (want == K_SKIP)

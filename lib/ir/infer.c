@@ -477,6 +477,32 @@ INFER_FN(matmul_integer)
     return true;
 }
 
+INFER_FN(wconv)
+{
+    /* x f32[N, C, ...] convolved with w i8/u8/i4/u4[M, C / group, ...] (conv's attributes):
+     * scale f32[M], zero point (w's type)[M], bias f32[M] (docs/ir.md) */
+    const Type *w = in_type(g, n, 1), *s = in_type(g, n, 2), *z = in_type(g, n, 3),
+               *b = in_type(g, n, 4);
+    if (x->elem != ET_F32 || x->rank < 3 || x->rank > 4)
+        FAIL("input must be f32 of rank 3 or 4 (1-D or 2-D), got %s of rank %d",
+             elem_name(x->elem), x->rank);
+    if (w->elem != ET_I8 && w->elem != ET_U8 && w->elem != ET_I4 && w->elem != ET_U4)
+        FAIL("weight must be i8, u8, i4 or u4, got %s", elem_name(w->elem));
+    if (w->rank != x->rank)
+        FAIL("weight rank %d differs from input rank %d", w->rank, x->rank);
+    int64_t m = w->dims[0];
+    if (s->elem != ET_F32 || s->rank != 1 || s->dims[0] != m)
+        FAIL("scale must be f32[%lld]", (long long)m);
+    if (!conv_type(g, n, o, false)) /* reads operand 2 (the scales) as a bias: [M] */
+        return false;
+    if (z && (z->elem != w->elem || z->rank != 1 || z->dims[0] != m))
+        FAIL("zero point must be %s[%lld]", elem_name(w->elem), (long long)m);
+    if (b && (b->elem != ET_F32 || b->rank != 1 || b->dims[0] != m))
+        FAIL("bias must be f32[%lld]", (long long)m);
+    o->elem = ET_F32;
+    return true;
+}
+
 INFER_FN(gemm)
 {
     const Type *b = in_type(g, n, 1), *c = in_type(g, n, 2);

@@ -374,7 +374,7 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
     case OP_IDENTITY: case OP_GATHER:
         ok = check_passthrough_q(g, n, n->op == OP_CONCAT ? n->nin : 1);
         break;
-    case OP_WMATMUL:
+    case OP_WMATMUL: case OP_WCONV:
         ok = check_wmatmul_operands(g, n);
         break;
     case OP_MATMUL_INTEGER:

@@ -258,6 +258,8 @@ dispatch(RefCtx *c, Node *n)
         return ref_op_select(c, n);
     case OP_MATMUL_INTEGER:
         return ref_op_matmul_integer(c, n);
+    case OP_WCONV:
+        return ref_op_wconv(c, n);
     default:
         break;
     }

@@ -48,6 +48,7 @@ bool ref_op_select(RefCtx *c, Node *n); /* ref_select.c: equal ... greater_equal
                                            or, xor, where, expand, tile, range, reduce_sum,
                                            reduce_max, reduce_min, argmax, cast (ir/eval.c) */
 bool ref_op_matmul_integer(RefCtx *c, Node *n); /* ref_minteger.c: matmul_integer */
+bool ref_op_wconv(RefCtx *c, Node *n);   /* ref_wonly.c: wconv (weight-only conv) */
 
 /* Result range [lo, hi] of an integer op: its 'clamp' attribute intersected with the result
  * type's [qmin, qmax]. False after an error if the result is not per-tensor quantized. */

@@ -96,3 +96,66 @@ ref_op_wmatmul(RefCtx *c, Node *n)
         }
     return true;
 }
+
+/* wconv: for each result element (image, output channel m, output position), with the
+ * group's input channels c and the kernel taps in increasing order (c, then each spatial
+ * axis), taps outside the input skipped:
+ *     acc = 0;  acc = fmaf(x[tap], (float)(w[m, c, tap] - zp[m]), acc)
+ *     y   = acc * scale[m]        (one f32 multiplication)
+ *     y   = y + bias[m]           (one f32 addition; none without a bias)
+ * (docs/ir.md). A skipped tap and a tap that adds fmaf(0, w, acc) give the same bits: acc
+ * starts at +0 and round-to-nearest never makes it -0, and acc + (+-0) = acc. */
+bool
+ref_op_wconv(RefCtx *c, Node *n)
+{
+    Graph *g = c->g;
+    const float *x = ref_f32_in(c, n, 0);
+    const float *s = x ? ref_f32_in(c, n, 2) : NULL;
+    const float *bias = ref_in(c, n, 4) ? ref_f32_in(c, n, 4) : NULL;
+    float *y = s ? ref_f32_out(c, n, 0) : NULL;
+    if (!y || (ref_in(c, n, 4) && !bias))
+        return false;
+    const RefTensor *xt = ref_in(c, n, 0), *wt = ref_in(c, n, 1), *zt = ref_in(c, n, 3);
+    const Type *yt = &ref_out(c, n, 0)->type;
+    IrWindow W;
+    char why[128];
+    if (ir_window(g, n, &xt->type, yt, wt->type.dims + 2, &W, why, sizeof why)) {
+        node_error(g, n, "reference interpreter: %s", why);
+        return false;
+    }
+    int64_t N = xt->type.dims[0], C = xt->type.dims[1], M = wt->type.dims[0];
+    int64_t G = ir_attr_int(g, n, "group", 1), Cg = C / G, Mg = M / G;
+    int64_t isp = W.in[0] * W.in[1] * W.in[2], osp = W.out[0] * W.out[1] * W.out[2];
+    int64_t ksp = W.k[0] * W.k[1] * W.k[2];
+    int64_t o[3], kk[3], i[3];
+    for (int64_t nb = 0; nb < N; nb++)
+        for (int64_t m = 0; m < M; m++) {
+            int32_t zp = zt ? (int32_t)ref_get_i(zt, (size_t)m) : 0;
+            const float *xg = x + (nb * C + (m / Mg) * Cg) * isp;
+            float *ym = y + (nb * M + m) * osp;
+            for (o[0] = 0; o[0] < W.out[0]; o[0]++)
+                for (o[1] = 0; o[1] < W.out[1]; o[1]++)
+                    for (o[2] = 0; o[2] < W.out[2]; o[2]++) {
+                        float acc = 0;
+                        for (int64_t ci = 0; ci < Cg; ci++)
+                            for (kk[0] = 0; kk[0] < W.k[0]; kk[0]++)
+                                for (kk[1] = 0; kk[1] < W.k[1]; kk[1]++)
+                                    for (kk[2] = 0; kk[2] < W.k[2]; kk[2]++) {
+                                        bool in = true;
+                                        for (int d = 0; d < 3; d++) {
+                                            i[d] = o[d] * W.s[d] - W.pb[d] + kk[d] * W.d[d];
+                                            in = in && i[d] >= 0 && i[d] < W.in[d];
+                                        }
+                                        if (!in)
+                                            continue;
+                                        size_t wi = (size_t)((m * Cg + ci) * ksp + (kk[0] * W.k[1] + kk[1]) * W.k[2] + kk[2]);
+                                        int32_t wv = (int32_t)ref_get_i(wt, wi) - zp;
+                                        acc = fmaf(xg[ci * isp + (i[0] * W.in[1] + i[1]) * W.in[2] + i[2]],
+                                                   (float)wv, acc);
+                                    }
+                        float v = acc * s[m];
+                        ym[(o[0] * W.out[1] + o[1]) * W.out[2] + o[2]] = bias ? v + bias[m] : v;
+                    }
+        }
+    return true;
+}

@@ -134,6 +134,13 @@ pass_float_reason(Graph *g, Node *n, char *buf, size_t len)
                      (long long)w->dims[1]);
         return buf;
     }
+    if (n->op == OP_WCONV) {
+        snprintf(buf, len, "weight-only: f32 activations, %s conv weights [%lld, %lld, ...] "
+                 "converted in registers", elem_name(ir_value(g, n->in[1])->type.elem),
+                 (long long)ir_value(g, n->in[1])->type.dims[0],
+                 (long long)ir_value(g, n->in[1])->type.dims[1]);
+        return buf;
+    }
     if (!has_rule(n->op)) {
         snprintf(buf, len, "no integer rule");
         return buf;

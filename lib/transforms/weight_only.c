@@ -22,10 +22,22 @@
  * dequantizes with run-time parameters or a result type other than f32. With
  * --weight-only=int8-acts the wmatmul gets acts="i8" (its activations quantized to int8 per
  * row at run time; docs/numerics.md) where the weights allow it (int8_acts).
- * needs: nothing.  keeps: the result value (and name) of the matmul / gemm / fused add.
+ * Convolutions likewise:
+ *   conv(x f32[N, C, (H,) W], dequantize(const w i8/u8/i4/u4[M, C / group, (kh,) kw], per
+ *        tensor or axis 0), b) with b absent, a constant f32 [M] or the dequantize of a
+ *        constant with static parameters (evaluated here with qn_dequantize, as dq-const-fold
+ *        would)
+ * becomes wconv(x, w, scale[M], zero point[M] (only if one is nonzero), bias[M]) with the
+ * conv's attributes (1-D and 2-D, any strides, pads, dilations and groups, depthwise
+ * included); without b, an `add` of a constant f32 [1, M, 1, ...] (or [M, 1, ...]) that is
+ * the conv's only user becomes the bias. Blocked dequantizes and 3-D convs are left to
+ * dq-const-fold (remark).
+ * needs: nothing.  keeps: the result value (and name) of the matmul / gemm / conv / fused add.
  * leaves stale: uses (the dequantize dies if nothing else reads it; dce removes it).
  */
 #include "pass.h"
+
+#include "numerics/numerics.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -246,6 +258,159 @@ rewrite(Graph *g, NodeId nid, bool i8acts)
     return true;
 }
 
+/* ---- conv -> wconv ---- */
+
+/* The M values of a conv bias: a constant f32 [M] or the dequantize of a constant [M] with
+ * static parameters (qn_dequantize per element, dq-const-fold's arithmetic). */
+static bool
+conv_bias_values(Graph *g, ValueId v, int64_t mm, float *out)
+{
+    const Tensor *c = const_f32(g, v);
+    if (c) {
+        if (type_numel_unchecked(&c->type) != (size_t)mm)
+            return false;
+        memcpy(out, c->data, (size_t)mm * sizeof *out);
+        return true;
+    }
+    Node *d = qm_def_op(g, v, OP_DEQUANTIZE);
+    const Tensor *q = d && d->q && !(d->nin > 1 && d->in[1].id) ? ir_const_of(g, d->in[0]) : NULL;
+    if (!q || ir_value(g, d->out[0])->type.elem != ET_F32 || ir_attr(g, d, "to") ||
+        q->type.rank != 1 || q->type.dims[0] != mm)
+        return false;
+    for (int64_t j = 0; j < mm; j++)
+        out[j] = qn_dequantize((int32_t)tensor_get_i(q, (size_t)j), qm_scale_at(d->q, j), qm_zp_at(d->q, j));
+    return true;
+}
+
+/* An add of a constant f32 that varies only along the channel axis ([1, M, 1, ...] or
+ * [M, 1, ...]) after the conv's result y (its only user, y not a graph output), with y's
+ * shape and f32 result: the add; *bi = the bias operand. */
+static Node *
+conv_bias_add(Graph *g, ValueId y, int64_t mm, uint32_t *bi)
+{
+    uint32_t idx;
+    Node *add = qm_only_user(g, y, &idx);
+    if (!add || add->op != OP_ADD || qm_is_graph_output(g, y))
+        return NULL;
+    const Tensor *c = const_f32(g, add->in[1 - idx]);
+    const Type *yt = &ir_value(g, y)->type;
+    if (!c || c->type.rank > yt->rank || c->type.rank < yt->rank - 1 ||
+        type_numel_unchecked(&c->type) != (size_t)mm ||
+        !type_shape_equal(&ir_value(g, add->out[0])->type, yt) ||
+        ir_value(g, add->out[0])->type.elem != ET_F32)
+        return NULL;
+    /* the channel axis of y (1) is axis 1 - (yt->rank - c->rank) of c; every other is 1 */
+    int ch = 1 - (yt->rank - c->type.rank);
+    for (int d = 0; d < c->type.rank; d++)
+        if (d != ch && c->type.dims[d] != 1)
+            return NULL;
+    *bi = 1 - idx;
+    return add;
+}
+
+/* The dequantized conv weight of n: the dequantize node if it qualifies (static parameters,
+ * per tensor or axis 0, a constant 8- or 4-bit weight of the conv's rank), else NULL with a
+ * remark where the reason is not obvious. */
+static Node *
+conv_weight_dq(Graph *g, Node *n, const Tensor **w)
+{
+    Node *d = qm_def_op(g, n->in[1], OP_DEQUANTIZE);
+    if (!d || ir_value(g, d->out[0])->type.elem != ET_F32 || ir_attr(g, d, "to"))
+        return NULL;
+    *w = ir_const_of(g, d->in[0]);
+    ElemType we = *w ? (*w)->type.elem : ET_NONE;
+    if (!*w || (we != ET_I8 && we != ET_U8 && we != ET_I4 && we != ET_U4))
+        return NULL;
+    if (!d->q || (d->nin > 1 && d->in[1].id)) {
+        node_remark(g, n, "weight-only: the weight's dequantize %s: dequantized to f32 instead",
+                    ir_attr_int(g, d, "block_size", 0) > 0
+                        ? "is block-wise (wconv takes a scale per tensor or per output channel)"
+                        : "has run-time parameters");
+        return NULL;
+    }
+    if (d->q->axis > 0) {
+        node_remark(g, n, "weight-only: the weight is quantized along axis %d, not the output "
+                    "channels: dequantized to f32 instead", d->q->axis);
+        return NULL;
+    }
+    if (ir_value(g, n->in[0])->type.rank > 4) {
+        node_remark(g, n, "weight-only: %d spatial dimensions (wconv is 1-D and 2-D): the weight "
+                    "is dequantized to f32 instead", ir_value(g, n->in[0])->type.rank - 2);
+        return NULL;
+    }
+    return d;
+}
+
+static bool
+rewrite_conv(Graph *g, NodeId nid)
+{
+    Node *n = ir_node(g, nid);
+    const Type *xt = &ir_value(g, n->in[0])->type, *yt = &ir_value(g, n->out[0])->type;
+    if (xt->elem != ET_F32 || xt->q || yt->elem != ET_F32 || n->nout != 1)
+        return false;
+    const Tensor *w;
+    Node *d = conv_weight_dq(g, n, &w);
+    if (!d)
+        return false;
+    const QParams *q = d->q;
+    int64_t mm = w->type.dims[0];
+    Module *m = g->m;
+    Type vt = type_make(ET_F32, 1, (int64_t[]){mm});
+    Tensor *s = ir_tensor_new(m, &vt), *bias = NULL, *z = NULL;
+    if (!s)
+        return false;
+    bool zp = false;
+    for (int64_t j = 0; j < mm; j++) {
+        ((float *)s->data)[j] = qm_scale_at(q, j);
+        zp |= qm_zp_at(q, j) != 0;
+    }
+    if (zp) {
+        Type zt = type_make(w->type.elem, 1, (int64_t[]){mm});
+        z = ir_tensor_new(m, &zt);
+        if (!z)
+            return false;
+        for (int64_t j = 0; j < mm; j++)
+            tensor_set_i(z, (size_t)j, qm_zp_at(q, j));
+    }
+    bool has_b = n->nin > 2 && n->in[2].id;
+    uint32_t bi = 0;
+    Node *add = has_b ? NULL : conv_bias_add(g, n->out[0], mm, &bi);
+    if (has_b || add) {
+        bias = ir_tensor_new(m, &vt);
+        if (!bias)
+            return false;
+        if (!conv_bias_values(g, has_b ? n->in[2] : add->in[bi], mm, bias->data)) {
+            node_remark(g, n, "weight-only: the bias is not a constant: the weight is "
+                        "dequantized to f32 instead");
+            return false;
+        }
+    }
+    NodeId addid = add ? qm_id(g, add) : NNONE;
+    ValueId res = add ? add->out[0] : n->out[0];
+    Loc loc = n->loc;
+    char name[256];
+    const char *wn = ir_value_name(g, d->in[0]);
+    snprintf(name, sizeof name, "%s_wonly", wn);
+    ValueId in[5] = {n->in[0], ir_add_const(g, name, qm_tensor_retype(m, w, NULL), loc), VNONE, VNONE, VNONE};
+    snprintf(name, sizeof name, "%s_scale", wn);
+    in[2] = ir_add_const(g, name, s, loc);
+    if (z) {
+        snprintf(name, sizeof name, "%s_zp", wn);
+        in[3] = ir_add_const(g, name, z, loc);
+    }
+    if (bias) {
+        snprintf(name, sizeof name, "%s_bias", wn);
+        in[4] = ir_add_const(g, name, bias, loc);
+    }
+    NodeId r = ir_add_node(g, OP_WCONV, bias ? 5 : z ? 4 : 3, in, 1, loc);
+    qm_copy_attrs(g, r, nid, NULL);
+    ir_node(g, nid)->dead = true;
+    if (addid.id)
+        ir_node(g, addid)->dead = true;
+    ir_set_result(g, r, 0, res);
+    return true;
+}
+
 bool
 pass_weight_only(PassCtx *pc, Graph *g)
 {
@@ -254,9 +419,10 @@ pass_weight_only(PassCtx *pc, Graph *g)
     uint32_t nn = g->nodes.len;
     for (uint32_t i = 1; i < nn; i++) {
         Node *n = &g->nodes.data[i];
-        if (n->dead || (n->op != OP_MATMUL && n->op != OP_GEMM) || n->nin < 2)
+        if (n->dead || (n->op != OP_MATMUL && n->op != OP_GEMM && n->op != OP_CONV) || n->nin < 2)
             continue;
-        if (rewrite(g, (NodeId){i}, pc->opt->wonly_i8_acts != 0)) {
+        if (n->op == OP_CONV ? rewrite_conv(g, (NodeId){i})
+                             : rewrite(g, (NodeId){i}, pc->opt->wonly_i8_acts != 0)) {
             changed = true;
             ir_fill_uses(g);
         }

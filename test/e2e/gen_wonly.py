@@ -15,7 +15,11 @@ wmatmul4.qir, the same four shapes with 4-bit weights (stored two per byte by th
 - rows4: u4 with per-column zero points and a bias, M = 5;
 - block4: i4 in blocks of 32 over K = 100 (a last block of 4 rows), zero points per block, a
   bias, M = 3, N = 37;
-- batch4: u4 in blocks of 16 without zero points, x [2, 3, 48], N = 64 (G = 3).
+- batch4: u4 in blocks of 16 without zero points, x [2, 3, 48], N = 64 (G = 3);
+- gemv4u: a u4 GEMV in blocks of 32 over K = 100 with one zero point for every block and column
+  and a bias, N = 150 (the avx512vnni table form folds the zero point into its table);
+- gemv4z: an i4 GEMV with per-column zero points, K = 37, N = 140 (no table: widened and
+  reduced by the zero points).
 Scales are random in [0.002, 0.02]; weights cover their whole range."""
 import os, random, struct
 
@@ -44,7 +48,8 @@ def node(name, x, k, n, elem, g=1, bs=0, zp=False, bias=False):
     ops = ["%%%s" % x, "%%%s_w" % name, "%%%s_s" % name]
     if zp:
         mid, d = (lo + hi + 1) // 2, 20 if hi - lo > 15 else 2
-        s += "  %%%s_z = const dense<%s[%d,%d], %s>\n" % (name, elem, g, n, ints(elem, [mid + R.randint(-d, d) for _ in range(g * n)]))
+        zs = [mid + 1] * (g * n) if zp == "uniform" else [mid + R.randint(-d, d) for _ in range(g * n)]
+        s += "  %%%s_z = const dense<%s[%d,%d], %s>\n" % (name, elem, g, n, ints(elem, zs))
         ops.append("%%%s_z" % name)
     elif bias:
         ops.append("_")
@@ -84,7 +89,9 @@ def main():
           [("gemv4", "x0", [1, 67], 67, 133, "i4", 1, 0, False, False),
            ("rows4", "x1", [5, 64], 64, 40, "u4", 1, 0, True, True),
            ("block4", "x2", [3, 100], 100, 37, "i4", 4, 32, True, True),
-           ("batch4", "x3", [2, 3, 48], 48, 64, "u4", 3, 16, False, False)])
+           ("batch4", "x3", [2, 3, 48], 48, 64, "u4", 3, 16, False, False),
+           ("gemv4u", "x4", [1, 100], 100, 150, "u4", 4, 32, "uniform", True),
+           ("gemv4z", "x5", [1, 37], 37, 140, "i4", 1, 0, True, False)])
 
 
 main()

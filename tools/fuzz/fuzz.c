@@ -13,6 +13,7 @@
  * run-time indices and a cast through f16 (gen.c, op_select).
  * --dynq adds ONNX Runtime's dynamic quantization of a MatMul (gen.c, op_dynq).
  * --a16 makes half of the quantized activations 16-bit (u16/i16: A16W8 integer ops).
+ * --wonly adds weight-only matmul/gemm/conv on float activations (gen.c, op_wonly).
  *
  * Each random QDQ graph (gen.c) is checked three ways, through the public API only:
  *   1. literal QDQ semantics (reference interpreter, no passes) vs the integer reference
@@ -606,7 +607,7 @@ usage(void)
             "usage: qdqc-fuzz [--count N] [--seed S] [--slots K] [--isa A,B] [--out DIR]\n"
             "                 [--isa-mode all|rotate] [--fixed-every N] [--no-threads] [--no-shrink]\n"
             "                 [--max-fail N] [--progress N] [--strict-unsupported] [--qdq-pairs]\n"
-            "                 [--qdq-types] [--transformer] [--select-ops] [--dynq] [--a16] [-v]\n"
+            "                 [--qdq-types] [--transformer] [--select-ops] [--dynq] [--a16] [--wonly] [-v]\n"
             "       qdqc-fuzz --check FILE.qir... [--input-seed S]\n"
             "       qdqc-fuzz --mutate [--count N] [--seed S] [--jobs J] ... MODEL.onnx...\n"
             "       qdqc-fuzz --print [--seed S] [--slots K] [--skip MASK] [--max-n N] [--max-c N]\n"
@@ -634,6 +635,7 @@ main(int argc, char **argv)
     bool select_ops = false;
     bool dynq = false;
     bool a16 = false;
+    bool wonly = false;
     char isabuf[256] = "";
     const char *files[256];
     int nfiles = 0;
@@ -706,6 +708,8 @@ main(int argc, char **argv)
             dynq = true;
         } else if (!strcmp(a, "--a16")) {
             a16 = true;
+        } else if (!strcmp(a, "--wonly")) {
+            wonly = true;
         } else if (!strcmp(a, "--no-threads")) {
             op.threads = false;
         } else if (!strcmp(a, "--no-shrink")) {
@@ -764,6 +768,7 @@ main(int argc, char **argv)
     base.select_ops = select_ops;
     base.dynq = dynq;
     base.a16 = a16;
+    base.wonly = wonly;
     base.maxn = 2;
     base.maxc = 24;
     base.maxhw = 12;

@@ -45,6 +45,8 @@ typedef struct GenSpec {
                           (gen.c, op_dynq) */
     bool a16;          /* --a16: half of the quantized activations are u16/i16 (A16W8: 16-bit
                           qconv/qmatmul/element-wise ops, 8<->16 boundaries; gen.c choose_qp) */
+    bool wonly;        /* --wonly: also weight-only ops, float activations times i8/u8/i4/u4 or
+                          narrow-range weights (gen.c, op_wonly) */
 } GenSpec;
 
 enum { OUT_Q, OUT_DQ, OUT_F32 };

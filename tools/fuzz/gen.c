@@ -2016,20 +2016,271 @@ op_dynq(Gen *g)
     return emit_q(g, av, a.rank, yd, &proto, 1);
 }
 
+/* ---- weight-only ops (--wonly; issue 15) ----
+ * A float activation (a graph input, filled uniformly in [-4.4, 4.4) by fuzz.c, never a
+ * dequantize: qdq-fold would make the op integer) times constant weights behind a dequantize:
+ * i8, u8, i4 or u4 integers per tensor, per output channel or (matmul, gemm) in blocks along K
+ * (DequantizeLinear-21 block_size, constant scale and zero point operands), or f32 weights
+ * behind quantize -> dequantize with a narrow range ([-8, 7], [-32, 31], [-7, 7], [-127, 127]:
+ * 4- and 6-bit fake quantizers in i8 storage). The result is quantized back into the pool, so
+ * the literal-vs-integer bound and the JIT-vs-reference check both see the weight-only kernels
+ * (wmatmul, wconv) and their edges: K not a multiple of the blocks, partial panels and tiles,
+ * zero points, odd element counts of 4-bit constants. */
+
+typedef struct WoW {
+    int axis, kaxis; /* output channel axis, K axis (blocks); kaxis -1: no blocks */
+    double mag;      /* typical |w - zp| * scale */
+} WoW;
+
+static void
+wo_ints(Gen *g, Sb *b, const char *et, int64_t n, const int *v)
+{
+    bool hex = !strcmp(et, "i8") || !strcmp(et, "u8");
+    sb_printf(b, hex ? "0x" : "[");
+    for (int64_t i = 0; i < n; i++)
+        sb_printf(b, hex ? "%02X" : i ? ", %d" : "%d", hex ? (unsigned)(v[i] & 0xFF) : (unsigned)v[i]);
+    sb_printf(b, hex ? "" : "]");
+    (void)g;
+}
+
+/* The dequantized weight [d] (rank 2 or 4); returns its f32 value id. */
+static int
+wo_weight(Gen *g, int rank, const int64_t *d, WoW *w)
+{
+    Rng *r = &g->r;
+    static const char *et[] = {"i8", "u8", "i4", "u4"};
+    static const int tlo[] = {-128, 0, -8, 0}, thi[] = {127, 255, 7, 15};
+    static const int nlo[] = {-8, -32, -7, -127}, nhi[] = {7, 31, 7, 127};
+    int t = fz_int(r, 0, 4); /* 4: f32 behind a narrow quantize -> dequantize */
+    int nr = fz_int(r, 0, 3);
+    int lo = t < 4 ? tlo[t] : nlo[nr], hi = t < 4 ? thi[t] : nhi[nr];
+    int form = fz_int(r, 0, w->kaxis >= 0 && t < 4 ? 2 : 1); /* tensor, channel, blocks */
+    int64_t n = numel(rank, d), inner = 1;
+    for (int k = (form == 2 ? w->kaxis : w->axis) + 1; k < rank; k++)
+        inner *= d[k];
+    int bs = form == 2 ? fz_int(r, 1, (int)(d[w->kaxis] < 40 ? d[w->kaxis] : 40)) : 1;
+    int64_t pd[4];
+    memcpy(pd, d, sizeof pd);
+    if (form == 2)
+        pd[w->kaxis] = (d[w->kaxis] + bs - 1) / bs;
+    int64_t np = form == 0 ? 1 : form == 1 ? d[w->axis] : numel(rank, pd);
+    float base = rand_scale(r, -9, -4);
+    bool zp = t == 1 || t == 3 || chance(r, 0.25);
+    int mid = (lo + hi + 1) / 2, wob = (hi - lo) / 16 + 1;
+    float *sv = malloc((size_t)np * sizeof *sv);
+    int *zv = malloc((size_t)np * sizeof *zv), *q = malloc((size_t)n * sizeof *q);
+    for (int64_t i = 0; i < np; i++) {
+        sv[i] = chance(r, 0.7) ? (float)(base * (0.5 + 1.5 * fz_unif(r))) : base;
+        zv[i] = !zp ? 0 : t == 4 ? 0 : fz_int(r, mid - wob, mid + wob);
+    }
+    bool uni = chance(r, 0.3); /* one zero point for all: the 4-bit table form */
+    for (int64_t i = 0; uni && i < np; i++)
+        zv[i] = zv[0];
+    char ds[96], ps[96];
+    dims_str(ds, sizeof ds, rank, d);
+    dims_str(ps, sizeof ps, rank, pd);
+    for (int64_t i = 0; i < n; i++)
+        q[i] = chance(r, 0.05) ? (chance(r, 0.5) ? lo : hi) : fz_int(r, lo, hi);
+    Sb sl = {0}, zl = {0};
+    for (int64_t i = 0; i < np; i++) {
+        sb_printf(&sl, "%s%.9g", i ? ", " : "", (double)sv[i]);
+        sb_printf(&zl, "%s%d", i ? ", " : "", zv[i]);
+    }
+    double mag = 0;
+    for (int64_t i = 0; i < np; i++)
+        mag += sv[i];
+    w->mag = mag / (double)np * (hi - lo) / 4.0;
+    int wv = newval(g), dv = newval(g);
+    if (t == 4) {
+        /* PyTorch style with a narrow range: f32 weights, quantize (i8, per tensor or axis), dequantize */
+        float *f = malloc((size_t)n * sizeof *f);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t c = form ? (i / inner) % d[w->axis] : 0;
+            f[i] = (float)(((double)q[i] + (chance(r, 0.1) ? 0.5 : fz_unif(r) - 0.5) + (chance(r, 0.03) ? 40 : 0)) * sv[c]);
+        }
+        emit_f32_const(g, wv, rank, d, f);
+        free(f);
+        int qv = newval(g);
+        char ax[32] = "";
+        if (form)
+            snprintf(ax, sizeof ax, "axis=%d, ", w->axis);
+        const char *br = form ? "[" : "", *kt = form ? "]" : "";
+        sb_printf(&g->body, "  %%v%d = quantize %%v%d, %sscale=%s%s%s, zp=%s%s%s, range=[%d, %d] : i8%s\n", qv, wv,
+                  ax, br, sl.p, kt, br, zl.p, kt, lo, hi, ds);
+        sb_printf(&g->body, "  %%v%d = dequantize %%v%d, %sscale=%s%s%s, zp=%s%s%s, range=[%d, %d] : f32%s\n", dv, qv,
+                  ax, br, sl.p, kt, br, zl.p, kt, lo, hi, ds);
+    } else {
+        sb_printf(&g->body, "  %%v%d = const dense<%s%s, ", wv, et[t], ds);
+        wo_ints(g, &g->body, et[t], n, q);
+        sb_printf(&g->body, ">\n");
+        if (form == 2) {
+            int vs = newval(g), vz = newval(g);
+            sb_printf(&g->body, "  %%v%d = const dense<f32%s, [%s]>\n", vs, ps, sl.p);
+            if (zp) {
+                sb_printf(&g->body, "  %%v%d = const dense<%s%s, ", vz, et[t], ps);
+                wo_ints(g, &g->body, et[t], np, zv);
+                sb_printf(&g->body, ">\n");
+                sb_printf(&g->body, "  %%v%d = dequantize %%v%d, %%v%d, %%v%d, block_size=%d, axis=%d : f32%s\n",
+                          dv, wv, vs, vz, bs, w->kaxis, ds);
+            } else {
+                sb_printf(&g->body, "  %%v%d = dequantize %%v%d, %%v%d, block_size=%d, axis=%d : f32%s\n",
+                          dv, wv, vs, bs, w->kaxis, ds);
+            }
+        } else if (form == 1) {
+            sb_printf(&g->body, "  %%v%d = dequantize %%v%d, axis=%d, scale=[%s], zp=[%s] : f32%s\n", dv, wv,
+                      w->axis, sl.p, zl.p, ds);
+        } else {
+            sb_printf(&g->body, "  %%v%d = dequantize %%v%d, scale=%s, zp=%s : f32%s\n", dv, wv, sl.p, zl.p, ds);
+        }
+    }
+    sb_free(&sl);
+    sb_free(&zl);
+    free(sv), free(zv), free(q);
+    return dv;
+}
+
+/* A float graph input; its name "%inN" in name. */
+static bool
+wo_input(Gen *g, int rank, const int64_t *d, char *name, size_t len)
+{
+    if (g->nin >= MAXIN)
+        return false;
+    char ds[96];
+    dims_str(ds, sizeof ds, rank, d);
+    int in = g->nin++;
+    sb_printf(&g->sig, "%s%%in%d: f32%s", in ? ", " : "", in, ds);
+    snprintf(name, len, "%%in%d", in);
+    return true;
+}
+
+static int
+op_wonly(Gen *g)
+{
+    Rng *r = &g->r;
+    const GenSpec *sp = g->sp;
+    char x[32];
+    int kind = fz_int(r, 0, 2); /* matmul, gemm, conv */
+    int64_t yd[4], K;
+    int yrank, mv = newval(g);
+    WoW w = {0};
+    Sb op = {0};
+    if (kind < 2) {
+        static const int ms[] = {1, 1, 1, 2, 3, 5, 8, 16};
+        int64_t M = cap(ms[fz_int(r, 0, 7)], 4 * sp->maxn);
+        K = cap(fz_int(r, 1, chance(r, 0.2) ? 300 : 70), 16 * sp->maxc);
+        int64_t N = cap(fz_int(r, 1, chance(r, 0.2) ? 200 : 40), 16 * sp->maxc);
+        bool batch = kind == 0 && chance(r, 0.25), tb = kind == 1 && chance(r, 0.6);
+        int64_t xd[4] = {batch ? cap(fz_int(r, 2, 3), sp->maxn) : M, M, K, 0};
+        if (!batch)
+            xd[1] = K;
+        if (!wo_input(g, batch ? 3 : 2, xd, x, sizeof x))
+            return -1;
+        int64_t wd[4] = {tb ? N : K, tb ? K : N, 0, 0};
+        w.axis = tb ? 0 : 1;
+        w.kaxis = tb ? 1 : 0;
+        int wf = wo_weight(g, 2, wd, &w);
+        yrank = batch ? 3 : 2;
+        memcpy(yd, xd, sizeof yd);
+        yd[yrank - 1] = N;
+        char yds[96];
+        dims_str(yds, sizeof yds, yrank, yd);
+        if (kind == 0) {
+            sb_printf(&op, "  %%v%d = matmul %s, %%v%d : f32%s\n", mv, x, wf, yds);
+        } else {
+            int bv = 0;
+            if (chance(r, 0.6)) {
+                float *f = malloc((size_t)N * sizeof *f);
+                for (int64_t j = 0; j < N; j++)
+                    f[j] = (float)((fz_unif(r) * 2 - 1) * 2);
+                bv = newval(g);
+                emit_f32_const(g, bv, 1, &N, f);
+                free(f);
+            }
+            sb_printf(&op, "  %%v%d = gemm %s, %%v%d", mv, x, wf);
+            if (bv)
+                sb_printf(&op, ", %%v%d", bv);
+            sb_printf(&op, ", transB=%d%s%s : f32%s\n", tb ? 1 : 0, chance(r, 0.1) ? ", alpha=0.5" : "",
+                      bv && chance(r, 0.2) ? ", beta=2.0" : "", yds);
+        }
+    } else {
+        int64_t Nb = cap(fz_int(r, 1, 2), sp->maxn), C = cap(fz_int(r, 1, 24), 2 * sp->maxc);
+        int64_t H = cap(fz_int(r, 1, 14), sp->maxhw), W = cap(fz_int(r, 1, chance(r, 0.2) ? 40 : 14), 3 * sp->maxhw);
+        int group = 1;
+        int64_t M = cap(fz_int(r, 1, 40), 2 * sp->maxc);
+        if (chance(r, 0.3) && C > 1) {
+            group = (int)C;
+            M = C * (chance(r, 0.8) ? 1 : 2);
+        } else if (chance(r, 0.15) && C % 2 == 0 && M % 2 == 0) {
+            group = 2;
+        }
+        static const int ks[] = {1, 1, 3, 3, 3, 2, 5};
+        int kh = ks[fz_int(r, 0, 6)], kw = chance(r, 0.8) ? kh : ks[fz_int(r, 0, 6)];
+        int sh = chance(r, 0.6) ? 1 : fz_int(r, 2, 3), sw = chance(r, 0.85) ? sh : fz_int(r, 1, 3);
+        int dh = kh > 1 && chance(r, 0.15) ? 2 : 1, dw = kw > 1 && chance(r, 0.8) ? dh : 1;
+        int64_t pads[4];
+        for (int k = 0; k < 4; k++)
+            pads[k] = chance(r, 0.6) ? (k % 2 ? dw * (kw - 1) / 2 : dh * (kh - 1) / 2) : fz_int(r, 0, (k % 2 ? kw : kh) - 1);
+        if (H + pads[0] + pads[2] < dh * (kh - 1) + 1 || W + pads[1] + pads[3] < dw * (kw - 1) + 1) {
+            kh = kw = dh = dw = 1;
+            memset(pads, 0, sizeof pads);
+        }
+        int64_t xd[4] = {Nb, C, H, W};
+        if (!wo_input(g, 4, xd, x, sizeof x))
+            return -1;
+        int64_t wd[4] = {M, C / group, kh, kw};
+        w.axis = 0;
+        w.kaxis = -1;
+        int wf = wo_weight(g, 4, wd, &w);
+        K = C / group * kh * kw;
+        int bv = 0;
+        if (chance(r, 0.6)) {
+            float *f = malloc((size_t)M * sizeof *f);
+            for (int64_t j = 0; j < M; j++)
+                f[j] = (float)((fz_unif(r) * 2 - 1) * 2);
+            bv = newval(g);
+            emit_f32_const(g, bv, 1, &M, f);
+            free(f);
+        }
+        yrank = 4;
+        int64_t y4[4] = {Nb, M, (H + pads[0] + pads[2] - dh * (kh - 1) - 1) / sh + 1,
+                         (W + pads[1] + pads[3] - dw * (kw - 1) - 1) / sw + 1};
+        memcpy(yd, y4, sizeof yd);
+        char yds[96];
+        dims_str(yds, sizeof yds, 4, yd);
+        sb_printf(&op, "  %%v%d = conv %s, %%v%d", mv, x, wf);
+        if (bv)
+            sb_printf(&op, ", %%v%d", bv);
+        sb_printf(&op, ", strides=[%d, %d], pads=[%lld, %lld, %lld, %lld], dilations=[%d, %d], group=%d : f32%s\n",
+                  sh, sw, (long long)pads[0], (long long)pads[1], (long long)pads[2], (long long)pads[3], dh, dw,
+                  group, yds);
+    }
+    sb_printf(&g->body, "%s", op.p);
+    sb_free(&op);
+    double ystd = sqrt((double)K) * 2.5 * w.mag + 1e-3;
+    double lo = -3 * ystd, hi = 3 * ystd;
+    bool relu_q;
+    int av = emit_act(g, mv, yrank, yd, &lo, &hi, &relu_q);
+    QT proto;
+    memset(&proto, 0, sizeof proto);
+    choose_qp(g, lo, hi, chance(r, 0.5), relu_q, &proto);
+    return emit_q(g, av, yrank, yd, &proto, 1);
+}
+
 /* ---- driver ---- */
 
 enum { K_CONV, K_MATMUL, K_GEMM, K_BIN, K_CONCAT, K_POOL, K_ACT, K_LAYOUT, K_REQ, K_SOFTMAX,
-       K_FCONV, K_QDQ, K_TYPES, K_ATTN, K_ISLAND, K_SELECT, K_DYNQ, K_COUNT };
+       K_FCONV, K_QDQ, K_TYPES, K_ATTN, K_ISLAND, K_SELECT, K_DYNQ, K_WONLY, K_COUNT };
 /* K_QDQ's weight is 0 without --qdq-pairs, K_TYPES's without --qdq-types, K_ATTN's and
  * K_ISLAND's without --transformer, K_SELECT's without --select-ops, K_DYNQ's without --dynq,
- * so the other graphs of a seed stay the same */
-static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0, 0, 0, 0, 0, 0};
+ * K_WONLY's without --wonly, so the other graphs of a seed stay the same */
+static const int kweights[K_COUNT] = {30, 10, 8, 12, 6, 10, 10, 10, 3, 2, 2, 0, 0, 0, 0, 0, 0, 0};
 #define K_QDQ_WEIGHT 25
 #define K_TYPES_WEIGHT 25
 #define K_ATTN_WEIGHT 20
 #define K_ISLAND_WEIGHT 30
 #define K_SELECT_WEIGHT 40
 #define K_DYNQ_WEIGHT 25
+#define K_WONLY_WEIGHT 40
 
 static int
 run_slot(Gen *g)
@@ -2048,6 +2299,8 @@ run_slot(Gen *g)
         w[K_SELECT] = K_SELECT_WEIGHT;
     if (g->sp->dynq)
         w[K_DYNQ] = K_DYNQ_WEIGHT;
+    if (g->sp->wonly)
+        w[K_WONLY] = K_WONLY_WEIGHT;
     for (int k = 0; k < K_COUNT; k++)
         tot += w[k];
     int x = fz_int(&g->r, 0, tot - 1), k = 0;
@@ -2071,6 +2324,7 @@ run_slot(Gen *g)
     case K_ISLAND: return op_island(g);
     case K_SELECT: return op_select(g);
     case K_DYNQ: return op_dynq(g);
+    case K_WONLY: return op_wonly(g);
     case K_QDQ: {
         int pi = op_qdq_pair(g);
         if (pi >= 0 && chance(&g->r, 0.3))
@@ -2205,12 +2459,13 @@ fz_generate(const GenSpec *sp, GenGraph *gg)
             add_output(g, pi, false, &ret, &rty);
     }
     Sb *t = &gg->text;
-    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s%s%s%s%s%s\n",
+    sb_printf(t, "// qdqc-fuzz seed=%llu slots=%d skip=0x%llx maxn=%d maxc=%d maxhw=%d out=%s%s%s%s%s%s%s%s\n",
               (unsigned long long)sp->seed, sp->nslots, (unsigned long long)sp->skip, sp->maxn,
               sp->maxc, sp->maxhw, sp->all_outputs ? "all" : "leaves",
               sp->only_slot >= 0 ? " (one output)" : "", sp->qdq_pairs ? " --qdq-pairs" : "",
               sp->qdq_types ? " --qdq-types" : "", sp->transformer ? " --transformer" : "",
-              sp->select_ops ? " --select-ops" : "", sp->dynq ? " --dynq" : "");
+              sp->select_ops ? " --select-ops" : "", sp->dynq ? " --dynq" : "",
+              sp->wonly ? " --wonly" : "");
     if (sp->a16) /* (its own line: the first stays byte-identical without the flag) */
         sb_printf(t, "// qdqc-fuzz --a16\n");
     for (int i = 0; i < gg->nscale_in; i++)

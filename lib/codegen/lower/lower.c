@@ -24,6 +24,8 @@ cg_node_scratch(Kb *k, Node *n)
         return cg_wonly_i8_scratch(k, n);
     case OP_MATMUL_INTEGER:
         return cg_minteger_scratch(k, n);
+    case OP_WCONV:
+        return cg_wconv_scratch(k, n);
     default:
         return 0;
     }
@@ -32,8 +34,8 @@ cg_node_scratch(Kb *k, Node *n)
 bool
 cg_operand_static(Kb *k, Node *n, uint32_t i)
 {
-    if (n->op == OP_WMATMUL)
-        return i >= 1; /* packed at compile time (float_wonly.c) */
+    if (n->op == OP_WMATMUL || n->op == OP_WCONV)
+        return i >= 1; /* packed at compile time (float_wonly.c, float_wconv.c) */
     if (n->op == OP_MATMUL_INTEGER)
         return cg_minteger_static(k, n, i);
     if (n->op == OP_QMATMUL && cg_qmatmul_dynamic(k, n))
@@ -75,6 +77,8 @@ cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a)
         return cg_emit_dynamic_quantize(k, n, a);
     case OP_MATMUL_INTEGER:
         return cg_emit_minteger(k, n, a);
+    case OP_WCONV:
+        return cg_emit_wconv(k, n, a);
     case OP_QCONV_TRANSPOSE:
         return cg_emit_qdirect(k, n, a);
     case OP_QUANTIZE: case OP_DEQUANTIZE:

@@ -42,6 +42,10 @@ bool cg_emit_qdirect(Kb *k, Node *n, const CgNodeArgs *a);
 /* wmatmul: float activations x constant 4- or 8-bit weights dequantized in registers
  * (lower/float_wonly.c) */
 bool cg_emit_wonly(Kb *k, Node *n, const CgNodeArgs *a);
+/* wconv: float activations convolved with constant 4- or 8-bit weights converted in registers
+ * (lower/float_wconv.c); its scratch (an im2col of one group), -1 if unsupported */
+bool cg_emit_wconv(Kb *k, Node *n, const CgNodeArgs *a);
+int64_t cg_wconv_scratch(Kb *k, Node *n);
 int64_t cg_qdirect_scratch(Kb *k, Node *n);
 /* dynamic_quantize, and the per-row int8 activations of wmatmul's int8-activation mode
  * (lower/dynq.c) */
