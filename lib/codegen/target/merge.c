@@ -527,7 +527,8 @@ cg_module_merge(LLVMModuleRef mod)
     m.text = text;
     collect_metadata(&m);
     canonicalise(&m);
-    qsort(m.fns.data, m.fns.len, sizeof *m.fns.data, by_key);
+    if (m.fns.len > 1) /* qsort's base must not be null, even for 0 elements */
+        qsort(m.fns.data, m.fns.len, sizeof *m.fns.data, by_key);
     unsigned merged = merge_groups(&m);
     LLVMDisposeMessage(text);
     intern_free(&m.gnames);
