@@ -20,7 +20,12 @@ case "$jobs" in ''|[1-9]|[1-9][0-9]|[1-9][0-9][0-9]) ;; *) echo "run-tests.sh: b
 bash tools/setup.sh --peer
 dir=build
 flags=(-DQDQC_WERROR=ON)
+exclude=()
 if [ -n "$asan" ]; then
+  # lit.host-* re-run the codegen lit tests under an Intel and an AMD tuning CPU to prove the
+  # emitted IR does not depend on the host (issue 16 item 1): a property of the output, which
+  # the -Werror build checks; under the sanitizers the main lit run covers the same inputs.
+  exclude=(-E '^lit\.host-')
   dir=build-asan
   flags+=(-DQDQC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
@@ -28,4 +33,4 @@ if [ -n "$asan" ]; then
 fi
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
 ninja -C "$dir" ${jobs:+-j "$jobs"}
-ctest --test-dir "$dir" --output-on-failure -j "${jobs:-2}"
+ctest --test-dir "$dir" --output-on-failure -j "${jobs:-2}" "${exclude[@]}"
