@@ -28,7 +28,6 @@
 #include <llvm-c/Core.h>
 
 #include <math.h>
-#include <string.h>
 
 enum { DQ_BLOCK = 16384 };
 
@@ -36,9 +35,7 @@ static LLVMValueRef
 intr1(Kb *k, const char *name, LLVMValueRef v)
 {
     LLVMTypeRef t = LLVMTypeOf(v);
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &t, 1),
-                          LLVMGetIntrinsicDeclaration(k->mod, id, &t, 1), &v, 1, "");
+    return irb_intr(k->b, k->c, k->mod, name, &t, 1, &v, 1);
 }
 
 static LLVMValueRef

@@ -115,10 +115,8 @@ static LLVMValueRef
 fma3(Kb *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
 {
     LLVMTypeRef t = LLVMTypeOf(a);
-    unsigned id = LLVMLookupIntrinsicID("llvm.fma", 8);
-    LLVMValueRef f = LLVMGetIntrinsicDeclaration(k->mod, id, &t, 1);
     LLVMValueRef args[3] = {a, b, c};
-    return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &t, 1), f, args, 3, "");
+    return irb_intr(k->b, k->c, k->mod, "llvm.fma", &t, 1, args, 3);
 }
 
 static LLVMValueRef
