@@ -734,6 +734,8 @@ main(int argc, char **argv)
         usage();
         return 2;
     }
+    if (outdir && !fz_mkdirs(outdir))
+        return 2;
     if (isabuf[0]) {
         char *save = NULL;
         for (char *t = strtok_r(isabuf, ",", &save); t && op.nisa < 8; t = strtok_r(NULL, ",", &save))
@@ -855,21 +857,24 @@ main(int argc, char **argv)
             if (tries)
                 printf("  shrunk (%d tries) to: %s\n", tries, last.detail);
             char path[1024] = "";
+            bool written = false;
             if (outdir) {
                 snprintf(path, sizeof path, "%s/fuzz-%llu.qir", outdir, (unsigned long long)sp.seed);
-                FILE *f = fopen(path, "w");
-                if (f) {
-                    fprintf(f, "// %s: %s\n", class_name[last.cls], last.detail);
-                    if (op.fixed_every > 0 && sp.seed % (uint64_t)op.fixed_every == 0)
-                        fprintf(f, "// fz-fixed\n");
-                    fprintf(f, "// qdqc-fuzz --check %s --input-seed %llu\n", path,
-                            (unsigned long long)sp.seed);
-                    fputs(text.p, f);
-                    fclose(f);
+                Sb file = {0};
+                sb_printf(&file, "// %s: %s\n", class_name[last.cls], last.detail);
+                if (op.fixed_every > 0 && sp.seed % (uint64_t)op.fixed_every == 0)
+                    sb_printf(&file, "// fz-fixed\n");
+                sb_printf(&file, "// qdqc-fuzz --check %s --input-seed %llu\n", path,
+                          (unsigned long long)sp.seed);
+                sb_printf(&file, "%s", text.p);
+                written = fz_write_file(path, file.p, file.len);
+                if (written)
                     printf("  reproducer: %s\n", path);
-                }
+                else
+                    printf("  reproducer NOT written (%s): the graph follows\n", path);
+                sb_free(&file);
             }
-            if (!outdir || op.verbose)
+            if (!written || op.verbose)
                 printf("%s", text.p);
             fflush(stdout);
         }

@@ -22,6 +22,11 @@ typedef struct Sb {
 void sb_printf(Sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_free(Sb *b);
 
+/* files.c: an output directory created with its parents (false and a message on stderr
+   otherwise); a whole file written or nothing (false, the reason on stderr, no file left). */
+bool fz_mkdirs(const char *dir);
+bool fz_write_file(const char *path, const void *data, size_t len);
+
 /* What to generate. Shrinking changes skip, only_slot and the caps. */
 typedef struct GenSpec {
     uint64_t seed;

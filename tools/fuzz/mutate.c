@@ -888,15 +888,16 @@ read_model(const char *path, Bytes *b)
     return n >= 0;
 }
 
-static void
+/* DIR/mutant-S-I.onnx; PATH is left empty when the file could not be written (the reason is
+   on stderr), so nothing announces a file that does not exist. */
+static bool
 write_mutant(const char *dir, uint64_t seed, long index, const Bytes *b, char *path, size_t pn)
 {
     snprintf(path, pn, "%s/mutant-%llu-%ld.onnx", dir, (unsigned long long)seed, index);
-    FILE *f = fopen(path, "wb");
-    if (f) {
-        fwrite(b->p, 1, b->len, f);
-        fclose(f);
-    }
+    if (fz_write_file(path, b->p, b->len))
+        return true;
+    *path = '\0';
+    return false;
 }
 
 /* DIR/mutant-S-I.warn: the import warnings of an accepted mutant saved to DIR. */
@@ -905,11 +906,8 @@ write_warnings(const char *dir, uint64_t seed, long index, const char *text)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/mutant-%llu-%ld.warn", dir, (unsigned long long)seed, index);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(*text ? text : "warning: (text lost)\n", f);
-        fclose(f);
-    }
+    const char *t = *text ? text : "warning: (text lost)\n";
+    fz_write_file(path, t, strlen(t));
 }
 
 static void
@@ -990,10 +988,8 @@ fz_mutate_main(int argc, char **argv)
         mutate_usage();
         return 2;
     }
-    if (savedir && mkdir(savedir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "qdqc-fuzz: cannot create %s: %s\n", savedir, strerror(errno));
+    if ((savedir && !fz_mkdirs(savedir)) || (outdir && !fz_mkdirs(outdir)))
         return 2;
-    }
     Bytes *models = calloc((size_t)nfiles, sizeof *models);
     for (int f = 0; f < nfiles; f++)
         if (!read_model(files[f], &models[f])) {
@@ -1005,6 +1001,7 @@ fz_mutate_main(int argc, char **argv)
            last - first, nfiles, (unsigned long long)seed, jobs, timeout);
     fflush(stdout);
     long ncls[M_NCLASS] = {0}, nkind_field = 0, nknown = 0, nfail = 0, nwarned = 0;
+    long nlost = 0; /* mutants that should have been written and could not be */
     Slot *slots = calloc((size_t)jobs, sizeof *slots);
     int running = 0;
     long next = first;
@@ -1102,10 +1099,10 @@ fz_mutate_main(int argc, char **argv)
             bool fails = mclass_fails(cls) && !(known && allow_known);
             char path[1024] = "";
             if ((fails || (only >= 0 && outdir)) && outdir)
-                write_mutant(outdir, seed, sl->index, &sl->mut, path, sizeof path);
+                nlost += !write_mutant(outdir, seed, sl->index, &sl->mut, path, sizeof path);
             if (savedir && cls <= M_NOTRUN && cls != M_REJECT && cls != M_REJECT_PIPE) {
                 char sp[1024];
-                write_mutant(savedir, seed, sl->index, &sl->mut, sp, sizeof sp);
+                nlost += !write_mutant(savedir, seed, sl->index, &sl->mut, sp, sizeof sp);
                 if (warned) /* mutant-S-I.warn: what test/fuzz/check_accepted.py reads */
                     write_warnings(savedir, seed, sl->index, warn_text);
             }
@@ -1150,9 +1147,11 @@ fz_mutate_main(int argc, char **argv)
            nwarned, ncls[M_AGREE], ncls[M_BOTH_FAIL], ncls[M_UNSUP], ncls[M_NOTRUN], ncls[M_CRASH],
            ncls[M_HANG], ncls[M_MISMATCH], ncls[M_ONE_FAILS], ncls[M_NOMSG], nknown,
            allow_known ? ", allowed" : "", now_s() - t0);
+    if (nlost)
+        printf("qdqc-fuzz: %ld mutants could not be written (reasons above)\n", nlost);
     for (int f = 0; f < nfiles; f++)
         free(models[f].p);
     free(models);
     free(slots);
-    return nfail ? 1 : 0;
+    return nfail || nlost ? 1 : 0;
 }
