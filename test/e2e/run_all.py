@@ -1,24 +1,96 @@
 #!/usr/bin/python3
-"""run_all.py QDQC: compare.py over every graphs/*.qir for each x86 kernel path the host can run
-(avx512vnni, avxvnni, avx2, generic), float and fixed requantization, 1 and 2 threads."""
-import os, subprocess, sys
+"""run_all.py QDQC [--jobs N] [GRAPH...]: every graphs/*.qir (or the GRAPHs given) on every x86
+kernel path the host can run (avx512vnni, avxvnni, avx2, generic), float and fixed
+requantization, 1 and 2 threads: the JIT equals the reference interpreter, bit for bit.
+
+The reference does not depend on the ISA path or the thread count, so it runs once per graph and
+requantization mode, on the graph as written (`--passes=` empty, the integer ops of the text IR)
+and the same seeded random inputs; each JIT configuration is compared with it (compare.py's rules:
+same outputs, dtypes, shapes and bytes, NaN equal to NaN). Graphs run on N workers (default 2)."""
+import concurrent.futures as cf
+import os, subprocess, sys, tempfile
+import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
-qdqc = sys.argv[1]
-host = subprocess.run(["grep", "-m1", "^flags", "/proc/cpuinfo"], capture_output=True, text=True).stdout
-isas = ["generic"] + [i for i, f in (("avx2", "avx2"), ("avxvnni", "avx_vnni"), ("avx512vnni", "avx512_vnni")) if f in host.split()]
-fails = runs = 0
-for g in sorted(os.listdir(os.path.join(here, "graphs"))):
-    for isa in isas:
-        for extra in ([], ["--threads", "2"], ["--requant=fixed"]):
-            cmd = [sys.executable, os.path.join(here, "compare.py"), qdqc, os.path.join(here, "graphs", g), "--passes="]
-            if "--requant=fixed" in extra:
-                cmd += ["--requant=fixed"]
-                extra = []
-            r = subprocess.run(cmd + ["--", "--isa=" + isa] + extra, capture_output=True, text=True)
-            runs += 1
-            if r.returncode != 0:
-                fails += 1
-                print("FAIL %s isa=%s %s\n%s" % (g, isa, " ".join(extra), r.stdout + r.stderr))
-print("%d runs, %d failed (paths: %s)" % (runs, fails, ", ".join(isas)))
-sys.exit(1 if fails else 0)
+
+
+def host_isas():
+    flags = open("/proc/cpuinfo").read().split("\nflags", 1)[-1].split("\n", 1)[0].split()
+    return ["generic"] + [i for i, f in (("avx2", "avx2"), ("avxvnni", "avx_vnni"),
+                                          ("avx512vnni", "avx512_vnni")) if f in flags]
+
+
+def run(qdqc, graph, out, extra):
+    cmd = [qdqc, "run", graph, "--random-inputs", "1", "--output-dir", out, "--passes="] + extra
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, "%s exited %d\n%s" % (" ".join(cmd), r.returncode, r.stderr)
+    return {f: np.load(os.path.join(out, f)) for f in sorted(os.listdir(out))}, ""
+
+
+def differ(ref, jit):
+    if sorted(ref) != sorted(jit) or not ref:
+        return "output sets differ: %s vs %s" % (sorted(ref), sorted(jit))
+    for f in sorted(ref):
+        a, b = ref[f], jit[f]
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return "%s: ref %s%s vs jit %s%s" % (f, a.dtype, a.shape, b.dtype, b.shape)
+        eq = a == b
+        if a.dtype.kind == "f":
+            eq |= np.isnan(a) & np.isnan(b)
+        if not eq.all():
+            d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+            return "%s: %d of %d elements differ, max %g" % (f, int((~eq).sum()), a.size, np.nanmax(d))
+    return ""
+
+
+def check_graph(qdqc, graph, isas):
+    """(runs, failure lines) for one graph over every configuration."""
+    runs, fails = 0, []
+    name = os.path.basename(graph)
+    with tempfile.TemporaryDirectory() as tmp:
+        for requant in ([], ["--requant=fixed"]):
+            ref, err = run(qdqc, graph, os.path.join(tmp, "ref"), ["--engine=ref"] + requant)
+            threads = [[], ["--threads", "2"]] if not requant else [[]]
+            for isa in isas:
+                for t in threads:
+                    runs += 1
+                    flags = requant + ["--isa=" + isa] + t
+                    if ref is None:
+                        fails.append("FAIL %s %s: reference: %s" % (name, " ".join(flags), err))
+                        continue
+                    d = os.path.join(tmp, "jit-%d" % runs)
+                    jit, jerr = run(qdqc, graph, d, ["--engine=jit"] + flags)
+                    why = jerr if jit is None else differ(ref, jit)
+                    if why:
+                        fails.append("FAIL %s %s: %s" % (name, " ".join(flags), why))
+    return runs, fails
+
+
+def main():
+    argv = sys.argv[1:]
+    jobs = 2
+    if "--jobs" in argv:
+        i = argv.index("--jobs")
+        jobs = int(argv[i + 1])
+        del argv[i:i + 2]
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    qdqc = argv[0]
+    graphs = argv[1:] or [os.path.join(here, "graphs", g)
+                          for g in sorted(os.listdir(os.path.join(here, "graphs")))]
+    isas = host_isas()
+    runs = nfail = 0
+    with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
+        for n, fails in pool.map(lambda g: check_graph(qdqc, g, isas), graphs):
+            runs += n
+            nfail += len(fails)
+            for f in fails:
+                print(f)
+    print("%d runs, %d failed (paths: %s)" % (runs, nfail, ", ".join(isas)))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

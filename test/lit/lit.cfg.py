@@ -1,11 +1,12 @@
 # lit configuration for qdqc. Tests: *.qir (text IR), *.test (RUN lines over other inputs).
 import os
 import lit.formats
+import lit.Test
 
 config.name = "qdqc"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".qir", ".test", ".c", ".py", ".mlir"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "qdqc_lit.py", "__pycache__"]
 config.test_source_root = os.path.dirname(__file__)
 # Under QDQC_HOST_CPU (the ctests lit.host-CPU, which rerun codegen/ and regress/ while the
 # plain `lit` ctest may be running) each CPU gets its own Output tree: two runs of one test in
@@ -37,3 +38,23 @@ else:
 
 if config.qdqc_sanitize:
     config.available_features.add("asan")
+
+# --- Tiers, host-variant runs and per-test time limits (docs/testing.md, "Tiers") ---------
+# Every test is in the quick tier (README's test command, tools/run-tests.sh) unless a line of
+# it says `TIER: long` (tools/run-tests.sh --full). `--param tier=quick|long|all` (default
+# quick) picks what lit discovers, so each tier's counts are its own tests only. Under
+# QDQC_HOST_CPU (ctest lit.host-CPU, full tier) only the tests that can depend on the tuning CPU
+# run: those that emit LLVM IR or assembly and FileCheck it, of both tiers. Each test runs under
+# its own time limit from its measured cost in test/lit/costs.tsv (test/lit/qdqc_lit.py).
+import sys
+
+sys.path.insert(0, config.test_source_root)
+from qdqc_lit import QdqcTest, read_costs  # noqa: E402
+
+_tier = lit_config.params.get("tier", "quick")
+if _tier not in ("quick", "long", "all"):
+    lit_config.fatal("--param tier=%s: expected quick, long or all" % _tier)
+config.test_format = QdqcTest(tier=_tier, host_cpu=_host_cpu,
+                              costs=read_costs(os.path.join(config.test_source_root, "costs.tsv")),
+                              sanitize=config.qdqc_sanitize,
+                              floor=int(lit_config.params.get("time_floor", "120")))

@@ -1,0 +1,67 @@
+"""qdqc_lit.py: qdqc's lit test format (test/lit/lit.cfg.py; docs/testing.md, "Tiers").
+
+A module of its own so that lit's worker processes can unpickle the format. It is lit's ShTest
+with three additions:
+- tiers: a test whose text says `TIER: long` belongs to the full tier, every other test to the
+  quick tier; discovery yields only the tests of the tier asked for (`--param tier=`), so a
+  tier's counts are its own tests (a test named explicitly on the command line always runs);
+- host-variant runs (QDQC_HOST_CPU set): only the tests that emit LLVM IR or assembly and
+  FileCheck it, the only ones whose result can depend on the CPU LLVM tunes for;
+- a time limit per test, ten times its measured cost in costs.tsv and at least 120 s (300 s for
+  a test with no recorded cost; `--param time_floor=S` lowers the 120 s floor, for checking this), four times that in sanitizer builds; a test stopped for time
+  is reported TIMEOUT with its name, its limit and its recorded cost."""
+import re
+
+import lit.formats
+import lit.Test
+
+TIER_RE = re.compile(r"TIER:\s*(\w+)")
+EMITS_CODE_RE = re.compile(r"--emit=[a-z,]*\b(llvm|asm)\b|-o\s+\S+\.(ll|s)\b")
+
+
+def read_costs(path):
+    costs = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                sec, name = line.split()[:2]
+                costs[name] = float(sec)
+    return costs
+
+
+def time_limit(cost, sanitize, floor=120):
+    limit = max(floor, int(10 * cost + 0.999)) if cost is not None else max(floor, 300)
+    return limit * 4 if sanitize else limit
+
+
+class QdqcTest(lit.formats.ShTest):
+    def __init__(self, tier, host_cpu, costs, sanitize, floor=120):
+        super().__init__(execute_external=False)
+        self.tier, self.host_cpu, self.costs, self.sanitize = tier, host_cpu, costs, sanitize
+        self.floor = floor
+
+    def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
+        for test in super().getTestsInDirectory(testSuite, path_in_suite, litConfig, localConfig):
+            with open(test.getSourcePath(), errors="replace") as f:
+                text = f.read(16384)
+            m = TIER_RE.search(text)
+            tier = m.group(1) if m else "quick"
+            if tier not in ("quick", "long"):
+                litConfig.fatal("%s: TIER: %s (expected quick or long)" % (test.getSourcePath(), tier))
+            if self.host_cpu:
+                if EMITS_CODE_RE.search(text) and "FileCheck" in text:
+                    yield test
+            elif self.tier in ("all", tier):
+                yield test
+
+    def execute(self, test, litConfig):
+        name = "/".join(test.path_in_suite)
+        cost = self.costs.get(name)
+        limit = time_limit(cost, self.sanitize, self.floor)
+        litConfig.maxIndividualTestTime = limit
+        result = super().execute(test, litConfig)
+        if result.code == lit.Test.TIMEOUT:
+            result.output += ("\nqdqc: %s stopped after its time limit of %d s (recorded cost: %s;"
+                              " test/lit/costs.tsv)\n"
+                              % (name, limit, "%.1f s" % cost if cost is not None else "none"))
+        return result
