@@ -79,7 +79,7 @@ static const char usage_text[] =
     "                          neon, dotprod, i8mm)\n"
     "  --profile               (compile) also emit PREFIX_run_profile, which calls a hook\n"
     "                          before and after every step (docs/abi.md)\n"
-    "  --threads N             (run) threads of the jit engine\n"
+    "  --threads N             (run, bench) threads of the jit engine\n"
     "  --passes=A,B,...        passes to run ('default' = the default pipeline);\n"
     "                          compile mode runs the default pipeline, opt mode none\n"
     "  --list-passes           list the passes and exit\n"
