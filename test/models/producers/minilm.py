@@ -88,6 +88,22 @@ def export(model_dir, path, seq):
     return w
 
 
+def output_step(path):
+    """Scale of the DequantizeLinear that produces the graph's output, None if none does."""
+    import onnx
+    from onnx import numpy_helper
+    g = onnx.load(path).graph
+    prod = {o: n for n in g.node for o in n.output}
+    init = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    for n in g.node:
+        if n.op_type == "Constant":
+            init[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+    n = prod.get(g.output[0].name)
+    if n is not None and n.op_type == "DequantizeLinear" and n.input[1] in init and init[n.input[1]].size == 1:
+        return float(init[n.input[1]].reshape(()))
+    return None
+
+
 def pool(h, mask):
     m = mask[..., None].astype(np.float64)
     e = (h.astype(np.float64) * m).sum(1) / np.maximum(m.sum(1), 1e-9)
@@ -116,7 +132,12 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--seq", type=int, default=32)
     ap.add_argument("--limit", type=int, default=0, help="first N evaluation sentences only")
+    ap.add_argument("--only", default="fp32,qs,qs_matmul,dyn",
+                    help="models to run: fp32, qs (static QDQ, all ops), qs_matmul, dyn")
     ap.add_argument("--json")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless qdqc compiles every quantized model and its mean cosine to the "
+                         "float embeddings is within 0.01 of ORT's literal run of the same file")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     os.environ["QDQC_LIBRARY"] = os.path.abspath(a.qdqc_lib)
@@ -153,11 +174,15 @@ def main():
     qs = os.path.join(a.work, "minilm_qs.onnx")
     qsm = os.path.join(a.work, "minilm_qs_matmul.onnx")
     dyn = os.path.join(a.work, "minilm_dyn.onnx")
-    quantize_static(fp32, qs, Reader(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
-                    weight_type=QuantType.QInt8, per_channel=False)
-    quantize_static(fp32, qsm, Reader(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
-                    weight_type=QuantType.QInt8, per_channel=False, op_types_to_quantize=["MatMul"])
-    quantize_dynamic(fp32, dyn, weight_type=QuantType.QInt8)
+    only = a.only.split(",")
+    if "qs" in only:
+        quantize_static(fp32, qs, Reader(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8, per_channel=False)
+    if "qs_matmul" in only:
+        quantize_static(fp32, qsm, Reader(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8, per_channel=False, op_types_to_quantize=["MatMul"])
+    if "dyn" in only:
+        quantize_dynamic(fp32, dyn, weight_type=QuantType.QInt8)
     print("quantized: %s, %s, %s" % (qs, qsm, dyn), flush=True)
 
     ids, mask = tokenize(tok, sents, a.seq)
@@ -192,8 +217,10 @@ def main():
     rows, result = [], dict(sentences=len(sents), seq=a.seq, versions=dict(
         onnxruntime=ort.__version__, torch=torch.__version__, transformers=__import__("transformers").__version__))
     result["torch_vs_ort_fp32_max_abs"] = float(np.abs(th - hf[:8]).max())
-    for name, path in (("fp32", fp32), ("static QDQ, all ops", qs), ("static QDQ, MatMul", qsm),
-                       ("quantize_dynamic", dyn)):
+    for key, name, path in (("fp32", "fp32", fp32), ("qs", "static QDQ, all ops", qs),
+                            ("qs_matmul", "static QDQ, MatMul", qsm), ("dyn", "quantize_dynamic", dyn)):
+        if key not in only:
+            continue
         engines = [("ORT --opt all", lambda p=path: ort_run(p, "all"))]
         if name != "fp32":
             engines.append(("ORT --opt disabled", lambda p=path: ort_run(p, "disabled")))
@@ -210,7 +237,17 @@ def main():
         else:
             row = dict(model=name, engine="qdqc", **figures(ref, pool(h, mask)))
             if lit is not None:
-                row["max_abs_vs_ort_literal"] = float(np.abs(h - lit).max())
+                # against ORT's literal run of the same file: the hidden state (every position,
+                # padding included) in units of the output's quantization step when a
+                # DequantizeLinear produces it, and the embeddings' cosine
+                d = np.abs(h.astype(np.float64) - lit.astype(np.float64))
+                unit = output_step(path)
+                row["max_abs_vs_ort_literal"] = float(d.max())
+                row["equal_vs_ort_literal"] = float((d == 0).mean())
+                if unit:
+                    row["max_units_vs_ort_literal"] = float(d.max() / unit)
+                    row["within_1_unit_vs_ort_literal"] = float((d <= unit * 1.0001).mean())
+                row["worst_cos_vs_ort_literal"] = float((pool(h, mask) * pool(lit, mask)).sum(1).min())
             row["seconds"] = round(time.time() - t0, 1)
             rows.append(row)
         print(json.dumps(rows[-1])[:400], flush=True)
@@ -221,14 +258,35 @@ def main():
         if "refused" in r:
             print("%-20s %-19s %s" % (r["model"], r["engine"], "REFUSED: " + " / ".join(r["refused"].splitlines())[:400]))
             continue
-        note = ("max |h - ORT literal| %.4g" % r["max_abs_vs_ort_literal"]) if "max_abs_vs_ort_literal" in r else ""
+        note = ""
+        if "max_abs_vs_ort_literal" in r:
+            note = "vs ORT literal: %.1f%% equal, max %s, worst cos %.6f" % (
+                100 * r["equal_vs_ort_literal"],
+                ("%.0f units (%.2f%% within 1)" % (r["max_units_vs_ort_literal"], 100 * r["within_1_unit_vs_ort_literal"])
+                 if "max_units_vs_ort_literal" in r else "%.3g abs" % r["max_abs_vs_ort_literal"]),
+                r["worst_cos_vs_ort_literal"])
         print("%-20s %-19s %9.5f %9.5f %9.5f %7.1f%%  %s" % (r["model"], r["engine"], r["mean_cos"], r["worst_cos"],
                                                             r["pair_spearman"], 100 * r["nn_kept"], note))
     print("torch vs ORT fp32 (8 sentences): max |difference| %.3g" % result["torch_vs_ort_fp32_max_abs"])
     if a.json:
         with open(a.json, "w") as f:
             json.dump(result, f, indent=1)
-    return 0
+    bad = []
+    if a.check:
+        lit = {r["model"]: r for r in rows if r["engine"] == "ORT --opt disabled"}
+        for r in rows:
+            if r["engine"] != "qdqc" or r["model"] == "fp32":
+                continue
+            if "refused" in r:
+                bad.append("%s: qdqc refused it" % r["model"])
+            elif abs(r["mean_cos"] - lit[r["model"]]["mean_cos"]) > 0.01:
+                bad.append("%s: qdqc mean cosine %.5f, ORT literal %.5f" % (r["model"], r["mean_cos"],
+                                                                           lit[r["model"]]["mean_cos"]))
+        for b in bad:
+            print("FAIL " + b)
+        print("%d passed, %d failed" % (sum(1 for r in rows if r["engine"] == "qdqc" and r["model"] != "fp32") - len(bad),
+                                        len(bad)))
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
