@@ -1423,7 +1423,7 @@ def check_ort(jobs):
     import peerenv
     why = peerenv.check()
     if why:
-        return [("*", "peer", "ONNX Runtime peer missing: " + why)]
+        raise SystemExit("ERROR: ONNX Runtime peer missing: " + why)
     runner, node = peerenv.ORT_RUN, peerenv.python()
     failures = []
     lines = []
