@@ -14,7 +14,7 @@ MatMulInteger -> Cast -> Mul by the scales [-> Add bias], QInt8 weights per colu
                   the dynamic-quantization kernels alone.
 Engines: qdqc (--build: JIT through libqdqc.so, ctypes, as bench/run_bench.py), qdqc before
 (--before: another build's libqdqc.so, e.g. main before the change), ONNX Runtime
-(bench/ort_cpu.js: the options of `ort_run.js --opt all --threads N`).
+(bench/ort_cpu.py: the options of `ort_run.py --opt all --threads N`).
 --wonly: also the weight-only models of bench/gen_wonly_mlp.py (DequantizeLinear(int8 W, per
 column) -> MatMul, f32 activations) wonly_mlp_i8_2048_b1, wonly_mlp_i8_2048_b8 and
 llama_qproj_i8_b16, with qdqc's default (f32 activations) and --weight-only=int8-acts (engine
@@ -62,7 +62,7 @@ def bench_model(a, name, path, inp, engines):
     err = {tag: [] for tag in ys}
     for opt in ("disabled", "all"):  # every model's input is x, its output y
         od = os.path.join(os.path.dirname(inp), "ort_" + opt)
-        run_bench.run(["node", os.path.join(ROOT, "bench", "ort_run.js"), path, "--input",
+        run_bench.run([run_bench.peerenv.python(), run_bench.peerenv.ORT_RUN, path, "--input",
                        "x=" + inp, "--output-dir", od, "--opt", opt, "--threads", "1"])
         yo = np.load(os.path.join(od, "y.npy"))
         for tag, y in ys.items():

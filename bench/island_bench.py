@@ -7,11 +7,11 @@ Runtime in one script, so that both see the same machine load.
                   [--threads 1,2] [--rounds 5] [--iters 200]
 
 1. Agreement: one seeded input (normal, sigma 1), `qdqc run --engine=ref`, `--engine=jit`
-   (1 and 2 threads) and `node bench/ort_run.js --opt disabled` (ORT's literal output) and
+   (1 and 2 threads) and `bench/ort_run.py --opt disabled` (ORT's literal output) and
    `--opt all`; every output in units of its output scale (the scale of the model's last
    DequantizeLinear): elements equal and max difference.
 2. Latency: for each thread count, `rounds` rounds alternating qdqc bench (median of `iters`
-   runs), the --before build's qdqc bench if given, and ort_run.js --bench (opt all); the
+   runs), the --before build's qdqc bench if given, and ort_run.py --bench (opt all); the
    median of the rounds' medians, and the load average before and after.
 3. `qdqc bench --profile` (1 thread): where the time goes, top 8 steps.
 """
@@ -28,6 +28,8 @@ import onnx
 from onnx import numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "test", "peer"))
+import peerenv  # noqa: E402
 
 
 def sh(cmd, **kw):
@@ -67,8 +69,8 @@ def agreement(a, tmp):
     for tag, cmd in (("ref", [a.qdqc, "run", a.model, "--engine=ref"]),
                      ("jit", [a.qdqc, "run", a.model, "--engine=jit"]),
                      ("jit-2t", [a.qdqc, "run", a.model, "--engine=jit", "--threads", "2"]),
-                     ("ort-disabled", ["node", a.ort_run, a.model, "--opt", "disabled"]),
-                     ("ort-all", ["node", a.ort_run, a.model, "--opt", "all"])):
+                     ("ort-disabled", [peerenv.python(), a.ort_run, a.model, "--opt", "disabled"]),
+                     ("ort-all", [peerenv.python(), a.ort_run, a.model, "--opt", "all"])):
         d = os.path.join(tmp, tag)
         args = []
         for f in feeds:
@@ -108,7 +110,7 @@ def ort_ms(a, t, iters, tmp):
         shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
         np.save(f, np.zeros(shape, np.float32))
         args += ["--input", "%s=%s" % (i.name, f)]
-    out = sh(["node", a.ort_run, a.model, "--opt", "all", "--threads", str(t), "--bench", str(iters),
+    out = sh([peerenv.python(), a.ort_run, a.model, "--opt", "all", "--threads", str(t), "--bench", str(iters),
               "--output-dir", os.path.join(tmp, "ob")] + args, cwd=ROOT)
     mm = re.search(r"median[^0-9]*([0-9.]+)\s*ms", out)
     return float(mm.group(1)) if mm else float("nan")
@@ -138,7 +140,7 @@ def main():
     ap.add_argument("--qdqc", required=True)
     ap.add_argument("--before", help="another qdqc build to time alongside")
     ap.add_argument("--model", default="/tmp/qdqc_full/attention_u8_128x256.onnx")
-    ap.add_argument("--ort-run", default=os.path.join(ROOT, "bench", "ort_run.js"))
+    ap.add_argument("--ort-run", default=peerenv.ORT_RUN)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=200)

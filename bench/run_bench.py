@@ -11,7 +11,7 @@
    ResNet-18, MobileNetV2, MobileNetV3-small, ShuffleNetV2; needs python3-torch).
 2. For every model, at each thread count: qdqc (JIT through the public C API, libqdqc.so, via
    ctypes: qdqc_jit_create / qdqc_jit_run, a qdqc_threadpool as the parallel-for hook for > 1
-   thread) and ONNX Runtime (node bench/ort_run.js MODEL --bench K --threads N --opt all),
+   thread) and ONNX Runtime (bench/ort_run.py MODEL --bench K --threads N --opt all),
    alternating in `rounds` rounds of iters/rounds runs each, so that load on the shared machine
    hits both alike. Reported: median of all qdqc runs and the median of ORT's per-round medians,
    the best (min) of each, their ratios, GOPS (2 x int8 MACs from `qdqc --report` / latency),
@@ -45,7 +45,7 @@
    <!-- bench:begin --> and <!-- bench:end --> (the weight-only table between
    <!-- bench-wonly:begin --> and <!-- bench-wonly:end -->, the A16W8 tables between
    <!-- bench-a16:begin --> and <!-- bench-a16:end -->; the prose around them is kept).
-Only /usr/bin/python3 + numpy; needs node, cc, clang-22 (peak probe), libdnnl-dev.
+Only /usr/bin/python3 + numpy; needs the peer environment (tools/setup.sh --peer: ONNX Runtime), cc, clang-22 (peak probe), libdnnl-dev.
 """
 import argparse
 import ctypes
@@ -62,6 +62,8 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "test", "peer"))
+import peerenv  # noqa: E402
 MODELS = ["resnet18_ort_u8_224", "resnet18_torch_u8_224", "resnet18_trt_i8_224",
           "mobilenetv2_ort_u8_224", "mobilenetv2_torch_u8_224", "mobilenetv2_trt_i8_224"]
 # real PyTorch QAT exports (test/models/torch_qat.py: torchvision, torch 1.13, opset 13)
@@ -209,10 +211,10 @@ class Model:
 
 
 def ort_bench(model, inp, iters, threads):
-    """[(wall ms, process cpu ms)] per run: bench/ort_cpu.js, the session options of
-    `ort_run.js --opt all --threads N`, with per-run process CPU time (ort_run.js prints only
+    """[(wall ms, process cpu ms)] per run: bench/ort_cpu.py, the session options of
+    `ort_run.py --opt all --threads N`, with per-run process CPU time (ort_run.py prints only
     wall-clock summaries, which the load of a shared machine dominates)."""
-    out = run(["node", os.path.join(ROOT, "bench", "ort_cpu.js"), model, inp, str(iters), str(threads)])
+    out = run([peerenv.python(), peerenv.ORT_CPU, model, inp, str(iters), str(threads)])
     return [tuple(float(v) for v in line.split()) for line in out.strip().splitlines()]
 
 
@@ -341,7 +343,7 @@ def report_transformers(a, rows, peak, cmdline):
     L.append("")
     its = next((r["iters"] for r in rows if "iters" in r), 0)
     L.append("%d qdqc runs and as many ORT runs per row, alternating in %d rounds (qdqc: JIT through "
-             "libqdqc.so; ORT: bench/ort_cpu.js, `--opt all`). cpu = process user+system time per run "
+             "libqdqc.so; ORT: bench/ort_cpu.py, `--opt all`). cpu = process user+system time per run "
              "(all threads). GOPS = (2 x int8 MACs + float FLOPs, from `qdqc --report`) / time, the "
              "time being the median CPU time per run at 1 thread (the latency on an idle core; the "
              "wall figures carry the shared machine's load) and the best wall at 2 threads. int8 "
@@ -407,7 +409,7 @@ def bench_wonly(a, q, threads):
         for opt in ("disabled", "all"):
             od = os.path.join(mdir, name, "ort_" + opt)
             os.makedirs(od, exist_ok=True)
-            run(["node", os.path.join(ROOT, "bench", "ort_run.js"), path, "--input", "x=" + inp,
+            run([peerenv.python(), peerenv.ORT_RUN, path, "--input", "x=" + inp,
                  "--output-dir", od, "--opt", opt, "--threads", "1", "--save-optimized",
                  os.path.join(od, "graph.onnx")])
             yo = np.load(os.path.join(od, "y.npy"))
@@ -497,7 +499,7 @@ def ort_agree(a, model, inp, y):
     """Largest difference from ORT's literal output (--opt disabled), in output steps (the
     smallest gap between distinct values), and how many elements differ."""
     od = os.path.join(a.work, "a16_ort_dis")
-    run(["node", os.path.join(ROOT, "bench", "ort_run.js"), model, "--input", "input=" + inp,
+    run([peerenv.python(), peerenv.ORT_RUN, model, "--input", "input=" + inp,
          "--output-dir", od, "--opt", "disabled", "--threads", "1"])
     yo = np.load(os.path.join(od, "logits.npy"))
     vals = np.unique(np.concatenate([y.ravel(), yo.ravel()]))
@@ -670,12 +672,11 @@ def machine():
                 break
     flags = open("/proc/cpuinfo").read()
     isa = [f for f in ("avx512_vnni", "avx_vnni", "amx_int8") if f in flags]
-    ortv = json.load(open(os.path.join(ROOT, "bench", "node_modules", "onnxruntime-node",
-                                       "package.json")))["version"]
+    ortv = peerenv.version("onnxruntime")
     git = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
     dirty = run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).strip()
     return ("%s, %d logical CPUs (%s), Linux %s; load average at start %.1f; "
-            "ONNX Runtime %s (onnxruntime-node); qdqc %s%s" %
+            "ONNX Runtime %s (Python); qdqc %s%s" %
             (cpu, os.cpu_count(), " ".join(isa), platform.release(), os.getloadavg()[0], ortv,
              git, " + uncommitted changes" if dirty else ""))
 
@@ -725,7 +726,7 @@ def report(a, rows, grows, peak, cmdline, load_end):
                          r["compile_cpu"], r["workspace"] / 2 ** 20))
         L.append("")
         L.append("%d qdqc runs and as many ORT runs per row (after warm-up), alternating in %d rounds "
-                 "(qdqc: JIT through libqdqc.so; ORT: bench/ort_cpu.js, the options of `ort_run.js "
+                 "(qdqc: JIT through libqdqc.so; ORT: bench/ort_cpu.py, the options of `ort_run.py "
                  "--opt all --threads N`). cpu = process user+system time per run (all threads), the "
                  "figure that other load on a shared machine disturbs least: at 1 thread it is the "
                  "latency on an idle core; at 2 threads it is total work. Scaling = best 1-thread wall "

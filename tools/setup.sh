@@ -2,7 +2,12 @@
 # tools/setup.sh: install everything qdqc needs on a fresh Debian 12 machine (run as root).
 # Idempotent: packages already present are left alone. Used by README, .ci/run and developers.
 #   tools/setup.sh          Debian packages only
-#   tools/setup.sh --peer   also ONNX Runtime (npm) under bench/node_modules
+#   tools/setup.sh --peer   also the peer environment: a Python venv with ONNX Runtime and the other
+#                           peers, pinned by tools/peer-requirements.txt (docs/testing.md)
+# The peer venv is built once per machine and requirements file, in
+# ${QDQC_PEER_CACHE:-/var/cache/qdqc}/peer-<first 16 hex digits of the file's sha256>/, and linked
+# from the repo as .peer-venv (git-ignored): every clone on the machine (CI's too) reuses it without
+# a download; a changed requirements file makes a new venv. A failed build leaves no venv behind.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(
@@ -22,12 +27,37 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# node/npm: the machine's nodejs (nodesource) ships npm; Debian's npm would conflict with it.
-if ! command -v npm >/dev/null 2>&1; then
-  apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
-fi
-if [ "${1:-}" = "--peer" ]; then
-  if [ ! -f "$here/bench/node_modules/onnxruntime-node/package.json" ]; then
-    (cd "$here/bench" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --silent)
+[ "${1:-}" = "--peer" ] || exit 0
+
+req="$here/tools/peer-requirements.txt"
+cache="${QDQC_PEER_CACHE:-/var/cache/qdqc}"
+venv="$cache/peer-$(sha256sum "$req" | cut -c1-16)"
+link="$here/.peer-venv"
+mkdir -p "$cache"
+# One builder at a time per machine (other clones may run this concurrently).
+exec 9>"$cache/.lock"
+flock 9
+if [ ! -f "$venv/.complete" ]; then
+  echo "setup.sh: building the peer environment in $venv (downloads several GB once; tools/peer-requirements.txt)"
+  rm -rf "$venv"
+  start=$(date +%s)
+  log="$cache/$(basename "$venv").log"
+  # Debian's python 3.11 (the one the tests use): numpy, onnx and torch 1.13 of /usr/bin/python3
+  # stay as they are; the venv does not see them (no --system-site-packages).
+  if ! /usr/bin/python3 -m venv "$venv" >"$log" 2>&1 ||
+     ! "$venv/bin/pip" install --no-cache-dir --disable-pip-version-check --no-input --progress-bar off \
+         --require-virtualenv -r "$req" >>"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "setup.sh: FAILED to build the peer environment ($log); removed $venv" >&2
+    rm -rf "$venv"
+    exit 1
   fi
+  cp "$req" "$venv/requirements.txt"
+  touch "$venv/.complete"
+  echo "setup.sh: peer environment built in $(( $(date +%s) - start )) s, $(du -sh "$venv" | cut -f1) ($venv)"
 fi
+flock -u 9
+if [ "$(readlink "$link" 2>/dev/null)" != "$venv" ]; then
+  ln -sfn "$venv" "$link"
+fi
+"$link/bin/python" -c "import onnxruntime" || { echo "setup.sh: $link/bin/python cannot import onnxruntime" >&2; exit 1; }

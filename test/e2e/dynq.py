@@ -10,13 +10,12 @@ For every model, on its seeded input:
      (dynq_models.literal; the models with float ops beyond the chain have none);
   3. the JIT equals the reference bit for bit on every x86 kernel path the host can run
      (generic, avx2, avxvnni, avx512vnni), one and two threads;
-  4. with --ort (when node and bench/node_modules/onnxruntime-node are there): ONNX Runtime with
-     graph optimizations disabled (the literal graph) and `all` (its fused
+  4. with --ort (the peer environment's ONNX Runtime, test/peer/peerenv.py; missing: an error):
+     ONNX Runtime with graph optimizations disabled (the literal graph) and `all` (its fused
      DynamicQuantizeMatMul / MatMulIntegerToFloat kernels) on the same input: max |diff| per
      output, which must be 0 for --opt disabled on the models without other float ops.
 Prints one line per check and "N passed, M failed"; exit 0 iff nothing failed."""
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import dynq_models  # noqa: E402
+sys.path.insert(0, os.path.join(REPO, "test", "peer"))
+import peerenv  # noqa: E402
 
 npass = nfail = 0
 
@@ -72,11 +73,11 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     qdqc = argv[0]
-    node = "node"
-    have_ort = ort and shutil.which(node) is not None and \
-        os.path.isdir(os.path.join(REPO, "bench", "node_modules", "onnxruntime-node"))
-    if ort and not have_ort:
-        print("note: no node or bench/node_modules/onnxruntime-node: ONNX Runtime comparison skipped")
+    why = peerenv.check() if ort else None
+    if why:
+        print("ERROR: ONNX Runtime peer missing: %s" % why)
+        return 1
+    have_ort = ort
     isas = host_isas()
     with tempfile.TemporaryDirectory() as tmp:
         for name in dynq_models.MODELS:
@@ -121,7 +122,7 @@ def main():
                 continue
             for opt in ("disabled", "all"):
                 od = os.path.join(d, "ort_" + opt)
-                cmd = [node, os.path.join(REPO, "bench", "ort_run.js"), mp, "--output-dir", od, "--opt", opt, "--threads", "1"]
+                cmd = [peerenv.python(), peerenv.ORT_RUN, mp, "--output-dir", od, "--opt", opt, "--threads", "1"]
                 for k in feeds:
                     cmd += ["--input", "%s=%s" % (k, os.path.join(d, k + ".npy"))]
                 r = subprocess.run(cmd, capture_output=True, text=True)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_qat.py QDQC --cache DIR [--only a,b] [--no-ort] [--node NODE] [--keep DIR]
+"""torch_qat.py QDQC --cache DIR [--only a,b] [--no-ort] [--peer-python PY] [--keep DIR]
 
 Real PyTorch QAT exports end to end (issue 16 item 9): test/models/torch_qat.py writes (or
 finds in its cache under DIR) torchvision's quantizable ResNet-18, MobileNetV2,
@@ -7,7 +7,7 @@ MobileNetV3-small and ShuffleNetV2, fake-quantized and exported by torch 1.13 at
 For each model, on the export's seeded input:
   qdqc run --engine=jit     (default pipeline, compiled code)
   qdqc run --engine=ref     (integer reference interpreter after the same pipeline)
-  ORT --opt disabled        (node bench/ort_run.js, 1 thread: literal QDQ float semantics)
+  ORT --opt disabled        (bench/ort_run.py, 1 thread: literal QDQ float semantics)
   ORT --opt all             (its fused kernels) on a copy whose [1]-shaped Q/DQ scales and zero
                             points are rank 0 (ORT 1.30 refuses the original at --opt all:
                             QLinearAdd wants scalars, test/models/README.md); same numbers
@@ -28,7 +28,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GEN = os.path.join(ROOT, "test", "models", "torch_qat.py")
-ORT_RUN = os.path.join(ROOT, "bench", "ort_run.js")
+ORT_RUN = os.path.join(ROOT, "bench", "ort_run.py")
+sys.path.insert(0, os.path.join(ROOT, "test", "peer"))
+import peerenv  # noqa: E402
 # max |qdqc - ORT| in output units, per model and peer (docs/agreement.md, "PyTorch QAT exports")
 ORT_BOUND = {"ort-dis": 4.0, "ort-all": 4.0}
 
@@ -88,7 +90,7 @@ def main():
     ap.add_argument("--cache", required=True)
     ap.add_argument("--only", default="")
     ap.add_argument("--no-ort", action="store_true")
-    ap.add_argument("--node", default="node")
+    ap.add_argument("--peer-python", default=peerenv.python())
     ap.add_argument("--keep", help="keep the outputs in this directory")
     a = ap.parse_args()
     gen = [sys.executable, GEN, "--cache", a.cache] + (["--only", a.only] if a.only else [])
@@ -103,14 +105,9 @@ def main():
     names = [n for n in (a.only.split(",") if a.only else
                          ["resnet18_qat", "mobilenetv2_qat", "mobilenetv3s_qat", "shufflenetv2_qat"]) if n]
     if not a.no_ort:
-        pkg = os.path.join(ROOT, "bench", "node_modules", "onnxruntime-node")
-        try:
-            rc, _, err = run([a.node, "-e", "require(%r)" % pkg], timeout=120)
-        except OSError as e:
-            rc, err = 1, str(e)
-        if rc != 0:
-            print("ERROR: ONNX Runtime peer missing (%s; `tools/setup.sh --peer`): %s" %
-                  (pkg, (err.strip().splitlines() or [rc])[-1]))
+        why = peerenv.check(a.peer_python)
+        if why:
+            print("ERROR: ONNX Runtime peer missing: %s" % why)
             return 1
     fails = []
     work = a.keep or tempfile.mkdtemp(prefix="qdqc-torch-")
@@ -126,9 +123,9 @@ def main():
         if not a.no_ort:
             scal = os.path.join(work, name + ".scalar.onnx")
             scalarize(model, scal)
-            engines += [("ort-dis", [a.node, ORT_RUN, model, "--opt", "disabled", "--threads", "1",
+            engines += [("ort-dis", [a.peer_python, ORT_RUN, model, "--opt", "disabled", "--threads", "1",
                                      "--input", "input=" + inp]),
-                        ("ort-all", [a.node, ORT_RUN, scal, "--opt", "all", "--threads", "1",
+                        ("ort-all", [a.peer_python, ORT_RUN, scal, "--opt", "all", "--threads", "1",
                                      "--input", "input=" + inp])]
         for eng, cmd in engines:
             d = os.path.join(work, name, eng)

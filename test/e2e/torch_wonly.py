@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_wonly.py QDQC --cache DIR [--no-ort] [--node NODE] [--self-test]: PyTorch 1.13 weight-only
+"""torch_wonly.py QDQC --cache DIR [--no-ort] [--peer-python PY] [--self-test]: PyTorch 1.13 weight-only
 fake-quant exports with 4- and 6-bit weights end to end (issue 15 item 5).
 
 test/models/torch_wonly.py writes (or finds in DIR) cnn_w4, cnn_w6, mlp_w4 and mlp_w6: float
@@ -8,7 +8,7 @@ DequantizeLinear per output channel (w4: [-8, 7], w6: [-32, 31]). For each model
   - the default pipeline turns every Conv into wconv and every Gemm into wmatmul, with integer
     weights inside [quant_min, quant_max] that use both ends of the range somewhere;
   - `qdqc run` (JIT, 2 threads) equals `--engine=ref` bit for bit;
-  - ONNX Runtime --opt disabled (bench/ort_run.js, one thread: the literal float graph) agrees
+  - ONNX Runtime --opt disabled (bench/ort_run.py, one thread: the literal float graph) agrees
     element by element within the bound E of docs/agreement.md ("Weight-only models"),
     propagated through the graph in float64 from E = 0 at the input:
       Conv / Gemm:       E' = op(E, |W|) + (2K + 6) 2^-24 (op(|h| + E, |W|) + |b|)
@@ -31,6 +31,8 @@ from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "test", "peer"))
+import peerenv  # noqa: E402
 U = 2.0 ** -24
 RANGES = {"w4": (-8, 7), "w6": (-32, 31)}
 
@@ -129,7 +131,7 @@ def main():
     ap.add_argument("qdqc")
     ap.add_argument("--cache", required=True)
     ap.add_argument("--no-ort", action="store_true")
-    ap.add_argument("--node", default="node")
+    ap.add_argument("--peer-python", default=peerenv.python())
     ap.add_argument("--self-test", action="store_true")
     a = ap.parse_args()
     r = subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "torch_wonly.py"), "--cache", a.cache],
@@ -141,9 +143,10 @@ def main():
         print("FAIL export: " + r.stderr.strip()[-800:])
         return 1
     d = r.stdout.strip().splitlines()[-1]
-    ort_run = os.path.join(ROOT, "bench", "ort_run.js")
-    if not a.no_ort and not os.path.exists(os.path.join(ROOT, "bench", "node_modules", "onnxruntime-node")):
-        print("ERROR: ONNX Runtime peer missing (bench/node_modules/onnxruntime-node)")
+    ort_run = peerenv.ORT_RUN
+    why = None if a.no_ort else peerenv.check(a.peer_python)
+    if why:
+        print("ERROR: ONNX Runtime peer missing: %s" % why)
         return 1
     names = ["cnn_w4", "cnn_w6", "mlp_w4", "mlp_w6"]
     fails = 0
@@ -177,7 +180,7 @@ def main():
             continue
         od = os.path.join(d, name, "ort_disabled")
         os.makedirs(od, exist_ok=True)
-        run([a.node, ort_run, path, "--input", "input=" + inp, "--output-dir", od, "--opt", "disabled", "--threads", "1"])
+        run([a.peer_python, ort_run, path, "--input", "input=" + inp, "--output-dir", od, "--opt", "disabled", "--threads", "1"])
         yo = np.load(os.path.join(od, "y.npy")).astype(np.float64)
         yq = outs["jit"].astype(np.float64)
         if a.self_test:

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""wonly_ort.py QDQC [--out DIR] [--full] [--node NODE] [--no-ref]: weight-only models against ONNX
+"""wonly_ort.py QDQC [--out DIR] [--full] [--peer-python PY] [--no-ref]: weight-only models against ONNX
 Runtime's literal output (issue 15 item 5).
 
 Models from bench/gen_wonly_mlp.py (float activations, DequantizeLinear of constant weights ->
@@ -8,7 +8,7 @@ along K (DequantizeLinear-21), at batch 1 and 16, and an int8 MLP with ReLU betw
 By default small shapes of the same kind (K = 512, N = 640 and 1376, a 3-layer 256-wide MLP);
 --full: the LLaMA-7B shapes of the benchmark (K = 4096, N = 4096 and 11008; docs/performance.md).
 
-For each model: `qdqc run` (JIT) and ONNX Runtime 1.30 with --opt disabled (bench/ort_run.js, one
+For each model: `qdqc run` (JIT) and ONNX Runtime 1.30 with --opt disabled (bench/ort_run.py, one
 thread: DequantizeLinear to f32 weights, then an f32 MatMul) on the same seeded input, and
   - every element of |qdqc - ORT| within the bound of docs/agreement.md ("Weight-only models"),
     computed per element in float64: for a layer with K inputs and G blocks along K,
@@ -37,6 +37,8 @@ from onnx import numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "test", "peer"))
+import peerenv  # noqa: E402
 import gen_wonly_mlp  # noqa: E402
 
 U = 2.0 ** -24
@@ -109,16 +111,17 @@ def main():
     ap.add_argument("qdqc")
     ap.add_argument("--out", default=None)
     ap.add_argument("--full", action="store_true")
-    ap.add_argument("--node", default="node")
+    ap.add_argument("--peer-python", default=peerenv.python())
     ap.add_argument("--no-ref", action="store_true")
     ap.add_argument("--self-test", action="store_true",
                     help="move one element of qdqc's output by twice its bound (must FAIL)")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp()
     os.makedirs(out, exist_ok=True)
-    ort_run = os.path.join(ROOT, "bench", "ort_run.js")
-    if not os.path.exists(os.path.join(ROOT, "bench", "node_modules", "onnxruntime-node")):
-        print("ERROR: ONNX Runtime peer missing (bench/node_modules/onnxruntime-node)")
+    ort_run = peerenv.ORT_RUN
+    why = peerenv.check(a.peer_python)
+    if why:
+        print("ERROR: ONNX Runtime peer missing: %s" % why)
         return 1
     linears = [l for l in gen_wonly_mlp.LINEARS] if a.full else SMALL_LINEARS
     mlps = [m for m in gen_wonly_mlp.MLPS if m[1] == 1] if a.full else SMALL_MLPS
@@ -145,7 +148,7 @@ def main():
             for opt in ("disabled", "all"):
                 do = os.path.join(out, name, "ort_" + opt)
                 os.makedirs(do, exist_ok=True)
-                run([a.node, ort_run, path, "--input", "x=" + inp, "--output-dir", do, "--opt", opt,
+                run([a.peer_python, ort_run, path, "--input", "x=" + inp, "--output-dir", do, "--opt", opt,
                      "--threads", "1", "--save-optimized", os.path.join(do, "graph.onnx")])
                 yo[opt] = np.load(os.path.join(do, "y.npy"))
         except (RuntimeError, OSError) as e:

@@ -26,6 +26,19 @@ config.substitutions.append(("%qdqc_obj", config.qdqc_obj_root))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))
 
+# The peer environment (tools/setup.sh --peer; docs/testing.md): ONNX Runtime and the other peers
+# in a venv linked from the source tree as .peer-venv. %peer_python is its interpreter; the test
+# scripts find the same one through $QDQC_PEER_PYTHON (test/peer/peerenv.py). A test that needs a
+# peer fails when it is missing: no feature gates it.
+peer_python = os.environ.get("QDQC_PEER_PYTHON") or os.path.join(config.qdqc_src_root, ".peer-venv", "bin", "python")
+config.substitutions.append(("%peer_python", peer_python))
+config.environment["QDQC_PEER_PYTHON"] = peer_python
+config.environment["HF_HUB_OFFLINE"] = "1"
+config.environment["TRANSFORMERS_OFFLINE"] = "1"
+if not os.path.exists(peer_python):
+    lit_config.note("peer environment missing (%s): the ONNX Runtime tests will fail; "
+                    "run tools/setup.sh --peer" % peer_python)
+
 # PyTorch for Debian's python (test/models/torch_qat.py): tests that export real models say
 # REQUIRES: torch and are reported UNSUPPORTED without it
 import subprocess

@@ -10,7 +10,7 @@ Run with Debian's interpreter (python3-onnx 1.12, python3-numpy):
     /usr/bin/python3 test/models/gen_fixtures.py --inputs DIR    # the calibration input (and numpy
                                                                  # reference output) of every model as .npy
     /usr/bin/python3 test/models/gen_fixtures.py --check-ort     # run every fixture in ONNX Runtime
-                                                                 # (bench/ort_run.js, opt disabled and all)
+                                                                 # (bench/ort_run.py, opt disabled and all)
     /usr/bin/python3 test/models/gen_fixtures.py --list          # names and descriptions
 
 Everything is deterministic: weights come from seeded numpy Generators, activation scales are
@@ -1418,8 +1418,13 @@ def out_scale(b, model):
     return {o.name: (float(b.qinfo[o.name][0]) if o.name in b.qinfo else None) for o in model.graph.output}
 
 
-def check_ort(jobs, node="node"):
-    runner = os.path.join(REPO, "bench", "ort_run.js")
+def check_ort(jobs):
+    sys.path.insert(0, os.path.join(REPO, "test", "peer"))
+    import peerenv
+    why = peerenv.check()
+    if why:
+        raise SystemExit("ERROR: ONNX Runtime peer missing: " + why)
+    runner, node = peerenv.ORT_RUN, peerenv.python()
     failures = []
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -1462,7 +1467,7 @@ def main():
     ap.add_argument("--full", metavar="DIR", help="also write the 224x224 ResNet-18 / MobileNetV2 models into DIR")
     ap.add_argument("--full-only", action="store_true", help="with --full: skip the small fixtures")
     ap.add_argument("--inputs", metavar="DIR", help="write DIR/<model>/<input>.npy and DIR/<model>/ref/<output>.npy")
-    ap.add_argument("--check-ort", action="store_true", help="run every fixture through bench/ort_run.js and compare")
+    ap.add_argument("--check-ort", action="store_true", help="run every fixture through bench/ort_run.py and compare")
     ap.add_argument("--only", help="comma-separated fixture names (for --check-ort / --inputs / --full)")
     ap.add_argument("--list", action="store_true", help="print fixture names and descriptions")
     a = ap.parse_args()

@@ -5,8 +5,8 @@ For each model: deterministic inputs (test/models/gen_fixtures.py --inputs, the 
 the fixtures were calibrated on), then
   qdqc run MODEL --engine=ref        (integer reference, default pipeline, --requant=float)
   qdqc run MODEL --engine=jit        (compiled code)
-  node bench/ort_run.js MODEL --opt disabled   (ORT, literal QDQ float semantics)
-  node bench/ort_run.js MODEL --opt all        (ORT, fused integer kernels)
+  PEER_PYTHON bench/ort_run.py MODEL --opt disabled   (ORT, literal QDQ float semantics)
+  PEER_PYTHON bench/ort_run.py MODEL --opt all        (ORT, fused integer kernels)
 and per output: elements compared, exactly equal, max |difference| in quantized units (float
 outputs of a ...->Q->DQ graph are divided by the output scale, read from qdqc's IR; integer
 outputs compare directly; float outputs without a quantizer (TensorRT style) are reported as
@@ -18,9 +18,11 @@ Checks (exit 1 if any fails that is not listed in KNOWN with its documented caus
                   QLinear*/QGemm kernels): qdqc ref bit-exact with ORT --opt all;
   all models:     qdqc jit == qdqc ref, bit for bit (where the code generator compiles it);
   networks:       figures only.
-A missing peer (node, onnxruntime-node, a model ORT cannot run at --opt disabled) is an error.
+PEER_PYTHON is the peer environment's python (test/peer/peerenv.py; tools/setup.sh --peer).
+A missing peer (the peer python, its onnxruntime, a model ORT cannot run at --opt disabled) is an
+error.
 
-usage: compare_ort.py --qdqc QDQC [--node NODE] [--ort-run bench/ort_run.js] [--jit/--no-jit]
+usage: compare_ort.py --qdqc QDQC [--peer-python PY] [--ort-run bench/ort_run.py] [--jit/--no-jit]
                       [--only a,b] [--group per-op|nets|all] [MODEL.onnx ...]
 """
 import argparse
@@ -32,6 +34,9 @@ import sys
 import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peerenv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -127,8 +132,8 @@ def diff_units(a, b, scale):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--qdqc", required=True)
-    ap.add_argument("--node", default="node")
-    ap.add_argument("--ort-run", default=os.path.join(ROOT, "bench", "ort_run.js"))
+    ap.add_argument("--peer-python", default=peerenv.python())
+    ap.add_argument("--ort-run", default=peerenv.ORT_RUN)
     ap.add_argument("--no-jit", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--group", default="all", choices=["per-op", "nets", "all"])
@@ -155,14 +160,9 @@ def main():
     if not os.path.exists(a.ort_run):
         print("ERROR: ONNX Runtime peer missing: %s" % a.ort_run)
         return 1
-    pkg = os.path.join(os.path.dirname(os.path.abspath(a.ort_run)), "node_modules", "onnxruntime-node")
-    try:
-        rc, out, err = run([a.node, "-e", "require(%r)" % pkg], timeout=120)
-    except OSError as e:
-        rc, err = 1, str(e)
-    if rc != 0:
-        print("ERROR: ONNX Runtime peer missing (%s; install with `cd bench && "
-              "ONNXRUNTIME_NODE_INSTALL=skip npm ci`): %s" % (pkg, (err.strip().splitlines() or [rc])[-1]))
+    why = peerenv.check(a.peer_python)
+    if why:
+        print("ERROR: ONNX Runtime peer missing: %s" % why)
         return 1
 
     fails, known, total_models = [], [], 0
@@ -198,9 +198,9 @@ def main():
             engines = [("ref", [a.qdqc, "run", model, "--engine=ref"] + qin)]
             if not a.no_jit:
                 engines.append(("jit", [a.qdqc, "run", model, "--engine=jit"] + qin))
-            engines.append(("ort-dis", [a.node, a.ort_run, model, "--opt", "disabled", "--threads", "1"] + oin))
+            engines.append(("ort-dis", [a.peer_python, a.ort_run, model, "--opt", "disabled", "--threads", "1"] + oin))
             if not match(name, ORT_ALL_REFUSES):
-                engines.append(("ort-all", [a.node, a.ort_run, model, "--opt", "all", "--threads", "1"] + oin))
+                engines.append(("ort-all", [a.peer_python, a.ort_run, model, "--opt", "all", "--threads", "1"] + oin))
             for eng, cmd in engines:
                 d = os.path.join(work, "out", name, eng)
                 rc, out, err = run(cmd + ["--output-dir", d])

@@ -2,7 +2,7 @@
 """compare_transformers.py: the transformer models against ONNX Runtime, at every Q (issue 14 item 6).
 
     compare_transformers.py --qdqc QDQC --work DIR [--size tiny|base] [--only a,b]
-                            [--node NODE] [--ort-run bench/ort_run.js] [--self-test] [MODEL.onnx ...]
+                            [--peer-python PY] [--ort-run bench/ort_run.py] [--self-test] [MODEL.onnx ...]
 
 Without MODELs it generates the test/models/gen_transformers.py models of --size (default tiny)
 into WORK/models (each with WORK/models/<name>/input.npy). Per model:
@@ -11,8 +11,8 @@ into WORK/models (each with WORK/models/<name>/input.npy). Per model:
                  and of every DynamicQuantizeLinear added as graph outputs, so that each
                  quantized tensor of the literal graph is compared, not only the outputs;
   qdqc ref       `qdqc run COPY --engine=ref` (default pipeline, --requant=float);
-  ORT literal    `node bench/ort_run.js COPY --opt disabled` (QDQ in float semantics);
-  ORT fused      `node bench/ort_run.js MODEL --opt all` (and on COPY, for the per-Q figure);
+  ORT literal    `PEER_PYTHON bench/ort_run.py COPY --opt disabled` (QDQ in float semantics);
+  ORT fused      `PEER_PYTHON bench/ort_run.py MODEL --opt all` (and on COPY, for the per-Q figure);
   qdqc jit/ref   `qdqc run MODEL --engine=jit|ref` on the unmodified model.
 
 Checks (exit 1 if any fails): every element of every Q tensor of qdqc's reference within 1
@@ -24,6 +24,7 @@ model's outputs. Figures: per model the number of Q tensors and elements, the la
 and the share of equal elements against ORT literal and fused, and the share of the model's
 outputs bit-identical with ORT's fused run. A model qdqc refuses is reported `not compiled`
 with qdqc's message and counts as a failure unless listed in --allow-refused.
+PEER_PYTHON is the peer environment's python (test/peer/peerenv.py; tools/setup.sh --peer).
 A missing ONNX Runtime is an error, not a skip.
 """
 import argparse
@@ -33,6 +34,9 @@ import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peerenv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -108,8 +112,8 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--size", default="tiny", choices=["tiny", "base"])
     ap.add_argument("--only", default="")
-    ap.add_argument("--node", default="node")
-    ap.add_argument("--ort-run", default=os.path.join(ROOT, "bench", "ort_run.js"))
+    ap.add_argument("--peer-python", default=peerenv.python())
+    ap.add_argument("--ort-run", default=peerenv.ORT_RUN)
     ap.add_argument("--allow-refused", default="", help="models qdqc may refuse (reported, not failed)")
     ap.add_argument("--self-test", action="store_true",
                     help="move one element of one Q tensor of qdqc's reference by 2 (the check must fail)")
@@ -117,14 +121,9 @@ def main():
     ap.add_argument("models", nargs="*")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    pkg = os.path.join(os.path.dirname(os.path.abspath(a.ort_run)), "node_modules", "onnxruntime-node")
-    try:
-        rc, _, err = run([a.node, "-e", "require(%r)" % pkg], timeout=120)
-    except OSError as e:
-        rc, err = 1, str(e)
-    if rc != 0 or not os.path.exists(a.ort_run):
-        print("ERROR: ONNX Runtime peer missing (%s; `tools/setup.sh --peer`): %s" %
-              (pkg, (err.strip().splitlines() or [rc])[-1]))
+    why = peerenv.check(a.peer_python) or (None if os.path.exists(a.ort_run) else "no " + a.ort_run)
+    if why:
+        print("ERROR: ONNX Runtime peer missing: %s" % why)
         return 1
     models = a.models
     if not models:
@@ -161,9 +160,9 @@ def main():
             ref[k] = ref[k].copy()
             ref[k].reshape(-1)[0] = (int(ref[k].reshape(-1)[0]) + 2) % 256 if ref[k].dtype == np.uint8 else \
                 ref[k].reshape(-1)[0] + 2
-        lit, err = engine([a.node, a.ort_run, copy, "--opt", "disabled", "--threads", "1"] + oin,
+        lit, err = engine([a.peer_python, a.ort_run, copy, "--opt", "disabled", "--threads", "1"] + oin,
                           os.path.join(wd, "ort_dis"))
-        fus, err2 = engine([a.node, a.ort_run, copy, "--opt", "all", "--threads", "1"] + oin,
+        fus, err2 = engine([a.peer_python, a.ort_run, copy, "--opt", "all", "--threads", "1"] + oin,
                            os.path.join(wd, "ort_all_q"))
         if lit is None:
             print("%-16s %-9s ERROR: %s" % (name, "ort-dis", err))
@@ -211,7 +210,7 @@ def main():
         # the unmodified model: jit == ref, and the share identical with ORT's fused outputs
         mref, e1 = engine([a.qdqc, "run", model, "--engine=ref"] + oin, os.path.join(wd, "mref"))
         mjit, e2 = engine([a.qdqc, "run", model, "--engine=jit"] + oin, os.path.join(wd, "mjit"))
-        mall, e3 = engine([a.node, a.ort_run, model, "--opt", "all", "--threads", "1"] + oin,
+        mall, e3 = engine([a.peer_python, a.ort_run, model, "--opt", "all", "--threads", "1"] + oin,
                           os.path.join(wd, "mall"))
         if mref is None or mjit is None:
             print("%-16s %-9s ERROR: %s" % (name, "qdqc", e1 or e2))
