@@ -89,7 +89,9 @@ QDQC_API void qdqc_context_set_phase_handler(qdqc_context *ctx, qdqc_phase_handl
  * define, are errors; "time-passes=1": a remark "pass NAME: X ms" per pass and "phase NAME:
  * X ms" per phase of qdqc_context_set_phase_handler, LLVM's included; "weight-only=int8-acts":
  * weight-only matmuls quantize their activations to int8 per row at run time, an
- * approximation (docs/numerics.md), "weight-only=float" the default). */
+ * approximation (docs/numerics.md), "weight-only=float" the default; "keep-float=A,B": the
+ * ONNX nodes named A and B stay float islands, their dequantizes and quantizes explicit, so
+ * the passes turn none of them into integer ops (docs/accuracy.md); "" clears the list). */
 QDQC_API qdqc_status qdqc_context_set_option(qdqc_context *ctx, const char *name,
                                              const char *value);
 
@@ -284,6 +286,42 @@ QDQC_API uint64_t qdqc_jit_step_macs(const qdqc_jit *j, size_t i);
  * returns QDQC_ERR_INVALID_ARG. fn == NULL removes the hook. Must not overlap a run. */
 typedef void (*qdqc_profile_fn)(void *ctx, int32_t step, int32_t end);
 QDQC_API qdqc_status qdqc_jit_set_profile_hook(qdqc_jit *j, qdqc_profile_fn fn, void *ctx);
+
+/* ---- accuracy comparison (lib/api/compare.c, docs/accuracy.md) ---- */
+/* Error of x against a reference ref, n values: SQNR in dB, 10 log10(sum ref^2 / sum
+ * (x - ref)^2) (+inf when x == ref, -inf when ref is all zero and x is not), cosine
+ * similarity sum(ref x) / (|ref| |x|) (1 when both are all zero, 0 when one is), the largest
+ * and the mean absolute difference, and both divided by `step` (the quantization step; 0
+ * when step <= 0). Sums in double. */
+typedef struct qdqc_error_stats {
+    double sqnr_db, cosine;
+    double max_abs, mean_abs;
+    double max_steps, mean_steps;
+} qdqc_error_stats;
+QDQC_API qdqc_status qdqc_error_stats_compute(const float *ref, const float *x, size_t n,
+                                              double step, qdqc_error_stats *out);
+/* The per-tensor static quantizes of computed values (not of constants) of m, in graph order:
+ * what the accuracy comparison matches, reports and checks. Strings are lent (valid while
+ * m is unchanged); `node` is the ONNX node name ("" if none), `input` the float value
+ * quantized, `output` the integers, `dq_output` the first dequantize of `output` with the
+ * same parameters ("" if none). real = (q - zero_point) * scale, q in [qmin, qmax]. */
+typedef struct qdqc_quant_info {
+    const char *node, *input, *output, *dq_output;
+    char storage[8]; /* "u8", "i8", "i16", ... */
+    double scale;
+    int32_t zero_point, qmin, qmax;
+} qdqc_quant_info;
+QDQC_API size_t qdqc_module_quant_count(const qdqc_module *m);
+QDQC_API qdqc_status qdqc_module_quant_get(const qdqc_module *m, size_t i,
+                                           qdqc_quant_info *out);
+/* Element type ("f32", "i8", ...) of the value named `name`, NULL when m has no such value
+ * (a value the passes fused away). Lent, static. */
+QDQC_API const char *qdqc_module_value_elem_type(const qdqc_module *m, const char *name);
+/* Make the value named `name` a graph output too (appended; no change if it is one already),
+ * so that a run shows an intermediate tensor. Before the passes this may keep values alive
+ * that the passes would fuse; after them (a JIT of the compiled graph), it observes the
+ * compiled code without changing it. QDQC_ERR_INVALID_ARG if there is no such value. */
+QDQC_API qdqc_status qdqc_module_add_output(qdqc_module *m, const char *name);
 
 #ifdef __cplusplus
 }

@@ -78,6 +78,13 @@ in_list(const char *list, const char *name)
     return false;
 }
 
+bool
+pass_keep_float(const PassCtx *pc, const Node *n)
+{
+    return pc && pc->opt && pc->opt->keep_float && n->loc.node &&
+           in_list(pc->opt->keep_float, n->loc.node);
+}
+
 static double
 now_ms(void)
 {

@@ -1,0 +1,1032 @@
+/* compare_cmd.c: `qdqc compare FLOAT.onnx QDQ.onnx [--input NAME=FILE.npy ...]
+ * [--random-inputs N] [--json] [--plot FILE.svg] [--qparams] [--keep-float A,B] [--map FILE]`.
+ * Only the public API (metrics, quantize listing, extra outputs: lib/api/compare.c).
+ *
+ * Three engines see the same inputs: the float model (reference interpreter, no passes), the
+ * QDQ graph as written (reference, no passes: literal quantize/dequantize) and the compiled
+ * code (the default pipeline, JIT, the compile options of the command line). Every
+ * per-tensor activation quantize of the QDQ graph is one row, in graph order:
+ *  - its float tensor is found by name (--map first, then the quantize's input, then the
+ *    names with ONNX Runtime's suffixes _QuantizeLinear_Input/_Output and
+ *    _DequantizeLinear_Output removed, then the dequantize's output);
+ *  - float -> QDQ compares that float tensor with dequantize(the QDQ graph's integers);
+ *  - QDQ -> compiled compares the QDQ graph's integers with the compiled code's, read as a
+ *    graph output added after the passes (the code is not changed by it); a quantize the
+ *    passes fused away has no integers left to read and is said so;
+ *  - "float": the quantize's float input is still computed in the compiled graph (a float
+ *    island feeds it), so that layer runs in float.
+ * With several samples (--random-inputs N) the metrics cover all of them at once. */
+#define _POSIX_C_SOURCE 200809L
+#include "compare_cmd.h"
+
+#include "json_out.h"
+#include "support/file_write.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { RC_OK = 0, RC_INPUT = 1, RC_USAGE = 2 };
+
+static const char compare_usage[] =
+    "usage: qdqc compare FLOAT.onnx QDQ.onnx [options]\n"
+    "  --input NAME=FILE.npy   value of graph input NAME (repeatable; one-input models also\n"
+    "                          take FILE.npy)\n"
+    "  --random-inputs N       N samples of inputs uniform in [-1, 1) (seeds 1..N; the\n"
+    "                          default: 1 sample); inputs given by --input stay fixed\n"
+    "  --map FILE              lines 'FLOAT_NAME QDQ_NAME': the float tensor of a quantize\n"
+    "                          named by its node, input, output or dequantize output\n"
+    "  --keep-float A,B        compile with the ONNX nodes A and B left in float\n"
+    "  --qparams               also: each quantize's range against the observed one\n"
+    "  --json                  one JSON object instead of the tables\n"
+    "  --plot FILE.svg         SQNR per layer along the network (SVG)\n"
+    "  --top K                 layers in the summary (default 5)\n"
+    "  --requant=float|fixed, --isa, --mattr, --mcpu: as for a compile\n";
+
+static int
+usage(const char *fmt, const char *a)
+{
+    fprintf(stderr, "qdqc: error: ");
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, "\n(see qdqc compare --help)\n");
+    return RC_USAGE;
+}
+
+static int
+fail(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "qdqc: error: ");
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    return RC_INPUT;
+}
+
+/* ---- tensors of one module ---- */
+
+typedef struct Buffers {
+    qdqc_module *m;
+    size_t nin, nout;
+    void **in, **out;
+    size_t *in_n, *out_n; /* element counts */
+} Buffers;
+
+static size_t
+numel(int rank, const int64_t *dims)
+{
+    size_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= (size_t)(dims[i] > 0 ? dims[i] : 0);
+    return n;
+}
+
+static bool
+buffers_alloc(Buffers *b, qdqc_module *m)
+{
+    b->m = m;
+    b->nin = qdqc_module_input_count(m);
+    b->nout = qdqc_module_output_count(m);
+    b->in = calloc(b->nin + 1, sizeof(void *));
+    b->out = calloc(b->nout + 1, sizeof(void *));
+    b->in_n = calloc(b->nin + 1, sizeof(size_t));
+    b->out_n = calloc(b->nout + 1, sizeof(size_t));
+    if (!b->in || !b->out || !b->in_n || !b->out_n)
+        return false;
+    for (size_t i = 0; i < b->nin; i++) {
+        b->in_n[i] = numel(qdqc_module_input_rank(m, i), qdqc_module_input_dims(m, i));
+        b->in[i] = calloc(b->in_n[i] + 1, qdqc_elem_type_size(qdqc_module_input_elem_type(m, i)));
+        if (!b->in[i])
+            return false;
+    }
+    for (size_t i = 0; i < b->nout; i++) {
+        b->out_n[i] = numel(qdqc_module_output_rank(m, i), qdqc_module_output_dims(m, i));
+        b->out[i] =
+            calloc(b->out_n[i] + 1, qdqc_elem_type_size(qdqc_module_output_elem_type(m, i)));
+        if (!b->out[i])
+            return false;
+    }
+    return true;
+}
+
+static void
+buffers_free(Buffers *b)
+{
+    for (size_t i = 0; b->in && i < b->nin; i++)
+        free(b->in[i]);
+    for (size_t i = 0; b->out && i < b->nout; i++)
+        free(b->out[i]);
+    free(b->in);
+    free(b->out);
+    free(b->in_n);
+    free(b->out_n);
+}
+
+/* A value of the module by name: a graph input or output. */
+static bool
+find_tensor(const Buffers *b, const char *name, const void **data, size_t *n, const char **et)
+{
+    for (size_t i = 0; i < b->nout; i++)
+        if (!strcmp(qdqc_module_output_name(b->m, i), name)) {
+            *data = b->out[i];
+            *n = b->out_n[i];
+            *et = qdqc_module_output_elem_type(b->m, i);
+            return true;
+        }
+    for (size_t i = 0; i < b->nin; i++)
+        if (!strcmp(qdqc_module_input_name(b->m, i), name)) {
+            *data = b->in[i];
+            *n = b->in_n[i];
+            *et = qdqc_module_input_elem_type(b->m, i);
+            return true;
+        }
+    return false;
+}
+
+static bool
+get_f64(const char *et, const void *p, size_t i, double *v)
+{
+    if (!strcmp(et, "f32")) {
+        float f;
+        memcpy(&f, (const char *)p + 4 * i, 4);
+        *v = f;
+    } else if (!strcmp(et, "i8") || !strcmp(et, "i4")) {
+        *v = ((const int8_t *)p)[i];
+    } else if (!strcmp(et, "u8") || !strcmp(et, "u4")) {
+        *v = ((const uint8_t *)p)[i];
+    } else if (!strcmp(et, "i16")) {
+        int16_t x;
+        memcpy(&x, (const char *)p + 2 * i, 2);
+        *v = x;
+    } else if (!strcmp(et, "u16")) {
+        uint16_t x;
+        memcpy(&x, (const char *)p + 2 * i, 2);
+        *v = x;
+    } else if (!strcmp(et, "i32")) {
+        int32_t x;
+        memcpy(&x, (const char *)p + 4 * i, 4);
+        *v = x;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* ---- inputs ---- */
+
+static uint64_t
+splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* the same floats as `qdqc run --random-inputs SEED`: uniform in [-1, 1) */
+static void
+fill_random_f32(float *p, size_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = splitmix(&s);
+        p[i] = (float)((double)(r >> 40) / (double)(1 << 24) * 2.0 - 1.0);
+    }
+}
+
+/* ---- per quantize ---- */
+
+typedef struct Vec {
+    float *v;
+    size_t n, cap;
+} Vec;
+
+static bool
+vec_add(Vec *v, float x)
+{
+    if (v->n == v->cap) {
+        size_t c = v->cap ? 2 * v->cap : 256;
+        float *p = realloc(v->v, c * sizeof(float));
+        if (!p)
+            return false;
+        v->v = p;
+        v->cap = c;
+    }
+    v->v[v->n++] = x;
+    return true;
+}
+
+typedef struct Row {
+    qdqc_quant_info q;
+    char *fname;      /* the float model's tensor, or NULL */
+    bool compiled;    /* the integers survive the passes */
+    bool is_float;    /* the quantize's float input is still computed after the passes */
+    bool shape_ok;
+    Vec f, x, dl, dc; /* float model, Q input (QDQ), dequantized QDQ, dequantized compiled */
+    long clipped;
+    qdqc_error_stats fq, qc;
+    bool has_fq, has_qc;
+    double xmin, xmax;
+    bool owned; /* q's strings are copies */
+} Row;
+
+static char *
+strip_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    if (n <= k || strcmp(s + n - k, suf) != 0)
+        return NULL;
+    char *r = malloc(n - k + 1);
+    if (r) {
+        memcpy(r, s, n - k);
+        r[n - k] = 0;
+    }
+    return r;
+}
+
+typedef struct MapEntry {
+    char *fl, *qd;
+} MapEntry;
+
+static bool
+is_float_value(qdqc_module *f, const char *name)
+{
+    const char *et = qdqc_module_value_elem_type(f, name);
+    return et && !strcmp(et, "f32");
+}
+
+static char *
+match_float(qdqc_module *f, const qdqc_quant_info *q, const MapEntry *map, size_t nmap)
+{
+    for (size_t i = 0; i < nmap; i++) {
+        const char *k = map[i].qd;
+        if (!strcmp(k, q->node) || !strcmp(k, q->input) || !strcmp(k, q->output) ||
+            (*q->dq_output && !strcmp(k, q->dq_output)))
+            return strdup(map[i].fl);
+    }
+    if (is_float_value(f, q->input))
+        return strdup(q->input);
+    struct {
+        const char *s, *suf;
+    } c[] = {{q->input, "_QuantizeLinear_Input"},
+             {q->output, "_QuantizeLinear_Output"},
+             {q->dq_output, "_DequantizeLinear_Output"}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char *s = strip_suffix(c[i].s, c[i].suf);
+        if (s && is_float_value(f, s))
+            return s;
+        free(s);
+    }
+    if (*q->dq_output && is_float_value(f, q->dq_output))
+        return strdup(q->dq_output);
+    return NULL;
+}
+
+static bool
+read_map(const char *path, MapEntry **out, size_t *n)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return false;
+    char line[4096];
+    size_t cap = 0;
+    while (fgets(line, sizeof line, fp)) {
+        char a[2048], b[2048];
+        char *h = strchr(line, '#');
+        if (h)
+            *h = 0;
+        if (sscanf(line, "%2047s %2047s", a, b) != 2)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            MapEntry *p = realloc(*out, cap * sizeof **out);
+            if (!p) {
+                fclose(fp);
+                return false;
+            }
+            *out = p;
+        }
+        (*out)[*n].fl = strdup(a);
+        (*out)[*n].qd = strdup(b);
+        (*n)++;
+    }
+    fclose(fp);
+    return true;
+}
+
+/* ---- output ---- */
+
+static void
+fmt_db(char *buf, size_t len, double v)
+{
+    if (isinf(v))
+        snprintf(buf, len, "%s", v > 0 ? "inf" : "-inf");
+    else
+        snprintf(buf, len, "%.2f", v);
+}
+
+static const char *
+short_name(const Row *r)
+{
+    return r->fname ? r->fname : r->q.input;
+}
+
+static void
+print_table(Row *rows, size_t n)
+{
+    printf("%-3s %-28s %-11s | %8s %8s %10s %7s %10s %7s | %8s %7s %7s | %s\n", "#", "tensor",
+           "scale", "SQNR dB", "cosine", "max abs", "steps", "mean abs", "steps", "SQNR dB",
+           "max st", "mean st", "note");
+    printf("%-3s %-28s %-11s | %-62s | %-24s |\n", "", "", "", "float -> QDQ (quantizer)",
+           "QDQ -> compiled (qdqc)");
+    for (size_t i = 0; i < n; i++) {
+        Row *r = &rows[i];
+        char s1[16] = "-", s2[16] = "-";
+        printf("%-3zu %-28s %-11.6g | ", i, short_name(r), r->q.scale);
+        if (r->has_fq) {
+            fmt_db(s1, sizeof s1, r->fq.sqnr_db);
+            printf("%8s %8.5f %10.4g %7.2f %10.4g %7.3f | ", s1, r->fq.cosine, r->fq.max_abs,
+                   r->fq.max_steps, r->fq.mean_abs, r->fq.mean_steps);
+        } else {
+            printf("%8s %8s %10s %7s %10s %7s | ", "-", "-", "-", "-", "-", "-");
+        }
+        if (r->has_qc) {
+            fmt_db(s2, sizeof s2, r->qc.sqnr_db);
+            printf("%8s %7.0f %7.3f | ", s2, r->qc.max_steps, r->qc.mean_steps);
+        } else {
+            printf("%8s %7s %7s | ", "-", "-", "-");
+        }
+        const char *sep = "";
+        if (!r->fname) {
+            printf("no float tensor");
+            sep = ", ";
+        } else if (!r->shape_ok) {
+            printf("shapes differ");
+            sep = ", ";
+        }
+        if (!r->compiled) {
+            printf("%sfused away", sep);
+            sep = ", ";
+        }
+        if (r->is_float)
+            printf("%sfloat", sep);
+        printf("\n");
+    }
+}
+
+static int
+cmp_fq(const void *a, const void *b)
+{
+    const Row *x = *(Row *const *)a, *y = *(Row *const *)b;
+    double u = x->has_fq ? x->fq.sqnr_db : INFINITY, v = y->has_fq ? y->fq.sqnr_db : INFINITY;
+    return u < v ? -1 : u > v ? 1 : 0;
+}
+
+static void
+print_qparams(Row *rows, size_t n)
+{
+    printf("\nquantization parameters (observed: the quantize's input in the QDQ graph)\n");
+    printf("%-3s %-28s %-4s %-11s %5s | %-23s | %-23s | %7s %7s\n", "#", "tensor", "type",
+           "scale", "zp", "covered range", "observed range", "clipped", "unused");
+    for (size_t i = 0; i < n; i++) {
+        Row *r = &rows[i];
+        double lo = (r->q.qmin - r->q.zero_point) * r->q.scale;
+        double hi = (r->q.qmax - r->q.zero_point) * r->q.scale;
+        double clip = r->x.n ? 100.0 * (double)r->clipped / (double)r->x.n : 0;
+        double qlo = fmax(r->q.qmin, fmin(r->q.qmax, nearbyint(r->xmin / r->q.scale) + r->q.zero_point));
+        double qhi = fmax(r->q.qmin, fmin(r->q.qmax, nearbyint(r->xmax / r->q.scale) + r->q.zero_point));
+        double unused = 100.0 * (1.0 - (qhi - qlo + 1) / (double)(r->q.qmax - r->q.qmin + 1));
+        printf("%-3zu %-28s %-4s %-11.6g %5d | [%9.4g, %9.4g] | [%9.4g, %9.4g] | %6.2f%% %6.2f%%\n",
+               i, short_name(r), r->q.storage, r->q.scale, r->q.zero_point, lo, hi, r->xmin,
+               r->xmax, clip, unused);
+    }
+}
+
+static void
+json_stats(FILE *f, int *first, const char *key, const qdqc_error_stats *s, bool has)
+{
+    json_key(f, first, key);
+    if (!has) {
+        fputs("null", f);
+        return;
+    }
+    int fs = 1;
+    fputc('{', f);
+    json_key(f, &fs, "sqnr_db");
+    json_number(f, s->sqnr_db);
+    json_key(f, &fs, "cosine");
+    json_number(f, s->cosine);
+    json_key(f, &fs, "max_abs");
+    json_number(f, s->max_abs);
+    json_key(f, &fs, "mean_abs");
+    json_number(f, s->mean_abs);
+    json_key(f, &fs, "max_steps");
+    json_number(f, s->max_steps);
+    json_key(f, &fs, "mean_steps");
+    json_number(f, s->mean_steps);
+    fputc('}', f);
+}
+
+static void
+print_json(Row *rows, size_t n, Row **order, size_t top, const char *fm, const char *qm,
+           int samples)
+{
+    FILE *f = stdout;
+    int first = 1;
+    fputc('{', f);
+    json_key(f, &first, "float_model");
+    json_string(f, fm);
+    json_key(f, &first, "qdq_model");
+    json_string(f, qm);
+    json_key(f, &first, "samples");
+    json_number(f, samples);
+    json_key(f, &first, "tensors");
+    fputc('[', f);
+    for (size_t i = 0; i < n; i++) {
+        Row *r = &rows[i];
+        int fs = 1;
+        fputs(i ? ",{" : "{", f);
+        json_key(f, &fs, "index");
+        json_number(f, (double)i);
+        json_key(f, &fs, "quantize_node");
+        json_string(f, r->q.node);
+        json_key(f, &fs, "qdq_input");
+        json_string(f, r->q.input);
+        json_key(f, &fs, "qdq_output");
+        json_string(f, r->q.output);
+        json_key(f, &fs, "float_tensor");
+        if (r->fname)
+            json_string(f, r->fname);
+        else
+            fputs("null", f);
+        json_key(f, &fs, "storage");
+        json_string(f, r->q.storage);
+        json_key(f, &fs, "scale");
+        json_number(f, r->q.scale);
+        json_key(f, &fs, "zero_point");
+        json_number(f, r->q.zero_point);
+        json_key(f, &fs, "compiled");
+        fputs(r->compiled ? "true" : "false", f);
+        json_key(f, &fs, "float_in_compiled");
+        fputs(r->is_float ? "true" : "false", f);
+        json_stats(f, &fs, "float_to_qdq", &r->fq, r->has_fq);
+        json_stats(f, &fs, "qdq_to_compiled", &r->qc, r->has_qc);
+        double lo = (r->q.qmin - r->q.zero_point) * r->q.scale;
+        double hi = (r->q.qmax - r->q.zero_point) * r->q.scale;
+        json_key(f, &fs, "covered");
+        fputc('[', f);
+        json_number(f, lo);
+        fputc(',', f);
+        json_number(f, hi);
+        fputc(']', f);
+        json_key(f, &fs, "observed");
+        fputc('[', f);
+        json_number(f, r->xmin);
+        fputc(',', f);
+        json_number(f, r->xmax);
+        fputc(']', f);
+        json_key(f, &fs, "clipped_share");
+        json_number(f, r->x.n ? (double)r->clipped / (double)r->x.n : 0);
+        fputc('}', f);
+    }
+    fputc(']', f);
+    json_key(f, &first, "worst");
+    fputc('[', f);
+    for (size_t i = 0; i < top; i++) {
+        if (i)
+            fputc(',', f);
+        json_number(f, (double)(order[i] - rows));
+    }
+    fputs("]}\n", f);
+}
+
+/* ---- SVG plot ---- */
+
+static void
+svg_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* SQNR per layer: float -> QDQ (blue circles) and QDQ -> compiled (orange squares); exact
+ * agreement (infinite SQNR) drawn as a hollow mark on the top line; a layer that runs in
+ * float after the passes has a grey band. One mark per layer and series (class "mark"). */
+static bool
+write_svg(const char *path, Row *rows, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return false;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const qdqc_error_stats *s[2] = {rows[i].has_fq ? &rows[i].fq : NULL,
+                                        rows[i].has_qc ? &rows[i].qc : NULL};
+        for (int k = 0; k < 2; k++)
+            if (s[k] && isfinite(s[k]->sqnr_db)) {
+                lo = fmin(lo, s[k]->sqnr_db);
+                hi = fmax(hi, s[k]->sqnr_db);
+            }
+    }
+    if (!isfinite(lo)) {
+        lo = 0;
+        hi = 50;
+    }
+    lo = floor(lo / 10) * 10;
+    hi = ceil(hi / 10) * 10 + 10; /* the top line: exact */
+    if (hi - lo < 20)
+        hi = lo + 20;
+    const double W = 900, H = 480, L = 70, R = 190, T = 40, B = 150;
+    double pw = W - L - R, ph = H - T - B;
+    double dx = n ? pw / (double)n : pw;
+#define XOF(i) (L + dx * ((double)(i) + 0.5))
+#define YOF(v) (T + ph * (1.0 - ((v) - lo) / (hi - lo)))
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+               "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
+            W, H, W, H);
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W, H);
+    fprintf(f, "<text x=\"%.1f\" y=\"22\" font-size=\"14\" text-anchor=\"middle\">SQNR per "
+               "layer: where the accuracy goes</text>\n", L + pw / 2);
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].is_float)
+            fprintf(f, "<rect class=\"float-layer\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                       "height=\"%.1f\" fill=\"#dddddd\"/>\n",
+                    L + dx * (double)i, T, dx, ph);
+    /* grid and y ticks */
+    double step = (hi - lo) > 100 ? 20 : 10;
+    for (double v = lo; v <= hi + 1e-9; v += step) {
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eeeeee\"/>\n",
+                L, YOF(v), L + pw, YOF(v));
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s%.0f</text>\n", L - 6,
+                YOF(v) + 4, v >= hi - 1e-9 ? "exact " : "", v >= hi - 1e-9 ? 0.0 : v);
+    }
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L,
+            T + ph, L + pw, T + ph);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, T,
+            L, T + ph);
+    fprintf(f, "<text x=\"18\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 18 "
+               "%.1f)\">SQNR (dB), higher is better</text>\n",
+            T + ph / 2, T + ph / 2);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">layer (quantized tensor, "
+               "graph order)</text>\n", L + pw / 2, H - 8);
+    /* x labels */
+    for (size_t i = 0; i < n; i++) {
+        char name[40];
+        snprintf(name, sizeof name, "%s", short_name(&rows[i]));
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"9\" "
+                   "transform=\"rotate(-60 %.1f %.1f)\">", XOF(i) + 3, T + ph + 12, XOF(i) + 3,
+                T + ph + 12);
+        svg_text(f, name);
+        fputs("</text>\n", f);
+    }
+    /* series: lines then marks */
+    static const char *const color[2] = {"#1f77b4", "#ff7f0e"};
+    static const char *const cls[2] = {"float-qdq", "qdq-compiled"};
+    for (int k = 0; k < 2; k++) {
+        fprintf(f, "<polyline class=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+                   "points=\"", cls[k], color[k]);
+        for (size_t i = 0; i < n; i++) {
+            const qdqc_error_stats *s = k ? (rows[i].has_qc ? &rows[i].qc : NULL)
+                                          : (rows[i].has_fq ? &rows[i].fq : NULL);
+            if (s)
+                fprintf(f, "%.1f,%.1f ", XOF(i),
+                        YOF(isfinite(s->sqnr_db) ? fmax(lo, s->sqnr_db) : s->sqnr_db > 0 ? hi : lo));
+        }
+        fputs("\"/>\n", f);
+        for (size_t i = 0; i < n; i++) {
+            const qdqc_error_stats *s = k ? (rows[i].has_qc ? &rows[i].qc : NULL)
+                                          : (rows[i].has_fq ? &rows[i].fq : NULL);
+            if (!s)
+                continue;
+            double v = s->sqnr_db;
+            bool exact = isinf(v) && v > 0;
+            double y = YOF(exact ? hi : isfinite(v) ? fmax(lo, v) : lo);
+            const char *fill = exact ? "white" : color[k];
+            if (k == 0)
+                fprintf(f, "<circle class=\"mark %s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+                           "fill=\"%s\" stroke=\"%s\">", cls[k], XOF(i), y, fill, color[k]);
+            else
+                fprintf(f, "<rect class=\"mark %s\" x=\"%.1f\" y=\"%.1f\" width=\"7\" "
+                           "height=\"7\" fill=\"%s\" stroke=\"%s\">", cls[k], XOF(i) - 3.5,
+                        y - 3.5, fill, color[k]);
+            fputs("<title>", f);
+            svg_text(f, short_name(&rows[i]));
+            char db[16];
+            fmt_db(db, sizeof db, v);
+            fprintf(f, ": %s dB</title></%s>\n", db, k == 0 ? "circle" : "rect");
+        }
+    }
+    /* legend */
+    double lx = L + pw + 16, ly = T + 10;
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", lx, ly, color[0]);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">float \xe2\x86\x92 QDQ (quantizer)</text>\n", lx + 10,
+            ly + 4);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\"/>\n", lx - 3.5,
+            ly + 20 - 3.5, color[1]);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">QDQ \xe2\x86\x92 compiled (qdqc)</text>\n", lx + 10,
+            ly + 24);
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"white\" stroke=\"black\"/>\n", lx,
+            ly + 40);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">exact (no error)</text>\n", lx + 10, ly + 44);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"#dddddd\"/>\n",
+            lx - 5, ly + 55);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">runs in float</text>\n", lx + 10, ly + 64);
+    fputs("</svg>\n", f);
+#undef XOF
+#undef YOF
+    if (fclose(f) != 0) {
+        free(buf);
+        return false;
+    }
+    char err[512];
+    bool ok = write_file_atomic(path, buf, len, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "qdqc: error: %s\n", err);
+    free(buf);
+    return ok;
+}
+
+/* ---- the command ---- */
+
+typedef struct CmpOpts {
+    const char *fmodel, *qmodel;
+    const char **inputs;
+    int ninputs;
+    int samples;
+    bool json, qparams;
+    const char *plot, *keep_float, *map;
+    int top;
+} CmpOpts;
+
+static const char *
+arg_value(int argc, char **argv, int *i, const char *name, bool *matched)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    *matched = false;
+    if (strncmp(a, name, n) != 0)
+        return NULL;
+    if (a[n] == '=') {
+        *matched = true;
+        return a + n + 1;
+    }
+    if (a[n] == 0) {
+        *matched = true;
+        return *i + 1 < argc ? argv[++*i] : NULL;
+    }
+    return NULL;
+}
+
+static int
+parse_args(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char **argv, CmpOpts *o)
+{
+    o->samples = 0;
+    o->top = 5;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        bool m;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(compare_usage, stdout);
+            return -1;
+        } else if ((v = arg_value(argc, argv, &i, "--input", &m)) || m) {
+            if (!v)
+                return usage("--input needs NAME=FILE.npy", "");
+            o->inputs[o->ninputs++] = v;
+        } else if ((v = arg_value(argc, argv, &i, "--random-inputs", &m)) || m) {
+            char *e;
+            long k = v ? strtol(v, &e, 10) : 0;
+            if (!v || *e || k < 1 || k > 100000)
+                return usage("--random-inputs needs a positive number of samples", "");
+            o->samples = (int)k;
+        } else if ((v = arg_value(argc, argv, &i, "--top", &m)) || m) {
+            char *e;
+            long k = v ? strtol(v, &e, 10) : 0;
+            if (!v || *e || k < 0)
+                return usage("--top needs a non-negative integer", "");
+            o->top = (int)k;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else if (!strcmp(a, "--qparams")) {
+            o->qparams = true;
+        } else if ((v = arg_value(argc, argv, &i, "--plot", &m)) || m) {
+            if (!v || !*v)
+                return usage("--plot needs a file name", "");
+            o->plot = v;
+        } else if ((v = arg_value(argc, argv, &i, "--keep-float", &m)) || m) {
+            if (!v || !*v)
+                return usage("--keep-float needs node names (A,B,...)", "");
+            o->keep_float = v;
+        } else if ((v = arg_value(argc, argv, &i, "--map", &m)) || m) {
+            if (!v)
+                return usage("--map needs a file name", "");
+            o->map = v;
+        } else if ((v = arg_value(argc, argv, &i, "--requant", &m)) || m) {
+            if (!v || (strcmp(v, "float") && strcmp(v, "fixed")))
+                return usage("--requant must be 'float' or 'fixed'", "");
+            qdqc_context_set_option(ctx, "requant", v);
+        } else if (((v = arg_value(argc, argv, &i, "--isa", &m)) || m) ||
+                   ((v = arg_value(argc, argv, &i, "--mattr", &m)) || m) ||
+                   ((v = arg_value(argc, argv, &i, "--mcpu", &m)) || m)) {
+            const char *nm = !strncmp(a, "--isa", 5) ? "isa" : !strncmp(a, "--mattr", 7) ? "mattr"
+                                                                                        : "mcpu";
+            if (!v || qdqc_compile_options_set(copts, nm, v) != QDQC_OK)
+                return usage("bad value of '%s'", a);
+        } else if (a[0] == '-' && a[1]) {
+            return usage("unknown option '%s' of 'qdqc compare'", a);
+        } else if (!o->fmodel) {
+            o->fmodel = a;
+        } else if (!o->qmodel) {
+            o->qmodel = a;
+        } else {
+            return usage("more than two models ('%s')", a);
+        }
+    }
+    if (!o->fmodel || !o->qmodel)
+        return usage("compare needs FLOAT.onnx and QDQ.onnx%s", "");
+    return RC_OK;
+}
+
+/* Fill b's inputs: --input arrays by name, else random floats of `seed`. */
+static int
+set_inputs(qdqc_context *ctx, Buffers *b, const CmpOpts *o, uint64_t seed)
+{
+    for (size_t i = 0; i < b->nin; i++) {
+        const char *name = qdqc_module_input_name(b->m, i);
+        const char *et = qdqc_module_input_elem_type(b->m, i);
+        const char *file = NULL;
+        for (int k = 0; k < o->ninputs; k++) {
+            const char *eq = strchr(o->inputs[k], '=');
+            if (eq && (size_t)(eq - o->inputs[k]) == strlen(name) &&
+                !strncmp(o->inputs[k], name, strlen(name)))
+                file = eq + 1;
+            else if (!eq && b->nin == 1)
+                file = o->inputs[k];
+        }
+        if (file) {
+            qdqc_array a;
+            if (qdqc_npy_read(ctx, file, &a) != QDQC_OK)
+                return RC_INPUT;
+            size_t n = numel(a.rank, a.dims);
+            if (strcmp(a.elem_type, et) || n != b->in_n[i]) {
+                qdqc_array_free(&a);
+                return fail("input '%s': %s does not match the model's input (type, size)", name,
+                            file);
+            }
+            memcpy(b->in[i], a.data, a.nbytes);
+            qdqc_array_free(&a);
+        } else if (!strcmp(et, "f32")) {
+            fill_random_f32(b->in[i], b->in_n[i], seed + i);
+        } else {
+            return fail("input '%s' (%s) needs --input %s=FILE.npy", name, et);
+        }
+    }
+    return RC_OK;
+}
+
+/* Copy inputs by name (else by position) from src to dst. */
+static int
+copy_inputs(const Buffers *src, Buffers *dst)
+{
+    for (size_t i = 0; i < dst->nin; i++) {
+        const char *name = qdqc_module_input_name(dst->m, i);
+        size_t k = src->nin;
+        for (size_t j = 0; j < src->nin; j++)
+            if (!strcmp(qdqc_module_input_name(src->m, j), name))
+                k = j;
+        if (k == src->nin)
+            k = i < src->nin ? i : src->nin;
+        if (k == src->nin || src->in_n[k] != dst->in_n[i] ||
+            strcmp(qdqc_module_input_elem_type(src->m, k),
+                   qdqc_module_input_elem_type(dst->m, i)))
+            return fail("input '%s' of the float model has no counterpart in the QDQ model%s",
+                        name, "");
+        memcpy(dst->in[i], src->in[k],
+               dst->in_n[i] * qdqc_elem_type_size(qdqc_module_input_elem_type(dst->m, i)));
+    }
+    return RC_OK;
+}
+
+static void
+gather(Row *r, const Buffers *fb, const Buffers *lb, const Buffers *cb)
+{
+    const void *ld, *xd, *fd = NULL, *cd = NULL;
+    size_t ln, xn, fn = 0, cn = 0;
+    const char *let, *xet, *fet = NULL, *cet = NULL;
+    if (!find_tensor(lb, r->q.output, &ld, &ln, &let) ||
+        !find_tensor(lb, r->q.input, &xd, &xn, &xet) || xn != ln)
+        return;
+    if (r->fname && find_tensor(fb, r->fname, &fd, &fn, &fet) && fn != ln)
+        fd = NULL;
+    r->shape_ok = fd != NULL;
+    if (r->compiled && (!find_tensor(cb, r->q.output, &cd, &cn, &cet) || cn != ln))
+        cd = NULL;
+    double s = r->q.scale, zp = r->q.zero_point;
+    for (size_t i = 0; i < ln; i++) {
+        double q, x, v;
+        get_f64(let, ld, i, &q);
+        get_f64(xet, xd, i, &x);
+        vec_add(&r->dl, (float)((q - zp) * s));
+        vec_add(&r->x, (float)x);
+        double t = nearbyint(x / s) + zp;
+        if (t < r->q.qmin || t > r->q.qmax)
+            r->clipped++;
+        if (fd && get_f64(fet, fd, i, &v))
+            vec_add(&r->f, (float)v);
+        if (cd && get_f64(cet, cd, i, &v))
+            vec_add(&r->dc, (float)((v - zp) * s));
+    }
+}
+
+int
+qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char **argv)
+{
+    CmpOpts o = {0};
+    o.inputs = calloc((size_t)argc + 1, sizeof(char *));
+    if (!o.inputs)
+        return fail("out of memory%s%s", "", "");
+    int rc = parse_args(ctx, copts, argc, argv, &o);
+    if (rc) {
+        free(o.inputs);
+        return rc < 0 ? RC_OK : rc;
+    }
+    qdqc_module *fm = NULL, *lm = NULL, *cm = NULL;
+    qdqc_jit *jit = NULL;
+    Buffers fb = {0}, lb = {0}, cb = {0};
+    Row *rows = NULL, **order = NULL;
+    MapEntry *map = NULL;
+    size_t nmap = 0, nq = 0;
+    int samples = o.samples ? o.samples : 1;
+    rc = RC_INPUT;
+    if (o.map && !read_map(o.map, &map, &nmap)) {
+        fail("cannot read map file '%s'%s", o.map, "");
+        goto done;
+    }
+    if (o.keep_float && qdqc_context_set_option(ctx, "keep-float", o.keep_float) != QDQC_OK)
+        goto done;
+    if (qdqc_module_load_file(ctx, o.fmodel, &fm) != QDQC_OK ||
+        qdqc_module_load_file(ctx, o.qmodel, &lm) != QDQC_OK ||
+        qdqc_module_load_file(ctx, o.qmodel, &cm) != QDQC_OK ||
+        qdqc_module_run_passes(cm, "default") != QDQC_OK)
+        goto done;
+    nq = qdqc_module_quant_count(lm);
+    rows = calloc(nq + 1, sizeof(Row));
+    order = calloc(nq + 1, sizeof(Row *));
+    if (!rows || !order)
+        goto done;
+    /* match, then make every tensor a graph output (names are read before any is added) */
+    for (size_t i = 0; i < nq; i++) {
+        Row *r = &rows[i];
+        qdqc_module_quant_get(lm, i, &r->q);
+    }
+    for (size_t i = 0; i < nq; i++) {
+        Row *r = &rows[i];
+        r->fname = match_float(fm, &r->q, map, nmap);
+        const char *ct = qdqc_module_value_elem_type(cm, r->q.output);
+        r->compiled = ct && !strcmp(ct, r->q.storage);
+        const char *xt = qdqc_module_value_elem_type(cm, r->q.input);
+        bool is_input = false;
+        for (size_t k = 0; k < qdqc_module_input_count(lm); k++)
+            is_input |= !strcmp(qdqc_module_input_name(lm, k), r->q.input);
+        r->is_float = !is_input && xt && !strcmp(xt, "f32");
+    }
+    /* the strings of a quant info are lent until the module changes: keep copies */
+    for (size_t i = 0; i < nq; i++) {
+        Row *r = &rows[i];
+        r->q.node = strdup(r->q.node);
+        r->q.input = strdup(r->q.input);
+        r->q.output = strdup(r->q.output);
+        r->q.dq_output = strdup(r->q.dq_output);
+        r->owned = true;
+        if (!r->q.node || !r->q.input || !r->q.output || !r->q.dq_output) {
+            fail("out of memory%s%s", "", "");
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < nq; i++) {
+        Row *r = &rows[i];
+        if ((r->fname && qdqc_module_add_output(fm, r->fname) != QDQC_OK) ||
+            qdqc_module_add_output(lm, r->q.input) != QDQC_OK ||
+            qdqc_module_add_output(lm, r->q.output) != QDQC_OK ||
+            (r->compiled && qdqc_module_add_output(cm, r->q.output) != QDQC_OK))
+            goto done;
+    }
+    if (!buffers_alloc(&fb, fm) || !buffers_alloc(&lb, lm) || !buffers_alloc(&cb, cm)) {
+        fail("out of memory%s%s", "", "");
+        goto done;
+    }
+    if (qdqc_jit_create(cm, copts, &jit) != QDQC_OK)
+        goto done;
+    for (int s = 0; s < samples; s++) {
+        if ((rc = set_inputs(ctx, &lb, &o, (uint64_t)s + 1)) != RC_OK ||
+            (rc = copy_inputs(&lb, &fb)) != RC_OK || (rc = copy_inputs(&lb, &cb)) != RC_OK)
+            goto done;
+        rc = RC_INPUT;
+        if (qdqc_module_run_reference(fm, (const void *const *)fb.in, fb.out) != QDQC_OK ||
+            qdqc_module_run_reference(lm, (const void *const *)lb.in, lb.out) != QDQC_OK ||
+            qdqc_jit_run(jit, (const void *const *)cb.in, cb.out) != QDQC_OK)
+            goto done;
+        for (size_t i = 0; i < nq; i++)
+            gather(&rows[i], &fb, &lb, &cb);
+    }
+    for (size_t i = 0; i < nq; i++) {
+        Row *r = &rows[i];
+        r->xmin = INFINITY;
+        r->xmax = -INFINITY;
+        for (size_t k = 0; k < r->x.n; k++) {
+            r->xmin = fmin(r->xmin, r->x.v[k]);
+            r->xmax = fmax(r->xmax, r->x.v[k]);
+        }
+        if (r->f.n && r->f.n == r->dl.n) {
+            qdqc_error_stats_compute(r->f.v, r->dl.v, r->dl.n, r->q.scale, &r->fq);
+            r->has_fq = true;
+        }
+        if (r->dc.n && r->dc.n == r->dl.n) {
+            qdqc_error_stats_compute(r->dl.v, r->dc.v, r->dl.n, r->q.scale, &r->qc);
+            r->has_qc = true;
+        }
+        order[i] = r;
+    }
+    qsort(order, nq, sizeof *order, cmp_fq);
+    size_t top = (size_t)o.top < nq ? (size_t)o.top : nq;
+    while (top && !order[top - 1]->has_fq)
+        top--;
+    if (o.json) {
+        print_json(rows, nq, order, top, o.fmodel, o.qmodel, samples);
+    } else {
+        size_t nf = 0, nfused = 0, nbad = 0;
+        for (size_t i = 0; i < nq; i++) {
+            nf += rows[i].fname != NULL;
+            nfused += !rows[i].compiled;
+            nbad += rows[i].has_qc && rows[i].qc.max_steps > 1;
+        }
+        printf("float %s, QDQ %s (as written), compiled (default pipeline%s%s); %d sample%s\n",
+               o.fmodel, o.qmodel, o.keep_float ? ", float: " : "",
+               o.keep_float ? o.keep_float : "", samples, samples == 1 ? "" : "s");
+        printf("%zu quantized tensors, %zu matched to the float model, %zu fused away by the "
+               "passes\n\n", nq, nf, nfused);
+        print_table(rows, nq);
+        if (o.qparams)
+            print_qparams(rows, nq);
+        printf("\nworst float -> QDQ (lowest SQNR first):\n");
+        for (size_t i = 0; i < top; i++) {
+            char db[16];
+            fmt_db(db, sizeof db, order[i]->fq.sqnr_db);
+            printf("  %-3zu %-28s %8s dB  max %.2f steps  clipped %.2f%%\n",
+                   (size_t)(order[i] - rows), short_name(order[i]), db, order[i]->fq.max_steps,
+                   order[i]->x.n ? 100.0 * (double)order[i]->clipped / (double)order[i]->x.n
+                                 : 0.0);
+        }
+        if (nbad)
+            printf("QDQ -> compiled: %zu tensor%s beyond 1 step\n", nbad, nbad == 1 ? "" : "s");
+        else
+            printf("QDQ -> compiled: every compared tensor within 1 step\n");
+    }
+    if (o.plot && !write_svg(o.plot, rows, nq))
+        goto done;
+    rc = RC_OK;
+done:
+    for (size_t i = 0; rows && i < nq; i++) {
+        Row *r = &rows[i];
+        free(r->fname);
+        free(r->f.v);
+        free(r->x.v);
+        free(r->dl.v);
+        free(r->dc.v);
+        if (r->owned) {
+            free((char *)r->q.node);
+            free((char *)r->q.input);
+            free((char *)r->q.output);
+            free((char *)r->q.dq_output);
+        }
+    }
+    free(order);
+    for (size_t i = 0; i < nmap; i++) {
+        free(map[i].fl);
+        free(map[i].qd);
+    }
+    free(map);
+    qdqc_jit_destroy(jit);
+    buffers_free(&fb);
+    buffers_free(&lb);
+    buffers_free(&cb);
+    qdqc_module_destroy(fm);
+    qdqc_module_destroy(lm);
+    qdqc_module_destroy(cm);
+    free(rows);
+    free(o.inputs);
+    return rc;
+}
