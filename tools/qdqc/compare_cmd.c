@@ -335,15 +335,15 @@ short_name(const Row *r)
 static void
 print_table(Row *rows, size_t n)
 {
-    printf("%-3s %-28s %-11s | %8s %8s %10s %7s %10s %7s | %8s %7s %7s | %s\n", "#", "tensor",
-           "scale", "SQNR dB", "cosine", "max abs", "steps", "mean abs", "steps", "SQNR dB",
-           "max st", "mean st", "note");
-    printf("%-3s %-28s %-11s | %-62s | %-24s |\n", "", "", "", "float -> QDQ (quantizer)",
-           "QDQ -> compiled (qdqc)");
+    printf("%-3s %-10s | %-62s | %-24s |\n", "", "", "float -> QDQ (the quantizer's error)",
+           "QDQ -> compiled (qdqc's)");
+    printf("%-3s %-10s | %8s %8s %10s %7s %10s %7s | %8s %7s %7s | %s\n", "#", "scale",
+           "SQNR dB", "cosine", "max abs", "steps", "mean abs", "steps", "SQNR dB", "max st",
+           "mean st", "tensor (note)");
     for (size_t i = 0; i < n; i++) {
         Row *r = &rows[i];
         char s1[16] = "-", s2[16] = "-";
-        printf("%-3zu %-28s %-11.6g | ", i, short_name(r), r->q.scale);
+        printf("%-3zu %-10.6g | ", i, r->q.scale);
         if (r->has_fq) {
             fmt_db(s1, sizeof s1, r->fq.sqnr_db);
             printf("%8s %8.5f %10.4g %7.2f %10.4g %7.3f | ", s1, r->fq.cosine, r->fq.max_abs,
@@ -357,21 +357,24 @@ print_table(Row *rows, size_t n)
         } else {
             printf("%8s %7s %7s | ", "-", "-", "-");
         }
-        const char *sep = "";
+        printf("%s", short_name(r));
+        const char *sep = " (";
         if (!r->fname) {
-            printf("no float tensor");
+            printf("%sno float tensor", sep);
             sep = ", ";
         } else if (!r->shape_ok) {
-            printf("shapes differ");
+            printf("%sshapes differ", sep);
             sep = ", ";
         }
         if (!r->compiled) {
             printf("%sfused away", sep);
             sep = ", ";
         }
-        if (r->is_float)
+        if (r->is_float) {
             printf("%sfloat", sep);
-        printf("\n");
+            sep = ", ";
+        }
+        printf("%s\n", sep[0] == ',' ? ")" : "");
     }
 }
 
@@ -387,8 +390,8 @@ static void
 print_qparams(Row *rows, size_t n)
 {
     printf("\nquantization parameters (observed: the quantize's input in the QDQ graph)\n");
-    printf("%-3s %-28s %-4s %-11s %5s | %-23s | %-23s | %7s %7s\n", "#", "tensor", "type",
-           "scale", "zp", "covered range", "observed range", "clipped", "unused");
+    printf("%-3s %-4s %-10s %5s | %-23s | %-23s | %7s %7s | %s\n", "#", "type", "scale", "zp",
+           "covered range", "observed range", "clipped", "unused", "tensor");
     for (size_t i = 0; i < n; i++) {
         Row *r = &rows[i];
         double lo = (r->q.qmin - r->q.zero_point) * r->q.scale;
@@ -397,9 +400,9 @@ print_qparams(Row *rows, size_t n)
         double qlo = fmax(r->q.qmin, fmin(r->q.qmax, nearbyint(r->xmin / r->q.scale) + r->q.zero_point));
         double qhi = fmax(r->q.qmin, fmin(r->q.qmax, nearbyint(r->xmax / r->q.scale) + r->q.zero_point));
         double unused = 100.0 * (1.0 - (qhi - qlo + 1) / (double)(r->q.qmax - r->q.qmin + 1));
-        printf("%-3zu %-28s %-4s %-11.6g %5d | [%9.4g, %9.4g] | [%9.4g, %9.4g] | %6.2f%% %6.2f%%\n",
-               i, short_name(r), r->q.storage, r->q.scale, r->q.zero_point, lo, hi, r->xmin,
-               r->xmax, clip, unused);
+        printf("%-3zu %-4s %-10.6g %5d | [%9.4g, %9.4g] | [%9.4g, %9.4g] | %6.2f%% %6.2f%% | %s\n",
+               i, r->q.storage, r->q.scale, r->q.zero_point, lo, hi, r->xmin, r->xmax, clip,
+               unused, short_name(r));
     }
 }
 
@@ -571,8 +574,12 @@ write_svg(const char *path, Row *rows, size_t n)
     for (double v = lo; v <= hi + 1e-9; v += step) {
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eeeeee\"/>\n",
                 L, YOF(v), L + pw, YOF(v));
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s%.0f</text>\n", L - 6,
-                YOF(v) + 4, v >= hi - 1e-9 ? "exact " : "", v >= hi - 1e-9 ? 0.0 : v);
+        if (v >= hi - 1e-9)
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">exact</text>\n", L - 6,
+                    YOF(v) + 4);
+        else
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n", L - 6,
+                    YOF(v) + 4, v);
     }
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L,
             T + ph, L + pw, T + ph);
@@ -985,10 +992,11 @@ qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char 
         for (size_t i = 0; i < top; i++) {
             char db[16];
             fmt_db(db, sizeof db, order[i]->fq.sqnr_db);
-            printf("  %-3zu %-28s %8s dB  max %.2f steps  clipped %.2f%%\n",
-                   (size_t)(order[i] - rows), short_name(order[i]), db, order[i]->fq.max_steps,
+            printf("  %-3zu %8s dB  max %8.2f steps  clipped %6.2f%%  %s\n",
+                   (size_t)(order[i] - rows), db, order[i]->fq.max_steps,
                    order[i]->x.n ? 100.0 * (double)order[i]->clipped / (double)order[i]->x.n
-                                 : 0.0);
+                                 : 0.0,
+                   short_name(order[i]));
         }
         if (nbad)
             printf("QDQ -> compiled: %zu tensor%s beyond 1 step\n", nbad, nbad == 1 ? "" : "s");
