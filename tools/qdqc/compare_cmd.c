@@ -592,8 +592,14 @@ write_svg(const char *path, Row *rows, size_t n)
                "graph order)</text>\n", L + pw / 2, H - 8);
     /* x labels */
     for (size_t i = 0; i < n; i++) {
+        /* the distinctive end of a long ONNX name */
         char name[40];
-        snprintf(name, sizeof name, "%s", short_name(&rows[i]));
+        const char *nm = short_name(&rows[i]);
+        size_t ln = strlen(nm);
+        if (ln > 22)
+            snprintf(name, sizeof name, "\xe2\x80\xa6%s", nm + ln - 21);
+        else
+            snprintf(name, sizeof name, "%s", nm);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"9\" "
                    "transform=\"rotate(-60 %.1f %.1f)\">", XOF(i) + 3, T + ph + 12, XOF(i) + 3,
                 T + ph + 12);
@@ -604,14 +610,17 @@ write_svg(const char *path, Row *rows, size_t n)
     static const char *const color[2] = {"#1f77b4", "#ff7f0e"};
     static const char *const cls[2] = {"float-qdq", "qdq-compiled"};
     for (int k = 0; k < 2; k++) {
-        fprintf(f, "<polyline class=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
-                   "points=\"", cls[k], color[k]);
+        /* the line breaks where a layer has no value (no float tensor, fused away) */
+        fprintf(f, "<path class=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" d=\"",
+                cls[k], color[k]);
+        bool pen = false;
         for (size_t i = 0; i < n; i++) {
             const qdqc_error_stats *s = k ? (rows[i].has_qc ? &rows[i].qc : NULL)
                                           : (rows[i].has_fq ? &rows[i].fq : NULL);
             if (s)
-                fprintf(f, "%.1f,%.1f ", XOF(i),
+                fprintf(f, "%s%.1f,%.1f ", pen ? "L" : "M", XOF(i),
                         YOF(isfinite(s->sqnr_db) ? fmax(lo, s->sqnr_db) : s->sqnr_db > 0 ? hi : lo));
+            pen = s != NULL;
         }
         fputs("\"/>\n", f);
         for (size_t i = 0; i < n; i++) {
