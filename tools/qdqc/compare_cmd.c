@@ -1007,6 +1007,31 @@ qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char 
                                  : 0.0,
                    short_name(order[i]));
         }
+        /* where the error grows: the largest fall of SQNR from one compared tensor to the
+         * next in graph order (on a chain, a layer's own contribution) */
+        size_t at = nq, prev = nq, from = nq;
+        double drop = 0;
+        for (size_t i = 0; i < nq; i++) {
+            if (!rows[i].has_fq)
+                continue;
+            double a = prev < nq ? rows[prev].fq.sqnr_db : NAN, b = rows[i].fq.sqnr_db;
+            if (isfinite(b) && isfinite(a)) { /* from an exact tensor every fall is infinite */
+                double d = a - b;
+                if (d > drop) {
+                    drop = d;
+                    at = i;
+                    from = prev;
+                }
+            }
+            prev = i;
+        }
+        if (at < nq) {
+            char a[16], b[16];
+            fmt_db(a, sizeof a, rows[from].fq.sqnr_db);
+            fmt_db(b, sizeof b, rows[at].fq.sqnr_db);
+            printf("largest fall along the graph: %s -> %s dB at %zu %s (after %zu %s)\n", a, b,
+                   at, short_name(&rows[at]), from, short_name(&rows[from]));
+        }
         if (nbad)
             printf("QDQ -> compiled: %zu tensor%s beyond 1 step\n", nbad, nbad == 1 ? "" : "s");
         else
