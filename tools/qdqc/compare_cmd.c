@@ -224,7 +224,7 @@ typedef struct Row {
     bool is_float;    /* the quantize's float input is still computed after the passes */
     bool shape_ok;
     Vec f, x, dl, dc; /* float model, Q input (QDQ), dequantized QDQ, dequantized compiled */
-    long clipped;
+    long clip_lo, clip_hi; /* quantize inputs below / above the covered range */
     qdqc_error_stats fq, qc;
     bool has_fq, has_qc;
     double xmin, xmax;
@@ -390,19 +390,20 @@ static void
 print_qparams(Row *rows, size_t n)
 {
     printf("\nquantization parameters (observed: the quantize's input in the QDQ graph)\n");
-    printf("%-3s %-4s %-10s %5s | %-23s | %-23s | %7s %7s | %s\n", "#", "type", "scale", "zp",
-           "covered range", "observed range", "clipped", "unused", "tensor");
+    printf("%-3s %-4s %-10s %5s | %-23s | %-23s | %-15s %7s | %s\n", "#", "type", "scale", "zp",
+           "covered range", "observed range", "clipped low/high", "unused", "tensor");
     for (size_t i = 0; i < n; i++) {
         Row *r = &rows[i];
         double lo = (r->q.qmin - r->q.zero_point) * r->q.scale;
         double hi = (r->q.qmax - r->q.zero_point) * r->q.scale;
-        double clip = r->x.n ? 100.0 * (double)r->clipped / (double)r->x.n : 0;
+        double den = r->x.n ? (double)r->x.n / 100.0 : 1;
         double qlo = fmax(r->q.qmin, fmin(r->q.qmax, nearbyint(r->xmin / r->q.scale) + r->q.zero_point));
         double qhi = fmax(r->q.qmin, fmin(r->q.qmax, nearbyint(r->xmax / r->q.scale) + r->q.zero_point));
         double unused = 100.0 * (1.0 - (qhi - qlo + 1) / (double)(r->q.qmax - r->q.qmin + 1));
-        printf("%-3zu %-4s %-10.6g %5d | [%9.4g, %9.4g] | [%9.4g, %9.4g] | %6.2f%% %6.2f%% | %s\n",
-               i, r->q.storage, r->q.scale, r->q.zero_point, lo, hi, r->xmin, r->xmax, clip,
-               unused, short_name(r));
+        printf("%-3zu %-4s %-10.6g %5d | [%9.4g, %9.4g] | [%9.4g, %9.4g] | %6.2f%% %6.2f%% "
+               "%6.2f%% | %s\n",
+               i, r->q.storage, r->q.scale, r->q.zero_point, lo, hi, r->xmin, r->xmax,
+               (double)r->clip_lo / den, (double)r->clip_hi / den, unused, short_name(r));
     }
 }
 
@@ -489,8 +490,13 @@ print_json(Row *rows, size_t n, Row **order, size_t top, const char *fm, const c
         fputc(',', f);
         json_number(f, r->xmax);
         fputc(']', f);
+        double den = r->x.n ? (double)r->x.n : 1;
         json_key(f, &fs, "clipped_share");
-        json_number(f, r->x.n ? (double)r->clipped / (double)r->x.n : 0);
+        json_number(f, (double)(r->clip_lo + r->clip_hi) / den);
+        json_key(f, &fs, "clipped_below");
+        json_number(f, (double)r->clip_lo / den);
+        json_key(f, &fs, "clipped_above");
+        json_number(f, (double)r->clip_hi / den);
         fputc('}', f);
     }
     fputc(']', f);
@@ -858,8 +864,8 @@ gather(Row *r, const Buffers *fb, const Buffers *lb, const Buffers *cb)
         vec_add(&r->dl, (float)((q - zp) * s));
         vec_add(&r->x, (float)x);
         double t = nearbyint(x / s) + zp;
-        if (t < r->q.qmin || t > r->q.qmax)
-            r->clipped++;
+        r->clip_lo += t < r->q.qmin;
+        r->clip_hi += t > r->q.qmax;
         if (fd && get_f64(fet, fd, i, &v))
             vec_add(&r->f, (float)v);
         if (cd && get_f64(cet, cd, i, &v))
@@ -1001,11 +1007,11 @@ qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char 
         for (size_t i = 0; i < top; i++) {
             char db[16];
             fmt_db(db, sizeof db, order[i]->fq.sqnr_db);
-            printf("  %-3zu %8s dB  max %8.2f steps  clipped %6.2f%%  %s\n",
-                   (size_t)(order[i] - rows), db, order[i]->fq.max_steps,
-                   order[i]->x.n ? 100.0 * (double)order[i]->clipped / (double)order[i]->x.n
-                                 : 0.0,
-                   short_name(order[i]));
+            const Row *r = order[i];
+            double den = r->x.n ? (double)r->x.n / 100.0 : 1;
+            printf("  %-3zu %8s dB  max %8.2f steps  clipped %6.2f%% low %6.2f%% high  %s\n",
+                   (size_t)(r - rows), db, r->fq.max_steps, (double)r->clip_lo / den,
+                   (double)r->clip_hi / den, short_name(r));
         }
         /* where the error grows: the largest fall of SQNR from one compared tensor to the
          * next in graph order (on a chain, a layer's own contribution) */
