@@ -24,7 +24,7 @@ from . import _lib
 from ._model import (EngineWarning, Error, InputTypeError, Model, Step, StepTime, TensorInfo,
                      dtype_of, elem_type_of)
 
-__all__ = ["compile", "EngineWarning", "Error", "InputTypeError", "Model", "Step", "StepTime",
+__all__ = ["compile", "EngineWarning", "Error", "error_stats", "InputTypeError", "Model", "Step", "StepTime",
            "TensorInfo", "dtype_of", "lib", "version", "version_string", "VERSION_HEX"]
 __version__ = "0.1.0"
 VERSION_HEX = (0 << 16) | (1 << 8) | 0  # the C header's QDQC_VERSION_HEX this package expects
@@ -34,6 +34,27 @@ VERSION_HEX = (0 << 16) | (1 << 8) | 0  # the C header's QDQC_VERSION_HEX this p
 def lib():
     """The loaded libqdqc (ctypes.CDLL); loaded on first use, OSError if not found."""
     return _lib.load()
+
+
+class _ErrorStats(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_double) for n in
+                ("sqnr_db", "cosine", "max_abs", "mean_abs", "max_steps", "mean_steps")]
+
+
+def error_stats(ref, x, step=0.0):
+    """Error of x against ref (same size, compared as float32), as qdqc compare computes it
+    (qdqc_error_stats_compute, docs/accuracy.md): a dict with sqnr_db (inf when equal), cosine,
+    max_abs, mean_abs and, with the quantization step `step` > 0, max_steps and mean_steps."""
+    a = np.ascontiguousarray(ref, dtype=np.float32).ravel()
+    b = np.ascontiguousarray(x, dtype=np.float32).ravel()
+    if a.size != b.size:
+        raise ValueError(f"error_stats: {a.size} reference values, {b.size} values")
+    s = _ErrorStats()
+    st = lib().qdqc_error_stats_compute(a.ctypes.data, b.ctypes.data, a.size, float(step),
+                                        ctypes.byref(s))
+    if st != 0:
+        raise Error("error_stats", lib().qdqc_status_name(st).decode())
+    return {n: getattr(s, n) for n, _ in _ErrorStats._fields_}
 
 
 def version():

@@ -40,6 +40,12 @@ _PROTOS = {
                                                ctypes.c_char_p, c_void_pp]),
     "qdqc_module_load_file": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, c_void_pp]),
     "qdqc_module_destroy": (None, [ctypes.c_void_p]),
+    # accuracy comparison (lib/api/compare.c); qdqc_module_quant_get's struct is not declared
+    "qdqc_error_stats_compute": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                                ctypes.c_double, ctypes.c_void_p]),
+    "qdqc_module_quant_count": (ctypes.c_size_t, [ctypes.c_void_p]),
+    "qdqc_module_value_elem_type": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_char_p]),
+    "qdqc_module_add_output": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     # returns char * to free with qdqc_string_free: c_void_p keeps the pointer
     "qdqc_module_print": (ctypes.c_void_p, [ctypes.c_void_p]),
     "qdqc_module_print_mlir": (ctypes.c_void_p, [ctypes.c_void_p]),

@@ -458,3 +458,14 @@ def test_profile_object_has_run_profile(tmp_path, small_model):
     with qdqc.compile(small_model, name="net") as m:
         assert "run_profile" not in m.emit("header").decode()
         assert b"net_run_profile" not in m.emit("obj")
+
+
+def test_error_stats_exact():
+    # 3,4 against 3,3: signal 25, noise 1; cosine 21 / (5 sqrt 18); step 0.25
+    s = qdqc.error_stats(np.array([3, 4], np.float32), np.array([3, 3], np.float32), 0.25)
+    assert s["sqnr_db"] == pytest.approx(10 * np.log10(25.0), abs=1e-12)
+    assert s["cosine"] == pytest.approx(21 / (5 * np.sqrt(18.0)), abs=1e-12)
+    assert (s["max_abs"], s["mean_abs"], s["max_steps"], s["mean_steps"]) == (1, 0.5, 4, 2)
+    assert qdqc.error_stats([1, 2], [1, 2])["sqnr_db"] == float("inf")
+    with pytest.raises(ValueError):
+        qdqc.error_stats([1, 2], [1])
