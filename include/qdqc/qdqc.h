@@ -323,6 +323,41 @@ QDQC_API const char *qdqc_module_value_elem_type(const qdqc_module *m, const cha
  * compiled code without changing it. QDQC_ERR_INVALID_ARG if there is no such value. */
 QDQC_API qdqc_status qdqc_module_add_output(qdqc_module *m, const char *name);
 
+/* A comparison of a float model, its QDQ form as written and the QDQ form compiled
+ * (docs/accuracy.md). qdqc_compare_create loads float_path and qdq_path (twice: once run as
+ * written on the reference interpreter, once through the default pipeline, with the context's
+ * options such as "keep-float" and "requant", then JIT-compiled with opts, which may be NULL),
+ * lists the QDQ graph's activation quantizes (qdqc_module_quant_get) and matches each to a
+ * float tensor by name: `map` (NULL or text, lines "FLOAT_NAME QDQ_NAME", '#' comments, QDQ_NAME
+ * the quantize's node, input, output or dequantize output), then the quantize's input, then
+ * the names without ONNX Runtime's suffixes _QuantizeLinear_Input, _QuantizeLinear_Output and
+ * _DequantizeLinear_Output, then the dequantize's output. qdqc_compare_run runs the three on
+ * one sample (inputs as for qdqc_module_run_reference of the QDQ model, whose inputs
+ * qdqc_compare_get_qdq_module lends; the float model takes them by name, else by position);
+ * the rows cover every sample run so far. */
+typedef struct qdqc_compare qdqc_compare;
+typedef struct qdqc_compare_row {
+    qdqc_quant_info q;          /* the quantize (strings lent by the comparison) */
+    const char *float_tensor;   /* its float tensor, NULL if none matched */
+    int compiled;               /* its integers survive the passes (else: fused away) */
+    int float_in_compiled;      /* its float input is still computed after the passes */
+    int has_float_to_qdq;       /* a float tensor of the same size was found */
+    int has_qdq_to_compiled;
+    qdqc_error_stats float_to_qdq;    /* float tensor vs dequantized QDQ integers */
+    qdqc_error_stats qdq_to_compiled; /* dequantized QDQ vs dequantized compiled integers */
+    double observed_min, observed_max; /* of the quantize's input in the QDQ graph */
+    uint64_t count, clipped_below, clipped_above; /* its values; those outside [qmin, qmax] */
+} qdqc_compare_row;
+QDQC_API qdqc_status qdqc_compare_create(qdqc_context *ctx, const char *float_path,
+                                         const char *qdq_path, const qdqc_compile_options *opts,
+                                         const char *map, qdqc_compare **out);
+QDQC_API void qdqc_compare_destroy(qdqc_compare *c); /* NULL is a no-op */
+QDQC_API const qdqc_module *qdqc_compare_get_qdq_module(const qdqc_compare *c);
+QDQC_API qdqc_status qdqc_compare_run(qdqc_compare *c, const void *const *inputs);
+QDQC_API size_t qdqc_compare_row_count(const qdqc_compare *c);
+QDQC_API qdqc_status qdqc_compare_row_get(const qdqc_compare *c, size_t i,
+                                          qdqc_compare_row *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,15 +64,6 @@ fail(const char *fmt, const char *a, const char *b)
     return RC_INPUT;
 }
 
-/* ---- tensors of one module ---- */
-
-typedef struct Buffers {
-    qdqc_module *m;
-    size_t nin, nout;
-    void **in, **out;
-    size_t *in_n, *out_n; /* element counts */
-} Buffers;
-
 static size_t
 numel(int rank, const int64_t *dims)
 {
@@ -80,97 +71,6 @@ numel(int rank, const int64_t *dims)
     for (int i = 0; i < rank; i++)
         n *= (size_t)(dims[i] > 0 ? dims[i] : 0);
     return n;
-}
-
-static bool
-buffers_alloc(Buffers *b, qdqc_module *m)
-{
-    b->m = m;
-    b->nin = qdqc_module_input_count(m);
-    b->nout = qdqc_module_output_count(m);
-    b->in = calloc(b->nin + 1, sizeof(void *));
-    b->out = calloc(b->nout + 1, sizeof(void *));
-    b->in_n = calloc(b->nin + 1, sizeof(size_t));
-    b->out_n = calloc(b->nout + 1, sizeof(size_t));
-    if (!b->in || !b->out || !b->in_n || !b->out_n)
-        return false;
-    for (size_t i = 0; i < b->nin; i++) {
-        b->in_n[i] = numel(qdqc_module_input_rank(m, i), qdqc_module_input_dims(m, i));
-        b->in[i] = calloc(b->in_n[i] + 1, qdqc_elem_type_size(qdqc_module_input_elem_type(m, i)));
-        if (!b->in[i])
-            return false;
-    }
-    for (size_t i = 0; i < b->nout; i++) {
-        b->out_n[i] = numel(qdqc_module_output_rank(m, i), qdqc_module_output_dims(m, i));
-        b->out[i] =
-            calloc(b->out_n[i] + 1, qdqc_elem_type_size(qdqc_module_output_elem_type(m, i)));
-        if (!b->out[i])
-            return false;
-    }
-    return true;
-}
-
-static void
-buffers_free(Buffers *b)
-{
-    for (size_t i = 0; b->in && i < b->nin; i++)
-        free(b->in[i]);
-    for (size_t i = 0; b->out && i < b->nout; i++)
-        free(b->out[i]);
-    free(b->in);
-    free(b->out);
-    free(b->in_n);
-    free(b->out_n);
-}
-
-/* A value of the module by name: a graph input or output. */
-static bool
-find_tensor(const Buffers *b, const char *name, const void **data, size_t *n, const char **et)
-{
-    for (size_t i = 0; i < b->nout; i++)
-        if (!strcmp(qdqc_module_output_name(b->m, i), name)) {
-            *data = b->out[i];
-            *n = b->out_n[i];
-            *et = qdqc_module_output_elem_type(b->m, i);
-            return true;
-        }
-    for (size_t i = 0; i < b->nin; i++)
-        if (!strcmp(qdqc_module_input_name(b->m, i), name)) {
-            *data = b->in[i];
-            *n = b->in_n[i];
-            *et = qdqc_module_input_elem_type(b->m, i);
-            return true;
-        }
-    return false;
-}
-
-static bool
-get_f64(const char *et, const void *p, size_t i, double *v)
-{
-    if (!strcmp(et, "f32")) {
-        float f;
-        memcpy(&f, (const char *)p + 4 * i, 4);
-        *v = f;
-    } else if (!strcmp(et, "i8") || !strcmp(et, "i4")) {
-        *v = ((const int8_t *)p)[i];
-    } else if (!strcmp(et, "u8") || !strcmp(et, "u4")) {
-        *v = ((const uint8_t *)p)[i];
-    } else if (!strcmp(et, "i16")) {
-        int16_t x;
-        memcpy(&x, (const char *)p + 2 * i, 2);
-        *v = x;
-    } else if (!strcmp(et, "u16")) {
-        uint16_t x;
-        memcpy(&x, (const char *)p + 2 * i, 2);
-        *v = x;
-    } else if (!strcmp(et, "i32")) {
-        int32_t x;
-        memcpy(&x, (const char *)p + 4 * i, 4);
-        *v = x;
-    } else {
-        return false;
-    }
-    return true;
 }
 
 /* ---- inputs ---- */
@@ -195,124 +95,43 @@ fill_random_f32(float *p, size_t n, uint64_t seed)
     }
 }
 
-/* ---- per quantize ---- */
+/* ---- rows: qdqc_compare_row (lib/api/compare.c) ---- */
 
-typedef struct Vec {
-    float *v;
-    size_t n, cap;
-} Vec;
+typedef qdqc_compare_row Row;
 
-static bool
-vec_add(Vec *v, float x)
-{
-    if (v->n == v->cap) {
-        size_t c = v->cap ? 2 * v->cap : 256;
-        float *p = realloc(v->v, c * sizeof(float));
-        if (!p)
-            return false;
-        v->v = p;
-        v->cap = c;
-    }
-    v->v[v->n++] = x;
-    return true;
-}
-
-typedef struct Row {
-    qdqc_quant_info q;
-    char *fname;      /* the float model's tensor, or NULL */
-    bool compiled;    /* the integers survive the passes */
-    bool is_float;    /* the quantize's float input is still computed after the passes */
-    bool shape_ok;
-    Vec f, x, dl, dc; /* float model, Q input (QDQ), dequantized QDQ, dequantized compiled */
-    long clip_lo, clip_hi; /* quantize inputs below / above the covered range */
-    qdqc_error_stats fq, qc;
-    bool has_fq, has_qc;
-    double xmin, xmax;
-    bool owned; /* q's strings are copies */
-} Row;
-
+/* a whole file as a NUL-terminated string (the --map file) */
 static char *
-strip_suffix(const char *s, const char *suf)
+read_text(const char *path)
 {
-    size_t n = strlen(s), k = strlen(suf);
-    if (n <= k || strcmp(s + n - k, suf) != 0)
-        return NULL;
-    char *r = malloc(n - k + 1);
-    if (r) {
-        memcpy(r, s, n - k);
-        r[n - k] = 0;
-    }
-    return r;
-}
-
-typedef struct MapEntry {
-    char *fl, *qd;
-} MapEntry;
-
-static bool
-is_float_value(qdqc_module *f, const char *name)
-{
-    const char *et = qdqc_module_value_elem_type(f, name);
-    return et && !strcmp(et, "f32");
-}
-
-static char *
-match_float(qdqc_module *f, const qdqc_quant_info *q, const MapEntry *map, size_t nmap)
-{
-    for (size_t i = 0; i < nmap; i++) {
-        const char *k = map[i].qd;
-        if (!strcmp(k, q->node) || !strcmp(k, q->input) || !strcmp(k, q->output) ||
-            (*q->dq_output && !strcmp(k, q->dq_output)))
-            return strdup(map[i].fl);
-    }
-    if (is_float_value(f, q->input))
-        return strdup(q->input);
-    struct {
-        const char *s, *suf;
-    } c[] = {{q->input, "_QuantizeLinear_Input"},
-             {q->output, "_QuantizeLinear_Output"},
-             {q->dq_output, "_DequantizeLinear_Output"}};
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        char *s = strip_suffix(c[i].s, c[i].suf);
-        if (s && is_float_value(f, s))
-            return s;
-        free(s);
-    }
-    if (*q->dq_output && is_float_value(f, q->dq_output))
-        return strdup(q->dq_output);
-    return NULL;
-}
-
-static bool
-read_map(const char *path, MapEntry **out, size_t *n)
-{
-    FILE *fp = fopen(path, "r");
+    FILE *fp = fopen(path, "rb");
     if (!fp)
-        return false;
-    char line[4096];
-    size_t cap = 0;
-    while (fgets(line, sizeof line, fp)) {
-        char a[2048], b[2048];
-        char *h = strchr(line, '#');
-        if (h)
-            *h = 0;
-        if (sscanf(line, "%2047s %2047s", a, b) != 2)
-            continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            MapEntry *p = realloc(*out, cap * sizeof **out);
+        return NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 8192;
+            char *p = realloc(buf, cap);
             if (!p) {
+                free(buf);
                 fclose(fp);
-                return false;
+                return NULL;
             }
-            *out = p;
+            buf = p;
         }
-        (*out)[*n].fl = strdup(a);
-        (*out)[*n].qd = strdup(b);
-        (*n)++;
+        size_t k = fread(buf + len, 1, 4096, fp);
+        len += k;
+        if (k < 4096)
+            break;
     }
+    bool bad = ferror(fp) != 0;
     fclose(fp);
-    return true;
+    if (bad) {
+        free(buf);
+        return NULL;
+    }
+    buf[len] = 0;
+    return buf;
 }
 
 /* ---- output ---- */
@@ -329,7 +148,7 @@ fmt_db(char *buf, size_t len, double v)
 static const char *
 short_name(const Row *r)
 {
-    return r->fname ? r->fname : r->q.input;
+    return r->float_tensor ? r->float_tensor : r->q.input;
 }
 
 static void
@@ -344,25 +163,25 @@ print_table(Row *rows, size_t n)
         Row *r = &rows[i];
         char s1[16] = "-", s2[16] = "-";
         printf("%-3zu %-10.6g | ", i, r->q.scale);
-        if (r->has_fq) {
-            fmt_db(s1, sizeof s1, r->fq.sqnr_db);
-            printf("%8s %8.5f %10.4g %7.2f %10.4g %7.3f | ", s1, r->fq.cosine, r->fq.max_abs,
-                   r->fq.max_steps, r->fq.mean_abs, r->fq.mean_steps);
+        if (r->has_float_to_qdq) {
+            fmt_db(s1, sizeof s1, r->float_to_qdq.sqnr_db);
+            printf("%8s %8.5f %10.4g %7.2f %10.4g %7.3f | ", s1, r->float_to_qdq.cosine, r->float_to_qdq.max_abs,
+                   r->float_to_qdq.max_steps, r->float_to_qdq.mean_abs, r->float_to_qdq.mean_steps);
         } else {
             printf("%8s %8s %10s %7s %10s %7s | ", "-", "-", "-", "-", "-", "-");
         }
-        if (r->has_qc) {
-            fmt_db(s2, sizeof s2, r->qc.sqnr_db);
-            printf("%8s %7.0f %7.3f | ", s2, r->qc.max_steps, r->qc.mean_steps);
+        if (r->has_qdq_to_compiled) {
+            fmt_db(s2, sizeof s2, r->qdq_to_compiled.sqnr_db);
+            printf("%8s %7.0f %7.3f | ", s2, r->qdq_to_compiled.max_steps, r->qdq_to_compiled.mean_steps);
         } else {
             printf("%8s %7s %7s | ", "-", "-", "-");
         }
         printf("%s", short_name(r));
         const char *sep = " (";
-        if (!r->fname) {
+        if (!r->float_tensor) {
             printf("%sno float tensor", sep);
             sep = ", ";
-        } else if (!r->shape_ok) {
+        } else if (!r->has_float_to_qdq) {
             printf("%sshapes differ", sep);
             sep = ", ";
         }
@@ -370,7 +189,7 @@ print_table(Row *rows, size_t n)
             printf("%sfused away", sep);
             sep = ", ";
         }
-        if (r->is_float) {
+        if (r->float_in_compiled) {
             printf("%sfloat", sep);
             sep = ", ";
         }
@@ -382,7 +201,7 @@ static int
 cmp_fq(const void *a, const void *b)
 {
     const Row *x = *(Row *const *)a, *y = *(Row *const *)b;
-    double u = x->has_fq ? x->fq.sqnr_db : INFINITY, v = y->has_fq ? y->fq.sqnr_db : INFINITY;
+    double u = x->has_float_to_qdq ? x->float_to_qdq.sqnr_db : INFINITY, v = y->has_float_to_qdq ? y->float_to_qdq.sqnr_db : INFINITY;
     return u < v ? -1 : u > v ? 1 : 0;
 }
 
@@ -396,14 +215,14 @@ print_qparams(Row *rows, size_t n)
         Row *r = &rows[i];
         double lo = (r->q.qmin - r->q.zero_point) * r->q.scale;
         double hi = (r->q.qmax - r->q.zero_point) * r->q.scale;
-        double den = r->x.n ? (double)r->x.n / 100.0 : 1;
-        double qlo = fmax(r->q.qmin, fmin(r->q.qmax, nearbyint(r->xmin / r->q.scale) + r->q.zero_point));
-        double qhi = fmax(r->q.qmin, fmin(r->q.qmax, nearbyint(r->xmax / r->q.scale) + r->q.zero_point));
+        double den = r->count ? (double)r->count / 100.0 : 1;
+        double qlo = fmax(r->q.qmin, fmin(r->q.qmax, nearbyint(r->observed_min / r->q.scale) + r->q.zero_point));
+        double qhi = fmax(r->q.qmin, fmin(r->q.qmax, nearbyint(r->observed_max / r->q.scale) + r->q.zero_point));
         double unused = 100.0 * (1.0 - (qhi - qlo + 1) / (double)(r->q.qmax - r->q.qmin + 1));
         printf("%-3zu %-4s %-10.6g %5d | [%9.4g, %9.4g] | [%9.4g, %9.4g] | %6.2f%% %6.2f%% "
                "%6.2f%% | %s\n",
-               i, r->q.storage, r->q.scale, r->q.zero_point, lo, hi, r->xmin, r->xmax,
-               (double)r->clip_lo / den, (double)r->clip_hi / den, unused, short_name(r));
+               i, r->q.storage, r->q.scale, r->q.zero_point, lo, hi, r->observed_min, r->observed_max,
+               (double)r->clipped_below / den, (double)r->clipped_above / den, unused, short_name(r));
     }
 }
 
@@ -460,8 +279,8 @@ print_json(Row *rows, size_t n, Row **order, size_t top, const char *fm, const c
         json_key(f, &fs, "qdq_output");
         json_string(f, r->q.output);
         json_key(f, &fs, "float_tensor");
-        if (r->fname)
-            json_string(f, r->fname);
+        if (r->float_tensor)
+            json_string(f, r->float_tensor);
         else
             fputs("null", f);
         json_key(f, &fs, "storage");
@@ -473,9 +292,9 @@ print_json(Row *rows, size_t n, Row **order, size_t top, const char *fm, const c
         json_key(f, &fs, "compiled");
         fputs(r->compiled ? "true" : "false", f);
         json_key(f, &fs, "float_in_compiled");
-        fputs(r->is_float ? "true" : "false", f);
-        json_stats(f, &fs, "float_to_qdq", &r->fq, r->has_fq);
-        json_stats(f, &fs, "qdq_to_compiled", &r->qc, r->has_qc);
+        fputs(r->float_in_compiled ? "true" : "false", f);
+        json_stats(f, &fs, "float_to_qdq", &r->float_to_qdq, r->has_float_to_qdq);
+        json_stats(f, &fs, "qdq_to_compiled", &r->qdq_to_compiled, r->has_qdq_to_compiled);
         double lo = (r->q.qmin - r->q.zero_point) * r->q.scale;
         double hi = (r->q.qmax - r->q.zero_point) * r->q.scale;
         json_key(f, &fs, "covered");
@@ -486,17 +305,17 @@ print_json(Row *rows, size_t n, Row **order, size_t top, const char *fm, const c
         fputc(']', f);
         json_key(f, &fs, "observed");
         fputc('[', f);
-        json_number(f, r->xmin);
+        json_number(f, r->observed_min);
         fputc(',', f);
-        json_number(f, r->xmax);
+        json_number(f, r->observed_max);
         fputc(']', f);
-        double den = r->x.n ? (double)r->x.n : 1;
+        double den = r->count ? (double)r->count : 1;
         json_key(f, &fs, "clipped_share");
-        json_number(f, (double)(r->clip_lo + r->clip_hi) / den);
+        json_number(f, (double)(r->clipped_below + r->clipped_above) / den);
         json_key(f, &fs, "clipped_below");
-        json_number(f, (double)r->clip_lo / den);
+        json_number(f, (double)r->clipped_below / den);
         json_key(f, &fs, "clipped_above");
-        json_number(f, (double)r->clip_hi / den);
+        json_number(f, (double)r->clipped_above / den);
         fputc('}', f);
     }
     fputc(']', f);
@@ -542,8 +361,8 @@ write_svg(const char *path, Row *rows, size_t n)
         return false;
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < n; i++) {
-        const qdqc_error_stats *s[2] = {rows[i].has_fq ? &rows[i].fq : NULL,
-                                        rows[i].has_qc ? &rows[i].qc : NULL};
+        const qdqc_error_stats *s[2] = {rows[i].has_float_to_qdq ? &rows[i].float_to_qdq : NULL,
+                                        rows[i].has_qdq_to_compiled ? &rows[i].qdq_to_compiled : NULL};
         for (int k = 0; k < 2; k++)
             if (s[k] && isfinite(s[k]->sqnr_db)) {
                 lo = fmin(lo, s[k]->sqnr_db);
@@ -571,7 +390,7 @@ write_svg(const char *path, Row *rows, size_t n)
     fprintf(f, "<text x=\"%.1f\" y=\"22\" font-size=\"14\" text-anchor=\"middle\">SQNR per "
                "layer: where the accuracy goes</text>\n", L + pw / 2);
     for (size_t i = 0; i < n; i++)
-        if (rows[i].is_float)
+        if (rows[i].float_in_compiled)
             fprintf(f, "<rect class=\"float-layer\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                        "height=\"%.1f\" fill=\"#dddddd\"/>\n",
                     L + dx * (double)i, T, dx, ph);
@@ -621,8 +440,8 @@ write_svg(const char *path, Row *rows, size_t n)
                 cls[k], color[k]);
         bool pen = false;
         for (size_t i = 0; i < n; i++) {
-            const qdqc_error_stats *s = k ? (rows[i].has_qc ? &rows[i].qc : NULL)
-                                          : (rows[i].has_fq ? &rows[i].fq : NULL);
+            const qdqc_error_stats *s = k ? (rows[i].has_qdq_to_compiled ? &rows[i].qdq_to_compiled : NULL)
+                                          : (rows[i].has_float_to_qdq ? &rows[i].float_to_qdq : NULL);
             if (s)
                 fprintf(f, "%s%.1f,%.1f ", pen ? "L" : "M", XOF(i),
                         YOF(isfinite(s->sqnr_db) ? fmax(lo, s->sqnr_db) : s->sqnr_db > 0 ? hi : lo));
@@ -630,8 +449,8 @@ write_svg(const char *path, Row *rows, size_t n)
         }
         fputs("\"/>\n", f);
         for (size_t i = 0; i < n; i++) {
-            const qdqc_error_stats *s = k ? (rows[i].has_qc ? &rows[i].qc : NULL)
-                                          : (rows[i].has_fq ? &rows[i].fq : NULL);
+            const qdqc_error_stats *s = k ? (rows[i].has_qdq_to_compiled ? &rows[i].qdq_to_compiled : NULL)
+                                          : (rows[i].has_float_to_qdq ? &rows[i].float_to_qdq : NULL);
             if (!s)
                 continue;
             double v = s->sqnr_db;
@@ -783,94 +602,44 @@ parse_args(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char **argv
 }
 
 /* Fill b's inputs: --input arrays by name, else random floats of `seed`. */
+/* One sample of the QDQ model's inputs: --input arrays by name, else random floats of `seed`.
+ * bufs[i] has room for input i. */
 static int
-set_inputs(qdqc_context *ctx, Buffers *b, const CmpOpts *o, uint64_t seed)
+set_inputs(qdqc_context *ctx, const qdqc_module *m, void **bufs, const CmpOpts *o,
+           uint64_t seed)
 {
-    for (size_t i = 0; i < b->nin; i++) {
-        const char *name = qdqc_module_input_name(b->m, i);
-        const char *et = qdqc_module_input_elem_type(b->m, i);
+    size_t nin = qdqc_module_input_count(m);
+    for (size_t i = 0; i < nin; i++) {
+        const char *name = qdqc_module_input_name(m, i);
+        const char *et = qdqc_module_input_elem_type(m, i);
+        size_t n = numel(qdqc_module_input_rank(m, i), qdqc_module_input_dims(m, i));
         const char *file = NULL;
         for (int k = 0; k < o->ninputs; k++) {
             const char *eq = strchr(o->inputs[k], '=');
             if (eq && (size_t)(eq - o->inputs[k]) == strlen(name) &&
                 !strncmp(o->inputs[k], name, strlen(name)))
                 file = eq + 1;
-            else if (!eq && b->nin == 1)
+            else if (!eq && nin == 1)
                 file = o->inputs[k];
         }
         if (file) {
             qdqc_array a;
             if (qdqc_npy_read(ctx, file, &a) != QDQC_OK)
                 return RC_INPUT;
-            size_t n = numel(a.rank, a.dims);
-            if (strcmp(a.elem_type, et) || n != b->in_n[i]) {
+            if (strcmp(a.elem_type, et) || numel(a.rank, a.dims) != n) {
                 qdqc_array_free(&a);
                 return fail("input '%s': %s does not match the model's input (type, size)", name,
                             file);
             }
-            memcpy(b->in[i], a.data, a.nbytes);
+            memcpy(bufs[i], a.data, a.nbytes);
             qdqc_array_free(&a);
         } else if (!strcmp(et, "f32")) {
-            fill_random_f32(b->in[i], b->in_n[i], seed + i);
+            fill_random_f32(bufs[i], n, seed + i);
         } else {
             return fail("input '%s' (%s) needs --input %s=FILE.npy", name, et);
         }
     }
     return RC_OK;
-}
-
-/* Copy inputs by name (else by position) from src to dst. */
-static int
-copy_inputs(const Buffers *src, Buffers *dst)
-{
-    for (size_t i = 0; i < dst->nin; i++) {
-        const char *name = qdqc_module_input_name(dst->m, i);
-        size_t k = src->nin;
-        for (size_t j = 0; j < src->nin; j++)
-            if (!strcmp(qdqc_module_input_name(src->m, j), name))
-                k = j;
-        if (k == src->nin)
-            k = i < src->nin ? i : src->nin;
-        if (k == src->nin || src->in_n[k] != dst->in_n[i] ||
-            strcmp(qdqc_module_input_elem_type(src->m, k),
-                   qdqc_module_input_elem_type(dst->m, i)))
-            return fail("input '%s' of the float model has no counterpart in the QDQ model%s",
-                        name, "");
-        memcpy(dst->in[i], src->in[k],
-               dst->in_n[i] * qdqc_elem_type_size(qdqc_module_input_elem_type(dst->m, i)));
-    }
-    return RC_OK;
-}
-
-static void
-gather(Row *r, const Buffers *fb, const Buffers *lb, const Buffers *cb)
-{
-    const void *ld, *xd, *fd = NULL, *cd = NULL;
-    size_t ln, xn, fn = 0, cn = 0;
-    const char *let, *xet, *fet = NULL, *cet = NULL;
-    if (!find_tensor(lb, r->q.output, &ld, &ln, &let) ||
-        !find_tensor(lb, r->q.input, &xd, &xn, &xet) || xn != ln)
-        return;
-    if (r->fname && find_tensor(fb, r->fname, &fd, &fn, &fet) && fn != ln)
-        fd = NULL;
-    r->shape_ok = fd != NULL;
-    if (r->compiled && (!find_tensor(cb, r->q.output, &cd, &cn, &cet) || cn != ln))
-        cd = NULL;
-    double s = r->q.scale, zp = r->q.zero_point;
-    for (size_t i = 0; i < ln; i++) {
-        double q, x, v;
-        get_f64(let, ld, i, &q);
-        get_f64(xet, xd, i, &x);
-        vec_add(&r->dl, (float)((q - zp) * s));
-        vec_add(&r->x, (float)x);
-        double t = nearbyint(x / s) + zp;
-        r->clip_lo += t < r->q.qmin;
-        r->clip_hi += t > r->q.qmax;
-        if (fd && get_f64(fet, fd, i, &v))
-            vec_add(&r->f, (float)v);
-        if (cd && get_f64(cet, cd, i, &v))
-            vec_add(&r->dc, (float)((v - zp) * s));
-    }
 }
 
 int
@@ -885,115 +654,60 @@ qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char 
         free(o.inputs);
         return rc < 0 ? RC_OK : rc;
     }
-    qdqc_module *fm = NULL, *lm = NULL, *cm = NULL;
-    qdqc_jit *jit = NULL;
-    Buffers fb = {0}, lb = {0}, cb = {0};
+    qdqc_compare *cmp = NULL;
+    char *map = NULL;
+    void **in = NULL;
+    size_t nin = 0, nq = 0;
     Row *rows = NULL, **order = NULL;
-    MapEntry *map = NULL;
-    size_t nmap = 0, nq = 0;
     int samples = o.samples ? o.samples : 1;
     rc = RC_INPUT;
-    if (o.map && !read_map(o.map, &map, &nmap)) {
+    if (o.map && !(map = read_text(o.map))) {
         fail("cannot read map file '%s'%s", o.map, "");
         goto done;
     }
     if (o.keep_float && qdqc_context_set_option(ctx, "keep-float", o.keep_float) != QDQC_OK)
         goto done;
-    if (qdqc_module_load_file(ctx, o.fmodel, &fm) != QDQC_OK ||
-        qdqc_module_load_file(ctx, o.qmodel, &lm) != QDQC_OK ||
-        qdqc_module_load_file(ctx, o.qmodel, &cm) != QDQC_OK ||
-        qdqc_module_run_passes(cm, "default") != QDQC_OK)
+    if (qdqc_compare_create(ctx, o.fmodel, o.qmodel, copts, map, &cmp) != QDQC_OK)
         goto done;
-    nq = qdqc_module_quant_count(lm);
+    const qdqc_module *qm = qdqc_compare_get_qdq_module(cmp);
+    nin = qdqc_module_input_count(qm);
+    in = calloc(nin + 1, sizeof(void *));
+    if (!in)
+        goto done;
+    for (size_t i = 0; i < nin; i++) {
+        in[i] = calloc(numel(qdqc_module_input_rank(qm, i), qdqc_module_input_dims(qm, i)) + 1,
+                       qdqc_elem_type_size(qdqc_module_input_elem_type(qm, i)));
+        if (!in[i])
+            goto done;
+    }
+    for (int s = 0; s < samples; s++) {
+        if ((rc = set_inputs(ctx, qm, in, &o, (uint64_t)s + 1)) != RC_OK)
+            goto done;
+        rc = RC_INPUT;
+        if (qdqc_compare_run(cmp, (const void *const *)in) != QDQC_OK)
+            goto done;
+    }
+    nq = qdqc_compare_row_count(cmp);
     rows = calloc(nq + 1, sizeof(Row));
     order = calloc(nq + 1, sizeof(Row *));
     if (!rows || !order)
         goto done;
-    /* match, then make every tensor a graph output (names are read before any is added) */
     for (size_t i = 0; i < nq; i++) {
-        Row *r = &rows[i];
-        qdqc_module_quant_get(lm, i, &r->q);
-    }
-    for (size_t i = 0; i < nq; i++) {
-        Row *r = &rows[i];
-        r->fname = match_float(fm, &r->q, map, nmap);
-        const char *ct = qdqc_module_value_elem_type(cm, r->q.output);
-        r->compiled = ct && !strcmp(ct, r->q.storage);
-        const char *xt = qdqc_module_value_elem_type(cm, r->q.input);
-        bool is_input = false;
-        for (size_t k = 0; k < qdqc_module_input_count(lm); k++)
-            is_input |= !strcmp(qdqc_module_input_name(lm, k), r->q.input);
-        r->is_float = !is_input && xt && !strcmp(xt, "f32");
-    }
-    /* the strings of a quant info are lent until the module changes: keep copies */
-    for (size_t i = 0; i < nq; i++) {
-        Row *r = &rows[i];
-        r->q.node = strdup(r->q.node);
-        r->q.input = strdup(r->q.input);
-        r->q.output = strdup(r->q.output);
-        r->q.dq_output = strdup(r->q.dq_output);
-        r->owned = true;
-        if (!r->q.node || !r->q.input || !r->q.output || !r->q.dq_output) {
-            fail("out of memory%s%s", "", "");
-            goto done;
-        }
-    }
-    for (size_t i = 0; i < nq; i++) {
-        Row *r = &rows[i];
-        if ((r->fname && qdqc_module_add_output(fm, r->fname) != QDQC_OK) ||
-            qdqc_module_add_output(lm, r->q.input) != QDQC_OK ||
-            qdqc_module_add_output(lm, r->q.output) != QDQC_OK ||
-            (r->compiled && qdqc_module_add_output(cm, r->q.output) != QDQC_OK))
-            goto done;
-    }
-    if (!buffers_alloc(&fb, fm) || !buffers_alloc(&lb, lm) || !buffers_alloc(&cb, cm)) {
-        fail("out of memory%s%s", "", "");
-        goto done;
-    }
-    if (qdqc_jit_create(cm, copts, &jit) != QDQC_OK)
-        goto done;
-    for (int s = 0; s < samples; s++) {
-        if ((rc = set_inputs(ctx, &lb, &o, (uint64_t)s + 1)) != RC_OK ||
-            (rc = copy_inputs(&lb, &fb)) != RC_OK || (rc = copy_inputs(&lb, &cb)) != RC_OK)
-            goto done;
-        rc = RC_INPUT;
-        if (qdqc_module_run_reference(fm, (const void *const *)fb.in, fb.out) != QDQC_OK ||
-            qdqc_module_run_reference(lm, (const void *const *)lb.in, lb.out) != QDQC_OK ||
-            qdqc_jit_run(jit, (const void *const *)cb.in, cb.out) != QDQC_OK)
-            goto done;
-        for (size_t i = 0; i < nq; i++)
-            gather(&rows[i], &fb, &lb, &cb);
-    }
-    for (size_t i = 0; i < nq; i++) {
-        Row *r = &rows[i];
-        r->xmin = INFINITY;
-        r->xmax = -INFINITY;
-        for (size_t k = 0; k < r->x.n; k++) {
-            r->xmin = fmin(r->xmin, r->x.v[k]);
-            r->xmax = fmax(r->xmax, r->x.v[k]);
-        }
-        if (r->f.n && r->f.n == r->dl.n) {
-            qdqc_error_stats_compute(r->f.v, r->dl.v, r->dl.n, r->q.scale, &r->fq);
-            r->has_fq = true;
-        }
-        if (r->dc.n && r->dc.n == r->dl.n) {
-            qdqc_error_stats_compute(r->dl.v, r->dc.v, r->dl.n, r->q.scale, &r->qc);
-            r->has_qc = true;
-        }
-        order[i] = r;
+        qdqc_compare_row_get(cmp, i, &rows[i]);
+        order[i] = &rows[i];
     }
     qsort(order, nq, sizeof *order, cmp_fq);
     size_t top = (size_t)o.top < nq ? (size_t)o.top : nq;
-    while (top && !order[top - 1]->has_fq)
+    while (top && !order[top - 1]->has_float_to_qdq)
         top--;
     if (o.json) {
         print_json(rows, nq, order, top, o.fmodel, o.qmodel, samples);
     } else {
         size_t nf = 0, nfused = 0, nbad = 0;
         for (size_t i = 0; i < nq; i++) {
-            nf += rows[i].fname != NULL;
+            nf += rows[i].float_tensor != NULL;
             nfused += !rows[i].compiled;
-            nbad += rows[i].has_qc && rows[i].qc.max_steps > 1;
+            nbad += rows[i].has_qdq_to_compiled && rows[i].qdq_to_compiled.max_steps > 1;
         }
         printf("float %s, QDQ %s (as written), compiled (default pipeline%s%s); %d sample%s\n",
                o.fmodel, o.qmodel, o.keep_float ? ", float: " : "",
@@ -1006,21 +720,21 @@ qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char 
         printf("\nworst float -> QDQ (lowest SQNR first):\n");
         for (size_t i = 0; i < top; i++) {
             char db[16];
-            fmt_db(db, sizeof db, order[i]->fq.sqnr_db);
+            fmt_db(db, sizeof db, order[i]->float_to_qdq.sqnr_db);
             const Row *r = order[i];
-            double den = r->x.n ? (double)r->x.n / 100.0 : 1;
+            double den = r->count ? (double)r->count / 100.0 : 1;
             printf("  %-3zu %8s dB  max %8.2f steps  clipped %6.2f%% low %6.2f%% high  %s\n",
-                   (size_t)(r - rows), db, r->fq.max_steps, (double)r->clip_lo / den,
-                   (double)r->clip_hi / den, short_name(r));
+                   (size_t)(r - rows), db, r->float_to_qdq.max_steps, (double)r->clipped_below / den,
+                   (double)r->clipped_above / den, short_name(r));
         }
         /* where the error grows: the largest fall of SQNR from one compared tensor to the
          * next in graph order (on a chain, a layer's own contribution) */
         size_t at = nq, prev = nq, from = nq;
         double drop = 0;
         for (size_t i = 0; i < nq; i++) {
-            if (!rows[i].has_fq)
+            if (!rows[i].has_float_to_qdq)
                 continue;
-            double a = prev < nq ? rows[prev].fq.sqnr_db : NAN, b = rows[i].fq.sqnr_db;
+            double a = prev < nq ? rows[prev].float_to_qdq.sqnr_db : NAN, b = rows[i].float_to_qdq.sqnr_db;
             if (isfinite(b) && isfinite(a)) { /* from an exact tensor every fall is infinite */
                 double d = a - b;
                 if (d > drop) {
@@ -1033,8 +747,8 @@ qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char 
         }
         if (at < nq) {
             char a[16], b[16];
-            fmt_db(a, sizeof a, rows[from].fq.sqnr_db);
-            fmt_db(b, sizeof b, rows[at].fq.sqnr_db);
+            fmt_db(a, sizeof a, rows[from].float_to_qdq.sqnr_db);
+            fmt_db(b, sizeof b, rows[at].float_to_qdq.sqnr_db);
             printf("largest fall along the graph: %s -> %s dB at %zu %s (after %zu %s)\n", a, b,
                    at, short_name(&rows[at]), from, short_name(&rows[from]));
         }
@@ -1047,34 +761,13 @@ qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char 
         goto done;
     rc = RC_OK;
 done:
-    for (size_t i = 0; rows && i < nq; i++) {
-        Row *r = &rows[i];
-        free(r->fname);
-        free(r->f.v);
-        free(r->x.v);
-        free(r->dl.v);
-        free(r->dc.v);
-        if (r->owned) {
-            free((char *)r->q.node);
-            free((char *)r->q.input);
-            free((char *)r->q.output);
-            free((char *)r->q.dq_output);
-        }
-    }
     free(order);
-    for (size_t i = 0; i < nmap; i++) {
-        free(map[i].fl);
-        free(map[i].qd);
-    }
-    free(map);
-    qdqc_jit_destroy(jit);
-    buffers_free(&fb);
-    buffers_free(&lb);
-    buffers_free(&cb);
-    qdqc_module_destroy(fm);
-    qdqc_module_destroy(lm);
-    qdqc_module_destroy(cm);
     free(rows);
+    for (size_t i = 0; in && i < nin; i++)
+        free(in[i]);
+    free(in);
+    free(map);
+    qdqc_compare_destroy(cmp);
     free(o.inputs);
     return rc;
 }
