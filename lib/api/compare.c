@@ -1,8 +1,10 @@
-/* compare.c: the library side of the accuracy comparison (docs/accuracy.md): error metrics
- * of one tensor against a reference, the activation quantizes of a graph with their
- * parameters, and intermediate values made graph outputs so that the reference interpreter
- * and the JIT show them. `qdqc compare` (tools/qdqc/compare_cmd.c) runs the float model, the
- * QDQ graph as written and the compiled code over these. Nothing here prints or exits. */
+/* compare.c: the accuracy comparison (docs/accuracy.md). Error metrics of one tensor against
+ * a reference, the activation quantizes of a graph with their parameters, intermediate values
+ * made graph outputs so that the reference interpreter and the JIT show them, and on these the
+ * comparison object (qdqc_compare_*): the float model and the QDQ graph as written on the
+ * reference interpreter, the QDQ graph compiled on the JIT, rows matched by name and metrics
+ * accumulated over samples. `qdqc compare` (tools/qdqc/compare_cmd.c) prints them. Nothing
+ * here prints or exits. */
 #include "ir/ir.h"
 
 #include <math.h>

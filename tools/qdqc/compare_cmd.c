@@ -1,6 +1,7 @@
 /* compare_cmd.c: `qdqc compare FLOAT.onnx QDQ.onnx [--input NAME=FILE.npy ...]
  * [--random-inputs N] [--json] [--plot FILE.svg] [--qparams] [--keep-float A,B] [--map FILE]`.
- * Only the public API (metrics, quantize listing, extra outputs: lib/api/compare.c).
+ * Only the public API: the comparison is qdqc_compare_* (lib/api/compare.c); here are the
+ * options, the inputs, the tables, the JSON and the SVG.
  *
  * Three engines see the same inputs: the float model (reference interpreter, no passes), the
  * QDQ graph as written (reference, no passes: literal quantize/dequantize) and the compiled
