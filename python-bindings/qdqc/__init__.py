@@ -20,11 +20,11 @@ import os
 
 import numpy as np
 
-from . import _lib
+from . import _compare, _lib
 from ._model import (EngineWarning, Error, InputTypeError, Model, Step, StepTime, TensorInfo,
                      dtype_of, elem_type_of)
 
-__all__ = ["compile", "EngineWarning", "Error", "error_stats", "InputTypeError", "Model", "Step", "StepTime",
+__all__ = ["compare", "compile", "EngineWarning", "Error", "error_stats", "InputTypeError", "Model", "Step", "StepTime",
            "TensorInfo", "dtype_of", "lib", "version", "version_string", "VERSION_HEX"]
 __version__ = "0.1.0"
 VERSION_HEX = (0 << 16) | (1 << 8) | 0  # the C header's QDQC_VERSION_HEX this package expects
@@ -55,6 +55,17 @@ def error_stats(ref, x, step=0.0):
     if st != 0:
         raise Error("error_stats", lib().qdqc_status_name(st).decode())
     return {n: getattr(s, n) for n, _ in _ErrorStats._fields_}
+
+
+def compare(float_path, qdq_path, samples, keep_float=None, map_text=None, requant=None):
+    """Per-layer accuracy of a QDQ model (qdqc_compare_*, docs/accuracy.md): the float model and
+    the QDQ graph as written on the reference interpreter, the QDQ graph compiled (default
+    pipeline, JIT, with the ONNX nodes of keep_float left in float) on the same samples (each a
+    dict {input name: array}, or an array for a one-input model). One dict per activation
+    quantize, in graph order: its names, scale, zero point, the float tensor matched (None if
+    none), float_to_qdq and qdq_to_compiled (error_stats dicts, or None), compiled (False: fused
+    away), float_in_compiled, the observed range and the values clipped below and above."""
+    return _compare.compare(lib(), float_path, qdq_path, samples, keep_float, map_text, requant)
 
 
 def version():

@@ -46,6 +46,13 @@ _PROTOS = {
     "qdqc_module_quant_count": (ctypes.c_size_t, [ctypes.c_void_p]),
     "qdqc_module_value_elem_type": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_char_p]),
     "qdqc_module_add_output": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "qdqc_compare_create": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                           ctypes.c_void_p, ctypes.c_char_p, c_void_pp]),
+    "qdqc_compare_destroy": (None, [ctypes.c_void_p]),
+    "qdqc_compare_get_qdq_module": (ctypes.c_void_p, [ctypes.c_void_p]),
+    "qdqc_compare_run": (ctypes.c_int, [ctypes.c_void_p, c_void_pp]),
+    "qdqc_compare_row_count": (ctypes.c_size_t, [ctypes.c_void_p]),
+    "qdqc_compare_row_get": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]),
     # returns char * to free with qdqc_string_free: c_void_p keeps the pointer
     "qdqc_module_print": (ctypes.c_void_p, [ctypes.c_void_p]),
     "qdqc_module_print_mlir": (ctypes.c_void_p, [ctypes.c_void_p]),
