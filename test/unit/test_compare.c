@@ -2,15 +2,19 @@
  * comparison on small arrays with exact expected values (SQNR, cosine, max/mean absolute
  * error in units and in steps, the zero and empty cases), the listing of activation
  * quantizes, and intermediate values added as graph outputs and read by the reference
- * interpreter.
+ * interpreter, and the comparison object (qdqc_compare_*) on two text IR files with exact
+ * expected errors.
  *
  * Usage: test_compare    (prints "N passed, M failed"; exit status 1 on failure) */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
 #include <qdqc/qdqc.h>
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static long passed, failed;
 
@@ -137,11 +141,93 @@ quants_and_outputs(void)
     qdqc_context_destroy(ctx);
 }
 
+static bool
+write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    bool ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* qdqc_compare_* on two text IR files: x quantized at 0.5 (i8), relu, h quantized at 0.25 (u8).
+ * x = -1, 0.25, 0.75, 3: the quantize rounds 0.25 and 0.75 half to even (0 and 1): 0.25 off on
+ * two values, half a step; h = relu of that, 0.25 off on the same two values, one step. */
+static void
+comparison(void)
+{
+    char dir[] = "/tmp/qdqc_test_compare_XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(false, "mkdtemp");
+        return;
+    }
+    char fp[64], qp[64];
+    snprintf(fp, sizeof fp, "%s/f.qir", dir);
+    snprintf(qp, sizeof qp, "%s/q.qir", dir);
+    CHECK(write_text(fp, "graph @f(%x: f32[4]) -> f32[4] {\n"
+                         "  %h = relu %x : f32[4]\n"
+                         "  return %h\n"
+                         "}\n") &&
+              write_text(qp, "graph @q(%x: f32[4]) -> f32[4] {\n"
+                             "  %xq = quantize %x, scale=0.5, zp=0 : i8[4]\n"
+                             "  %xd = dequantize %xq, scale=0.5, zp=0 : f32[4]\n"
+                             "  %h = relu %xd : f32[4]\n"
+                             "  %hq = quantize %h, scale=0.25, zp=0 : u8[4]\n"
+                             "  %y = dequantize %hq, scale=0.25, zp=0 : f32[4]\n"
+                             "  return %y\n"
+                             "}\n"),
+          "write");
+    qdqc_context *ctx = qdqc_context_create();
+    qdqc_compare *c = NULL;
+    CHECK(qdqc_compare_create(ctx, fp, qp, NULL, NULL, &c) == QDQC_OK, "%s",
+          qdqc_context_get_diagnostics(ctx));
+    if (c) {
+        const qdqc_module *qm = qdqc_compare_get_qdq_module(c);
+        CHECK(qdqc_module_input_count(qm) == 1, "inputs");
+        float x[4] = {-1, 0.25f, 0.75f, 3};
+        const void *in[1] = {x};
+        CHECK(qdqc_compare_run(c, in) == QDQC_OK, "%s", qdqc_context_get_diagnostics(ctx));
+        CHECK(qdqc_compare_row_count(c) == 2, "%zu rows", qdqc_compare_row_count(c));
+        qdqc_compare_row r0, r1;
+        CHECK(qdqc_compare_row_get(c, 0, &r0) == QDQC_OK && qdqc_compare_row_get(c, 1, &r1) ==
+                  QDQC_OK, "get");
+        CHECK(qdqc_compare_row_get(c, 2, &r1) == QDQC_ERR_INVALID_ARG, "row out of range");
+        qdqc_compare_row_get(c, 1, &r1);
+        CHECK(r0.float_tensor && !strcmp(r0.float_tensor, "x") && r1.float_tensor &&
+                  !strcmp(r1.float_tensor, "h"), "matched");
+        CHECK(r0.has_float_to_qdq && r0.float_to_qdq.max_abs == 0.25 &&
+                  r0.float_to_qdq.max_steps == 0.5 && r0.float_to_qdq.mean_abs == 0.125,
+              "x: %g %g", r0.float_to_qdq.max_abs, r0.float_to_qdq.max_steps);
+        /* signal 0.0625 + 0.5625 + 9 = 9.625, noise 2 x 0.0625 */
+        CHECK(near(r1.float_to_qdq.sqnr_db, 10 * log10(9.625 / 0.125)) &&
+                  r1.float_to_qdq.max_steps == 1, "h: %.12g", r1.float_to_qdq.sqnr_db);
+        CHECK(r1.has_qdq_to_compiled && r1.qdq_to_compiled.max_steps == 0 &&
+                  isinf(r1.qdq_to_compiled.sqnr_db), "compiled: %g",
+              r1.qdq_to_compiled.max_steps);
+        CHECK(r0.count == 4 && r0.observed_min == -1 && r0.observed_max == 3 &&
+                  r0.clipped_below == 0 && r0.clipped_above == 0, "x range");
+        CHECK(r1.observed_min == 0 && r1.observed_max == 3 && r1.q.qmax == 255, "h range");
+        /* a second sample accumulates */
+        CHECK(qdqc_compare_run(c, in) == QDQC_OK && qdqc_compare_row_get(c, 0, &r0) == QDQC_OK &&
+                  r0.count == 8, "two samples: %llu", (unsigned long long)r0.count);
+    }
+    qdqc_compare_destroy(c);
+    qdqc_compare *bad = NULL;
+    CHECK(qdqc_compare_create(ctx, fp, "/nonexistent.onnx", NULL, NULL, &bad) == QDQC_ERR_IO &&
+              !bad, "missing file");
+    qdqc_context_destroy(ctx);
+    unlink(fp);
+    unlink(qp);
+    rmdir(dir);
+}
+
 int
 main(void)
 {
     metrics();
     quants_and_outputs();
+    comparison();
     printf("%ld passed, %ld failed\n", passed, failed);
     return failed ? 1 : 0;
 }
