@@ -610,6 +610,19 @@ set_inputs(qdqc_context *ctx, const qdqc_module *m, void **bufs, const CmpOpts *
            uint64_t seed)
 {
     size_t nin = qdqc_module_input_count(m);
+    for (int k = 0; k < o->ninputs; k++) {
+        const char *eq = strchr(o->inputs[k], '=');
+        bool known = !eq && nin == 1;
+        for (size_t i = 0; eq && i < nin && !known; i++) {
+            const char *name = qdqc_module_input_name(m, i);
+            known = (size_t)(eq - o->inputs[k]) == strlen(name) &&
+                    !strncmp(o->inputs[k], name, strlen(name));
+        }
+        if (!known)
+            return fail("--input %s: %s", o->inputs[k],
+                        eq ? "the QDQ model has no input of that name"
+                           : "give NAME=FILE.npy for a model with several inputs");
+    }
     for (size_t i = 0; i < nin; i++) {
         const char *name = qdqc_module_input_name(m, i);
         const char *et = qdqc_module_input_elem_type(m, i);
