@@ -23,12 +23,15 @@
 #include "json_out.h"
 #include "support/file_write.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { RC_OK = 0, RC_INPUT = 1, RC_USAGE = 2 };
 
@@ -38,6 +41,8 @@ static const char compare_usage[] =
     "                          take FILE.npy)\n"
     "  --random-inputs N       N samples of inputs uniform in [-1, 1) (seeds 1..N; the\n"
     "                          default: 1 sample); inputs given by --input stay fixed\n"
+    "  --samples DIR           one sample per subdirectory of DIR (NAME.npy per input), or\n"
+    "                          for a one-input model one per DIR/*.npy, in name order\n"
     "  --map FILE              lines 'FLOAT_NAME QDQ_NAME': the float tensor of a quantize\n"
     "                          named by its node, input, output or dequantize output\n"
     "  --keep-float A,B        compile with the ONNX nodes A and B left in float\n"
@@ -510,7 +515,7 @@ typedef struct CmpOpts {
     int ninputs;
     int samples;
     bool json, qparams;
-    const char *plot, *keep_float, *map;
+    const char *plot, *keep_float, *map, *samples_dir;
     int top;
 } CmpOpts;
 
@@ -554,6 +559,10 @@ parse_args(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char **argv
             if (!v || *e || k < 1 || k > 100000)
                 return usage("--random-inputs needs a positive number of samples", "");
             o->samples = (int)k;
+        } else if ((v = arg_value(argc, argv, &i, "--samples", &m)) || m) {
+            if (!v || !*v)
+                return usage("--samples needs a directory", "");
+            o->samples_dir = v;
         } else if ((v = arg_value(argc, argv, &i, "--top", &m)) || m) {
             char *e;
             long k = v ? strtol(v, &e, 10) : 0;
@@ -602,12 +611,131 @@ parse_args(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char **argv
     return RC_OK;
 }
 
-/* Fill b's inputs: --input arrays by name, else random floats of `seed`. */
-/* One sample of the QDQ model's inputs: --input arrays by name, else random floats of `seed`.
- * bufs[i] has room for input i. */
+/* The .npy file of input `name` in sample `sp` (--samples): sp itself when it is a file, else
+ * sp/NAME.npy, or for a one-input model the directory's only .npy file. NULL if none. */
+static char *
+sample_file(const char *sp, const char *name, size_t nin)
+{
+    struct stat st;
+    if (stat(sp, &st) != 0)
+        return NULL;
+    if (!S_ISDIR(st.st_mode))
+        return strdup(sp);
+    size_t len = strlen(sp) + strlen(name) + 6;
+    char *p = malloc(len);
+    if (!p)
+        return NULL;
+    snprintf(p, len, "%s/%s.npy", sp, name);
+    if (stat(p, &st) == 0 || nin != 1)
+        return p;
+    free(p);
+    DIR *d = opendir(sp);
+    char *found = NULL;
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t k = strlen(e->d_name);
+        if (k > 4 && !strcmp(e->d_name + k - 4, ".npy") && n++ == 0) {
+            found = malloc(strlen(sp) + k + 2);
+            if (found)
+                sprintf(found, "%s/%s", sp, e->d_name);
+        }
+    }
+    if (d)
+        closedir(d);
+    if (n != 1) {
+        free(found);
+        return NULL;
+    }
+    return found;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The samples of --samples DIR, sorted by name: its subdirectories, else (a one-input model)
+ * its .npy files, else DIR itself. NULL and *n = 0 on error (printed). */
+static char **
+list_samples(const char *dir, size_t nin, size_t *n)
+{
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "qdqc: error: --samples %s: %s\n", dir, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 16, nd = 0, nf = 0;
+    char **dirs = malloc(cap * sizeof(char *)), **files = malloc(cap * sizeof(char *));
+    bool ok = dirs && files;
+    for (struct dirent *e; ok && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        size_t k = strlen(e->d_name);
+        char *p = malloc(strlen(dir) + k + 2);
+        if (!p) {
+            ok = false;
+            break;
+        }
+        sprintf(p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        bool isdir = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+        bool isnpy = !isdir && k > 4 && !strcmp(e->d_name + k - 4, ".npy");
+        if ((isdir && nd == cap) || (isnpy && nf == cap)) {
+            cap *= 2;
+            char **a = realloc(dirs, cap * sizeof(char *)), **b = a ? realloc(files, cap * sizeof(char *)) : NULL;
+            if (a)
+                dirs = a;
+            if (b)
+                files = b;
+            ok = a && b;
+        }
+        if (ok && isdir)
+            dirs[nd++] = p;
+        else if (ok && isnpy)
+            files[nf++] = p;
+        else
+            free(p);
+    }
+    closedir(d);
+    char **out = NULL;
+    if (ok && nd) {
+        out = dirs;
+        *n = nd;
+        for (size_t i = 0; i < nf; i++)
+            free(files[i]);
+        free(files);
+    } else if (ok && nin == 1 && nf) {
+        out = files;
+        *n = nf;
+        free(dirs);
+    } else {
+        for (size_t i = 0; i < nd; i++)
+            free(dirs[i]);
+        for (size_t i = 0; i < nf; i++)
+            free(files[i]);
+        free(files);
+        out = ok ? dirs : NULL;
+        if (out) {
+            out[0] = strdup(dir);
+            *n = out[0] ? 1 : 0;
+        } else {
+            free(dirs);
+        }
+    }
+    if (out)
+        qsort(out, *n, sizeof *out, cmp_str);
+    else
+        fprintf(stderr, "qdqc: error: out of memory\n");
+    return out;
+}
+
+/* One sample of the QDQ model's inputs: --input arrays by name, else the sample's file (`sp`,
+ * from --samples; NULL if none), else random floats of `seed`. bufs[i] has room for input i. */
 static int
 set_inputs(qdqc_context *ctx, const qdqc_module *m, void **bufs, const CmpOpts *o,
-           uint64_t seed)
+           const char *sp, uint64_t seed)
 {
     size_t nin = qdqc_module_input_count(m);
     for (int k = 0; k < o->ninputs; k++) {
@@ -636,17 +764,27 @@ set_inputs(qdqc_context *ctx, const qdqc_module *m, void **bufs, const CmpOpts *
             else if (!eq && nin == 1)
                 file = o->inputs[k];
         }
+        char *sf = !file && sp ? sample_file(sp, name, nin) : NULL;
+        if (!file && sp && !sf)
+            return fail("--samples: %s has no file for input '%s'", sp, name);
+        if (sf)
+            file = sf;
         if (file) {
             qdqc_array a;
-            if (qdqc_npy_read(ctx, file, &a) != QDQC_OK)
+            if (qdqc_npy_read(ctx, file, &a) != QDQC_OK) {
+                free(sf);
                 return RC_INPUT;
+            }
             if (strcmp(a.elem_type, et) || numel(a.rank, a.dims) != n) {
                 qdqc_array_free(&a);
-                return fail("input '%s': %s does not match the model's input (type, size)", name,
-                            file);
+                int rc = fail("input '%s': %s does not match the model's input (type, size)",
+                              name, file);
+                free(sf);
+                return rc;
             }
             memcpy(bufs[i], a.data, a.nbytes);
             qdqc_array_free(&a);
+            free(sf);
         } else if (!strcmp(et, "f32")) {
             fill_random_f32(bufs[i], n, seed + i);
         } else {
@@ -674,6 +812,8 @@ qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char 
     size_t nin = 0, nq = 0;
     Row *rows = NULL, **order = NULL;
     int samples = o.samples ? o.samples : 1;
+    char **sdirs = NULL;
+    size_t nsdirs = 0;
     rc = RC_INPUT;
     if (o.map && !(map = read_text(o.map))) {
         fail("cannot read map file '%s'%s", o.map, "");
@@ -694,8 +834,14 @@ qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char 
         if (!in[i])
             goto done;
     }
+    if (o.samples_dir) {
+        if (!(sdirs = list_samples(o.samples_dir, nin, &nsdirs)))
+            goto done;
+        samples = (int)nsdirs;
+    }
     for (int s = 0; s < samples; s++) {
-        if ((rc = set_inputs(ctx, qm, in, &o, (uint64_t)s + 1)) != RC_OK)
+        if ((rc = set_inputs(ctx, qm, in, &o, sdirs ? sdirs[s] : NULL, (uint64_t)s + 1)) !=
+            RC_OK)
             goto done;
         rc = RC_INPUT;
         if (qdqc_compare_run(cmp, (const void *const *)in) != QDQC_OK)
@@ -781,6 +927,9 @@ done:
         free(in[i]);
     free(in);
     free(map);
+    for (size_t i = 0; i < nsdirs; i++)
+        free(sdirs[i]);
+    free(sdirs);
     qdqc_compare_destroy(cmp);
     free(o.inputs);
     return rc;
