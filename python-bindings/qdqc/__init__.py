@@ -36,11 +36,6 @@ def lib():
     return _lib.load()
 
 
-class _ErrorStats(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_double) for n in
-                ("sqnr_db", "cosine", "max_abs", "mean_abs", "max_steps", "mean_steps")]
-
-
 def error_stats(ref, x, step=0.0):
     """Error of x against ref (same size, compared as float32), as qdqc compare computes it
     (qdqc_error_stats_compute, docs/accuracy.md): a dict with sqnr_db (inf when equal), cosine,
@@ -49,12 +44,12 @@ def error_stats(ref, x, step=0.0):
     b = np.ascontiguousarray(x, dtype=np.float32).ravel()
     if a.size != b.size:
         raise ValueError(f"error_stats: {a.size} reference values, {b.size} values")
-    s = _ErrorStats()
+    s = _compare.ErrorStats()
     st = lib().qdqc_error_stats_compute(a.ctypes.data, b.ctypes.data, a.size, float(step),
                                         ctypes.byref(s))
     if st != 0:
         raise Error("error_stats", lib().qdqc_status_name(st).decode())
-    return {n: getattr(s, n) for n, _ in _ErrorStats._fields_}
+    return _compare.stats_dict(s)
 
 
 def compare(float_path, qdq_path, samples, keep_float=None, map_text=None, requant=None):

@@ -27,7 +27,7 @@ class _Row(ctypes.Structure):
                 ("clipped_below", ctypes.c_uint64), ("clipped_above", ctypes.c_uint64)]
 
 
-def _stats(s):
+def stats_dict(s):
     return {n: getattr(s, n) for n, _ in ErrorStats._fields_}
 
 
@@ -85,8 +85,8 @@ def compare(lib, float_path, qdq_path, samples, keep_float=None, map_text=None, 
                 "scale": r.q.scale, "zero_point": r.q.zero_point, "qmin": r.q.qmin, "qmax": r.q.qmax,
                 "float_tensor": r.float_tensor.decode() if r.float_tensor else None,
                 "compiled": bool(r.compiled), "float_in_compiled": bool(r.float_in_compiled),
-                "float_to_qdq": _stats(r.float_to_qdq) if r.has_float_to_qdq else None,
-                "qdq_to_compiled": _stats(r.qdq_to_compiled) if r.has_qdq_to_compiled else None,
+                "float_to_qdq": stats_dict(r.float_to_qdq) if r.has_float_to_qdq else None,
+                "qdq_to_compiled": stats_dict(r.qdq_to_compiled) if r.has_qdq_to_compiled else None,
                 "observed": (r.observed_min, r.observed_max), "count": r.count,
                 "clipped_below": r.clipped_below, "clipped_above": r.clipped_above,
             })

@@ -1,5 +1,6 @@
 /* compare_cmd.c: `qdqc compare FLOAT.onnx QDQ.onnx [--input NAME=FILE.npy ...]
- * [--random-inputs N] [--json] [--plot FILE.svg] [--qparams] [--keep-float A,B] [--map FILE]`.
+ * [--random-inputs N] [--samples DIR] [--json] [--plot FILE.svg] [--qparams] [--keep-float A,B]
+ * [--map FILE] [--top K]`.
  * Only the public API: the comparison is qdqc_compare_* (lib/api/compare.c); here are the
  * options, the inputs, the tables, the JSON and the SVG.
  *
