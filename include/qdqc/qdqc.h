@@ -89,7 +89,9 @@ QDQC_API void qdqc_context_set_phase_handler(qdqc_context *ctx, qdqc_phase_handl
  * define, are errors; "time-passes=1": a remark "pass NAME: X ms" per pass and "phase NAME:
  * X ms" per phase of qdqc_context_set_phase_handler, LLVM's included; "weight-only=int8-acts":
  * weight-only matmuls quantize their activations to int8 per row at run time, an
- * approximation (docs/numerics.md), "weight-only=float" the default). */
+ * approximation (docs/numerics.md), "weight-only=float" the default; "keep-float=A,B": the
+ * ONNX nodes named A and B stay float islands, their dequantizes and quantizes explicit, so
+ * the passes turn none of them into integer ops (docs/accuracy.md); "" clears the list). */
 QDQC_API qdqc_status qdqc_context_set_option(qdqc_context *ctx, const char *name,
                                              const char *value);
 
@@ -284,6 +286,77 @@ QDQC_API uint64_t qdqc_jit_step_macs(const qdqc_jit *j, size_t i);
  * returns QDQC_ERR_INVALID_ARG. fn == NULL removes the hook. Must not overlap a run. */
 typedef void (*qdqc_profile_fn)(void *ctx, int32_t step, int32_t end);
 QDQC_API qdqc_status qdqc_jit_set_profile_hook(qdqc_jit *j, qdqc_profile_fn fn, void *ctx);
+
+/* ---- accuracy comparison (lib/api/compare.c, docs/accuracy.md) ---- */
+/* Error of x against a reference ref, n values: SQNR in dB, 10 log10(sum ref^2 / sum
+ * (x - ref)^2) (+inf when x == ref, -inf when ref is all zero and x is not), cosine
+ * similarity sum(ref x) / (|ref| |x|) (1 when both are all zero, 0 when one is), the largest
+ * and the mean absolute difference, and both divided by `step` (the quantization step; 0
+ * when step <= 0). Sums in double. */
+typedef struct qdqc_error_stats {
+    double sqnr_db, cosine;
+    double max_abs, mean_abs;
+    double max_steps, mean_steps;
+} qdqc_error_stats;
+QDQC_API qdqc_status qdqc_error_stats_compute(const float *ref, const float *x, size_t n,
+                                              double step, qdqc_error_stats *out);
+/* The per-tensor static quantizes of computed values (not of constants) of m, in graph order:
+ * what the accuracy comparison matches, reports and checks. Strings are lent (valid while
+ * m is unchanged); `node` is the ONNX node name ("" if none), `input` the float value
+ * quantized, `output` the integers, `dq_output` the first dequantize of `output` with the
+ * same parameters ("" if none). real = (q - zero_point) * scale, q in [qmin, qmax]. */
+typedef struct qdqc_quant_info {
+    const char *node, *input, *output, *dq_output;
+    char storage[8]; /* "u8", "i8", "i16", ... */
+    double scale;
+    int32_t zero_point, qmin, qmax;
+} qdqc_quant_info;
+QDQC_API size_t qdqc_module_quant_count(const qdqc_module *m);
+QDQC_API qdqc_status qdqc_module_quant_get(const qdqc_module *m, size_t i,
+                                           qdqc_quant_info *out);
+/* Element type ("f32", "i8", ...) of the value named `name`, NULL when m has no such value
+ * (a value the passes fused away). Lent, static. */
+QDQC_API const char *qdqc_module_value_elem_type(const qdqc_module *m, const char *name);
+/* Make the value named `name` a graph output too (appended; no change if it is one already),
+ * so that a run shows an intermediate tensor. Before the passes this may keep values alive
+ * that the passes would fuse; after them (a JIT of the compiled graph), it observes the
+ * compiled code without changing it. QDQC_ERR_INVALID_ARG if there is no such value. */
+QDQC_API qdqc_status qdqc_module_add_output(qdqc_module *m, const char *name);
+
+/* A comparison of a float model, its QDQ form as written and the QDQ form compiled
+ * (docs/accuracy.md). qdqc_compare_create loads float_path and qdq_path (twice: once run as
+ * written on the reference interpreter, once through the default pipeline, with the context's
+ * options such as "keep-float" and "requant", then JIT-compiled with opts, which may be NULL),
+ * lists the QDQ graph's activation quantizes (qdqc_module_quant_get) and matches each to a
+ * float tensor by name: `map` (NULL or text, lines "FLOAT_NAME QDQ_NAME", '#' comments, QDQ_NAME
+ * the quantize's node, input, output or dequantize output), then the quantize's input, then
+ * the names without ONNX Runtime's suffixes _QuantizeLinear_Input, _QuantizeLinear_Output and
+ * _DequantizeLinear_Output, then the dequantize's output. qdqc_compare_run runs the three on
+ * one sample (inputs as for qdqc_module_run_reference of the QDQ model, whose inputs
+ * qdqc_compare_get_qdq_module lends; the float model takes them by name, else by position);
+ * the rows cover every sample run so far. */
+typedef struct qdqc_compare qdqc_compare;
+typedef struct qdqc_compare_row {
+    qdqc_quant_info q;          /* the quantize (strings lent by the comparison) */
+    const char *float_tensor;   /* its float tensor, NULL if none matched */
+    int compiled;               /* its integers survive the passes (else: fused away) */
+    int float_in_compiled;      /* its float input is still computed after the passes */
+    int has_float_to_qdq;       /* a float tensor of the same size was found */
+    int has_qdq_to_compiled;
+    qdqc_error_stats float_to_qdq;    /* float tensor vs dequantized QDQ integers */
+    qdqc_error_stats qdq_to_compiled; /* dequantized QDQ vs dequantized compiled integers */
+    double observed_min, observed_max; /* of the quantize's input in the QDQ graph */
+    uint64_t count, clipped_below, clipped_above; /* its values; those outside [qmin, qmax] */
+} qdqc_compare_row;
+QDQC_API qdqc_status qdqc_compare_create(qdqc_context *ctx, const char *float_path,
+                                         const char *qdq_path, const qdqc_compile_options *opts,
+                                         const char *map, qdqc_compare **out);
+QDQC_API void qdqc_compare_destroy(qdqc_compare *c); /* NULL is a no-op */
+QDQC_API const qdqc_module *qdqc_compare_get_qdq_module(const qdqc_compare *c);
+QDQC_API qdqc_status qdqc_compare_run(qdqc_compare *c, const void *const *inputs);
+QDQC_API size_t qdqc_compare_row_count(const qdqc_compare *c);
+QDQC_API qdqc_status qdqc_compare_row_get(const qdqc_compare *c, size_t i,
+                                          qdqc_compare_row *out);
 
 #ifdef __cplusplus
 }

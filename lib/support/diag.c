@@ -199,6 +199,7 @@ qdqc_context_destroy(qdqc_context *ctx)
     }
     vec_free(&ctx->const_inputs);
     free(ctx->opt.print_after);
+    free(ctx->opt.keep_float);
     free(ctx);
 }
 
@@ -312,6 +313,9 @@ qdqc_context_set_option(qdqc_context *ctx, const char *name, const char *value)
     } else if (strcmp(name, "print-after") == 0) {
         free(ctx->opt.print_after);
         ctx->opt.print_after = xstrdup(value);
+    } else if (strcmp(name, "keep-float") == 0) {
+        free(ctx->opt.keep_float);
+        ctx->opt.keep_float = *value ? xstrdup(value) : NULL;
     } else {
         diag_error(ctx, NULL, "unknown option '%s'", name);
         return QDQC_ERR_INVALID_ARG;

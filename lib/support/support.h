@@ -187,6 +187,7 @@ typedef struct QdqcOptions {
     char *print_after; /* comma list or NULL */
     int strict;        /* --strict: import warnings about invalid input are errors */
     int wonly_i8_acts; /* --weight-only=int8-acts: wmatmul quantizes its activations per row */
+    char *keep_float;  /* --keep-float: comma list of ONNX node names left in float, or NULL */
 } QdqcOptions;
 
 typedef struct InputShape {

@@ -261,12 +261,12 @@ fold_one(Graph *g, NodeId nid)
 bool
 pass_lut(PassCtx *pc, Graph *g)
 {
-    (void)pc;
     bool changed = false;
     uint32_t nn = g->nodes.len;
     for (uint32_t i = 1; i < nn; i++) {
         Node *n = &g->nodes.data[i];
-        if (!n->dead && (op_info(n->op)->flags & OPF_ELEMWISE) && n->op != OP_PRELU)
+        if (!n->dead && (op_info(n->op)->flags & OPF_ELEMWISE) && n->op != OP_PRELU &&
+            !pass_keep_float(pc, n))
             changed |= fold_one(g, (NodeId){i});
     }
     return changed;

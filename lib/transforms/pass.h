@@ -36,6 +36,12 @@ const char *pass_default_pipeline(void);
 /* Run a comma-separated pipeline ("default" expands). False on error (diagnostics in ctx). */
 bool pass_run_pipeline(Module *m, const char *pipeline);
 
+/* Whether node n is one the user keeps in float (context option "keep-float", a comma list
+ * of ONNX node names): the passes that turn float ops into integer ones (qdq-fold,
+ * qdq-elementwise, lut, weight-only) leave such a node as written, its dequantizes and
+ * quantizes explicit. */
+bool pass_keep_float(const PassCtx *pc, const Node *n);
+
 /* ---- pattern helpers for the QDQ passes (qdq_match.c) ---- */
 void qm_uses(Graph *g);
 /* The id of a node pointer (pointers move when nodes are added; ids do not). */

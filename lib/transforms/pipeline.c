@@ -78,6 +78,35 @@ in_list(const char *list, const char *name)
     return false;
 }
 
+bool
+pass_keep_float(const PassCtx *pc, const Node *n)
+{
+    return pc && pc->opt && pc->opt->keep_float && n->loc.node &&
+           in_list(pc->opt->keep_float, n->loc.node);
+}
+
+/* a keep-float name that names no node is a typo the user should hear about */
+static void
+warn_keep_float_unknown(Module *m)
+{
+    const char *list = m->ctx->opt.keep_float;
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        bool found = false;
+        for (uint32_t i = 1; i < m->g.nodes.len && !found && len; i++) {
+            const char *nm = m->g.nodes.data[i].loc.node;
+            found = nm && strlen(nm) == len && strncmp(nm, p, len) == 0;
+        }
+        if (!found && len)
+            diag_warning(m->ctx, NULL, "%s: keep-float: no node named '%.*s'",
+                         m->filename ? m->filename : "model", (int)len, p);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+}
+
 static double
 now_ms(void)
 {
@@ -125,6 +154,7 @@ pass_run_pipeline(Module *m, const char *pipeline)
         vec_free(&seq);
         return false;
     }
+    warn_keep_float_unknown(m);
     PassCtx pc = {ctx, m, &ctx->opt, false};
     for (uint32_t i = 0; i < seq.len && ok; i++) {
         const PassInfo *pi = seq.data[i];

@@ -198,12 +198,11 @@ fold_act16(Graph *g, NodeId nid)
 bool
 pass_qdq_elementwise(PassCtx *pc, Graph *g)
 {
-    (void)pc;
     bool changed = false;
     uint32_t nn = g->nodes.len;
     for (uint32_t i = 1; i < nn; i++) {
         Node *n = &g->nodes.data[i];
-        if (n->dead)
+        if (n->dead || pass_keep_float(pc, n))
             continue;
         switch (n->op) {
         case OP_ADD: case OP_SUB: case OP_MUL:

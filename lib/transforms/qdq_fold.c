@@ -557,7 +557,7 @@ pass_qdq_fold(PassCtx *pc, Graph *g)
         if (!n->dead && (n->op == OP_QCONV || n->op == OP_QCONV_TRANSPOSE || n->op == OP_QMATMUL))
             check_int_op(g, (NodeId){i});
         n = &g->nodes.data[i];
-        if (n->dead || int_op(n->op) == OP_INVALID)
+        if (n->dead || int_op(n->op) == OP_INVALID || pass_keep_float(pc, n))
             continue;
         changed |= fold_one(pc, g, (NodeId){i});
     }

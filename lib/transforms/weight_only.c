@@ -419,7 +419,8 @@ pass_weight_only(PassCtx *pc, Graph *g)
     uint32_t nn = g->nodes.len;
     for (uint32_t i = 1; i < nn; i++) {
         Node *n = &g->nodes.data[i];
-        if (n->dead || (n->op != OP_MATMUL && n->op != OP_GEMM && n->op != OP_CONV) || n->nin < 2)
+        if (n->dead || (n->op != OP_MATMUL && n->op != OP_GEMM && n->op != OP_CONV) || n->nin < 2 ||
+            pass_keep_float(pc, n))
             continue;
         if (n->op == OP_CONV ? rewrite_conv(g, (NodeId){i})
                              : rewrite(g, (NodeId){i}, pc->opt->wonly_i8_acts != 0)) {

@@ -20,11 +20,11 @@ import os
 
 import numpy as np
 
-from . import _lib
+from . import _compare, _lib
 from ._model import (EngineWarning, Error, InputTypeError, Model, Step, StepTime, TensorInfo,
                      dtype_of, elem_type_of)
 
-__all__ = ["compile", "EngineWarning", "Error", "InputTypeError", "Model", "Step", "StepTime",
+__all__ = ["compare", "compile", "EngineWarning", "Error", "error_stats", "InputTypeError", "Model", "Step", "StepTime",
            "TensorInfo", "dtype_of", "lib", "version", "version_string", "VERSION_HEX"]
 __version__ = "0.1.0"
 VERSION_HEX = (0 << 16) | (1 << 8) | 0  # the C header's QDQC_VERSION_HEX this package expects
@@ -34,6 +34,33 @@ VERSION_HEX = (0 << 16) | (1 << 8) | 0  # the C header's QDQC_VERSION_HEX this p
 def lib():
     """The loaded libqdqc (ctypes.CDLL); loaded on first use, OSError if not found."""
     return _lib.load()
+
+
+def error_stats(ref, x, step=0.0):
+    """Error of x against ref (same size, compared as float32), as qdqc compare computes it
+    (qdqc_error_stats_compute, docs/accuracy.md): a dict with sqnr_db (inf when equal), cosine,
+    max_abs, mean_abs and, with the quantization step `step` > 0, max_steps and mean_steps."""
+    a = np.ascontiguousarray(ref, dtype=np.float32).ravel()
+    b = np.ascontiguousarray(x, dtype=np.float32).ravel()
+    if a.size != b.size:
+        raise ValueError(f"error_stats: {a.size} reference values, {b.size} values")
+    s = _compare.ErrorStats()
+    st = lib().qdqc_error_stats_compute(a.ctypes.data, b.ctypes.data, a.size, float(step),
+                                        ctypes.byref(s))
+    if st != 0:
+        raise Error("error_stats", lib().qdqc_status_name(st).decode())
+    return _compare.stats_dict(s)
+
+
+def compare(float_path, qdq_path, samples, keep_float=None, map_text=None, requant=None):
+    """Per-layer accuracy of a QDQ model (qdqc_compare_*, docs/accuracy.md): the float model and
+    the QDQ graph as written on the reference interpreter, the QDQ graph compiled (default
+    pipeline, JIT, with the ONNX nodes of keep_float left in float) on the same samples (each a
+    dict {input name: array}, or an array for a one-input model). One dict per activation
+    quantize, in graph order: its names, scale, zero point, the float tensor matched (None if
+    none), float_to_qdq and qdq_to_compiled (error_stats dicts, or None), compiled (False: fused
+    away), float_in_compiled, the observed range and the values clipped below and above."""
+    return _compare.compare(lib(), float_path, qdq_path, samples, keep_float, map_text, requant)
 
 
 def version():

@@ -458,3 +458,32 @@ def test_profile_object_has_run_profile(tmp_path, small_model):
     with qdqc.compile(small_model, name="net") as m:
         assert "run_profile" not in m.emit("header").decode()
         assert b"net_run_profile" not in m.emit("obj")
+
+
+def test_error_stats_exact():
+    # 3,4 against 3,3: signal 25, noise 1; cosine 21 / (5 sqrt 18); step 0.25
+    s = qdqc.error_stats(np.array([3, 4], np.float32), np.array([3, 3], np.float32), 0.25)
+    assert s["sqnr_db"] == pytest.approx(10 * np.log10(25.0), abs=1e-12)
+    assert s["cosine"] == pytest.approx(21 / (5 * np.sqrt(18.0)), abs=1e-12)
+    assert (s["max_abs"], s["mean_abs"], s["max_steps"], s["mean_steps"]) == (1, 0.5, 4, 2)
+    assert qdqc.error_stats([1, 2], [1, 2])["sqnr_db"] == float("inf")
+    with pytest.raises(ValueError):
+        qdqc.error_stats([1, 2], [1])
+
+
+def test_compare_layers(tmp_path):
+    # the model of test/lit/driver/compare.test: errors exact, layer r mis-scaled 10x
+    gen = os.path.join(os.path.dirname(__file__), "..", "..", "test", "lit", "driver", "Inputs",
+                       "gen_compare.py")
+    subprocess.run([sys.executable, gen, str(tmp_path)], check=True)
+    x = np.load(tmp_path / "x.npy")
+    rows = qdqc.compare(tmp_path / "float.onnx", tmp_path / "qdq.onnx", [x])
+    assert [r["float_tensor"] for r in rows] == ["x", "h", "r", "y"]
+    assert rows[0]["float_to_qdq"]["sqnr_db"] == float("inf")
+    assert rows[1]["float_to_qdq"]["sqnr_db"] == pytest.approx(10 * np.log10(15), abs=1e-9)
+    assert rows[2]["clipped_above"] == 3 and rows[2]["float_to_qdq"]["max_steps"] == pytest.approx(873)
+    assert all(r["qdq_to_compiled"]["max_steps"] == 0 for r in rows)
+    kf = qdqc.compare(tmp_path / "float.onnx", tmp_path / "qdq.onnx", [{"x": x}], keep_float=["mm1"])
+    assert [r["float_in_compiled"] for r in kf] == [False, True, False, False]
+    with pytest.raises(qdqc.Error):
+        qdqc.compare(tmp_path / "float.onnx", tmp_path / "missing.onnx", [x])

@@ -41,6 +41,7 @@ Sizes: *_tiny (CI) hidden 64, 2 heads, sequence 16 (ViT: 32x32 image, patch 8, 1
 Files are byte-identical between runs (seeded Generators, scales rounded to 12 bits).
 """
 import argparse
+import copy
 import hashlib
 import os
 import sys
@@ -339,6 +340,7 @@ def build(name):
     rng = np.random.default_rng(seed_of(name) ^ 0x5eed)
     calib = [{"input": rng.standard_normal(shape).astype(np.float32)} for _ in range(CALIB)]
     x = rng.standard_normal(shape).astype(np.float32)
+    fmodel = copy.deepcopy(model)  # the quantizers rewrite model in place
     if style == "static":
         q = ort_quant.quantize_static(model, calib, nodes_to_exclude=excl)
     elif style == "trt":
@@ -346,7 +348,7 @@ def build(name):
     else:
         q = ort_quant.quantize_dynamic(model)
     q.graph.name = name
-    return q, x
+    return q, x, fmodel
 
 
 def have_torch():
@@ -360,6 +362,9 @@ def main():
     ap.add_argument("--full", help="write the full-size models into this directory")
     ap.add_argument("--only", default="", help="comma-separated model names")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--float", action="store_true",
+                    help="also write each float graph before quantization, NAME_float.onnx "
+                         "(for qdqc compare)")
     a = ap.parse_args()
     if a.list:
         for z in SIZES:
@@ -388,10 +393,13 @@ def main():
                   file=sys.stderr)
             skipped += 1
             continue
-        q, x = build(n)
+        q, x, fm = build(n)
         os.makedirs(os.path.join(d, n), exist_ok=True)
         with open(os.path.join(d, n + ".onnx"), "wb") as f:
             f.write(q.SerializeToString())
+        if a.float:
+            with open(os.path.join(d, n + "_float.onnx"), "wb") as f:
+                f.write(fm.SerializeToString())
         with open(os.path.join(d, n, "input.npy"), "wb") as f:
             np.save(f, x, allow_pickle=False)
         print("wrote %s" % os.path.join(d, n + ".onnx"))

@@ -45,6 +45,8 @@ Determinism: calibration runs the float graph in float64 numpy; every activation
 rounded to 12 significant bits after ORT's formula (as test/models/gen_fixtures.py does), so a
 different BLAS summation order cannot change a file. Weights need no rounding (elementwise).
 """
+import copy
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -300,6 +302,10 @@ def _finish(model, producer):
 def quantize_static(model, calib, per_channel=True, op_types=None, nodes_to_exclude=()):
     """See the module doc. model is modified and returned; calib is a list of feed dicts."""
     op_types = ORT_STATIC_OPS if op_types is None else set(op_types)
+    # ORT calibrates the float model as given, before any node is removed: a ReLU folded into
+    # its producer's quantize (below) keeps its output's range, [0, max], so that the quantize
+    # still clips at zero
+    calib_model = copy.deepcopy(model)
     G = Graph(model)
     excl = set(nodes_to_exclude)
     todo = {}          # tensor -> ("act", None) | ("w", axis) | ("same", src) | ("fixed", (s, zp))
@@ -382,7 +388,7 @@ def quantize_static(model, calib, per_channel=True, op_types=None, nodes_to_excl
         G.g.node.remove(n)
 
     acts = [t for t, (k, a) in todo.items() if k == "act" and not is_init(t)]
-    rng = minmax(model, calib, acts)
+    rng = minmax(calib_model, calib, acts)
     params = {}
     for t, (k, a) in todo.items():
         if k == "act" and not is_init(t):

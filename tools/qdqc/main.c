@@ -9,6 +9,7 @@
 #include <qdqc/qdqc.h>
 
 #include "bench_cmd.h"
+#include "compare_cmd.h"
 #include "run_cmd.h"
 #include "support/file_write.h"
 
@@ -51,6 +52,10 @@ static const char usage_text[] =
     "                [--output-dir DIR] [--expect [NAME=]FILE.npy ...] [--tolerance T[q]]\n"
     "                                     run MODEL, print a summary of each output, compare\n"
     "                                     with expected arrays, write one .npy per output\n"
+    "       qdqc compare FLOAT.onnx QDQ.onnx [options]\n"
+    "                                     per-layer error of the QDQ graph against the float\n"
+    "                                     model and of the compiled code against the QDQ graph\n"
+    "                                     (qdqc compare --help; docs/accuracy.md)\n"
     "       qdqc bench MODEL [--threads N] [--iters K] [--warmup W]\n"
     "                [--profile | --par-profile] [--json]\n"
     "                                     JIT-compile MODEL and time it: median, min, p90\n"
@@ -103,6 +108,8 @@ static const char usage_text[] =
     "                          default) or on activations quantized to int8 per row at run\n"
     "                          time, through the int8 dot-product GEMM: faster, an\n"
     "                          approximation (docs/numerics.md, \"int8 activations\")\n"
+    "  --keep-float A,B        leave the ONNX nodes A and B float islands (their quantize\n"
+    "                          and dequantize explicit): no integer op is made of them\n"
     "  --input-shape NAME=DIMS fix a dynamic input shape, e.g. x=1x3x224x224 (repeatable)\n"
     "  --const-input NAME=FILE.npy\n"
     "                          freeze ONNX graph input NAME to the array's value: it is no\n"
@@ -650,15 +657,15 @@ edit_distance(const char *a, const char *b)
 static int
 unknown_command(const char *a)
 {
-    static const char *const commands[] = {"opt", "run", "bench"};
+    static const char *const commands[] = {"opt", "run", "bench", "compare"};
     const char *near = NULL;
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 4; i++)
         if (edit_distance(a, commands[i]) <= 2 && !near)
             near = commands[i];
     char hint[64] = "";
     if (near)
         snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
-    return usage_error("unknown command '%s'%s (commands: opt, run, bench; to compile, name a "
+    return usage_error("unknown command '%s'%s (commands: opt, run, bench, compare; to compile, name a "
                        "model file: .onnx, .qir, .mlir)", a, hint);
 }
 
@@ -725,6 +732,10 @@ main(int argc, char **argv)
     int argi = 1;
     if (argc > 1 && strcmp(argv[1], "help") == 0 && access(argv[1], F_OK) != 0) {
         fputs(usage_text, stdout);
+        goto done;
+    }
+    if (argc > 1 && strcmp(argv[1], "compare") == 0) {
+        rc = qdqc_cli_compare(o.ctx, o.copts, argc - 2, argv + 2);
         goto done;
     }
     if (argc > 1 && is_unknown_command(argv[1])) {
@@ -817,6 +828,12 @@ main(int argc, char **argv)
                 goto done;
             }
             qdqc_context_set_option(o.ctx, "weight-only", v);
+        } else if ((v = flag_value(argc, argv, &i, "--keep-float", &m)) || m) {
+            if (!v || !*v) {
+                rc = usage_error("--keep-float needs node names (A,B,...)");
+                goto done;
+            }
+            qdqc_context_set_option(o.ctx, "keep-float", v);
         } else if ((v = flag_value(argc, argv, &i, "--input-shape", &m)) || m) {
             if (!v || qdqc_context_add_input_shape(o.ctx, v) != QDQC_OK) {
                 rc = v ? EXIT_USAGE : usage_error("--input-shape needs NAME=DIMS");
