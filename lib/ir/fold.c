@@ -7,9 +7,12 @@
  * Shape->Gather->Unsqueeze->Concat->Reshape chains), and through eval.c (the definition the
  * reference interpreter runs too) cast, the comparisons, not/and/or/xor, where, expand, tile,
  * range, reduce_max, reduce_min, argmax and integer reduce_sum (the Range/Expand/Equal/Where
- * shape subgraphs of transformer exports). Float arithmetic is never folded (it would change
- * where rounding happens) except range, whose operands are always constants and whose
- * arithmetic is eval.c's; quantize/dequantize are never folded (the passes need to see them).
+ * shape subgraphs of transformer exports), and add/sub/mul/div on f32 and f64 constants: one
+ * IEEE operation per element, rounded once in the element type, the result the kernels and the
+ * reference compute at run time (the attention masks of Swin exports subtract constant float
+ * tensors). Other float arithmetic is not folded (float reduce_sum keeps its place); range's
+ * operands are always constants and its arithmetic is eval.c's; quantize/dequantize are never
+ * folded (the passes need to see them).
  * Results larger than FOLD_MAX_BYTES are left alone. */
 #include "ir.h"
 #include "eval.h"
@@ -64,6 +67,28 @@ fold_arith(Node *n, const Tensor *a, const Tensor *b, Tensor *r)
         type_next_index(&r->type, idx);
     }
     return true;
+}
+
+/* add/sub/mul/div of f32 (in float) or f64 tensors with broadcasting */
+static void
+fold_farith(Node *n, const Tensor *a, const Tensor *b, Tensor *r)
+{
+    size_t cnt = type_numel_unchecked(&r->type);
+    int64_t idx[IR_MAX_RANK] = {0};
+    bool f32 = r->type.elem == ET_F32;
+    for (size_t i = 0; i < cnt; i++) {
+        double x = tensor_get_f(a, bcast_index(&a->type, &r->type, idx));
+        double y = tensor_get_f(b, bcast_index(&b->type, &r->type, idx)), v;
+        float fx = (float)x, fy = (float)y;
+        switch (n->op) {
+        case OP_ADD: v = f32 ? (double)(fx + fy) : x + y; break;
+        case OP_SUB: v = f32 ? (double)(fx - fy) : x - y; break;
+        case OP_MUL: v = f32 ? (double)(fx * fy) : x * y; break;
+        default: v = f32 ? (double)(fx / fy) : x / y; break;
+        }
+        tensor_set_f(r, i, v);
+        type_next_index(&r->type, idx);
+    }
 }
 
 static bool
@@ -235,9 +260,15 @@ ir_try_fold(Graph *g, NodeId nid)
     }
     if (rt->q && (!layout || rt->q->axis >= 0) && n->op != OP_IDENTITY)
         return false;
-    if ((n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_DIV) &&
-        (!elem_is_int(rt->elem) || rt->elem == ET_BOOL))
-        return false;
+    bool farith = false;
+    if (n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_DIV) {
+        farith = rt->elem == ET_F32 || rt->elem == ET_F64;
+        if (!farith && (!elem_is_int(rt->elem) || rt->elem == ET_BOOL))
+            return false;
+        for (uint32_t k = 0; k < n->nin; k++)
+            if (ir_value(g, n->in[k])->type.elem != rt->elem)
+                return false;
+    }
     size_t cnt, bytes;
     if (!type_numel(rt, &cnt) || !size_mul(cnt, elem_size(rt->elem), &bytes) ||
         bytes > FOLD_MAX_BYTES)
@@ -299,7 +330,10 @@ ir_try_fold(Graph *g, NodeId nid)
         break;
     }
     default:
-        ok = fold_arith(n, x, operand_const(g, n, 1), r);
+        if (farith)
+            fold_farith(n, x, operand_const(g, n, 1), r);
+        else
+            ok = fold_arith(n, x, operand_const(g, n, 1), r);
         break;
     }
     if (!ok)
