@@ -29,14 +29,16 @@ all_const(OnnxImp *I, const char *const *what)
     return true;
 }
 
-/* A new constant tensor of type t for output 0; NULL after a diagnostic if too large. */
+/* A new constant tensor of type t for output 0; NULL after a diagnostic if larger than
+ * ONNX_MAX_EVAL_BYTES. */
 static Tensor *
 new_result(OnnxImp *I, const Type *t)
 {
     size_t n, bytes;
     if (!type_numel(t, &n) || !size_mul(n, elem_size(t->elem), &bytes) ||
-        bytes > ONNX_MAX_TENSOR_BYTES) {
-        onnx_node_error(I, "result is too large (its size overflows or exceeds the limit)");
+        bytes > ONNX_MAX_EVAL_BYTES) {
+        onnx_node_error(I, "result is too large to evaluate at import (more than %zu MiB)",
+                        ONNX_MAX_EVAL_BYTES >> 20);
         return NULL;
     }
     Tensor *r = ir_tensor_new(I->m, t);

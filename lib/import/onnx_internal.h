@@ -20,6 +20,9 @@
 /* Limits that keep hostile files from making huge allocations or deep work. */
 #define ONNX_MAX_TENSOR_BYTES ((size_t)1 << 34) /* 16 GiB per value */
 #define ONNX_MAX_NODES (1u << 22)
+/* The largest result an op evaluated at import on constants may have (onnx_const.c, Dropout's
+ * mask); the same bound as constant folding's (fold.c). */
+#define ONNX_MAX_EVAL_BYTES ((size_t)64 << 20)
 
 /* A quantization requirement on an integer value, resolved after all nodes are built. */
 typedef struct QConstraint {

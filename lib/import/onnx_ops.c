@@ -168,6 +168,11 @@ op_dropout(OnnxImp *I)
     Type t = *TY(I, IN(I, 0));
     t.q = NULL;
     t.elem = ET_BOOL;
+    if (type_numel_unchecked(&t) > ONNX_MAX_EVAL_BYTES) {
+        onnx_node_error(I, "the mask output is too large to build at import (more than %zu "
+                        "MiB)", ONNX_MAX_EVAL_BYTES >> 20);
+        return false;
+    }
     Tensor *r = ir_tensor_new(I->m, &t);
     QDQC_ASSERT(r);
     memset(r->data, 1, r->nbytes);
