@@ -1,12 +1,14 @@
 /* export_float.c: the f32 ops that float islands leave between quantized regions (a real
  * PyTorch QAT export keeps conv -> div -> add -> batchnorm, the global average pool and the
- * final Gemm in float) as linalg.generic over arith/math (softmax, reduce_mean and sigmoid are
- * refused: exp_node_float). Each computes what qdqc's compiled
+ * final Gemm in float) as linalg.generic over arith/math (reduce_mean, sigmoid, tanh, erf,
+ * gelu, log and pow are refused: exp_node_float). layernorm, softmax and exp are f32
+ * sequences in the reference's order (16-lane sums, qn_expf's operations). Each computes what qdqc's compiled
  * code computes (lib/codegen/llvm_kernels_float*.c), so the exported module agrees bit for
  * bit: operands widened to f64, the same operation order, sums accumulated in f64 in the
  * loop order of the code generator (linalg's iteration order, reduction dimensions innermost),
  * one rounding to f32 at the end. */
 #include "export.h"
+#include "numerics/fmath.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -605,6 +607,166 @@ ex_layernorm(Exp *x, Node *n)
     return true;
 }
 
+/* qn_expf (lib/numerics/fmath.c) of the f32 SSA value %<in> as arith ops into b, the result
+ * %<pre>e: clamp to [QN_EXP_LO, QN_EXP_HI] (a NaN passes), n = round(x * log2 e) by the
+ * 1.5 * 2^23 trick (its integer from t's bits, 0 for a NaN), r = x - n * ln2_hi - n * ln2_lo,
+ * the Horner polynomial p, e = p * r * r + r + 1, times 2^floor(n/2) and 2^(n - floor(n/2)):
+ * the same f32 operations in the same order, so the same bits. */
+static void
+expf_body(StrBuf *b, const char *in, const char *pre)
+{
+    char nm[32];
+    snprintf(nm, sizeof nm, "%slo", pre), f32_const(b, nm, QN_EXP_LO);
+    snprintf(nm, sizeof nm, "%shi", pre), f32_const(b, nm, QN_EXP_HI);
+    snprintf(nm, sizeof nm, "%sl2e", pre), f32_const(b, nm, QN_LOG2E);
+    snprintf(nm, sizeof nm, "%smg", pre), f32_const(b, nm, QN_RNE_MAGIC);
+    snprintf(nm, sizeof nm, "%sln2h", pre), f32_const(b, nm, QN_LN2_HI);
+    snprintf(nm, sizeof nm, "%sln2l", pre), f32_const(b, nm, QN_LN2_LO);
+    for (int i = 0; i < QN_EXP_NP; i++) {
+        snprintf(nm, sizeof nm, "%sc%d", pre, i);
+        f32_const(b, nm, qn_exp_p[i]);
+    }
+    const char *P = pre;
+    sb_printf(b, "      %%%sclo = arith.cmpf olt, %%%s, %%%slo : f32\n", P, in, P);
+    sb_printf(b, "      %%%sx0 = arith.select %%%sclo, %%%slo, %%%s : f32\n", P, P, P, in);
+    sb_printf(b, "      %%%schi = arith.cmpf ogt, %%%sx0, %%%shi : f32\n", P, P, P);
+    sb_printf(b, "      %%%sx = arith.select %%%schi, %%%shi, %%%sx0 : f32\n", P, P, P, P);
+    sb_printf(b, "      %%%sm = arith.mulf %%%sx, %%%sl2e : f32\n", P, P, P);
+    sb_printf(b, "      %%%st = arith.addf %%%sm, %%%smg : f32\n", P, P, P);
+    sb_printf(b, "      %%%sn = arith.subf %%%st, %%%smg : f32\n", P, P, P);
+    sb_printf(b, "      %%%stb = arith.bitcast %%%st : f32 to i32\n", P, P);
+    sb_printf(b, "      %%%smb = arith.constant %d : i32\n", P, 0x4b400000);
+    sb_printf(b, "      %%%sni0 = arith.subi %%%stb, %%%smb : i32\n", P, P, P);
+    sb_printf(b, "      %%%snan = arith.cmpf uno, %%%sx, %%%sx : f32\n", P, P, P);
+    sb_printf(b, "      %%%si0 = arith.constant 0 : i32\n", P);
+    sb_printf(b, "      %%%sni = arith.select %%%snan, %%%si0, %%%sni0 : i32\n", P, P, P, P);
+    sb_printf(b, "      %%%sh1 = arith.mulf %%%sn, %%%sln2h : f32\n", P, P, P);
+    sb_printf(b, "      %%%sr0 = arith.subf %%%sx, %%%sh1 : f32\n", P, P, P);
+    sb_printf(b, "      %%%sh2 = arith.mulf %%%sn, %%%sln2l : f32\n", P, P, P);
+    sb_printf(b, "      %%%sr = arith.subf %%%sr0, %%%sh2 : f32\n", P, P, P);
+    /* horner: p = c0; p = p * r + c[i] */
+    for (int i = 1; i < QN_EXP_NP; i++) {
+        sb_printf(b, "      %%%spm%d = arith.mulf %%%s%s%d, %%%sr : f32\n", P, i, P,
+                  i == 1 ? "c" : "p", i - 1, P);
+        sb_printf(b, "      %%%sp%d = arith.addf %%%spm%d, %%%sc%d : f32\n", P, i, P, i, P, i);
+    }
+    sb_printf(b, "      %%%se0 = arith.mulf %%%sp%d, %%%sr : f32\n", P, P, QN_EXP_NP - 1, P);
+    sb_printf(b, "      %%%se1 = arith.mulf %%%se0, %%%sr : f32\n", P, P, P);
+    sb_printf(b, "      %%%se2 = arith.addf %%%se1, %%%sr : f32\n", P, P, P);
+    sb_printf(b, "      %%%sone = arith.constant 1.0 : f32\n", P);
+    sb_printf(b, "      %%%se3 = arith.addf %%%se2, %%%sone : f32\n", P, P, P);
+    sb_printf(b, "      %%%stwo = arith.constant 2 : i32\n", P);
+    sb_printf(b, "      %%%sh = arith.floordivsi %%%sni, %%%stwo : i32\n", P, P, P);
+    sb_printf(b, "      %%%sbias = arith.constant 127 : i32\n", P);
+    sb_printf(b, "      %%%ssh = arith.constant 23 : i32\n", P);
+    sb_printf(b, "      %%%sa1 = arith.addi %%%sh, %%%sbias : i32\n", P, P, P);
+    sb_printf(b, "      %%%sb1 = arith.shli %%%sa1, %%%ssh : i32\n", P, P, P);
+    sb_printf(b, "      %%%ss1 = arith.bitcast %%%sb1 : i32 to f32\n", P, P);
+    sb_printf(b, "      %%%sd2 = arith.subi %%%sni, %%%sh : i32\n", P, P, P);
+    sb_printf(b, "      %%%sa2 = arith.addi %%%sd2, %%%sbias : i32\n", P, P, P);
+    sb_printf(b, "      %%%sb2 = arith.shli %%%sa2, %%%ssh : i32\n", P, P, P);
+    sb_printf(b, "      %%%ss2 = arith.bitcast %%%sb2 : i32 to f32\n", P, P);
+    sb_printf(b, "      %%%sf1 = arith.mulf %%%se3, %%%ss1 : f32\n", P, P, P);
+    sb_printf(b, "      %%%se = arith.mulf %%%sf1, %%%ss2 : f32\n", P, P, P);
+}
+
+/* f32 exp: qn_expf per element */
+static bool
+ex_exp(Exp *x, Node *n)
+{
+    const Type *yt = exp_vtype(x, n->out[0]);
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    char *tt = tt_dup(yt, "f32"), *mi = ident_map(yt->rank), *it = iters_dup(yt->rank, 0);
+    StrBuf body;
+    sb_init(&body);
+    expf_body(&body, "a0", "x");
+    sb_puts(&body, "      linalg.yield %xe : f32\n");
+    ExpIn in = {v, tt, mi, "f32"};
+    exp_bind(x, n, exp_generic(x, &in, 1, 0, tt, mi, "f32", it, body.data));
+    sb_free(&body);
+    free(tt), free(mi), free(it);
+    return true;
+}
+
+/* f32 softmax (the reference's order): along the axis, mx = the largest element (NaNs
+ * skipped: `x > mx ? x : mx` from -inf), e = qn_expf(x - mx), s = the 16-lane sum, y = e / s.
+ * An axis with trailing dimensions other than 1 is transposed to the end and back (the rows
+ * keep their element order). */
+static bool
+ex_softmax(Exp *x, Node *n)
+{
+    const Type *xt0 = exp_vtype(x, n->in[0]);
+    int64_t a = ir_attr_int(x->g, n, "axis", -1);
+    if (a < 0)
+        a += xt0->rank;
+    int64_t O = 1, L = xt0->dims[a];
+    bool inner = false;
+    for (int d = 0; d < xt0->rank; d++) {
+        if (d != a)
+            O *= xt0->dims[d];
+        inner |= d > a && xt0->dims[d] != 1;
+    }
+    if (O == 0 || L == 0)
+        return exp_fail(x, n, "softmax: empty tensors are not exported");
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    int64_t perm[IR_MAX_RANK], inv_perm[IR_MAX_RANK];
+    Type tp = *xt0;
+    if (inner) {
+        int k = 0;
+        for (int d = 0; d < xt0->rank; d++)
+            if (d != a)
+                perm[k++] = d;
+        perm[k] = a;
+        for (int d = 0; d < xt0->rank; d++)
+            inv_perm[perm[d]] = d;
+        v = exp_transpose(x, v, xt0, perm, &tp);
+    }
+    const Type *xt = &tp;
+    int64_t d2[2] = {O, L};
+    uint32_t x2 = exp_reshape(x, v, xt, 2, d2);
+    char t2[96], t1[96];
+    snprintf(t2, sizeof t2, "tensor<%lldx%lldxf32>", (long long)O, (long long)L);
+    snprintf(t1, sizeof t1, "tensor<%lldx1xf32>", (long long)O);
+    int rrow[2] = {0, -1};
+    char *mi = ident_map(2), *mrow = map_dup(2, rrow, 2), *it = iters_dup(2, 0);
+    char *itr = iters_dup(2, 1);
+    uint32_t e0 = exp_line(x, "tensor.empty() : %s", t1);
+    uint32_t ninf = exp_line(x, "arith.constant 0xFF800000 : f32");
+    uint32_t init = exp_line(x, "linalg.fill ins(%%v%u : f32) outs(%%v%u : %s) -> %s", ninf, e0,
+                             t1, t1);
+    ExpIn in1 = {x2, t2, mi, "f32"};
+    uint32_t mx = exp_generic(x, &in1, 1, init, t1, mrow, "f32", itr,
+                              "      %c = arith.cmpf ogt, %a0, %out : f32\n"
+                              "      %m = arith.select %c, %a0, %out : f32\n"
+                              "      linalg.yield %m : f32\n");
+    StrBuf body;
+    sb_init(&body);
+    sb_puts(&body, "      %d = arith.subf %a0, %a1 : f32\n");
+    expf_body(&body, "d", "x");
+    sb_puts(&body, "      linalg.yield %xe : f32\n");
+    ExpIn in2[2] = {{x2, t2, mi, "f32"}, {mx, t1, mrow, "f32"}};
+    uint32_t e = exp_generic(x, in2, 2, 0, t2, mi, "f32", it, body.data);
+    sb_free(&body);
+    uint32_t s = sum16_rows(x, e, O, L);
+    ExpIn in3[2] = {{e, t2, mi, "f32"}, {s, t1, mrow, "f32"}};
+    uint32_t y2 = exp_generic(x, in3, 2, 0, t2, mi, "f32", it,
+                              "      %q = arith.divf %a0, %a1 : f32\n"
+                              "      linalg.yield %q : f32\n");
+    Type t2t = type_make(ET_F32, 2, d2);
+    uint32_t y = exp_reshape(x, y2, &t2t, xt->rank, xt->dims);
+    if (inner) {
+        Type back;
+        y = exp_transpose(x, y, xt, inv_perm, &back);
+    }
+    exp_bind(x, n, y);
+    free(mi), free(mrow), free(it), free(itr);
+    return true;
+}
+
 bool
 exp_node_float(Exp *x, Node *n, bool *known)
 {
@@ -615,11 +777,13 @@ exp_node_float(Exp *x, Node *n, bool *known)
     case OP_GEMM: return all_f32(x, n) && ex_gemm(x, n);
     case OP_GLOBAL_AVGPOOL: return all_f32(x, n) && ex_global_avgpool(x, n);
     case OP_LAYERNORM: return all_f32(x, n) && ex_layernorm(x, n);
+    case OP_SOFTMAX: return all_f32(x, n) && ex_softmax(x, n);
+    case OP_EXP: return all_f32(x, n) && ex_exp(x, n);
     /* qdqc computes these with lib/numerics/fmath.c's f32 approximations and 16-lane
      * summation order; their former f64 forms would not match qdqc run bit for bit, so they
      * are refused until the export emits those sequences (docs/mlir.md, "Not mapped") */
-    case OP_SOFTMAX: case OP_REDUCE_MEAN: case OP_SIGMOID: case OP_TANH: case OP_ERF:
-    case OP_GELU: case OP_EXP: case OP_LOG: case OP_POW:
+    case OP_REDUCE_MEAN: case OP_SIGMOID: case OP_TANH: case OP_ERF:
+    case OP_GELU: case OP_LOG: case OP_POW:
         return exp_fail(x, n, "`%s` is computed with qdqc's own f32 approximation and summation "
                               "order (lib/numerics/fmath.c), which the export does not emit yet",
                         op_info(n->op)->name);
