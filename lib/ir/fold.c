@@ -383,13 +383,14 @@ ir_moved_axis(Graph *g, const Node *n, const Type *x, const Type *y)
         n->op != OP_UNSQUEEZE && n->op != OP_IDENTITY)
         return -1;
     /* the channel stays one whole dimension: the same size, the same number of elements
-     * before it (so its elements keep their flat positions and channel) */
+     * before it (so its elements keep their flat positions and channel); a channel of size 1
+     * is ambiguous among unit dimensions and refused */
     int64_t before = 1;
     for (int d = 0; d < a; d++)
         before *= x->dims[d];
     int64_t acc = 1;
     for (int b = 0; b < y->rank; b++) {
-        if (acc == before && y->dims[b] == x->dims[a] && (x->dims[a] != 1 || b == y->rank))
+        if (acc == before && y->dims[b] == x->dims[a] && x->dims[a] != 1)
             return b;
         acc *= y->dims[b];
     }
