@@ -144,6 +144,10 @@ static const AttrRow attr_rows[] = {
     {"ArgMax", 10, 11, "axis keepdims"},
     {"ArgMax", 12, 21, "axis keepdims select_last_index"},
     {"Einsum", 12, 21, "equation"},
+    {"Mod", 10, 21, "fmod"},
+    {"ScatterND", 11, 15, ""},
+    {"ScatterND", 16, 21, "reduction"},
+    {"Trilu", 14, 21, "upper"},
 };
 
 /* Is `name` one of the space-separated words of `list`? */

@@ -7,6 +7,7 @@
  *  - onnx_qops.c   the quantized ops (Q/DQ, QLinear*, *Integer, DynamicQuantizeLinear);
  *  - onnx_layout.c data movement and shape computation (Reshape, Slice, Pad, Resize, ...);
  *  - onnx_einsum.c Einsum equations as transpose / reshape / matmul;
+ *  - onnx_const.c  ops imported on constants only, evaluated at import (Mod, ScatterND, Trilu);
  *  - onnx_tensor.c TensorProto -> Tensor (typed fields, raw_data, external data).
  * Decoding is done by protobuf-c code generated at build time from Debian's onnx.proto
  * (onnx.pb-c.h); nothing here decodes protobuf by hand. */
@@ -19,6 +20,9 @@
 /* Limits that keep hostile files from making huge allocations or deep work. */
 #define ONNX_MAX_TENSOR_BYTES ((size_t)1 << 34) /* 16 GiB per value */
 #define ONNX_MAX_NODES (1u << 22)
+/* The largest result an op evaluated at import on constants may have (onnx_const.c, Dropout's
+ * mask); the same bound as constant folding's (fold.c). */
+#define ONNX_MAX_EVAL_BYTES ((size_t)64 << 20)
 
 /* A quantization requirement on an integer value, resolved after all nodes are built. */
 typedef struct QConstraint {
@@ -170,6 +174,11 @@ bool onnx_qop_ms_alias(const char *op_type);
 /* ---- onnx_layout.c ---- */
 extern const OnnxOpEntry onnx_layout_table[];
 extern const size_t onnx_layout_table_len;
+
+/* ---- onnx_const.c ---- */
+/* ops imported on constant inputs only, evaluated at import (Mod, ScatterND, Trilu) */
+extern const OnnxOpEntry onnx_const_table[];
+extern const size_t onnx_const_table_len;
 
 /* ---- onnx_einsum.c ---- */
 /* Einsum as transpose / reshape / slice (diagonals) / reduce_sum / matmul. */

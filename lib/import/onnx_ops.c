@@ -134,18 +134,49 @@ static bool op_tanh(OnnxImp *I) { return onnx_simple(I, OP_TANH, 1); }
 static bool op_erf(OnnxImp *I) { return onnx_simple(I, OP_ERF, 1); }
 static bool op_identity(OnnxImp *I) { return onnx_simple(I, OP_IDENTITY, 1); }
 
-/* Dropout at inference is the identity; a training-mode flag or a used mask is refused. */
+/* Dropout is the identity unless it trains with a nonzero ratio: training_mode (input 2, from
+ * opset 12) absent or a constant false, or the ratio a constant 0 (Swin's exports carry
+ * Dropout(ratio=0, training_mode=True)). The mask output is then a constant all-true tensor.
+ * A training Dropout with another ratio (or one computed at run time) is refused. */
 static bool
 op_dropout(OnnxImp *I)
 {
-    if (IN(I, 2).id) {
+    bool training = false;
+    if (I->opset >= 12 && IN(I, 2).id) {
         const Tensor *t = CIN(I, 2);
-        if (!t || type_numel_unchecked(&t->type) != 1 || tensor_get_i(t, 0) != 0) {
-            onnx_node_error(I, "training_mode must be a constant false");
+        if (!t || type_numel_unchecked(&t->type) != 1) {
+            onnx_node_error(I, "training_mode must be one constant value");
+            return false;
+        }
+        training = tensor_get_i(t, 0) != 0;
+    }
+    if (training) {
+        double ratio = 0.5; /* the default */
+        if (IN(I, 1).id && !onnx_const_scalar_f(I, 1, "ratio", &ratio))
+            return false;
+        if (ratio != 0) {
+            onnx_node_error(I, "training_mode is true and ratio is %g: a training Dropout "
+                            "with a nonzero ratio is not supported (inference only)", ratio);
             return false;
         }
     }
-    return onnx_simple(I, OP_IDENTITY, 1);
+    if (!onnx_simple(I, OP_IDENTITY, 1))
+        return false;
+    const char *mask = onnx_out_name(I, 1);
+    if (!mask || !*mask)
+        return true;
+    Type t = *TY(I, IN(I, 0));
+    t.q = NULL;
+    t.elem = ET_BOOL;
+    if (type_numel_unchecked(&t) > ONNX_MAX_EVAL_BYTES) {
+        onnx_node_error(I, "the mask output is too large to build at import (more than %zu "
+                        "MiB)", ONNX_MAX_EVAL_BYTES >> 20);
+        return false;
+    }
+    Tensor *r = ir_tensor_new(I->m, &t);
+    QDQC_ASSERT(r);
+    memset(r->data, 1, r->nbytes);
+    return onnx_bind(I, mask, ir_add_const(I->g, mask, r, I->loc));
 }
 static bool op_global_avgpool(OnnxImp *I) { return onnx_simple(I, OP_GLOBAL_AVGPOOL, 1); }
 
@@ -552,7 +583,7 @@ static const OnnxOpEntry onnx_op_table[] = {
     {"AveragePool", op_avgpool, 1, 1, 1},
     {"GlobalAveragePool", op_global_avgpool, 1, 1, 1},
     {"Identity", op_identity, 1, 1, 1},
-    {"Dropout", op_dropout, 1, 3, 1},
+    {"Dropout", op_dropout, 1, 3, 2},
     {"Cast", op_cast, 1, 1, 1},
     /* issue 14 item 4: comparisons, logic, selection, reductions, Einsum (onnx_einsum.c) */
     {"Equal", op_equal, 2, 2, 1},
@@ -594,6 +625,8 @@ find_op(const OnnxImp *I, const char *domain, const char *op_type)
     if (!e)
         e = find_in(onnx_layout_table, onnx_layout_table_len, op_type);
     if (!e)
+        e = find_in(onnx_const_table, onnx_const_table_len, op_type);
+    if (!e)
         return NULL;
     /* opset-specific availability */
     if (dflt && strcmp(op_type, "Gelu") == 0 && I->opset < 20)
@@ -605,7 +638,9 @@ find_op(const OnnxImp *I, const char *domain, const char *op_type)
     if (dflt && (!strcmp(op_type, "LessOrEqual") || !strcmp(op_type, "GreaterOrEqual") ||
                  !strcmp(op_type, "Einsum")) && I->opset < 12)
         return NULL;
-    if (dflt && strcmp(op_type, "Range") == 0 && I->opset < 11)
+    if (dflt && (!strcmp(op_type, "Range") || !strcmp(op_type, "ScatterND")) && I->opset < 11)
+        return NULL;
+    if (dflt && strcmp(op_type, "Trilu") == 0 && I->opset < 14)
         return NULL;
     return e;
 }

@@ -1,6 +1,7 @@
 /* eval.c: the comparison, logic, selection, broadcasting, range, reduction and cast ops on
  * whole tensors (eval.h): the one definition that constant folding and the reference
- * interpreter call. Element access goes through tensor_get_f / tensor_get_i (every element
+ * interpreter call, and the evaluators of the ops imported on constants only (mod, scatter_nd,
+ * trilu: eval.h). Element access goes through tensor_get_f / tensor_get_i (every element
  * type; f16 and f32 are exact in double), so one loop serves every type:
  *  - comparisons: floats compared as doubles (IEEE: NaN is unordered, -0 == +0), integers as
  *    int64 (unsigned types zero-extended), bool as 0/1 (any nonzero byte is true);
@@ -397,5 +398,143 @@ ir_eval(Graph *g, const Node *n, const Tensor *const *in, Tensor *const *out, ch
     }
     default:
         EFAIL("%s is not evaluated here", op_info(n->op)->name);
+    }
+}
+
+/* ---- ops evaluated on constants only: mod, scatter_nd, trilu ---- */
+
+static bool
+elem_unsigned(ElemType e)
+{
+    return e == ET_U8 || e == ET_U16 || e == ET_U32 || e == ET_U4 || e == ET_BOOL;
+}
+
+/* numpy's float remainder in the element type's arithmetic (float for f32 and f16, whose
+ * sums of two values are exact in float, double for f64) */
+static double
+mod_float(double x, double d, ElemType e, bool fmod_)
+{
+    double m = fmod(x, d); /* exact in every precision */
+    if (fmod_ || d == 0 || m != m)
+        return m;
+    if (m == 0)
+        return copysign(0.0, d);
+    if ((d < 0) != (m < 0))
+        m = e == ET_F64 ? m + d : (double)((float)m + (float)d);
+    return m;
+}
+
+bool
+ir_eval_mod(const Tensor *a, const Tensor *b, bool fmod_, Tensor *y, char *err, size_t len)
+{
+    ElemType e = y->type.elem;
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
+    type_bcast_strides(&a->type, &y->type, sa);
+    type_bcast_strides(&b->type, &y->type, sb);
+    size_t cnt = type_numel_unchecked(&y->type);
+    for (size_t i = 0; i < cnt; i++) {
+        size_t ia = 0, ib = 0;
+        for (int d = 0; d < y->type.rank; d++) {
+            ia += (size_t)(idx[d] * sa[d]);
+            ib += (size_t)(idx[d] * sb[d]);
+        }
+        if (elem_is_float(e)) {
+            tensor_set_f(y, i, mod_float(tensor_get_f(a, ia), tensor_get_f(b, ib), e, fmod_));
+        } else {
+            int64_t x = tensor_get_i(a, ia), d = tensor_get_i(b, ib), m;
+            if (d == 0)
+                EFAIL("integer division by zero (element %zu of the divisor)", ib);
+            if (elem_unsigned(e))
+                m = (int64_t)((uint64_t)x % (uint64_t)d);
+            else if (d == -1)
+                m = 0; /* INT64_MIN % -1 overflows in C */
+            else {
+                m = x % d; /* truncated: the dividend's sign */
+                if (!fmod_ && m != 0 && (m < 0) != (d < 0))
+                    m += d;
+            }
+            tensor_set_i(y, i, m);
+        }
+        type_next_index(&y->type, idx);
+    }
+    return true;
+}
+
+static void
+combine(const char *red, const Tensor *u, size_t iu, Tensor *y, size_t iy)
+{
+    ElemType e = y->type.elem;
+    size_t es = elem_size(e);
+    if (strcmp(red, "none") == 0) {
+        memcpy((char *)y->data + iy * es, (const char *)u->data + iu * es, es);
+        return;
+    }
+    bool add = strcmp(red, "add") == 0, mul = strcmp(red, "mul") == 0;
+    bool max = strcmp(red, "max") == 0;
+    if (elem_is_float(e)) {
+        double a = tensor_get_f(y, iy), b = tensor_get_f(u, iu), r;
+        if (add)
+            r = e == ET_F64 ? a + b : (double)((float)a + (float)b);
+        else if (mul)
+            r = e == ET_F64 ? a * b : (double)((float)a * (float)b);
+        else /* numpy maximum / minimum: a NaN propagates */
+            r = a != a || b != b ? NAN : max ? (a >= b ? a : b) : (a <= b ? a : b);
+        tensor_set_f(y, iy, r);
+        return;
+    }
+    int64_t a = tensor_get_i(y, iy), b = tensor_get_i(u, iu);
+    if (e == ET_BOOL) {
+        a = a != 0;
+        b = b != 0;
+    }
+    int64_t r = add ? (int64_t)((uint64_t)a + (uint64_t)b)
+              : mul ? (int64_t)((uint64_t)a * (uint64_t)b)
+              : max ? (a >= b ? a : b) : (a <= b ? a : b);
+    if (e == ET_BOOL)
+        r = r != 0;
+    tensor_set_i(y, iy, r);
+}
+
+bool
+ir_eval_scatter_nd(const Tensor *data, const Tensor *indices, const Tensor *updates,
+                   const char *reduction, Tensor *y, char *err, size_t len)
+{
+    const Type *dt = &data->type, *it = &indices->type;
+    memcpy(y->data, data->data, y->nbytes);
+    int k = (int)it->dims[it->rank - 1];
+    int64_t st[IR_MAX_RANK];
+    type_strides(dt, st);
+    size_t slice = 1;
+    for (int d = k; d < dt->rank; d++)
+        slice *= (size_t)dt->dims[d];
+    size_t ntup = 1; /* the index tuples: indices' shape without its last dimension */
+    for (int d = 0; d < it->rank - 1; d++)
+        ntup *= (size_t)it->dims[d];
+    for (size_t t = 0; t < ntup; t++) {
+        size_t off = 0;
+        for (int d = 0; d < k; d++) {
+            int64_t v = tensor_get_i(indices, t * (size_t)k + (size_t)d), n = dt->dims[d];
+            if (v < -n || v >= n)
+                EFAIL("index %lld (indices element %zu) is out of range for dimension %d of "
+                      "size %lld", (long long)v, t * (size_t)k + (size_t)d, d, (long long)n);
+            off += (size_t)((v < 0 ? v + n : v) * st[d]);
+        }
+        for (size_t j = 0; j < slice; j++)
+            combine(reduction, updates, t * slice + j, y, off + j);
+    }
+    return true;
+}
+
+void
+ir_eval_trilu(const Tensor *x, int64_t k, bool upper, Tensor *y)
+{
+    const Type *t = &x->type;
+    int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
+    size_t es = elem_size(t->elem), cnt = type_numel_unchecked(t);
+    memset(y->data, 0, y->nbytes);
+    for (size_t i = 0; i < cnt; i++) {
+        int64_t c = (int64_t)(i % (size_t)cols), r = (int64_t)(i / (size_t)cols % (size_t)rows);
+        if (upper ? c - r >= k : c - r <= k)
+            memcpy((char *)y->data + i * es, (const char *)x->data + i * es, es);
     }
 }

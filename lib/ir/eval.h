@@ -41,4 +41,21 @@ void ir_cast_elem(const Tensor *x, size_t i, Tensor *y, size_t j);
 /* f64 -> f16 bits, rounded once to nearest even (the direct conversion). */
 uint16_t ir_f64_to_f16(double d);
 
+/* The ops the ONNX reader imports only on constant operands and evaluates there (ONNX
+ * semantics; results typed and allocated by the caller, y's type fixes the result):
+ *  - mod: y = a mod b with numpy broadcasting; fmod false: the remainder takes the divisor's
+ *    sign (Python's %, numpy.mod; floats: fmod, then + b in the element type when the signs
+ *    differ, a zero result taking b's sign); fmod true: C's fmod / truncated remainder (the
+ *    dividend's sign; exact for floats). An integer division by zero is an error.
+ *  - scatter_nd: y = data, then for each index tuple of `indices` (its last dimension k,
+ *    negative entries counting from the end) the slice data[idx] is replaced by (reduction
+ *    "none") or combined with (add, mul, max, min: in the element type, wrapping integers)
+ *    the matching slice of updates; an index out of range is an error.
+ *  - trilu: the upper (j - i >= k) or lower (j - i <= k) triangle of each matrix of the last
+ *    two dimensions, zeros elsewhere. */
+bool ir_eval_mod(const Tensor *a, const Tensor *b, bool fmod_, Tensor *y, char *err, size_t len);
+bool ir_eval_scatter_nd(const Tensor *data, const Tensor *indices, const Tensor *updates,
+                        const char *reduction, Tensor *y, char *err, size_t len);
+void ir_eval_trilu(const Tensor *x, int64_t k, bool upper, Tensor *y);
+
 #endif

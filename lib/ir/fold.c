@@ -7,9 +7,13 @@
  * Shape->Gather->Unsqueeze->Concat->Reshape chains), and through eval.c (the definition the
  * reference interpreter runs too) cast, the comparisons, not/and/or/xor, where, expand, tile,
  * range, reduce_max, reduce_min, argmax and integer reduce_sum (the Range/Expand/Equal/Where
- * shape subgraphs of transformer exports). Float arithmetic is never folded (it would change
- * where rounding happens) except range, whose operands are always constants and whose
- * arithmetic is eval.c's; quantize/dequantize are never folded (the passes need to see them).
+ * shape subgraphs of transformer exports; a transpose or reshape of a per-channel quantized
+ * constant when its result carries the parameters on the axis the channel moves to), and add/sub/mul/div on f32 and f64 constants: one
+ * IEEE operation per element, rounded once in the element type, the result the kernels and the
+ * reference compute at run time (the attention masks of Swin exports subtract constant float
+ * tensors). Other float arithmetic is not folded (float reduce_sum keeps its place); range's
+ * operands are always constants and its arithmetic is eval.c's; quantize/dequantize are never
+ * folded (the passes need to see them).
  * Results larger than FOLD_MAX_BYTES are left alone. */
 #include "ir.h"
 #include "eval.h"
@@ -64,6 +68,28 @@ fold_arith(Node *n, const Tensor *a, const Tensor *b, Tensor *r)
         type_next_index(&r->type, idx);
     }
     return true;
+}
+
+/* add/sub/mul/div of f32 (in float) or f64 tensors with broadcasting */
+static void
+fold_farith(Node *n, const Tensor *a, const Tensor *b, Tensor *r)
+{
+    size_t cnt = type_numel_unchecked(&r->type);
+    int64_t idx[IR_MAX_RANK] = {0};
+    bool f32 = r->type.elem == ET_F32;
+    for (size_t i = 0; i < cnt; i++) {
+        double x = tensor_get_f(a, bcast_index(&a->type, &r->type, idx));
+        double y = tensor_get_f(b, bcast_index(&b->type, &r->type, idx)), v;
+        float fx = (float)x, fy = (float)y;
+        switch (n->op) {
+        case OP_ADD: v = f32 ? (double)(fx + fy) : x + y; break;
+        case OP_SUB: v = f32 ? (double)(fx - fy) : x - y; break;
+        case OP_MUL: v = f32 ? (double)(fx * fy) : x * y; break;
+        default: v = f32 ? (double)(fx / fy) : x / y; break;
+        }
+        tensor_set_f(r, i, v);
+        type_next_index(&r->type, idx);
+    }
 }
 
 static bool
@@ -189,6 +215,21 @@ fold_gather(Graph *g, Node *n, const Tensor *x, const Tensor *ind, Tensor *r)
     return true;
 }
 
+/* A transpose or reshape (flatten, squeeze, unsqueeze) of a per-axis quantized operand whose
+ * result type rt has the same parameters on the axis the op moves the operand's axis to
+ * (ir_moved_axis). */
+static bool
+moved_q(Graph *g, Node *n, const Type *rt)
+{
+    const Type *xt = &ir_value(g, n->in[0])->type;
+    const QParams *q = xt->q, *r = rt->q;
+    if (!q || q->axis < 0 || !r || r->axis < 0 || q->n != r->n || q->storage != r->storage ||
+        memcmp(q->scale, r->scale, q->n * sizeof(float)) ||
+        memcmp(q->zp, r->zp, q->n * sizeof(int32_t)))
+        return false;
+    return ir_moved_axis(g, n, xt, rt) == r->axis;
+}
+
 bool
 ir_try_fold(Graph *g, NodeId nid)
 {
@@ -227,17 +268,24 @@ ir_try_fold(Graph *g, NodeId nid)
                 return false;
     }
     /* quantized values: only layout moves keep their meaning, and per-axis parameters only
-     * survive an identity */
+     * survive an identity, or a transpose whose result carries them on the permuted axis */
+    bool qtrans = moved_q(g, n, rt);
     for (uint32_t k = 0; k < n->nin && n->op != OP_SHAPE; k++) {
         const QParams *q = ir_value(g, n->in[k])->type.q;
-        if (q && (!layout || (q->axis >= 0 && n->op != OP_IDENTITY)))
+        if (q && (!layout || (q->axis >= 0 && n->op != OP_IDENTITY && !qtrans)))
             return false;
     }
-    if (rt->q && (!layout || rt->q->axis >= 0) && n->op != OP_IDENTITY)
+    if (rt->q && (!layout || rt->q->axis >= 0) && n->op != OP_IDENTITY && !qtrans)
         return false;
-    if ((n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_DIV) &&
-        (!elem_is_int(rt->elem) || rt->elem == ET_BOOL))
-        return false;
+    bool farith = false;
+    if (n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_DIV) {
+        farith = rt->elem == ET_F32 || rt->elem == ET_F64;
+        if (!farith && (!elem_is_int(rt->elem) || rt->elem == ET_BOOL))
+            return false;
+        for (uint32_t k = 0; k < n->nin; k++)
+            if (ir_value(g, n->in[k])->type.elem != rt->elem)
+                return false;
+    }
     size_t cnt, bytes;
     if (!type_numel(rt, &cnt) || !size_mul(cnt, elem_size(rt->elem), &bytes) ||
         bytes > FOLD_MAX_BYTES)
@@ -299,7 +347,10 @@ ir_try_fold(Graph *g, NodeId nid)
         break;
     }
     default:
-        ok = fold_arith(n, x, operand_const(g, n, 1), r);
+        if (farith)
+            fold_farith(n, x, operand_const(g, n, 1), r);
+        else
+            ok = fold_arith(n, x, operand_const(g, n, 1), r);
         break;
     }
     if (!ok)
@@ -311,4 +362,37 @@ ir_try_fold(Graph *g, NodeId nid)
     ir_set_result(g, c, 0, out);
     ir_node(g, nid)->dead = true;
     return true;
+}
+
+int
+ir_moved_axis(Graph *g, const Node *n, const Type *x, const Type *y)
+{
+    const QParams *q = x->q;
+    if (!q || q->axis < 0 || q->axis >= x->rank)
+        return -1;
+    int a = q->axis;
+    if (n->op == OP_TRANSPOSE) {
+        int64_t perm[IR_MAX_RANK];
+        int k = ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK);
+        for (int i = 0; i < y->rank; i++)
+            if ((k == y->rank ? perm[i] : y->rank - 1 - i) == a)
+                return i;
+        return -1;
+    }
+    if (n->op != OP_RESHAPE && n->op != OP_FLATTEN && n->op != OP_SQUEEZE &&
+        n->op != OP_UNSQUEEZE && n->op != OP_IDENTITY)
+        return -1;
+    /* the channel stays one whole dimension: the same size, the same number of elements
+     * before it (so its elements keep their flat positions and channel); a channel of size 1
+     * is ambiguous among unit dimensions and refused */
+    int64_t before = 1;
+    for (int d = 0; d < a; d++)
+        before *= x->dims[d];
+    int64_t acc = 1;
+    for (int b = 0; b < y->rank; b++) {
+        if (acc == before && y->dims[b] == x->dims[a] && x->dims[a] != 1)
+            return b;
+        acc *= y->dims[b];
+    }
+    return -1;
 }

@@ -245,6 +245,11 @@ ValueId ir_add_const(Graph *g, const char *name, Tensor *t, Loc loc);
  * shape), replace n by const nodes defining the same result values and mark n dead. Folds
  * shape, constant_of_shape, layout ops, cast and integer add/sub/mul/div. */
 bool ir_try_fold(Graph *g, NodeId n);
+/* Where a transpose, reshape, flatten, squeeze, unsqueeze or identity n with operand type x
+ * (per-axis quantized: x->q) and result type y puts x's channel axis: the result axis, or -1
+ * when the channel does not stay one whole dimension with the same elements (a reshape that
+ * splits or merges it). */
+int ir_moved_axis(Graph *g, const Node *n, const Type *x, const Type *y);
 
 /* Uses: rebuilt by ir_fill_uses, stale after any edit. */
 void ir_fill_uses(Graph *g);

@@ -6,6 +6,8 @@
  * and u4 as i4 shifted by -8: their zero points and clamp bounds shift with them, which leaves
  * every (x - zx) unchanged; at the function boundary tosa.rescale with
  * input_unsigned/output_unsigned converts from and to ui8/ui16 (u4 has no boundary form).
+ * Every node is tried: one run reports each node without a mapping (nodes that only read the
+ * results of such a node are skipped silently), and nothing is written.
  * The text is parsed and verified with the MLIR C API before it is returned, so a verifier
  * failure is reported as an internal error instead of producing invalid output.
  * Op lowerings are in export_ops.c and export_elem.c, shared helpers in export_util.c; docs/mlir.md lists the mapping. */
@@ -81,12 +83,32 @@ emit_func(Exp *x, StrBuf *out)
                                        &k_identity, exp_shift(t->elem), 0, true, false);
         }
     }
-    for (uint32_t i = 1; i < g->nodes.len && !x->failed; i++) {
+    /* Every node is tried, so one run reports every node without a mapping: a node that
+     * fails poisons its results, and nodes that read a poisoned value are skipped without a
+     * diagnostic of their own (their cause is reported already). */
+    bool failed = x->failed;
+    bool *poison = xcalloc(g->values.len + 1, sizeof(bool));
+    for (uint32_t i = 1; i < g->nodes.len && !failed; i++) {
         Node *n = ir_node(g, (NodeId){i});
         if (n->dead || n->op == OP_CONST)
             continue; /* constants are emitted where they are used */
-        exp_node(x, n);
+        bool skip = false;
+        for (uint32_t k = 0; k < n->nin && !skip; k++)
+            skip = n->in[k].id && poison[n->in[k].id];
+        if (!skip) {
+            exp_node(x, n);
+            skip = x->failed;
+        }
+        if (skip) {
+            for (uint32_t k = 0; k < n->nout; k++)
+                if (n->out[k].id)
+                    poison[n->out[k].id] = true;
+            x->nfailed_nodes++;
+            x->failed = false;
+        }
     }
+    x->failed = failed || x->nfailed_nodes > 0;
+    free(poison);
     sb_puts(&sig, ") -> (");
     StrBuf ret;
     sb_init(&ret);

@@ -20,6 +20,7 @@ typedef struct Exp {
     uint32_t next;  /* last SSA number used (%vN) */
     uint32_t *ssa;  /* per ValueId: SSA number of the value's exported form; 0 = not yet */
     bool failed;
+    uint32_t nfailed_nodes; /* nodes without a mapping (each reported) */
     char tbuf[6][256]; /* exp_tt results */
 } Exp;
 

@@ -125,7 +125,13 @@ ex_layout(Exp *x, Node *n)
 {
     Graph *g = x->g;
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
-    if (!qparams_equal(xt->q, yt->q) || xt->elem != yt->elem)
+    /* per channel, the result carries the parameters on the axis the op moves the channel
+     * to (a transposed per-channel weight): the exported integers are the same */
+    bool moved = xt->q && yt->q && xt->q->axis >= 0 && yt->q->axis >= 0 &&
+                 xt->q->n == yt->q->n && ir_moved_axis(g, n, xt, yt) == yt->q->axis &&
+                 !memcmp(xt->q->scale, yt->q->scale, xt->q->n * sizeof(float)) &&
+                 !memcmp(xt->q->zp, yt->q->zp, xt->q->n * sizeof(int32_t));
+    if ((!qparams_equal(xt->q, yt->q) && !moved) || xt->elem != yt->elem)
         return exp_fail(x, n, "%s: operand and result types differ", op_info(n->op)->name);
     uint32_t v = exp_operand(x, n->in[0]);
     if (!v)

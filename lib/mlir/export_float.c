@@ -1,12 +1,14 @@
 /* export_float.c: the f32 ops that float islands leave between quantized regions (a real
  * PyTorch QAT export keeps conv -> div -> add -> batchnorm, the global average pool and the
- * final Gemm in float) as linalg.generic over arith/math (softmax, reduce_mean and sigmoid are
- * refused: exp_node_float). Each computes what qdqc's compiled
+ * final Gemm in float) as linalg.generic over arith/math (reduce_mean, sigmoid, tanh, erf,
+ * gelu, log and pow are refused: exp_node_float). layernorm, softmax and exp are f32
+ * sequences in the reference's order (16-lane sums, qn_expf's operations). Each computes what qdqc's compiled
  * code computes (lib/codegen/llvm_kernels_float*.c), so the exported module agrees bit for
  * bit: operands widened to f64, the same operation order, sums accumulated in f64 in the
  * loop order of the code generator (linalg's iteration order, reduction dimensions innermost),
  * one rounding to f32 at the end. */
 #include "export.h"
+#include "numerics/fmath.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,6 +461,312 @@ ex_wmatmul(Exp *x, Node *n)
     return true;
 }
 
+/* The 16-lane sum (lib/numerics/fmath.c qn_sum16) of each row of v [O, L] (f32): the rows
+ * padded with +0.0 to a multiple of 16 (adding +0.0 to a partial sum that starts at +0.0
+ * changes nothing), viewed as [O, M, 16]; partial l accumulates elements l, l + 16, ... in that
+ * order (the reduction dimension innermost); then the tree: p[i] + p[i + w] for w = 8, 4, 2,
+ * and p[0] + p[1]. The result is [O, 1]. */
+static uint32_t
+sum16_rows(Exp *x, uint32_t v, int64_t O, int64_t L)
+{
+    int64_t M = (L + 15) / 16, P = M * 16 - L;
+    char tv[96], tp[96], t3[96], t16[96];
+    snprintf(tv, sizeof tv, "tensor<%lldx%lldxf32>", (long long)O, (long long)L);
+    snprintf(tp, sizeof tp, "tensor<%lldx%lldxf32>", (long long)O, (long long)(M * 16));
+    snprintf(t3, sizeof t3, "tensor<%lldx%lldx16xf32>", (long long)O, (long long)M);
+    snprintf(t16, sizeof t16, "tensor<%lldx16xf32>", (long long)O);
+    uint32_t zero = exp_line(x, "arith.constant 0.0 : f32");
+    if (P)
+        v = exp_line(x, "tensor.pad %%v%u low[0, 0] high[0, %lld] {\n    ^bb0(%%i: index, %%j: "
+                     "index):\n      tensor.yield %%v%u : f32\n    } : %s to %s", v,
+                     (long long)P, zero, tv, tp);
+    v = exp_line(x, "tensor.expand_shape %%v%u [[0], [1, 2]] output_shape [%lld, %lld, 16] : %s "
+                 "into %s", v, (long long)O, (long long)M, tp, t3);
+    uint32_t e = exp_line(x, "tensor.empty() : %s", t16);
+    uint32_t init = exp_line(x, "linalg.fill ins(%%v%u : f32) outs(%%v%u : %s) -> %s", zero, e,
+                             t16, t16);
+    int r3[3] = {0, 2, 1}, r2[2] = {0, 1};
+    char *m3 = map_dup(3, r3, 3), *m2 = map_dup(3, r2, 2), *it = iters_dup(3, 1);
+    ExpIn in = {v, t3, m3, "f32"};
+    uint32_t p = exp_generic(x, &in, 1, init, t16, m2, "f32", it,
+                             "      %s = arith.addf %out, %a0 : f32\n"
+                             "      linalg.yield %s : f32\n");
+    free(m3), free(m2), free(it);
+    char *mi = ident_map(2), *it2 = iters_dup(2, 0);
+    for (int w = 8; w >= 1; w /= 2) {
+        char tw[96], tin[96];
+        snprintf(tw, sizeof tw, "tensor<%lldx%dxf32>", (long long)O, w);
+        snprintf(tin, sizeof tin, "tensor<%lldx%dxf32>", (long long)O, 2 * w);
+        uint32_t lo = exp_line(x, "tensor.extract_slice %%v%u[0, 0] [%lld, %d] [1, 1] : %s to %s",
+                               p, (long long)O, w, tin, tw);
+        uint32_t hi = exp_line(x, "tensor.extract_slice %%v%u[0, %d] [%lld, %d] [1, 1] : %s to %s",
+                               p, w, (long long)O, w, tin, tw);
+        ExpIn ins[2] = {{lo, tw, mi, "f32"}, {hi, tw, mi, "f32"}};
+        p = exp_generic(x, ins, 2, 0, tw, mi, "f32", it2,
+                        "      %s = arith.addf %a0, %a1 : f32\n"
+                        "      linalg.yield %s : f32\n");
+    }
+    free(mi), free(it2);
+    return p;
+}
+
+/* layernorm over the trailing axes from `axis` (the reference's order, lib/ref/ref_elem.c):
+ * mean = sum16(x) / len; var = sum16((x - mean)^2) / len; inv = 1 / sqrt(var + eps);
+ * y = ((x - mean) * inv) * scale [+ bias], all f32. */
+static bool
+ex_layernorm(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
+    for (uint32_t k = 1; k < n->nout; k++)
+        if (n->out[k].id)
+            return exp_fail(x, n, "layernorm: the mean and inverse standard deviation results "
+                                  "are not exported");
+    int64_t a = ir_attr_int(x->g, n, "axis", -1);
+    if (a < 0)
+        a += xt->rank;
+    int64_t O = 1, L = 1;
+    for (int d = 0; d < xt->rank; d++)
+        *(d < a ? &O : &L) *= xt->dims[d];
+    if (O == 0 || L == 0)
+        return exp_fail(x, n, "layernorm: empty tensors are not exported");
+    bool has_b = n->nin > 2 && n->in[2].id;
+    uint32_t v = exp_operand(x, n->in[0]), sc = exp_operand(x, n->in[1]);
+    uint32_t bi = has_b ? exp_operand(x, n->in[2]) : 1;
+    if (!v || !sc || !bi)
+        return false;
+    int64_t d2[2] = {O, L}, d1[2] = {O, 1};
+    uint32_t x2 = exp_reshape(x, v, xt, 2, d2);
+    char t2[96], t1[96];
+    snprintf(t2, sizeof t2, "tensor<%lldx%lldxf32>", (long long)O, (long long)L);
+    snprintf(t1, sizeof t1, "tensor<%lldx1xf32>", (long long)O);
+    int rrow[2] = {0, -1};
+    char *mi = ident_map(2), *mrow = map_dup(2, rrow, 2), *it = iters_dup(2, 0);
+    StrBuf body;
+    sb_init(&body);
+    /* mean */
+    uint32_t s = sum16_rows(x, x2, O, L);
+    f32_const(&body, "len", (float)L);
+    sb_puts(&body, "      %m = arith.divf %a0, %len : f32\n      linalg.yield %m : f32\n");
+    ExpIn in1 = {s, t1, mi, "f32"};
+    uint32_t mean = exp_generic(x, &in1, 1, 0, t1, mi, "f32", it, body.data);
+    /* (x - mean)^2 */
+    ExpIn in2[2] = {{x2, t2, mi, "f32"}, {mean, t1, mrow, "f32"}};
+    uint32_t sq = exp_generic(x, in2, 2, 0, t2, mi, "f32", it,
+                              "      %d = arith.subf %a0, %a1 : f32\n"
+                              "      %q = arith.mulf %d, %d : f32\n"
+                              "      linalg.yield %q : f32\n");
+    uint32_t vs = sum16_rows(x, sq, O, L);
+    sb_free(&body);
+    sb_init(&body);
+    f32_const(&body, "len", (float)L);
+    f32_const(&body, "eps", ir_attr_float(x->g, n, "epsilon", 1e-5f));
+    sb_puts(&body, "      %one = arith.constant 1.0 : f32\n"
+                   "      %var = arith.divf %a0, %len : f32\n"
+                   "      %ve = arith.addf %var, %eps : f32\n"
+                   "      %sd = math.sqrt %ve : f32\n"
+                   "      %inv = arith.divf %one, %sd : f32\n"
+                   "      linalg.yield %inv : f32\n");
+    ExpIn in3 = {vs, t1, mi, "f32"};
+    uint32_t inv = exp_generic(x, &in3, 1, 0, t1, mi, "f32", it, body.data);
+    sb_free(&body);
+    /* y on x's shape: mean and inv as [outer dims, 1, ...] */
+    Type rt = *xt;
+    rt.q = NULL;
+    for (int d = (int)a; d < rt.rank; d++)
+        rt.dims[d] = 1;
+    Type t1t = type_make(ET_F32, 2, d1);
+    uint32_t mr = exp_reshape(x, mean, &t1t, rt.rank, rt.dims);
+    uint32_t ir = exp_reshape(x, inv, &t1t, rt.rank, rt.dims);
+    StrBuf mx, mm, ms, mb;
+    sb_init(&mx), sb_init(&mm), sb_init(&ms), sb_init(&mb);
+    exp_bcast_map(&mx, xt, yt);
+    exp_bcast_map(&mm, &rt, yt);
+    exp_bcast_map(&ms, exp_vtype(x, n->in[1]), yt);
+    if (has_b)
+        exp_bcast_map(&mb, exp_vtype(x, n->in[2]), yt);
+    char *ttx = tt_dup(xt, "f32"), *ttr = tt_dup(&rt, "f32"), *tty = tt_dup(yt, "f32");
+    char *tts = tt_dup(exp_vtype(x, n->in[1]), "f32");
+    char *ttb = has_b ? tt_dup(exp_vtype(x, n->in[2]), "f32") : NULL;
+    char *ity = iters_dup(yt->rank, 0);
+    ExpIn in4[5] = {{v, ttx, mx.data, "f32"}, {mr, ttr, mm.data, "f32"},
+                    {ir, ttr, mm.data, "f32"}, {sc, tts, ms.data, "f32"},
+                    {bi, ttb, mb.data, "f32"}};
+    exp_bind(x, n, exp_generic(x, in4, has_b ? 5 : 4, 0, tty, mx.data, "f32", ity,
+                               has_b ? "      %d = arith.subf %a0, %a1 : f32\n"
+                                       "      %t = arith.mulf %d, %a2 : f32\n"
+                                       "      %u = arith.mulf %t, %a3 : f32\n"
+                                       "      %r = arith.addf %u, %a4 : f32\n"
+                                       "      linalg.yield %r : f32\n"
+                                     : "      %d = arith.subf %a0, %a1 : f32\n"
+                                       "      %t = arith.mulf %d, %a2 : f32\n"
+                                       "      %u = arith.mulf %t, %a3 : f32\n"
+                                       "      linalg.yield %u : f32\n"));
+    sb_free(&mx), sb_free(&mm), sb_free(&ms), sb_free(&mb);
+    free(ttx), free(ttr), free(tty), free(tts), free(ttb), free(ity);
+    free(mi), free(mrow), free(it);
+    return true;
+}
+
+/* qn_expf (lib/numerics/fmath.c) of the f32 SSA value %<in> as arith ops into b, the result
+ * %<pre>e: clamp to [QN_EXP_LO, QN_EXP_HI] (a NaN passes), n = round(x * log2 e) by the
+ * 1.5 * 2^23 trick (its integer from t's bits, 0 for a NaN), r = x - n * ln2_hi - n * ln2_lo,
+ * the Horner polynomial p, e = p * r * r + r + 1, times 2^floor(n/2) and 2^(n - floor(n/2)):
+ * the same f32 operations in the same order, so the same bits. */
+static void
+expf_body(StrBuf *b, const char *in, const char *pre)
+{
+    char nm[32];
+    snprintf(nm, sizeof nm, "%slo", pre), f32_const(b, nm, QN_EXP_LO);
+    snprintf(nm, sizeof nm, "%shi", pre), f32_const(b, nm, QN_EXP_HI);
+    snprintf(nm, sizeof nm, "%sl2e", pre), f32_const(b, nm, QN_LOG2E);
+    snprintf(nm, sizeof nm, "%smg", pre), f32_const(b, nm, QN_RNE_MAGIC);
+    snprintf(nm, sizeof nm, "%sln2h", pre), f32_const(b, nm, QN_LN2_HI);
+    snprintf(nm, sizeof nm, "%sln2l", pre), f32_const(b, nm, QN_LN2_LO);
+    for (int i = 0; i < QN_EXP_NP; i++) {
+        snprintf(nm, sizeof nm, "%sc%d", pre, i);
+        f32_const(b, nm, qn_exp_p[i]);
+    }
+    const char *P = pre;
+    sb_printf(b, "      %%%sclo = arith.cmpf olt, %%%s, %%%slo : f32\n", P, in, P);
+    sb_printf(b, "      %%%sx0 = arith.select %%%sclo, %%%slo, %%%s : f32\n", P, P, P, in);
+    sb_printf(b, "      %%%schi = arith.cmpf ogt, %%%sx0, %%%shi : f32\n", P, P, P);
+    sb_printf(b, "      %%%sx = arith.select %%%schi, %%%shi, %%%sx0 : f32\n", P, P, P, P);
+    sb_printf(b, "      %%%sm = arith.mulf %%%sx, %%%sl2e : f32\n", P, P, P);
+    sb_printf(b, "      %%%st = arith.addf %%%sm, %%%smg : f32\n", P, P, P);
+    sb_printf(b, "      %%%sn = arith.subf %%%st, %%%smg : f32\n", P, P, P);
+    sb_printf(b, "      %%%stb = arith.bitcast %%%st : f32 to i32\n", P, P);
+    sb_printf(b, "      %%%smb = arith.constant %d : i32\n", P, 0x4b400000);
+    sb_printf(b, "      %%%sni0 = arith.subi %%%stb, %%%smb : i32\n", P, P, P);
+    sb_printf(b, "      %%%snan = arith.cmpf uno, %%%sx, %%%sx : f32\n", P, P, P);
+    sb_printf(b, "      %%%si0 = arith.constant 0 : i32\n", P);
+    sb_printf(b, "      %%%sni = arith.select %%%snan, %%%si0, %%%sni0 : i32\n", P, P, P, P);
+    sb_printf(b, "      %%%sh1 = arith.mulf %%%sn, %%%sln2h : f32\n", P, P, P);
+    sb_printf(b, "      %%%sr0 = arith.subf %%%sx, %%%sh1 : f32\n", P, P, P);
+    sb_printf(b, "      %%%sh2 = arith.mulf %%%sn, %%%sln2l : f32\n", P, P, P);
+    sb_printf(b, "      %%%sr = arith.subf %%%sr0, %%%sh2 : f32\n", P, P, P);
+    /* horner: p = c0; p = p * r + c[i] */
+    for (int i = 1; i < QN_EXP_NP; i++) {
+        sb_printf(b, "      %%%spm%d = arith.mulf %%%s%s%d, %%%sr : f32\n", P, i, P,
+                  i == 1 ? "c" : "p", i - 1, P);
+        sb_printf(b, "      %%%sp%d = arith.addf %%%spm%d, %%%sc%d : f32\n", P, i, P, i, P, i);
+    }
+    sb_printf(b, "      %%%se0 = arith.mulf %%%sp%d, %%%sr : f32\n", P, P, QN_EXP_NP - 1, P);
+    sb_printf(b, "      %%%se1 = arith.mulf %%%se0, %%%sr : f32\n", P, P, P);
+    sb_printf(b, "      %%%se2 = arith.addf %%%se1, %%%sr : f32\n", P, P, P);
+    sb_printf(b, "      %%%sone = arith.constant 1.0 : f32\n", P);
+    sb_printf(b, "      %%%se3 = arith.addf %%%se2, %%%sone : f32\n", P, P, P);
+    sb_printf(b, "      %%%stwo = arith.constant 2 : i32\n", P);
+    sb_printf(b, "      %%%sh = arith.floordivsi %%%sni, %%%stwo : i32\n", P, P, P);
+    sb_printf(b, "      %%%sbias = arith.constant 127 : i32\n", P);
+    sb_printf(b, "      %%%ssh = arith.constant 23 : i32\n", P);
+    sb_printf(b, "      %%%sa1 = arith.addi %%%sh, %%%sbias : i32\n", P, P, P);
+    sb_printf(b, "      %%%sb1 = arith.shli %%%sa1, %%%ssh : i32\n", P, P, P);
+    sb_printf(b, "      %%%ss1 = arith.bitcast %%%sb1 : i32 to f32\n", P, P);
+    sb_printf(b, "      %%%sd2 = arith.subi %%%sni, %%%sh : i32\n", P, P, P);
+    sb_printf(b, "      %%%sa2 = arith.addi %%%sd2, %%%sbias : i32\n", P, P, P);
+    sb_printf(b, "      %%%sb2 = arith.shli %%%sa2, %%%ssh : i32\n", P, P, P);
+    sb_printf(b, "      %%%ss2 = arith.bitcast %%%sb2 : i32 to f32\n", P, P);
+    sb_printf(b, "      %%%sf1 = arith.mulf %%%se3, %%%ss1 : f32\n", P, P, P);
+    sb_printf(b, "      %%%se = arith.mulf %%%sf1, %%%ss2 : f32\n", P, P, P);
+}
+
+/* f32 exp: qn_expf per element */
+static bool
+ex_exp(Exp *x, Node *n)
+{
+    const Type *yt = exp_vtype(x, n->out[0]);
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    char *tt = tt_dup(yt, "f32"), *mi = ident_map(yt->rank), *it = iters_dup(yt->rank, 0);
+    StrBuf body;
+    sb_init(&body);
+    expf_body(&body, "a0", "x");
+    sb_puts(&body, "      linalg.yield %xe : f32\n");
+    ExpIn in = {v, tt, mi, "f32"};
+    exp_bind(x, n, exp_generic(x, &in, 1, 0, tt, mi, "f32", it, body.data));
+    sb_free(&body);
+    free(tt), free(mi), free(it);
+    return true;
+}
+
+/* f32 softmax (the reference's order): along the axis, mx = the largest element (NaNs
+ * skipped: `x > mx ? x : mx` from -inf), e = qn_expf(x - mx), s = the 16-lane sum, y = e / s.
+ * An axis with trailing dimensions other than 1 is transposed to the end and back (the rows
+ * keep their element order). */
+static bool
+ex_softmax(Exp *x, Node *n)
+{
+    const Type *xt0 = exp_vtype(x, n->in[0]);
+    int64_t a = ir_attr_int(x->g, n, "axis", -1);
+    if (a < 0)
+        a += xt0->rank;
+    int64_t O = 1, L = xt0->dims[a];
+    bool inner = false;
+    for (int d = 0; d < xt0->rank; d++) {
+        if (d != a)
+            O *= xt0->dims[d];
+        inner |= d > a && xt0->dims[d] != 1;
+    }
+    if (O == 0 || L == 0)
+        return exp_fail(x, n, "softmax: empty tensors are not exported");
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    int64_t perm[IR_MAX_RANK], inv_perm[IR_MAX_RANK];
+    Type tp = *xt0;
+    if (inner) {
+        int k = 0;
+        for (int d = 0; d < xt0->rank; d++)
+            if (d != a)
+                perm[k++] = d;
+        perm[k] = a;
+        for (int d = 0; d < xt0->rank; d++)
+            inv_perm[perm[d]] = d;
+        v = exp_transpose(x, v, xt0, perm, &tp);
+    }
+    const Type *xt = &tp;
+    int64_t d2[2] = {O, L};
+    uint32_t x2 = exp_reshape(x, v, xt, 2, d2);
+    char t2[96], t1[96];
+    snprintf(t2, sizeof t2, "tensor<%lldx%lldxf32>", (long long)O, (long long)L);
+    snprintf(t1, sizeof t1, "tensor<%lldx1xf32>", (long long)O);
+    int rrow[2] = {0, -1};
+    char *mi = ident_map(2), *mrow = map_dup(2, rrow, 2), *it = iters_dup(2, 0);
+    char *itr = iters_dup(2, 1);
+    uint32_t e0 = exp_line(x, "tensor.empty() : %s", t1);
+    uint32_t ninf = exp_line(x, "arith.constant 0xFF800000 : f32");
+    uint32_t init = exp_line(x, "linalg.fill ins(%%v%u : f32) outs(%%v%u : %s) -> %s", ninf, e0,
+                             t1, t1);
+    ExpIn in1 = {x2, t2, mi, "f32"};
+    uint32_t mx = exp_generic(x, &in1, 1, init, t1, mrow, "f32", itr,
+                              "      %c = arith.cmpf ogt, %a0, %out : f32\n"
+                              "      %m = arith.select %c, %a0, %out : f32\n"
+                              "      linalg.yield %m : f32\n");
+    StrBuf body;
+    sb_init(&body);
+    sb_puts(&body, "      %d = arith.subf %a0, %a1 : f32\n");
+    expf_body(&body, "d", "x");
+    sb_puts(&body, "      linalg.yield %xe : f32\n");
+    ExpIn in2[2] = {{x2, t2, mi, "f32"}, {mx, t1, mrow, "f32"}};
+    uint32_t e = exp_generic(x, in2, 2, 0, t2, mi, "f32", it, body.data);
+    sb_free(&body);
+    uint32_t s = sum16_rows(x, e, O, L);
+    ExpIn in3[2] = {{e, t2, mi, "f32"}, {s, t1, mrow, "f32"}};
+    uint32_t y2 = exp_generic(x, in3, 2, 0, t2, mi, "f32", it,
+                              "      %q = arith.divf %a0, %a1 : f32\n"
+                              "      linalg.yield %q : f32\n");
+    Type t2t = type_make(ET_F32, 2, d2);
+    uint32_t y = exp_reshape(x, y2, &t2t, xt->rank, xt->dims);
+    if (inner) {
+        Type back;
+        y = exp_transpose(x, y, xt, inv_perm, &back);
+    }
+    exp_bind(x, n, y);
+    free(mi), free(mrow), free(it), free(itr);
+    return true;
+}
+
 bool
 exp_node_float(Exp *x, Node *n, bool *known)
 {
@@ -468,11 +776,14 @@ exp_node_float(Exp *x, Node *n, bool *known)
     case OP_BATCHNORM: return all_f32(x, n) && ex_batchnorm(x, n);
     case OP_GEMM: return all_f32(x, n) && ex_gemm(x, n);
     case OP_GLOBAL_AVGPOOL: return all_f32(x, n) && ex_global_avgpool(x, n);
+    case OP_LAYERNORM: return all_f32(x, n) && ex_layernorm(x, n);
+    case OP_SOFTMAX: return all_f32(x, n) && ex_softmax(x, n);
+    case OP_EXP: return all_f32(x, n) && ex_exp(x, n);
     /* qdqc computes these with lib/numerics/fmath.c's f32 approximations and 16-lane
      * summation order; their former f64 forms would not match qdqc run bit for bit, so they
      * are refused until the export emits those sequences (docs/mlir.md, "Not mapped") */
-    case OP_SOFTMAX: case OP_REDUCE_MEAN: case OP_SIGMOID: case OP_TANH: case OP_ERF:
-    case OP_GELU: case OP_EXP: case OP_LOG: case OP_POW:
+    case OP_REDUCE_MEAN: case OP_SIGMOID: case OP_TANH: case OP_ERF:
+    case OP_GELU: case OP_LOG: case OP_POW:
         return exp_fail(x, n, "`%s` is computed with qdqc's own f32 approximation and summation "
                               "order (lib/numerics/fmath.c), which the export does not emit yet",
                         op_info(n->op)->name);

@@ -6,7 +6,9 @@
  * integer with its channel's scale and zero point, the reference interpreter's arithmetic, so
  * the numbers are the same; the constant is 4x the bytes of an 8-bit one. Dequantizes with
  * run-time parameters, a `to` other than f32, a graph output as result or more than
- * DQ_CONST_MAX_BYTES of result are left alone.
+ * DQ_CONST_MAX_BYTES of result are left alone. Layout ops whose operands thereby became
+ * constants (a per-channel weight's Reshape, which qdq-propagate does not move the dequantize
+ * across) are folded too (ir_try_fold), so no run-time layout step of a weight remains.
  * needs: nothing.  keeps: names of the consumers' operands (the constant takes the
  * dequantize's result name).  leaves stale: uses.
  */
@@ -89,6 +91,13 @@ pass_dq_const_fold(PassCtx *pc, Graph *g)
         ir_node(g, (NodeId){i})->dead = true;
         ir_fill_uses(g);
         changed = true;
+    }
+    /* the layout ops on the new constants (a weight's Reshape or Transpose before a float
+     * MatMul) fold now, in node order so that chains fold through */
+    for (uint32_t i = 1; changed && i < g->nodes.len; i++) {
+        Node *n = &g->nodes.data[i];
+        if (!n->dead && (op_info(n->op)->flags & OPF_LAYOUT))
+            ir_try_fold(g, (NodeId){i});
     }
     return changed;
 }

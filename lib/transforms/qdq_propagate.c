@@ -8,8 +8,11 @@
  *    the maximum of values. Pad's constant must be exactly representable: the integer pad
  *    value is q = quantize(value), required to dequantize back to value (0.0 -> zero point).
  *    The integers of the moved op carry the same parameters (layout ops never rescale).
- *    Per-channel parameters move across a Transpose only, whose result takes the permuted
- *    channel axis (exact: each element keeps its own channel's scale and zero point).
+ *    Per-channel parameters move across a Transpose, whose result takes the permuted channel
+ *    axis, and across a Reshape / Flatten / Squeeze / Unsqueeze that keeps the channel one
+ *    whole dimension (the same size and the same number of elements before it), which
+ *    becomes the channel axis (exact: each element keeps its own channel's scale and zero
+ *    point).
  *    A maxpool with an indices result (ONNX's Indices output) moves only when dequantize is
  *    strictly increasing on the storage range (at most 16-bit storage, finite at both ends):
  *    distinct integers then stay distinct floats, so the first maximum of each window, and its
@@ -30,6 +33,11 @@
  *    the later one's result is a graph output: the output keeps its own name (a TensorRT export
  *    quantizes a tensor once per consumer; a checking copy that lists each Q as an output must
  *    get every one of them back under its name).
+ *    A moved layout op whose operand is a constant (DequantizeLinear(W) -> Transpose / Reshape
+ *    -> MatMul, torch's export of a Linear on 3-D input) is folded into the constant at once
+ *    (ir_try_fold; per channel with the permuted axis), so no run-time transpose of a weight
+ *    remains. A block-wise dequantize of constants (weight, scale, zero point) followed by a
+ *    2-D transpose becomes a dequantize of the transposed constants with the other axis.
  * Runs to a fixed point (at most 16 rounds).
  * needs: nothing.  keeps: graph output names.  leaves stale: uses.
  */
@@ -40,6 +48,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* reduce_max / reduce_min over a non-empty set (an empty one gives -inf / +inf in float but the
@@ -100,21 +109,17 @@ dq_strictly_increasing(const QParams *q)
            isfinite(qn_dequantize(q->qmax, q->scale[0], q->zp[0]));
 }
 
-/* The parameters of a transpose's result whose operand has parameters q: per channel, the
- * channel axis moves to where perm puts it (a TensorRT export's weight DequantizeLinear(axis 0)
- * -> Transpose -> MatMul); any other op, or per tensor, keeps q. */
+/* The parameters of a layout op's result whose operand has parameters q: per channel, the
+ * channel axis moves to where the op puts it (a TensorRT export's weight
+ * DequantizeLinear(axis 0) -> Transpose -> MatMul; ir_moved_axis); per tensor, q. */
 static const QParams *
 transposed_params(Graph *g, const Node *n, const QParams *q)
 {
-    if (q->axis < 0 || n->op != OP_TRANSPOSE)
+    if (q->axis < 0)
         return q;
-    int64_t perm[IR_MAX_RANK];
-    int rank = ir_value(g, n->in[0])->type.rank;
-    int np = ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK);
-    int32_t axis = -1;
-    for (int i = 0; i < rank; i++)
-        if ((np > 0 ? perm[i] : rank - 1 - i) == q->axis)
-            axis = i;
+    Type x = ir_value(g, n->in[0])->type;
+    x.q = q;
+    int axis = ir_moved_axis(g, n, &x, &ir_value(g, n->out[0])->type);
     assert(axis >= 0);
     QParams *r = ir_qparams_new(g->m, q->storage, axis, q->n);
     memcpy(r->scale, q->scale, q->n * sizeof(float));
@@ -122,6 +127,19 @@ transposed_params(Graph *g, const Node *n, const QParams *q)
     r->qmin = q->qmin;
     r->qmax = q->qmax;
     return r;
+}
+
+/* Per-axis parameters move across n: a transpose, or a reshape (flatten, squeeze, unsqueeze)
+ * that keeps the channel one whole dimension. */
+static bool
+axis_moves(Graph *g, const Node *n, const QParams *q)
+{
+    if (n->op != OP_TRANSPOSE && n->op != OP_RESHAPE && n->op != OP_FLATTEN &&
+        n->op != OP_SQUEEZE && n->op != OP_UNSQUEEZE)
+        return false;
+    Type x = ir_value(g, n->in[0])->type;
+    x.q = q;
+    return ir_moved_axis(g, n, &x, &ir_value(g, n->out[0])->type) >= 0;
 }
 
 /* dequantize -> L  =>  L -> dequantize */
@@ -133,7 +151,7 @@ dq_forward(Graph *g, NodeId nid)
     const QParams *q = NULL;
     for (uint32_t k = 0; k < ndata; k++) {
         Node *d = qm_def_op(g, n->in[k], OP_DEQUANTIZE);
-        if (!d || !d->q || d->nin != 1 || (d->q->axis >= 0 && n->op != OP_TRANSPOSE) ||
+        if (!d || !d->q || d->nin != 1 || (d->q->axis >= 0 && !axis_moves(g, n, d->q)) ||
             (q && !qparams_equal(q, d->q)))
             return false;
         q = d->q;
@@ -184,6 +202,62 @@ dq_forward(Graph *g, NodeId nid)
         }
         ir_replace_all_uses(g, old, dv);
     }
+    ir_node(g, nid)->dead = true;
+    ir_try_fold(g, r); /* the layout move of a constant (a weight) is done now, once */
+    return true;
+}
+
+/* A 2-D transpose of constant t (any element type; its quantization, if any, per tensor). */
+static ValueId
+transposed_const(Graph *g, ValueId v, Loc loc)
+{
+    const Tensor *t = ir_const_of(g, v);
+    Type rt = t->type;
+    rt.dims[0] = t->type.dims[1];
+    rt.dims[1] = t->type.dims[0];
+    Tensor *r = ir_tensor_new(g->m, &rt);
+    size_t es = elem_size(rt.elem);
+    int64_t R = t->type.dims[0], C = t->type.dims[1];
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++)
+            memcpy((char *)r->data + (size_t)(j * R + i) * es,
+                   (const char *)t->data + (size_t)(i * C + j) * es, es);
+    char name[512];
+    snprintf(name, sizeof name, "%.500s.t", ir_value_name(g, v));
+    return ir_add_const(g, name, r, loc);
+}
+
+/* dequantize(W, S[, Z], axis a, block_size) -> transpose (2-D), all constants  =>
+ * dequantize(W^T, S^T[, Z^T], axis 1 - a, block_size): element (i, j) of the result is
+ * W[j][i] with the scale and zero point of its block, on either side. */
+static bool
+dq_block_transpose(Graph *g, NodeId nid)
+{
+    Node *n = ir_node(g, nid);
+    Node *d = qm_def_op(g, n->in[0], OP_DEQUANTIZE);
+    if (!d || d->q || d->nin < 2 || ir_attr_int(g, d, "block_size", 0) <= 0 ||
+        ir_value(g, n->in[0])->type.rank != 2 || !ir_const_of(g, d->in[0]) ||
+        !ir_const_of(g, d->in[1]) || (d->nin > 2 && d->in[2].id && !ir_const_of(g, d->in[2])))
+        return false;
+    int64_t perm[IR_MAX_RANK];
+    int np = ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK);
+    if (np > 0 && (np != 2 || perm[0] != 1))
+        return false;
+    NodeId did = ir_value(g, n->in[0])->def;
+    Loc loc = n->loc;
+    uint32_t nin = ir_node(g, did)->nin;
+    ValueId ins[3];
+    for (uint32_t k = 0; k < nin; k++) {
+        ValueId v = ir_node(g, did)->in[k];
+        ins[k] = v.id ? transposed_const(g, v, loc) : v;
+    }
+    int64_t axis = ir_attr_int(g, ir_node(g, did), "axis", 1);
+    NodeId r = ir_add_node(g, OP_DEQUANTIZE, nin, ins, 1, loc);
+    static const char *const skip[] = {"axis", NULL};
+    qm_copy_attrs(g, r, did, skip);
+    ir_set_attr_int(g, r, "axis", axis == 0 || axis == -2 ? 1 : 0);
+    ValueId old = ir_node(g, nid)->out[0];
+    ir_set_result(g, r, 0, old);
     ir_node(g, nid)->dead = true;
     return true;
 }
@@ -325,6 +399,9 @@ pass_qdq_propagate(PassCtx *pc, Graph *g)
                 continue;
             if (is_mover(g, n) || n->op == OP_CONCAT)
                 again |= dq_forward(g, (NodeId){i});
+            n = &g->nodes.data[i];
+            if (!n->dead && n->op == OP_TRANSPOSE)
+                again |= dq_block_transpose(g, (NodeId){i});
             n = &g->nodes.data[i];
             if (!n->dead && n->op == OP_QUANTIZE) {
                 qm_uses(g);

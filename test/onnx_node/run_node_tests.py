@@ -17,7 +17,8 @@ use and every use is a parameter operand position of a default-domain op in PARA
   axes), Split 1 (split), Squeeze 1 / Unsqueeze 1 (axes), Resize 1-3 (roi, scales, sizes),
   ReduceMean 1 (axes), ConstantOfShape 0 (shape), Dropout 1-2 (ratio, training_mode),
   Expand 1 (shape), Tile 1 (repeats), Range 0-2 (start, limit, delta: the result's length),
-  ReduceSum / ReduceMax / ReduceMin 1 (axes).
+  ReduceSum / ReduceMax / ReduceMin 1 (axes), Mod 0-1 and ScatterND 0-2 (qdqc evaluates
+  them at import, on constants only).
 An input that also feeds a data operand anywhere (e.g. a tensor both reshaped and used as a
 shape) stays a runtime input. Clip's min/max are not parameters here: qdqc computes them at
 run time.
@@ -65,6 +66,8 @@ DEFAULT_PATTERNS = [
     "tile*", "range*", "reduce_max*", "reduce_min*", "reduce_sum_default*",
     "reduce_sum_do_not*", "reduce_sum_empty*", "reduce_sum_keepdims*", "reduce_sum_negative*",
     "argmax*", "cast_*", "einsum*",
+    # ops evaluated at import on constants (frozen inputs), Dropout as the identity
+    "mod_*", "scatternd*", "dropout_default*", "training_dropout_zero_ratio*",
 ]
 # the expanded (function-body) forms are left out, except those of the ops listed here
 EXCLUDE = ["*_expanded*"]
@@ -75,7 +78,7 @@ PARAM_OPERANDS = {
     "Reshape": {1}, "Slice": {1, 2, 3, 4}, "Pad": {1, 2, 3}, "Split": {1}, "Squeeze": {1},
     "Unsqueeze": {1}, "Resize": {1, 2, 3}, "ReduceMean": {1}, "ConstantOfShape": {0},
     "Dropout": {1, 2}, "Expand": {1}, "Tile": {1}, "Range": {0, 1, 2}, "ReduceSum": {1},
-    "ReduceMax": {1}, "ReduceMin": {1},
+    "ReduceMax": {1}, "ReduceMin": {1}, "Mod": {0, 1}, "ScatterND": {0, 1, 2},
 }
 
 

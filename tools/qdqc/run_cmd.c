@@ -339,7 +339,23 @@ typedef struct Expect {
     double scale; /* of the dequantize that produces the output in the imported graph, or 0 */
 } Expect;
 
-/* Compare output i with its expected array; prints one line; false beyond the tolerance. */
+/* v in quantization steps of `scale`: v / scale, snapped to the nearest integer when it is
+ * within 2^-20 (relative) of it. A dequantized value is f32((q - zp) * scale), within 2^-24
+ * (relative) of an exact multiple of the scale, so its step count is the integer q - zp
+ * exactly, and a difference of N steps counts as N, not N * (1 + rounding). */
+static double
+in_steps(double v, double scale)
+{
+    double u = v / scale;
+    if (!(fabs(u) < 0x1p52))
+        return u;
+    double r = (double)(int64_t)(u + (u >= 0 ? 0.5 : -0.5)); /* nearest (ties away: any) */
+    return fabs(u - r) <= 0x1p-20 * (fabs(r) > 1 ? fabs(r) : 1) ? r : u;
+}
+
+/* Compare output i with its expected array; prints one line; false beyond the tolerance.
+ * With a quantized tolerance (Tq) the difference is counted in steps (in_steps), so a
+ * difference of exactly T steps passes at T. */
 static bool
 compare_expect(qdqc_module *m, size_t i, const void *buf, size_t n, const Expect *e,
                const RunOpts *o)
@@ -347,22 +363,27 @@ compare_expect(qdqc_module *m, size_t i, const void *buf, size_t n, const Expect
     const char *et = qdqc_module_output_elem_type(m, i);
     double scale = e->scale;
     double tol = o->tolerance_quantized ? o->tolerance * scale : o->tolerance;
-    double maxd = 0, got, want;
+    double maxd = 0, maxs = 0, got, want;
     size_t at = 0, beyond = 0;
     for (size_t k = 0; k < n; k++) {
         elem_value(et, buf, k, &got);
         elem_value(e->a.elem_type, e->a.data, k, &want);
-        double d = isnan(got) && isnan(want) ? 0 : isnan(got) || isnan(want) ? INFINITY
-                                                                              : fabs(got - want);
+        bool nan = isnan(got) || isnan(want), both = isnan(got) && isnan(want);
+        double d = both ? 0 : nan ? INFINITY : fabs(got - want);
+        double st = scale > 0 ? (both ? 0 : nan ? INFINITY
+                                                : fabs(in_steps(got, scale) -
+                                                       in_steps(want, scale)))
+                              : 0;
         if (d > maxd || (k == 0 && d > 0)) {
             maxd = d;
             at = k;
         }
-        beyond += d > tol;
+        maxs = st > maxs ? st : maxs;
+        beyond += o->tolerance_quantized ? st > o->tolerance : d > tol;
     }
     printf("  expect %s: max |diff| %.6g", e->file, maxd);
     if (scale > 0)
-        printf(" = %.4g quantized units (scale %.6g)", maxd / scale, scale);
+        printf(" = %.4g quantized units (scale %.6g)", maxs, scale);
     if (maxd > 0) {
         char idx[200];
         format_index(idx, sizeof idx, qdqc_module_output_rank(m, i),
