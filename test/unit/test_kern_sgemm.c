@@ -12,6 +12,10 @@
  * split into two uneven ranges; C has padding columns and rows filled with a sentinel, which must
  * survive.
  *
+ * --cross TRIPLE CPU MATTR ISAS DIR: emit the same cases for another target (ISAS: a comma list of
+ * paths) into DIR/kernels.o, with DIR/cases.bin (inputs and the expected outputs computed here)
+ * and DIR/driver.c, which test/unit/run_aarch64_sgemm.sh links statically and runs under qemu.
+ *
  * Output ends with "N passed, M failed"; exit status non-zero on any failure. */
 #define _DEFAULT_SOURCE
 #include <math.h>
@@ -202,9 +206,125 @@ test_isa(const CgTarget *t, CgGemmIsa isa, const char *label)
     free(cs);
 }
 
-int
-main(void)
+/* ---- cross targets ---- */
+
+static bool
+wr(FILE *f, const float *p, int64_t n)
 {
+    return fwrite(p, sizeof *p, (size_t)n, f) == (size_t)n;
+}
+
+static int
+cross_main(const char *triple, const char *cpu, const char *mattr, const char *isas, const char *dir)
+{
+    char err[1024];
+    CgTarget t;
+    if (!cg_target_parse(&t, triple, cpu, mattr, err, sizeof err)) {
+        fprintf(stderr, "test_kern_sgemm: %s\n", err);
+        return 2;
+    }
+    int per = NSIZES * NSIZES, nall = 0;
+    Case *all = NULL;
+    CgGemmIsa isal[CG_GEMM_ISA_COUNT];
+    int nisa = 0;
+    char list[256];
+    snprintf(list, sizeof list, "%s", isas);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        int found = -1;
+        for (int i = 0; i < CG_GEMM_ISA_COUNT; i++)
+            if (strcmp(cg_gemm_isa_name((CgGemmIsa)i), tok) == 0)
+                found = i;
+        if (found < 0 || !cg_gemm_isa_supported(&t, (CgGemmIsa)found)) {
+            fprintf(stderr, "test_kern_sgemm: path '%s' unknown or not supported by the target\n", tok);
+            return 2;
+        }
+        isal[nisa++] = (CgGemmIsa)found;
+    }
+    all = calloc((size_t)(per * nisa), sizeof *all);
+    LLVMContextRef ctx = NULL;
+    LLVMModuleRef mod = NULL;
+    LLVMTargetMachineRef tm = NULL;
+    bool ok = cg_target_machine_create(&t, &tm, err, sizeof err) &&
+              cg_module_create("sgemm_cross", tm, &ctx, &mod, err, sizeof err);
+    for (int q = 0; q < nisa && ok; q++)
+        for (int i = 0; i < NSIZES && ok; i++)
+            for (int j = 0; j < NSIZES && ok; j++) {
+                int idx = i * NSIZES + j;
+                Case *c = &all[nall++];
+                make_case(c, idx, sizes[(i * 5 + j * 3) % NSIZES], sizes[i], sizes[j], idx % 6);
+                char nm[64];
+                snprintf(nm, sizeof nm, "%s_%s", cg_gemm_isa_name(isal[q]), c->name);
+                memcpy(c->name, nm, sizeof c->name);
+                ok = cg_sgemm_emit(mod, &t, isal[q], &c->s, c->name, err, sizeof err) != NULL;
+            }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/kernels.o", dir);
+    ok = ok && cg_module_optimize(mod, tm, NULL, err, sizeof err) &&
+         cg_module_emit_file(mod, tm, false, path, err, sizeof err);
+    cg_target_machine_destroy(tm);
+    cg_module_destroy(ctx, mod);
+    if (!ok) {
+        fprintf(stderr, "test_kern_sgemm: %s\n", err);
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/cases.bin", dir);
+    FILE *fb = fopen(path, "wb");
+    snprintf(path, sizeof path, "%s/driver.c", dir);
+    FILE *fd = fopen(path, "w");
+    if (!fb || !fd)
+        return 2;
+    fprintf(fd, "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+                "typedef void (*F)(const float *, float *, int64_t, int64_t, const float *);\n");
+    for (int i = 0; i < nall; i++)
+        fprintf(fd, "void %s(const float *, float *, int64_t, int64_t, const float *);\n", all[i].name);
+    fprintf(fd, "static const struct { F fn; const char *name; long m, n, k, ldc; int rt; } cs[] = {\n");
+    for (int i = 0; i < nall; i++) {
+        const Case *c = &all[i];
+        ok = ok && wr(fb, c->a, c->asz) && wr(fb, c->b, c->bsz) && wr(fb, c->want, c->s.m * c->s.n);
+        fprintf(fd, "  {%s, \"%s\", %lld, %lld, %lld, %lld, %d},\n", c->name, c->name,
+                (long long)c->s.m, (long long)c->s.n, (long long)c->s.k, (long long)c->s.ldc,
+                c->runtime_b);
+    }
+    fprintf(fd,
+            "};\n"
+            "static float *rd(FILE *f, long n) { float *p = malloc((size_t)(n ? n : 1) * 4);\n"
+            "  if (fread(p, 4, (size_t)n, f) != (size_t)n) { puts(\"short cases.bin\"); exit(2); } return p; }\n"
+            "int main(int argc, char **argv) {\n"
+            "  FILE *f = fopen(argc > 1 ? argv[1] : \"cases.bin\", \"rb\"); if (!f) return 2;\n"
+            "  int pass = 0, fail = 0; const float sent = -1234.5f;\n"
+            "  for (unsigned i = 0; i < sizeof cs / sizeof cs[0]; i++) {\n"
+            "    long M = cs[i].m, N = cs[i].n, K = cs[i].k, ldc = cs[i].ldc;\n"
+            "    float *a = rd(f, M * K), *b = rd(f, K * N), *w = rd(f, M * N);\n"
+            "    float *cb = malloc((size_t)((M + 2) * ldc) * 4); for (long j = 0; j < (M + 2) * ldc; j++) cb[j] = sent;\n"
+            "    float *C = cb + ldc; long sp = M > 2 ? M / 2 + 1 : M;\n"
+            "    cs[i].fn(a, C, 0, sp, cs[i].rt ? b : 0); cs[i].fn(a, C, sp, M, cs[i].rt ? b : 0);\n"
+            "    int ok = 1;\n"
+            "    for (long r = -1; r <= M && ok; r++) for (long j = 0; j < ldc && ok; j++) {\n"
+            "      int in = r >= 0 && r < M && j < N; float want = in ? w[r * N + j] : sent, got = C[r * ldc + j];\n"
+            "      if (memcmp(&got, &want, 4)) { printf(\"FAIL %%s: C[%%ld, %%ld] = %%a, expected %%a\\n\", cs[i].name, r, j, (double)got, (double)want); ok = 0; } }\n"
+            "    if (ok) pass++; else fail++;\n"
+            "    free(a); free(b); free(w); free(cb);\n"
+            "  }\n"
+            "  printf(\"%%d passed, %%d failed\\n\", pass, fail); return fail != 0;\n"
+            "}\n");
+    ok = fclose(fb) == 0 && ok;
+    ok = fclose(fd) == 0 && ok;
+    for (int i = 0; i < nall; i++)
+        case_free(&all[i]);
+    free(all);
+    printf("emitted %d cases for %s (%s)\n", nall, triple, isas);
+    return ok ? 0 : 2;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc == 7 && strcmp(argv[1], "--cross") == 0)
+        return cross_main(argv[2], argv[3], argv[4], argv[5], argv[6]);
+    if (argc != 1) {
+        fprintf(stderr, "usage: test_kern_sgemm [--cross TRIPLE CPU MATTR ISA,... DIR]\n");
+        return 2;
+    }
     char err[512];
     CgTarget host, t;
     if (!cg_target_host(&host, err, sizeof err)) {
