@@ -42,8 +42,9 @@ splan(SPlan *p, const CgTarget *t, CgGemmIsa isa, const CgSgemmSpec *s, char *er
     p->vl = p->uk->f32_vl;
     p->mr = s->tile.mr > 0 ? s->tile.mr : p->uk->f32_mr;
     p->nv = s->tile.nv > 0 ? s->tile.nv : p->uk->f32_nv;
-    if (p->mr * p->nv > 32) {
-        snprintf(err, errlen, "f32 GEMM: tile %dx%d has more than 32 accumulators", p->mr, p->nv);
+    if (p->mr < 1 || p->nv < 1 || p->nv > 8 || p->mr * p->nv > 32) {
+        snprintf(err, errlen, "f32 GEMM: tile %dx%d: at most 8 vectors and 32 accumulators", p->mr,
+                 p->nv);
         return false;
     }
     p->ku = s->tile.kunroll > 0 ? s->tile.kunroll : 4;
@@ -89,7 +90,7 @@ typedef struct SG {
     LLVMValueRef fn;
     const CgSgemmSpec *s;
     const SPlan *p;
-    LLVMTypeRef i1, i32, i64, f32, ptr, vty;
+    LLVMTypeRef i1, i64, f32, ptr, vty;
     LLVMValueRef A, C, mb, me, B;  /* arguments */
     LLVMValueRef gb, gbias, buf;   /* packed constant B, padded bias, run-time B chunk */
     LLVMValueRef acc[32];          /* accumulator slots (allocas, promoted by mem2reg) */
@@ -230,7 +231,6 @@ tile(SG *g, LLVMValueRef r0, LLVMValueRef bp, int64_t nrp, int nv, int last, LLV
         start = pass == 0 ? ci(g, 0) : kmain;
         end = pass == 0 ? kmain : kl;
         LLVMValueRef kk = loop_begin(g, &l, start, end, u, pass ? "k1" : "k");
-        LLVMValueRef a[32 * 8];
         LLVMValueRef accv[32];
         for (int i = 0; i < mr * nv; i++)
             accv[i] = LLVMBuildLoad2(b, g->vty, g->acc[i], "");
@@ -242,9 +242,9 @@ tile(SG *g, LLVMValueRef r0, LLVMValueRef bp, int64_t nrp, int nv, int last, LLV
                 bv[v] = vload(g, gepf(g, brow, ci(g, (int64_t)v * vl)), 4);
             for (int r = 0; r < mr; r++) {
                 LLVMValueRef as = LLVMBuildLoad2(b, g->f32, gepf(g, rowp[r], mul(g, kj, s->sak)), "");
-                a[r] = irb_splat(b, g->c, as, (unsigned)vl);
+                LLVMValueRef av = irb_splat(b, g->c, as, (unsigned)vl);
                 for (int v = 0; v < nv; v++) {
-                    LLVMValueRef args[3] = {a[r], bv[v], accv[r * nv + v]};
+                    LLVMValueRef args[3] = {av, bv[v], accv[r * nv + v]};
                     accv[r * nv + v] = LLVMBuildCall2(b, g->fma_ty, g->fma, args, 3, "");
                 }
             }
@@ -354,7 +354,6 @@ cg_sgemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgSgemm
     g->s = s;
     g->p = &p;
     g->i1 = LLVMInt1TypeInContext(g->c);
-    g->i32 = LLVMInt32TypeInContext(g->c);
     g->i64 = LLVMInt64TypeInContext(g->c);
     g->f32 = LLVMFloatTypeInContext(g->c);
     g->ptr = LLVMPointerTypeInContext(g->c, 0);
