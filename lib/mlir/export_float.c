@@ -163,7 +163,8 @@ zero_f64(Exp *x, const char *tt)
     return exp_line(x, "linalg.fill ins(%%v%u : f64) outs(%%v%u : %s) -> %s", z, e, tt, tt);
 }
 
-/* gemm: acc = sum_k a[i,k] * b[k,j] in f64 (k ascending), y = alpha * (f32)acc + beta * c. */
+/* gemm: acc = fma(a[i,k], b[k,j], acc) in f32 from 0 (k ascending), y = alpha * acc + beta * c:
+ * the order of docs/numerics.md, "Float matrix products". */
 static bool
 ex_gemm(Exp *x, Node *n)
 {
@@ -183,23 +184,22 @@ ex_gemm(Exp *x, Node *n)
         return false;
     int ra[2] = {ta ? 2 : 0, ta ? 0 : 2}, rb[2] = {tb ? 1 : 2, tb ? 2 : 1}, ry[2] = {0, 1};
     char *ma = map_dup(3, ra, 2), *mb = map_dup(3, rb, 2), *macc = map_dup(3, ry, 2);
-    char *tta = tt_dup(at, "f32"), *ttb = tt_dup(bt, "f32"), *tacc = tt_dup(yt, "f64");
+    char *tta = tt_dup(at, "f32"), *ttb = tt_dup(bt, "f32"), *tacc = tt_dup(yt, "f32");
     char *it = iters_dup(3, 1);
     ExpIn in[2] = {{a, tta, ma, "f32"}, {b, ttb, mb, "f32"}};
-    uint32_t acc = exp_generic(x, in, 2, zero_f64(x, tacc), tacc, macc, "f64", it,
-                               "      %x = arith.extf %a0 : f32 to f64\n"
-                               "      %w = arith.extf %a1 : f32 to f64\n"
-                               "      %p = arith.mulf %x, %w : f64\n"
-                               "      %s = arith.addf %out, %p : f64\n"
-                               "      linalg.yield %s : f64\n");
+    uint32_t e0 = exp_line(x, "tensor.empty() : %s", tacc);
+    uint32_t c0 = exp_line(x, "arith.constant 0.0 : f32");
+    uint32_t init = exp_line(x, "linalg.fill ins(%%v%u : f32) outs(%%v%u : %s) -> %s", c0, e0, tacc, tacc);
+    uint32_t acc = exp_generic(x, in, 2, init, tacc, macc, "f32", it,
+                               "      %s = math.fma %a0, %a1, %out : f32\n"
+                               "      linalg.yield %s : f32\n");
     char *my = ident_map(2), *it2 = iters_dup(2, 0), *tty = tt_dup(yt, "f32"), *ttc = NULL;
     StrBuf mc, body;
     sb_init(&mc);
     sb_init(&body);
-    ExpIn ein[2] = {{acc, tacc, my, "f64"}, {0}};
+    ExpIn ein[2] = {{acc, tacc, my, "f32"}, {0}};
     f32_const(&body, "alpha", alpha);
-    sb_puts(&body, "      %t = arith.truncf %a0 : f64 to f32\n"
-                   "      %v = arith.mulf %alpha, %t : f32\n");
+    sb_puts(&body, "      %v = arith.mulf %alpha, %a0 : f32\n");
     if (has_c) {
         exp_bcast_map(&mc, ct, yt);
         ttc = tt_dup(ct, "f32");

@@ -1,8 +1,10 @@
 /* ref_linear.c: reference conv, conv_transpose, matmul and gemm (float, ONNX semantics) and
  * their integer forms qconv, qconv_transpose and qmatmul.
  *
- * One core per op computes in double over (x - zx) and (w - zw[c]): for the float ops that is
- * an f64 accumulation rounded once to f32 at the end (order-independent); for the integer ops
+ * f32 matmul and gemm compute one f32 fma chain per element (run_float_product: the order of
+ * docs/numerics.md, "Float matrix products", which the compiled kernels share). The other cores
+ * compute in double over (x - zx) and (w - zw[c]): for float conv that is an f64 accumulation
+ * rounded once to f32 at the end (order-independent); for the integer ops
  * every product and partial sum is an integer far below 2^53, so the double sum is the exact
  * integer accumulator, which is then reduced to the documented accumulator (int32, wrapping,
  * for 8-bit activations; int64, exact, for 16-bit activations) and requantized with
@@ -358,28 +360,89 @@ store_float(RefCtx *c, Node *n, const double *acc)
     return true;
 }
 
+/* ---- f32 matmul and gemm (docs/numerics.md, "Float matrix products") ----
+ * Every element is one chain of f32 fused multiply-adds over k in increasing order from +0.0f,
+ * acc = fmaf(a[m, k], b[k, n], acc), which is what every compiled path computes (gemm/sgemm.h);
+ * gemm then computes v = alpha * acc and v = v + (beta * c), each one f32 operation (separate
+ * statements, and -ffp-contract=off: no fma is formed from them). */
+
+static float *
+load_f32(RefCtx *c, Node *n, uint32_t i)
+{
+    const RefTensor *t = ref_in(c, n, i);
+    size_t k = ref_numel(t);
+    float *d = xmalloc((k ? k : 1) * sizeof(float));
+    for (size_t j = 0; j < k; j++)
+        d[j] = (float)ref_get_f(t, j); /* f32 values: exact */
+    return d;
+}
+
 static bool
-run_gemm(RefCtx *c, Node *n, double *a, double *b, double *cc, double *y)
+f32_product(RefCtx *c, Node *n)
+{
+    for (uint32_t i = 0; i < n->nin; i++) {
+        const RefTensor *t = ref_in(c, n, i);
+        if (t && t->type.elem != ET_F32)
+            return false;
+    }
+    return ref_out(c, n, 0)->type.elem == ET_F32;
+}
+
+static bool
+run_float_product(RefCtx *c, Node *n)
 {
     Graph *g = c->g;
-    const Type *at = &ref_in(c, n, 0)->type, *yt = &ref_out(c, n, 0)->type;
-    bool ta = ir_attr_int(g, n, "transA", 0), tb = ir_attr_int(g, n, "transB", 0);
-    double alpha = ir_attr_float(g, n, "alpha", 1.0f), beta = ir_attr_float(g, n, "beta", 1.0f);
-    int64_t M = yt->dims[0], N = yt->dims[1], K = ta ? at->dims[0] : at->dims[1];
-    int64_t cst[IR_MAX_RANK];
-    if (cc)
-        type_bcast_strides(&ref_in(c, n, 2)->type, yt, cst);
-    for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
-            double acc = 0;
-            for (int64_t k = 0; k < K; k++)
-                acc += (ta ? a[k * M + i] : a[i * K + k]) * (tb ? b[j * K + k] : b[k * N + j]);
-            /* f32 semantics of alpha*AB + beta*C */
-            float v = (float)alpha * (float)acc;
-            if (cc)
-                v += (float)beta * (float)cc[i * cst[0] + j * cst[1]];
-            y[i * N + j] = v;
+    float *y = ref_f32_out(c, n, 0);
+    if (!y)
+        return false;
+    float *a = load_f32(c, n, 0), *b = load_f32(c, n, 1);
+    float *cc = ref_in(c, n, 2) ? load_f32(c, n, 2) : NULL;
+    if (n->op == OP_MATMUL) {
+        MmDims d;
+        mm_dims(&ref_in(c, n, 0)->type, &ref_in(c, n, 1)->type, &d);
+        int64_t idx[IR_MAX_RANK] = {0};
+        size_t nb = type_numel_unchecked(&d.batch);
+        for (size_t t = 0; t < nb; t++) {
+            int64_t oa = 0, ob = 0;
+            for (int i = 0; i < d.batch.rank; i++) {
+                oa += idx[i] * d.sa[i];
+                ob += idx[i] * d.sb[i];
+            }
+            const float *am = a + oa * d.M * d.K, *bm = b + ob * d.K * d.N;
+            float *ym = y + (int64_t)t * d.M * d.N;
+            for (int64_t i = 0; i < d.M; i++)
+                for (int64_t j = 0; j < d.N; j++) {
+                    float acc = 0.0f;
+                    for (int64_t k = 0; k < d.K; k++)
+                        acc = fmaf(am[i * d.K + k], bm[k * d.N + j], acc);
+                    ym[i * d.N + j] = acc;
+                }
+            type_next_index(&d.batch, idx);
         }
+    } else {
+        const Type *at = &ref_in(c, n, 0)->type, *yt = &ref_out(c, n, 0)->type;
+        bool ta = ir_attr_int(g, n, "transA", 0), tb = ir_attr_int(g, n, "transB", 0);
+        float alpha = ir_attr_float(g, n, "alpha", 1.0f), beta = ir_attr_float(g, n, "beta", 1.0f);
+        int64_t M = yt->dims[0], N = yt->dims[1], K = ta ? at->dims[0] : at->dims[1];
+        int64_t cst[IR_MAX_RANK];
+        if (cc)
+            type_bcast_strides(&ref_in(c, n, 2)->type, yt, cst);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                float acc = 0.0f;
+                for (int64_t k = 0; k < K; k++)
+                    acc = fmaf(ta ? a[k * M + i] : a[i * K + k], tb ? b[j * K + k] : b[k * N + j], acc);
+                float v = alpha * acc;
+                if (cc) {
+                    float p = beta * cc[i * cst[0] + j * cst[1]];
+                    v = v + p;
+                }
+                y[i * N + j] = v;
+            }
+    }
+    free(a);
+    free(b);
+    free(cc);
     return true;
 }
 
@@ -387,6 +450,8 @@ bool
 ref_op_linear(RefCtx *c, Node *n)
 {
     Graph *g = c->g;
+    if ((n->op == OP_MATMUL || n->op == OP_GEMM) && f32_product(c, n))
+        return run_float_product(c, n);
     bool integer = op_info(n->op)->flags & OPF_INT;
     double *x = NULL, *w = NULL, *b = NULL, *y = NULL;
     bool ok = false;
@@ -428,10 +493,6 @@ ref_op_linear(RefCtx *c, Node *n)
         nch = d.N;
         break;
     }
-    case OP_GEMM:
-        if (!run_gemm(c, n, x, w, b, y))
-            goto out;
-        break;
     default:
         node_error(g, n, "not implemented in the reference interpreter");
         goto out;

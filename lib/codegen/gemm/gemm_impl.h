@@ -74,6 +74,9 @@ typedef struct GemmUk {
     /* Optional: the tile's row vectors from accumulators that are not row vectors (mmla's
      * 2x2 blocks); NULL = accumulator slot r * nv + v is row r's vector v. */
     void (*rowvecs)(Gen *g, int rows, int nv, LLVMValueRef *out);
+    /* The f32 GEMM of this path (gemm/sgemm.c): f32 lanes per vector and the register tile
+     * (mr rows x nv vectors of accumulators); f32_vl 0 = no f32 kernel on this row. */
+    int f32_vl, f32_mr, f32_nv;
 } GemmUk;
 
 /* The row of isa (isa.c), NULL if none. */

@@ -107,11 +107,14 @@ neon_supported(const CgTarget *t)
 const GemmUk gemm_uk_generic = {
     .isa = CG_GEMM_GENERIC, .name = "generic", .supported = generic_supported,
     .shape = generic_shape, .step = generic_step,
+    /* 128-bit vectors (SSE2 / NEON): 12 accumulators fit x86's 16 registers */
+    .f32_vl = 4, .f32_mr = 6, .f32_nv = 2,
 };
 
 const GemmUk gemm_uk_neon = {
     .isa = CG_GEMM_A64_NEON, .name = "neon", .supported = neon_supported,
     .shape = generic_shape, .step = generic_step,
+    .f32_vl = 4, .f32_mr = 6, .f32_nv = 4, /* fmla v.4s: 24 accumulators of 32 registers */
 };
 
 const GemmUk gemm_uk_generic_a16 = {

@@ -142,17 +142,20 @@ const GemmUk gemm_uk_avx512vnni = {
     .isa = CG_GEMM_X86_AVX512VNNI, .name = "avx512vnni", .supported = avx512vnni_supported,
     .shape = avx512vnni_shape, .xor_off = 128, .a_in_place = true, .b_prefetch = true,
     .vector_bits = 512, .step = vpdpbusd_step,
+    .f32_vl = 16, .f32_mr = 6, .f32_nv = 4, /* vfmadd231ps zmm, {1to16} broadcast of A */
 };
 
 const GemmUk gemm_uk_avxvnni = {
     .isa = CG_GEMM_X86_AVXVNNI, .name = "avxvnni", .supported = avxvnni_supported,
     .shape = avxvnni_shape, .xor_off = 128, .a_in_place = true, .b_prefetch = true,
     .step = vpdpbusd_step,
+    .f32_vl = 8, .f32_mr = 6, .f32_nv = 2, /* vfmadd231ps ymm: 12 accumulators of 16 */
 };
 
 const GemmUk gemm_uk_avx2 = {
     .isa = CG_GEMM_X86_AVX2, .name = "avx2", .supported = avx2_supported,
     .shape = avx2_shape, .step = pmaddwd_step,
+    .f32_vl = 8, .f32_mr = 6, .f32_nv = 2,
 };
 
 const GemmUk gemm_uk_avx512vnni_a16 = {

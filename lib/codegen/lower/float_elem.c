@@ -522,8 +522,11 @@ cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a)
         return emit_cast(k, n, a);
     case OP_QUANTIZE: case OP_DEQUANTIZE:
         return emit_qdq_dynamic(k, n, a);
-    case OP_CONV: case OP_CONV_TRANSPOSE: case OP_MATMUL: case OP_GEMM: case OP_AVGPOOL:
-    case OP_GLOBAL_AVGPOOL: case OP_RESIZE:
+    case OP_MATMUL: case OP_GEMM:
+        if (cg_float_gemm_ok(k, n)) /* f32: float_gemm.c */
+            return cg_emit_float_gemm(k, n, a);
+        return cg_emit_float_linear(k, n, a);
+    case OP_CONV: case OP_CONV_TRANSPOSE: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_RESIZE:
         return cg_emit_float_linear(k, n, a);
     default:
         break;

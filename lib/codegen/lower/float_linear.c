@@ -1,9 +1,10 @@
-/* float_linear.c: float-island conv, conv_transpose, matmul, gemm, avgpool,
+/* float_linear.c: float-island conv, conv_transpose, f64 matmul, avgpool,
  * global_avgpool and resize as plain loops, in the exact operation order of lib/ref
- * (ref_linear.c, ref_pool.c): conv/matmul accumulate (double)x * (double)w in double, starting
- * from the bias, over the same loop nest and skipping the same padded taps, and round once to
- * f32; conv_transpose scatters into a double row in scratch in the reference's order; gemm
- * rounds alpha*AB + beta*C with f32 operations; averages sum in double and divide once;
+ * (ref_linear.c, ref_pool.c): conv accumulates (double)x * (double)w in double, starting
+ * from the bias, over the same loop nest and skipping the same padded taps, and rounds once to
+ * f32; the f64 matmul sums in double; conv_transpose scatters into a double row in scratch in
+ * the reference's order; averages sum in double and divide once; (f32 matmul and gemm:
+ * float_gemm.c);
  * resize gathers through index tables computed at compile time with the reference's own
  * formulas (nearest: any element type; linear: the separable double interpolation, axis by
  * axis in the reference's order). Results are therefore bit-identical to the reference. */
@@ -184,15 +185,15 @@ emit_convt(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-/* mm_core of ref_linear.c (numpy batch broadcasting, rank-1 operands promoted). */
+/* The f64 matmul of ref_linear.c (an f64 Einsum's matmul: numpy batch broadcasting, rank-1
+ * operands promoted, a double sum). f32 matmul and gemm: float_gemm.c. */
 static bool
 emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
 {
     const Type *at = vt(k, n->in[0]), *bt = vt(k, n->in[1]);
-    /* f64 (an f64 Einsum's matmul): the same double sum, no rounding at the end */
     bool f64 = at->elem == ET_F64 && bt->elem == ET_F64 && vt(k, n->out[0])->elem == ET_F64;
-    if (!f64 && !all_f32(k, n))
-        return false;
+    if (!f64)
+        return cg_fail(k, n, "matmul on %s is not supported", elem_name(at->elem));
     Type a2, b2, batch;
     ir_matmul_promote(at, bt, &a2, &b2);
     int64_t M = a2.dims[a2.rank - 2], K = a2.dims[a2.rank - 1], N = b2.dims[b2.rank - 1];
@@ -237,51 +238,6 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     cg_loop_end(k, &lj);
     cg_loop_end(k, &li);
     cg_nest_end(k, &nb);
-    return true;
-}
-
-/* run_gemm of ref_linear.c: double sum, then v = (f32)alpha * (f32)acc [+ (f32)beta * c]. */
-static bool
-emit_gemm(Kb *k, Node *n, const CgNodeArgs *a)
-{
-    if (!all_f32(k, n))
-        return false;
-    Graph *g = k->g;
-    const Type *at = vt(k, n->in[0]), *bt = vt(k, n->in[1]), *yt = vt(k, n->out[0]);
-    if (at->rank != 2 || bt->rank != 2 || yt->rank != 2)
-        return cg_fail(k, n, "gemm needs 2-D operands");
-    bool ta = ir_attr_int(g, n, "transA", 0), tb = ir_attr_int(g, n, "transB", 0);
-    float alpha = ir_attr_float(g, n, "alpha", 1.0f), beta = ir_attr_float(g, n, "beta", 1.0f);
-    int64_t M = yt->dims[0], N = yt->dims[1], K = ta ? at->dims[0] : at->dims[1];
-    bool has_c = n->nin > 2 && n->in[2].id;
-    int64_t cst[IR_MAX_RANK] = {0, 0};
-    if (has_c) {
-        const Type *ct = vt(k, n->in[2]);
-        if (ct->rank > 2)
-            return cg_fail(k, n, "C must have rank <= 2");
-        type_bcast_strides(ct, yt, cst);
-    }
-    LLVMBuilderRef b = k->b;
-    CgLoop li, lj, lk;
-    LLVMValueRef vi = cg_loop_begin(k, &li, cg_i64(k, M));
-    LLVMValueRef vj = cg_loop_begin(k, &lj, cg_i64(k, N));
-    LLVMValueRef accp = cg_entry_alloca(k, k->f64);
-    LLVMBuildStore(b, dconst(k, 0), accp);
-    LLVMValueRef vk = cg_loop_begin(k, &lk, cg_i64(k, K));
-    LLVMValueRef ai = ta ? cg_add(k, cg_mul(k, vk, cg_i64(k, M)), vi) : cg_add(k, cg_mul(k, vi, cg_i64(k, K)), vk);
-    LLVMValueRef bi = tb ? cg_add(k, cg_mul(k, vj, cg_i64(k, K)), vk) : cg_add(k, cg_mul(k, vk, cg_i64(k, N)), vj);
-    LLVMValueRef p = LLVMBuildFMul(b, load_d(k, a->in[0], ai), load_d(k, a->in[1], bi), "");
-    LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, k->f64, accp, ""), p, ""), accp);
-    cg_loop_end(k, &lk);
-    LLVMValueRef acc = LLVMBuildFPTrunc(b, LLVMBuildLoad2(b, k->f64, accp, ""), k->f32, "");
-    LLVMValueRef v = LLVMBuildFMul(b, cg_f32(k, alpha), acc, "");
-    if (has_c) {
-        LLVMValueRef ci = cg_add(k, cg_mul(k, vi, cg_i64(k, cst[0])), cg_mul(k, vj, cg_i64(k, cst[1])));
-        v = LLVMBuildFAdd(b, v, LLVMBuildFMul(b, cg_f32(k, beta), cg_load_raw(k, ET_F32, a->in[2], ci), ""), "");
-    }
-    cg_store_raw(k, ET_F32, a->out[0], cg_add(k, cg_mul(k, vi, cg_i64(k, N)), vj), v);
-    cg_loop_end(k, &lj);
-    cg_loop_end(k, &li);
     return true;
 }
 
@@ -617,7 +573,6 @@ cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a)
     case OP_CONV: return emit_conv(k, n, a);
     case OP_CONV_TRANSPOSE: return emit_convt(k, n, a);
     case OP_MATMUL: return emit_matmul(k, n, a);
-    case OP_GEMM: return emit_gemm(k, n, a);
     case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: return emit_avgpool(k, n, a);
     case OP_MAXPOOL: return emit_maxpool3(k, n, a);
     case OP_RESIZE: return emit_resize(k, n, a);

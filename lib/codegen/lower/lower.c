@@ -38,6 +38,8 @@ cg_operand_static(Kb *k, Node *n, uint32_t i)
         return i >= 1; /* packed at compile time (float_wonly.c, float_wconv.c) */
     if (n->op == OP_MATMUL_INTEGER)
         return cg_minteger_static(k, n, i);
+    if (n->op == OP_MATMUL || n->op == OP_GEMM)
+        return cg_float_gemm_static(k, n, i);
     if (n->op == OP_QMATMUL && cg_qmatmul_dynamic(k, n))
         return false;
     if (n->op == OP_QCONV || n->op == OP_QMATMUL)

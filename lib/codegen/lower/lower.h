@@ -35,6 +35,11 @@ bool cg_chain_member(Kb *k, Node *n, ValueId from);
 /* float conv, conv_transpose, matmul, gemm, avgpool, global_avgpool, resize
  * (float_linear.c) */
 bool cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a);
+/* f32 matmul and gemm on the f32 GEMM kernels (float_gemm.c); _static: B (and gemm's C folded
+ * into the bias) consumed at compile time */
+bool cg_float_gemm_ok(Kb *k, Node *n);
+bool cg_float_gemm_static(Kb *k, Node *n, uint32_t i);
+bool cg_emit_float_gemm(Kb *k, Node *n, const CgNodeArgs *a);
 int64_t cg_float_linear_scratch(Kb *k, Node *n);
 /* qconv_transpose, qmatmul with a run-time right operand, qreduce_mean
  * (qdirect.c) */
