@@ -56,9 +56,12 @@ load_q(RefCtx *c, Node *n, uint32_t i)
             inner *= t->type.dims[a];
         dim = t->type.dims[q->axis];
     }
-    for (size_t j = 0; j < k; j++) {
-        int64_t ch = q->axis >= 0 ? ((int64_t)j / inner) % dim : 0;
-        d[j] = (double)(ref_get_i(t, j) - ref_qzp(q, ch));
+    /* runs of `inner` elements share a channel (per tensor: one run) */
+    size_t run = q->axis >= 0 ? (size_t)inner : k;
+    for (size_t j0 = 0; j0 < k; j0 += run) {
+        int32_t zp = ref_qzp(q, q->axis >= 0 ? ((int64_t)j0 / inner) % dim : 0);
+        for (size_t j = j0; j < j0 + run; j++)
+            d[j] = (double)(ref_get_i(t, j) - zp);
     }
     return d;
 }
