@@ -2,8 +2,12 @@
  * their integer forms qconv, qconv_transpose and qmatmul.
  *
  * One core per op computes in double over (x - zx) and (w - zw[c]): for the float ops that is
- * an f64 accumulation rounded once to f32 at the end (order-independent); for the integer ops
- * every product and partial sum is an integer far below 2^53, so the double sum is the exact
+ * an f64 accumulation rounded once to f32 at the end, each element's sum starting from its bias
+ * and adding the products in one fixed order (conv: input channel, then kernel taps row-major;
+ * matmul and gemm: k ascending). The products of f32 values are exact in f64 but the sums are
+ * not, so that order is part of the result: the loops may run in any order that keeps it per
+ * element (tools/ref-identity.py checks a change byte for byte). For the integer ops every
+ * product and partial sum is an integer far below 2^53, so the double sum is the exact
  * integer accumulator, which is then reduced to the documented accumulator (int32, wrapping,
  * for 8-bit activations; int64, exact, for 16-bit activations) and requantized with
  * lib/numerics (docs/numerics.md, "The accumulator of 16-bit activations"). */
