@@ -3,9 +3,13 @@
  *
  * f32 matmul and gemm compute one f32 fma chain per element (run_float_product: the order of
  * docs/numerics.md, "Float matrix products", which the compiled kernels share). The other cores
- * compute in double over (x - zx) and (w - zw[c]): for float conv that is an f64 accumulation
- * rounded once to f32 at the end (order-independent); for the integer ops
- * every product and partial sum is an integer far below 2^53, so the double sum is the exact
+ * compute in double over (x - zx) and (w - zw[c]): for float conv (and the f64 matmul) that is
+ * an f64 accumulation rounded once to f32 at the end, each element's sum starting from its bias
+ * and adding the products in one fixed order (conv: input channel, then kernel taps row-major;
+ * matmul: k ascending). The products of f32 values are exact in f64 but the sums are not, so
+ * that order is part of the result: the loops may run in any order that keeps it per element
+ * (tools/ref-identity.py checks a change byte for byte). For the integer ops every
+ * product and partial sum is an integer far below 2^53, so the double sum is the exact
  * integer accumulator, which is then reduced to the documented accumulator (int32, wrapping,
  * for 8-bit activations; int64, exact, for 16-bit activations) and requantized with
  * lib/numerics (docs/numerics.md, "The accumulator of 16-bit activations"). */
@@ -13,6 +17,7 @@
 
 #include "numerics/numerics.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -57,9 +62,12 @@ load_q(RefCtx *c, Node *n, uint32_t i)
             inner *= t->type.dims[a];
         dim = t->type.dims[q->axis];
     }
-    for (size_t j = 0; j < k; j++) {
-        int64_t ch = q->axis >= 0 ? ((int64_t)j / inner) % dim : 0;
-        d[j] = (double)(ref_get_i(t, j) - ref_qzp(q, ch));
+    /* runs of `inner` elements share a channel (per tensor: one run) */
+    size_t run = q->axis >= 0 ? (size_t)inner : k;
+    for (size_t j0 = 0; j0 < k; j0 += run) {
+        int32_t zp = ref_qzp(q, q->axis >= 0 ? ((int64_t)j0 / inner) % dim : 0);
+        for (size_t j = j0; j < j0 + run; j++)
+            d[j] = (double)(ref_get_i(t, j) - zp);
     }
     return d;
 }
@@ -186,47 +194,73 @@ typedef struct ConvDims {
     IrWindow w;
 } ConvDims;
 
-/* y[N, M, out...] = sum over c in group, kernel of x * w (+ b[m]). */
+/* One kernel tap along one axis: the output positions [lo, hi) whose input position
+ * o*s + off (off = k*d - pb) lies inside [0, in), i.e. the outputs for which the tap is not
+ * padding. */
+typedef struct Tap {
+    int64_t lo, hi, off;
+} Tap;
+
+static Tap
+tap_of(const IrWindow *W, int a, int64_t k)
+{
+    int64_t s = W->s[a], off = k * W->d[a] - W->pb[a];
+    assert(s >= 1);
+    int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s;
+    int64_t hi = W->in[a] - off <= 0 ? 0 : (W->in[a] - off + s - 1) / s;
+    hi = hi < W->out[a] ? hi : W->out[a];
+    return (Tap){.lo = lo < hi ? lo : hi, .hi = hi, .off = off};
+}
+
+/* y[N, M, out...] = b[m] + the sum over c in the group and the kernel taps of x * w; each
+ * output element's terms are added in the order c, k0, k1, k2, padding taps skipped. The
+ * loops keep that order per element but, for one (c, tap), run over the rectangle of outputs
+ * the tap reaches inside x, a row of it innermost. */
 static void
 conv_core(const ConvDims *d, const double *x, const double *w, const double *b, double *y)
 {
-    const IrWindow *W = &d->w;
+    IrWindow W = d->w;
     int64_t Cg = d->C / d->G, Mg = d->M / d->G;
-    int64_t isp = W->in[0] * W->in[1] * W->in[2], osp = W->out[0] * W->out[1] * W->out[2];
-    int64_t ksp = W->k[0] * W->k[1] * W->k[2];
-    for (int64_t nb = 0; nb < d->N; nb++)
-        for (int64_t m = 0; m < d->M; m++) {
-            int64_t grp = m / Mg;
-            const double *wm = w + m * Cg * ksp;
-            double *ym = y + (nb * d->M + m) * osp;
-            for (int64_t o0 = 0; o0 < W->out[0]; o0++)
-                for (int64_t o1 = 0; o1 < W->out[1]; o1++)
-                    for (int64_t o2 = 0; o2 < W->out[2]; o2++) {
-                        double acc = b ? b[m] : 0.0;
-                        for (int64_t ci = 0; ci < Cg; ci++) {
-                            const double *xc = x + (nb * d->C + grp * Cg + ci) * isp;
-                            const double *wc = wm + ci * ksp;
-                            for (int64_t k0 = 0; k0 < W->k[0]; k0++) {
-                                int64_t i0 = o0 * W->s[0] - W->pb[0] + k0 * W->d[0];
-                                if (i0 < 0 || i0 >= W->in[0])
-                                    continue;
-                                for (int64_t k1 = 0; k1 < W->k[1]; k1++) {
-                                    int64_t i1 = o1 * W->s[1] - W->pb[1] + k1 * W->d[1];
-                                    if (i1 < 0 || i1 >= W->in[1])
-                                        continue;
-                                    for (int64_t k2 = 0; k2 < W->k[2]; k2++) {
-                                        int64_t i2 = o2 * W->s[2] - W->pb[2] + k2 * W->d[2];
-                                        if (i2 < 0 || i2 >= W->in[2])
-                                            continue;
-                                        acc += xc[(i0 * W->in[1] + i1) * W->in[2] + i2] *
-                                               wc[(k0 * W->k[1] + k1) * W->k[2] + k2];
-                                    }
-                                }
-                            }
-                        }
-                        ym[(o0 * W->out[1] + o1) * W->out[2] + o2] = acc;
+    /* a 1x1 stride-1 unpadded conv reads its input plane as one row */
+    if (W.k[0] * W.k[1] * W.k[2] == 1 && W.s[0] * W.s[1] * W.s[2] == 1 && W.pb[0] == 0 &&
+        W.pb[1] == 0 && W.pb[2] == 0 && W.in[0] == W.out[0] && W.in[1] == W.out[1] &&
+        W.in[2] == W.out[2]) {
+        W.in[2] = W.out[2] = W.in[0] * W.in[1] * W.in[2];
+        W.in[0] = W.in[1] = W.out[0] = W.out[1] = 1;
+    }
+    int64_t isp = W.in[0] * W.in[1] * W.in[2], osp = W.out[0] * W.out[1] * W.out[2];
+    int64_t ksp = W.k[0] * W.k[1] * W.k[2];
+    Tap *taps[3];
+    for (int a = 0; a < 3; a++) {
+        taps[a] = xmalloc((size_t)W.k[a] * sizeof(Tap));
+        for (int64_t k = 0; k < W.k[a]; k++)
+            taps[a][k] = tap_of(&W, a, k);
+    }
+    for (int64_t nm = 0; nm < d->N * d->M; nm++) {
+        int64_t nb = nm / d->M, m = nm % d->M, grp = m / Mg;
+        double *ym = y + nm * osp;
+        for (int64_t o = 0; o < osp; o++)
+            ym[o] = b ? b[m] : 0.0;
+        for (int64_t ci = 0; ci < Cg; ci++) {
+            const double *xc = x + (nb * d->C + grp * Cg + ci) * isp;
+            for (int64_t t = 0; t < ksp; t++) {
+                double wv = w[(m * Cg + ci) * ksp + t];
+                Tap t0 = taps[0][t / (W.k[1] * W.k[2])], t1 = taps[1][t / W.k[2] % W.k[1]];
+                Tap t2 = taps[2][t % W.k[2]];
+                int64_t s2 = W.s[2];
+                for (int64_t o0 = t0.lo; o0 < t0.hi; o0++)
+                    for (int64_t o1 = t1.lo; o1 < t1.hi; o1++) {
+                        const double *xr = xc + ((o0 * W.s[0] + t0.off) * W.in[1] + o1 * W.s[1] +
+                                                 t1.off) * W.in[2];
+                        double *yr = ym + (o0 * W.out[1] + o1) * W.out[2];
+                        for (int64_t o2 = t2.lo; o2 < t2.hi; o2++)
+                            yr[o2] += xr[o2 * s2 + t2.off] * wv;
                     }
+            }
         }
+    }
+    for (int a = 0; a < 3; a++)
+        free(taps[a]);
 }
 
 /* ConvTranspose: y[n, g*Mg + mm, i*s - pb + k*d] += x[n, g*Cg + c, i] * w[g*Cg + c, mm, k]. */
@@ -316,7 +350,8 @@ mm_dims(const Type *a, const Type *b, MmDims *d)
     type_bcast_strides(&bb, &d->batch, d->sb);
 }
 
-/* y[batch, M, N] = a[batch, M, K] @ b[batch, K, N] (+ bias[N]) */
+/* y[batch, M, N] = bias[N] + a[batch, M, K] @ b[batch, K, N], each element's sum taken in
+ * the order k = 0, 1, ...; the loops run along a row of y (and b) innermost. */
 static void
 mm_core(const MmDims *d, const double *a, const double *b, const double *bias, double *y)
 {
@@ -330,13 +365,17 @@ mm_core(const MmDims *d, const double *a, const double *b, const double *bias, d
         }
         const double *am = a + oa * d->M * d->K, *bm = b + ob * d->K * d->N;
         double *ym = y + (int64_t)t * d->M * d->N;
-        for (int64_t i = 0; i < d->M; i++)
-            for (int64_t j = 0; j < d->N; j++) {
-                double acc = bias ? bias[j] : 0.0;
-                for (int64_t k = 0; k < d->K; k++)
-                    acc += am[i * d->K + k] * bm[k * d->N + j];
-                ym[i * d->N + j] = acc;
+        for (int64_t i = 0; i < d->M; i++) {
+            double *yr = ym + i * d->N;
+            for (int64_t j = 0; j < d->N; j++)
+                yr[j] = bias ? bias[j] : 0.0;
+            for (int64_t k = 0; k < d->K; k++) {
+                double av = am[i * d->K + k];
+                const double *br = bm + k * d->N;
+                for (int64_t j = 0; j < d->N; j++)
+                    yr[j] += av * br[j];
             }
+        }
         type_next_index(&d->batch, idx);
     }
 }

@@ -71,6 +71,11 @@ pool(RefCtx *c, Node *n)
     int64_t isp = w.in[0] * w.in[1] * w.in[2], osp = w.out[0] * w.out[1] * w.out[2];
     size_t es = elem_size(x->type.elem);
     bool fl = elem_is_float(x->type.elem);
+    /* the compared and summed values: x, or x - zx for an integer type */
+    size_t nx = ref_numel(x);
+    double *xv = xmalloc((nx ? nx : 1) * sizeof(double));
+    for (size_t i = 0; i < nx; i++)
+        xv[i] = fl ? ref_get_f(x, i) : (double)(ref_get_i(x, i) - zx);
     for (int64_t p = 0; p < NC; p++)
         for (int64_t o0 = 0; o0 < w.out[0]; o0++)
             for (int64_t o1 = 0; o1 < w.out[1]; o1++)
@@ -100,8 +105,7 @@ pool(RefCtx *c, Node *n)
                                 if (i2 < 0 || i2 >= w.in[2])
                                     continue;
                                 int64_t xi = p * isp + (i0 * w.in[1] + i1) * w.in[2] + i2;
-                                double v = fl ? ref_get_f(x, (size_t)xi)
-                                              : (double)(ref_get_i(x, (size_t)xi) - zx);
+                                double v = xv[xi];
                                 sum += v;
                                 cnt++;
                                 if (besti < 0 || v > best || v != v) {
@@ -116,6 +120,8 @@ pool(RefCtx *c, Node *n)
                         if (besti < 0) {
                             node_error(g, n, "pooling window %lld covers only padding",
                                        (long long)yi);
+                            free(xv);
+                            free(fix);
                             return false;
                         }
                         memcpy((char *)y->data + (size_t)yi * es,
@@ -140,6 +146,7 @@ pool(RefCtx *c, Node *n)
                         ((float *)y->data)[yi] = div ? (float)(sum / (double)div) : 0.0f;
                     }
                 }
+    free(xv);
     free(fix);
     return true;
 }
