@@ -2,7 +2,8 @@
 """test-inventory.py BUILD_DIR: every test of the suite with the tier that runs it (docs/testing.md,
 "Tiers"): ctest's entries with their labels (quick, full) and each lit test (quick or long, from
 its `TIER:` line). One line per test: TIER<TAB>KIND<TAB>NAME; a count per tier at the end.
-`--compare OLD.txt` lists the tests of an older inventory missing from this one (exit 1 if any)."""
+`--compare OLD.txt` lists the tests of an older inventory missing from this one (exit 1 if any).
+A ctest entry with neither label runs in no tier: it is named and the exit status is 1."""
 import os, re, subprocess, sys
 
 LIT = "/usr/lib/llvm-22/bin/lit"
@@ -51,6 +52,11 @@ def main():
     for tier, kind, _ in rows:
         counts[(tier, kind)] = counts.get((tier, kind), 0) + 1
     print("# " + ", ".join("%s %s: %d" % (t, k, n) for (t, k), n in sorted(counts.items())))
+    loose = [n for t, k, n in rows if t == "unlabelled"]
+    for n in loose:
+        print("unlabelled: ctest %s runs in no tier (give it LABELS quick or full)" % n)
+    if loose:
+        return 1
     if old:
         have = {(k, n) for _, k, n in rows}
         gone = [l for l in open(old) if not l.startswith("#") and l.strip()
