@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""lit-costs.py RESULTS.json [RESULTS.json ...]: rewrite test/lit/costs.tsv, the measured cost
-(wall seconds) of each lit test, from the JSON files of `lit -o RESULTS.json` runs. test/lit/lit.cfg.py
-derives each test's time limit from it (docs/testing.md, "Tiers"). Where a test appears in several
+"""lit-costs.py RESULTS.json [RESULTS.json ...]: rewrite test/lit/.lit_test_times.txt, the
+measured cost (wall seconds) of each lit test, from the JSON files of `lit -o RESULTS.json` runs,
+in lit's own timing format (lit starts the slowest tests first from it when the build directory
+has no timing file of its own). test/lit/qdqc_lit.py derives each test's time limit from it (docs/testing.md, "Tiers"). Where a test appears in several
 files the largest time is kept; tests absent from every file keep their old line.
 
   lit -j2 -o /tmp/quick.json build/test/lit
@@ -10,7 +11,7 @@ files the largest time is kept; tests absent from every file keep their old line
 import json, os, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-path = os.path.join(here, "..", "test", "lit", "costs.tsv")
+path = os.path.join(here, "..", "test", "lit", ".lit_test_times.txt")
 
 
 def main():
@@ -20,9 +21,9 @@ def main():
     costs = {}
     if os.path.exists(path):
         for line in open(path):
-            if line.strip() and not line.startswith("#"):
-                sec, name = line.split()[:2]
-                costs[name] = float(sec)
+            if line.strip():
+                sec, name = line.split(maxsplit=1)
+                costs[name.strip()] = abs(float(sec))
     seen = {}
     for f in sys.argv[1:]:
         for t in json.load(open(f))["tests"]:
@@ -32,10 +33,8 @@ def main():
             seen[name] = max(seen.get(name, 0.0), float(t["elapsed"]))
     costs.update(seen)
     with open(path, "w") as out:
-        out.write("# seconds\ttest: measured wall time of each lit test on 2 cores (tools/lit-costs.py);\n"
-                  "# test/lit/lit.cfg.py sets each test's time limit from it (docs/testing.md, \"Tiers\")\n")
         for name in sorted(costs):
-            out.write("%.1f\t%s\n" % (costs[name], name))
+            out.write("%e %s\n" % (costs[name], name))
     print("%s: %d tests (%d measured now)" % (os.path.relpath(path), len(costs), len(seen)))
     return 0
 

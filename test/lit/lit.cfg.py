@@ -58,7 +58,8 @@ if config.qdqc_sanitize:
 # quick) picks what lit discovers, so each tier's counts are its own tests only. Under
 # QDQC_HOST_CPU (ctest lit.host-CPU, full tier) only the tests that can depend on the tuning CPU
 # run: those that emit LLVM IR or assembly and FileCheck it, of both tiers. Each test runs under
-# its own time limit from its measured cost in test/lit/costs.tsv (test/lit/qdqc_lit.py).
+# its own time limit from its measured cost in test/lit/.lit_test_times.txt (lit's
+# own format: it also starts the slowest tests first from it) (test/lit/qdqc_lit.py).
 import sys
 
 sys.path.insert(0, config.test_source_root)
@@ -68,6 +69,6 @@ _tier = lit_config.params.get("tier", "quick")
 if _tier not in ("quick", "long", "all"):
     lit_config.fatal("--param tier=%s: expected quick, long or all" % _tier)
 config.test_format = QdqcTest(tier=_tier, host_cpu=_host_cpu,
-                              costs=read_costs(os.path.join(config.test_source_root, "costs.tsv")),
+                              costs=read_costs(os.path.join(config.test_source_root, ".lit_test_times.txt")),
                               sanitize=config.qdqc_sanitize,
                               floor=int(lit_config.params.get("time_floor", "120")))

@@ -7,7 +7,7 @@ with three additions:
   tier's counts are its own tests (a test named explicitly on the command line always runs);
 - host-variant runs (QDQC_HOST_CPU set): only the tests that emit LLVM IR or assembly and
   FileCheck it, the only ones whose result can depend on the CPU LLVM tunes for;
-- a time limit per test, ten times its measured cost in costs.tsv and at least 120 s (300 s for
+- a time limit per test, ten times its measured cost in .lit_test_times.txt and at least 120 s (300 s for
   a test with no recorded cost; `--param time_floor=S` lowers the 120 s floor, for checking this), four times that in sanitizer builds; a test stopped for time
   is reported TIMEOUT with its name, its limit and its recorded cost."""
 import re
@@ -20,12 +20,14 @@ EMITS_CODE_RE = re.compile(r"--emit=[a-z,]*\b(llvm|asm)\b|-o\s+\S+\.(ll|s)\b")
 
 
 def read_costs(path):
+    """{test: seconds} from lit's own timing file format ("SECONDS PATH" per line; lit also
+    reads this file to start the slowest tests first on a fresh build)."""
     costs = {}
     with open(path) as f:
         for line in f:
-            if line.strip() and not line.startswith("#"):
-                sec, name = line.split()[:2]
-                costs[name] = float(sec)
+            if line.strip():
+                sec, name = line.split(maxsplit=1)
+                costs[name.strip()] = abs(float(sec))
     return costs
 
 
@@ -62,6 +64,6 @@ class QdqcTest(lit.formats.ShTest):
         result = super().execute(test, litConfig)
         if result.code == lit.Test.TIMEOUT:
             result.output += ("\nqdqc: %s stopped after its time limit of %d s (recorded cost: %s;"
-                              " test/lit/costs.tsv)\n"
+                              " test/lit/.lit_test_times.txt)\n"
                               % (name, limit, "%.1f s" % cost if cost is not None else "none"))
         return result
