@@ -132,6 +132,18 @@ qdqc_module_value_elem_type(const qdqc_module *m, const char *name)
     return v.id ? elem_name(m->g.values.data[v.id].type.elem) : NULL;
 }
 
+/* The allocation under its trap, apart: no local of the caller lives across the setjmp
+   (GCC's -Wclobbered at -O2 otherwise). */
+__attribute__((noinline)) static qdqc_status
+push_output(qdqc_module *m, ValueId v)
+{
+    OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
+    vec_push(&m->g.outputs, v);
+    m->g.uses_valid = false;
+    OOM_TRAP_LEAVE(trap);
+    return QDQC_OK;
+}
+
 qdqc_status
 qdqc_module_add_output(qdqc_module *m, const char *name)
 {
@@ -147,11 +159,7 @@ qdqc_module_add_output(qdqc_module *m, const char *name)
     for (uint32_t k = 0; k < g->outputs.len; k++)
         if (g->outputs.data[k].id == v.id)
             return QDQC_OK;
-    OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
-    vec_push(&g->outputs, v);
-    g->uses_valid = false;
-    OOM_TRAP_LEAVE(trap);
-    return QDQC_OK;
+    return push_output(m, v);
 }
 
 /* ---- the comparison object: float model, QDQ as written, QDQ compiled ---- */
