@@ -8,7 +8,9 @@
 
 1. Generates the full-size models (test/models/gen_fixtures.py --full WORK/models --full-only)
    and the real PyTorch QAT exports (test/models/torch_qat.py --out WORK/models: torchvision's
-   ResNet-18, MobileNetV2, MobileNetV3-small, ShuffleNetV2; needs python3-torch).
+   ResNet-18, MobileNetV2, MobileNetV3-small, ShuffleNetV2; needs python3-torch); named in
+   --models, the FX QAT transformers of test/models/torch_vit.py (vit2_qat, vit2_qat_o17,
+   swins1_qat, swin_t_qat, vitb16_qat; bench/torch_vit_bench.py times them with a profile).
 2. For every model, at each thread count: qdqc (JIT through the public C API, libqdqc.so, via
    ctypes: qdqc_jit_create / qdqc_jit_run, a qdqc_threadpool as the parallel-for hook for > 1
    thread) and ONNX Runtime (bench/ort_run.py MODEL --bench K --threads N --opt all),
@@ -68,6 +70,9 @@ MODELS = ["resnet18_ort_u8_224", "resnet18_torch_u8_224", "resnet18_trt_i8_224",
           "mobilenetv2_ort_u8_224", "mobilenetv2_torch_u8_224", "mobilenetv2_trt_i8_224"]
 # real PyTorch QAT exports (test/models/torch_qat.py: torchvision, torch 1.13, opset 13)
 TORCH_MODELS = ["resnet18_qat", "mobilenetv2_qat", "mobilenetv3s_qat", "shufflenetv2_qat"]
+# FX QAT exports of torchvision's transformers (test/models/torch_vit.py; attention float), by name
+# in --models only (not in the default list; bench/torch_vit_bench.py times them with a profile)
+TORCH_VIT_MODELS = ["vit2_qat", "vit2_qat_o17", "swins1_qat", "swin_t_qat", "vitb16_qat"]
 # transformer blocks (test/models/gen_transformers.py --full; issue 14 item 7): BERT-base layer in
 # three quantizer styles, ViT-B/16 block with patch embedding, GPT-2 block, torch
 # TransformerEncoderLayer export; their attention products (both operands activations)
@@ -259,7 +264,7 @@ def bench_models(a, qdqc, q, threads):
         else:
             macs, flops = macs_of(qdqc, path), 0
         ort_path = path
-        if name in TORCH_MODELS:
+        if name in TORCH_MODELS or name in TORCH_VIT_MODELS:
             # ORT 1.30 refuses torch's [1]-shaped scales at --opt all (QLinearAdd): it runs a
             # copy with rank-0 scales and zero points (the same numbers, test/e2e/torch_qat.py)
             sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
@@ -866,7 +871,7 @@ def main():
     elif not a.no_models:
         mdir = os.path.join(a.work, "models")
         if not all(os.path.exists(os.path.join(mdir, m + ".onnx")) for m in a.models
-                   if m not in TORCH_MODELS):
+                   if m not in TORCH_MODELS and m not in TORCH_VIT_MODELS):
             log("generating the full-size models into %s" % mdir)
             run(["/usr/bin/python3", os.path.join(ROOT, "test", "models", "gen_fixtures.py"),
                  "--full", mdir, "--full-only"])
@@ -881,6 +886,17 @@ def main():
                 a.models = [m for m in a.models if m not in tm]
             elif r.returncode != 0:
                 raise RuntimeError("torch_qat.py failed (%d):\n%s" % (r.returncode, r.stderr))
+        tv = [m for m in a.models if m in TORCH_VIT_MODELS and
+              not os.path.exists(os.path.join(mdir, m + ".onnx"))]
+        if tv:
+            log("exporting the PyTorch FX QAT transformers into %s" % mdir)
+            r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "test", "models", "torch_vit.py"),
+                                "--out", mdir, "--only", ",".join(tv)], capture_output=True, text=True)
+            if r.returncode == 77:
+                log(r.stderr.strip())
+                a.models = [m for m in a.models if m not in tv]
+            elif r.returncode != 0:
+                raise RuntimeError("torch_vit.py failed (%d):\n%s" % (r.returncode, r.stderr))
         rows = bench_models(a, qdqc, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
     if not a.no_gemm:
         tools = build_tools(a)

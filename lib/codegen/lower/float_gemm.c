@@ -2,7 +2,8 @@
  *
  * matmul: numpy batch broadcasting (rank-1 operands promoted); one kernel per node, called per
  * (batch index, block of rows) across the parallel-for hook. A constant B whose batch is one
- * matrix is packed at compile time (the operand is then not materialised); otherwise the kernel
+ * matrix is packed at compile time (the operand is then not materialised); a B with one matrix
+ * (constant or not) makes the batch of A part of M (one [batch*M, K] x [K, N]); otherwise the kernel
  * packs B at run time from its [K, N] layout (attention's Q x K^T and P x V).
  * gemm: transA / transB as strides of A and B (a constant B packed at compile time in either
  * form); alpha in the kernel's epilogue; a constant C of one value or one per column is folded
@@ -105,8 +106,19 @@ geo(Graph *g, Node *n, FgGeo *r)
         r->st[2][d] *= r->M * r->N;
     }
     r->nb = (int64_t)type_numel_unchecked(&r->batch);
-    if (bc && type_numel_unchecked(&bb) == 1)
+    if (type_numel_unchecked(&bb) == 1) {
         r->bconst = bc;
+        /* B is one matrix for every batch index: A [batch.., M, K] and C [batch.., M, N] are
+         * contiguous over the batch, so the product is one [nb*M, K] x [K, N] (torch's Linear on
+         * a [L, 1, E] sequence-first activation: L batches of one row otherwise). Each element
+         * keeps its chain over K: the same bits */
+        if (r->nb > 1) {
+            r->M *= r->nb;
+            r->nb = 1;
+            r->batch.rank = 0;
+            memset(r->st, 0, sizeof r->st);
+        }
+    }
     return true;
 }
 
