@@ -4,9 +4,11 @@
 #   tools/run-tests.sh           quick tier: warnings-as-errors build in build/, then ctest -L quick
 #                                (unit tests, the quick lit tests, install, IR identity)
 #   tools/run-tests.sh --full    full tier: ctest -L full in build/ (lit tests marked TIER: long,
-#                                the host-variant runs, cross targets, mutation fuzzing, the fixture
-#                                sweep), then the sanitizer part (--asan), the libFuzzer harnesses
-#                                and the thread pool under ThreadSanitizer
+#                                the host-variant runs, cross targets, mutation fuzzing), then the
+#                                sanitizer part (--asan), the libFuzzer harnesses and the thread
+#                                pool under ThreadSanitizer
+#   --sweep (with --full)        also the fixture sweep e2e.fixtures-all (every fixture model on
+#                                every x86 path, literal and fixed; about 15 CPU minutes)
 #   tools/run-tests.sh --asan    only the AddressSanitizer + UndefinedBehaviorSanitizer build
 #                                (build-asan/) and both tiers' tests under it
 #   -j N (or QDQC_JOBS=N)        parallel jobs of ninja and ctest (default: ninja's, ctest 2)
@@ -15,13 +17,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="${QDQC_JOBS:-}"
 mode=quick
+sweep=OFF
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) mode=full; shift ;;
     --asan) mode=asan; shift ;;
+    --sweep) sweep=ON; shift ;;
     -j) jobs="${2:?-j needs a number}"; shift 2 ;;
     -j*) jobs="${1#-j}"; shift ;;
-    *) echo "usage: tools/run-tests.sh [--full | --asan] [-j N]" >&2; exit 2 ;;
+    *) echo "usage: tools/run-tests.sh [--full [--sweep] | --asan] [-j N]" >&2; exit 2 ;;
   esac
 done
 case "$jobs" in ''|[1-9]|[1-9][0-9]|[1-9][0-9][0-9]) ;; *) echo "run-tests.sh: bad job count '$jobs'" >&2; exit 2 ;; esac
@@ -66,7 +70,7 @@ quick)
   tests build "tests (quick tier)" -L quick || st=$?
   ;;
 full)
-  build build -DQDQC_WERROR=ON -DQDQC_SLOW_TESTS=ON
+  build build -DQDQC_WERROR=ON -DQDQC_SLOW_TESTS=$sweep
   tests build "tests (full tier, -Werror build)" -L full || st=$?
   asan || st=$?
   t0=$(now)
