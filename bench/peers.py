@@ -330,7 +330,8 @@ def qdqc_version(a):
 
 def fmt_cell(er):
     if "error" in er:
-        return "error: " + er["error"].replace("|", "\\|")
+        msg = re.sub(r"(?:^|(?<=: ))/\S+?:\d+:\d+: ", "", er["error"])
+        return "error: " + msg.replace("|", "\\|")
     return "%.3g / %.3g" % (er["wall_ms"], er["cpu_ms"])
 
 

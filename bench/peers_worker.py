@@ -12,6 +12,7 @@ exits 0; writes its first run's outputs to WORKDIR/<ENGINE><THREADS>.out<i>.npy;
 line K read from stdin runs K times and prints K lines "<wall ms> <process cpu ms>" and "end".
 """
 import os
+import re
 import subprocess
 import sys
 import time
@@ -24,7 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def one_line(e):
     lines = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
     errs = [l for l in lines if "error" in l.lower()]
-    return ((errs or lines or [type(e).__name__])[0])[:300]
+    line = (errs or lines or [type(e).__name__])[0]
+    return re.sub(r"(?:^|(?<=: ))/\S+?:\d+:\d+: ", "", line)[:300]  # no temporary paths
 
 
 def host_cpu():
