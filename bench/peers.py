@@ -3,7 +3,7 @@
 
     /usr/bin/python3 bench/peers.py [--build build] [--work /tmp/qdqc_peers] [--models a,b]
                                     [--rounds 5] [--budget 2.0] [--max-iters 40]
-                                    [--out docs/peers.md] [--json WORK/peers.json]
+                                    [--out docs/peers.md] [--json WORK/peers.json] [--reuse]
 
 Models (default): the small fixtures networks (test/models/fixtures/resnet_ort_u8.onnx,
 mobilenetv2_ort_u8.onnx, 32x32), the 224x224 networks of `test/models/gen_fixtures.py --full`
@@ -366,7 +366,8 @@ def report(a, recs, meta):
         cells = []
         for l in labels:
             er = r["engines"].get(l, {})
-            cells.append("error" if "error" in er else er.get("agree", r.get("ref_error", "")))
+            cell = "error" if "error" in er else er.get("agree", r.get("ref_error", ""))
+            cells.append(re.sub(r"^1 units", "1 unit", cell))
         L.append("| %s | %s |" % (r["model"], " | ".join(cells)))
     prof = [r for r in recs if r.get("profile")]
     if prof:
@@ -401,9 +402,18 @@ def main():
     ap.add_argument("--timeout", type=int, default=900, help="seconds for a compile and first run")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "peers.md"))
     ap.add_argument("--json")
+    ap.add_argument("--reuse", action="store_true", help="re-render the table of the last run's JSON")
     a = ap.parse_args()
     a.build, a.work = os.path.abspath(a.build), os.path.abspath(a.work)
     names = [m for m in a.models.split(",") if m]
+    if a.reuse:
+        d = json.load(open(a.json or os.path.join(a.work, "peers.json")))
+        a.rounds = int(re.search(r"--rounds (\d+)", d["meta"]["command"]).group(1)) \
+            if "--rounds" in d["meta"]["command"] else a.rounds
+        text = report(a, d["models"], d["meta"])
+        write_doc(a.out, text)
+        sys.stdout.write(text)
+        return 0
     why = peerenv.check(module="tvm") or peerenv.check(module="iree.runtime")
     if why:
         log("peers.py: " + why)
