@@ -21,6 +21,8 @@ Engines, each in its own process (bench/peers_worker.py under the peer python, t
            (clang-22 -march=native), relax.VirtualMachine; TVM_NUM_THREADS=1, no tuning
   iree     iree-import-onnx, iree-compile --iree-hal-target-backends=llvm-cpu
            --iree-llvmcpu-target-cpu=host, iree.runtime's local-sync driver (1 thread)
+  iree-mlir (with --engines, not by default) qdqc's own --requant=fixed --emit=mlir export,
+           compiled and run by IREE the same way (its integer tosa ops kept)
 For each engine and model: whether it compiles (its error, one line, otherwise), the difference
 from ONNX Runtime's literal graph (--opt disabled, 1 thread): at outputs computed by a
 DequantizeLinear with a scalar scale, in quantization units (max |diff| / scale), else the max
@@ -64,7 +66,8 @@ def log(msg):
 
 
 def label(e, t):
-    return {"qdqc": "qdqc", "ort": "ORT", "tvm": "TVM", "iree": "IREE", "ortlit": "ORT literal"}[e] + \
+    return {"qdqc": "qdqc", "ort": "ORT", "tvm": "TVM", "iree": "IREE", "ortlit": "ORT literal",
+            "iree-mlir": "IREE on qdqc's MLIR"}[e] + \
         (" %dt" % t if e == "ort" else "")
 
 
@@ -254,12 +257,12 @@ def bench_model(a, name):
     else:
         rec["ref_error"] = ref.error
     workers = []
-    for e, t in ENGINES:
+    for e, t in a.engines:
         log("%s: %s (%d thread%s) compiling" % (name, e, t, "s" if t > 1 else ""))
         for f in os.listdir(work):
             if f.startswith("%s%d.out" % (e, t)):
                 os.remove(os.path.join(work, f))
-        w = Worker(e, t, path, inp, os.path.join(work, e) if e in ("tvm", "iree") else work, lib, a.timeout)
+        w = Worker(e, t, path, inp, os.path.join(work, e) if e in ("tvm", "iree", "iree-mlir") else work, lib, a.timeout)
         er = dict(engine=e, threads=t, label=label(e, t))
         rec["engines"][label(e, t)] = er
         if w.error:
@@ -267,7 +270,7 @@ def bench_model(a, name):
             log("  %s" % w.error)
             continue
         er["compile_s"] = w.compile_s
-        d = os.path.join(work, e) if e in ("tvm", "iree") else work
+        d = os.path.join(work, e) if e in ("tvm", "iree", "iree-mlir") else work
         outs, i = [], 0
         while os.path.exists(os.path.join(d, "%s%d.out%d.npy" % (e, t, i))):
             outs.append(np.load(os.path.join(d, "%s%d.out%d.npy" % (e, t, i))))
@@ -336,7 +339,9 @@ def fmt_cell(er):
 
 
 def report(a, recs, meta):
-    labels = [label(e, t) for e, t in ENGINES]
+    labels = []
+    for r in recs:
+        labels += [l for l in r["engines"] if l not in labels]
     L = ["<!-- peers:begin -->",
          "Measured %s on %s; load average %s at the start, %s at the end. %s; ONNX Runtime %s, "
          "Apache TVM %s, IREE %s (compiler) / %s (runtime), from the peer environment "
@@ -402,9 +407,12 @@ def main():
     ap.add_argument("--timeout", type=int, default=900, help="seconds for a compile and first run")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "peers.md"))
     ap.add_argument("--json")
+    ap.add_argument("--engines", default=",".join("%s:%d" % et for et in ENGINES),
+                    help="ENGINE:THREADS list; also iree-mlir:1 (qdqc's MLIR export through IREE)")
     ap.add_argument("--reuse", action="store_true", help="re-render the table of the last run's JSON")
     a = ap.parse_args()
     a.build, a.work = os.path.abspath(a.build), os.path.abspath(a.work)
+    a.engines = [(e.split(":")[0], int(e.split(":")[1]) if ":" in e else 1) for e in a.engines.split(",") if e]
     names = [m for m in a.models.split(",") if m]
     if a.reuse:
         d = json.load(open(a.json or os.path.join(a.work, "peers.json")))

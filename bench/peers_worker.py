@@ -7,7 +7,7 @@ ENGINE: qdqc (JIT through libqdqc.so's C API, ctypes), ort (--opt all), ortlit (
 tvm (Relax: relax.frontend.onnx.from_onnx, the "zero" pipeline, tvm.compile for
 `llvm -mcpu=<host>`, relax.VirtualMachine), iree (iree-import-onnx, iree-compile llvm-cpu
 --iree-llvmcpu-target-cpu=host, iree.runtime; 1 thread: the local-sync driver, N: local-task
-with N workers). It compiles the model and prints "ready <compile s>", or "error <one line>" and
+with N workers), iree-mlir (qdqc's --emit=mlir export compiled by iree-compile). It compiles the model and prints "ready <compile s>", or "error <one line>" and
 exits 0; writes its first run's outputs to WORKDIR/<ENGINE><THREADS>.out<i>.npy; then for each
 line K read from stdin runs K times and prints K lines "<wall ms> <process cpu ms>" and "end".
 """
@@ -119,6 +119,31 @@ def load_iree(model, x, threads, work):
     return f
 
 
+def load_iree_mlir(model, x, threads, work, lib):
+    """qdqc's own export: `qdqc --requant=fixed --emit=mlir`, the generic form (mlir-opt-22), then
+    iree-compile and iree.runtime as load_iree (docs/mlir.md, "Running exported MLIR with IREE")."""
+    import iree.runtime as rt
+    qdqc = os.path.join(os.path.dirname(os.path.abspath(lib)), "bin", "qdqc")
+    mlir, gen = os.path.join(work, "qdqc.mlir"), os.path.join(work, "qdqc.generic.mlir")
+    vmfb = os.path.join(work, "qdqc.vmfb")
+    for cmd in ([qdqc, model, "--requant=fixed", "--emit=mlir", "-o", mlir],
+                ["mlir-opt-22", "--mlir-print-op-generic", mlir, "-o", gen],
+                [os.path.join(os.path.dirname(sys.executable), "iree-compile"),
+                 "--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host", gen, "-o", vmfb]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError("%s: %s" % (os.path.basename(cmd[0]), one_line(r.stderr or r.stdout)))
+    func = re.search(r'func\.func @([\w.$-]+|"[^"]*")\(', open(mlir).read()).group(1).strip('"')
+    m = rt.load_vm_flatbuffer_file(vmfb, driver="local-sync")
+    fn = m[func]
+
+    def f():
+        r = fn(x)
+        r = r if isinstance(r, (list, tuple)) else [r]
+        return [o.to_host() for o in r]
+    return f
+
+
 def main():
     engine, model, inp, threads, work = sys.argv[1:6]
     threads = int(threads)
@@ -135,6 +160,8 @@ def main():
             f = load_tvm(model, x, threads, work)
         elif engine == "iree":
             f = load_iree(model, x, threads, work)
+        elif engine == "iree-mlir":
+            f = load_iree_mlir(model, x, threads, work, lib)
         else:
             raise ValueError("unknown engine " + engine)
         outs = f()
