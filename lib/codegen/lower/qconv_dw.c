@@ -130,6 +130,9 @@ typedef struct Dw {
      * zo, lo, hi (i64). Same-shape depthwise convs then emit the same row function, which
      * target/merge.c shares; alone, LLVM folds the loads back into constants. */
     LLVMValueRef qa, qb, qc;
+    /* NCHW rows kernel: every lane of a vector is the same channel, so the epilogue's tables
+     * are read once per channel and splat */
+    bool splat;
 } Dw;
 
 /* Dw.qa/qb/qc loaded from the table gq (in the row function). */
@@ -179,6 +182,17 @@ vselect_lt(Kb *k, LLVMValueRef v, LLVMValueRef bound, bool less_than)
     return LLVMBuildSelect(k->b, c, bound, v, "");
 }
 
+/* The epilogue's table g for the n lanes of channels [ch, ch + n), or of channel ch on every
+ * lane (d->splat). */
+static LLVMValueRef
+epi_vec(Dw *d, LLVMValueRef g, LLVMTypeRef elt, LLVMValueRef ch, unsigned n)
+{
+    if (!d->splat)
+        return table_vec(d->k, g, elt, ch, n);
+    Kb *k = d->k;
+    return cg_vsplat(k, LLVMBuildLoad2(k->b, elt, LLVMBuildGEP2(k->b, elt, g, &ch, 1, ""), ""), n);
+}
+
 /* The GEMM epilogue (emit.c epilogue_vec) of an n-lane int32 accumulator of channels
  * [ch, ch + n), stored at p (element type ye). */
 static void
@@ -192,12 +206,12 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
     case CG_GEMM_EPI_I32:
         break;
     case CG_GEMM_EPI_DEQUANT:
-        out = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), table_vec(k, d->tb.gm, k->f32, ch, n), "");
+        out = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
         break;
     case CG_GEMM_EPI_REQUANT_FLOAT: {
         /* qn_requant_float: f32 product, clamp to [lo - zo, hi - zo] (8-bit results: exact in
          * f32, so rne(f) + zo is already within [lo, hi]), rne */
-        LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), table_vec(k, d->tb.gm, k->f32, ch, n), "");
+        LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
         LLVMValueRef flo = cg_vsplat(k, d->qa, n);
         LLVMValueRef fhi = cg_vsplat(k, d->qb, n);
         f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
@@ -209,9 +223,9 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
     }
     case CG_GEMM_EPI_REQUANT_FIXED: {
         /* qn_requant_fixed: ((int64)acc * M + 2^(s-1)) >> s (floor), + zo, saturate */
-        LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), table_vec(k, d->tb.gfm, k->i64, ch, n), "");
-        w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, table_vec(k, d->tb.gfr, k->i64, ch, n), ""),
-                          table_vec(k, d->tb.gfs, k->i64, ch, n), "");
+        LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), epi_vec(d, d->tb.gfm, k->i64, ch, n), "");
+        w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, epi_vec(d, d->tb.gfr, k->i64, ch, n), ""),
+                          epi_vec(d, d->tb.gfs, k->i64, ch, n), "");
         w = LLVMBuildAdd(k->b, w, cg_vsplat(k, d->qa, n), "");
         w = vselect_lt(k, w, cg_vsplat(k, d->qb, n), true);
         w = vselect_lt(k, w, cg_vsplat(k, d->qc, n), false);
@@ -596,10 +610,184 @@ cg_dw_scratch(const ConvGeo *c)
     return align64(d.PH * d.PW);
 }
 
+/* ---- depthwise, NCHW, register-blocked rows (dw_rows) ----
+ * One parallel-for task per (n, output channel): the input plane is copied into a zero-point
+ * padded plane on the task's stack, then each output row is computed in blocks of up to
+ * DWR_MAXV vectors of n output columns whose int32 accumulators stay in registers across all
+ * taps. Stride 1: per tap, one widening load of n input bytes per vector and one multiply-add
+ * with the tap's weight on every lane (emit_block's mac: vpdpwssd / vpmaddwd on the low i16
+ * halves). Stride 2: input columns 2j + kw and 2j + kw + 1 are adjacent, so one load of 2n
+ * bytes widened to i16 holds, in int32 lane j, the pair of inputs of taps kw and kw + 1
+ * (dilation 1; else kw alone), and one vpdpwssd / vpmaddwd against the splat weight pair
+ * (w[kw], w[kw + 1]) does both taps. Columns past OW are computed from the plane's slack and
+ * dropped before the epilogue; the epilogue is emit_block's, the tables splat per channel. */
+enum { DWR_MAXV = 4, DWR_MAXPLANE = 128 * 1024 };
+
+static bool
+dw_rows_ok(const ConvGeo *c, ElemType xe)
+{
+    DwPad p = dw_pad(c);
+    return (xe == ET_U8 || xe == ET_I8) && (c->sw == 1 || c->sw == 2) &&
+           c->KH * c->KW <= DW_MAXT && p.PH * p.PW <= DWR_MAXPLANE;
+}
+
+/* acc + the i16 pairs of x times the i16 pairs of w (both <2n x i16>), per int32 lane. */
+static LLVMValueRef
+mac_pair(Dw *d, LLVMValueRef acc, LLVMValueRef x, LLVMValueRef w, unsigned n)
+{
+    Kb *k = d->k;
+    LLVMTypeRef vi = LLVMVectorType(k->i32, n);
+    if (mac_intrinsic(d, n))
+        return mac(d, acc, LLVMBuildBitCast(k->b, x, vi, ""), LLVMBuildBitCast(k->b, w, vi, ""), n);
+    LLVMValueRef ie[16], io[16];
+    for (unsigned i = 0; i < n; i++) {
+        ie[i] = LLVMConstInt(k->i32, 2 * i, 0);
+        io[i] = LLVMConstInt(k->i32, 2 * i + 1, 0);
+    }
+    LLVMValueRef me = LLVMConstVector(ie, n), mo = LLVMConstVector(io, n);
+    LLVMValueRef xe = LLVMBuildSExt(k->b, LLVMBuildShuffleVector(k->b, x, x, me, ""), vi, "");
+    LLVMValueRef xo = LLVMBuildSExt(k->b, LLVMBuildShuffleVector(k->b, x, x, mo, ""), vi, "");
+    LLVMValueRef we = LLVMBuildSExt(k->b, LLVMBuildShuffleVector(k->b, w, w, me, ""), vi, "");
+    LLVMValueRef wo = LLVMBuildSExt(k->b, LLVMBuildShuffleVector(k->b, w, w, mo, ""), vi, "");
+    acc = LLVMBuildAdd(k->b, acc, LLVMBuildMul(k->b, xe, we, ""), "");
+    return LLVMBuildAdd(k->b, acc, LLVMBuildMul(k->b, xo, wo, ""), "");
+}
+
+/* Weight w' of tap t, channel m (i16), or 0 past the last tap. */
+static LLVMValueRef
+dw_weight(Dw *d, LLVMValueRef m, int64_t t, bool last)
+{
+    Kb *k = d->k;
+    if (last)
+        return LLVMConstInt(k->i16, 0, 0);
+    LLVMValueRef i = cg_add(k, m, cg_i64(k, t * d->c->M));
+    return LLVMBuildLoad2(k->b, k->i16, LLVMBuildGEP2(k->b, k->i16, d->tb.gw, &i, 1, ""), "");
+}
+
+/* nv vectors of n output columns from column ow0 of output row oh of channel m: prow is the
+ * padded plane, yrow the output row. */
+static void
+dw_rows_block(Dw *d, LLVMValueRef plane, int64_t PW, LLVMValueRef voh, LLVMValueRef m,
+              LLVMValueRef yrow, int64_t ow0, int nv, unsigned n)
+{
+    Kb *k = d->k;
+    const ConvGeo *c = d->c;
+    bool sx = d->xe == ET_I8, pair = c->sw == 2;
+    bool intr = mac_intrinsic(d, n) != NULL;
+    LLVMTypeRef vi = LLVMVectorType(k->i32, n), vs = LLVMVectorType(k->i16, 2 * n);
+    LLVMValueRef acc[DWR_MAXV];
+    LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->tb.gb, &m, 1, ""), "");
+    for (int j = 0; j < nv; j++)
+        acc[j] = cg_vsplat(k, b, n);
+    for (int64_t kh = 0; kh < c->KH; kh++) {
+        LLVMValueRef row = cg_gep(k, plane, cg_mul(k, cg_add(k, cg_mul(k, voh, cg_i64(k, c->sh)),
+                                                              cg_i64(k, kh * c->dh)), cg_i64(k, PW)));
+        for (int64_t kw = 0; kw < c->KW; kw++) {
+            int64_t t = kh * c->KW + kw;
+            if (!pair) {
+                LLVMValueRef w = dw_weight(d, m, t, false);
+                w = intr ? LLVMBuildZExt(k->b, w, k->i32, "") : LLVMBuildSExt(k->b, w, k->i32, "");
+                LLVMValueRef wv = cg_vsplat(k, w, n);
+                for (int j = 0; j < nv; j++) {
+                    int64_t off = ow0 + (int64_t)j * n + kw * c->dw;
+                    LLVMValueRef xv = vload(k, k->i8, n, cg_gep(k, row, cg_i64(k, off)));
+                    xv = sx ? LLVMBuildSExt(k->b, xv, vi, "") : LLVMBuildZExt(k->b, xv, vi, "");
+                    acc[j] = mac(d, acc[j], xv, wv, n);
+                }
+                continue;
+            }
+            /* stride 2: taps kw and kw + 1 in one multiply-add when adjacent (dilation 1) */
+            bool two = c->dw == 1 && kw + 1 < c->KW;
+            LLVMValueRef wp = LLVMGetUndef(LLVMVectorType(k->i16, 2));
+            wp = LLVMBuildInsertElement(k->b, wp, dw_weight(d, m, t, false), cg_i32(k, 0), "");
+            wp = LLVMBuildInsertElement(k->b, wp, dw_weight(d, m, t + 1, !two), cg_i32(k, 1), "");
+            LLVMValueRef wv = LLVMBuildBitCast(k->b, cg_vsplat(k, LLVMBuildBitCast(k->b, wp, k->i32, ""), n), vs, "");
+            for (int j = 0; j < nv; j++) {
+                int64_t off = 2 * (ow0 + (int64_t)j * n) + kw * c->dw;
+                LLVMValueRef xv = vload(k, k->i8, 2 * n, cg_gep(k, row, cg_i64(k, off)));
+                xv = sx ? LLVMBuildSExt(k->b, xv, vs, "") : LLVMBuildZExt(k->b, xv, vs, "");
+                acc[j] = mac_pair(d, acc[j], xv, wv, n);
+            }
+            if (two)
+                kw++;
+        }
+    }
+    int64_t es = (int64_t)elem_size(d->ye);
+    for (int j = 0; j < nv; j++) {
+        int64_t col = ow0 + (int64_t)j * n, r = c->OW - col < (int64_t)n ? c->OW - col : (int64_t)n;
+        LLVMValueRef a = acc[j];
+        if (r < (int64_t)n) {
+            LLVMValueRef ix[16];
+            for (int64_t i = 0; i < r; i++)
+                ix[i] = LLVMConstInt(k->i32, (unsigned long long)i, 0);
+            a = LLVMBuildShuffleVector(k->b, a, a, LLVMConstVector(ix, (unsigned)r), "");
+        }
+        epilogue_store(d, a, m, (unsigned)r, cg_gep(k, yrow, cg_i64(k, col * es)));
+    }
+}
+
+static void
+dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, const int8_t *w,
+        const int32_t *zw, const int32_t *bias)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    Dw d;
+    memset(&d, 0, sizeof d);
+    d.k = k;
+    d.c = c;
+    d.e = e;
+    d.xe = xt->elem;
+    d.ye = ir_value(k->g, n->out[0])->type.elem;
+    d.T = c->KH * c->KW;
+    d.splat = true;
+    int32_t zx = xt->q->zp[0];
+    dw_tables(k, c->M, d.T, e, w, zw, bias, zx, &d.tb);
+    /* lanes per vector: the ISA's, halved while a row fills at most half a vector (7x7, 14x14
+     * maps), down to 4 */
+    unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
+    while (vl > 4 && c->OW <= (int64_t)vl / 2)
+        vl /= 2;
+    DwPad pd = dw_pad(c);
+    int64_t PW = pd.PW, plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64;
+    LLVMValueRef gq = dw_clamp_table(k, e);
+    Par par;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    LLVMValueRef v = cg_par_begin(k, &par, c->N * c->M, io, 2);
+    d.vl = vl;
+    row_fn_attrs(&d, par.fn);
+    dw_clamp_load(&d, gq);
+    LLVMValueRef plane = cg_entry_alloca(k, LLVMArrayType2(k->i8, (uint64_t)plane_bytes));
+    LLVMSetAlignment(plane, 64);
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, v, cg_i64(k, c->M), "");
+    LLVMValueRef m = LLVMBuildSRem(k->b, v, cg_i64(k, c->M), "");
+    LLVMValueRef ci = LLVMBuildSDiv(k->b, m, cg_i64(k, c->Mg), "");
+    LLVMValueRef src = cg_gep(k, io[0], cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), ci), cg_i64(k, c->H * c->W)));
+    LLVMBuildMemSet(k->b, plane, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0), cg_i64(k, plane_bytes), 64);
+    CgLoop lh, loh;
+    LLVMValueRef vh = cg_loop_begin(k, &lh, cg_i64(k, c->H));
+    LLVMBuildMemCpy(k->b, cg_gep(k, plane, cg_add(k, cg_mul(k, cg_add(k, vh, cg_i64(k, c->ph)), cg_i64(k, PW)), cg_i64(k, c->pw))), 1,
+                    cg_gep(k, src, cg_mul(k, vh, cg_i64(k, c->W))), 1, cg_i64(k, c->W));
+    cg_loop_end(k, &lh);
+    int64_t es = (int64_t)elem_size(d.ye);
+    LLVMValueRef voh = cg_loop_begin(k, &loh, cg_i64(k, c->OH));
+    LLVMValueRef yrow = cg_gep(k, io[1], cg_mul(k, cg_add(k, cg_mul(k, v, cg_i64(k, c->OH)), voh), cg_i64(k, c->OW * es)));
+    int64_t nvec = (c->OW + vl - 1) / vl;
+    for (int64_t j = 0; j < nvec; j += DWR_MAXV) {
+        int nv = (int)(nvec - j < DWR_MAXV ? nvec - j : DWR_MAXV);
+        dw_rows_block(&d, plane, PW, voh, m, yrow, j * vl, nv, vl);
+    }
+    cg_loop_end(k, &loh);
+    cg_par_end(k, &par, a);
+}
+
 bool
 cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                 const int8_t *w, const int32_t *zw, const int32_t *bias)
 {
+    if (dw_rows_ok(c, ir_value(k->g, n->in[0])->type.elem)) {
+        dw_rows(k, n, a, c, e, w, zw, bias);
+        return true;
+    }
     const Type *xt = &ir_value(k->g, n->in[0])->type;
     ElemType xe = xt->elem, ye = ir_value(k->g, n->out[0])->type.elem;
     int32_t zx = xt->q->zp[0];
