@@ -194,9 +194,9 @@ epi_vec(Dw *d, LLVMValueRef g, LLVMTypeRef elt, LLVMValueRef ch, unsigned n)
 }
 
 /* The GEMM epilogue (emit.c epilogue_vec) of an n-lane int32 accumulator of channels
- * [ch, ch + n), stored at p (element type ye). */
-static void
-epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRef p)
+ * [ch, ch + n), as n elements of type ye. */
+static LLVMValueRef
+epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
 {
     Kb *k = d->k;
     const Epi *e = d->e;
@@ -237,7 +237,14 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
         out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
     else if (elem_size(d->ye) == 2) /* 16-bit results of 8-bit activations */
         out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i16, n), "");
-    LLVMValueRef st = LLVMBuildStore(k->b, out, p);
+    return out;
+}
+
+/* epilogue_vec stored at p (element type ye). */
+static void
+epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRef p)
+{
+    LLVMValueRef st = LLVMBuildStore(d->k->b, epilogue_vec(d, acc, ch, n), p);
     LLVMSetAlignment(st, 1);
 }
 
@@ -621,7 +628,7 @@ cg_dw_scratch(const ConvGeo *c)
  * (dilation 1; else kw alone), and one vpdpwssd / vpmaddwd against the splat weight pair
  * (w[kw], w[kw + 1]) does both taps. Columns past OW are computed from the plane's slack and
  * dropped before the epilogue; the epilogue is emit_block's, the tables splat per channel. */
-enum { DWR_MAXV = 4, DWR_MAXPLANE = 128 * 1024 };
+enum { DWR_MAXV = 4, DWR_MAXACC = 8, DWR_MAXPLANE = 128 * 1024 };
 
 static bool
 dw_rows_ok(const ConvGeo *c, ElemType xe)
@@ -664,65 +671,85 @@ dw_weight(Dw *d, LLVMValueRef m, int64_t t, bool last)
     return LLVMBuildLoad2(k->b, k->i16, LLVMBuildGEP2(k->b, k->i16, d->tb.gw, &i, 1, ""), "");
 }
 
-/* nv vectors of n output columns from column ow0 of output row oh of channel m: prow is the
- * padded plane, yrow the output row. */
+/* R output rows from voh x nv vectors of n output columns from column ow0, of the task's
+ * channel m: plane is the padded plane, ybase the task's output plane. R rows keep R x nv
+ * independent accumulator chains in flight (one row of a 7x7 or 14x14 map is one vector: a
+ * single chain would wait on the multiply-add latency at every tap). */
 static void
-dw_rows_block(Dw *d, LLVMValueRef plane, int64_t PW, LLVMValueRef voh, LLVMValueRef m,
-              LLVMValueRef yrow, int64_t ow0, int nv, unsigned n)
+dw_rows_block(Dw *d, LLVMValueRef plane, int64_t PW, LLVMValueRef voh, int R, LLVMValueRef m,
+              LLVMValueRef ybase, int64_t ow0, int nv, unsigned n)
 {
     Kb *k = d->k;
     const ConvGeo *c = d->c;
     bool sx = d->xe == ET_I8, pair = c->sw == 2;
     bool intr = mac_intrinsic(d, n) != NULL;
     LLVMTypeRef vi = LLVMVectorType(k->i32, n), vs = LLVMVectorType(k->i16, 2 * n);
-    LLVMValueRef acc[DWR_MAXV];
+    LLVMValueRef acc[DWR_MAXACC];
     LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->tb.gb, &m, 1, ""), "");
-    for (int j = 0; j < nv; j++)
+    for (int j = 0; j < R * nv; j++)
         acc[j] = cg_vsplat(k, b, n);
+    LLVMValueRef row0 = cg_gep(k, plane, cg_mul(k, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, PW)));
     for (int64_t kh = 0; kh < c->KH; kh++) {
-        LLVMValueRef row = cg_gep(k, plane, cg_mul(k, cg_add(k, cg_mul(k, voh, cg_i64(k, c->sh)),
-                                                              cg_i64(k, kh * c->dh)), cg_i64(k, PW)));
         for (int64_t kw = 0; kw < c->KW; kw++) {
             int64_t t = kh * c->KW + kw;
+            bool two = pair && c->dw == 1 && kw + 1 < c->KW;
+            LLVMValueRef wv;
             if (!pair) {
                 LLVMValueRef w = dw_weight(d, m, t, false);
                 w = intr ? LLVMBuildZExt(k->b, w, k->i32, "") : LLVMBuildSExt(k->b, w, k->i32, "");
-                LLVMValueRef wv = cg_vsplat(k, w, n);
+                wv = cg_vsplat(k, w, n);
+            } else {
+                /* stride 2: taps kw and kw + 1 in one multiply-add when adjacent (dilation 1) */
+                LLVMValueRef wp = LLVMGetUndef(LLVMVectorType(k->i16, 2));
+                wp = LLVMBuildInsertElement(k->b, wp, dw_weight(d, m, t, false), cg_i32(k, 0), "");
+                wp = LLVMBuildInsertElement(k->b, wp, dw_weight(d, m, t + 1, !two), cg_i32(k, 1), "");
+                wv = LLVMBuildBitCast(k->b, cg_vsplat(k, LLVMBuildBitCast(k->b, wp, k->i32, ""), n), vs, "");
+            }
+            for (int r = 0; r < R; r++)
                 for (int j = 0; j < nv; j++) {
-                    int64_t off = ow0 + (int64_t)j * n + kw * c->dw;
-                    LLVMValueRef xv = vload(k, k->i8, n, cg_gep(k, row, cg_i64(k, off)));
-                    xv = sx ? LLVMBuildSExt(k->b, xv, vi, "") : LLVMBuildZExt(k->b, xv, vi, "");
-                    acc[j] = mac(d, acc[j], xv, wv, n);
+                    int64_t rowoff = (r * c->sh + kh * c->dh) * PW;
+                    LLVMValueRef *a = &acc[r * nv + j];
+                    if (!pair) {
+                        int64_t off = rowoff + ow0 + (int64_t)j * n + kw * c->dw;
+                        LLVMValueRef xv = vload(k, k->i8, n, cg_gep(k, row0, cg_i64(k, off)));
+                        xv = sx ? LLVMBuildSExt(k->b, xv, vi, "") : LLVMBuildZExt(k->b, xv, vi, "");
+                        *a = mac(d, *a, xv, wv, n);
+                    } else {
+                        int64_t off = rowoff + 2 * (ow0 + (int64_t)j * n) + kw * c->dw;
+                        LLVMValueRef xv = vload(k, k->i8, 2 * n, cg_gep(k, row0, cg_i64(k, off)));
+                        xv = sx ? LLVMBuildSExt(k->b, xv, vs, "") : LLVMBuildZExt(k->b, xv, vs, "");
+                        *a = mac_pair(d, *a, xv, wv, n);
+                    }
                 }
-                continue;
-            }
-            /* stride 2: taps kw and kw + 1 in one multiply-add when adjacent (dilation 1) */
-            bool two = c->dw == 1 && kw + 1 < c->KW;
-            LLVMValueRef wp = LLVMGetUndef(LLVMVectorType(k->i16, 2));
-            wp = LLVMBuildInsertElement(k->b, wp, dw_weight(d, m, t, false), cg_i32(k, 0), "");
-            wp = LLVMBuildInsertElement(k->b, wp, dw_weight(d, m, t + 1, !two), cg_i32(k, 1), "");
-            LLVMValueRef wv = LLVMBuildBitCast(k->b, cg_vsplat(k, LLVMBuildBitCast(k->b, wp, k->i32, ""), n), vs, "");
-            for (int j = 0; j < nv; j++) {
-                int64_t off = 2 * (ow0 + (int64_t)j * n) + kw * c->dw;
-                LLVMValueRef xv = vload(k, k->i8, 2 * n, cg_gep(k, row, cg_i64(k, off)));
-                xv = sx ? LLVMBuildSExt(k->b, xv, vs, "") : LLVMBuildZExt(k->b, xv, vs, "");
-                acc[j] = mac_pair(d, acc[j], xv, wv, n);
-            }
             if (two)
                 kw++;
         }
     }
     int64_t es = (int64_t)elem_size(d->ye);
-    for (int j = 0; j < nv; j++) {
-        int64_t col = ow0 + (int64_t)j * n, r = c->OW - col < (int64_t)n ? c->OW - col : (int64_t)n;
-        LLVMValueRef a = acc[j];
-        if (r < (int64_t)n) {
-            LLVMValueRef ix[16];
-            for (int64_t i = 0; i < r; i++)
-                ix[i] = LLVMConstInt(k->i32, (unsigned long long)i, 0);
-            a = LLVMBuildShuffleVector(k->b, a, a, LLVMConstVector(ix, (unsigned)r), "");
+    for (int r = 0; r < R; r++) {
+        LLVMValueRef yrow = cg_gep(k, ybase, cg_mul(k, cg_add(k, voh, cg_i64(k, r)), cg_i64(k, c->OW * es)));
+        for (int j = 0; j < nv; j++) {
+            int64_t col = ow0 + (int64_t)j * n, rem = c->OW - col < (int64_t)n ? c->OW - col : (int64_t)n;
+            if (rem == (int64_t)n) {
+                epilogue_store(d, acc[r * nv + j], m, n, cg_gep(k, yrow, cg_i64(k, col * es)));
+                continue;
+            }
+            /* a row's last columns: the epilogue on all n lanes, stored in power-of-two pieces
+             * (with the epilogue on a 3-lane vector, the fixed-point requantization gave wrong
+             * results on AArch64: conv_dw_mult.qir under test/e2e/cross.py) */
+            LLVMValueRef out = epilogue_vec(d, acc[r * nv + j], m, n);
+            for (int64_t i = 0, piece = n / 2; i < rem; piece /= 2) {
+                if (rem - i < piece)
+                    continue;
+                LLVMValueRef ix[16];
+                for (int64_t q = 0; q < piece; q++)
+                    ix[q] = LLVMConstInt(k->i32, (unsigned long long)(i + q), 0);
+                LLVMValueRef pv = LLVMBuildShuffleVector(k->b, out, out, LLVMConstVector(ix, (unsigned)piece), "");
+                LLVMValueRef st = LLVMBuildStore(k->b, pv, cg_gep(k, yrow, cg_i64(k, (col + i) * es)));
+                LLVMSetAlignment(st, 1);
+                i += piece;
+            }
         }
-        epilogue_store(d, a, m, (unsigned)r, cg_gep(k, yrow, cg_i64(k, col * es)));
     }
 }
 
@@ -763,20 +790,27 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     LLVMValueRef ci = LLVMBuildSDiv(k->b, m, cg_i64(k, c->Mg), "");
     LLVMValueRef src = cg_gep(k, io[0], cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), ci), cg_i64(k, c->H * c->W)));
     LLVMBuildMemSet(k->b, plane, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0), cg_i64(k, plane_bytes), 64);
-    CgLoop lh, loh;
+    CgLoop lh;
     LLVMValueRef vh = cg_loop_begin(k, &lh, cg_i64(k, c->H));
     LLVMBuildMemCpy(k->b, cg_gep(k, plane, cg_add(k, cg_mul(k, cg_add(k, vh, cg_i64(k, c->ph)), cg_i64(k, PW)), cg_i64(k, c->pw))), 1,
                     cg_gep(k, src, cg_mul(k, vh, cg_i64(k, c->W))), 1, cg_i64(k, c->W));
     cg_loop_end(k, &lh);
     int64_t es = (int64_t)elem_size(d.ye);
-    LLVMValueRef voh = cg_loop_begin(k, &loh, cg_i64(k, c->OH));
-    LLVMValueRef yrow = cg_gep(k, io[1], cg_mul(k, cg_add(k, cg_mul(k, v, cg_i64(k, c->OH)), voh), cg_i64(k, c->OW * es)));
+    LLVMValueRef ybase = cg_gep(k, io[1], cg_mul(k, v, cg_i64(k, c->OH * c->OW * es)));
     int64_t nvec = (c->OW + vl - 1) / vl;
     for (int64_t j = 0; j < nvec; j += DWR_MAXV) {
         int nv = (int)(nvec - j < DWR_MAXV ? nvec - j : DWR_MAXV);
-        dw_rows_block(&d, plane, PW, voh, m, yrow, j * vl, nv, vl);
+        int64_t R = DWR_MAXACC / nv < c->OH ? DWR_MAXACC / nv : c->OH;
+        /* blocks of R rows, then the OH % R rows left as one block */
+        if (c->OH / R > 0) {
+            DwLoop l;
+            LLVMValueRef voh = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, c->OH / R * R), R);
+            dw_rows_block(&d, plane, PW, voh, (int)R, m, ybase, j * vl, nv, vl);
+            loop_to(k, &l);
+        }
+        if (c->OH % R)
+            dw_rows_block(&d, plane, PW, cg_i64(k, c->OH / R * R), (int)(c->OH % R), m, ybase, j * vl, nv, vl);
     }
-    cg_loop_end(k, &loh);
     cg_par_end(k, &par, a);
 }
 
