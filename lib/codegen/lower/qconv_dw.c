@@ -133,6 +133,7 @@ typedef struct Dw {
     /* NCHW rows kernel: every lane of a vector is the same channel, so the epilogue's tables
      * are read once per channel and splat */
     bool splat;
+    LLVMValueRef gwr; /* dw_rows_weights */
 } Dw;
 
 /* Dw.qa/qb/qc loaded from the table gq (in the row function). */
@@ -660,15 +661,54 @@ mac_pair(Dw *d, LLVMValueRef acc, LLVMValueRef x, LLVMValueRef w, unsigned n)
     return LLVMBuildAdd(k->b, acc, LLVMBuildMul(k->b, xo, wo, ""), "");
 }
 
-/* Weight w' of tap t, channel m (i16), or 0 past the last tap. */
-static LLVMValueRef
-dw_weight(Dw *d, LLVMValueRef m, int64_t t, bool last)
+/* The multiply-add steps of a row block, in order: (kh, kw) taps, at stride 2 with dilation 1
+ * pairs (kw, kw + 1) where kw + 1 < KW. */
+static int64_t
+dw_rows_steps(const ConvGeo *c, int64_t *tap, bool *two)
 {
-    Kb *k = d->k;
-    if (last)
-        return LLVMConstInt(k->i16, 0, 0);
-    LLVMValueRef i = cg_add(k, m, cg_i64(k, t * d->c->M));
-    return LLVMBuildLoad2(k->b, k->i16, LLVMBuildGEP2(k->b, k->i16, d->tb.gw, &i, 1, ""), "");
+    int64_t S = 0;
+    for (int64_t kh = 0; kh < c->KH; kh++)
+        for (int64_t kw = 0; kw < c->KW; kw++) {
+            bool p = c->sw == 2 && c->dw == 1 && kw + 1 < c->KW;
+            if (tap) {
+                tap[S] = kh * c->KW + kw;
+                two[S] = p;
+            }
+            S++;
+            if (p)
+                kw++;
+        }
+    return S;
+}
+
+/* The weights of every step as the int32 a step multiplies with, [channel][step]: stride 1,
+ * w' zero-extended for the dot-product intrinsics (only the low i16 halves multiply) or sign
+ * extended; stride 2, the i16 pair (w'[kw], w'[kw + 1] or 0). Broadcast from memory by the
+ * multiply-add. */
+static LLVMValueRef
+dw_rows_weights(Kb *k, const ConvGeo *c, const int8_t *w, const int32_t *zw, bool zext)
+{
+    int64_t T = c->KH * c->KW, S = dw_rows_steps(c, NULL, NULL);
+    int64_t *tap = xmalloc((size_t)S * sizeof *tap);
+    bool *two = xmalloc((size_t)S * sizeof *two);
+    dw_rows_steps(c, tap, two);
+    uint32_t *tw = xmalloc((size_t)(S * c->M) * sizeof *tw);
+    for (int64_t m = 0; m < c->M; m++)
+        for (int64_t st = 0; st < S; st++) {
+            int16_t w0 = (int16_t)(w[m * T + tap[st]] - zw[m]);
+            int16_t w1 = two[st] ? (int16_t)(w[m * T + tap[st] + 1] - zw[m]) : 0;
+            uint32_t v;
+            if (c->sw == 2)
+                v = (uint32_t)(uint16_t)w0 | (uint32_t)(uint16_t)w1 << 16;
+            else
+                v = zext ? (uint32_t)(uint16_t)w0 : (uint32_t)(int32_t)w0;
+            tw[m * S + st] = v;
+        }
+    LLVMValueRef g = cg_const_bytes(k, tw, (size_t)(S * c->M) * sizeof *tw, "dwrw");
+    free(tap);
+    free(two);
+    free(tw);
+    return g;
 }
 
 /* R output rows from voh x nv vectors of n output columns from column ow0, of the task's
@@ -682,29 +722,21 @@ dw_rows_block(Dw *d, LLVMValueRef plane, int64_t PW, LLVMValueRef voh, int R, LL
     Kb *k = d->k;
     const ConvGeo *c = d->c;
     bool sx = d->xe == ET_I8, pair = c->sw == 2;
-    bool intr = mac_intrinsic(d, n) != NULL;
     LLVMTypeRef vi = LLVMVectorType(k->i32, n), vs = LLVMVectorType(k->i16, 2 * n);
     LLVMValueRef acc[DWR_MAXACC];
     LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->tb.gb, &m, 1, ""), "");
     for (int j = 0; j < R * nv; j++)
         acc[j] = cg_vsplat(k, b, n);
     LLVMValueRef row0 = cg_gep(k, plane, cg_mul(k, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, PW)));
+    LLVMValueRef wbase = cg_mul(k, m, cg_i64(k, dw_rows_steps(c, NULL, NULL)));
+    int64_t st = 0;
     for (int64_t kh = 0; kh < c->KH; kh++) {
-        for (int64_t kw = 0; kw < c->KW; kw++) {
-            int64_t t = kh * c->KW + kw;
+        for (int64_t kw = 0; kw < c->KW; kw++, st++) {
             bool two = pair && c->dw == 1 && kw + 1 < c->KW;
-            LLVMValueRef wv;
-            if (!pair) {
-                LLVMValueRef w = dw_weight(d, m, t, false);
-                w = intr ? LLVMBuildZExt(k->b, w, k->i32, "") : LLVMBuildSExt(k->b, w, k->i32, "");
-                wv = cg_vsplat(k, w, n);
-            } else {
-                /* stride 2: taps kw and kw + 1 in one multiply-add when adjacent (dilation 1) */
-                LLVMValueRef wp = LLVMGetUndef(LLVMVectorType(k->i16, 2));
-                wp = LLVMBuildInsertElement(k->b, wp, dw_weight(d, m, t, false), cg_i32(k, 0), "");
-                wp = LLVMBuildInsertElement(k->b, wp, dw_weight(d, m, t + 1, !two), cg_i32(k, 1), "");
-                wv = LLVMBuildBitCast(k->b, cg_vsplat(k, LLVMBuildBitCast(k->b, wp, k->i32, ""), n), vs, "");
-            }
+            LLVMValueRef wi = cg_add(k, wbase, cg_i64(k, st));
+            LLVMValueRef wv = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->gwr, &wi, 1, ""), ""), n);
+            if (pair)
+                wv = LLVMBuildBitCast(k->b, wv, vs, "");
             for (int r = 0; r < R; r++)
                 for (int j = 0; j < nv; j++) {
                     int64_t rowoff = (r * c->sh + kh * c->dh) * PW;
@@ -745,8 +777,8 @@ dw_rows_block(Dw *d, LLVMValueRef plane, int64_t PW, LLVMValueRef voh, int R, LL
                 for (int64_t q = 0; q < piece; q++)
                     ix[q] = LLVMConstInt(k->i32, (unsigned long long)(i + q), 0);
                 LLVMValueRef pv = LLVMBuildShuffleVector(k->b, out, out, LLVMConstVector(ix, (unsigned)piece), "");
-                LLVMValueRef st = LLVMBuildStore(k->b, pv, cg_gep(k, yrow, cg_i64(k, (col + i) * es)));
-                LLVMSetAlignment(st, 1);
+                LLVMValueRef sv = LLVMBuildStore(k->b, pv, cg_gep(k, yrow, cg_i64(k, (col + i) * es)));
+                LLVMSetAlignment(sv, 1);
                 i += piece;
             }
         }
@@ -770,17 +802,18 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     int32_t zx = xt->q->zp[0];
     dw_tables(k, c->M, d.T, e, w, zw, bias, zx, &d.tb);
     /* lanes per vector: the ISA's, halved while a row fills at most half a vector (7x7, 14x14
-     * maps), down to 4 */
+     * maps), down to 8 (x86: the 128-bit forms have no dot-product intrinsic here) */
     unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
-    while (vl > 4 && c->OW <= (int64_t)vl / 2)
+    while (vl > 8 && c->OW <= (int64_t)vl / 2)
         vl /= 2;
+    d.vl = vl;
+    d.gwr = dw_rows_weights(k, c, w, zw, mac_intrinsic(&d, vl) != NULL);
     DwPad pd = dw_pad(c);
     int64_t PW = pd.PW, plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64;
     LLVMValueRef gq = dw_clamp_table(k, e);
     Par par;
     LLVMValueRef io[2] = {a->in[0], a->out[0]};
     LLVMValueRef v = cg_par_begin(k, &par, c->N * c->M, io, 2);
-    d.vl = vl;
     row_fn_attrs(&d, par.fn);
     dw_clamp_load(&d, gq);
     LLVMValueRef plane = cg_entry_alloca(k, LLVMArrayType2(k->i8, (uint64_t)plane_bytes));
