@@ -629,7 +629,7 @@ cg_dw_scratch(const ConvGeo *c)
  * (dilation 1; else kw alone), and one vpdpwssd / vpmaddwd against the splat weight pair
  * (w[kw], w[kw + 1]) does both taps. Columns past OW are computed from the plane's slack and
  * dropped before the epilogue; the epilogue is emit_block's, the tables splat per channel. */
-enum { DWR_MAXV = 4, DWR_MAXACC = 8, DWR_MAXPLANE = 128 * 1024 };
+enum { DWR_MAXV = 4, DWR_MAXACC = 8, DWR_MAXPLANE = 64 * 1024 };
 
 static bool
 dw_rows_ok(const ConvGeo *c, ElemType xe)
@@ -711,13 +711,35 @@ dw_rows_weights(Kb *k, const ConvGeo *c, const int8_t *w, const int32_t *zw, boo
     return g;
 }
 
+/* Lanes [l0, l0 + cnt) of out (n lanes, after epilogue_vec) stored at p, in power-of-two pieces
+ * (with the epilogue on a 3-lane vector, the fixed-point requantization gave wrong results on
+ * AArch64: conv_dw_mult.qir under test/e2e/cross.py). */
+static void
+store_lanes(Kb *k, LLVMValueRef out, unsigned n, int64_t l0, int64_t cnt, LLVMValueRef p, int64_t es)
+{
+    if (l0 == 0 && cnt == (int64_t)n) {
+        LLVMSetAlignment(LLVMBuildStore(k->b, out, p), 1);
+        return;
+    }
+    for (int64_t i = 0, piece = n / 2; i < cnt; piece /= 2) {
+        if (cnt - i < piece)
+            continue;
+        LLVMValueRef ix[16];
+        for (int64_t q = 0; q < piece; q++)
+            ix[q] = LLVMConstInt(k->i32, (unsigned long long)(l0 + i + q), 0);
+        LLVMValueRef pv = LLVMBuildShuffleVector(k->b, out, out, LLVMConstVector(ix, (unsigned)piece), "");
+        LLVMSetAlignment(LLVMBuildStore(k->b, pv, cg_gep(k, p, cg_i64(k, i * es))), 1);
+        i += piece;
+    }
+}
+
 /* R output rows from voh x nv vectors of n output columns from column ow0, of the task's
  * channel m: plane is the padded plane, ybase the task's output plane. R rows keep R x nv
  * independent accumulator chains in flight (one row of a 7x7 or 14x14 map is one vector: a
  * single chain would wait on the multiply-add latency at every tap). */
 static void
 dw_rows_block(Dw *d, LLVMValueRef plane, int64_t PW, LLVMValueRef voh, int R, LLVMValueRef m,
-              LLVMValueRef ybase, int64_t ow0, int nv, unsigned n)
+              LLVMValueRef ybase, int64_t ow0, int nv, unsigned n, bool flat)
 {
     Kb *k = d->k;
     const ConvGeo *c = d->c;
@@ -758,31 +780,42 @@ dw_rows_block(Dw *d, LLVMValueRef plane, int64_t PW, LLVMValueRef voh, int R, LL
         }
     }
     int64_t es = (int64_t)elem_size(d->ye);
+    if (flat) { /* lanes are positions q = oh * PW + ow of the whole map; ow < OW are outputs */
+        for (int j = 0; j < nv; j++) {
+            int64_t qa = ow0 + (int64_t)j * n, qb = qa + n;
+            LLVMValueRef out = epilogue_vec(d, acc[j], m, n);
+            for (int64_t oh = qa / PW; oh <= (qb - 1) / PW && oh < c->OH; oh++) {
+                int64_t lo = qa > oh * PW ? qa : oh * PW, hi = qb < oh * PW + c->OW ? qb : oh * PW + c->OW;
+                if (lo < hi)
+                    store_lanes(k, out, n, lo - qa, hi - lo,
+                                cg_gep(k, ybase, cg_i64(k, (oh * c->OW + lo - oh * PW) * es)), es);
+            }
+        }
+        return;
+    }
     for (int r = 0; r < R; r++) {
         LLVMValueRef yrow = cg_gep(k, ybase, cg_mul(k, cg_add(k, voh, cg_i64(k, r)), cg_i64(k, c->OW * es)));
         for (int j = 0; j < nv; j++) {
             int64_t col = ow0 + (int64_t)j * n, rem = c->OW - col < (int64_t)n ? c->OW - col : (int64_t)n;
-            if (rem == (int64_t)n) {
-                epilogue_store(d, acc[r * nv + j], m, n, cg_gep(k, yrow, cg_i64(k, col * es)));
-                continue;
-            }
-            /* a row's last columns: the epilogue on all n lanes, stored in power-of-two pieces
-             * (with the epilogue on a 3-lane vector, the fixed-point requantization gave wrong
-             * results on AArch64: conv_dw_mult.qir under test/e2e/cross.py) */
-            LLVMValueRef out = epilogue_vec(d, acc[r * nv + j], m, n);
-            for (int64_t i = 0, piece = n / 2; i < rem; piece /= 2) {
-                if (rem - i < piece)
-                    continue;
-                LLVMValueRef ix[16];
-                for (int64_t q = 0; q < piece; q++)
-                    ix[q] = LLVMConstInt(k->i32, (unsigned long long)(i + q), 0);
-                LLVMValueRef pv = LLVMBuildShuffleVector(k->b, out, out, LLVMConstVector(ix, (unsigned)piece), "");
-                LLVMValueRef sv = LLVMBuildStore(k->b, pv, cg_gep(k, yrow, cg_i64(k, (col + i) * es)));
-                LLVMSetAlignment(sv, 1);
-                i += piece;
-            }
+            store_lanes(k, epilogue_vec(d, acc[r * nv + j], m, n), n, 0, rem, cg_gep(k, yrow, cg_i64(k, col * es)), es);
         }
     }
+}
+
+/* The input plane of task v (n, output channel) into the interior of plane v & 1 of planes. */
+static void
+dw_rows_copy(Kb *k, const ConvGeo *c, LLVMValueRef x, LLVMValueRef v, LLVMValueRef planes,
+             int64_t plane_bytes, int64_t PW)
+{
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, v, cg_i64(k, c->M), "");
+    LLVMValueRef ci = LLVMBuildSDiv(k->b, LLVMBuildSRem(k->b, v, cg_i64(k, c->M), ""), cg_i64(k, c->Mg), "");
+    LLVMValueRef src = cg_gep(k, x, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), ci), cg_i64(k, c->H * c->W)));
+    LLVMValueRef plane = cg_gep(k, planes, cg_mul(k, LLVMBuildAnd(k->b, v, cg_i64(k, 1), ""), cg_i64(k, plane_bytes)));
+    CgLoop lh;
+    LLVMValueRef vh = cg_loop_begin(k, &lh, cg_i64(k, c->H));
+    LLVMBuildMemCpy(k->b, cg_gep(k, plane, cg_add(k, cg_mul(k, cg_add(k, vh, cg_i64(k, c->ph)), cg_i64(k, PW)), cg_i64(k, c->pw))), 1,
+                    cg_gep(k, src, cg_mul(k, vh, cg_i64(k, c->W))), 1, cg_i64(k, c->W));
+    cg_loop_end(k, &lh);
 }
 
 static void
@@ -801,14 +834,18 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     d.splat = true;
     int32_t zx = xt->q->zp[0];
     dw_tables(k, c->M, d.T, e, w, zw, bias, zx, &d.tb);
+    DwPad pd = dw_pad(c);
     /* lanes per vector: the ISA's, halved while a row fills at most half a vector (7x7, 14x14
      * maps), down to 8 (x86: the 128-bit forms have no dot-product intrinsic here) */
     unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
-    while (vl > 8 && c->OW <= (int64_t)vl / 2)
+    /* stride 1 on small maps (7x7): the whole map as one flat row of positions oh * PW + ow,
+     * full vectors across rows, when that takes fewer vectors than row by row */
+    int64_t Q = (c->OH - 1) * pd.PW + c->OW, nq = (Q + vl - 1) / vl;
+    bool flat = c->sw == 1 && c->sh == 1 && nq <= 2 * DWR_MAXACC && c->OW <= (int64_t)vl / 2 && nq < c->OH;
+    while (!flat && vl > 8 && c->OW <= (int64_t)vl / 2)
         vl /= 2;
     d.vl = vl;
     d.gwr = dw_rows_weights(k, c, w, zw, mac_intrinsic(&d, vl) != NULL);
-    DwPad pd = dw_pad(c);
     int64_t PW = pd.PW, plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64;
     LLVMValueRef gq = dw_clamp_table(k, e);
     Par par;
@@ -816,21 +853,33 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     LLVMValueRef v = cg_par_begin(k, &par, c->N * c->M, io, 2);
     row_fn_attrs(&d, par.fn);
     dw_clamp_load(&d, gq);
-    LLVMValueRef plane = cg_entry_alloca(k, LLVMArrayType2(k->i8, (uint64_t)plane_bytes));
-    LLVMSetAlignment(plane, 64);
-    LLVMValueRef vn = LLVMBuildSDiv(k->b, v, cg_i64(k, c->M), "");
+    /* two padded planes: task v computes from plane v & 1 while the copy of task v + 1's input
+     * goes to the other, so the vector loads of a plane do not wait on its just-stored bytes
+     * (store-to-load forwarding fails on loads that span several smaller stores); the first
+     * task of a range fills both planes' borders and copies its own input */
+    LLVMValueRef planes = cg_entry_alloca(k, LLVMArrayType2(k->i8, (uint64_t)(2 * plane_bytes)));
+    LLVMSetAlignment(planes, 64);
+    LLVMValueRef vbegin = LLVMGetParam(par.fn, 1), vend = LLVMGetParam(par.fn, 2);
+    CgIf f0, f1;
+    cg_if_begin(k, &f0, LLVMBuildICmp(k->b, LLVMIntEQ, v, vbegin, ""));
+    LLVMBuildMemSet(k->b, planes, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0), cg_i64(k, 2 * plane_bytes), 64);
+    dw_rows_copy(k, c, io[0], v, planes, plane_bytes, PW);
+    cg_if_else(k, &f0);
+    cg_if_end(k, &f0);
+    LLVMValueRef v1 = cg_add(k, v, cg_i64(k, 1));
+    cg_if_begin(k, &f1, LLVMBuildICmp(k->b, LLVMIntSLT, v1, vend, ""));
+    dw_rows_copy(k, c, io[0], v1, planes, plane_bytes, PW);
+    cg_if_else(k, &f1);
+    cg_if_end(k, &f1);
     LLVMValueRef m = LLVMBuildSRem(k->b, v, cg_i64(k, c->M), "");
-    LLVMValueRef ci = LLVMBuildSDiv(k->b, m, cg_i64(k, c->Mg), "");
-    LLVMValueRef src = cg_gep(k, io[0], cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), ci), cg_i64(k, c->H * c->W)));
-    LLVMBuildMemSet(k->b, plane, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0), cg_i64(k, plane_bytes), 64);
-    CgLoop lh;
-    LLVMValueRef vh = cg_loop_begin(k, &lh, cg_i64(k, c->H));
-    LLVMBuildMemCpy(k->b, cg_gep(k, plane, cg_add(k, cg_mul(k, cg_add(k, vh, cg_i64(k, c->ph)), cg_i64(k, PW)), cg_i64(k, c->pw))), 1,
-                    cg_gep(k, src, cg_mul(k, vh, cg_i64(k, c->W))), 1, cg_i64(k, c->W));
-    cg_loop_end(k, &lh);
+    LLVMValueRef plane = cg_gep(k, planes, cg_mul(k, LLVMBuildAnd(k->b, v, cg_i64(k, 1), ""), cg_i64(k, plane_bytes)));
     int64_t es = (int64_t)elem_size(d.ye);
     LLVMValueRef ybase = cg_gep(k, io[1], cg_mul(k, v, cg_i64(k, c->OH * c->OW * es)));
-    int64_t nvec = (c->OW + vl - 1) / vl;
+    for (int64_t j = 0; flat && j < nq; j += DWR_MAXACC) {
+        int nv = (int)(nq - j < DWR_MAXACC ? nq - j : DWR_MAXACC);
+        dw_rows_block(&d, plane, PW, cg_i64(k, 0), 1, m, ybase, j * vl, nv, vl, true);
+    }
+    int64_t nvec = flat ? 0 : (c->OW + vl - 1) / vl;
     for (int64_t j = 0; j < nvec; j += DWR_MAXV) {
         int nv = (int)(nvec - j < DWR_MAXV ? nvec - j : DWR_MAXV);
         int64_t R = DWR_MAXACC / nv < c->OH ? DWR_MAXACC / nv : c->OH;
@@ -838,11 +887,11 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
         if (c->OH / R > 0) {
             DwLoop l;
             LLVMValueRef voh = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, c->OH / R * R), R);
-            dw_rows_block(&d, plane, PW, voh, (int)R, m, ybase, j * vl, nv, vl);
+            dw_rows_block(&d, plane, PW, voh, (int)R, m, ybase, j * vl, nv, vl, false);
             loop_to(k, &l);
         }
         if (c->OH % R)
-            dw_rows_block(&d, plane, PW, cg_i64(k, c->OH / R * R), (int)(c->OH % R), m, ybase, j * vl, nv, vl);
+            dw_rows_block(&d, plane, PW, cg_i64(k, c->OH / R * R), (int)(c->OH % R), m, ybase, j * vl, nv, vl, false);
     }
     cg_par_end(k, &par, a);
 }
