@@ -18,10 +18,12 @@
  * The epilogue (requantize float|fixed, clamp, i32, f32) is the
  * GEMM's, lane for lane (emit.c), so the result equals lib/ref bit for bit.
  *
- * NCHW (cg_emit_dw_conv; any channel multiplier): per channel, the input plane is copied into a
- * zero-point padded plane (border filled once per call), then per output row an int32
- * accumulator row gets one multiply-add sweep per tap over all output columns (loops the
- * vectoriser handles), then a row of the exact epilogue. Both kernels share the tables below. */
+ * NCHW (cg_emit_dw_conv; any channel multiplier): 8-bit activations, horizontal stride 1 or 2
+ * and a padded plane up to DWR_MAXPLANE bytes run dw_rows (register-blocked output columns,
+ * one parallel-for task per channel; see there). Others: per channel, the input plane is
+ * copied into a zero-point padded plane (border filled once per call), then per output row an
+ * int32 accumulator row gets one multiply-add sweep per tap over all output columns (loops the
+ * vectoriser handles), then a row of the exact epilogue. All kernels share the tables below. */
 #include "codegen/lower/qconv.h"
 
 #include "codegen/target/isa.h"
