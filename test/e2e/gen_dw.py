@@ -25,6 +25,9 @@ SHAPES = [
     ("5x5_7x576_s1", 576, 7, 5, 1, 1, "u8", None, False),
     ("5x5_7x576_s2", 576, 7, 5, 2, 1, "i8", (-128, 100), False),
     ("7x7_56x96_s1", 96, 56, 7, 1, 1, "i8", None, False),
+    # small maps (flat rows at stride 1) with dilation and weight zero points; an i32 result
+    ("3x3_7x40_d2", 40, 7, 3, 1, 2, "u8", None, True),
+    ("5x5_9x24_s2_i32", 24, 9, 5, 2, 1, "i8", None, True),
 ]
 
 
@@ -40,7 +43,7 @@ def ty(t, shape, scale, zp):
     return "%s[%s]{scale=%g, zp=%d}" % (t, ",".join(str(d) for d in shape), scale, zp)
 
 
-def conv(R, name, x, xshape, t, m, k, stride=1, dil=1, group=1, clamp=None, wzp=False):
+def conv(R, name, x, xshape, t, m, k, stride=1, dil=1, group=1, clamp=None, wzp=False, yt=None):
     n, c, h, w = xshape
     pad = dil * (k - 1) // 2
     cg = c // group
@@ -51,7 +54,8 @@ def conv(R, name, x, xshape, t, m, k, stride=1, dil=1, group=1, clamp=None, wzp=
     zps = ", ".join(str(R.randint(-3, 3) if wzp else 0) for _ in range(m))
     bias = [R.randint(-3000, 3000) for _ in range(m)]
     yshape = (n, m, oh, ow)
-    yty = ty(t, yshape, 0.06, 128 if t == "u8" else -3)
+    yty = ("i32[%s]" % ",".join(str(d) for d in yshape) if yt == "i32"
+           else ty(t, yshape, 0.06, 128 if t == "u8" else -3))
     cl = ", clamp=[%d, %d]" % clamp if clamp else ""
     lines = ["  %%w%s = const dense<i8[%d,%d,%d,%d]{axis=0, scale=[%s], zp=[%s]}, %s>"
              % (name, m, cg, k, k, sws, zps, hexbytes(wv)),
@@ -74,7 +78,8 @@ def graph(shape, pw):
         l, xshape, _ = conv(R, "e", x, xshape, t, c, 1)
         lines += l
         x = "%e"
-    l, xshape, yty = conv(R, "d", x, xshape, t, c, k, stride=s, dil=dil, group=c, clamp=clamp, wzp=wzp)
+    yt = "i32" if name.endswith("_i32") and not pw else None
+    l, xshape, yty = conv(R, "d", x, xshape, t, c, k, stride=s, dil=dil, group=c, clamp=clamp, wzp=wzp, yt=yt)
     lines += l
     out = "%d"
     if pw:
