@@ -64,7 +64,9 @@ LLVMValueRef cg_nhwc_staging(Kb *k, const ConvGeo *c, LLVMValueRef scratch);
 void cg_nhwc_unstage(Kb *k, const ConvGeo *c, ElemType ye, LLVMValueRef st, LLVMValueRef out,
                      const CgNodeArgs *a);
 
-/* ---- depthwise (C == G): padded plane + vectorisable row loops ---- */
+/* ---- depthwise (C == G), NCHW (qconv_dw.c): register-blocked output columns over a padded
+ * plane per channel on the task's stack (stride 1 or 2), else padded plane + vectorisable row
+ * loops (scratch: cg_dw_scratch) ---- */
 int64_t cg_dw_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                      const int8_t *w, const int32_t *zw, const int32_t *bias);

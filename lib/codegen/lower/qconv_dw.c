@@ -18,10 +18,12 @@
  * The epilogue (requantize float|fixed, clamp, i32, f32) is the
  * GEMM's, lane for lane (emit.c), so the result equals lib/ref bit for bit.
  *
- * NCHW (cg_emit_dw_conv; any channel multiplier): per channel, the input plane is copied into a
- * zero-point padded plane (border filled once per call), then per output row an int32
- * accumulator row gets one multiply-add sweep per tap over all output columns (loops the
- * vectoriser handles), then a row of the exact epilogue. Both kernels share the tables below. */
+ * NCHW (cg_emit_dw_conv; any channel multiplier): 8-bit activations, horizontal stride 1 or 2
+ * and a padded plane up to DWR_MAXPLANE bytes run dw_rows (register-blocked output columns,
+ * one parallel-for task per channel; see there). Others: per channel, the input plane is
+ * copied into a zero-point padded plane (border filled once per call), then per output row an
+ * int32 accumulator row gets one multiply-add sweep per tap over all output columns (loops the
+ * vectoriser handles), then a row of the exact epilogue. All kernels share the tables below. */
 #include "codegen/lower/qconv.h"
 
 #include "codegen/target/isa.h"
@@ -130,6 +132,10 @@ typedef struct Dw {
      * zo, lo, hi (i64). Same-shape depthwise convs then emit the same row function, which
      * target/merge.c shares; alone, LLVM folds the loads back into constants. */
     LLVMValueRef qa, qb, qc;
+    /* NCHW rows kernel: every lane of a vector is the same channel, so the epilogue's tables
+     * are read once per channel and splat */
+    bool splat;
+    LLVMValueRef gwr; /* dw_rows_weights */
 } Dw;
 
 /* Dw.qa/qb/qc loaded from the table gq (in the row function). */
@@ -179,10 +185,21 @@ vselect_lt(Kb *k, LLVMValueRef v, LLVMValueRef bound, bool less_than)
     return LLVMBuildSelect(k->b, c, bound, v, "");
 }
 
+/* The epilogue's table g for the n lanes of channels [ch, ch + n), or of channel ch on every
+ * lane (d->splat). */
+static LLVMValueRef
+epi_vec(Dw *d, LLVMValueRef g, LLVMTypeRef elt, LLVMValueRef ch, unsigned n)
+{
+    if (!d->splat)
+        return table_vec(d->k, g, elt, ch, n);
+    Kb *k = d->k;
+    return cg_vsplat(k, LLVMBuildLoad2(k->b, elt, LLVMBuildGEP2(k->b, elt, g, &ch, 1, ""), ""), n);
+}
+
 /* The GEMM epilogue (emit.c epilogue_vec) of an n-lane int32 accumulator of channels
- * [ch, ch + n), stored at p (element type ye). */
-static void
-epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRef p)
+ * [ch, ch + n), as n elements of type ye. */
+static LLVMValueRef
+epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
 {
     Kb *k = d->k;
     const Epi *e = d->e;
@@ -192,12 +209,12 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
     case CG_GEMM_EPI_I32:
         break;
     case CG_GEMM_EPI_DEQUANT:
-        out = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), table_vec(k, d->tb.gm, k->f32, ch, n), "");
+        out = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
         break;
     case CG_GEMM_EPI_REQUANT_FLOAT: {
         /* qn_requant_float: f32 product, clamp to [lo - zo, hi - zo] (8-bit results: exact in
          * f32, so rne(f) + zo is already within [lo, hi]), rne */
-        LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), table_vec(k, d->tb.gm, k->f32, ch, n), "");
+        LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
         LLVMValueRef flo = cg_vsplat(k, d->qa, n);
         LLVMValueRef fhi = cg_vsplat(k, d->qb, n);
         f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
@@ -209,9 +226,9 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
     }
     case CG_GEMM_EPI_REQUANT_FIXED: {
         /* qn_requant_fixed: ((int64)acc * M + 2^(s-1)) >> s (floor), + zo, saturate */
-        LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), table_vec(k, d->tb.gfm, k->i64, ch, n), "");
-        w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, table_vec(k, d->tb.gfr, k->i64, ch, n), ""),
-                          table_vec(k, d->tb.gfs, k->i64, ch, n), "");
+        LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), epi_vec(d, d->tb.gfm, k->i64, ch, n), "");
+        w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, epi_vec(d, d->tb.gfr, k->i64, ch, n), ""),
+                          epi_vec(d, d->tb.gfs, k->i64, ch, n), "");
         w = LLVMBuildAdd(k->b, w, cg_vsplat(k, d->qa, n), "");
         w = vselect_lt(k, w, cg_vsplat(k, d->qb, n), true);
         w = vselect_lt(k, w, cg_vsplat(k, d->qc, n), false);
@@ -223,7 +240,14 @@ epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRe
         out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
     else if (elem_size(d->ye) == 2) /* 16-bit results of 8-bit activations */
         out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i16, n), "");
-    LLVMValueRef st = LLVMBuildStore(k->b, out, p);
+    return out;
+}
+
+/* epilogue_vec stored at p (element type ye). */
+static void
+epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRef p)
+{
+    LLVMValueRef st = LLVMBuildStore(d->k->b, epilogue_vec(d, acc, ch, n), p);
     LLVMSetAlignment(st, 1);
 }
 
@@ -596,10 +620,292 @@ cg_dw_scratch(const ConvGeo *c)
     return align64(d.PH * d.PW);
 }
 
+/* ---- depthwise, NCHW, register-blocked rows (dw_rows) ----
+ * One parallel-for task per (n, output channel): the input plane is copied into a zero-point
+ * padded plane on the task's stack, then each output row is computed in blocks of up to
+ * DWR_MAXV vectors of n output columns whose int32 accumulators stay in registers across all
+ * taps. Stride 1: per tap, one widening load of n input bytes per vector and one multiply-add
+ * with the tap's weight on every lane (emit_block's mac: vpdpwssd / vpmaddwd on the low i16
+ * halves). Stride 2: input columns 2j + kw and 2j + kw + 1 are adjacent, so one load of 2n
+ * bytes widened to i16 holds, in int32 lane j, the pair of inputs of taps kw and kw + 1
+ * (dilation 1; else kw alone), and one vpdpwssd / vpmaddwd against the splat weight pair
+ * (w[kw], w[kw + 1]) does both taps. Columns past OW are computed from the plane's slack and
+ * dropped before the epilogue; the epilogue is emit_block's, the tables splat per channel. */
+enum { DWR_MAXV = 4, DWR_MAXACC = 8, DWR_MAXPLANE = 64 * 1024 };
+
+static bool
+dw_rows_ok(const ConvGeo *c, ElemType xe)
+{
+    DwPad p = dw_pad(c);
+    return (xe == ET_U8 || xe == ET_I8) && (c->sw == 1 || c->sw == 2) &&
+           c->KH * c->KW <= DW_MAXT && p.PH * p.PW <= DWR_MAXPLANE;
+}
+
+/* acc + the i16 pairs of x times the i16 pairs of w (both <2n x i16>), per int32 lane. */
+static LLVMValueRef
+mac_pair(Dw *d, LLVMValueRef acc, LLVMValueRef x, LLVMValueRef w, unsigned n)
+{
+    Kb *k = d->k;
+    LLVMTypeRef vi = LLVMVectorType(k->i32, n);
+    if (mac_intrinsic(d, n))
+        return mac(d, acc, LLVMBuildBitCast(k->b, x, vi, ""), LLVMBuildBitCast(k->b, w, vi, ""), n);
+    LLVMValueRef ie[16], io[16];
+    for (unsigned i = 0; i < n; i++) {
+        ie[i] = LLVMConstInt(k->i32, 2 * i, 0);
+        io[i] = LLVMConstInt(k->i32, 2 * i + 1, 0);
+    }
+    LLVMValueRef me = LLVMConstVector(ie, n), mo = LLVMConstVector(io, n);
+    LLVMValueRef xe = LLVMBuildSExt(k->b, LLVMBuildShuffleVector(k->b, x, x, me, ""), vi, "");
+    LLVMValueRef xo = LLVMBuildSExt(k->b, LLVMBuildShuffleVector(k->b, x, x, mo, ""), vi, "");
+    LLVMValueRef we = LLVMBuildSExt(k->b, LLVMBuildShuffleVector(k->b, w, w, me, ""), vi, "");
+    LLVMValueRef wo = LLVMBuildSExt(k->b, LLVMBuildShuffleVector(k->b, w, w, mo, ""), vi, "");
+    acc = LLVMBuildAdd(k->b, acc, LLVMBuildMul(k->b, xe, we, ""), "");
+    return LLVMBuildAdd(k->b, acc, LLVMBuildMul(k->b, xo, wo, ""), "");
+}
+
+/* The multiply-add steps of a row block, in order: (kh, kw) taps, at stride 2 with dilation 1
+ * pairs (kw, kw + 1) where kw + 1 < KW. */
+static int64_t
+dw_rows_steps(const ConvGeo *c, int64_t *tap, bool *two)
+{
+    int64_t S = 0;
+    for (int64_t kh = 0; kh < c->KH; kh++)
+        for (int64_t kw = 0; kw < c->KW; kw++) {
+            bool p = c->sw == 2 && c->dw == 1 && kw + 1 < c->KW;
+            if (tap) {
+                tap[S] = kh * c->KW + kw;
+                two[S] = p;
+            }
+            S++;
+            if (p)
+                kw++;
+        }
+    return S;
+}
+
+/* The weights of every step as the int32 a step multiplies with, [channel][step]: stride 1,
+ * w' zero-extended for the dot-product intrinsics (only the low i16 halves multiply) or sign
+ * extended; stride 2, the i16 pair (w'[kw], w'[kw + 1] or 0). Broadcast from memory by the
+ * multiply-add. */
+static LLVMValueRef
+dw_rows_weights(Kb *k, const ConvGeo *c, const int8_t *w, const int32_t *zw, bool zext)
+{
+    int64_t T = c->KH * c->KW, S = dw_rows_steps(c, NULL, NULL);
+    int64_t *tap = xmalloc((size_t)S * sizeof *tap);
+    bool *two = xmalloc((size_t)S * sizeof *two);
+    dw_rows_steps(c, tap, two);
+    uint32_t *tw = xmalloc((size_t)(S * c->M) * sizeof *tw);
+    for (int64_t m = 0; m < c->M; m++)
+        for (int64_t st = 0; st < S; st++) {
+            int16_t w0 = (int16_t)(w[m * T + tap[st]] - zw[m]);
+            int16_t w1 = two[st] ? (int16_t)(w[m * T + tap[st] + 1] - zw[m]) : 0;
+            uint32_t v;
+            if (c->sw == 2)
+                v = (uint32_t)(uint16_t)w0 | (uint32_t)(uint16_t)w1 << 16;
+            else
+                v = zext ? (uint32_t)(uint16_t)w0 : (uint32_t)(int32_t)w0;
+            tw[m * S + st] = v;
+        }
+    LLVMValueRef g = cg_const_bytes(k, tw, (size_t)(S * c->M) * sizeof *tw, "dwrw");
+    free(tap);
+    free(two);
+    free(tw);
+    return g;
+}
+
+/* Lanes [l0, l0 + cnt) of out (n lanes, after epilogue_vec) stored at p, in power-of-two pieces
+ * (with the epilogue on a 3-lane vector, the fixed-point requantization gave wrong results on
+ * AArch64: conv_dw_mult.qir under test/e2e/cross.py). */
+static void
+store_lanes(Kb *k, LLVMValueRef out, unsigned n, int64_t l0, int64_t cnt, LLVMValueRef p, int64_t es)
+{
+    if (l0 == 0 && cnt == (int64_t)n) {
+        LLVMSetAlignment(LLVMBuildStore(k->b, out, p), 1);
+        return;
+    }
+    for (int64_t i = 0, piece = n / 2; i < cnt; piece /= 2) {
+        if (cnt - i < piece)
+            continue;
+        LLVMValueRef ix[16];
+        for (int64_t q = 0; q < piece; q++)
+            ix[q] = LLVMConstInt(k->i32, (unsigned long long)(l0 + i + q), 0);
+        LLVMValueRef pv = LLVMBuildShuffleVector(k->b, out, out, LLVMConstVector(ix, (unsigned)piece), "");
+        LLVMSetAlignment(LLVMBuildStore(k->b, pv, cg_gep(k, p, cg_i64(k, i * es))), 1);
+        i += piece;
+    }
+}
+
+/* R output rows from voh x nv vectors of n output columns from column ow0, of the task's
+ * channel m: plane is the padded plane, ybase the task's output plane. R rows keep R x nv
+ * independent accumulator chains in flight (one row of a 7x7 or 14x14 map is one vector: a
+ * single chain would wait on the multiply-add latency at every tap). */
+static void
+dw_rows_block(Dw *d, LLVMValueRef plane, int64_t PW, LLVMValueRef voh, int R, LLVMValueRef m,
+              LLVMValueRef ybase, int64_t ow0, int nv, unsigned n, bool flat)
+{
+    Kb *k = d->k;
+    const ConvGeo *c = d->c;
+    bool sx = d->xe == ET_I8, pair = c->sw == 2;
+    LLVMTypeRef vi = LLVMVectorType(k->i32, n), vs = LLVMVectorType(k->i16, 2 * n);
+    LLVMValueRef acc[DWR_MAXACC];
+    LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->tb.gb, &m, 1, ""), "");
+    for (int j = 0; j < R * nv; j++)
+        acc[j] = cg_vsplat(k, b, n);
+    LLVMValueRef row0 = cg_gep(k, plane, cg_mul(k, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, PW)));
+    LLVMValueRef wbase = cg_mul(k, m, cg_i64(k, dw_rows_steps(c, NULL, NULL)));
+    int64_t st = 0;
+    for (int64_t kh = 0; kh < c->KH; kh++) {
+        for (int64_t kw = 0; kw < c->KW; kw++, st++) {
+            bool two = pair && c->dw == 1 && kw + 1 < c->KW;
+            LLVMValueRef wi = cg_add(k, wbase, cg_i64(k, st));
+            LLVMValueRef wv = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->gwr, &wi, 1, ""), ""), n);
+            if (pair)
+                wv = LLVMBuildBitCast(k->b, wv, vs, "");
+            for (int r = 0; r < R; r++)
+                for (int j = 0; j < nv; j++) {
+                    int64_t rowoff = (r * c->sh + kh * c->dh) * PW;
+                    LLVMValueRef *a = &acc[r * nv + j];
+                    if (!pair) {
+                        int64_t off = rowoff + ow0 + (int64_t)j * n + kw * c->dw;
+                        LLVMValueRef xv = vload(k, k->i8, n, cg_gep(k, row0, cg_i64(k, off)));
+                        xv = sx ? LLVMBuildSExt(k->b, xv, vi, "") : LLVMBuildZExt(k->b, xv, vi, "");
+                        *a = mac(d, *a, xv, wv, n);
+                    } else {
+                        int64_t off = rowoff + 2 * (ow0 + (int64_t)j * n) + kw * c->dw;
+                        LLVMValueRef xv = vload(k, k->i8, 2 * n, cg_gep(k, row0, cg_i64(k, off)));
+                        xv = sx ? LLVMBuildSExt(k->b, xv, vs, "") : LLVMBuildZExt(k->b, xv, vs, "");
+                        *a = mac_pair(d, *a, xv, wv, n);
+                    }
+                }
+            if (two)
+                kw++;
+        }
+    }
+    int64_t es = (int64_t)elem_size(d->ye);
+    if (flat) { /* lanes are positions q = oh * PW + ow of the whole map; ow < OW are outputs */
+        for (int j = 0; j < nv; j++) {
+            int64_t qa = ow0 + (int64_t)j * n, qb = qa + n;
+            LLVMValueRef out = epilogue_vec(d, acc[j], m, n);
+            for (int64_t oh = qa / PW; oh <= (qb - 1) / PW && oh < c->OH; oh++) {
+                int64_t lo = qa > oh * PW ? qa : oh * PW, hi = qb < oh * PW + c->OW ? qb : oh * PW + c->OW;
+                if (lo < hi)
+                    store_lanes(k, out, n, lo - qa, hi - lo,
+                                cg_gep(k, ybase, cg_i64(k, (oh * c->OW + lo - oh * PW) * es)), es);
+            }
+        }
+        return;
+    }
+    for (int r = 0; r < R; r++) {
+        LLVMValueRef yrow = cg_gep(k, ybase, cg_mul(k, cg_add(k, voh, cg_i64(k, r)), cg_i64(k, c->OW * es)));
+        for (int j = 0; j < nv; j++) {
+            int64_t col = ow0 + (int64_t)j * n, rem = c->OW - col < (int64_t)n ? c->OW - col : (int64_t)n;
+            store_lanes(k, epilogue_vec(d, acc[r * nv + j], m, n), n, 0, rem, cg_gep(k, yrow, cg_i64(k, col * es)), es);
+        }
+    }
+}
+
+/* The input plane of task v (n, output channel) into the interior of plane v & 1 of planes. */
+static void
+dw_rows_copy(Kb *k, const ConvGeo *c, LLVMValueRef x, LLVMValueRef v, LLVMValueRef planes,
+             int64_t plane_bytes, int64_t PW)
+{
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, v, cg_i64(k, c->M), "");
+    LLVMValueRef ci = LLVMBuildSDiv(k->b, LLVMBuildSRem(k->b, v, cg_i64(k, c->M), ""), cg_i64(k, c->Mg), "");
+    LLVMValueRef src = cg_gep(k, x, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), ci), cg_i64(k, c->H * c->W)));
+    LLVMValueRef plane = cg_gep(k, planes, cg_mul(k, LLVMBuildAnd(k->b, v, cg_i64(k, 1), ""), cg_i64(k, plane_bytes)));
+    CgLoop lh;
+    LLVMValueRef vh = cg_loop_begin(k, &lh, cg_i64(k, c->H));
+    LLVMBuildMemCpy(k->b, cg_gep(k, plane, cg_add(k, cg_mul(k, cg_add(k, vh, cg_i64(k, c->ph)), cg_i64(k, PW)), cg_i64(k, c->pw))), 1,
+                    cg_gep(k, src, cg_mul(k, vh, cg_i64(k, c->W))), 1, cg_i64(k, c->W));
+    cg_loop_end(k, &lh);
+}
+
+static void
+dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, const int8_t *w,
+        const int32_t *zw, const int32_t *bias)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    Dw d;
+    memset(&d, 0, sizeof d);
+    d.k = k;
+    d.c = c;
+    d.e = e;
+    d.xe = xt->elem;
+    d.ye = ir_value(k->g, n->out[0])->type.elem;
+    d.T = c->KH * c->KW;
+    d.splat = true;
+    int32_t zx = xt->q->zp[0];
+    dw_tables(k, c->M, d.T, e, w, zw, bias, zx, &d.tb);
+    DwPad pd = dw_pad(c);
+    /* lanes per vector: the ISA's, halved while a row fills at most half a vector (7x7, 14x14
+     * maps), down to 8 (x86: the 128-bit forms have no dot-product intrinsic here) */
+    unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
+    /* stride 1 on small maps (7x7): the whole map as one flat row of positions oh * PW + ow,
+     * full vectors across rows, when that takes fewer vectors than row by row */
+    int64_t Q = (c->OH - 1) * pd.PW + c->OW, nq = (Q + vl - 1) / vl;
+    bool flat = c->sw == 1 && c->sh == 1 && nq <= 2 * DWR_MAXACC && c->OW <= (int64_t)vl / 2 && nq < c->OH;
+    while (!flat && vl > 8 && c->OW <= (int64_t)vl / 2)
+        vl /= 2;
+    d.vl = vl;
+    d.gwr = dw_rows_weights(k, c, w, zw, mac_intrinsic(&d, vl) != NULL);
+    int64_t PW = pd.PW, plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64;
+    LLVMValueRef gq = dw_clamp_table(k, e);
+    Par par;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    LLVMValueRef v = cg_par_begin(k, &par, c->N * c->M, io, 2);
+    row_fn_attrs(&d, par.fn);
+    dw_clamp_load(&d, gq);
+    /* two padded planes: task v computes from plane v & 1 while the copy of task v + 1's input
+     * goes to the other, so the vector loads of a plane do not wait on its just-stored bytes
+     * (store-to-load forwarding fails on loads that span several smaller stores); the first
+     * task of a range fills both planes' borders and copies its own input */
+    LLVMValueRef planes = cg_entry_alloca(k, LLVMArrayType2(k->i8, (uint64_t)(2 * plane_bytes)));
+    LLVMSetAlignment(planes, 64);
+    LLVMValueRef vbegin = LLVMGetParam(par.fn, 1), vend = LLVMGetParam(par.fn, 2);
+    CgIf f0, f1;
+    cg_if_begin(k, &f0, LLVMBuildICmp(k->b, LLVMIntEQ, v, vbegin, ""));
+    LLVMBuildMemSet(k->b, planes, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0), cg_i64(k, 2 * plane_bytes), 64);
+    dw_rows_copy(k, c, io[0], v, planes, plane_bytes, PW);
+    cg_if_else(k, &f0);
+    cg_if_end(k, &f0);
+    LLVMValueRef v1 = cg_add(k, v, cg_i64(k, 1));
+    cg_if_begin(k, &f1, LLVMBuildICmp(k->b, LLVMIntSLT, v1, vend, ""));
+    dw_rows_copy(k, c, io[0], v1, planes, plane_bytes, PW);
+    cg_if_else(k, &f1);
+    cg_if_end(k, &f1);
+    LLVMValueRef m = LLVMBuildSRem(k->b, v, cg_i64(k, c->M), "");
+    LLVMValueRef plane = cg_gep(k, planes, cg_mul(k, LLVMBuildAnd(k->b, v, cg_i64(k, 1), ""), cg_i64(k, plane_bytes)));
+    int64_t es = (int64_t)elem_size(d.ye);
+    LLVMValueRef ybase = cg_gep(k, io[1], cg_mul(k, v, cg_i64(k, c->OH * c->OW * es)));
+    for (int64_t j = 0; flat && j < nq; j += DWR_MAXACC) {
+        int nv = (int)(nq - j < DWR_MAXACC ? nq - j : DWR_MAXACC);
+        dw_rows_block(&d, plane, PW, cg_i64(k, 0), 1, m, ybase, j * vl, nv, vl, true);
+    }
+    int64_t nvec = flat ? 0 : (c->OW + vl - 1) / vl;
+    for (int64_t j = 0; j < nvec; j += DWR_MAXV) {
+        int nv = (int)(nvec - j < DWR_MAXV ? nvec - j : DWR_MAXV);
+        int64_t R = DWR_MAXACC / nv < c->OH ? DWR_MAXACC / nv : c->OH;
+        /* blocks of R rows, then the OH % R rows left as one block */
+        if (c->OH / R > 0) {
+            DwLoop l;
+            LLVMValueRef voh = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, c->OH / R * R), R);
+            dw_rows_block(&d, plane, PW, voh, (int)R, m, ybase, j * vl, nv, vl, false);
+            loop_to(k, &l);
+        }
+        if (c->OH % R)
+            dw_rows_block(&d, plane, PW, cg_i64(k, c->OH / R * R), (int)(c->OH % R), m, ybase, j * vl, nv, vl, false);
+    }
+    cg_par_end(k, &par, a);
+}
+
 bool
 cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                 const int8_t *w, const int32_t *zw, const int32_t *bias)
 {
+    if (dw_rows_ok(c, ir_value(k->g, n->in[0])->type.elem)) {
+        dw_rows(k, n, a, c, e, w, zw, bias);
+        return true;
+    }
     const Type *xt = &ir_value(k->g, n->in[0])->type;
     ElemType xe = xt->elem, ye = ir_value(k->g, n->out[0])->type.elem;
     int32_t zx = xt->q->zp[0];
