@@ -23,9 +23,12 @@ Producers (NAME) and the files they write, WORKDIR/<producer>/<model>_<variant>.
             nbits_qdq: QDQ format, block-wise int4 DequantizeLinear)
   nncf      nncf.quantize on the ONNX model (bert: model_type=TRANSFORMER)
   brevitas  brevitas QCDQ export (export_onnx_qcdq): a small QuantConv2d CNN (cnn) and a
-            transformer-style FFN block of QuantLinear (ffn), 8-bit and 4-bit weights (w4)
+            transformer-style FFN block of QuantLinear (ffn), 8-bit and 4-bit weights (w4);
+            brevitas needs onnxoptimizer, which the peer environment lacks: a stand-in module
+            does the two passes brevitas asks of it (onnxoptimizer_stand_in)
   pt2e      PyTorch 2 export quantization (XNNPACKQuantizer) then torch.onnx.export
-  modelopt  modelopt.onnx.quantization.quantize, int8, max calibration, CPU execution provider
+  modelopt  modelopt.onnx.quantization.quantize, int8, max calibration, CPU execution provider;
+            its default float parts in fp16 (int8) and high_precision_dtype="fp32" (int8_fp32)
   quark     quark.onnx ModelQuantizer with A8W8_QCONFIG
 A producer that cannot run at all writes WORKDIR/<producer>/ERROR.txt with the exact exception
 (its last line is the message) and exits 3; a variant it cannot make writes <file>.error.txt
@@ -189,7 +192,48 @@ def prod_nncf(work, fm, out, quick):
             nncf.quantize(onnx.load(fm[model]), nncf.Dataset(calib(model)), subset_size=NCAL, **kw), p))
 
 
+def onnxoptimizer_stand_in():
+    """brevitas' legacy ONNX export imports onnxoptimizer (not in the peer environment: no wheel
+    for its Python in tools/peer-requirements.txt) and runs two of its passes on the QCDQ graph:
+    extract_constant_to_initializer and eliminate_unused_initializer. This module does exactly
+    those two, so the file is the one brevitas would write; any other pass is an error."""
+    import types
+    import onnx
+
+    def optimize(model, passes):
+        g = model.graph
+        for p in passes:
+            if p == "extract_constant_to_initializer":
+                keep = []
+                for n in g.node:
+                    if n.op_type == "Constant" and len(n.attribute) == 1 and n.attribute[0].name == "value":
+                        t = onnx.TensorProto()
+                        t.CopyFrom(n.attribute[0].t)
+                        t.name = n.output[0]
+                        g.initializer.append(t)
+                    else:
+                        keep.append(n)
+                del g.node[:]
+                g.node.extend(keep)
+            elif p == "eliminate_unused_initializer":
+                used = {i for n in g.node for i in n.input} | {o.name for o in g.output}
+                keep = [t for t in g.initializer if t.name in used]
+                del g.initializer[:]
+                g.initializer.extend(keep)
+                gi = [i for i in g.input if i.name in used or i.name not in {t.name for t in model.graph.initializer}]
+                del g.input[:]
+                g.input.extend(gi)
+            else:
+                raise NotImplementedError("onnxoptimizer stand-in: pass %s" % p)
+        return model
+
+    m = types.ModuleType("onnxoptimizer")
+    m.optimize = optimize
+    sys.modules.setdefault("onnxoptimizer", m)
+
+
 def prod_brevitas(work, fm, out, quick):
+    onnxoptimizer_stand_in()
     import torch
     import brevitas.nn as qnn
     from brevitas.export import export_onnx_qcdq
@@ -199,6 +243,7 @@ def prod_brevitas(work, fm, out, quick):
         torch.manual_seed(0)
         kw = dict(weight_bit_width=wbits, weight_quant=Int8WeightPerTensorFloat, bias_quant=Int32Bias,
                   return_quant_tensor=True)
+        last = dict(kw, return_quant_tensor=False)  # a float tensor out (a QuantTensor exports its bit width too)
         return torch.nn.Sequential(
             qnn.QuantIdentity(act_quant=Int8ActPerTensorFloat, return_quant_tensor=True),
             qnn.QuantConv2d(3, 16, 3, padding=1, **kw), qnn.QuantReLU(return_quant_tensor=True),
@@ -206,16 +251,17 @@ def prod_brevitas(work, fm, out, quick):
             qnn.QuantConv2d(32, 32, 3, padding=1, **kw), qnn.QuantReLU(return_quant_tensor=True),
             torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
             qnn.QuantIdentity(act_quant=Int8ActPerTensorFloat, return_quant_tensor=True),
-            qnn.QuantLinear(32, 10, bias=True, **kw)).eval(), torch.zeros(IMG)
+            qnn.QuantLinear(32, 10, bias=True, **last)).eval(), torch.zeros(IMG)
 
     def ffn(wbits):
         torch.manual_seed(0)
         kw = dict(weight_bit_width=wbits, weight_quant=Int8WeightPerTensorFloat, bias_quant=Int32Bias,
                   return_quant_tensor=True)
+        last = dict(kw, return_quant_tensor=False)  # a float tensor out (a QuantTensor exports its bit width too)
         return torch.nn.Sequential(
             qnn.QuantIdentity(act_quant=Int8ActPerTensorFloat, return_quant_tensor=True),
             qnn.QuantLinear(64, 128, bias=True, **kw), qnn.QuantReLU(return_quant_tensor=True),
-            qnn.QuantLinear(128, 64, bias=True, **kw)).eval(), torch.zeros((1, SEQ, 64))
+            qnn.QuantLinear(128, 64, bias=True, **last)).eval(), torch.zeros((1, SEQ, 64))
 
     todo = [("cnn", cnn, 8), ("ffn", ffn, 8)] + ([] if quick else [("cnn_w4", cnn, 4), ("ffn_w4", ffn, 4)])
     def one(p, mk, bits):
@@ -259,10 +305,12 @@ def prod_modelopt(work, fm, out, quick):
     for model in ("resnet18", "bert"):
         cal = calib(model)
         data = {k: np.concatenate([c[k] for c in cal]) for k in cal[0]}
-        p = os.path.join(out, "%s_int8.onnx" % model)
-        attempt(p, lambda p=p, model=model, data=data: quantize(
-            fm[model], quantize_mode="int8", calibration_data=data, calibration_method="max",
-            calibration_eps=["cpu"], output_path=p))
+        # default (fp16 float parts, the TensorRT deployment style) and fp32 float parts
+        for suffix, hp in (("int8", "fp16"), ("int8_fp32", "fp32")):
+            p = os.path.join(out, "%s_%s.onnx" % (model, suffix))
+            attempt(p, lambda p=p, model=model, data=data, hp=hp: quantize(
+                fm[model], quantize_mode="int8", calibration_data=data, calibration_method="max",
+                calibration_eps=["cpu"], high_precision_dtype=hp, output_path=p))
 
 
 def prod_quark(work, fm, out, quick):
