@@ -4,7 +4,8 @@ as DIR/m.onnx, a seeded input DIR/x.npy and numpy's result DIR/y.npy (f64 sums o
 dequantized weights, rounded to f32 once).
 Cases: zp (positive scales, packed zero points, bias), sym (ONNX Runtime's symmetric quantizer:
 some scales negative, no zero points: the default 8), partial (K = 40, block 16: the last block
-is partial). Run with /usr/bin/python3 (onnx + numpy)."""
+is partial), qdq (not MatMulNBits: an opset-21 block-wise int4 DequantizeLinear with some
+negative scales -> MatMul, the same quantizer's QDQ format). Run with /usr/bin/python3 (onnx + numpy)."""
 import os
 import sys
 
@@ -12,7 +13,37 @@ import numpy as np
 from onnx import TensorProto as TP, helper as h, numpy_helper as nh, save
 
 
+def build_qdq(d):
+    """opset 21: DequantizeLinear(int4 [K, N], scales [K / 32, N], some negative, no zero point,
+    axis 0, block_size 32) -> MatMul: ONNX Runtime's 4-bit quantizer in QDQ format"""
+    rng = np.random.default_rng(4)
+    K, N, bs = 64, 8, 32
+    q = rng.integers(-8, 8, (K, N)).astype(np.int8)
+    s = rng.uniform(0.01, 0.1, (K // bs, N)).astype(np.float32)
+    s[0, ::2] = -s[0, ::2]
+    w = q.astype(np.float64) * np.repeat(s, bs, axis=0).astype(np.float64)
+    wt = TP()  # INT4 (22), packed two per byte, low nibble first (python3-onnx may predate INT4)
+    wt.name, wt.data_type = "w", 22
+    wt.dims.extend([K, N])
+    u = (q.ravel() & 15).astype(np.uint8)
+    wt.raw_data = (u[0::2] | (u[1::2] << 4)).astype(np.uint8).tobytes()
+    nodes = [h.make_node("DequantizeLinear", ["w", "s"], ["wd"], "dq", axis=0, block_size=bs),
+             h.make_node("MatMul", ["x", "wd"], ["y"], "mm")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [2, K])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [2, N])],
+                     initializer=[wt, nh.from_array(s, "s")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 21)])
+    m.ir_version = 10
+    x = rng.uniform(-1, 1, (2, K)).astype(np.float32)
+    os.makedirs(d, exist_ok=True)
+    save(m, os.path.join(d, "m.onnx"))
+    np.save(os.path.join(d, "x.npy"), x)
+    np.save(os.path.join(d, "y.npy"), (x.astype(np.float64) @ w).astype(np.float32))
+
+
 def build(case, d):
+    if case == "qdq":
+        return build_qdq(d)
     rng = np.random.default_rng(3)
     K, N, bs = (40, 8, 16) if case == "partial" else (64, 8, 32)
     nb = (K + bs - 1) // bs
