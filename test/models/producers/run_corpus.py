@@ -62,7 +62,8 @@ def make(cdir, prod, quick):
     cmd = [sys.executable, MAKE, cdir, "--producer", prod] + (["--quick"] if quick else [])
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "make.log"), "w") as log:
-        r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=3600)
+        # in the producer's directory: Quark writes quantized_info.csv into the current one
+        r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=3600, cwd=d)
     if r.returncode not in (0, 3) and not os.path.exists(os.path.join(d, "ERROR.txt")):
         with open(os.path.join(d, "ERROR.txt"), "w") as f:
             f.write("make_corpus.py exited %d (see make.log)\n" % r.returncode)
