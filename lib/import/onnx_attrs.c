@@ -184,7 +184,7 @@ static const char *
 attrs_of(const OnnxImp *I, const char *op, bool ms, int *first, int *last)
 {
     if (ms)
-        return "axis";
+        return strcmp(op, "MatMulNBits") == 0 ? "K N accuracy_level bits block_size" : "axis";
     *first = 0;
     *last = 0;
     const char *found = NULL;

@@ -619,6 +619,8 @@ find_op(const OnnxImp *I, const char *domain, const char *op_type)
     bool ms = strcmp(domain, "com.microsoft") == 0;
     if (!dflt && !(ms && onnx_qop_ms_alias(op_type)))
         return NULL;
+    if (dflt && strcmp(op_type, "MatMulNBits") == 0) /* a com.microsoft op */
+        return NULL;
     const OnnxOpEntry *e = find_in(onnx_op_table, ARRAY_LEN(onnx_op_table), op_type);
     if (!e)
         e = find_in(onnx_qop_table, onnx_qop_table_len, op_type);

@@ -86,6 +86,47 @@ qparams_of(OnnxImp *I, const Tensor *s, const Tensor *z, ElemType storage, int64
     return q;
 }
 
+/* A blocked dequantize of a constant 4-bit weight with negative scales (ONNX Runtime's
+ * symmetric 4-bit QDQ quantizer writes s = max_signed / -8): the weight stored centred in i8,
+ * w = q - z where s > 0 and z - q where s < 0, with |s| and no zero point. Exact:
+ * (q - z) * s == (z - q) * -s. False (nothing changed) when x or z is not constant or no scale
+ * is negative; a scale of magnitude 0, subnormal or not finite is left to the caller's check. */
+static bool
+centre_negative_blocks(OnnxImp *I, ValueId *x, ValueId *s, ValueId *z, ElemType *storage,
+                       const QdqLayout *l)
+{
+    Graph *g = I->g;
+    const Tensor *xc = ir_const_of(g, *x), *sc = ir_const_of(g, *s);
+    const Tensor *zc = z->id ? ir_const_of(g, *z) : NULL;
+    if (!xc || !sc || (z->id && !zc))
+        return false;
+    bool neg = false;
+    for (size_t i = 0; i < l->nparams; i++)
+        neg |= tensor_get_f(sc, i) < 0;
+    if (!neg)
+        return false;
+    Type wt = xc->type, stt = sc->type;
+    wt.elem = ET_I8;
+    wt.q = NULL;
+    stt.q = NULL;
+    Tensor *w = ir_tensor_new(I->m, &wt), *ns = ir_tensor_new(I->m, &stt);
+    if (!w || !ns)
+        return false;
+    for (size_t i = 0; i < l->nparams; i++)
+        tensor_set_f(ns, i, fabs(tensor_get_f(sc, i)));
+    size_t n = type_numel_unchecked(&wt);
+    for (size_t i = 0; i < n; i++) {
+        int64_t p = ir_qdq_param_index(l, (int64_t)i);
+        int64_t q = tensor_get_i(xc, i) - (zc ? tensor_get_i(zc, (size_t)p) : 0);
+        tensor_set_i(w, i, tensor_get_f(sc, (size_t)p) < 0 ? -q : q);
+    }
+    *x = ir_add_const(g, onnx_tmp_name(I, "weight_centred"), w, I->loc);
+    *s = ir_add_const(g, onnx_tmp_name(I, "weight_scale"), ns, I->loc);
+    *z = VNONE;
+    *storage = ET_I8;
+    return true;
+}
+
 /* ONNX 21 blocked quantization (block_size > 0): the dynamic form (scale and zero point stay
  * operands, constant or not) with `axis` normalized and `block_size`; each element of x uses the
  * scale at its index with index[axis] / block_size (ir_qdq_layout). A quantize without a zero
@@ -113,6 +154,12 @@ build_blocked(OnnxImp *I, bool isq, ValueId x, ValueId s, ValueId z, ElemType st
         return VNONE;
     }
     const Tensor *sc = ir_const_of(g, s);
+    if (!isq && sc && (storage == ET_I4 || storage == ET_U4) && st->elem == ET_F32 &&
+        centre_negative_blocks(I, &x, &s, &z, &storage, &l)) {
+        sc = ir_const_of(g, s);
+        xt = TY(I, x); /* the values array may have moved */
+        st = TY(I, s);
+    }
     for (size_t i = 0; sc && i < l.nparams; i++) {
         float f = (float)tensor_get_f(sc, i);
         if (!(f >= FLT_MIN) || !isfinite(f)) {
@@ -566,11 +613,110 @@ integer_op(OnnxImp *I, bool conv)
 static bool op_conv_integer(OnnxImp *I) { return integer_op(I, true); }
 static bool op_matmul_integer(OnnxImp *I) { return integer_op(I, false); }
 
-/* com.microsoft ops imported as their default-domain namesakes */
+/* ---- com.microsoft MatMulNBits (ONNX Runtime's 4-bit weight quantizer, MatMulNBitsQuantizer) ----
+ * Y = A x dequantize(B)^T (+ bias): B [N, n_blocks, block_size / 2] packs the 4-bit weights of
+ * row n (the low nibble first), scales [N * n_blocks] (or [N, n_blocks]), zero_points packed
+ * 4-bit [N * ceil(n_blocks / 2)] (low nibble first) or, absent, 8. Imported as what it is: a
+ * constant u4 weight [K, N] with block-wise scales and zero points along K (opset-21
+ * blocked dequantize, axis 0) -> matmul [-> add bias]; weight-only makes it a wmatmul (negative
+ * scales: an i8 centred weight, centre_negative_blocks). Constant
+ * B, scales and zero points only; bits 4, no g_idx, f32 A and scales. */
+static bool
+op_matmul_nbits(OnnxImp *I)
+{
+    Graph *g = I->g;
+    int64_t K = onnx_attr_i(I, "K", 0), N = onnx_attr_i(I, "N", 0);
+    int64_t bits = onnx_attr_i(I, "bits", 4), bs = onnx_attr_i(I, "block_size", 0);
+    ValueId a = IN(I, 0);
+    const Tensor *b = CIN(I, 1), *sc = CIN(I, 2);
+    const Tensor *zp = I->node->n_input > 3 ? CIN(I, 3) : NULL;
+    bool has_zp = I->node->n_input > 3 && I->node->input[3] && *I->node->input[3];
+    bool has_gidx = I->node->n_input > 4 && I->node->input[4] && *I->node->input[4];
+    ValueId bias = I->node->n_input > 5 ? IN(I, 5) : VNONE;
+    if (bits != 4) {
+        onnx_node_error(I, "MatMulNBits with bits=%lld is not supported (4)", (long long)bits);
+        return false;
+    }
+    if (K <= 0 || N <= 0 || bs < 16 || (bs & (bs - 1))) {
+        onnx_node_error(I, "MatMulNBits needs K, N > 0 and block_size a power of 2 >= 16, got "
+                        "K=%lld N=%lld block_size=%lld", (long long)K, (long long)N, (long long)bs);
+        return false;
+    }
+    if (has_gidx) {
+        onnx_node_error(I, "MatMulNBits with g_idx is not supported");
+        return false;
+    }
+    int64_t nb = (K + bs - 1) / bs, blob = bs / 2;
+    if (!b || b->type.elem != ET_U8 || type_numel_unchecked(&b->type) != (size_t)(N * nb * blob)) {
+        onnx_node_error(I, "B must be a constant uint8 [%lld, %lld, %lld]", (long long)N,
+                        (long long)nb, (long long)blob);
+        return false;
+    }
+    if (!sc || sc->type.elem != ET_F32 || type_numel_unchecked(&sc->type) != (size_t)(N * nb)) {
+        onnx_node_error(I, "scales must be a constant f32 of %lld values", (long long)(N * nb));
+        return false;
+    }
+    int64_t zrow = (nb + 1) / 2;
+    if (has_zp && (!zp || zp->type.elem != ET_U8 ||
+                   type_numel_unchecked(&zp->type) != (size_t)(N * zrow))) {
+        onnx_node_error(I, "zero_points must be a constant packed uint8 of %lld values",
+                        (long long)(N * zrow));
+        return false;
+    }
+    if (!TY(I, a) || TY(I, a)->elem != ET_F32 || !TY(I, a)->rank ||
+        TY(I, a)->dims[TY(I, a)->rank - 1] != K) {
+        onnx_node_error(I, "A must be f32 with a last dimension of K=%lld", (long long)K);
+        return false;
+    }
+    Type wt = {.elem = ET_U4, .rank = 2, .dims = {K, N}};
+    Type st = {.elem = ET_F32, .rank = 2, .dims = {nb, N}};
+    Type zt = {.elem = ET_U4, .rank = 2, .dims = {nb, N}};
+    Tensor *w = ir_tensor_new(I->m, &wt), *s = ir_tensor_new(I->m, &st);
+    Tensor *z = ir_tensor_new(I->m, &zt);
+    if (!w || !s || !z) {
+        onnx_node_error(I, "MatMulNBits weight too large");
+        return false;
+    }
+    const unsigned char *bp = b->data;
+    for (int64_t n = 0; n < N; n++) {
+        for (int64_t j = 0; j < nb; j++) {
+            int64_t zv = 8;
+            if (has_zp) {
+                unsigned char zb = ((const unsigned char *)zp->data)[n * zrow + j / 2];
+                zv = (j & 1) ? zb >> 4 : zb & 15;
+            }
+            tensor_set_f(s, (size_t)(j * N + n), tensor_get_f(sc, (size_t)(n * nb + j)));
+            tensor_set_i(z, (size_t)(j * N + n), zv);
+            for (int64_t k = j * bs; k < K && k < (j + 1) * bs; k++) {
+                unsigned char byte = bp[(n * nb + j) * blob + (k % bs) / 2];
+                tensor_set_i(w, (size_t)(k * N + n), (k & 1) ? byte >> 4 : byte & 15);
+            }
+        }
+    }
+    ValueId wv = ir_add_const(g, onnx_tmp_name(I, "weight_u4"), w, I->loc);
+    ValueId sv = ir_add_const(g, onnx_tmp_name(I, "weight_scale"), s, I->loc);
+    ValueId zv = ir_add_const(g, onnx_tmp_name(I, "weight_zero_point"), z, I->loc);
+    /* negative scales (ONNX Runtime's symmetric quantizer): build_blocked centres the weight */
+    ValueId dq = build_blocked(I, false, wv, sv, zv, ET_U4, 0, bs, onnx_tmp_name(I, "weight"));
+    if (!dq.id)
+        return false;
+    ValueId ins[2] = {a, dq};
+    NodeId mm = onnx_mk(I, OP_MATMUL, 2, ins, 1);
+    if (!bias.id)
+        return onnx_emit(I, mm, ET_NONE);
+    ValueId y = onnx_emit1(I, mm, onnx_tmp_name(I, "matmul"), ET_NONE);
+    if (!y.id)
+        return false;
+    ValueId ains[2] = {y, bias};
+    return onnx_emit(I, onnx_mk(I, OP_ADD, 2, ains, 1), ET_NONE);
+}
+
+/* com.microsoft ops imported as their default-domain namesakes, and MatMulNBits */
 bool
 onnx_qop_ms_alias(const char *op_type)
 {
-    return strcmp(op_type, "QuantizeLinear") == 0 || strcmp(op_type, "DequantizeLinear") == 0;
+    return strcmp(op_type, "QuantizeLinear") == 0 || strcmp(op_type, "DequantizeLinear") == 0 ||
+           strcmp(op_type, "MatMulNBits") == 0;
 }
 
 const OnnxOpEntry onnx_qop_table[] = {
@@ -581,5 +727,6 @@ const OnnxOpEntry onnx_qop_table[] = {
     {"QLinearMatMul", op_qlinear_matmul, 8, 8, 1},
     {"ConvInteger", op_conv_integer, 2, 4, 1},
     {"MatMulInteger", op_matmul_integer, 2, 4, 1},
+    {"MatMulNBits", op_matmul_nbits, 3, 6, 1}, /* com.microsoft only (find_op) */
 };
 const size_t onnx_qop_table_len = ARRAY_LEN(onnx_qop_table);

@@ -8,12 +8,13 @@
  * reference interpreter runs too) cast, the comparisons, not/and/or/xor, where, expand, tile,
  * range, reduce_max, reduce_min, argmax and integer reduce_sum (the Range/Expand/Equal/Where
  * shape subgraphs of transformer exports; a transpose or reshape of a per-channel quantized
- * constant when its result carries the parameters on the axis the channel moves to), and add/sub/mul/div on f32 and f64 constants: one
- * IEEE operation per element, rounded once in the element type, the result the kernels and the
- * reference compute at run time (the attention masks of Swin exports subtract constant float
- * tensors). Other float arithmetic is not folded (float reduce_sum keeps its place); range's
- * operands are always constants and its arithmetic is eval.c's; quantize/dequantize are never
- * folded (the passes need to see them).
+ * constant when its result carries the parameters on the axis the channel moves to), clip of
+ * integers (QCDQ weights), and add/sub/mul/div on f32 and f64 constants: one IEEE operation per
+ * element, rounded once in the element type, the result the kernels and the reference compute
+ * at run time (the attention masks of Swin exports subtract constant float tensors). Other
+ * float arithmetic is not folded (float reduce_sum keeps its place); range's operands are
+ * always constants and its arithmetic is eval.c's; quantize/dequantize are never folded (the
+ * passes need to see them).
  * Results larger than FOLD_MAX_BYTES are left alone. */
 #include "ir.h"
 #include "eval.h"
@@ -90,6 +91,35 @@ fold_farith(Node *n, const Tensor *a, const Tensor *b, Tensor *r)
         tensor_set_f(r, i, v);
         type_next_index(&r->type, idx);
     }
+}
+
+/* clip of integers (QCDQ weights: const(int8) -> Clip(-8, 7) -> DequantizeLinear, Brevitas'
+ * export of sub-8-bit weights): min(max(x, lo), hi) per element, the bounds from the attributes
+ * or the constant operands 1 and 2, as the reference interpreter computes it */
+static bool
+fold_clip(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    double lo = -INFINITY, hi = INFINITY;
+    const Tensor *tl = operand_const(g, n, 1), *th = operand_const(g, n, 2);
+    const Attr *al = ir_attr(g, n, "min"), *ah = ir_attr(g, n, "max");
+    if (tl)
+        lo = tensor_get_f(tl, 0);
+    else if (al)
+        lo = al->kind == ATTR_INT ? (double)al->i : (double)al->f;
+    if (th)
+        hi = tensor_get_f(th, 0);
+    else if (ah)
+        hi = ah->kind == ATTR_INT ? (double)ah->i : (double)ah->f;
+    size_t cnt = type_numel_unchecked(&r->type);
+    for (size_t i = 0; i < cnt; i++) {
+        int64_t v = tensor_get_i(x, i);
+        if ((double)v < lo)
+            v = (int64_t)lo;
+        if ((double)v > hi)
+            v = (int64_t)hi;
+        tensor_set_i(r, i, v);
+    }
+    return true;
 }
 
 static bool
@@ -253,7 +283,9 @@ ir_try_fold(Graph *g, NodeId nid)
     case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_RANGE: case OP_ARGMAX:
         break;
     case OP_REDUCE_SUM: /* integer sums only: float arithmetic is not folded */
-        if (elem_is_float(ir_value(g, n->in[0])->type.elem))
+    case OP_CLIP:
+        if (!elem_is_int(ir_value(g, n->in[0])->type.elem) ||
+            ir_value(g, n->in[0])->type.elem == ET_BOOL)
             return false;
         break;
     default:
@@ -264,7 +296,7 @@ ir_try_fold(Graph *g, NodeId nid)
     const Type *rt = &ir_value(g, n->out[0])->type;
     if (n->op != OP_SHAPE) {
         for (uint32_t k = 0; k < n->nin; k++)
-            if (!operand_const(g, n, k))
+            if (!operand_const(g, n, k) && !(n->op == OP_CLIP && k > 0 && !n->in[k].id))
                 return false;
     }
     /* quantized values: only layout moves keep their meaning, and per-axis parameters only
@@ -346,6 +378,9 @@ ir_try_fold(Graph *g, NodeId nid)
             memcpy((char *)r->data + i * es, v->t->data, es);
         break;
     }
+    case OP_CLIP:
+        ok = x->type.elem == rt->elem && fold_clip(g, n, x, r);
+        break;
     default:
         if (farith)
             fold_farith(n, x, operand_const(g, n, 1), r);
