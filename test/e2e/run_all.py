@@ -1,7 +1,10 @@
 #!/usr/bin/python3
-"""run_all.py QDQC [--jobs N] [GRAPH...]: every graphs/*.qir (or the GRAPHs given) on every x86
-kernel path the host can run (avx512vnni, avxvnni, avx2, generic), float and fixed
-requantization, 1 and 2 threads: the JIT equals the reference interpreter, bit for bit.
+"""run_all.py QDQC [--jobs N] [--paths all|ends|middle] [GRAPH...]: every graphs/*.qir (or the
+GRAPHs given) on every x86 kernel path the host can run (avx512vnni, avxvnni, avx2, generic),
+float and fixed requantization, 1 and 2 threads: the JIT equals the reference interpreter, bit
+for bit. --paths ends: only the host's best path and generic (the quick tier's
+e2e/jit-vs-ref.test); --paths middle: the paths between them (the full tier's
+e2e/jit-vs-ref-paths.test); all (default): every path.
 
 The reference does not depend on the ISA path or the thread count, so it runs once per graph and
 requantization mode, on the graph as written (`--passes=` empty, the integer ops of the text IR)
@@ -70,6 +73,14 @@ def check_graph(qdqc, graph, isas):
 def main():
     argv = sys.argv[1:]
     jobs = 2
+    paths = "all"
+    if "--paths" in argv:
+        i = argv.index("--paths")
+        paths = argv[i + 1]
+        del argv[i:i + 2]
+        if paths not in ("all", "ends", "middle"):
+            print(__doc__, file=sys.stderr)
+            return 2
     if "--jobs" in argv:
         i = argv.index("--jobs")
         jobs = int(argv[i + 1])
@@ -81,6 +92,13 @@ def main():
     graphs = argv[1:] or [os.path.join(here, "graphs", g)
                           for g in sorted(os.listdir(os.path.join(here, "graphs")))]
     isas = host_isas()
+    if paths == "ends":
+        isas = sorted(set([isas[0], isas[-1]]), key=isas.index)
+    elif paths == "middle":
+        isas = isas[1:-1]
+        if not isas:
+            print("0 runs, 0 failed (paths: none between generic and the best on this host)")
+            return 0
     runs = nfail = 0
     with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
         for n, fails in pool.map(lambda g: check_graph(qdqc, g, isas), graphs):
