@@ -10,6 +10,8 @@
  * are not written in place (an output that is a graph input, a constant, or the same value
  * listed twice); then return 0 (QDQC_OK). Tensors are dense, C order, in the graph's logical
  * layout (NCHW). */
+#include "codegen/abi.h"
+#include "codegen/codegen.h"
 #include "codegen/lower/lower.h"
 #include "codegen/plan/plan.h"
 #include "support/support.h"

@@ -8,6 +8,7 @@
  * through the op -> emitter table (lower/lower.c), then the public functions of the ABI (abi.c)
  * and runs the pass pipeline. The same CgBuilt drives the object writer and the JIT, so they
  * cannot disagree. */
+#include "codegen/abi.h"
 #include "codegen/codegen.h"
 
 #include "codegen/lower/lower.h"

@@ -41,6 +41,10 @@ bool pass_run_pipeline(Module *m, const char *pipeline);
  * qdq-elementwise, lut, weight-only) leave such a node as written, its dequantizes and
  * quantizes explicit. */
 bool pass_keep_float(const PassCtx *pc, const Node *n);
+/* Warn for every keep-float name that names no node of m (a typo the user should hear about). */
+void pass_check_keep_float(Module *m);
+/* Whether name is one of the comma-separated list's entries (list may be NULL). */
+bool pass_in_list(const char *list, const char *name);
 
 /* ---- pattern helpers for the QDQ passes (qdq_match.c) ---- */
 void qm_uses(Graph *g);

@@ -60,53 +60,6 @@ pass_lookup(const char *name)
     return NULL;
 }
 
-static bool
-in_list(const char *list, const char *name)
-{
-    if (!list)
-        return false;
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && strncmp(p, name, n) == 0)
-            return true;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return false;
-}
-
-bool
-pass_keep_float(const PassCtx *pc, const Node *n)
-{
-    return pc && pc->opt && pc->opt->keep_float && n->loc.node &&
-           in_list(pc->opt->keep_float, n->loc.node);
-}
-
-/* a keep-float name that names no node is a typo the user should hear about */
-static void
-warn_keep_float_unknown(Module *m)
-{
-    const char *list = m->ctx->opt.keep_float;
-    for (const char *p = list; p && *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        bool found = false;
-        for (uint32_t i = 1; i < m->g.nodes.len && !found && len; i++) {
-            const char *nm = m->g.nodes.data[i].loc.node;
-            found = nm && strlen(nm) == len && strncmp(nm, p, len) == 0;
-        }
-        if (!found && len)
-            diag_warning(m->ctx, NULL, "%s: keep-float: no node named '%.*s'",
-                         m->filename ? m->filename : "model", (int)len, p);
-        if (!e)
-            break;
-        p = e + 1;
-    }
-}
-
 static double
 now_ms(void)
 {
@@ -154,7 +107,7 @@ pass_run_pipeline(Module *m, const char *pipeline)
         vec_free(&seq);
         return false;
     }
-    warn_keep_float_unknown(m);
+    pass_check_keep_float(m);
     PassCtx pc = {ctx, m, &ctx->opt, false};
     for (uint32_t i = 0; i < seq.len && ok; i++) {
         const PassInfo *pi = seq.data[i];
@@ -179,7 +132,7 @@ pass_run_pipeline(Module *m, const char *pipeline)
             ok = false;
             break;
         }
-        if (ctx->print_sink && (ctx->opt.print_after_all || in_list(ctx->opt.print_after, pi->name))) {
+        if (ctx->print_sink && (ctx->opt.print_after_all || pass_in_list(ctx->opt.print_after, pi->name))) {
             char *s = ir_print(&m->g);
             char hdr[128];
             snprintf(hdr, sizeof hdr, "// -----// IR Dump After %s //----- //\n", pi->name);

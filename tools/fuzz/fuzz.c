@@ -614,295 +614,360 @@ usage(void)
             "                 [--max-hw N] [--only-slot K]      (the graph of seed S, as shrunk)\n");
 }
 
+/* The command line of a generating run, --print or --check. */
+typedef struct Cli {
+    Opts op;
+    GenSpec base; /* generator switches shared by every graph */
+    long count;
+    uint64_t seed, input_seed;
+    int slots, max_fail, progress;
+    int pmaxn, pmaxc, pmaxhw, ponly; /* --print: the shrinker's knobs */
+    uint64_t pskip;
+    const char *outdir;
+    bool do_shrink, print, check;
+    char isabuf[256];
+    const char *files[256];
+    int nfiles;
+} Cli;
+
+/* a flag taking a value: 1 taken, 0 not this flag (v: argv[i + 1] or NULL) */
+static int
+cli_value(Cli *c, const char *a, const char *v)
+{
+    if (!v)
+        return 0;
+    if (!strcmp(a, "--count"))
+        c->count = atol(v);
+    else if (!strcmp(a, "--seed"))
+        c->seed = strtoull(v, NULL, 0);
+    else if (!strcmp(a, "--input-seed"))
+        c->input_seed = strtoull(v, NULL, 0);
+    else if (!strcmp(a, "--slots"))
+        c->slots = atoi(v);
+    else if (!strcmp(a, "--isa"))
+        snprintf(c->isabuf, sizeof c->isabuf, "%s", v);
+    else if (!strcmp(a, "--out"))
+        c->outdir = v;
+    else if (!strcmp(a, "--fixed-every"))
+        c->op.fixed_every = atoi(v);
+    else if (!strcmp(a, "--max-fail"))
+        c->max_fail = atoi(v);
+    else if (!strcmp(a, "--isa-mode"))
+        c->op.rotate = !strcmp(v, "rotate");
+    else if (!strcmp(a, "--skip"))
+        c->pskip = strtoull(v, NULL, 0);
+    else if (!strcmp(a, "--max-n"))
+        c->pmaxn = atoi(v);
+    else if (!strcmp(a, "--max-c"))
+        c->pmaxc = atoi(v);
+    else if (!strcmp(a, "--max-hw"))
+        c->pmaxhw = atoi(v);
+    else if (!strcmp(a, "--only-slot"))
+        c->ponly = atoi(v);
+    else if (!strcmp(a, "--progress"))
+        c->progress = atoi(v);
+    else if (!strcmp(a, "--inject"))
+        c->op.inject = atoi(v);
+    else
+        return 0;
+    return 1;
+}
+
+/* a switch: 1 taken, 0 not a switch */
+static int
+cli_switch(Cli *c, const char *a)
+{
+    GenSpec *g = &c->base;
+    if (!strcmp(a, "--qdq-pairs"))
+        g->qdq_pairs = true;
+    else if (!strcmp(a, "--qdq-types"))
+        g->qdq_types = true;
+    else if (!strcmp(a, "--transformer"))
+        g->transformer = true;
+    else if (!strcmp(a, "--select-ops"))
+        g->select_ops = true;
+    else if (!strcmp(a, "--dynq"))
+        g->dynq = true;
+    else if (!strcmp(a, "--a16"))
+        g->a16 = true;
+    else if (!strcmp(a, "--wonly"))
+        g->wonly = true;
+    else if (!strcmp(a, "--strict-unsupported"))
+        c->op.strict_unsup = true;
+    else if (!strcmp(a, "--no-threads"))
+        c->op.threads = false;
+    else if (!strcmp(a, "--no-shrink"))
+        c->do_shrink = false;
+    else if (!strcmp(a, "--print"))
+        c->print = true;
+    else if (!strcmp(a, "--check"))
+        c->check = true;
+    else if (!strcmp(a, "-v"))
+        c->op.verbose = true;
+    else
+        return 0;
+    return 1;
+}
+
+/* -1 to go on, else the exit status (0 after --help, 2 for a usage error) */
+static int
+parse_cli(Cli *c, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--isa-mode") && v && strcmp(v, "rotate") && strcmp(v, "all")) {
+            usage();
+            return 2;
+        }
+        if (cli_value(c, a, v)) {
+            i++;
+        } else if (cli_switch(c, a)) {
+        } else if (!strcmp(a, "--help")) {
+            usage();
+            return 0;
+        } else if (c->check && a[0] != '-' && c->nfiles < 256) {
+            c->files[c->nfiles++] = a;
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    if (c->slots < 1 || c->slots > 64 || c->count < 0) {
+        usage();
+        return 2;
+    }
+    if (c->outdir && !fz_mkdirs(c->outdir))
+        return 2;
+    if (c->isabuf[0]) {
+        char *save = NULL;
+        for (char *t = strtok_r(c->isabuf, ",", &save); t && c->op.nisa < 8;
+             t = strtok_r(NULL, ",", &save))
+            c->op.isas[c->op.nisa++] = t;
+    } else {
+        host_isas(&c->op);
+    }
+    return -1;
+}
+
+/* --check: re-check reproducers */
+static int
+check_files(const Cli *c)
+{
+    int bad = 0;
+    for (int f = 0; f < c->nfiles; f++) {
+        char *text = read_file(c->files[f]);
+        if (!text) {
+            fprintf(stderr, "qdqc-fuzz: cannot read %s\n", c->files[f]);
+            return 2;
+        }
+        Result r;
+        check_text(text, c->input_seed, strstr(text, "// fz-fixed") != NULL, &c->op, &r);
+        printf("%s: %s%s%s (%ld elements compared)\n", c->files[f], class_name[r.cls],
+               r.cls ? ": " : "", r.cls ? r.detail : "", r.compared);
+        bad += r.cls != FZ_OK && r.cls != FZ_UNSUP;
+        free(text);
+    }
+    return bad ? 1 : 0;
+}
+
+/* --print: the graph the run generates for this seed, with the shrinker's knobs as options */
+static int
+print_graph(Cli *c)
+{
+    GenSpec base = c->base;
+    GenGraph gg;
+    base.seed = c->seed;
+    Rng r = {c->seed * 0x632BE59BD9B4E019ull};
+    base.nslots = fz_int(&r, 1, c->slots);
+    base.all_outputs = fz_int(&r, 0, 9) < 6;
+    base.skip = c->pskip;
+    if (c->pmaxn > 0)
+        base.maxn = c->pmaxn;
+    if (c->pmaxc > 0)
+        base.maxc = c->pmaxc;
+    if (c->pmaxhw > 0)
+        base.maxhw = c->pmaxhw;
+    base.only_slot = c->ponly;
+    fz_generate(&base, &gg);
+    fputs(gg.text.p, stdout);
+    sb_free(&gg.text);
+    return 0;
+}
+
+/* the totals of a generating run */
+typedef struct Tally {
+    long nclass[FZ_NCLASS], compared, nonstrict;
+    double worst_nonstrict;
+    int nfail, nunsup;
+    struct {
+        char msg[200];
+        long n;
+        uint64_t seed;
+    } unsup[16];
+} Tally;
+
+static void
+tally(Tally *t, const Result *res, uint64_t seed)
+{
+    t->nclass[res->cls]++;
+    t->compared += res->compared;
+    if (res->worst_nonstrict > 0) {
+        t->nonstrict++;
+        if (res->worst_nonstrict > t->worst_nonstrict)
+            t->worst_nonstrict = res->worst_nonstrict;
+    }
+    if (res->cls != FZ_UNSUP)
+        return;
+    const char *m = strstr(res->detail, "codegen:");
+    int k;
+    for (k = 0; k < t->nunsup; k++)
+        if (!strcmp(t->unsup[k].msg, m))
+            break;
+    if (k == t->nunsup && t->nunsup < 16) {
+        snprintf(t->unsup[k].msg, sizeof t->unsup[k].msg, "%s", m);
+        t->unsup[k].n = 0;
+        t->unsup[k].seed = seed;
+        t->nunsup++;
+    }
+    if (k < t->nunsup)
+        t->unsup[k].n++;
+}
+
+/* a failing graph: shrink it, report it, write its reproducer under --out */
+static void
+report_failure(const Cli *c, GenSpec *sp, Result *res, Sb *text)
+{
+    const Opts *op = &c->op;
+    Result last = *res;
+    int tries = 0;
+    if (c->do_shrink && res->cls != FZ_GEN) {
+        tries = shrink(sp, op, res, &last);
+        gen_check(sp, op, &last, text);
+    }
+    printf("FAIL seed %llu [%s] %s\n", (unsigned long long)sp->seed, class_name[res->cls],
+           res->detail);
+    if (tries)
+        printf("  shrunk (%d tries) to: %s\n", tries, last.detail);
+    char path[1024] = "";
+    bool written = false;
+    if (c->outdir) {
+        snprintf(path, sizeof path, "%s/fuzz-%llu.qir", c->outdir, (unsigned long long)sp->seed);
+        Sb file = {0};
+        sb_printf(&file, "// %s: %s\n", class_name[last.cls], last.detail);
+        if (op->fixed_every > 0 && sp->seed % (uint64_t)op->fixed_every == 0)
+            sb_printf(&file, "// fz-fixed\n");
+        sb_printf(&file, "// qdqc-fuzz --check %s --input-seed %llu\n", path,
+                  (unsigned long long)sp->seed);
+        sb_printf(&file, "%s", text->p);
+        written = fz_write_file(path, file.p, file.len);
+        if (written)
+            printf("  reproducer: %s\n", path);
+        else
+            printf("  reproducer NOT written (%s): the graph follows\n", path);
+        sb_free(&file);
+    }
+    if (!written || op->verbose)
+        printf("%s", text->p);
+    fflush(stdout);
+}
+
+static double
+since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static void
+print_totals(const Tally *t, long count, double secs)
+{
+    printf("%ld graphs, %ld elements compared, %d mismatches (", count, t->compared, t->nfail);
+    for (int c = 2; c < FZ_NCLASS; c++)
+        printf("%s%s %ld", c > 2 ? ", " : "", class_name[c], t->nclass[c]);
+    printf("), %ld not compiled (op not supported by the code generator", t->nclass[FZ_UNSUP]);
+    printf("), %ld graphs with a propagated difference > 1 (max %.3g units), %.1f s\n",
+           t->nonstrict, t->worst_nonstrict, secs);
+    for (int k = 0; k < t->nunsup; k++)
+        printf("  not compiled: %ld x '%s' (first: seed %llu)\n", t->unsup[k].n, t->unsup[k].msg,
+               (unsigned long long)t->unsup[k].seed);
+}
+
+/* count graphs from seed on, each checked (gen_check), failures shrunk and written */
+static int
+campaign(Cli *c)
+{
+    printf("qdqc-fuzz: %ld graphs from seed %llu, up to %d ops, ISA paths:", c->count,
+           (unsigned long long)c->seed, c->slots);
+    for (int k = 0; k < c->op.nisa; k++)
+        printf(" %s", c->op.isas[k]);
+    printf("\n");
+    fflush(stdout);
+    static Tally t;
+    memset(&t, 0, sizeof t);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long count = c->count;
+    for (long i = 0; i < count; i++) {
+        GenSpec sp = c->base;
+        sp.seed = c->seed + (uint64_t)i;
+        Rng r = {sp.seed * 0x632BE59BD9B4E019ull};
+        sp.nslots = fz_int(&r, 1, c->slots);
+        sp.all_outputs = fz_int(&r, 0, 9) < 6;
+        Result res;
+        Sb text = {0};
+        gen_check(&sp, &c->op, &res, &text);
+        tally(&t, &res, sp.seed);
+        if (c->op.verbose)
+            printf("seed %llu: %s %s\n", (unsigned long long)sp.seed, class_name[res.cls],
+                   res.cls ? res.detail : "");
+        if (res.cls != FZ_OK && res.cls != FZ_UNSUP) {
+            t.nfail++;
+            report_failure(c, &sp, &res, &text);
+        }
+        sb_free(&text);
+        if (c->progress > 0 && (i + 1) % c->progress == 0) {
+            printf("progress: %ld graphs, %d mismatches, %ld not compiled, %.0f s\n", i + 1,
+                   t.nfail, t.nclass[FZ_UNSUP], since(&t0));
+            fflush(stdout);
+        }
+        if (t.nfail >= c->max_fail && c->max_fail > 0) {
+            printf("stopping after %d failures\n", t.nfail);
+            count = i + 1;
+            break;
+        }
+    }
+    print_totals(&t, count, since(&t0));
+    return t.nfail ? 1 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--mutate"))
             return fz_mutate_main(argc, argv);
-    Opts op;
-    memset(&op, 0, sizeof op);
-    op.fixed_every = 4;
-    op.threads = true;
-    long count = 100;
-    uint64_t seed = 1, input_seed = 1;
-    int slots = 5, max_fail = 5, progress = 0;
-    int pmaxn = 0, pmaxc = 0, pmaxhw = 0, ponly = -1;
-    uint64_t pskip = 0;
-    const char *outdir = NULL;
-    bool do_shrink = true, print = false, check = false, qdq_pairs = false, qdq_types = false;
-    bool transformer = false;
-    bool select_ops = false;
-    bool dynq = false;
-    bool a16 = false;
-    bool wonly = false;
-    char isabuf[256] = "";
-    const char *files[256];
-    int nfiles = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--count") && v) {
-            count = atol(v);
-            i++;
-        } else if (!strcmp(a, "--seed") && v) {
-            seed = strtoull(v, NULL, 0);
-            i++;
-        } else if (!strcmp(a, "--input-seed") && v) {
-            input_seed = strtoull(v, NULL, 0);
-            i++;
-        } else if (!strcmp(a, "--slots") && v) {
-            slots = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--isa") && v) {
-            snprintf(isabuf, sizeof isabuf, "%s", v);
-            i++;
-        } else if (!strcmp(a, "--out") && v) {
-            outdir = v;
-            i++;
-        } else if (!strcmp(a, "--fixed-every") && v) {
-            op.fixed_every = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--max-fail") && v) {
-            max_fail = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--isa-mode") && v) {
-            op.rotate = !strcmp(v, "rotate");
-            if (!op.rotate && strcmp(v, "all")) {
-                usage();
-                return 2;
-            }
-            i++;
-        } else if (!strcmp(a, "--skip") && v) {
-            pskip = strtoull(v, NULL, 0);
-            i++;
-        } else if (!strcmp(a, "--max-n") && v) {
-            pmaxn = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--max-c") && v) {
-            pmaxc = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--max-hw") && v) {
-            pmaxhw = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--only-slot") && v) {
-            ponly = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--progress") && v) {
-            progress = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--inject") && v) {
-            op.inject = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--strict-unsupported")) {
-            op.strict_unsup = true;
-        } else if (!strcmp(a, "--qdq-pairs")) {
-            qdq_pairs = true;
-        } else if (!strcmp(a, "--qdq-types")) {
-            qdq_types = true;
-        } else if (!strcmp(a, "--transformer")) {
-            transformer = true;
-        } else if (!strcmp(a, "--select-ops")) {
-            select_ops = true;
-        } else if (!strcmp(a, "--dynq")) {
-            dynq = true;
-        } else if (!strcmp(a, "--a16")) {
-            a16 = true;
-        } else if (!strcmp(a, "--wonly")) {
-            wonly = true;
-        } else if (!strcmp(a, "--no-threads")) {
-            op.threads = false;
-        } else if (!strcmp(a, "--no-shrink")) {
-            do_shrink = false;
-        } else if (!strcmp(a, "--print")) {
-            print = true;
-        } else if (!strcmp(a, "--check")) {
-            check = true;
-        } else if (!strcmp(a, "-v")) {
-            op.verbose = true;
-        } else if (!strcmp(a, "--help")) {
-            usage();
-            return 0;
-        } else if (check && a[0] != '-' && nfiles < 256) {
-            files[nfiles++] = a;
-        } else {
-            usage();
-            return 2;
-        }
-    }
-    if (slots < 1 || slots > 64 || count < 0) {
-        usage();
-        return 2;
-    }
-    if (outdir && !fz_mkdirs(outdir))
-        return 2;
-    if (isabuf[0]) {
-        char *save = NULL;
-        for (char *t = strtok_r(isabuf, ",", &save); t && op.nisa < 8; t = strtok_r(NULL, ",", &save))
-            op.isas[op.nisa++] = t;
-    } else {
-        host_isas(&op);
-    }
-    if (check) {
-        int bad = 0;
-        for (int f = 0; f < nfiles; f++) {
-            char *text = read_file(files[f]);
-            if (!text) {
-                fprintf(stderr, "qdqc-fuzz: cannot read %s\n", files[f]);
-                return 2;
-            }
-            Result r;
-            check_text(text, input_seed, strstr(text, "// fz-fixed") != NULL, &op, &r);
-            printf("%s: %s%s%s (%ld elements compared)\n", files[f], class_name[r.cls],
-                   r.cls ? ": " : "", r.cls ? r.detail : "", r.compared);
-            bad += r.cls != FZ_OK && r.cls != FZ_UNSUP;
-            free(text);
-        }
-        return bad ? 1 : 0;
-    }
-    GenSpec base;
-    memset(&base, 0, sizeof base);
-    base.only_slot = -1;
-    base.only_kind = -1;
-    base.qdq_pairs = qdq_pairs;
-    base.qdq_types = qdq_types;
-    base.transformer = transformer;
-    base.select_ops = select_ops;
-    base.dynq = dynq;
-    base.a16 = a16;
-    base.wonly = wonly;
-    base.maxn = 2;
-    base.maxc = 24;
-    base.maxhw = 12;
-    if (print) {
-        /* the graph the run generates for this seed, with the shrinker's knobs as options */
-        GenGraph gg;
-        base.seed = seed;
-        Rng r = {seed * 0x632BE59BD9B4E019ull};
-        base.nslots = fz_int(&r, 1, slots);
-        base.all_outputs = fz_int(&r, 0, 9) < 6;
-        base.skip = pskip;
-        if (pmaxn > 0)
-            base.maxn = pmaxn;
-        if (pmaxc > 0)
-            base.maxc = pmaxc;
-        if (pmaxhw > 0)
-            base.maxhw = pmaxhw;
-        base.only_slot = ponly;
-        fz_generate(&base, &gg);
-        fputs(gg.text.p, stdout);
-        sb_free(&gg.text);
-        return 0;
-    }
-    printf("qdqc-fuzz: %ld graphs from seed %llu, up to %d ops, ISA paths:", count,
-           (unsigned long long)seed, slots);
-    for (int k = 0; k < op.nisa; k++)
-        printf(" %s", op.isas[k]);
-    printf("\n");
-    fflush(stdout);
-    long nclass[FZ_NCLASS] = {0}, compared = 0, nonstrict = 0;
-    double worst_nonstrict = 0;
-    int nfail = 0, nunsup = 0;
-    struct {
-        char msg[200];
-        long n;
-        uint64_t seed;
-    } unsup[16];
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (long i = 0; i < count; i++) {
-        GenSpec sp = base;
-        sp.seed = seed + (uint64_t)i;
-        Rng r = {sp.seed * 0x632BE59BD9B4E019ull};
-        sp.nslots = fz_int(&r, 1, slots);
-        sp.all_outputs = fz_int(&r, 0, 9) < 6;
-        Result res;
-        Sb text = {0};
-        gen_check(&sp, &op, &res, &text);
-        nclass[res.cls]++;
-        compared += res.compared;
-        if (res.worst_nonstrict > 0) {
-            nonstrict++;
-            if (res.worst_nonstrict > worst_nonstrict)
-                worst_nonstrict = res.worst_nonstrict;
-        }
-        if (res.cls == FZ_UNSUP) {
-            const char *m = strstr(res.detail, "codegen:");
-            int k;
-            for (k = 0; k < nunsup; k++)
-                if (!strcmp(unsup[k].msg, m))
-                    break;
-            if (k == nunsup && nunsup < 16) {
-                snprintf(unsup[k].msg, sizeof unsup[k].msg, "%s", m);
-                unsup[k].n = 0;
-                unsup[k].seed = sp.seed;
-                nunsup++;
-            }
-            if (k < nunsup)
-                unsup[k].n++;
-        }
-        if (op.verbose)
-            printf("seed %llu: %s %s\n", (unsigned long long)sp.seed, class_name[res.cls],
-                   res.cls ? res.detail : "");
-        if (res.cls != FZ_OK && res.cls != FZ_UNSUP) {
-            nfail++;
-            Result last = res;
-            int tries = 0;
-            if (do_shrink && res.cls != FZ_GEN) {
-                tries = shrink(&sp, &op, &res, &last);
-                gen_check(&sp, &op, &last, &text);
-            }
-            printf("FAIL seed %llu [%s] %s\n", (unsigned long long)sp.seed, class_name[res.cls],
-                   res.detail);
-            if (tries)
-                printf("  shrunk (%d tries) to: %s\n", tries, last.detail);
-            char path[1024] = "";
-            bool written = false;
-            if (outdir) {
-                snprintf(path, sizeof path, "%s/fuzz-%llu.qir", outdir, (unsigned long long)sp.seed);
-                Sb file = {0};
-                sb_printf(&file, "// %s: %s\n", class_name[last.cls], last.detail);
-                if (op.fixed_every > 0 && sp.seed % (uint64_t)op.fixed_every == 0)
-                    sb_printf(&file, "// fz-fixed\n");
-                sb_printf(&file, "// qdqc-fuzz --check %s --input-seed %llu\n", path,
-                          (unsigned long long)sp.seed);
-                sb_printf(&file, "%s", text.p);
-                written = fz_write_file(path, file.p, file.len);
-                if (written)
-                    printf("  reproducer: %s\n", path);
-                else
-                    printf("  reproducer NOT written (%s): the graph follows\n", path);
-                sb_free(&file);
-            }
-            if (!written || op.verbose)
-                printf("%s", text.p);
-            fflush(stdout);
-        }
-        sb_free(&text);
-        if (progress > 0 && (i + 1) % progress == 0) {
-            struct timespec tp;
-            clock_gettime(CLOCK_MONOTONIC, &tp);
-            printf("progress: %ld graphs, %d mismatches, %ld not compiled, %.0f s\n", i + 1, nfail,
-                   nclass[FZ_UNSUP],
-                   (double)(tp.tv_sec - t0.tv_sec) + 1e-9 * (double)(tp.tv_nsec - t0.tv_nsec));
-            fflush(stdout);
-        }
-        if (nfail >= max_fail && max_fail > 0) {
-            printf("stopping after %d failures\n", nfail);
-            count = i + 1;
-            break;
-        }
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    printf("%ld graphs, %ld elements compared, %d mismatches (", count, compared, nfail);
-    for (int c = 2; c < FZ_NCLASS; c++)
-        printf("%s%s %ld", c > 2 ? ", " : "", class_name[c], nclass[c]);
-    printf("), %ld not compiled (op not supported by the code generator", nclass[FZ_UNSUP]);
-    printf("), %ld graphs with a propagated difference > 1 (max %.3g units), %.1f s\n", nonstrict,
-           worst_nonstrict, secs);
-    for (int k = 0; k < nunsup; k++)
-        printf("  not compiled: %ld x '%s' (first: seed %llu)\n", unsup[k].n, unsup[k].msg,
-               (unsigned long long)unsup[k].seed);
-    return nfail ? 1 : 0;
+    static Cli c;
+    c.op.fixed_every = 4;
+    c.op.threads = true;
+    c.count = 100;
+    c.seed = c.input_seed = 1;
+    c.slots = 5;
+    c.max_fail = 5;
+    c.ponly = -1;
+    c.do_shrink = true;
+    c.base.only_slot = -1;
+    c.base.only_kind = -1;
+    c.base.maxn = 2;
+    c.base.maxc = 24;
+    c.base.maxhw = 12;
+    int rc = parse_cli(&c, argc, argv);
+    if (rc >= 0)
+        return rc;
+    if (c.check)
+        return check_files(&c);
+    if (c.print)
+        return print_graph(&c);
+    return campaign(&c);
 }

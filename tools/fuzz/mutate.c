@@ -920,212 +920,302 @@ mutate_usage(void)
             "                 [--inject mismatch|crash|hang] MODEL.onnx...\n");
 }
 
-int
-fz_mutate_main(int argc, char **argv)
-{
-    long count = 1000, only = -1;
-    uint64_t seed = 1;
-    int jobs = 1, max_fail = 20;
-    double timeout = 60;
-    long mem_mb = 4096;
-    const char *outdir = NULL, *savedir = NULL;
-    bool verbose = false, allow_known = false;
-    int inject = INJ_NONE;
+/* The command line of --mutate and the campaign's totals. */
+typedef struct Mut {
+    long count, only;
+    uint64_t seed;
+    int jobs, max_fail;
+    double timeout;
+    long mem_mb;
+    const char *outdir, *savedir;
+    bool verbose, allow_known;
+    int inject;
     const char *files[512];
-    int nfiles = 0;
+    int nfiles;
+    Bytes *models; /* [nfiles] */
+    long ncls[M_NCLASS], nkind_field, nknown, nfail, nwarned;
+    long nlost; /* mutants that should have been written and could not be */
+} Mut;
+
+/* a flag taking a value: 1 taken, 0 not this flag, -1 a bad value */
+static int
+mut_value(Mut *u, const char *a, const char *v)
+{
+    if (!v)
+        return 0;
+    if (!strcmp(a, "--count"))
+        u->count = atol(v);
+    else if (!strcmp(a, "--seed"))
+        u->seed = strtoull(v, NULL, 0);
+    else if (!strcmp(a, "--jobs"))
+        u->jobs = atoi(v);
+    else if (!strcmp(a, "--timeout"))
+        u->timeout = atof(v);
+    else if (!strcmp(a, "--mem-limit"))
+        u->mem_mb = atol(v);
+    else if (!strcmp(a, "--out"))
+        u->outdir = v;
+    else if (!strcmp(a, "--save-accepted"))
+        u->savedir = v;
+    else if (!strcmp(a, "--only"))
+        u->only = atol(v);
+    else if (!strcmp(a, "--max-fail"))
+        u->max_fail = atoi(v);
+    else if (!strcmp(a, "--inject")) {
+        u->inject = !strcmp(v, "mismatch") ? INJ_MISMATCH : !strcmp(v, "crash") ? INJ_CRASH
+                    : !strcmp(v, "hang") ? INJ_HANG : -1;
+        if (u->inject < 0)
+            return -1;
+    } else
+        return 0;
+    return 1;
+}
+
+/* 0 to go on, else the exit status (2: usage, or a model that cannot be read) */
+static int
+mut_parse(Mut *u, int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--mutate")) {
+        int r = mut_value(u, a, i + 1 < argc ? argv[i + 1] : NULL);
+        if (r < 0) {
+            mutate_usage();
+            return 2;
+        }
+        if (r > 0)
+            i++;
+        else if (!strcmp(a, "--mutate"))
             continue;
-        } else if (!strcmp(a, "--count") && v) {
-            count = atol(v);
-            i++;
-        } else if (!strcmp(a, "--seed") && v) {
-            seed = strtoull(v, NULL, 0);
-            i++;
-        } else if (!strcmp(a, "--jobs") && v) {
-            jobs = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--timeout") && v) {
-            timeout = atof(v);
-            i++;
-        } else if (!strcmp(a, "--mem-limit") && v) {
-            mem_mb = atol(v);
-            i++;
-        } else if (!strcmp(a, "--out") && v) {
-            outdir = v;
-            i++;
-        } else if (!strcmp(a, "--save-accepted") && v) {
-            savedir = v;
-            i++;
-        } else if (!strcmp(a, "--only") && v) {
-            only = atol(v);
-            i++;
-        } else if (!strcmp(a, "--max-fail") && v) {
-            max_fail = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--inject") && v) {
-            inject = !strcmp(v, "mismatch") ? INJ_MISMATCH : !strcmp(v, "crash") ? INJ_CRASH
-                     : !strcmp(v, "hang") ? INJ_HANG : -1;
-            if (inject < 0) {
-                mutate_usage();
-                return 2;
-            }
-            i++;
-        } else if (!strcmp(a, "--allow-known")) {
-            allow_known = true;
-        } else if (!strcmp(a, "-v")) {
-            verbose = true;
-        } else if (a[0] != '-' && nfiles < 512) {
-            files[nfiles++] = a;
-        } else {
+        else if (!strcmp(a, "--allow-known"))
+            u->allow_known = true;
+        else if (!strcmp(a, "-v"))
+            u->verbose = true;
+        else if (a[0] != '-' && u->nfiles < 512)
+            u->files[u->nfiles++] = a;
+        else {
             mutate_usage();
             return 2;
         }
     }
-    if (!nfiles || count < 0 || jobs < 1 || jobs > 64 || timeout <= 0) {
+    if (!u->nfiles || u->count < 0 || u->jobs < 1 || u->jobs > 64 || u->timeout <= 0) {
         mutate_usage();
         return 2;
     }
-    if ((savedir && !fz_mkdirs(savedir)) || (outdir && !fz_mkdirs(outdir)))
+    if ((u->savedir && !fz_mkdirs(u->savedir)) || (u->outdir && !fz_mkdirs(u->outdir)))
         return 2;
-    Bytes *models = calloc((size_t)nfiles, sizeof *models);
-    for (int f = 0; f < nfiles; f++)
-        if (!read_model(files[f], &models[f])) {
-            fprintf(stderr, "qdqc-fuzz: cannot read %s\n", files[f]);
+    u->models = calloc((size_t)u->nfiles, sizeof *u->models);
+    for (int f = 0; f < u->nfiles; f++)
+        if (!u->models || !read_model(u->files[f], &u->models[f])) {
+            fprintf(stderr, "qdqc-fuzz: cannot read %s\n", u->files[f]);
             return 2;
         }
-    long first = only >= 0 ? only : 0, last = only >= 0 ? only + 1 : count;
-    printf("qdqc-fuzz --mutate: %ld mutants of %d models from seed %llu, %d jobs, %.0f s limit\n",
-           last - first, nfiles, (unsigned long long)seed, jobs, timeout);
+    return 0;
+}
+
+/* mutant `index` in a child process of slot sl: false when the fork failed */
+static bool
+launch(Mut *u, Slot *sl, long index)
+{
+    sl->index = index;
+    int mi = (int)(sl->index % u->nfiles);
+    sl->mut = make_mutant(&u->models[mi], u->seed, sl->index, &sl->kind);
+    u->nkind_field += !strcmp(sl->kind, "field");
+    int p[2];
+    if (pipe(p) != 0) {
+        perror("pipe");
+        return false;
+    }
     fflush(stdout);
-    long ncls[M_NCLASS] = {0}, nkind_field = 0, nknown = 0, nfail = 0, nwarned = 0;
-    long nlost = 0; /* mutants that should have been written and could not be */
-    Slot *slots = calloc((size_t)jobs, sizeof *slots);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return false;
+    }
+    if (pid == 0) {
+        close(p[0]);
+        if (MUTATE_CAN_CAP_AS && u->mem_mb > 0) {
+            struct rlimit rl = {(rlim_t)u->mem_mb << 20, (rlim_t)u->mem_mb << 20};
+            setrlimit(RLIMIT_AS, &rl);
+        }
+        run_child(&sl->mut, u->seed ^ (uint64_t)sl->index, p[1], u->inject);
+    }
+    close(p[1]);
+    sl->pid = pid;
+    sl->fd = p[0];
+    sl->start = now_s();
+    return true;
+}
+
+/* the child's result line (and the warnings after it) into line[MUTATE_RESULT_MAX + 1] */
+static const char *
+read_result(int fd, char *line)
+{
+    size_t got = 0;
+    for (ssize_t n; got < MUTATE_RESULT_MAX && (n = read(fd, line + got, MUTATE_RESULT_MAX - got)) != 0;) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        got += (size_t)n;
+    }
+    line[got] = 0;
+    char *nl = strchr(line, '\n'); /* the warnings follow the result line */
+    if (!nl)
+        return "";
+    *nl = 0;
+    return nl + 1;
+}
+
+/* the class of a finished (or killed: hang) child from its status and result line */
+static int
+classify(const Mut *u, bool hang, int st, const char *line, int *warned, char *detail, size_t dn)
+{
+    int cls = -1;
+    if (hang) {
+        snprintf(detail, dn, "no result after %.0f s", u->timeout);
+        return M_HANG;
+    }
+    if (WIFSIGNALED(st)) {
+        snprintf(detail, dn, "signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+        return M_CRASH;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+        sscanf(line, "%d %d %1099[^\n]", &cls, warned, detail) < 2 || cls < 0 ||
+        cls >= M_NCLASS) {
+        snprintf(detail, dn, "exit status %d without a result", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        return M_CRASH;
+    }
+    return cls;
+}
+
+/* count, write (--out, --save-accepted) and print the result of slot sl's mutant */
+static void
+record(Mut *u, const Slot *sl, int cls, int warned, const char *detail, const char *warn_text)
+{
+    bool known = strstr(detail, "[known: ") != NULL;
+    u->ncls[cls]++;
+    u->nwarned += warned && cls != M_REJECT && cls != M_REJECT_PIPE;
+    u->nknown += known && mclass_fails(cls);
+    bool fails = mclass_fails(cls) && !(known && u->allow_known);
+    char path[1024] = "";
+    if ((fails || u->only >= 0) && u->outdir)
+        u->nlost += !write_mutant(u->outdir, u->seed, sl->index, &sl->mut, path, sizeof path);
+    if (u->savedir && cls <= M_NOTRUN && cls != M_REJECT && cls != M_REJECT_PIPE) {
+        char sp[1024];
+        u->nlost += !write_mutant(u->savedir, u->seed, sl->index, &sl->mut, sp, sizeof sp);
+        if (warned) /* mutant-S-I.warn: what test/fuzz/check_accepted.py reads */
+            write_warnings(u->savedir, u->seed, sl->index, warn_text);
+    }
+    if (fails || u->verbose || u->only >= 0)
+        printf("%s mutant %ld (%s of %s): [%s%s] %s%s%s\n", fails ? "FAIL" : "    ", sl->index,
+               sl->kind, u->files[sl->index % u->nfiles], mclass_name[cls],
+               warned ? ", import warning" : "", detail, *path ? "\n  written to " : "", path);
+    u->nfail += fails;
+}
+
+/* slot sl's child if it finished or ran out of time: true when the slot was freed */
+static bool
+reap(Mut *u, Slot *sl)
+{
+    int st = 0;
+    pid_t w = waitpid(sl->pid, &st, WNOHANG);
+    bool hang = false;
+    if (w == 0) {
+        if (now_s() - sl->start < u->timeout)
+            return false;
+        kill(sl->pid, SIGKILL);
+        waitpid(sl->pid, &st, 0);
+        hang = true;
+    }
+    char line[MUTATE_RESULT_MAX + 1];
+    const char *warn_text = read_result(sl->fd, line);
+    close(sl->fd);
+    int warned = 0;
+    char detail[1100] = "";
+    int cls = classify(u, hang, st, line, &warned, detail, sizeof detail);
+    record(u, sl, cls, warned, detail, warn_text);
+    free(sl->mut.p);
+    memset(sl, 0, sizeof *sl);
+    return true;
+}
+
+static void
+kill_all(Slot *slots, int jobs)
+{
+    for (int s = 0; s < jobs; s++)
+        if (slots[s].pid) {
+            kill(slots[s].pid, SIGKILL);
+            waitpid(slots[s].pid, NULL, 0);
+            close(slots[s].fd);
+            free(slots[s].mut.p);
+            slots[s].pid = 0;
+        }
+}
+
+static void
+mut_summary(const Mut *u, long launched, double secs)
+{
+    const long *n = u->ncls;
+    long total = 0;
+    for (int c = 0; c < M_NCLASS; c++)
+        total += n[c];
+    long accepted = n[M_AGREE] + n[M_BOTH_FAIL] + n[M_UNSUP] + n[M_NOTRUN] + n[M_MISMATCH] +
+                    n[M_ONE_FAILS];
+    printf("%ld mutants (%ld field, %ld byte): %ld clean errors (%ld import, %ld pipeline), "
+           "%ld accepted (%ld with an import warning; %ld agree bit for bit, %ld both engines "
+           "fail, %ld not compiled, %ld not run); failures: %ld crash, %ld hang, %ld jit-vs-ref, %ld one-engine-fails, %ld "
+           "error-without-message (%ld of them known%s); %.1f s\n",
+           total, u->nkind_field, launched - u->nkind_field, n[M_REJECT] + n[M_REJECT_PIPE],
+           n[M_REJECT], n[M_REJECT_PIPE], accepted, u->nwarned, n[M_AGREE], n[M_BOTH_FAIL],
+           n[M_UNSUP], n[M_NOTRUN], n[M_CRASH], n[M_HANG], n[M_MISMATCH], n[M_ONE_FAILS],
+           n[M_NOMSG], u->nknown, u->allow_known ? ", allowed" : "", secs);
+    if (u->nlost)
+        printf("qdqc-fuzz: %ld mutants could not be written (reasons above)\n", u->nlost);
+}
+
+int
+fz_mutate_main(int argc, char **argv)
+{
+    static Mut u;
+    memset(&u, 0, sizeof u);
+    u.count = 1000;
+    u.only = -1;
+    u.seed = 1;
+    u.jobs = 1;
+    u.max_fail = 20;
+    u.timeout = 60;
+    u.mem_mb = 4096;
+    u.inject = INJ_NONE;
+    int rc = mut_parse(&u, argc, argv);
+    if (rc)
+        return rc;
+    long first = u.only >= 0 ? u.only : 0, last = u.only >= 0 ? u.only + 1 : u.count;
+    printf("qdqc-fuzz --mutate: %ld mutants of %d models from seed %llu, %d jobs, %.0f s limit\n",
+           last - first, u.nfiles, (unsigned long long)u.seed, u.jobs, u.timeout);
+    fflush(stdout);
+    Slot *slots = calloc((size_t)u.jobs, sizeof *slots);
+    if (!slots)
+        return 2;
     int running = 0;
     long next = first;
     double t0 = now_s();
     while (next < last || running) {
-        /* launch */
-        for (int s = 0; s < jobs && next < last; s++) {
+        for (int s = 0; s < u.jobs && next < last; s++) {
             if (slots[s].pid)
                 continue;
-            Slot *sl = &slots[s];
-            sl->index = next++;
-            int mi = (int)(sl->index % nfiles);
-            sl->mut = make_mutant(&models[mi], seed, sl->index, &sl->kind);
-            nkind_field += !strcmp(sl->kind, "field");
-            int p[2];
-            if (pipe(p) != 0) {
-                perror("pipe");
+            if (!launch(&u, &slots[s], next++))
                 return 2;
-            }
-            fflush(stdout);
-            pid_t pid = fork();
-            if (pid < 0) {
-                perror("fork");
-                return 2;
-            }
-            if (pid == 0) {
-                close(p[0]);
-                if (MUTATE_CAN_CAP_AS && mem_mb > 0) {
-                    struct rlimit rl = {(rlim_t)mem_mb << 20, (rlim_t)mem_mb << 20};
-                    setrlimit(RLIMIT_AS, &rl);
-                }
-                run_child(&sl->mut, seed ^ (uint64_t)sl->index, p[1], inject);
-            }
-            close(p[1]);
-            sl->pid = pid;
-            sl->fd = p[0];
-            sl->start = now_s();
             running++;
         }
-        /* reap */
         bool any = false;
-        for (int s = 0; s < jobs; s++) {
-            Slot *sl = &slots[s];
-            if (!sl->pid)
-                continue;
-            int st = 0;
-            pid_t w = waitpid(sl->pid, &st, WNOHANG);
-            bool hang = false;
-            if (w == 0) {
-                if (now_s() - sl->start < timeout)
-                    continue;
-                kill(sl->pid, SIGKILL);
-                waitpid(sl->pid, &st, 0);
-                hang = true;
+        for (int s = 0; s < u.jobs; s++)
+            if (slots[s].pid && reap(&u, &slots[s])) {
+                any = true;
+                running--;
             }
-            any = true;
-            char line[MUTATE_RESULT_MAX + 1] = "";
-            size_t got = 0;
-            for (ssize_t n; got < MUTATE_RESULT_MAX &&
-                            (n = read(sl->fd, line + got, MUTATE_RESULT_MAX - got)) != 0;) {
-                if (n < 0 && errno == EINTR)
-                    continue;
-                if (n < 0)
-                    break;
-                got += (size_t)n;
-            }
-            line[got] = 0;
-            close(sl->fd);
-            char *nl = strchr(line, '\n'); /* the warnings follow the result line */
-            const char *warn_text = "";
-            if (nl) {
-                *nl = 0;
-                warn_text = nl + 1;
-            }
-            int cls = -1, warned = 0;
-            char detail[1100] = "";
-            if (hang) {
-                cls = M_HANG;
-                snprintf(detail, sizeof detail, "no result after %.0f s", timeout);
-            } else if (WIFSIGNALED(st)) {
-                cls = M_CRASH;
-                snprintf(detail, sizeof detail, "signal %d (%s)", WTERMSIG(st),
-                         strsignal(WTERMSIG(st)));
-            } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
-                       sscanf(line, "%d %d %1099[^\n]", &cls, &warned, detail) < 2 || cls < 0 ||
-                       cls >= M_NCLASS) {
-                cls = M_CRASH;
-                snprintf(detail, sizeof detail, "exit status %d without a result",
-                         WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-            }
-            bool known = strstr(detail, "[known: ") != NULL;
-            ncls[cls]++;
-            nwarned += warned && cls != M_REJECT && cls != M_REJECT_PIPE;
-            nknown += known && mclass_fails(cls);
-            bool fails = mclass_fails(cls) && !(known && allow_known);
-            char path[1024] = "";
-            if ((fails || (only >= 0 && outdir)) && outdir)
-                nlost += !write_mutant(outdir, seed, sl->index, &sl->mut, path, sizeof path);
-            if (savedir && cls <= M_NOTRUN && cls != M_REJECT && cls != M_REJECT_PIPE) {
-                char sp[1024];
-                nlost += !write_mutant(savedir, seed, sl->index, &sl->mut, sp, sizeof sp);
-                if (warned) /* mutant-S-I.warn: what test/fuzz/check_accepted.py reads */
-                    write_warnings(savedir, seed, sl->index, warn_text);
-            }
-            if (fails || verbose || only >= 0)
-                printf("%s mutant %ld (%s of %s): [%s%s] %s%s%s\n", fails ? "FAIL" : "    ",
-                       sl->index, sl->kind, files[sl->index % nfiles], mclass_name[cls],
-                       warned ? ", import warning" : "", detail,
-                       *path ? "\n  written to " : "", path);
-            nfail += fails;
-            free(sl->mut.p);
-            memset(sl, 0, sizeof *sl);
-            running--;
-        }
-        if (nfail >= max_fail && max_fail > 0) {
-            for (int s = 0; s < jobs; s++)
-                if (slots[s].pid) {
-                    kill(slots[s].pid, SIGKILL);
-                    waitpid(slots[s].pid, NULL, 0);
-                    close(slots[s].fd);
-                    free(slots[s].mut.p);
-                    slots[s].pid = 0;
-                }
-            printf("qdqc-fuzz: stopped after %ld failures (--max-fail)\n", nfail);
+        if (u.nfail >= u.max_fail && u.max_fail > 0) {
+            kill_all(slots, u.jobs);
+            printf("qdqc-fuzz: stopped after %ld failures (--max-fail)\n", u.nfail);
             break;
         }
         if (!any) {
@@ -1133,25 +1223,10 @@ fz_mutate_main(int argc, char **argv)
             nanosleep(&ts, NULL);
         }
     }
-    long total = 0;
-    for (int c = 0; c < M_NCLASS; c++)
-        total += ncls[c];
-    long accepted = ncls[M_AGREE] + ncls[M_BOTH_FAIL] + ncls[M_UNSUP] + ncls[M_NOTRUN] +
-                    ncls[M_MISMATCH] + ncls[M_ONE_FAILS];
-    printf("%ld mutants (%ld field, %ld byte): %ld clean errors (%ld import, %ld pipeline), "
-           "%ld accepted (%ld with an import warning; %ld agree bit for bit, %ld both engines "
-           "fail, %ld not compiled, %ld not run); failures: %ld crash, %ld hang, %ld jit-vs-ref, %ld one-engine-fails, %ld "
-           "error-without-message (%ld of them known%s); %.1f s\n",
-           total, nkind_field, (first < last ? next - first : 0) - nkind_field,
-           ncls[M_REJECT] + ncls[M_REJECT_PIPE], ncls[M_REJECT], ncls[M_REJECT_PIPE], accepted,
-           nwarned, ncls[M_AGREE], ncls[M_BOTH_FAIL], ncls[M_UNSUP], ncls[M_NOTRUN], ncls[M_CRASH],
-           ncls[M_HANG], ncls[M_MISMATCH], ncls[M_ONE_FAILS], ncls[M_NOMSG], nknown,
-           allow_known ? ", allowed" : "", now_s() - t0);
-    if (nlost)
-        printf("qdqc-fuzz: %ld mutants could not be written (reasons above)\n", nlost);
-    for (int f = 0; f < nfiles; f++)
-        free(models[f].p);
-    free(models);
+    mut_summary(&u, first < last ? next - first : 0, now_s() - t0);
+    for (int f = 0; f < u.nfiles; f++)
+        free(u.models[f].p);
+    free(u.models);
     free(slots);
-    return nfail || nlost ? 1 : 0;
+    return u.nfail || u.nlost ? 1 : 0;
 }

@@ -715,6 +715,337 @@ flag_value(int argc, char **argv, int *i, const char *name, bool *matched)
     return NULL;
 }
 
+/* The option parsers below return ARG_NOMATCH when argv[*i] is not theirs, ARG_TAKEN when they
+ * took it (and its value), or an exit code (>= 0) to finish with: EXIT_OK after --help or
+ * --version, EXIT_USAGE for a bad value (the message printed). */
+enum { ARG_NOMATCH = -1, ARG_TAKEN = -2 };
+
+/* a flag with a required value: NULL with a usage error when it is missing */
+#define NEED_VALUE(v, msg)                                                                     \
+    do {                                                                                       \
+        if (!(v))                                                                              \
+            return usage_error(msg);                                                           \
+    } while (0)
+
+/* flags of the driver itself: what to print, emit, which passes, how much to say */
+static int
+parse_driver_flag(Opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    bool m;
+    const char *v;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        fputs(usage_text, stdout);
+        return EXIT_OK;
+    } else if (strcmp(a, "--version") == 0) {
+        printf("qdqc %s\n", qdqc_version_string());
+        return EXIT_OK;
+    } else if (strcmp(a, "--list-passes") == 0) {
+        o->list_passes = true;
+    } else if (strcmp(a, "-o") == 0) {
+        if (*i + 1 >= argc)
+            return usage_error("-o needs a file name");
+        if (o->noutputs == MAX_OUTPUTS)
+            return usage_error("more than %d -o files", MAX_OUTPUTS);
+        o->outputs[o->noutputs++] = argv[++*i];
+    } else if ((v = flag_value(argc, argv, i, "--emit", &m)) || m) {
+        NEED_VALUE(v, "--emit needs a value");
+        o->emit = v;
+    } else if ((v = flag_value(argc, argv, i, "--passes", &m)) || m) {
+        NEED_VALUE(v, "--passes needs a value");
+        o->passes = v;
+    } else if ((v = flag_value(argc, argv, i, "--print-after", &m)) || m) {
+        NEED_VALUE(v, "--print-after needs a pass name");
+        qdqc_context_set_option(o->ctx, "print-after", v);
+    } else if (strcmp(a, "--print-after-all") == 0) {
+        qdqc_context_set_option(o->ctx, "print-after-all", "1");
+    } else if (strcmp(a, "--strict") == 0) {
+        qdqc_context_set_option(o->ctx, "strict", "1");
+    } else if (strcmp(a, "--verify-each") == 0) {
+        qdqc_context_set_option(o->ctx, "verify-each", "1");
+    } else if (strcmp(a, "--time-passes") == 0) {
+        qdqc_context_set_option(o->ctx, "time-passes", "1");
+        o->remarks = true;
+        llvm_time_passes();
+    } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+        o->verbose = true;
+        qdqc_context_set_phase_handler(o->ctx, phase_printer, NULL);
+    } else if (strcmp(a, "-Rpass") == 0) {
+        qdqc_context_set_option(o->ctx, "remarks", "1");
+        o->remarks = true;
+    } else if (!o->cmd && strcmp(a, "--profile") == 0) {
+        qdqc_compile_options_set(o->copts, "profile", "1"); /* PREFIX_run_profile */
+    } else if (strcmp(a, "--report") == 0) {
+        o->report = true;
+    } else if (strcmp(a, "--split-input-file") == 0) {
+        o->split_input_file = true;
+    } else {
+        return ARG_NOMATCH;
+    }
+    return ARG_TAKEN;
+}
+
+/* flags that change what is compiled: numerics, shapes, constants, the target */
+static int
+parse_compile_flag(Opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    bool m;
+    const char *v;
+    if ((v = flag_value(argc, argv, i, "--requant", &m)) || m) {
+        if (!v || (strcmp(v, "float") != 0 && strcmp(v, "fixed") != 0))
+            return usage_error("--requant must be 'float' or 'fixed'");
+        qdqc_context_set_option(o->ctx, "requant", v);
+    } else if ((v = flag_value(argc, argv, i, "--weight-only", &m)) || m) {
+        if (!v || (strcmp(v, "float") != 0 && strcmp(v, "int8-acts") != 0))
+            return usage_error("--weight-only must be 'float' or 'int8-acts'");
+        qdqc_context_set_option(o->ctx, "weight-only", v);
+    } else if ((v = flag_value(argc, argv, i, "--keep-float", &m)) || m) {
+        if (!v || !*v)
+            return usage_error("--keep-float needs node names (A,B,...)");
+        qdqc_context_set_option(o->ctx, "keep-float", v);
+    } else if ((v = flag_value(argc, argv, i, "--input-shape", &m)) || m) {
+        if (!v || qdqc_context_add_input_shape(o->ctx, v) != QDQC_OK)
+            return v ? EXIT_USAGE : usage_error("--input-shape needs NAME=DIMS");
+    } else if ((v = flag_value(argc, argv, i, "--const-input", &m)) || m) {
+        qdqc_status st = v ? qdqc_context_add_const_input(o->ctx, v) : QDQC_OK;
+        if (!v)
+            return usage_error("--const-input needs NAME=FILE.npy");
+        if (st != QDQC_OK)
+            return st == QDQC_ERR_IO ? EXIT_INPUT : EXIT_USAGE;
+    } else if (((v = flag_value(argc, argv, i, "--name", &m)) || m) ||
+               ((v = flag_value(argc, argv, i, "--target", &m)) || m) ||
+               ((v = flag_value(argc, argv, i, "--mcpu", &m)) || m) ||
+               ((v = flag_value(argc, argv, i, "--mattr", &m)) || m) ||
+               ((v = flag_value(argc, argv, i, "--isa", &m)) || m)) {
+        const char *nm = strncmp(a, "--name", 6) == 0     ? "name"
+                         : strncmp(a, "--target", 8) == 0 ? "target"
+                         : strncmp(a, "--mcpu", 6) == 0   ? "mcpu"
+                         : strncmp(a, "--mattr", 7) == 0  ? "mattr" : "isa";
+        if (!v || qdqc_compile_options_set(o->copts, nm, v) != QDQC_OK)
+            return usage_error("invalid --%s value", nm);
+        o->target_opts = true;
+    } else {
+        return ARG_NOMATCH;
+    }
+    return ARG_TAKEN;
+}
+
+/* the value of one of `qdqc run`'s own flags (a: the flag as written) */
+static int
+parse_run_value(Opts *o, const char *a, const char *v)
+{
+    char *end;
+    if (strncmp(a, "--engine", 8) == 0) {
+        o->run.engine = v;
+    } else if (strncmp(a, "--input", 7) == 0) {
+        o->run.inputs[o->run.ninputs++] = v;
+    } else if (strncmp(a, "--output-dir", 12) == 0) {
+        o->run.output_dir = v;
+    } else if (strncmp(a, "--expect", 8) == 0) {
+        o->run.expects[o->run.nexpects++] = v;
+    } else if (strncmp(a, "--tolerance", 11) == 0) {
+        double t = strtod(v, &end);
+        o->run.tolerance_quantized = *end == 'q';
+        if (end == v || *(end + o->run.tolerance_quantized) || !(t >= 0) || t > 1e30)
+            return usage_error("--tolerance needs a non-negative number (T, or Tq for "
+                               "quantized units), got '%s'", v);
+        o->run.tolerance = t;
+    } else {
+        o->run.seed = strtoull(v, &end, 10);
+        if (!*v || *end)
+            return usage_error("--random-inputs needs a non-negative integer seed");
+        o->run.random_inputs = true;
+    }
+    return ARG_TAKEN;
+}
+
+/* flags of `qdqc run` and `qdqc bench` */
+static int
+parse_run_flag(Opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    bool m;
+    const char *v;
+    bool bench = o->cmd && !strcmp(o->cmd, "bench");
+    if ((v = flag_value(argc, argv, i, "--threads", &m)) || m) {
+        char *end;
+        long t = v ? strtol(v, &end, 10) : 0;
+        if (!v || !*v || *end || t < 1 || t > 1024)
+            return usage_error("--threads needs a positive integer");
+        o->run.threads = (int)t;
+    } else if (bench && (((v = flag_value(argc, argv, i, "--iters", &m)) || m) ||
+                         ((v = flag_value(argc, argv, i, "--warmup", &m)) || m))) {
+        bool it = strncmp(a, "--iters", 7) == 0;
+        char *end;
+        long t = v ? strtol(v, &end, 10) : -1;
+        if (!v || !*v || *end || t < (it ? 1 : 0) || t > 1000000)
+            return usage_error(it ? "--iters needs a positive integer"
+                                  : "--warmup needs a non-negative integer");
+        if (it)
+            o->bench.iters = (int)t;
+        else
+            o->bench.warmup = (int)t;
+    } else if (bench && strcmp(a, "--par-profile") == 0) {
+        o->bench.par_profile = true;
+    } else if (bench && strcmp(a, "--profile") == 0) {
+        o->bench.profile = true;
+    } else if (bench && strcmp(a, "--json") == 0) {
+        o->bench.json = true;
+    } else if (o->run.inputs && (((v = flag_value(argc, argv, i, "--engine", &m)) || m) ||
+                                 ((v = flag_value(argc, argv, i, "--input", &m)) || m) ||
+                                 ((v = flag_value(argc, argv, i, "--output-dir", &m)) || m) ||
+                                 ((v = flag_value(argc, argv, i, "--expect", &m)) || m) ||
+                                 ((v = flag_value(argc, argv, i, "--tolerance", &m)) || m) ||
+                                 ((v = flag_value(argc, argv, i, "--random-inputs", &m)) || m))) {
+        if (!v)
+            return usage_error("%s needs a value", a);
+        return parse_run_value(o, a, v);
+    } else {
+        return ARG_NOMATCH;
+    }
+    return ARG_TAKEN;
+}
+
+/* argv[1] as a command (opt, bench, run); sets o->cmd and returns the first option's index, or
+ * -(exit code + 1) when the command cannot start */
+static int
+select_command(Opts *o, int argc, char **argv)
+{
+    if (argc <= 1)
+        return 1;
+    if (strcmp(argv[1], "opt") == 0) {
+        o->cmd = "opt";
+    } else if (strcmp(argv[1], "bench") == 0) {
+        o->cmd = "bench";
+        o->bench.warmup = -1;
+    } else if (strcmp(argv[1], "run") == 0) {
+        o->cmd = "run";
+        o->run.inputs = calloc((size_t)argc, sizeof(char *));
+        o->run.expects = calloc((size_t)argc, sizeof(char *));
+        if (!o->run.inputs || !o->run.expects) {
+            fprintf(stderr, "qdqc: error: out of memory\n");
+            return -(EXIT_INPUT + 1);
+        }
+    } else {
+        return 1;
+    }
+    return 2;
+}
+
+/* every option of argv from argi on: ARG_TAKEN when all were taken, else the exit code */
+static int
+parse_options(Opts *o, int argc, char **argv, int argi)
+{
+    for (int i = argi; i < argc; i++) {
+        const char *a = argv[i];
+        int r = parse_driver_flag(o, argc, argv, &i);
+        if (r == ARG_NOMATCH)
+            r = parse_compile_flag(o, argc, argv, &i);
+        if (r == ARG_NOMATCH)
+            r = parse_run_flag(o, argc, argv, &i);
+        if (r != ARG_NOMATCH) {
+            if (r != ARG_TAKEN)
+                return r;
+        } else if (a[0] == '-' && a[1] != 0) {
+            return usage_error("unknown option '%s'", a);
+        } else if (!o->input) {
+            o->input = a;
+        } else {
+            return usage_error("more than one input file ('%s' and '%s')", o->input, a);
+        }
+    }
+    return ARG_TAKEN;
+}
+
+/* what the options say together, before any work: usage errors, or ARG_TAKEN */
+static int
+check_options(Opts *o)
+{
+    if (!o->input)
+        return usage_error("no input file");
+    if (o->split_input_file && !o->cmd)
+        return usage_error("--split-input-file is for 'qdqc opt'");
+    int rc;
+    if (o->passes && (rc = check_pipeline(o->passes)) != EXIT_OK)
+        return rc;
+    if (o->cmd && (!strcmp(o->cmd, "run") || !strcmp(o->cmd, "bench")) &&
+        (o->noutputs || o->emit || o->report))
+        return usage_error("%s is not an option of 'qdqc %s'%s",
+                           o->noutputs ? "-o" : o->emit ? "--emit" : "--report", o->cmd,
+                           !strcmp(o->cmd, "run") && o->noutputs ? " (see --output-dir)" : "");
+    /* a bad target, CPU, feature or prefix is a usage error, found before any work */
+    if (o->target_opts && (!o->cmd || strcmp(o->cmd, "opt") != 0) &&
+        qdqc_compile_options_check(o->ctx, o->copts) != QDQC_OK) {
+        fprintf(stderr, "(see qdqc --help)\n");
+        return EXIT_USAGE;
+    }
+    if (o->cmd && !strcmp(o->cmd, "bench") && o->bench.profile && o->bench.par_profile)
+        return usage_error("--profile and --par-profile are separate runs: give one");
+    return ARG_TAKEN;
+}
+
+/* the command, once the options are checked */
+static int
+dispatch(Opts *o)
+{
+    if (o->run.inputs) {
+        o->run.model = o->input;
+        o->run.passes = o->passes;
+        o->run.copts = o->copts;
+        return qdqc_cli_run(o->ctx, &o->run);
+    }
+    if (o->cmd && !strcmp(o->cmd, "bench")) {
+        /* both name what they measure by node: the step hook of the profile compile */
+        if ((o->bench.profile || o->bench.par_profile) &&
+            qdqc_compile_options_set(o->copts, "profile", "1") != QDQC_OK)
+            return usage_error("cannot set the compile option 'profile'");
+        o->bench.model = o->input;
+        o->bench.passes = o->passes;
+        o->bench.copts = o->copts;
+        o->bench.threads = o->run.threads;
+        return qdqc_cli_bench(o->ctx, &o->bench);
+    }
+    return o->cmd ? run_opt(o) : run_compile(o);
+}
+
+/* the commands that take no options of the driver's: help, compare, a misspelt command;
+ * ARG_NOMATCH for the others */
+static int
+early_command(Opts *o, int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "help") == 0 && access(argv[1], F_OK) != 0) {
+        fputs(usage_text, stdout);
+        return EXIT_OK;
+    }
+    if (argc > 1 && strcmp(argv[1], "compare") == 0)
+        return qdqc_cli_compare(o->ctx, o->copts, argc - 2, argv + 2);
+    if (argc > 1 && is_unknown_command(argv[1]))
+        return unknown_command(argv[1]);
+    return ARG_NOMATCH;
+}
+
+static int
+run_main(Opts *o, int argc, char **argv)
+{
+    int rc = early_command(o, argc, argv);
+    if (rc != ARG_NOMATCH)
+        return rc;
+    int argi = select_command(o, argc, argv);
+    if (argi < 0)
+        return -argi - 1;
+    if ((rc = parse_options(o, argc, argv, argi)) != ARG_TAKEN)
+        return rc;
+    if (o->list_passes) {
+        for (size_t i = 0; i < qdqc_pass_count(); i++)
+            printf("  %-24s %s\n", qdqc_pass_name(i), qdqc_pass_description(i));
+        return EXIT_OK;
+    }
+    if ((rc = check_options(o)) != ARG_TAKEN)
+        return rc;
+    return dispatch(o);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -729,276 +1060,7 @@ main(int argc, char **argv)
     qdqc_context_set_diag_handler(o.ctx, diag_printer, &o);
     qdqc_context_set_print_handler(o.ctx, print_to_stderr, NULL);
     o.copts = qdqc_compile_options_create();
-    int rc = EXIT_OK;
-    int argi = 1;
-    if (argc > 1 && strcmp(argv[1], "help") == 0 && access(argv[1], F_OK) != 0) {
-        fputs(usage_text, stdout);
-        goto done;
-    }
-    if (argc > 1 && strcmp(argv[1], "compare") == 0) {
-        rc = qdqc_cli_compare(o.ctx, o.copts, argc - 2, argv + 2);
-        goto done;
-    }
-    if (argc > 1 && is_unknown_command(argv[1])) {
-        rc = unknown_command(argv[1]);
-        goto done;
-    }
-    if (argc > 1 && strcmp(argv[1], "opt") == 0) {
-        o.cmd = "opt";
-        argi = 2;
-    } else if (argc > 1 && strcmp(argv[1], "bench") == 0) {
-        o.cmd = "bench";
-        argi = 2;
-        o.bench.warmup = -1;
-    } else if (argc > 1 && strcmp(argv[1], "run") == 0) {
-        o.cmd = "run";
-        argi = 2;
-        o.run.inputs = calloc((size_t)argc, sizeof(char *));
-        o.run.expects = calloc((size_t)argc, sizeof(char *));
-        if (!o.run.inputs || !o.run.expects) {
-            fprintf(stderr, "qdqc: error: out of memory\n");
-            rc = EXIT_INPUT;
-            goto done;
-        }
-    }
-    for (int i = argi; i < argc; i++) {
-        const char *a = argv[i];
-        bool m;
-        const char *v;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_text, stdout);
-            goto done;
-        } else if (strcmp(a, "--version") == 0) {
-            printf("qdqc %s\n", qdqc_version_string());
-            goto done;
-        } else if (strcmp(a, "--list-passes") == 0) {
-            o.list_passes = true;
-        } else if (strcmp(a, "-o") == 0) {
-            if (i + 1 >= argc) {
-                rc = usage_error("-o needs a file name");
-                goto done;
-            }
-            if (o.noutputs == MAX_OUTPUTS) {
-                rc = usage_error("more than %d -o files", MAX_OUTPUTS);
-                goto done;
-            }
-            o.outputs[o.noutputs++] = argv[++i];
-        } else if ((v = flag_value(argc, argv, &i, "--emit", &m)) || m) {
-            if (!v) {
-                rc = usage_error("--emit needs a value");
-                goto done;
-            }
-            o.emit = v;
-        } else if ((v = flag_value(argc, argv, &i, "--passes", &m)) || m) {
-            if (!v) {
-                rc = usage_error("--passes needs a value");
-                goto done;
-            }
-            o.passes = v;
-        } else if ((v = flag_value(argc, argv, &i, "--print-after", &m)) || m) {
-            if (!v) {
-                rc = usage_error("--print-after needs a pass name");
-                goto done;
-            }
-            qdqc_context_set_option(o.ctx, "print-after", v);
-        } else if (strcmp(a, "--print-after-all") == 0) {
-            qdqc_context_set_option(o.ctx, "print-after-all", "1");
-        } else if (strcmp(a, "--strict") == 0) {
-            qdqc_context_set_option(o.ctx, "strict", "1");
-        } else if (strcmp(a, "--verify-each") == 0) {
-            qdqc_context_set_option(o.ctx, "verify-each", "1");
-        } else if (strcmp(a, "--time-passes") == 0) {
-            qdqc_context_set_option(o.ctx, "time-passes", "1");
-            o.remarks = true;
-            llvm_time_passes();
-        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            o.verbose = true;
-            qdqc_context_set_phase_handler(o.ctx, phase_printer, NULL);
-        } else if (strcmp(a, "-Rpass") == 0) {
-            qdqc_context_set_option(o.ctx, "remarks", "1");
-            o.remarks = true;
-        } else if ((v = flag_value(argc, argv, &i, "--requant", &m)) || m) {
-            if (!v || (strcmp(v, "float") != 0 && strcmp(v, "fixed") != 0)) {
-                rc = usage_error("--requant must be 'float' or 'fixed'");
-                goto done;
-            }
-            qdqc_context_set_option(o.ctx, "requant", v);
-        } else if ((v = flag_value(argc, argv, &i, "--weight-only", &m)) || m) {
-            if (!v || (strcmp(v, "float") != 0 && strcmp(v, "int8-acts") != 0)) {
-                rc = usage_error("--weight-only must be 'float' or 'int8-acts'");
-                goto done;
-            }
-            qdqc_context_set_option(o.ctx, "weight-only", v);
-        } else if ((v = flag_value(argc, argv, &i, "--keep-float", &m)) || m) {
-            if (!v || !*v) {
-                rc = usage_error("--keep-float needs node names (A,B,...)");
-                goto done;
-            }
-            qdqc_context_set_option(o.ctx, "keep-float", v);
-        } else if ((v = flag_value(argc, argv, &i, "--input-shape", &m)) || m) {
-            if (!v || qdqc_context_add_input_shape(o.ctx, v) != QDQC_OK) {
-                rc = v ? EXIT_USAGE : usage_error("--input-shape needs NAME=DIMS");
-                goto done;
-            }
-        } else if ((v = flag_value(argc, argv, &i, "--const-input", &m)) || m) {
-            qdqc_status st = v ? qdqc_context_add_const_input(o.ctx, v) : QDQC_OK;
-            if (!v || st != QDQC_OK) {
-                rc = !v                     ? usage_error("--const-input needs NAME=FILE.npy")
-                     : st == QDQC_ERR_IO ? EXIT_INPUT : EXIT_USAGE;
-                goto done;
-            }
-        } else if (((v = flag_value(argc, argv, &i, "--name", &m)) || m) ||
-                   ((v = flag_value(argc, argv, &i, "--target", &m)) || m) ||
-                   ((v = flag_value(argc, argv, &i, "--mcpu", &m)) || m) ||
-                   ((v = flag_value(argc, argv, &i, "--mattr", &m)) || m) ||
-                   ((v = flag_value(argc, argv, &i, "--isa", &m)) || m)) {
-            const char *nm = strncmp(a, "--name", 6) == 0     ? "name"
-                             : strncmp(a, "--target", 8) == 0 ? "target"
-                             : strncmp(a, "--mcpu", 6) == 0   ? "mcpu"
-                             : strncmp(a, "--mattr", 7) == 0  ? "mattr" : "isa";
-            if (!v || qdqc_compile_options_set(o.copts, nm, v) != QDQC_OK) {
-                rc = usage_error("invalid --%s value", nm);
-                goto done;
-            }
-            o.target_opts = true;
-        } else if ((v = flag_value(argc, argv, &i, "--threads", &m)) || m) {
-            char *end;
-            long t = v ? strtol(v, &end, 10) : 0;
-            if (!v || !*v || *end || t < 1 || t > 1024) {
-                rc = usage_error("--threads needs a positive integer");
-                goto done;
-            }
-            o.run.threads = (int)t;
-        } else if (o.cmd && !strcmp(o.cmd, "bench") &&
-                   (((v = flag_value(argc, argv, &i, "--iters", &m)) || m) ||
-                    ((v = flag_value(argc, argv, &i, "--warmup", &m)) || m))) {
-            bool it = strncmp(a, "--iters", 7) == 0;
-            char *end;
-            long t = v ? strtol(v, &end, 10) : -1;
-            if (!v || !*v || *end || t < (it ? 1 : 0) || t > 1000000) {
-                rc = usage_error(it ? "--iters needs a positive integer"
-                                    : "--warmup needs a non-negative integer");
-                goto done;
-            }
-            if (it)
-                o.bench.iters = (int)t;
-            else
-                o.bench.warmup = (int)t;
-        } else if (o.cmd && !strcmp(o.cmd, "bench") && strcmp(a, "--par-profile") == 0) {
-            o.bench.par_profile = true;
-        } else if (o.cmd && !strcmp(o.cmd, "bench") && strcmp(a, "--profile") == 0) {
-            o.bench.profile = true;
-        } else if (!o.cmd && strcmp(a, "--profile") == 0) {
-            qdqc_compile_options_set(o.copts, "profile", "1"); /* PREFIX_run_profile */
-        } else if (o.cmd && !strcmp(o.cmd, "bench") && strcmp(a, "--json") == 0) {
-            o.bench.json = true;
-        } else if (strcmp(a, "--report") == 0) {
-            o.report = true;
-        } else if (strcmp(a, "--split-input-file") == 0) {
-            o.split_input_file = true;
-        } else if (o.run.inputs && (((v = flag_value(argc, argv, &i, "--engine", &m)) || m) ||
-                                    ((v = flag_value(argc, argv, &i, "--input", &m)) || m) ||
-                                    ((v = flag_value(argc, argv, &i, "--output-dir", &m)) || m) ||
-                                    ((v = flag_value(argc, argv, &i, "--expect", &m)) || m) ||
-                                    ((v = flag_value(argc, argv, &i, "--tolerance", &m)) || m) ||
-                                    ((v = flag_value(argc, argv, &i, "--random-inputs", &m)) || m))) {
-            if (!v) {
-                rc = usage_error("%s needs a value", a);
-                goto done;
-            }
-            if (strncmp(a, "--engine", 8) == 0) {
-                o.run.engine = v;
-            } else if (strncmp(a, "--input", 7) == 0) {
-                o.run.inputs[o.run.ninputs++] = v;
-            } else if (strncmp(a, "--output-dir", 12) == 0) {
-                o.run.output_dir = v;
-            } else if (strncmp(a, "--expect", 8) == 0) {
-                o.run.expects[o.run.nexpects++] = v;
-            } else if (strncmp(a, "--tolerance", 11) == 0) {
-                char *end;
-                double t = strtod(v, &end);
-                o.run.tolerance_quantized = *end == 'q';
-                if (end == v || *(end + o.run.tolerance_quantized) || !(t >= 0) || t > 1e30) {
-                    rc = usage_error("--tolerance needs a non-negative number (T, or Tq for "
-                                     "quantized units), got '%s'", v);
-                    goto done;
-                }
-                o.run.tolerance = t;
-            } else {
-                char *end;
-                o.run.seed = strtoull(v, &end, 10);
-                if (!*v || *end) {
-                    rc = usage_error("--random-inputs needs a non-negative integer seed");
-                    goto done;
-                }
-                o.run.random_inputs = true;
-            }
-        } else if (a[0] == '-' && a[1] != 0) {
-            rc = usage_error("unknown option '%s'", a);
-            goto done;
-        } else if (!o.input) {
-            o.input = a;
-        } else {
-            rc = usage_error("more than one input file ('%s' and '%s')", o.input, a);
-            goto done;
-        }
-    }
-    if (o.list_passes) {
-        for (size_t i = 0; i < qdqc_pass_count(); i++)
-            printf("  %-24s %s\n", qdqc_pass_name(i), qdqc_pass_description(i));
-        goto done;
-    }
-    if (!o.input) {
-        rc = usage_error("no input file");
-        goto done;
-    }
-    if (o.split_input_file && !o.cmd) {
-        rc = usage_error("--split-input-file is for 'qdqc opt'");
-        goto done;
-    }
-    if (o.passes && (rc = check_pipeline(o.passes)) != EXIT_OK)
-        goto done;
-    if (o.cmd && (!strcmp(o.cmd, "run") || !strcmp(o.cmd, "bench")) &&
-        (o.noutputs || o.emit || o.report)) {
-        rc = usage_error("%s is not an option of 'qdqc %s'%s",
-                         o.noutputs ? "-o" : o.emit ? "--emit" : "--report", o.cmd,
-                         !strcmp(o.cmd, "run") && o.noutputs ? " (see --output-dir)" : "");
-        goto done;
-    }
-    /* a bad target, CPU, feature or prefix is a usage error, found before any work */
-    if (o.target_opts && (!o.cmd || strcmp(o.cmd, "opt") != 0) &&
-        qdqc_compile_options_check(o.ctx, o.copts) != QDQC_OK) {
-        fprintf(stderr, "(see qdqc --help)\n");
-        rc = EXIT_USAGE;
-        goto done;
-    }
-    if (o.run.inputs) {
-        o.run.model = o.input;
-        o.run.passes = o.passes;
-        o.run.copts = o.copts;
-        rc = qdqc_cli_run(o.ctx, &o.run);
-        goto done;
-    }
-    if (o.cmd && !strcmp(o.cmd, "bench")) {
-        if (o.bench.profile && o.bench.par_profile) {
-            rc = usage_error("--profile and --par-profile are separate runs: give one");
-            goto done;
-        }
-        /* both name what they measure by node: the step hook of the profile compile */
-        if ((o.bench.profile || o.bench.par_profile) &&
-            qdqc_compile_options_set(o.copts, "profile", "1") != QDQC_OK) {
-            rc = usage_error("cannot set the compile option 'profile'");
-            goto done;
-        }
-        o.bench.model = o.input;
-        o.bench.passes = o.passes;
-        o.bench.copts = o.copts;
-        o.bench.threads = o.run.threads;
-        rc = qdqc_cli_bench(o.ctx, &o.bench);
-        goto done;
-    }
-    rc = o.cmd ? run_opt(&o) : run_compile(&o);
-done:
+    int rc = run_main(&o, argc, argv);
     /* what went to standard output (IR, report, summaries) must have been written too (an
      * error already reported, e.g. by write_output("-"), stands) */
     errno = 0;

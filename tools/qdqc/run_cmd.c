@@ -472,48 +472,31 @@ numel_of(int rank, const int64_t *dims, size_t *n)
     return true;
 }
 
-int
-qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
+/* One `qdqc run`: the module and the buffers of its inputs, outputs and expected arrays. */
+typedef struct Run {
+    qdqc_context *ctx;
+    const RunOpts *o;
+    qdqc_module *m;
+    size_t nin, nout;
+    qdqc_array *arrs;     /* [nin] inputs read or generated */
+    const void **inbufs;  /* [nin] */
+    void **outbufs;       /* [nout], each followed by OUT_CANARY bytes */
+    size_t *outbytes;     /* [nout] */
+    Expect *ex;           /* [nout] */
+    char **files;         /* [nout] .npy names for --output-dir */
+} Run;
+
+/* every --input must name a graph input; a one-input model takes a bare FILE.npy */
+static int
+bind_inputs(Run *r)
 {
-    const char *engine = o->engine ? o->engine : "jit";
-    bool jit = strcmp(engine, "jit") == 0;
-    if (strcmp(engine, "ref") != 0 && !jit)
-        return err(RC_USAGE, "unknown engine '%s' (available: ref, jit)%s", engine, "");
-    qdqc_module *m = NULL;
-    if (qdqc_module_load_file(ctx, o->model, &m) != QDQC_OK)
-        return RC_INPUT;
-    int rc = RC_OK;
-    /* the quantized unit of each output, before the passes fold its dequantize into another
-     * op (a Gemm with a float result) */
-    size_t nout0 = qdqc_module_output_count(m);
-    double *scales = calloc(nout0 ? nout0 : 1, sizeof(double));
-    for (size_t i = 0; scales && i < nout0; i++)
-        scales[i] = qdqc_module_output_scale(m, i);
-    const char *passes = o->passes ? o->passes : "default";
-    if (!scales || (*passes && qdqc_module_run_passes(m, passes) != QDQC_OK)) {
-        if (!scales)
-            fprintf(stderr, "qdqc: error: out of memory\n");
-        free(scales);
-        qdqc_module_destroy(m);
-        return RC_INPUT;
-    }
-    size_t nin = qdqc_module_input_count(m), nout = qdqc_module_output_count(m);
-    qdqc_array *arrs = calloc(nin ? nin : 1, sizeof(qdqc_array));
-    const void **inbufs = calloc(nin ? nin : 1, sizeof(void *));
-    void **outbufs = calloc(nout ? nout : 1, sizeof(void *));
-    size_t *outbytes = calloc(nout ? nout : 1, sizeof(size_t));
-    Expect *ex = calloc(nout ? nout : 1, sizeof(Expect));
-    char **files = NULL;
-    if (!arrs || !inbufs || !outbufs || !outbytes || !ex) {
-        rc = err(RC_INPUT, "out of memory%s%s", "", "");
-        goto done;
-    }
-    /* every --input must name a graph input; a one-input model takes a bare FILE.npy */
+    const RunOpts *o = r->o;
+    size_t nin = r->nin;
     for (int k = 0; k < o->ninputs; k++) {
         const char *spec = o->inputs[k], *eq = strchr(spec, '='), *file = NULL;
         size_t slot = nin;
         for (size_t i = 0; eq && i < nin; i++) {
-            const char *name = qdqc_module_input_name(m, i);
+            const char *name = qdqc_module_input_name(r->m, i);
             if (strlen(name) == (size_t)(eq - spec) && !strncmp(name, spec, (size_t)(eq - spec))) {
                 slot = i;
                 file = eq + 1;
@@ -526,160 +509,169 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
         if (slot == nin && !eq) {
             fprintf(stderr, "qdqc: error: --input needs NAME=FILE.npy (the model has %zu "
                             "inputs), got '%s'\n", nin, spec);
-            rc = RC_USAGE;
-            goto done;
-        }
-        if (slot < nin && !*file) {
-            rc = err(RC_USAGE, "--input needs NAME=FILE.npy, got '%s'%s", spec, "");
-            goto done;
-        }
-        if (slot < nin) {
-            if (arrs[slot].data) {
-                rc = err(RC_USAGE, "input '%s' is given twice%s", qdqc_module_input_name(m, slot),
-                         "");
-                goto done;
-            }
-            if (qdqc_npy_read(ctx, file, &arrs[slot]) != QDQC_OK) {
-                rc = RC_INPUT;
-                goto done;
-            }
+            return RC_USAGE;
         }
         if (slot == nin) {
             size_t nl = (size_t)(eq - spec);
             char name[256];
             snprintf(name, sizeof name, "%.*s", (int)(nl < 200 ? nl : 200), o->inputs[k]);
-            rc = err(RC_USAGE, "the model has no input named '%s'%s", name, "");
-            goto done;
+            return err(RC_USAGE, "the model has no input named '%s'%s", name, "");
+        }
+        if (!*file)
+            return err(RC_USAGE, "--input needs NAME=FILE.npy, got '%s'%s", spec, "");
+        if (r->arrs[slot].data)
+            return err(RC_USAGE, "input '%s' is given twice%s",
+                       qdqc_module_input_name(r->m, slot), "");
+        if (qdqc_npy_read(r->ctx, file, &r->arrs[slot]) != QDQC_OK)
+            return RC_INPUT;
+    }
+    return RC_OK;
+}
+
+/* "et[d0,d1,...]" into buf */
+static void
+type_text(char *buf, size_t len, const char *et, int rank, const int64_t *dims)
+{
+    int w = snprintf(buf, len, "%s[", et);
+    for (int d = 0; d < rank && w < (int)len - 20; d++)
+        w += snprintf(buf + w, len - (size_t)w, d ? ",%lld" : "%lld", (long long)dims[d]);
+    snprintf(buf + w, len - (size_t)w, "]");
+}
+
+/* input i read from a file: its type and shape must be the model's (numpy has no 4-bit dtype:
+ * an i4 (u4) input is read from an i8 (u8) array, one value per byte, each in the 4-bit range) */
+static int
+check_input_file(Run *r, size_t i, size_t n)
+{
+    const char *name = qdqc_module_input_name(r->m, i);
+    const char *et = qdqc_module_input_elem_type(r->m, i);
+    int rank = qdqc_module_input_rank(r->m, i);
+    const int64_t *dims = qdqc_module_input_dims(r->m, i);
+    const qdqc_array *a = &r->arrs[i];
+    bool is4 = strcmp(et, "i4") == 0 || strcmp(et, "u4") == 0;
+    const char *file_et = is4 ? (et[0] == 'i' ? "i8" : "u8") : et;
+    bool same = a->rank == rank && !strcmp(a->elem_type, file_et);
+    for (int d = 0; same && d < rank; d++)
+        same = a->dims[d] == dims[d];
+    if (!same) {
+        char want[160], got[160];
+        type_text(want, sizeof want, et, rank, dims);
+        type_text(got, sizeof got, a->elem_type, a->rank, a->dims);
+        fprintf(stderr, "qdqc: error: input '%s' must be %s, the file holds %s\n", name, want,
+                got);
+        return RC_INPUT;
+    }
+    int lo = et[0] == 'i' ? -8 : 0, hi = et[0] == 'i' ? 7 : 15;
+    for (size_t k = 0; is4 && k < n; k++) {
+        int v = et[0] == 'i' ? ((const int8_t *)a->data)[k] : ((const uint8_t *)a->data)[k];
+        if (v < lo || v > hi) {
+            fprintf(stderr, "qdqc: error: input '%s' holds %d at flat index %zu, outside the %s "
+                            "range [%d, %d]\n", name, v, k, et, lo, hi);
+            return RC_INPUT;
         }
     }
-    for (size_t i = 0; i < nin; i++) {
-        const char *name = qdqc_module_input_name(m, i);
-        const char *et = qdqc_module_input_elem_type(m, i);
-        int rank = qdqc_module_input_rank(m, i);
-        const int64_t *dims = qdqc_module_input_dims(m, i);
+    return RC_OK;
+}
+
+/* every input read and checked, or generated with --random-inputs */
+static int
+prepare_inputs(Run *r)
+{
+    for (size_t i = 0; i < r->nin; i++) {
+        const char *name = qdqc_module_input_name(r->m, i);
+        const char *et = qdqc_module_input_elem_type(r->m, i);
         size_t n, es = qdqc_elem_type_size(et);
-        if (!numel_of(rank, dims, &n) || !es) {
-            rc = err(RC_INPUT, "input '%s' has an unsupported type or shape%s", name, "");
-            goto done;
-        }
-        if (!arrs[i].data) {
-            if (!o->random_inputs) {
-                rc = err(RC_USAGE, "missing input '%s' (use --input %s=FILE.npy or "
-                                   "--random-inputs SEED)", name, name);
-                goto done;
-            }
-            arrs[i].data = calloc(n ? n : 1, es);
-            if (!arrs[i].data) {
-                rc = err(RC_INPUT, "out of memory%s%s", "", "");
-                goto done;
-            }
-            if (!fill_random(arrs[i].data, n, et, o->seed * 1000003u + i)) {
-                rc = err(RC_INPUT, "cannot generate random inputs of type %s for '%s'", et, name);
-                goto done;
-            }
+        if (!numel_of(qdqc_module_input_rank(r->m, i), qdqc_module_input_dims(r->m, i), &n) ||
+            !es)
+            return err(RC_INPUT, "input '%s' has an unsupported type or shape%s", name, "");
+        int rc;
+        if (r->arrs[i].data) {
+            if ((rc = check_input_file(r, i, n)) != RC_OK)
+                return rc;
+        } else if (!r->o->random_inputs) {
+            return err(RC_USAGE, "missing input '%s' (use --input %s=FILE.npy or "
+                                 "--random-inputs SEED)", name, name);
         } else {
-            /* numpy has no 4-bit dtype: an i4 (u4) input is read from an i8 (u8) array, one
-             * value per byte, each in the 4-bit range */
-            bool is4 = strcmp(et, "i4") == 0 || strcmp(et, "u4") == 0;
-            const char *file_et = is4 ? (et[0] == 'i' ? "i8" : "u8") : et;
-            bool same = arrs[i].rank == rank && !strcmp(arrs[i].elem_type, file_et);
-            for (int d = 0; same && d < rank; d++)
-                same = arrs[i].dims[d] == dims[d];
-            if (!same) {
-                char want[160], got[160];
-                int w = snprintf(want, sizeof want, "%s[", et);
-                for (int d = 0; d < rank && w < 140; d++)
-                    w += snprintf(want + w, sizeof want - (size_t)w, d ? ",%lld" : "%lld",
-                                  (long long)dims[d]);
-                snprintf(want + w, sizeof want - (size_t)w, "]");
-                int g = snprintf(got, sizeof got, "%s[", arrs[i].elem_type);
-                for (int d = 0; d < arrs[i].rank && g < 140; d++)
-                    g += snprintf(got + g, sizeof got - (size_t)g, d ? ",%lld" : "%lld",
-                                  (long long)arrs[i].dims[d]);
-                snprintf(got + g, sizeof got - (size_t)g, "]");
-                fprintf(stderr, "qdqc: error: input '%s' must be %s, the file holds %s\n", name,
-                        want, got);
-                rc = RC_INPUT;
-                goto done;
-            }
-            for (size_t k = 0; is4 && k < n; k++) {
-                int v = et[0] == 'i' ? ((const int8_t *)arrs[i].data)[k]
-                                     : ((const uint8_t *)arrs[i].data)[k];
-                if (v < (et[0] == 'i' ? -8 : 0) || v > (et[0] == 'i' ? 7 : 15)) {
-                    fprintf(stderr, "qdqc: error: input '%s' holds %d at flat index %zu, "
-                            "outside the %s range [%d, %d]\n", name, v, k, et,
-                            et[0] == 'i' ? -8 : 0, et[0] == 'i' ? 7 : 15);
-                    rc = RC_INPUT;
-                    goto done;
-                }
-            }
+            if (!(r->arrs[i].data = calloc(n ? n : 1, es)))
+                return err(RC_INPUT, "out of memory%s%s", "", "");
+            if (!fill_random(r->arrs[i].data, n, et, r->o->seed * 1000003u + i))
+                return err(RC_INPUT, "cannot generate random inputs of type %s for '%s'", et,
+                           name);
         }
-        inbufs[i] = arrs[i].data;
+        r->inbufs[i] = r->arrs[i].data;
     }
-    for (size_t i = 0; i < nout; i++) /* else after the passes (a dequantize moved last) */
-        ex[i].scale = i < nout0 && scales[i] > 0 ? scales[i] : qdqc_module_output_scale(m, i);
-    if ((rc = read_expects(ctx, m, o, ex)) != RC_OK)
-        goto done;
-    if (!(files = output_file_names(m, nout))) {
-        rc = err(RC_INPUT, "out of memory%s%s", "", "");
-        goto done;
+    return RC_OK;
+}
+
+/* output buffers, each followed by OUT_CANARY bytes of a known value */
+static int
+alloc_outputs(Run *r)
+{
+    for (size_t i = 0; i < r->nout; i++) {
+        size_t n, es = qdqc_elem_type_size(qdqc_module_output_elem_type(r->m, i));
+        if (!numel_of(qdqc_module_output_rank(r->m, i), qdqc_module_output_dims(r->m, i), &n) ||
+            !es || n > (SIZE_MAX - OUT_CANARY) / es ||
+            !(r->outbufs[i] = calloc(n * es + OUT_CANARY, 1)))
+            return err(RC_INPUT, "cannot allocate output '%s'%s",
+                       qdqc_module_output_name(r->m, i), "");
+        r->outbytes[i] = n * es;
+        memset((char *)r->outbufs[i] + r->outbytes[i], OUT_CANARY_BYTE, OUT_CANARY);
     }
-    for (size_t i = 0; i < nout; i++) {
-        size_t n, es = qdqc_elem_type_size(qdqc_module_output_elem_type(m, i));
-        if (!numel_of(qdqc_module_output_rank(m, i), qdqc_module_output_dims(m, i), &n) || !es ||
-            n > (SIZE_MAX - OUT_CANARY) / es || !(outbufs[i] = calloc(n * es + OUT_CANARY, 1))) {
-            rc = err(RC_INPUT, "cannot allocate output '%s'%s", qdqc_module_output_name(m, i), "");
-            goto done;
-        }
-        outbytes[i] = n * es;
-        memset((char *)outbufs[i] + outbytes[i], OUT_CANARY_BYTE, OUT_CANARY);
-    }
+    return RC_OK;
+}
+
+/* run the engine; an engine that writes past an output (a code generator bug) fails the run
+ * instead of passing silently */
+static int
+execute(Run *r, bool jit)
+{
     if (jit) {
         qdqc_jit *j = NULL;
-        qdqc_threadpool *pool = o->threads > 1 ? qdqc_threadpool_create(o->threads) : NULL;
-        qdqc_status st = qdqc_jit_create(m, o->copts, &j);
+        qdqc_threadpool *pool = r->o->threads > 1 ? qdqc_threadpool_create(r->o->threads) : NULL;
+        qdqc_status st = qdqc_jit_create(r->m, r->o->copts, &j);
         if (st == QDQC_OK && pool)
             qdqc_jit_set_parallel_for(j, qdqc_threadpool_parallel_for, pool);
         if (st == QDQC_OK)
-            st = qdqc_jit_run(j, inbufs, outbufs);
+            st = qdqc_jit_run(j, r->inbufs, r->outbufs);
         qdqc_jit_destroy(j);
         qdqc_threadpool_destroy(pool);
-        if (st != QDQC_OK) {
-            rc = RC_INPUT;
-            goto done;
-        }
-    } else if (qdqc_module_run_reference(m, inbufs, outbufs) != QDQC_OK) {
-        rc = RC_INPUT;
-        goto done;
+        if (st != QDQC_OK)
+            return RC_INPUT;
+    } else if (qdqc_module_run_reference(r->m, r->inbufs, r->outbufs) != QDQC_OK) {
+        return RC_INPUT;
     }
-    /* every output buffer is followed by OUT_CANARY bytes of a known value: an engine that
-     * writes past an output (a code generator bug) fails the run instead of passing silently */
-    for (size_t i = 0; i < nout; i++)
+    for (size_t i = 0; i < r->nout; i++)
         for (size_t b = 0; b < OUT_CANARY; b++)
-            if (((const unsigned char *)outbufs[i])[outbytes[i] + b] != OUT_CANARY_BYTE) {
-                rc = err(RC_INPUT, "the engine wrote past the end of output '%s'%s",
-                         qdqc_module_output_name(m, i), " (a code generator bug)");
-                goto done;
-            }
-    if (o->output_dir && !make_dirs(o->output_dir)) {
-        rc = RC_INPUT;
-        goto done;
-    }
+            if (((const unsigned char *)r->outbufs[i])[r->outbytes[i] + b] != OUT_CANARY_BYTE)
+                return err(RC_INPUT, "the engine wrote past the end of output '%s'%s",
+                           qdqc_module_output_name(r->m, i), " (a code generator bug)");
+    return RC_OK;
+}
+
+/* print, write (--output-dir) and compare (--expect) every output */
+static int
+report_outputs(Run *r)
+{
+    const RunOpts *o = r->o;
+    int rc = RC_OK;
+    if (o->output_dir && !make_dirs(o->output_dir))
+        return RC_INPUT;
     size_t nfail = 0;
-    for (size_t i = 0; i < nout; i++) {
-        size_t n = outbytes[i] / qdqc_elem_type_size(qdqc_module_output_elem_type(m, i));
-        print_summary(m, i, outbufs[i], n);
+    for (size_t i = 0; i < r->nout; i++) {
+        const char *et = qdqc_module_output_elem_type(r->m, i);
+        size_t n = r->outbytes[i] / qdqc_elem_type_size(et);
+        print_summary(r->m, i, r->outbufs[i], n);
         if (o->output_dir) {
-            char *path = join_path(o->output_dir, files[i]);
-            if (!path || qdqc_npy_write(ctx, path, qdqc_module_output_elem_type(m, i),
-                                        qdqc_module_output_rank(m, i),
-                                        qdqc_module_output_dims(m, i), outbufs[i]) != QDQC_OK)
+            char *path = join_path(o->output_dir, r->files[i]);
+            if (!path || qdqc_npy_write(r->ctx, path, et, qdqc_module_output_rank(r->m, i),
+                                        qdqc_module_output_dims(r->m, i),
+                                        r->outbufs[i]) != QDQC_OK)
                 rc = RC_INPUT;
             else
                 printf("  written to %s\n", path);
             free(path);
         }
-        if (ex[i].given && !compare_expect(m, i, outbufs[i], n, &ex[i], o))
+        if (r->ex[i].given && !compare_expect(r->m, i, r->outbufs[i], n, &r->ex[i], o))
             nfail++;
     }
     if (nfail) {
@@ -687,22 +679,85 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
                         "tolerance\n", nfail, nfail == 1 ? "" : "s", nfail == 1 ? "s" : "");
         rc = RC_INPUT;
     }
-done:
-    for (size_t i = 0; arrs && i < nin; i++)
-        qdqc_array_free(&arrs[i]);
-    for (size_t i = 0; outbufs && i < nout; i++)
-        free(outbufs[i]);
-    free(arrs);
-    free(inbufs);
-    free(outbufs);
-    free(outbytes);
+    return rc;
+}
+
+/* the run after the passes: scales[nout0] are the outputs' quantized units before them */
+static int
+run_module(Run *r, const double *scales, size_t nout0, bool jit)
+{
+    size_t nin = r->nin, nout = r->nout;
+    r->arrs = calloc(nin ? nin : 1, sizeof(qdqc_array));
+    r->inbufs = calloc(nin ? nin : 1, sizeof(void *));
+    r->outbufs = calloc(nout ? nout : 1, sizeof(void *));
+    r->outbytes = calloc(nout ? nout : 1, sizeof(size_t));
+    r->ex = calloc(nout ? nout : 1, sizeof(Expect));
+    if (!r->arrs || !r->inbufs || !r->outbufs || !r->outbytes || !r->ex)
+        return err(RC_INPUT, "out of memory%s%s", "", "");
+    int rc;
+    if ((rc = bind_inputs(r)) != RC_OK || (rc = prepare_inputs(r)) != RC_OK)
+        return rc;
+    for (size_t i = 0; i < nout; i++) /* else after the passes (a dequantize moved last) */
+        r->ex[i].scale = i < nout0 && scales[i] > 0 ? scales[i]
+                                                    : qdqc_module_output_scale(r->m, i);
+    if ((rc = read_expects(r->ctx, r->m, r->o, r->ex)) != RC_OK)
+        return rc;
+    if (!(r->files = output_file_names(r->m, nout)))
+        return err(RC_INPUT, "out of memory%s%s", "", "");
+    if ((rc = alloc_outputs(r)) != RC_OK || (rc = execute(r, jit)) != RC_OK)
+        return rc;
+    return report_outputs(r);
+}
+
+static void
+run_free(Run *r)
+{
+    for (size_t i = 0; r->arrs && i < r->nin; i++)
+        qdqc_array_free(&r->arrs[i]);
+    for (size_t i = 0; r->outbufs && i < r->nout; i++)
+        free(r->outbufs[i]);
+    free(r->arrs);
+    free(r->inbufs);
+    free(r->outbufs);
+    free(r->outbytes);
+    for (size_t i = 0; r->ex && i < r->nout; i++)
+        qdqc_array_free(&r->ex[i].a);
+    free(r->ex);
+    for (size_t i = 0; r->files && i < r->nout; i++)
+        free(r->files[i]);
+    free(r->files);
+}
+
+int
+qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
+{
+    const char *engine = o->engine ? o->engine : "jit";
+    bool jit = strcmp(engine, "jit") == 0;
+    if (strcmp(engine, "ref") != 0 && !jit)
+        return err(RC_USAGE, "unknown engine '%s' (available: ref, jit)%s", engine, "");
+    qdqc_module *m = NULL;
+    if (qdqc_module_load_file(ctx, o->model, &m) != QDQC_OK)
+        return RC_INPUT;
+    /* the quantized unit of each output, before the passes fold its dequantize into another
+     * op (a Gemm with a float result) */
+    size_t nout0 = qdqc_module_output_count(m);
+    double *scales = calloc(nout0 ? nout0 : 1, sizeof(double));
+    for (size_t i = 0; scales && i < nout0; i++)
+        scales[i] = qdqc_module_output_scale(m, i);
+    const char *passes = o->passes ? o->passes : "default";
+    int rc;
+    if (!scales) {
+        fprintf(stderr, "qdqc: error: out of memory\n");
+        rc = RC_INPUT;
+    } else if (*passes && qdqc_module_run_passes(m, passes) != QDQC_OK) {
+        rc = RC_INPUT;
+    } else {
+        Run r = {.ctx = ctx, .o = o, .m = m, .nin = qdqc_module_input_count(m),
+                 .nout = qdqc_module_output_count(m)};
+        rc = run_module(&r, scales, nout0, jit);
+        run_free(&r);
+    }
     free(scales);
-    for (size_t i = 0; ex && i < nout; i++)
-        qdqc_array_free(&ex[i].a);
-    free(ex);
-    for (size_t i = 0; files && i < nout; i++)
-        free(files[i]);
-    free(files);
     qdqc_module_destroy(m);
     return rc;
 }

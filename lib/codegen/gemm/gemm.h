@@ -31,22 +31,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codegen/target/isa.h"
 #include "codegen/target/target.h"
 #include "numerics/elementwise.h"
 
 typedef struct LLVMOpaqueModule *LLVMModuleRef;
 typedef struct LLVMOpaqueValue *LLVMValueRef;
-
-typedef enum CgGemmIsa {
-    CG_GEMM_GENERIC = 0,    /* plain LLVM IR (i16 products widened to i32), any target */
-    CG_GEMM_X86_AVX2,       /* vpmaddwd on sign/zero-extended i16: exact, no saturation */
-    CG_GEMM_X86_AVXVNNI,    /* vpdpbusd ymm ({vex} with avxvnni, EVEX with avx512vnni+vl) */
-    CG_GEMM_X86_AVX512VNNI, /* vpdpbusd zmm */
-    CG_GEMM_A64_NEON,       /* same IR as generic, tuned for 128-bit smull/smlal */
-    CG_GEMM_A64_DOTPROD,    /* sdot (usdot when the target also has i8mm and A is unsigned) */
-    CG_GEMM_A64_I8MM,       /* smmla / usmmla on 2x8 x 8x2 blocks */
-    CG_GEMM_ISA_COUNT
-} CgGemmIsa;
 
 typedef enum CgGemmEpilogue {
     CG_GEMM_EPI_I32,            /* raw int32 accumulator (out must be I32) */

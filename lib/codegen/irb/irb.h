@@ -6,13 +6,18 @@
 #ifndef QDQC_CODEGEN_IRB_IRB_H
 #define QDQC_CODEGEN_IRB_IRB_H
 
-#include "codegen/codegen.h"
+#include "codegen/target/isa.h"
+#include "codegen/target/target.h"
+#include "ir/ir.h"
+#include "numerics/elementwise.h"
 #include "codegen/irb/core.h"
 
 typedef struct LLVMOpaqueContext *LLVMContextRef;
 typedef struct LLVMOpaqueBuilder *LLVMBuilderRef;
 typedef struct LLVMOpaqueType *LLVMTypeRef;
 typedef struct LLVMOpaqueBasicBlock *LLVMBasicBlockRef;
+
+typedef struct CgGemmCache CgGemmCache; /* gemm/gemm.h; Kb only carries it */
 
 typedef struct Kb {
     LLVMContextRef c;

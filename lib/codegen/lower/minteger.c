@@ -16,6 +16,7 @@
  * per row of the result (a parallel-for unit), the result row itself holds int32 accumulators
  * acc[n] += (a[k] - za) * (b[k, n] - zb[n]) over k (a loop over n that LLVM vectorises), then,
  * with the epilogue, is overwritten in place by its f32 values. */
+#include "codegen/gemm/gemm.h"
 #include "codegen/lower/lower.h"
 
 #include <llvm-c/Core.h>

@@ -1,8 +1,9 @@
 /* qconv.h: geometry and epilogue of a qconv, shared by the qconv lowerings (qconv.c,
  * qconv_nhwc.c, qconv_dw.c) and the NHWC-aware element-wise ones. Internal to lib/codegen. */
-#ifndef QDQC_CODEGEN_LLVM_CONV_NHWC_H
-#define QDQC_CODEGEN_LLVM_CONV_NHWC_H
+#ifndef QDQC_CODEGEN_LOWER_QCONV_H
+#define QDQC_CODEGEN_LOWER_QCONV_H
 
+#include "codegen/gemm/gemm.h"
 #include "codegen/lower/lower.h"
 #include "codegen/plan/plan.h"
 

@@ -10,6 +10,7 @@
  *    The rows are split into about 16 units; a GEMM of one row block (M up to one register
  *    tile: a GEMV) is cut into up to WI8_SLICES column slices instead, so that the units still
  *    share the work. */
+#include "codegen/gemm/gemm.h"
 #include "codegen/lower/lower.h"
 
 #include <llvm-c/Core.h>

@@ -65,11 +65,6 @@ cg_plan_build(Kb *k, CgPlan *p);
 void
 cg_plan_free(CgPlan *p);
 
-/* The C ABI (abi.c): PREFIX_run_ex (calling fns[s] for step s of p), PREFIX_run,
- * PREFIX_workspace_size; with profile also PREFIX_run_profile (the step hook around every step). */
-void
-cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile);
-
 /* ---- activation layout plan (layout.c) ----
  * Which values are stored NHWC instead of the graph's logical NCHW: rank-4 results of
  * non-grouped qconv, depthwise qconv (multiplier 1) and same-shape integer element-wise ops

@@ -6,8 +6,20 @@
 #ifndef QDQC_CODEGEN_TARGET_ISA_H
 #define QDQC_CODEGEN_TARGET_ISA_H
 
-#include "codegen/gemm/gemm.h"
 #include "codegen/target/target.h"
+
+/* The kernel paths (one per instruction family the GEMM table and the other emitters know).
+ * Which one a target takes is gemm/isa.c's choice (cg_gemm_isa_best, cg_gemm_isa_supported). */
+typedef enum CgGemmIsa {
+    CG_GEMM_GENERIC = 0,    /* plain LLVM IR (i16 products widened to i32), any target */
+    CG_GEMM_X86_AVX2,       /* vpmaddwd on sign/zero-extended i16: exact, no saturation */
+    CG_GEMM_X86_AVXVNNI,    /* vpdpbusd ymm ({vex} with avxvnni, EVEX with avx512vnni+vl) */
+    CG_GEMM_X86_AVX512VNNI, /* vpdpbusd zmm */
+    CG_GEMM_A64_NEON,       /* same IR as generic, tuned for 128-bit smull/smlal */
+    CG_GEMM_A64_DOTPROD,    /* sdot (usdot when the target also has i8mm and A is unsigned) */
+    CG_GEMM_A64_I8MM,       /* smmla / usmmla on 2x8 x 8x2 blocks */
+    CG_GEMM_ISA_COUNT
+} CgGemmIsa;
 
 /* i32 lanes of the vectors kernels use on (t, isa): 16 on the avx512vnni path (the only one
  * that makes 512-bit vectors legal, cg_function_set_target), 8 on x86 with AVX2, else 4

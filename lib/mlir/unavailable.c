@@ -1,6 +1,6 @@
-/* pending.c: stand-ins for the MLIR reader and writer in builds without MLIR
+/* unavailable.c: stand-ins for the MLIR reader and writer in builds without MLIR
  * (QDQC_ENABLE_MLIR=OFF); each reports a clear error. */
-#include "import.h"
+#include "import/import.h"
 #include "mlir/export.h"
 
 #ifndef QDQC_HAVE_MLIR

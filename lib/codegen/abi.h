@@ -1,0 +1,13 @@
+/* abi.h: the public functions of a compiled model (abi.c; docs/abi.md), emitted after the
+ * steps: cg_build (build.c) calls it, and nothing below lib/codegen's top files does. */
+#ifndef QDQC_CODEGEN_ABI_H
+#define QDQC_CODEGEN_ABI_H
+
+#include "codegen/plan/plan.h"
+
+/* The C ABI (abi.c): PREFIX_run_ex (calling fns[s] for step s of p), PREFIX_run,
+ * PREFIX_workspace_size; with profile also PREFIX_run_profile (the step hook around every step). */
+void
+cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile);
+
+#endif
