@@ -22,45 +22,7 @@
 #error "numerics.c needs FLT_EVAL_METHOD == 0 (SSE2 / NEON float arithmetic)"
 #endif
 
-int32_t
-qn_saturate(int64_t v, int32_t qmin, int32_t qmax)
-{
-    if (v < qmin)
-        return qmin;
-    if (v > qmax)
-        return qmax;
-    return (int32_t)v;
-}
-
 /* ---- rounding ---- */
-
-int64_t
-qn_round_half_even_f32_i64(float x)
-{
-    if (x != x)
-        return 0;
-    if (x >= 0x1p63f)
-        return INT64_MAX;
-    if (x < -0x1p63f)
-        return INT64_MIN;
-    /* From 2^23 on every f32 is an integer: the conversion is exact. */
-    if (x >= 0x1p23f || x <= -0x1p23f)
-        return (int64_t)x;
-    /* |x| < 2^23: t = trunc(x) is exact in f32, and x - t is exact (t == 0, or t and x in the
-     * same binade / within a factor 2: Sterbenz), so the comparisons below see the true
-     * fractional part. No operation here is inexact, so the rounding mode is irrelevant. */
-    int32_t t = (int32_t)x;
-    float frac = x - (float)t;
-    if (frac > 0.5f)
-        return (int64_t)t + 1;
-    if (frac < -0.5f)
-        return (int64_t)t - 1;
-    if (frac == 0.5f)
-        return (int64_t)t + (t % 2 != 0 ? 1 : 0); /* x > 0: tie between t and t + 1 */
-    if (frac == -0.5f)
-        return (int64_t)t - (t % 2 != 0 ? 1 : 0); /* x < 0: tie between t - 1 and t */
-    return t;
-}
 
 int32_t
 qn_round_half_even_f32(float x)
@@ -118,25 +80,6 @@ qn_round_div_half_even(int64_t num, int64_t den)
 }
 
 /* ---- quantize / dequantize ---- */
-
-int32_t
-qn_quantize_f32(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax)
-{
-    float v = x / scale; /* ONNX: a true f32 division, not a multiply by 1/scale */
-    if (v != v)
-        return qn_saturate(zp, qmin, qmax);
-    /* Beyond 2^40 the result saturates for any int32 zp and range: clamp so the int64 sum below
-     * cannot overflow (covers +-inf too). Rounding then saturating equals ORT's clamp-then-round
-     * because the bounds are integers and rounding is monotone. */
-    int64_t r;
-    if (v >= 0x1p40f)
-        r = (int64_t)1 << 40;
-    else if (v <= -0x1p40f)
-        r = -((int64_t)1 << 40);
-    else
-        r = qn_round_half_even_f32_i64(v);
-    return qn_saturate(r + zp, qmin, qmax);
-}
 
 float
 qn_dequantize(int32_t q, float scale, int32_t zp)

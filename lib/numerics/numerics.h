@@ -20,7 +20,7 @@
 
 /* saturate(round_half_even(x / scale) + zp) to [qmin, qmax]; x / scale is one f32 division.
  * NaN -> zp (clamped to [qmin, qmax]); +inf -> qmax, -inf -> qmin (also for huge quotients). */
-int32_t qn_quantize_f32(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax);
+static inline int32_t qn_quantize_f32(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax);
 
 /* (float)(q - zp) * scale: integer subtraction (exact, in int64), conversion to f32, one f32
  * multiply. Exact conversion while |q - zp| <= 2^24. */
@@ -124,7 +124,7 @@ int32_t qn_quantize_bias(float b, float sx, float sw);
 int32_t qn_round_half_even_f32(float x);
 
 /* The same for |x| < 2^63 returning int64 (saturating outside, NaN -> 0). */
-int64_t qn_round_half_even_f32_i64(float x);
+static inline int64_t qn_round_half_even_f32_i64(float x);
 
 /* Round half to even of x (double), for |x| < 2^63 (saturating outside, NaN -> 0). */
 int64_t qn_round_half_even_f64(double x);
@@ -133,7 +133,7 @@ int64_t qn_round_half_even_f64(double x);
 int64_t qn_round_div_half_even(int64_t num, int64_t den);
 
 /* min(max(v, qmin), qmax). */
-int32_t qn_saturate(int64_t v, int32_t qmin, int32_t qmax);
+static inline int32_t qn_saturate(int64_t v, int32_t qmin, int32_t qmax);
 
 /* Storage range of an integer type of `bits` bits: signed (bits 2..32) [-2^(b-1), 2^(b-1)-1],
  * unsigned (bits 1..31; ranges are int32) [0, 2^b-1]. `narrow` drops the lowest value:
@@ -154,5 +154,66 @@ const char *qn_check_qparams(float scale, int32_t zp, int32_t qmin, int32_t qmax
  * "invalid quantization parameters" instead. */
 const char *qn_check_qparams_r(float scale, int32_t zp, int32_t qmin, int32_t qmax, char *buf,
                                size_t size);
+
+
+/* ---- definitions of the inline functions above (called per element by the folding passes
+ * and the reference interpreter) ---- */
+
+static inline int32_t
+qn_saturate(int64_t v, int32_t qmin, int32_t qmax)
+{
+    if (v < qmin)
+        return qmin;
+    if (v > qmax)
+        return qmax;
+    return (int32_t)v;
+}
+
+static inline int64_t
+qn_round_half_even_f32_i64(float x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 0x1p63f)
+        return INT64_MAX;
+    if (x < -0x1p63f)
+        return INT64_MIN;
+    /* From 2^23 on every f32 is an integer: the conversion is exact. */
+    if (x >= 0x1p23f || x <= -0x1p23f)
+        return (int64_t)x;
+    /* |x| < 2^23: t = trunc(x) is exact in f32, and x - t is exact (t == 0, or t and x in the
+     * same binade / within a factor 2: Sterbenz), so the comparisons below see the true
+     * fractional part. No operation here is inexact, so the rounding mode is irrelevant. */
+    int32_t t = (int32_t)x;
+    float frac = x - (float)t;
+    if (frac > 0.5f)
+        return (int64_t)t + 1;
+    if (frac < -0.5f)
+        return (int64_t)t - 1;
+    if (frac == 0.5f)
+        return (int64_t)t + (t % 2 != 0 ? 1 : 0); /* x > 0: tie between t and t + 1 */
+    if (frac == -0.5f)
+        return (int64_t)t - (t % 2 != 0 ? 1 : 0); /* x < 0: tie between t - 1 and t */
+    return t;
+}
+
+static inline int32_t
+qn_quantize_f32(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax)
+{
+    float v = x / scale; /* ONNX: a true f32 division, not a multiply by 1/scale */
+    if (v != v)
+        return qn_saturate(zp, qmin, qmax);
+    /* Beyond 2^40 the result saturates for any int32 zp and range: clamp so the int64 sum below
+     * cannot overflow (covers +-inf too). Rounding then saturating equals ORT's clamp-then-round
+     * because the bounds are integers and rounding is monotone. */
+    int64_t r;
+    if (v >= 0x1p40f)
+        r = (int64_t)1 << 40;
+    else if (v <= -0x1p40f)
+        r = -((int64_t)1 << 40);
+    else
+        r = qn_round_half_even_f32_i64(v);
+    return qn_saturate(r + zp, qmin, qmax);
+}
 
 #endif
