@@ -3,6 +3,8 @@
  * are drawn in [-1, 1)). GOPS = 2 * (int8 + int16xint8 MACs of `qdqc --report`) / median time. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_cmd.h"
+
+#include "cli_util.h"
 #include "json_out.h"
 #include "par_profile.h"
 
@@ -81,15 +83,6 @@ report_macs(qdqc_module *m, unsigned long long *m16)
     *m16 = count_before(r, " int16xint8 MACs");
     qdqc_string_free(r);
     return macs;
-}
-
-static size_t
-numel(int rank, const int64_t *dims)
-{
-    size_t n = 1;
-    for (int i = 0; i < rank; i++)
-        n *= (size_t)(dims[i] > 0 ? dims[i] : 0);
-    return n;
 }
 
 /* The header of every JSON report: {"model": ..., "mode": ..., */
@@ -330,7 +323,7 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
     for (size_t i = 0; i < nin; i++) {
         const char *et = qdqc_module_input_elem_type(m, i);
         size_t es = qdqc_elem_type_size(et);
-        size_t n = numel(qdqc_module_input_rank(m, i), qdqc_module_input_dims(m, i));
+        size_t n = cli_numel(qdqc_module_input_rank(m, i), qdqc_module_input_dims(m, i));
         if (!es || !(in[i] = calloc(n ? n : 1, es))) {
             fprintf(stderr, "qdqc: error: cannot allocate input '%s'\n", qdqc_module_input_name(m, i));
             goto done;
@@ -339,7 +332,7 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
     }
     for (size_t i = 0; i < nout; i++) {
         size_t es = qdqc_elem_type_size(qdqc_module_output_elem_type(m, i));
-        size_t n = numel(qdqc_module_output_rank(m, i), qdqc_module_output_dims(m, i));
+        size_t n = cli_numel(qdqc_module_output_rank(m, i), qdqc_module_output_dims(m, i));
         if (!es || !(out[i] = calloc(n ? n : 1, es))) {
             fprintf(stderr, "qdqc: error: cannot allocate output '%s'\n", qdqc_module_output_name(m, i));
             goto done;

@@ -21,6 +21,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "compare_cmd.h"
 
+#include "cli_util.h"
+
 #include "json_out.h"
 #include "support/file_write.h"
 
@@ -69,37 +71,6 @@ fail(const char *fmt, const char *a, const char *b)
     fprintf(stderr, fmt, a, b);
     fputc('\n', stderr);
     return RC_INPUT;
-}
-
-static size_t
-numel(int rank, const int64_t *dims)
-{
-    size_t n = 1;
-    for (int i = 0; i < rank; i++)
-        n *= (size_t)(dims[i] > 0 ? dims[i] : 0);
-    return n;
-}
-
-/* ---- inputs ---- */
-
-static uint64_t
-splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* the same floats as `qdqc run --random-inputs SEED`: uniform in [-1, 1) */
-static void
-fill_random_f32(float *p, size_t n, uint64_t seed)
-{
-    uint64_t s = seed;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = splitmix(&s);
-        p[i] = (float)((double)(r >> 40) / (double)(1 << 24) * 2.0 - 1.0);
-    }
 }
 
 /* ---- rows: qdqc_compare_row (lib/api/compare.c) ---- */
@@ -755,7 +726,7 @@ set_inputs(qdqc_context *ctx, const qdqc_module *m, void **bufs, const CmpOpts *
     for (size_t i = 0; i < nin; i++) {
         const char *name = qdqc_module_input_name(m, i);
         const char *et = qdqc_module_input_elem_type(m, i);
-        size_t n = numel(qdqc_module_input_rank(m, i), qdqc_module_input_dims(m, i));
+        size_t n = cli_numel(qdqc_module_input_rank(m, i), qdqc_module_input_dims(m, i));
         const char *file = NULL;
         for (int k = 0; k < o->ninputs; k++) {
             const char *eq = strchr(o->inputs[k], '=');
@@ -776,7 +747,7 @@ set_inputs(qdqc_context *ctx, const qdqc_module *m, void **bufs, const CmpOpts *
                 free(sf);
                 return RC_INPUT;
             }
-            if (strcmp(a.elem_type, et) || numel(a.rank, a.dims) != n) {
+            if (strcmp(a.elem_type, et) || cli_numel(a.rank, a.dims) != n) {
                 qdqc_array_free(&a);
                 int rc = fail("input '%s': %s does not match the model's input (type, size)",
                               name, file);
@@ -787,7 +758,7 @@ set_inputs(qdqc_context *ctx, const qdqc_module *m, void **bufs, const CmpOpts *
             qdqc_array_free(&a);
             free(sf);
         } else if (!strcmp(et, "f32")) {
-            fill_random_f32(bufs[i], n, seed + i);
+            cli_fill_random(bufs[i], n, "f32", seed, i);
         } else {
             return fail("input '%s' (%s) needs --input %s=FILE.npy", name, et);
         }
@@ -830,7 +801,7 @@ qdqc_cli_compare(qdqc_context *ctx, qdqc_compile_options *copts, int argc, char 
     if (!in)
         goto done;
     for (size_t i = 0; i < nin; i++) {
-        in[i] = calloc(numel(qdqc_module_input_rank(qm, i), qdqc_module_input_dims(qm, i)) + 1,
+        in[i] = calloc(cli_numel(qdqc_module_input_rank(qm, i), qdqc_module_input_dims(qm, i)) + 1,
                        qdqc_elem_type_size(qdqc_module_input_elem_type(qm, i)));
         if (!in[i])
             goto done;

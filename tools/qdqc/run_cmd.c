@@ -8,6 +8,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run_cmd.h"
 
+#include "cli_util.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -29,51 +31,6 @@ err(int rc, const char *fmt, const char *a, const char *b)
     fprintf(stderr, fmt, a, b);
     fputc('\n', stderr);
     return rc;
-}
-
-static uint64_t
-splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Deterministic inputs: floats uniform in [-1, 1), 8/16-bit integers over their full range,
- * wider integers in [0, 3], bool 0/1. */
-static bool
-fill_random(void *buf, size_t n, const char *et, uint64_t seed)
-{
-    uint64_t s = seed;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = splitmix(&s);
-        if (!strcmp(et, "f32")) {
-            float v = (float)((double)(r >> 40) / (double)(1 << 24) * 2.0 - 1.0);
-            memcpy((char *)buf + 4 * i, &v, 4);
-        } else if (!strcmp(et, "f64")) {
-            double v = (double)(r >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-            memcpy((char *)buf + 8 * i, &v, 8);
-        } else if (!strcmp(et, "i8") || !strcmp(et, "u8")) {
-            ((uint8_t *)buf)[i] = (uint8_t)r;
-        } else if (!strcmp(et, "i4") || !strcmp(et, "u4")) {
-            ((uint8_t *)buf)[i] = !strcmp(et, "u4") ? (uint8_t)(r & 15) : (uint8_t)((int)(r & 15) - 8);
-        } else if (!strcmp(et, "i16") || !strcmp(et, "u16")) {
-            uint16_t v = (uint16_t)r;
-            memcpy((char *)buf + 2 * i, &v, 2);
-        } else if (!strcmp(et, "i32") || !strcmp(et, "u32")) {
-            uint32_t v = (uint32_t)(r & 3);
-            memcpy((char *)buf + 4 * i, &v, 4);
-        } else if (!strcmp(et, "i64")) {
-            uint64_t v = r & 3;
-            memcpy((char *)buf + 8 * i, &v, 8);
-        } else if (!strcmp(et, "bool")) {
-            ((uint8_t *)buf)[i] = (uint8_t)(r & 1);
-        } else {
-            return false;
-        }
-    }
-    return true;
 }
 
 /* mkdir -p */
@@ -594,7 +551,7 @@ prepare_inputs(Run *r)
         } else {
             if (!(r->arrs[i].data = calloc(n ? n : 1, es)))
                 return err(RC_INPUT, "out of memory%s%s", "", "");
-            if (!fill_random(r->arrs[i].data, n, et, r->o->seed * 1000003u + i))
+            if (!cli_fill_random(r->arrs[i].data, n, et, r->o->seed, i))
                 return err(RC_INPUT, "cannot generate random inputs of type %s for '%s'", et,
                            name);
         }

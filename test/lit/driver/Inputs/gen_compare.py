@@ -36,6 +36,9 @@ f = model([h.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
            h.make_node("MatMul", ["r", "w2"], ["y"], name="mm2")],
           [nh.from_array(I, "w1"), nh.from_array(I, "w2")], "float_net")
 onnx.save(f, os.path.join(out, "float.onnx"))
+# y = x: `qdqc run --random-inputs S` writes the input it generated for seed S
+onnx.save(model([h.make_node("Identity", ["x"], ["y"], name="id")], [], "ident"),
+          os.path.join(out, "ident.onnx"))
 
 
 def qdq(t, src, dst, s):
