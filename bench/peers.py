@@ -5,12 +5,16 @@
                                     [--rounds 5] [--budget 2.0] [--max-iters 40]
                                     [--out docs/peers.md] [--json WORK/peers.json] [--reuse]
 
+With --corpus DIR, the models are every quantized file of a producer corpus (the WORKDIR of
+test/models/producers/run_corpus.py: DIR/<producer>/<model>_<variant>.onnx, named
+<producer>/<file> in the table) and the table goes into OUT's `corpus` section instead.
 Models (default): the small fixtures networks (test/models/fixtures/resnet_ort_u8.onnx,
 mobilenetv2_ort_u8.onnx, 32x32), the 224x224 networks of `test/models/gen_fixtures.py --full`
 (ResNet-18 and MobileNetV2 as ORT quantize_static, torch and TensorRT write them) and transformer
 blocks of test/models/gen_transformers.py (tiny and base), generated into WORK/models like
 bench/run_bench.py does. A name in --models is a fixture (test/models/fixtures/NAME.onnx), a
-generated model, or a path to a .onnx file (its input: a seeded standard-normal tensor).
+generated model, or a path to a .onnx file (its inputs, seeded: floats standard normal, integer
+inputs 1 for attention masks, 0 for token type ids, else in [0, 100); an .npz when several).
 
 Engines, each in its own process (bench/peers_worker.py under the peer python, tools/setup.sh
 --peer), fed the same input:
@@ -206,17 +210,49 @@ def ensure_models(a, names):
 
 
 def input_for(a, name, path, given):
+    """A seeded input file for path: one .npy for a one-input model, else an .npz of every graph
+    input by name (float: standard normal; integer: attention masks 1, token type ids 0, other
+    ids (token ids, positions) in [0, 100))."""
     if given and os.path.exists(given):
         return given
     import onnx
     m = onnx.load(path, load_external_data=False)
     inits = {i.name for i in m.graph.initializer}
-    i0 = [i for i in m.graph.input if i.name not in inits][0]
-    dims = [d.dim_value or 1 for d in i0.type.tensor_type.shape.dim]
-    f = os.path.join(a.work, "inputs", re.sub(r"[^A-Za-z0-9_.]", "_", name) + ".npy")
-    os.makedirs(os.path.dirname(f), exist_ok=True)
-    np.save(f, np.random.default_rng(7).standard_normal(dims).astype(np.float32))
-    return f
+    ins = [i for i in m.graph.input if i.name not in inits]
+    rng = np.random.default_rng(7)
+    arrs = {}
+    for i in ins:
+        dims = [d.dim_value or 1 for d in i.type.tensor_type.shape.dim]
+        et = i.type.tensor_type.elem_type
+        dt = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(et) if hasattr(onnx.helper, "tensor_dtype_to_np_dtype")
+                      else onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[et])  # Debian's onnx 1.13
+        if np.issubdtype(dt, np.floating):
+            arrs[i.name] = rng.standard_normal(dims).astype(dt)
+        elif "mask" in i.name:
+            arrs[i.name] = np.ones(dims, dt)
+        elif "type" in i.name:
+            arrs[i.name] = np.zeros(dims, dt)
+        else:
+            arrs[i.name] = rng.integers(0, 100, dims).astype(dt)
+    stem = os.path.join(a.work, "inputs", re.sub(r"[^A-Za-z0-9_.]", "_", name))
+    os.makedirs(os.path.dirname(stem), exist_ok=True)
+    if len(arrs) == 1:
+        np.save(stem + ".npy", next(iter(arrs.values())))
+        return stem + ".npy"
+    np.savez(stem + ".npz", **arrs)
+    return stem + ".npz"
+
+
+def corpus_models(d):
+    """Every quantized file of a producer corpus directory (test/models/producers/run_corpus.py's
+    WORKDIR: <producer>/<model>_<variant>.onnx; the float models left out), as paths."""
+    out = []
+    for prod in sorted(os.listdir(d)):
+        pd = os.path.join(d, prod)
+        if prod == "float" or not os.path.isdir(pd):
+            continue
+        out += [os.path.join(pd, f) for f in sorted(os.listdir(pd)) if f.endswith(".onnx")]
+    return out
 
 
 def profile(a, path):
@@ -235,13 +271,16 @@ def profile(a, path):
 
 def bench_model(a, name):
     path, given = model_path(a, name)
-    rec = dict(model=name, file=os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path),
+    shown = name
+    if name.endswith(".onnx"):  # a path: its producer folder and file, as the corpus names them
+        shown = "/".join(os.path.normpath(name).split(os.sep)[-2:])[:-len(".onnx")]
+    rec = dict(model=shown, file=os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path),
                engines={})
     if not os.path.exists(path):
         rec["error"] = "missing " + path
         return rec
-    inp = input_for(a, name, path, given)
-    work = os.path.join(a.work, "run", name)
+    inp = input_for(a, shown, path, given)
+    work = os.path.join(a.work, "run", re.sub(r"[^A-Za-z0-9_.]", "_", shown))
     os.makedirs(work, exist_ok=True)
     lib = os.path.join(a.build, "libqdqc.so")
     scales, onames = dq_scales(path)
@@ -266,7 +305,7 @@ def bench_model(a, name):
         er = dict(engine=e, threads=t, label=label(e, t))
         rec["engines"][label(e, t)] = er
         if w.error:
-            er["error"] = w.error
+            er["error"] = w.error.replace(os.path.dirname(path) + os.sep, "")  # the file, not where it lies
             log("  %s" % w.error)
             continue
         er["compile_s"] = w.compile_s
@@ -342,7 +381,7 @@ def report(a, recs, meta):
     labels = []
     for r in recs:
         labels += [l for l in r["engines"] if l not in labels]
-    L = ["<!-- peers:begin -->",
+    L = ["<!-- %s:begin -->" % a.section,
          "Measured %s on %s; load average %s at the start, %s at the end. %s; ONNX Runtime %s, "
          "Apache TVM %s, IREE %s (compiler) / %s (runtime), from the peer environment "
          "(tools/peer-requirements.txt). Command: `%s`." %
@@ -381,17 +420,18 @@ def report(a, recs, meta):
         for r in prof:
             L.append("- %s (%s fastest): %s" % (r["model"], r["fastest_1t"], ", ".join(
                 "%s %.0f%%" % (op, 100 * s) for op, s in r["profile"])))
-    L.append("<!-- peers:end -->")
+    L.append("<!-- %s:end -->" % a.section)
     return "\n".join(L) + "\n"
 
 
-def write_doc(path, text):
-    old = open(path).read() if os.path.exists(path) else "# Peers\n\n<!-- peers:begin -->\n<!-- peers:end -->\n"
-    i, j = old.find("<!-- peers:begin -->"), old.find("<!-- peers:end -->")
+def write_doc(path, text, section="peers"):
+    b, e = "<!-- %s:begin -->" % section, "<!-- %s:end -->" % section
+    old = open(path).read() if os.path.exists(path) else "# Peers\n\n%s\n%s\n" % (b, e)
+    i, j = old.find(b), old.find(e)
     if i < 0 or j < 0:
-        old += "\n<!-- peers:begin -->\n<!-- peers:end -->\n"
-        i, j = old.find("<!-- peers:begin -->"), old.find("<!-- peers:end -->")
-    new = old[:i] + text.rstrip("\n") + old[j + len("<!-- peers:end -->"):]
+        old += "\n%s\n%s\n" % (b, e)
+        i, j = old.find(b), old.find(e)
+    new = old[:i] + text.rstrip("\n") + old[j + len(e):]
     with open(path, "w") as f:
         f.write(new)
 
@@ -410,16 +450,21 @@ def main():
     ap.add_argument("--engines", default=",".join("%s:%d" % et for et in ENGINES),
                     help="ENGINE:THREADS list; also iree-mlir:1 (qdqc's MLIR export through IREE)")
     ap.add_argument("--reuse", action="store_true", help="re-render the table of the last run's JSON")
+    ap.add_argument("--corpus", help="a producer corpus directory (run_corpus.py's WORKDIR): its "
+                    "quantized files instead of --models")
+    ap.add_argument("--section", default=None, help="the marked section of OUT to write "
+                    "(<!-- NAME:begin/end -->; default peers, or corpus with --corpus)")
     a = ap.parse_args()
+    a.section = a.section or ("corpus" if a.corpus else "peers")
     a.build, a.work = os.path.abspath(a.build), os.path.abspath(a.work)
     a.engines = [(e.split(":")[0], int(e.split(":")[1]) if ":" in e else 1) for e in a.engines.split(",") if e]
-    names = [m for m in a.models.split(",") if m]
+    names = corpus_models(os.path.abspath(a.corpus)) if a.corpus else [m for m in a.models.split(",") if m]
     if a.reuse:
         d = json.load(open(a.json or os.path.join(a.work, "peers.json")))
         a.rounds = int(re.search(r"--rounds (\d+)", d["meta"]["command"]).group(1)) \
             if "--rounds" in d["meta"]["command"] else a.rounds
         text = report(a, d["models"], d["meta"])
-        write_doc(a.out, text)
+        write_doc(a.out, text, a.section)
         sys.stdout.write(text)
         return 0
     why = peerenv.check(module="tvm") or peerenv.check(module="iree.runtime")
@@ -440,7 +485,7 @@ def main():
     with open(a.json or os.path.join(a.work, "peers.json"), "w") as f:
         json.dump(dict(meta=meta, models=recs), f, indent=1)
     text = report(a, recs, meta)
-    write_doc(a.out, text)
+    write_doc(a.out, text, a.section)
     sys.stdout.write(text)
     return 0
 

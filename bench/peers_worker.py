@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """peers_worker.py: one engine on one model for bench/peers.py (runs under the peer python).
 
-  PEER_PYTHON bench/peers_worker.py ENGINE MODEL.onnx INPUT.npy THREADS WORKDIR [LIBQDQC]
+  PEER_PYTHON bench/peers_worker.py ENGINE MODEL.onnx INPUT.npy|INPUTS.npz THREADS WORKDIR [LIBQDQC]
+
+INPUT: one array for a one-input model, or an .npz holding every graph input by name.
 
 ENGINE: qdqc (JIT through libqdqc.so's C API, ctypes), ort (--opt all), ortlit (--opt disabled),
 tvm (Relax: relax.frontend.onnx.from_onnx, the "zero" pipeline, tvm.compile for
@@ -39,11 +41,11 @@ def host_cpu():
         return "native"
 
 
-def load_qdqc(model, x, threads, lib):
+def load_qdqc(model, xs, threads, lib):
     sys.path.insert(0, HERE)
     import run_bench
     q = run_bench.Qdqc(lib)
-    m = q.load(model, x)
+    m = q.load(model, xs)
     m.set_threads(threads)
 
     def f():
@@ -53,41 +55,42 @@ def load_qdqc(model, x, threads, lib):
     return f
 
 
-def load_ort(model, x, threads, opt):
+def load_ort(model, xs, threads, opt):
     sys.path.insert(0, HERE)
     import ort_run
     import onnxruntime as ort
     s = ort.InferenceSession(model, ort_run.session_options(ort, opt, threads),
                              providers=["CPUExecutionProvider"])
-    feeds = {s.get_inputs()[0].name: x}
+    feeds = {i.name: x for i, x in zip(s.get_inputs(), xs)}
     return lambda: s.run(None, feeds)
 
 
-def load_tvm(model, x, threads, work):
+def load_tvm(model, xs, threads, work):
     os.environ["TVM_NUM_THREADS"] = str(threads)
     import onnx
     import tvm
     from tvm import relax
     from tvm.relax.frontend.onnx import from_onnx
     m = onnx.load(model)
-    name = m.graph.input[0].name
-    mod = from_onnx(m, shape_dict={name: list(x.shape)}, keep_params_in_input=False)
+    names = graph_inputs(model)
+    mod = from_onnx(m, shape_dict={n: list(x.shape) for n, x in zip(names, xs)},
+                    keep_params_in_input=False)
     mod = relax.transform.DecomposeOpsForInference()(mod)
     target = tvm.target.Target({"kind": "llvm", "mcpu": host_cpu(), "num-cores": threads})
     with tvm.transform.PassContext(opt_level=3):
         mod = relax.get_pipeline("zero")(mod)
         ex = tvm.compile(mod, target)
     vm = relax.VirtualMachine(ex, tvm.cpu())
-    xt = tvm.runtime.tensor(x) if hasattr(tvm.runtime, "tensor") else tvm.nd.array(x)
+    xt = [tvm.runtime.tensor(x) if hasattr(tvm.runtime, "tensor") else tvm.nd.array(x) for x in xs]
 
     def f():
-        r = vm["main"](xt)
+        r = vm["main"](*xt)
         r = r if isinstance(r, (list, tuple)) or not hasattr(r, "numpy") else [r]
         return [o.numpy() for o in r]
     return f
 
 
-def load_iree(model, x, threads, work):
+def load_iree(model, xs, threads, work):
     import iree.runtime as rt
     bindir = os.path.dirname(sys.executable)
     mlir = os.path.join(work, "iree.mlir")
@@ -110,16 +113,16 @@ def load_iree(model, x, threads, work):
     ctx.add_vm_module(vm)
     names = [n for n in vm.function_names if not n.startswith("__") and "$" not in n]
     fn = ctx.modules[vm.name]["main_graph" if "main_graph" in names else names[0]]
-    dx = rt.asdevicearray(cfg.device, x)
+    dx = [rt.asdevicearray(cfg.device, x) for x in xs]
 
     def f():
-        r = fn(dx)
+        r = fn(*dx)
         r = r if isinstance(r, (list, tuple)) else [r]
         return [o.to_host() for o in r]
     return f
 
 
-def load_iree_mlir(model, x, threads, work, lib):
+def load_iree_mlir(model, xs, threads, work, lib):
     """qdqc's own export: `qdqc --requant=fixed --emit=mlir`, the generic form (mlir-opt-22), then
     iree-compile and iree.runtime as load_iree (docs/mlir.md, "Running exported MLIR with IREE")."""
     import iree.runtime as rt
@@ -138,10 +141,26 @@ def load_iree_mlir(model, x, threads, work, lib):
     fn = m[func]
 
     def f():
-        r = fn(x)
+        r = fn(*xs)
         r = r if isinstance(r, (list, tuple)) else [r]
         return [o.to_host() for o in r]
     return f
+
+
+def graph_inputs(model):
+    """The names of the model's graph inputs that are not initializers, in order."""
+    import onnx
+    m = onnx.load(model, load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    return [i.name for i in m.graph.input if i.name not in inits]
+
+
+def load_inputs(model, inp):
+    """The input arrays in the model's input order (.npz: by name; .npy: the one input)."""
+    if not inp.endswith(".npz"):
+        return [np.ascontiguousarray(np.load(inp))]
+    z = np.load(inp)
+    return [np.ascontiguousarray(z[n]) for n in graph_inputs(model)]
 
 
 def main():
@@ -149,19 +168,19 @@ def main():
     threads = int(threads)
     lib = sys.argv[6] if len(sys.argv) > 6 else None
     os.makedirs(work, exist_ok=True)
-    x = np.ascontiguousarray(np.load(inp))
     t0 = time.perf_counter()
     try:
+        xs = load_inputs(model, inp)
         if engine == "qdqc":
-            f = load_qdqc(model, x, threads, lib)
+            f = load_qdqc(model, xs, threads, lib)
         elif engine in ("ort", "ortlit"):
-            f = load_ort(model, x, threads, "all" if engine == "ort" else "disabled")
+            f = load_ort(model, xs, threads, "all" if engine == "ort" else "disabled")
         elif engine == "tvm":
-            f = load_tvm(model, x, threads, work)
+            f = load_tvm(model, xs, threads, work)
         elif engine == "iree":
-            f = load_iree(model, x, threads, work)
+            f = load_iree(model, xs, threads, work)
         elif engine == "iree-mlir":
-            f = load_iree_mlir(model, x, threads, work, lib)
+            f = load_iree_mlir(model, xs, threads, work, lib)
         else:
             raise ValueError("unknown engine " + engine)
         outs = f()

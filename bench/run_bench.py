@@ -168,7 +168,8 @@ class Qdqc:
             r = lib.qdqc_module_output_rank(m, i)
             dims = lib.qdqc_module_output_dims(m, i)
             et = lib.qdqc_module_output_elem_type(m, i).decode()
-            dt = {"f32": np.float32, "i8": np.int8, "u8": np.uint8, "i32": np.int32}[et]
+            dt = {"f32": np.float32, "i8": np.int8, "u8": np.uint8, "i32": np.int32,
+                  "i64": np.int64, "i16": np.int16, "u16": np.uint16}[et]
             outs.append(np.zeros([dims[d] for d in range(r)], dt))
         j = V()
         t0 = time.perf_counter()
@@ -183,7 +184,8 @@ class Model:
     def __init__(self, q, ctx, j, x, outs, jit_s):
         self.q, self.ctx, self.j, self.x, self.outs, self.jit_s = q, ctx, j, x, outs, jit_s
         V = ctypes.c_void_p
-        self.ins = (V * 1)(x.ctypes.data)
+        xs = list(x) if isinstance(x, (list, tuple)) else [x]  # the model's inputs in order
+        self.ins = (V * len(xs))(*[a.ctypes.data for a in xs])
         self.outp = (V * len(outs))(*[o.ctypes.data for o in outs])
         self.workspace = q.lib.qdqc_jit_workspace_size(j)
         self.pool = None
