@@ -133,14 +133,14 @@ def dq_scales(model):
     import onnx
     from onnx import numpy_helper
     m = onnx.load(model, load_external_data=False)
-    inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
-    consts = {}
+    # only the scales: the weights may have types this onnx cannot decode (Debian's 1.13: int4)
+    want = {n.input[1] for n in m.graph.node if n.op_type == "DequantizeLinear" and len(n.input) > 1}
+    inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer if i.name in want}
     for n in m.graph.node:
-        if n.op_type == "Constant":
+        if n.op_type == "Constant" and n.output[0] in want:
             for a in n.attribute:
                 if a.name == "value":
-                    consts[n.output[0]] = numpy_helper.to_array(a.t)
-    inits.update(consts)
+                    inits[n.output[0]] = numpy_helper.to_array(a.t)
     prod = {o: n for n in m.graph.node for o in n.output}
     out = {}
     for o in m.graph.output:

@@ -18,6 +18,7 @@
 #include <mlir-c/RegisterEverything.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- the function ---- */
@@ -189,9 +190,24 @@ verify_text(Exp *x, const char *text, size_t len)
     MlirModule mod = mlirModuleCreateParse(mc, (MlirStringRef){text, len});
     bool ok = !mlirModuleIsNull(mod) &&
               mlirOperationVerify(mlirModuleGetOperation(mod));
-    if (!ok)
-        exp_fail(x, NULL, "internal error: the exported module does not verify: %s",
-                 errs.data ? errs.data : "(no diagnostic)");
+    if (!ok) {
+        /* quote the line the diagnostic names, so a report of this bug shows the culprit */
+        const char *ln = errs.data ? strstr(errs.data, "line ") : NULL, *p = text;
+        long k = ln ? strtol(ln + 5, NULL, 10) : 0;
+        if (k <= 0)
+            p = NULL;
+        for (long i = 1; p && i < k; i++) {
+            const char *nl = memchr(p, '\n', len - (size_t)(p - text));
+            p = nl ? nl + 1 : NULL;
+        }
+        const char *e = p ? memchr(p, '\n', len - (size_t)(p - text)) : NULL;
+        while (p && (*p == ' ' || *p == '\t'))
+            p++;
+        int n = p ? (int)((e ? e : text + len) - p) : 0;
+        exp_fail(x, NULL, "internal error: the exported module does not verify: %s%s%.*s%s",
+                 errs.data ? errs.data : "(no diagnostic)", n > 0 ? " (at `" : "",
+                 n > 160 ? 160 : n, p ? p : "", n > 0 ? "`)" : "");
+    }
     if (!mlirModuleIsNull(mod))
         mlirModuleDestroy(mod);
     mlirContextDestroy(mc);

@@ -104,4 +104,13 @@ bool exp_node_elem(Exp *x, Node *n, bool *known);
  * as above. */
 bool exp_node_float(Exp *x, Node *n, bool *known);
 
+/* lib/numerics/fmath.c's f32 functions as arith ops (export_fmath.c) */
+void exp_f32_const(StrBuf *b, const char *name, float f);  /* "%name = arith.constant <bits>" */
+void exp_f64_const(StrBuf *b, const char *name, double d);
+/* qn_expf of the f32 value %<in> into %<pre>e (every name it defines starts with pre) */
+void exp_expf_body(StrBuf *b, const char *in, const char *pre);
+bool exp_fmath_unary(Exp *x, Node *n); /* sigmoid, tanh, erf, gelu, log */
+bool exp_fmath_pow(Exp *x, Node *n);
+bool exp_fmath_simple(Exp *x, Node *n); /* sqrt, reciprocal, neg, abs, round, max, min, prelu */
+
 #endif

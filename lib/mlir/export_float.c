@@ -1,8 +1,8 @@
 /* export_float.c: the f32 ops that float islands leave between quantized regions (a real
  * PyTorch QAT export keeps conv -> div -> add -> batchnorm, the global average pool and the
- * final Gemm in float) as linalg.generic over arith/math (reduce_mean, sigmoid, tanh, erf,
- * gelu, log and pow are refused: exp_node_float). layernorm, softmax and exp are f32
- * sequences in the reference's order (16-lane sums, qn_expf's operations). Each computes what qdqc's compiled
+ * final Gemm in float) as linalg.generic over arith/math. layernorm, softmax and reduce_mean
+ * are f32 sequences in the reference's order (16-lane sums); exp, sigmoid, tanh, erf, gelu, log
+ * and pow are fmath.c's operations (export_fmath.c). Each computes what qdqc's compiled
  * code computes (lib/codegen/llvm_kernels_float*.c), so the exported module agrees bit for
  * bit: operands widened to f64, the same operation order, sums accumulated in f64 in the
  * loop order of the code generator (linalg's iteration order, reduction dimensions innermost),
@@ -62,23 +62,6 @@ ident_map(int rank)
     return map_dup(rank, res, rank);
 }
 
-/* "%name = arith.constant <bits> : f64" for the double d, bit-exact */
-static void
-f64_const(StrBuf *b, const char *name, double d)
-{
-    uint64_t bits;
-    memcpy(&bits, &d, 8);
-    sb_printf(b, "      %%%s = arith.constant 0x%016llX : f64\n", name, (unsigned long long)bits);
-}
-
-static void
-f32_const(StrBuf *b, const char *name, float f)
-{
-    uint32_t bits;
-    memcpy(&bits, &f, 4);
-    sb_printf(b, "      %%%s = arith.constant 0x%08X : f32\n", name, bits);
-}
-
 /* f32 div with numpy broadcasting: the code generator's fdiv in f32. */
 static bool
 ex_div(Exp *x, Node *n)
@@ -132,7 +115,7 @@ ex_batchnorm(Exp *x, Node *n)
     }
     StrBuf body;
     sb_init(&body);
-    f64_const(&body, "eps", (double)ir_attr_float(x->g, n, "epsilon", 1e-5f));
+    exp_f64_const(&body, "eps", (double)ir_attr_float(x->g, n, "epsilon", 1e-5f));
     sb_puts(&body, "      %x = arith.extf %a0 : f32 to f64\n"
                    "      %w = arith.extf %a1 : f32 to f64\n"
                    "      %b = arith.extf %a2 : f32 to f64\n"
@@ -198,13 +181,13 @@ ex_gemm(Exp *x, Node *n)
     sb_init(&mc);
     sb_init(&body);
     ExpIn ein[2] = {{acc, tacc, my, "f32"}, {0}};
-    f32_const(&body, "alpha", alpha);
+    exp_f32_const(&body, "alpha", alpha);
     sb_puts(&body, "      %v = arith.mulf %alpha, %a0 : f32\n");
     if (has_c) {
         exp_bcast_map(&mc, ct, yt);
         ttc = tt_dup(ct, "f32");
         ein[1] = (ExpIn){c, ttc, mc.data, "f32"};
-        f32_const(&body, "beta", beta);
+        exp_f32_const(&body, "beta", beta);
         sb_puts(&body, "      %bc = arith.mulf %beta, %a1 : f32\n"
                        "      %r = arith.addf %v, %bc : f32\n"
                        "      linalg.yield %r : f32\n");
@@ -246,7 +229,7 @@ ex_global_avgpool(Exp *x, Node *n)
     char *m2 = ident_map(2), *it2 = iters_dup(2, 0);
     StrBuf body;
     sb_init(&body);
-    f64_const(&body, "n", (double)cnt);
+    exp_f64_const(&body, "n", (double)cnt);
     sb_puts(&body, "      %q = arith.divf %a0, %n : f64\n"
                    "      %y = arith.truncf %q : f64 to f32\n"
                    "      linalg.yield %y : f32\n");
@@ -282,8 +265,8 @@ ex_unary(Exp *x, Node *n)
                                   "      %t2 = arith.select %g, %c1, %t1 : f64\n";
     switch (n->op) {
     case OP_HARD_SIGMOID:
-        f64_const(&b, "al", (double)ir_attr_float(x->g, n, "alpha", 0.2f));
-        f64_const(&b, "be", (double)ir_attr_float(x->g, n, "beta", 0.5f));
+        exp_f64_const(&b, "al", (double)ir_attr_float(x->g, n, "alpha", 0.2f));
+        exp_f64_const(&b, "be", (double)ir_attr_float(x->g, n, "beta", 0.5f));
         sb_printf(&b, "      %%m = arith.mulf %%al, %%v : f64\n"
                       "      %%t = arith.addf %%m, %%be : f64\n%s"
                       "      %%r = arith.addf %%t2, %%c0 : f64\n", clamp01);
@@ -296,7 +279,7 @@ ex_unary(Exp *x, Node *n)
                       "      %%r = arith.mulf %%v, %%t2 : f64\n", clamp01);
         break;
     default: /* leaky_relu */
-        f64_const(&b, "al", (double)ir_attr_float(x->g, n, "alpha", 0.01f));
+        exp_f64_const(&b, "al", (double)ir_attr_float(x->g, n, "alpha", 0.01f));
         sb_puts(&b, "      %l = arith.cmpf olt, %v, %c0 : f64\n"
                     "      %m = arith.mulf %al, %v : f64\n"
                     "      %r = arith.select %l, %m, %v : f64\n");
@@ -545,7 +528,7 @@ ex_layernorm(Exp *x, Node *n)
     sb_init(&body);
     /* mean */
     uint32_t s = sum16_rows(x, x2, O, L);
-    f32_const(&body, "len", (float)L);
+    exp_f32_const(&body, "len", (float)L);
     sb_puts(&body, "      %m = arith.divf %a0, %len : f32\n      linalg.yield %m : f32\n");
     ExpIn in1 = {s, t1, mi, "f32"};
     uint32_t mean = exp_generic(x, &in1, 1, 0, t1, mi, "f32", it, body.data);
@@ -558,8 +541,8 @@ ex_layernorm(Exp *x, Node *n)
     uint32_t vs = sum16_rows(x, sq, O, L);
     sb_free(&body);
     sb_init(&body);
-    f32_const(&body, "len", (float)L);
-    f32_const(&body, "eps", ir_attr_float(x->g, n, "epsilon", 1e-5f));
+    exp_f32_const(&body, "len", (float)L);
+    exp_f32_const(&body, "eps", ir_attr_float(x->g, n, "epsilon", 1e-5f));
     sb_puts(&body, "      %one = arith.constant 1.0 : f32\n"
                    "      %var = arith.divf %a0, %len : f32\n"
                    "      %ve = arith.addf %var, %eps : f32\n"
@@ -607,69 +590,6 @@ ex_layernorm(Exp *x, Node *n)
     return true;
 }
 
-/* qn_expf (lib/numerics/fmath.c) of the f32 SSA value %<in> as arith ops into b, the result
- * %<pre>e: clamp to [QN_EXP_LO, QN_EXP_HI] (a NaN passes), n = round(x * log2 e) by the
- * 1.5 * 2^23 trick (its integer from t's bits, 0 for a NaN), r = x - n * ln2_hi - n * ln2_lo,
- * the Horner polynomial p, e = p * r * r + r + 1, times 2^floor(n/2) and 2^(n - floor(n/2)):
- * the same f32 operations in the same order, so the same bits. */
-static void
-expf_body(StrBuf *b, const char *in, const char *pre)
-{
-    char nm[32];
-    snprintf(nm, sizeof nm, "%slo", pre), f32_const(b, nm, QN_EXP_LO);
-    snprintf(nm, sizeof nm, "%shi", pre), f32_const(b, nm, QN_EXP_HI);
-    snprintf(nm, sizeof nm, "%sl2e", pre), f32_const(b, nm, QN_LOG2E);
-    snprintf(nm, sizeof nm, "%smg", pre), f32_const(b, nm, QN_RNE_MAGIC);
-    snprintf(nm, sizeof nm, "%sln2h", pre), f32_const(b, nm, QN_LN2_HI);
-    snprintf(nm, sizeof nm, "%sln2l", pre), f32_const(b, nm, QN_LN2_LO);
-    for (int i = 0; i < QN_EXP_NP; i++) {
-        snprintf(nm, sizeof nm, "%sc%d", pre, i);
-        f32_const(b, nm, qn_exp_p[i]);
-    }
-    const char *P = pre;
-    sb_printf(b, "      %%%sclo = arith.cmpf olt, %%%s, %%%slo : f32\n", P, in, P);
-    sb_printf(b, "      %%%sx0 = arith.select %%%sclo, %%%slo, %%%s : f32\n", P, P, P, in);
-    sb_printf(b, "      %%%schi = arith.cmpf ogt, %%%sx0, %%%shi : f32\n", P, P, P);
-    sb_printf(b, "      %%%sx = arith.select %%%schi, %%%shi, %%%sx0 : f32\n", P, P, P, P);
-    sb_printf(b, "      %%%sm = arith.mulf %%%sx, %%%sl2e : f32\n", P, P, P);
-    sb_printf(b, "      %%%st = arith.addf %%%sm, %%%smg : f32\n", P, P, P);
-    sb_printf(b, "      %%%sn = arith.subf %%%st, %%%smg : f32\n", P, P, P);
-    sb_printf(b, "      %%%stb = arith.bitcast %%%st : f32 to i32\n", P, P);
-    sb_printf(b, "      %%%smb = arith.constant %d : i32\n", P, 0x4b400000);
-    sb_printf(b, "      %%%sni0 = arith.subi %%%stb, %%%smb : i32\n", P, P, P);
-    sb_printf(b, "      %%%snan = arith.cmpf uno, %%%sx, %%%sx : f32\n", P, P, P);
-    sb_printf(b, "      %%%si0 = arith.constant 0 : i32\n", P);
-    sb_printf(b, "      %%%sni = arith.select %%%snan, %%%si0, %%%sni0 : i32\n", P, P, P, P);
-    sb_printf(b, "      %%%sh1 = arith.mulf %%%sn, %%%sln2h : f32\n", P, P, P);
-    sb_printf(b, "      %%%sr0 = arith.subf %%%sx, %%%sh1 : f32\n", P, P, P);
-    sb_printf(b, "      %%%sh2 = arith.mulf %%%sn, %%%sln2l : f32\n", P, P, P);
-    sb_printf(b, "      %%%sr = arith.subf %%%sr0, %%%sh2 : f32\n", P, P, P);
-    /* horner: p = c0; p = p * r + c[i] */
-    for (int i = 1; i < QN_EXP_NP; i++) {
-        sb_printf(b, "      %%%spm%d = arith.mulf %%%s%s%d, %%%sr : f32\n", P, i, P,
-                  i == 1 ? "c" : "p", i - 1, P);
-        sb_printf(b, "      %%%sp%d = arith.addf %%%spm%d, %%%sc%d : f32\n", P, i, P, i, P, i);
-    }
-    sb_printf(b, "      %%%se0 = arith.mulf %%%sp%d, %%%sr : f32\n", P, P, QN_EXP_NP - 1, P);
-    sb_printf(b, "      %%%se1 = arith.mulf %%%se0, %%%sr : f32\n", P, P, P);
-    sb_printf(b, "      %%%se2 = arith.addf %%%se1, %%%sr : f32\n", P, P, P);
-    sb_printf(b, "      %%%sone = arith.constant 1.0 : f32\n", P);
-    sb_printf(b, "      %%%se3 = arith.addf %%%se2, %%%sone : f32\n", P, P, P);
-    sb_printf(b, "      %%%stwo = arith.constant 2 : i32\n", P);
-    sb_printf(b, "      %%%sh = arith.floordivsi %%%sni, %%%stwo : i32\n", P, P, P);
-    sb_printf(b, "      %%%sbias = arith.constant 127 : i32\n", P);
-    sb_printf(b, "      %%%ssh = arith.constant 23 : i32\n", P);
-    sb_printf(b, "      %%%sa1 = arith.addi %%%sh, %%%sbias : i32\n", P, P, P);
-    sb_printf(b, "      %%%sb1 = arith.shli %%%sa1, %%%ssh : i32\n", P, P, P);
-    sb_printf(b, "      %%%ss1 = arith.bitcast %%%sb1 : i32 to f32\n", P, P);
-    sb_printf(b, "      %%%sd2 = arith.subi %%%sni, %%%sh : i32\n", P, P, P);
-    sb_printf(b, "      %%%sa2 = arith.addi %%%sd2, %%%sbias : i32\n", P, P, P);
-    sb_printf(b, "      %%%sb2 = arith.shli %%%sa2, %%%ssh : i32\n", P, P, P);
-    sb_printf(b, "      %%%ss2 = arith.bitcast %%%sb2 : i32 to f32\n", P, P);
-    sb_printf(b, "      %%%sf1 = arith.mulf %%%se3, %%%ss1 : f32\n", P, P, P);
-    sb_printf(b, "      %%%se = arith.mulf %%%sf1, %%%ss2 : f32\n", P, P, P);
-}
-
 /* f32 exp: qn_expf per element */
 static bool
 ex_exp(Exp *x, Node *n)
@@ -681,7 +601,7 @@ ex_exp(Exp *x, Node *n)
     char *tt = tt_dup(yt, "f32"), *mi = ident_map(yt->rank), *it = iters_dup(yt->rank, 0);
     StrBuf body;
     sb_init(&body);
-    expf_body(&body, "a0", "x");
+    exp_expf_body(&body, "a0", "x");
     sb_puts(&body, "      linalg.yield %xe : f32\n");
     ExpIn in = {v, tt, mi, "f32"};
     exp_bind(x, n, exp_generic(x, &in, 1, 0, tt, mi, "f32", it, body.data));
@@ -746,7 +666,7 @@ ex_softmax(Exp *x, Node *n)
     StrBuf body;
     sb_init(&body);
     sb_puts(&body, "      %d = arith.subf %a0, %a1 : f32\n");
-    expf_body(&body, "d", "x");
+    exp_expf_body(&body, "d", "x");
     sb_puts(&body, "      linalg.yield %xe : f32\n");
     ExpIn in2[2] = {{x2, t2, mi, "f32"}, {mx, t1, mrow, "f32"}};
     uint32_t e = exp_generic(x, in2, 2, 0, t2, mi, "f32", it, body.data);
@@ -767,6 +687,56 @@ ex_softmax(Exp *x, Node *n)
     return true;
 }
 
+/* f32 reduce_mean (the reference's order): the reduced axes moved last (the kept ones keep
+ * their order, so each output's elements stay in input order), the 16-lane sum of each row,
+ * then / (float)count in f32. */
+static bool
+ex_reduce_mean(Exp *x, Node *n)
+{
+    const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
+    int64_t axes[IR_MAX_RANK];
+    int k = ir_attr_ints(x->g, n, "axes", axes, IR_MAX_RANK);
+    bool red[IR_MAX_RANK] = {0};
+    for (int d = 0; d < xt->rank; d++)
+        red[d] = k < 0;
+    for (int i = 0; i < k; i++)
+        red[axes[i] < 0 ? axes[i] + xt->rank : axes[i]] = true;
+    int64_t perm[IR_MAX_RANK], O = 1, L = 1;
+    int np = 0;
+    bool moved = false;
+    for (int d = 0; d < xt->rank; d++)
+        if (!red[d])
+            perm[np++] = d, O *= xt->dims[d];
+    for (int d = 0; d < xt->rank; d++)
+        if (red[d])
+            moved |= np != d, perm[np++] = d, L *= xt->dims[d];
+    if (O == 0 || L == 0)
+        return exp_fail(x, n, "reduce_mean: empty tensors are not exported");
+    uint32_t v = exp_operand(x, n->in[0]);
+    if (!v)
+        return false;
+    Type tp = *xt;
+    if (moved)
+        v = exp_transpose(x, v, xt, perm, &tp);
+    int64_t d2[2] = {O, L};
+    uint32_t s = sum16_rows(x, exp_reshape(x, v, &tp, 2, d2), O, L);
+    char t1[96];
+    snprintf(t1, sizeof t1, "tensor<%lldx1xf32>", (long long)O);
+    char *mi = ident_map(2), *it = iters_dup(2, 0);
+    StrBuf body;
+    sb_init(&body);
+    exp_f32_const(&body, "cnt", (float)L);
+    sb_puts(&body, "      %m = arith.divf %a0, %cnt : f32\n      linalg.yield %m : f32\n");
+    ExpIn in = {s, t1, mi, "f32"};
+    uint32_t mean = exp_generic(x, &in, 1, 0, t1, mi, "f32", it, body.data);
+    int64_t d1[2] = {O, 1};
+    Type t1t = type_make(ET_F32, 2, d1);
+    exp_bind(x, n, exp_reshape(x, mean, &t1t, yt->rank, yt->dims));
+    sb_free(&body);
+    free(mi), free(it);
+    return true;
+}
+
 bool
 exp_node_float(Exp *x, Node *n, bool *known)
 {
@@ -779,14 +749,14 @@ exp_node_float(Exp *x, Node *n, bool *known)
     case OP_LAYERNORM: return all_f32(x, n) && ex_layernorm(x, n);
     case OP_SOFTMAX: return all_f32(x, n) && ex_softmax(x, n);
     case OP_EXP: return all_f32(x, n) && ex_exp(x, n);
-    /* qdqc computes these with lib/numerics/fmath.c's f32 approximations and 16-lane
-     * summation order; their former f64 forms would not match qdqc run bit for bit, so they
-     * are refused until the export emits those sequences (docs/mlir.md, "Not mapped") */
-    case OP_REDUCE_MEAN: case OP_SIGMOID: case OP_TANH: case OP_ERF:
-    case OP_GELU: case OP_LOG: case OP_POW:
-        return exp_fail(x, n, "`%s` is computed with qdqc's own f32 approximation and summation "
-                              "order (lib/numerics/fmath.c), which the export does not emit yet",
-                        op_info(n->op)->name);
+    /* lib/numerics/fmath.c's sequences, operation for operation (export_fmath.c) */
+    case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_LOG:
+        return all_f32(x, n) && exp_fmath_unary(x, n);
+    case OP_POW: return exp_fmath_pow(x, n);
+    case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS: case OP_ROUND:
+    case OP_MAX: case OP_MIN: case OP_PRELU:
+        return all_f32(x, n) && exp_fmath_simple(x, n);
+    case OP_REDUCE_MEAN: return all_f32(x, n) && ex_reduce_mean(x, n);
     case OP_CONV: return all_f32(x, n) && ex_conv(x, n);
     case OP_WMATMUL: return ex_wmatmul(x, n);
     case OP_HARD_SIGMOID:

@@ -71,8 +71,12 @@ def iree_bin(name):
 
 def has_float(mlir_text):
     """True when the exported function computes in floating point beyond quantize/dequantize
-    (the f64 linalg.generic of a float island, or tosa arithmetic on f32 tensors)."""
+    (the f64 linalg.generic of a float island; an f32 one: fma, additions, negations, square
+    roots or bit manipulation of floats, which no quantize/dequantize body has; or tosa
+    arithmetic on f32 tensors)."""
     if "f64" in mlir_text:
+        return True
+    if re.search(r"math\.(fma|sqrt)\b|arith\.(addf|subf|negf)\b|arith\.bitcast %[\w.$-]+ : f32", mlir_text):
         return True
     return re.search(r"tosa\.(add|sub|mul|clamp|matmul|conv2d|reduce_sum)\b[^\n]*xf32>", mlir_text) is not None
 

@@ -39,7 +39,24 @@ def main(argv):
             print(f"{n}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}")
             bad += 1
             continue
-        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        if atol == 0:  # bit for bit (signed zeros included); any NaN equals any NaN, as IEEE
+            # 754 leaves a NaN's sign and payload to the hardware and the operand order
+            a1, b1 = a.reshape(-1).copy(), b.reshape(-1).copy()
+            if a1.dtype.kind == "f":
+                both = np.isnan(a1) & np.isnan(b1)
+                a1[both] = b1[both] = np.nan
+            ne = a1.view(np.uint8).reshape(a1.size, -1) != b1.view(np.uint8).reshape(b1.size, -1)
+            nd = int(ne.any(axis=1).sum()) if a1.size else 0
+            if nd:
+                with np.errstate(invalid="ignore"):
+                    diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+                print(f"{n}: {nd} of {a.size} differ, max {np.nanmax(diff, initial=0)}")
+                bad += 1
+            continue
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        nan = np.isnan(a.astype(np.float64)) != np.isnan(b.astype(np.float64))
+        diff = np.where(np.isnan(diff), np.where(nan, np.inf, 0.0), diff)
         if diff.max(initial=0) > atol:
             print(f"{n}: {int((diff > atol).sum())} of {a.size} differ, max {diff.max()}")
             bad += 1
