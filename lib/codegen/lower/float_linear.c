@@ -1,8 +1,7 @@
-/* float_linear.c: float-island conv, conv_transpose, f64 matmul, avgpool,
- * global_avgpool and resize as plain loops, in the exact operation order of lib/ref
- * (ref_linear.c, ref_pool.c): conv accumulates (double)x * (double)w in double, starting
- * from the bias, over the same loop nest and skipping the same padded taps, and rounds once to
- * f32; the f64 matmul sums in double; conv_transpose scatters into a double row in scratch in
+/* float_linear.c: float-island conv (the cases float_conv.c leaves: 3-D, run-time weights),
+ * conv_transpose, f64 matmul, avgpool, global_avgpool and resize as plain loops, in the exact
+ * operation order of lib/ref (ref_linear.c, ref_pool.c): conv is one f32 fma chain per element
+ * over (c, k0, k1, k2) from +0.0f, a padded tap reading 0, then + bias; the f64 matmul sums in double; conv_transpose scatters into a double row in scratch in
  * the reference's order; averages sum in double and divide once; (f32 matmul and gemm:
  * float_gemm.c);
  * resize gathers through index tables computed at compile time with the reference's own
@@ -84,7 +83,7 @@ fconv_geo(Kb *k, Node *n, bool tr, FConv *c)
     return true;
 }
 
-/* conv_core of ref_linear.c */
+/* run_float_conv of ref_linear.c */
 static bool
 emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -101,8 +100,8 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef ov[3], kv[3], iv[3];
     for (int d = 0; d < 3; d++)
         ov[d] = cg_loop_begin(k, &lo[d], cg_i64(k, W->out[d]));
-    LLVMValueRef accp = cg_entry_alloca(k, k->f64);
-    LLVMBuildStore(b, has_b ? load_d(k, a->in[2], vm) : dconst(k, 0), accp);
+    LLVMValueRef accp = cg_entry_alloca(k, k->f32);
+    LLVMBuildStore(b, cg_f32(k, 0.0f), accp);
     LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, c.Cg));
     LLVMValueRef xb = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.C)),
                                        cg_add(k, cg_mul(k, grp, cg_i64(k, c.Cg)), vc)), cg_i64(k, c.isp));
@@ -115,15 +114,19 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
         inb = LLVMBuildAnd(b, inb, cg_in_range(k, iv[d], W->in[d]), "");
     }
     LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, xb, lin3(k, iv, W->in)), cg_i64(k, 0), "");
-    LLVMValueRef p = LLVMBuildFMul(b, load_d(k, a->in[0], xi), load_d(k, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))), "");
-    LLVMValueRef acc = LLVMBuildLoad2(b, k->f64, accp, "");
-    LLVMBuildStore(b, LLVMBuildSelect(b, inb, LLVMBuildFAdd(b, acc, p, ""), acc, ""), accp);
+    LLVMValueRef xv = LLVMBuildSelect(b, inb, cg_load_raw(k, ET_F32, a->in[0], xi), cg_f32(k, 0.0f), "");
+    LLVMValueRef fa[3] = {xv, cg_load_raw(k, ET_F32, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))),
+                          LLVMBuildLoad2(b, k->f32, accp, "")};
+    LLVMBuildStore(b, irb_intr(b, k->c, k->mod, "llvm.fma", &k->f32, 1, fa, 3), accp);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lk[d]);
     cg_loop_end(k, &lc);
     LLVMValueRef yi = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.M)), vm), cg_i64(k, c.osp)),
                              lin3(k, ov, W->out));
-    cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFPTrunc(b, LLVMBuildLoad2(b, k->f64, accp, ""), k->f32, ""));
+    LLVMValueRef v = LLVMBuildLoad2(b, k->f32, accp, "");
+    if (has_b)
+        v = LLVMBuildFAdd(b, v, cg_load_raw(k, ET_F32, a->in[2], vm), "");
+    cg_store_raw(k, ET_F32, a->out[0], yi, v);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lo[d]);
     cg_loop_end(k, &lm);

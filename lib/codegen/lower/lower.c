@@ -18,6 +18,8 @@ cg_node_scratch(Kb *k, Node *n)
         return cg_qdirect_scratch(k, n);
     case OP_CONV_TRANSPOSE:
         return cg_float_linear_scratch(k, n);
+    case OP_CONV:
+        return cg_float_conv_scratch(k, n);
     case OP_DYNAMIC_QUANTIZE:
         return cg_dynq_scratch(k, n);
     case OP_WMATMUL:
@@ -40,6 +42,8 @@ cg_operand_static(Kb *k, Node *n, uint32_t i)
         return cg_minteger_static(k, n, i);
     if (n->op == OP_MATMUL || n->op == OP_GEMM)
         return cg_float_gemm_static(k, n, i);
+    if (n->op == OP_CONV)
+        return cg_float_conv_static(k, n, i);
     if (n->op == OP_QMATMUL && cg_qmatmul_dynamic(k, n))
         return false;
     if (n->op == OP_QCONV || n->op == OP_QMATMUL)
