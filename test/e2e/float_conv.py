@@ -4,7 +4,8 @@
 convolution").
 
 Models (one f32 Conv with constant f32 weights, a float graph kept float): a 3x3 pads-1 conv with
-a bias, a 1x1 (the input read directly) at batch 2, depthwise 3x3 stride 1 and 2 (the second
+a bias, deep reductions (K >= 8 channels per group: pixels as GEMM rows) as a 3x3, a grouped 3x3
+and a 1x1, a 1x1 (the input read directly) at batch 2, depthwise 3x3 stride 1 and 2 (the second
 with a channel multiplier of 2 and no bias), depthwise stride 3 (lanes loaded one by one), a
 3-channel stride-2 first conv, a grouped conv with dilation, a 1-D conv, auto_pad SAME_UPPER, a
 5x5 dilated conv with asymmetric pads, and a 3-D conv (the scalar loop of float_linear.c).
@@ -158,6 +159,9 @@ def xs(*shape):
 
 
 case("conv3x3", xs(1, 16, 14, 14), xs(24, 16, 3, 3), bias=xs(24), pads=[1, 1, 1, 1])
+case("conv3x3_deep", xs(1, 32, 9, 9), xs(16, 32, 3, 3), bias=xs(16), pads=[1, 1, 1, 1])
+case("grouped_deep", xs(1, 32, 8, 8), xs(8, 16, 3, 3), bias=xs(8), pads=[1, 1, 1, 1], group=2)
+case("conv1x1_deep", xs(1, 64, 5, 6), xs(8, 64, 1, 1))
 case("conv1x1_b2", xs(2, 24, 7, 9), xs(40, 24, 1, 1), bias=xs(40))
 case("dw3x3", xs(1, 12, 10, 21), xs(12, 1, 3, 3), bias=xs(12), pads=[1, 1, 1, 1], group=12)
 case("dw3x3_s2_mult2", xs(1, 8, 15, 15), xs(16, 1, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1], group=8)

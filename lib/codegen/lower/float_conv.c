@@ -7,14 +7,19 @@
  * +0.0f, a tap in the padding reading x = 0, then y = acc + b[m] when there is a bias. So JIT
  * and reference agree bit for bit on every ISA path (llvm.fma is correctly rounded everywhere).
  *
- * GEMM form (1-D and 2-D, any group count): per image and group, C[p, m] = sum_k A[p, k] *
- * B[k, m] with p the P = OH*OW output pixels, A[p, k] = col[k*P + p] (the input plane itself for a
- * 1x1 stride-1 unpadded conv, else an im2col of zeros and copies into scratch, a parallel-for
- * over the K rows) and B[k, m] = w[m, k]: one group's constant weights are packed at compile time
- * by the kernel; with several groups one kernel reads each group's weights from a constant array
- * (packed per block of rows at run time). The kernel writes C[p, m] into scratch ([P][Mg]); each
- * parallel unit (a block of whole row tiles of pixels) then stores its rows transposed into the
- * NCHW result, adding the bias.
+ * GEMM forms (1-D and 2-D, any group count), per image and group over col[k][p] (k the K =
+ * Cg*KH*KW taps, p the P = OH*OW output pixels): the input plane itself for a 1x1 stride-1
+ * unpadded conv, else an im2col of copies and zeros into scratch (a parallel-for over the K rows).
+ *  - channels as rows (the default): y[m][p] = sum_k w[m][k] col[k][p] written in place, A the
+ *    group's weights (a constant array), B = col read at run time and packed by the kernel; the
+ *    parallel units are blocks of NB pixels (a kernel for NB columns and one for the last block),
+ *    each adding the bias to its columns after the kernel;
+ *  - pixels as rows (deep reductions, K >= 8 Mg, where packing col per block costs more than a
+ *    transpose): C[p][m] = sum_k col[k][p] w[m][k] with the weights packed at compile time by the
+ *    kernel (one group), or read from a constant array (several groups); C goes to scratch and
+ *    each unit (a block of whole row tiles of pixels) stores its rows transposed into y with the
+ *    bias.
+ * Both keep each element's chain over k: only where operands are read differs.
  *
  * Depthwise form (one input channel per group): a parallel-for over (image, channel, output row);
  * each task copies the KH input rows it reads into zero-padded row buffers on its stack (rows
@@ -42,6 +47,7 @@ typedef struct FcPlan {
     int V, NV, NR;        /* depthwise: lanes, vectors per tile, pixels per tile */
     int64_t Pt, tail, RB; /* depthwise: tiles per row, pixels of the last, floats per row buffer */
     bool direct, dwise, bias;
+    bool rows_px;         /* GEMM form with pixels as rows (else channels as rows) */
 } FcPlan;
 
 static bool
@@ -82,6 +88,7 @@ fc_plan(Kb *k, Node *n, FcPlan *p)
     p->bias = n->nin > 2 && n->in[2].id;
     p->direct = p->KH == 1 && p->KW == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 &&
                 p->pw == 0 && p->OH == p->H && p->OW == p->W;
+    p->rows_px = p->K >= 8 * p->Mg;
     p->V = (int)cg_isa_i32_lanes(k->t, k->isa);
     if (p->Cg == 1) {
         bool regs16 = k->t->x86 && p->V < 16;
@@ -119,7 +126,7 @@ cg_float_conv_scratch(Kb *k, Node *n)
         return 0;
     if (p.dwise)
         return 0;
-    return (p.direct ? 0 : p.K * p.P * 4) + p.P * p.Mg * 4;
+    return (p.direct ? 0 : p.K * p.P * 4) + (p.rows_px ? p.P * p.Mg * 4 : 0);
 }
 
 static LLVMValueRef
@@ -257,6 +264,94 @@ fc_gemm(Kb *k, const FcPlan *p, const CgNodeArgs *a, LLVMValueRef gf, int rb, LL
     cg_loop_end(k, &lp);
     cg_loop_end(k, &lj);
     cg_par_end(k, &par, a);
+}
+
+/* Column-block form: C = y[m][p] of the group directly (rows: the Mg channels, A: the group's
+ * weights [Mg][K] from a constant array, B: col [K][P] at run time, packed by the kernel per
+ * block of NB pixels); units are blocks of NB pixels; the bias is added after, row by row. */
+static LLVMValueRef
+fc_kernel_t(Kb *k, Node *n, const FcPlan *p, int64_t nb)
+{
+    CgSgemmSpec s;
+    memset(&s, 0, sizeof s);
+    s.m = p->Mg, s.n = nb, s.k = p->K;
+    s.lda = p->K, s.sak = 1;
+    s.ldc = p->P;
+    s.sbk = p->P, s.sbn = 1;
+    s.alpha = 1.0f;
+    char name[96], err[512];
+    snprintf(name, sizeof name, "%s.sconv%u", k->prefix, k->counter++);
+    LLVMValueRef gf = cg_sgemm_emit(k->mod, k->t, k->isa, &s, name, err, sizeof err);
+    if (!gf) {
+        cg_fail(k, n, "f32 GEMM: %s", err);
+        return NULL;
+    }
+    LLVMSetLinkage(gf, LLVMInternalLinkage);
+    LLVMAddAttributeAtIndex(gf, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
+    return gf;
+}
+
+static bool
+fc_emit_gemm_t(Kb *k, Node *n, const FcPlan *p, const CgNodeArgs *a)
+{
+    LLVMBuilderRef B = k->b;
+    int64_t NB = (p->P + 15) / 16;
+    NB = NB < 64 ? 64 : (NB + 63) / 64 * 64;
+    NB = NB < p->P ? NB : p->P;
+    int64_t nblk = (p->P + NB - 1) / NB, tail = p->P - (nblk - 1) * NB;
+    LLVMValueRef gf = fc_kernel_t(k, n, p, NB), gt = gf;
+    if (gf && tail != NB)
+        gt = fc_kernel_t(k, n, p, tail);
+    if (!gf || !gt)
+        return false;
+    float *w = weights_f32(k, n);
+    LLVMValueRef wc = cg_const_bytes(k, w, (size_t)(p->M * p->K) * 4, "sconv.w");
+    free(w);
+    CgLoop ln, lg;
+    LLVMValueRef nb = cg_loop_begin(k, &ln, cg_i64(k, p->N));
+    LLVMValueRef gi = cg_loop_begin(k, &lg, cg_i64(k, p->G));
+    LLVMValueRef xg = cg_gep(k, a->in[0], off4(k, cg_mul(k, cg_add(k, cg_mul(k, nb, cg_i64(k, p->C)), cg_mul(k, gi, cg_i64(k, p->Cg))), cg_i64(k, p->H * p->W))));
+    LLVMValueRef yg = cg_gep(k, a->out[0], off4(k, cg_mul(k, cg_add(k, cg_mul(k, nb, cg_i64(k, p->M)), cg_mul(k, gi, cg_i64(k, p->Mg))), cg_i64(k, p->P))));
+    LLVMValueRef wg = cg_gep(k, wc, off4(k, cg_mul(k, gi, cg_i64(k, p->Mg * p->K))));
+    LLVMValueRef nul = LLVMConstPointerNull(k->ptr);
+    LLVMValueRef bg = p->bias ? cg_gep(k, a->in[2], off4(k, cg_mul(k, gi, cg_i64(k, p->Mg)))) : nul;
+    if (!p->direct)
+        fc_im2col(k, p, a, xg, a->scratch);
+    LLVMValueRef ptrs[4] = {p->direct ? xg : a->scratch, yg, wg, bg};
+    Par par;
+    LLVMValueRef u = cg_par_begin(k, &par, nblk, ptrs, 4);
+    LLVMValueRef p0 = cg_mul(k, u, cg_i64(k, NB));
+    LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->i64, k->i64, k->ptr};
+    LLVMValueRef args[5] = {ptrs[2], cg_gep(k, ptrs[1], off4(k, p0)), cg_i64(k, 0), cg_i64(k, p->Mg),
+                            cg_gep(k, ptrs[0], off4(k, p0))};
+    LLVMTypeRef ft = LLVMFunctionType(k->vd, pt, 5, 0);
+    LLVMValueRef last = LLVMBuildICmp(B, LLVMIntEQ, u, cg_i64(k, nblk - 1), "");
+    if (gt == gf) {
+        LLVMBuildCall2(B, ft, gf, args, 5, "");
+    } else {
+        CgIf ci;
+        cg_if_begin(k, &ci, last);
+        LLVMBuildCall2(B, ft, gt, args, 5, "");
+        cg_if_else(k, &ci);
+        LLVMBuildCall2(B, ft, gf, args, 5, "");
+        cg_if_end(k, &ci);
+    }
+    if (p->bias) {
+        LLVMValueRef cnt = LLVMBuildSelect(B, last, cg_i64(k, tail), cg_i64(k, NB), "");
+        CgLoop lj, lp;
+        LLVMValueRef j = cg_loop_begin(k, &lj, cg_i64(k, p->Mg));
+        LLVMValueRef bj = cg_load_raw(k, ET_F32, ptrs[3], j);
+        LLVMValueRef yrow = cg_gep(k, ptrs[1], off4(k, cg_add(k, cg_mul(k, j, cg_i64(k, p->P)), p0)));
+        LLVMValueRef pi = cg_loop_begin(k, &lp, cnt);
+        cg_store_raw(k, ET_F32, yrow, pi, LLVMBuildFAdd(B, cg_load_raw(k, ET_F32, yrow, pi), bj, ""));
+        cg_loop_end(k, &lp);
+        cg_loop_end(k, &lj);
+    }
+    cg_par_end(k, &par, a);
+    cg_loop_end(k, &lg);
+    cg_loop_end(k, &ln);
+    return true;
 }
 
 static bool
@@ -436,5 +531,5 @@ cg_emit_float_conv(Kb *k, Node *n, const CgNodeArgs *a)
         fc_depthwise(k, n, &p, a);
         return true;
     }
-    return fc_emit_gemm(k, n, &p, a);
+    return p.rows_px ? fc_emit_gemm(k, n, &p, a) : fc_emit_gemm_t(k, n, &p, a);
 }
