@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""float_conv.py QDQC [--out DIR] [--peer-python PY] [--isa ISA ...]: f32 Conv graphs end to end
+"""float_conv.py QDQC [--out DIR] [--peer-python PY] [--isa ISA|all ...]: f32 Conv graphs end to end
 (lower/float_conv.c on the f32 GEMM and the depthwise vector kernels; docs/numerics.md "Float
 convolution").
 
@@ -9,7 +9,7 @@ and a 1x1, a 1x1 (the input read directly) at batch 2, depthwise 3x3 stride 1 an
 with a channel multiplier of 2 and no bias), depthwise stride 3 (lanes loaded one by one), a
 3-channel stride-2 first conv, a grouped conv with dilation, a 1-D conv, auto_pad SAME_UPPER, a
 5x5 dilated conv with asymmetric pads, and a 3-D conv (the scalar loop of float_linear.c).
-For each and each ISA path given (default: the host's): `qdqc run --engine=jit --threads 2`
+For each and each ISA path given (default: the host's best; all: every x86 path the host runs): `qdqc run --engine=jit --threads 2`
 equals `--engine=ref` bit for bit; ONNX Runtime (--opt disabled, one thread) is compared and its
 distance reported as max ulps and max relative error (relative to the output's largest
 magnitude), checked against the bound of two f32 sums of K products: every element within
@@ -36,6 +36,10 @@ ap.add_argument("--out", default=None)
 ap.add_argument("--peer-python", default=None)
 ap.add_argument("--isa", action="append", default=[])
 A = ap.parse_args()
+if "all" in A.isa:  # every x86 kernel path the host can run
+    flags = open("/proc/cpuinfo").read().split("\nflags", 1)[-1].split("\n", 1)[0].split()
+    A.isa = ["generic"] + [i for i, f in (("avx2", "avx2"), ("avxvnni", "avx_vnni"),
+                                          ("avx512vnni", "avx512_vnni")) if f in flags]
 OUT = A.out or tempfile.mkdtemp()
 os.makedirs(OUT, exist_ok=True)
 R = np.random.default_rng(11)
