@@ -81,6 +81,21 @@ def conv64(x, w, strides, pads, dil, group):
     return y
 
 
+def convt64(x, w, strides, pads, dil, group, opad):
+    """float64 ConvTranspose, NCHW / [C, M/group, k...], explicit pads and output_padding"""
+    ns = x.ndim - 2
+    ks, mg, cg = w.shape[2:], w.shape[1], x.shape[1] // group
+    full = [(x.shape[2 + i] - 1) * strides[i] + (ks[i] - 1) * dil[i] + 1 + opad[i] for i in range(ns)]
+    y = np.zeros([x.shape[0], mg * group] + full)
+    for kidx in np.ndindex(*ks):
+        sl = tuple(slice(kidx[i] * dil[i], kidx[i] * dil[i] + strides[i] * (x.shape[2 + i] - 1) + 1, strides[i])
+                   for i in range(ns))
+        for g in range(group):
+            ws = w[(slice(g * cg, (g + 1) * cg), slice(None)) + kidx]  # cg, mg
+            y[(slice(None), slice(g * mg, (g + 1) * mg)) + sl] += np.einsum("nc...,cm->nm...", x[:, g * cg:(g + 1) * cg], ws)
+    return y[(slice(None), slice(None)) + tuple(slice(pads[i], full[i] - pads[ns + i]) for i in range(ns))]
+
+
 def run(path, eng, x, d, isa):
     os.makedirs(d, exist_ok=True)
     np.save(os.path.join(d, "x.npy"), x)
@@ -103,10 +118,13 @@ def ulps(a, b):
     return int(np.max(np.abs(ia - ib))) if ia.size else 0
 
 
-def case(name, x, w, bias=None, strides=None, pads=None, dil=None, group=1, auto_pad=None):
+def case(name, x, w, bias=None, strides=None, pads=None, dil=None, group=1, auto_pad=None, opad=None):
     ns = x.ndim - 2
     strides, dil = strides or [1] * ns, dil or [1] * ns
     attrs = dict(strides=strides, dilations=dil, group=group)
+    op = "Conv" if opad is None else "ConvTranspose"
+    if opad is not None and any(opad):
+        attrs["output_padding"] = opad
     if auto_pad:
         attrs["auto_pad"] = auto_pad
         # SAME_UPPER: total = (out - 1) * s + (k - 1) * d + 1 - in, the extra one at the end
@@ -120,16 +138,21 @@ def case(name, x, w, bias=None, strides=None, pads=None, dil=None, group=1, auto
         attrs["pads"] = pads
     inits = [nh.from_array(w, "w")]
     cin = ["x", "w"]
-    b64 = np.zeros(w.shape[0])
+    b64 = np.zeros(w.shape[0] if opad is None else w.shape[1] * group)
     if bias is not None:
         inits.append(nh.from_array(bias, "b"))
         cin.append("b")
         b64 = bias.astype(np.float64)
     bshape = [1, -1] + [1] * ns
-    ref = conv64(x.astype(np.float64), w.astype(np.float64), strides, pads, dil, group) + b64.reshape(bshape)
-    terms = conv64(np.abs(x.astype(np.float64)), np.abs(w.astype(np.float64)), strides, pads, dil, group)
-    k = int(np.prod(w.shape[1:]))
-    g = h.make_graph([h.make_node("Conv", cin, ["y"], **attrs)], name,
+    if opad is None:
+        ref = conv64(x.astype(np.float64), w.astype(np.float64), strides, pads, dil, group) + b64.reshape(bshape)
+        terms = conv64(np.abs(x.astype(np.float64)), np.abs(w.astype(np.float64)), strides, pads, dil, group)
+        k = int(np.prod(w.shape[1:]))
+    else:
+        ref = convt64(x.astype(np.float64), w.astype(np.float64), strides, pads, dil, group, opad) + b64.reshape(bshape)
+        terms = convt64(np.abs(x.astype(np.float64)), np.abs(w.astype(np.float64)), strides, pads, dil, group, opad)
+        k = int(np.prod(w.shape[2:])) * (x.shape[1] // group)
+    g = h.make_graph([h.make_node(op, cin, ["y"], **attrs)], name,
                      [h.make_tensor_value_info("x", TP.FLOAT, list(x.shape))],
                      [h.make_tensor_value_info("y", TP.FLOAT, list(ref.shape))], inits)
     path = os.path.join(OUT, name + ".onnx")
@@ -176,5 +199,13 @@ case("conv1d", xs(1, 5, 33), xs(7, 5, 4), strides=[2], pads=[1, 2])
 case("same_upper", xs(1, 4, 9, 10), xs(6, 4, 3, 3), bias=xs(6), strides=[2, 2], auto_pad="SAME_UPPER")
 case("k5_dil2", xs(1, 3, 9, 12), xs(5, 3, 5, 5), pads=[0, 3, 4, 1], dil=[2, 2])
 case("conv3d", xs(1, 2, 4, 5, 6), xs(3, 2, 3, 3, 3), bias=xs(3), pads=[1] * 6)
+case("convt_s2", xs(1, 8, 7, 9), xs(8, 6, 3, 3), bias=xs(6), strides=[2, 2], pads=[1, 1, 1, 1], opad=[1, 1])
+case("convt_deep", xs(1, 32, 5, 6), xs(32, 4, 4, 4), strides=[2, 2], pads=[1, 1, 1, 1], opad=[0, 0])
+case("convt_grp_dil", xs(1, 6, 6, 5), xs(6, 2, 3, 2), bias=xs(4), strides=[1, 3], pads=[0, 2, 1, 0], dil=[2, 1],
+     group=2, opad=[0, 1])
+case("convt_1x1", xs(2, 12, 5, 7), xs(12, 10, 1, 1), bias=xs(10), opad=[0, 0])
+case("convt1d", xs(1, 5, 17), xs(5, 3, 5), strides=[3], pads=[2, 1], opad=[2])
+case("convt3d", xs(1, 3, 3, 4, 3), xs(3, 2, 2, 3, 2), bias=xs(2), strides=[2, 1, 2], pads=[0, 1, 1, 1, 0, 0],
+     opad=[1, 0, 0])
 print("%d checks, %d failed" % (checks, fails))
 sys.exit(1 if fails else 0)

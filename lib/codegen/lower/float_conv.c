@@ -46,7 +46,7 @@ typedef struct FcPlan {
     int64_t K, P;
     int V, NV, NR;        /* depthwise: lanes, vectors per tile, pixels per tile */
     int64_t Pt, tail, RB; /* depthwise: tiles per row, pixels of the last, floats per row buffer */
-    bool direct, dwise, bias;
+    bool direct, dwise, bias, tr; /* tr: conv_transpose */
     bool rows_px;         /* GEMM form with pixels as rows (else channels as rows) */
 } FcPlan;
 
@@ -55,7 +55,10 @@ fc_plan(Kb *k, Node *n, FcPlan *p)
 {
     Graph *g = k->g;
     memset(p, 0, sizeof *p);
-    if (n->op != OP_CONV || n->nin < 2)
+    if ((n->op != OP_CONV && n->op != OP_CONV_TRANSPOSE) || n->nin < 2)
+        return false;
+    p->tr = n->op == OP_CONV_TRANSPOSE;
+    if (p->tr && ir_attr(g, n, "output_shape"))
         return false;
     for (uint32_t i = 0; i < n->nin; i++)
         if (n->in[i].id && ir_value(g, n->in[i])->type.elem != ET_F32)
@@ -73,10 +76,10 @@ fc_plan(Kb *k, Node *n, FcPlan *p)
     int h = cg_win_h(&win), wd = cg_win_w(&win);
     p->N = xt->dims[0];
     p->C = xt->dims[1];
-    p->M = w->type.dims[0];
     p->G = ir_attr_int(g, n, "group", 1);
-    if (p->G <= 0 || p->C % p->G || p->M % p->G || w->type.dims[1] * p->G != p->C ||
-        yt->dims[1] != p->M)
+    p->M = p->tr ? w->type.dims[1] * p->G : w->type.dims[0];
+    if (p->G <= 0 || p->C % p->G || p->M % p->G || yt->dims[1] != p->M ||
+        (p->tr ? w->type.dims[0] != p->C : w->type.dims[1] * p->G != p->C))
         return false;
     p->Cg = p->C / p->G;
     p->Mg = p->M / p->G;
@@ -90,7 +93,7 @@ fc_plan(Kb *k, Node *n, FcPlan *p)
                 p->pw == 0 && p->OH == p->H && p->OW == p->W;
     p->rows_px = p->K >= 8 * p->Mg;
     p->V = (int)cg_isa_i32_lanes(k->t, k->isa);
-    if (p->Cg == 1) {
+    if (p->Cg == 1 && !p->tr) {
         bool regs16 = k->t->x86 && p->V < 16;
         int64_t nv = (p->OW + p->V - 1) / p->V;
         int maxv = regs16 ? 2 : FC_MAXV;
@@ -143,14 +146,23 @@ load_al(Kb *k, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef off, unsigned alig
     return l;
 }
 
+/* the weights as [M][K], K = (c, kh, kw) of the group (conv_transpose's [C][Mg][kh][kw]
+ * rearranged) */
 static float *
-weights_f32(Kb *k, Node *n)
+weights_f32(Kb *k, Node *n, const FcPlan *p)
 {
     const Tensor *t = ir_const_of(k->g, n->in[1]);
     size_t cnt = type_numel_unchecked(&t->type);
     float *f = xmalloc((cnt ? cnt : 1) * sizeof *f);
-    for (size_t i = 0; i < cnt; i++)
-        f[i] = (float)tensor_get_f(t, i);
+    int64_t ksp = p->KH * p->KW;
+    for (size_t i = 0; i < cnt; i++) {
+        size_t j = i;
+        if (p->tr) { /* i = ((g*Cg + c)*Mg + mm)*ksp + t  ->  j = (g*Mg + mm)*K + c*ksp + t */
+            int64_t tt = (int64_t)i % ksp, r = (int64_t)i / ksp, mm = r % p->Mg, gc = r / p->Mg;
+            j = (size_t)(((gc / p->Cg) * p->Mg + mm) * p->K + (gc % p->Cg) * ksp + tt);
+        }
+        f[j] = (float)tensor_get_f(t, i);
+    }
     return f;
 }
 
@@ -204,6 +216,49 @@ fc_im2col(Kb *k, const FcPlan *p, const CgNodeArgs *a, LLVMValueRef xg, LLVMValu
     cg_par_end(k, &par, a);
 }
 
+/* conv_transpose's im2col into col [K][P]: col[(c, kh, kw)][oh, ow] = x[c, ih, iw] where
+ * oh = ih*sh - ph + kh*dh and ow likewise, 0 where no input position reaches (a parallel-for over
+ * the K rows; per element, since the reached columns are every sw-th) */
+static LLVMValueRef
+fc_tap_src(Kb *k, LLVMValueRef o, int64_t pad, LLVMValueRef kd, int64_t s, int64_t in,
+           LLVMValueRef *ok)
+{
+    LLVMBuilderRef B = k->b;
+    LLVMValueRef t = LLVMBuildSub(B, cg_add(k, o, cg_i64(k, pad)), kd, "");
+    LLVMValueRef in_r = cg_in_range(k, t, in * s);
+    LLVMValueRef tc = LLVMBuildSelect(B, in_r, t, cg_i64(k, 0), "");
+    *ok = LLVMBuildAnd(B, in_r, LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildURem(B, tc, cg_i64(k, s), ""), cg_i64(k, 0), ""), "");
+    return LLVMBuildUDiv(B, tc, cg_i64(k, s), "");
+}
+
+static void
+fc_im2col_t(Kb *k, const FcPlan *p, const CgNodeArgs *a, LLVMValueRef xg, LLVMValueRef col)
+{
+    LLVMBuilderRef B = k->b;
+    LLVMValueRef ptrs[2] = {xg, col};
+    Par par;
+    LLVMValueRef kk = cg_par_begin(k, &par, p->K, ptrs, 2);
+    xg = ptrs[0], col = ptrs[1];
+    LLVMValueRef ci = LLVMBuildUDiv(B, kk, cg_i64(k, p->KH * p->KW), "");
+    LLVMValueRef kh = LLVMBuildURem(B, LLVMBuildUDiv(B, kk, cg_i64(k, p->KW), ""), cg_i64(k, p->KH), "");
+    LLVMValueRef kw = LLVMBuildURem(B, kk, cg_i64(k, p->KW), "");
+    LLVMValueRef xc = cg_gep(k, xg, off4(k, cg_mul(k, ci, cg_i64(k, p->H * p->W))));
+    CgLoop lh, lw;
+    LLVMValueRef oh = cg_loop_begin(k, &lh, cg_i64(k, p->OH));
+    LLVMValueRef okh, okw;
+    LLVMValueRef ih = fc_tap_src(k, oh, p->ph, cg_mul(k, kh, cg_i64(k, p->dh)), p->sh, p->H, &okh);
+    LLVMValueRef dst = cg_gep(k, col, off4(k, cg_add(k, cg_mul(k, kk, cg_i64(k, p->P)), cg_mul(k, oh, cg_i64(k, p->OW)))));
+    LLVMValueRef xrow = cg_gep(k, xc, off4(k, cg_mul(k, ih, cg_i64(k, p->W))));
+    LLVMValueRef ow = cg_loop_begin(k, &lw, cg_i64(k, p->OW));
+    LLVMValueRef iw = fc_tap_src(k, ow, p->pw, cg_mul(k, kw, cg_i64(k, p->dw)), p->sw, p->W, &okw);
+    LLVMValueRef ok = LLVMBuildAnd(B, okh, okw, "");
+    LLVMValueRef v = cg_load_raw(k, ET_F32, xrow, LLVMBuildSelect(B, ok, iw, cg_i64(k, 0), ""));
+    cg_store_raw(k, ET_F32, dst, ow, LLVMBuildSelect(B, ok, v, cg_f32(k, 0.0f), ""));
+    cg_loop_end(k, &lw);
+    cg_loop_end(k, &lh);
+    cg_par_end(k, &par, a);
+}
+
 /* The kernel of the GEMM form: C[p, m] for p in [begin, end) */
 static LLVMValueRef
 fc_kernel(Kb *k, Node *n, const FcPlan *p, int *rb)
@@ -215,7 +270,7 @@ fc_kernel(Kb *k, Node *n, const FcPlan *p, int *rb)
     s.ldc = p->Mg;
     s.sbk = 1, s.sbn = p->K;
     s.alpha = 1.0f;
-    float *w = p->G == 1 ? weights_f32(k, n) : NULL;
+    float *w = p->G == 1 ? weights_f32(k, n, p) : NULL;
     s.b = w; /* several groups: the kernel reads B from the group's weights at run time */
     char name[96], err[512];
     snprintf(name, sizeof name, "%s.sconv%u", k->prefix, k->counter++);
@@ -305,7 +360,7 @@ fc_emit_gemm_t(Kb *k, Node *n, const FcPlan *p, const CgNodeArgs *a)
         gt = fc_kernel_t(k, n, p, tail);
     if (!gf || !gt)
         return false;
-    float *w = weights_f32(k, n);
+    float *w = weights_f32(k, n, p);
     LLVMValueRef wc = cg_const_bytes(k, w, (size_t)(p->M * p->K) * 4, "sconv.w");
     free(w);
     CgLoop ln, lg;
@@ -317,7 +372,7 @@ fc_emit_gemm_t(Kb *k, Node *n, const FcPlan *p, const CgNodeArgs *a)
     LLVMValueRef nul = LLVMConstPointerNull(k->ptr);
     LLVMValueRef bg = p->bias ? cg_gep(k, a->in[2], off4(k, cg_mul(k, gi, cg_i64(k, p->Mg)))) : nul;
     if (!p->direct)
-        fc_im2col(k, p, a, xg, a->scratch);
+        (p->tr ? fc_im2col_t : fc_im2col)(k, p, a, xg, a->scratch);
     LLVMValueRef ptrs[4] = {p->direct ? xg : a->scratch, yg, wg, bg};
     Par par;
     LLVMValueRef u = cg_par_begin(k, &par, nblk, ptrs, 4);
@@ -363,7 +418,7 @@ fc_emit_gemm(Kb *k, Node *n, const FcPlan *p, const CgNodeArgs *a)
         return false;
     LLVMValueRef wc = NULL;
     if (p->G > 1) {
-        float *w = weights_f32(k, n);
+        float *w = weights_f32(k, n, p);
         wc = cg_const_bytes(k, w, (size_t)(p->M * p->K) * 4, "sconv.w");
         free(w);
     }
@@ -377,7 +432,7 @@ fc_emit_gemm(Kb *k, Node *n, const FcPlan *p, const CgNodeArgs *a)
     LLVMValueRef wg = wc ? cg_gep(k, wc, off4(k, cg_mul(k, gi, cg_i64(k, p->Mg * p->K)))) : NULL;
     LLVMValueRef bg = p->bias ? cg_gep(k, a->in[2], off4(k, cg_mul(k, gi, cg_i64(k, p->Mg)))) : NULL;
     if (!p->direct)
-        fc_im2col(k, p, a, xg, col);
+        (p->tr ? fc_im2col_t : fc_im2col)(k, p, a, xg, col);
     fc_gemm(k, p, a, gf, rb, p->direct ? xg : col, cbuf, yg, wg, bg);
     cg_loop_end(k, &lg);
     cg_loop_end(k, &ln);
@@ -481,7 +536,7 @@ static void
 fc_depthwise(Kb *k, Node *n, const FcPlan *p, const CgNodeArgs *a)
 {
     LLVMBuilderRef B = k->b;
-    float *w = weights_f32(k, n);
+    float *w = weights_f32(k, n, p);
     LLVMValueRef wc = cg_const_bytes(k, w, (size_t)(p->M * p->KH * p->KW) * 4, "sconv.dw");
     free(w);
     LLVMValueRef nul = LLVMConstPointerNull(k->ptr);
