@@ -8,9 +8,10 @@ a bias, deep reductions (K >= 8 channels per group: pixels as GEMM rows) as a 3x
 and a 1x1, a 1x1 (the input read directly) at batch 2, depthwise 3x3 stride 1 and 2 (the second
 with a channel multiplier of 2 and no bias), depthwise stride 3 (lanes loaded one by one), a
 3-channel stride-2 first conv, a grouped conv with dilation, a 1-D conv, auto_pad SAME_UPPER, a
-5x5 dilated conv with asymmetric pads, and a 3-D conv (the scalar loop of float_linear.c).
-For each and each ISA path given (default: the host's best; all: every x86 path the host runs): `qdqc run --engine=jit --threads 2`
-equals `--engine=ref` bit for bit; ONNX Runtime (--opt disabled, one thread) is compared and its
+5x5 dilated conv with asymmetric pads, a 3-D conv (the scalar loop of float_linear.c), and
+ConvTranspose: stride 2 with output_padding, a deep one, grouped with dilation, 1x1 at batch 2,
+1-D and 3-D. For each and each ISA path given (default: the host's best; all: every x86 path the
+host runs): `qdqc run --engine=jit --threads 2` equals `--engine=ref` bit for bit; ONNX Runtime (--opt disabled, one thread) is compared and its
 distance reported as max ulps and max relative error (relative to the output's largest
 magnitude), checked against the bound of two f32 sums of K products: every element within
 (2K + 4) 2^-24 sum |x w| + 2^-23 |b| of ORT. Prints one line per check and "N checks, M

@@ -5,7 +5,8 @@
  *
  * A seeded sweep of one-conv graphs (1-D and 2-D, groups from 1 to depthwise with channel
  * multipliers, strides 1-3, dilations 1-2, asymmetric pads, bias or none, batch 1-2, and a 3-D
- * conv) covers every kernel form (channels or pixels as GEMM rows, the input read directly for a
+ * conv) and of conv_transpose graphs (groups, strides, dilations, pads, output_padding, 1-D, 2-D
+ * and 3-D: the transposed im2col and the scalar loop) covers every kernel form (channels or pixels as GEMM rows, the input read directly for a
  * 1x1, the depthwise row kernel with stride 1, 2 and 3, the scalar loop); the weights and inputs
  * are exact f32 bytes in the graph text. Special values: an infinite weight next to padding (the
  * padded tap's fma(0, inf, acc) makes the element NaN in both), negative zeros. Each case runs
@@ -42,7 +43,7 @@ rndf(void)
 
 typedef struct Case {
     int ns, n, c, m, g, k[3], s[3], d[3], pb[3], pe[3], in[3], out[3];
-    int bias;
+    int bias, tr, op[3]; /* tr: conv_transpose, op: its output_padding */
 } Case;
 
 static void
@@ -83,7 +84,10 @@ graph(const Case *t, const float *w, size_t nw, const float *b)
     dims(&p, t->n, t->c, t, t->in);
     p += sprintf(p, ") -> ");
     dims(&p, t->n, t->m, t, t->out);
-    p += sprintf(p, " {\n  %%w = const dense<f32[%d,%d", t->m, t->c / t->g);
+    if (t->tr)
+        p += sprintf(p, " {\n  %%w = const dense<f32[%d,%d", t->c, t->m / t->g);
+    else
+        p += sprintf(p, " {\n  %%w = const dense<f32[%d,%d", t->m, t->c / t->g);
     for (int i = 0; i < t->ns; i++)
         p += sprintf(p, ",%d", t->k[i]);
     p += sprintf(p, "], ");
@@ -94,10 +98,13 @@ graph(const Case *t, const float *w, size_t nw, const float *b)
         hex(&p, b, (size_t)t->m);
         p += sprintf(p, ">\n");
     }
-    p += sprintf(p, "  %%y = conv %%x, %%w%s, group=%d", t->bias ? ", %b" : "", t->g);
+    p += sprintf(p, "  %%y = %s %%x, %%w%s, group=%d", t->tr ? "conv_transpose" : "conv",
+                 t->bias ? ", %b" : "", t->g);
     ints(&p, "strides", t->s, t->ns, NULL);
     ints(&p, "pads", t->pb, t->ns, t->pe);
     ints(&p, "dilations", t->d, t->ns, NULL);
+    if (t->tr)
+        ints(&p, "output_padding", t->op, t->ns, NULL);
     p += sprintf(p, " : ");
     dims(&p, t->n, t->m, t, t->out);
     p += sprintf(p, "\n  return %%y\n}\n");
@@ -130,7 +137,7 @@ static void
 run_case(const Case *t, const char *const *isas, int nisa, qdqc_threadpool *pool, int special,
          const char *label)
 {
-    size_t nw = (size_t)t->m * (size_t)(t->c / t->g), nx = numel(t->n, t->c, t, t->in);
+    size_t nw = t->tr ? (size_t)t->c * (size_t)(t->m / t->g) : (size_t)t->m * (size_t)(t->c / t->g), nx = numel(t->n, t->c, t, t->in);
     size_t ny = numel(t->n, t->m, t, t->out);
     for (int i = 0; i < t->ns; i++)
         nw *= (size_t)t->k[i];
@@ -183,6 +190,29 @@ run_case(const Case *t, const char *const *isas, int nisa, qdqc_threadpool *pool
     free(text), free(w), free(b), free(x), free(yr), free(yj);
 }
 
+/* a random valid conv_transpose with ns spatial dims */
+static void
+random_case_t(Case *t, int ns)
+{
+    static const int gs[][3] = {{1, 5, 7}, {1, 16, 3}, {2, 4, 6}, {3, 6, 3}, {4, 4, 4}, {1, 24, 20}};
+    memset(t, 0, sizeof *t);
+    const int *gcm = gs[rnd() % 6];
+    t->ns = ns, t->tr = 1, t->g = gcm[0], t->c = gcm[1], t->m = gcm[2];
+    t->n = 1 + (int)(rnd() % 4 == 0);
+    t->bias = (int)(rnd() % 3 != 0);
+    for (int i = 0; i < ns; i++) {
+        t->k[i] = 1 + (int)(rnd() % 4);
+        t->s[i] = 1 + (int)(rnd() % 3);
+        t->d[i] = 1 + (int)(rnd() % 4 == 0);
+        t->in[i] = 1 + (int)(rnd() % (i == ns - 1 ? 20 : 8));
+        t->op[i] = (int)(rnd() % (uint32_t)t->s[i]);
+        int full = (t->in[i] - 1) * t->s[i] + (t->k[i] - 1) * t->d[i] + 1 + t->op[i];
+        t->pb[i] = (int)(rnd() % 3) % full;
+        t->pe[i] = (int)(rnd() % 3) % (full - t->pb[i]);
+        t->out[i] = full - t->pb[i] - t->pe[i];
+    }
+}
+
 /* a random valid case with ns spatial dims */
 static void
 random_case(Case *t, int ns)
@@ -231,6 +261,12 @@ main(void)
         snprintf(label, sizeof label, "case %d (%dD g%d c%d m%d)", i, t.ns, t.g, t.c, t.m);
         run_case(&t, isas, nisa, pool, 0, label);
     }
+    for (int i = 0; i < 24; i++) {
+        Case t;
+        random_case_t(&t, i % 4 == 3 ? 1 : 2);
+        snprintf(label, sizeof label, "conv_transpose %d (%dD g%d c%d m%d)", i, t.ns, t.g, t.c, t.m);
+        run_case(&t, isas, nisa, pool, 0, label);
+    }
     Case t = {.ns = 2, .n = 1, .c = 4, .m = 8, .g = 1, .k = {3, 3}, .s = {1, 1}, .d = {1, 1},
               .pb = {1, 1}, .pe = {1, 1}, .in = {6, 7}, .out = {6, 7}, .bias = 1};
     run_case(&t, isas, nisa, pool, 1, "inf weight, padded");
@@ -243,6 +279,10 @@ main(void)
     for (int i = 0; i < 3; i++)
         t3.out[i] = (t3.in[i] + t3.pb[i] + t3.pe[i] - (t3.k[i] - 1) * t3.d[i] - 1) / t3.s[i] + 1;
     run_case(&t3, isas, nisa, pool, 0, "3-D");
+    t3.tr = 1, t3.op[0] = 0, t3.op[1] = 1, t3.op[2] = 1;
+    for (int i = 0; i < 3; i++)
+        t3.out[i] = (t3.in[i] - 1) * t3.s[i] + (t3.k[i] - 1) * t3.d[i] + 1 + t3.op[i] - t3.pb[i] - t3.pe[i];
+    run_case(&t3, isas, nisa, pool, 0, "3-D conv_transpose");
     qdqc_threadpool_destroy(pool);
     printf("%ld passed, %ld failed (paths:", passed, failed);
     for (int i = 0; i < nisa; i++)

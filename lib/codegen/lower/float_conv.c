@@ -1,11 +1,16 @@
-/* float_conv.c: f32 Conv (input, weights and result f32; the weights a constant) on the f32
- * GEMM kernels (gemm/sgemm.h) and, for depthwise convolutions, on vector kernels.
+/* float_conv.c: f32 Conv and ConvTranspose (input, weights and result f32; the weights a
+ * constant) on the f32 GEMM kernels (gemm/sgemm.h) and, for depthwise convolutions, on vector
+ * kernels.
  *
  * Every result element is computed as the reference defines it (lib/ref/ref_linear.c,
- * run_float_conv; docs/numerics.md "Float convolution"): one chain of f32 fused multiply-adds
- * acc = fma(x[tap], w[m, k], acc) over k = (c, kh, kw) of the group in increasing order from
- * +0.0f, a tap in the padding reading x = 0, then y = acc + b[m] when there is a bias. So JIT
- * and reference agree bit for bit on every ISA path (llvm.fma is correctly rounded everywhere).
+ * run_float_conv / run_float_convt; docs/numerics.md "Float convolution"): one chain of f32 fused
+ * multiply-adds acc = fma(x[tap], w[m, k], acc) over k = (c, kh, kw) of the group in increasing
+ * order from +0.0f, a tap in the padding (transposed: a tap no input position reaches) reading
+ * x = 0, then y = acc + b[m] when there is a bias. So JIT and reference agree bit for bit on
+ * every ISA path (llvm.fma is correctly rounded everywhere). A ConvTranspose is the conv over its
+ * input with zeros inserted: its own im2col (col[(c, kh, kw)][oh, ow] = x[c, ih, iw] with
+ * oh = ih*sh - ph + kh*dh, else 0) and its weights [C][Mg][kh][kw] rearranged to [M][K] at
+ * compile time, then the same GEMM forms.
  *
  * GEMM forms (1-D and 2-D, any group count), per image and group over col[k][p] (k the K =
  * Cg*KH*KW taps, p the P = OH*OW output pixels): the input plane itself for a 1x1 stride-1
