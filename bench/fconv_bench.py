@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """fconv_bench.py QDQC [--iters N] [--repeat R] [--peak GFLOPS] [--threads T] [--isa ISA] [--out DIR]:
-f32 Conv shapes on the compiled kernels (lower/float_conv.c), as CPU time.
+f32 Conv (and one ConvTranspose) shapes on the compiled kernels (lower/float_conv.c), as CPU time.
 
 Each shape is a one-node ONNX model (f32 input, constant f32 weights and bias). For each, `qdqc
 bench MODEL --iters 1` and `--iters N+1` (no warm-up) run as child processes and their user +
@@ -25,20 +25,34 @@ SHAPES = [  # name, x [N, C, H, W], w [M, C/group, KH, KW], strides, pads, group
     ("depthwise 3x3 128ch 56x56", [1, 128, 56, 56], [128, 1, 3, 3], [1, 1], [1, 1, 1, 1], 128),
     ("first 7x7/2 3->64 224x224", [1, 3, 224, 224], [64, 3, 7, 7], [2, 2], [3, 3, 3, 3], 1),
     ("first 3x3/2 3->32 224x224", [1, 3, 224, 224], [32, 3, 3, 3], [2, 2], [1, 1, 1, 1], 1),
+    # ConvTranspose: w [C, M/group, KH, KW]; output (in-1)*s + k - pads
+    ("convT 4x4/2 64->32 28->56", [1, 64, 28, 28], [64, 32, 4, 4], [2, 2], [1, 1, 1, 1], -1),
 ]
 
 
 def model(path, xs, ws, strides, pads, group):
+    """group -1: a ConvTranspose (group 1); returns the useful multiply-adds (a transposed conv's:
+    every input element times its Mg x KH x KW weights, not the zero taps the kernels also run)"""
     r = np.random.default_rng(1)
-    oh = (xs[2] + pads[0] + pads[2] - ws[2]) // strides[0] + 1
-    ow = (xs[3] + pads[1] + pads[3] - ws[3]) // strides[1] + 1
+    tr = group < 0
+    if tr:
+        m = ws[1]
+        oh = (xs[2] - 1) * strides[0] + ws[2] - pads[0] - pads[2]
+        ow = (xs[3] - 1) * strides[1] + ws[3] - pads[1] - pads[3]
+        macs = xs[0] * xs[1] * xs[2] * xs[3] * ws[1] * ws[2] * ws[3]
+    else:
+        m = ws[0]
+        oh = (xs[2] + pads[0] + pads[2] - ws[2]) // strides[0] + 1
+        ow = (xs[3] + pads[1] + pads[3] - ws[3]) // strides[1] + 1
+        macs = xs[0] * ws[0] * oh * ow * ws[1] * ws[2] * ws[3]
     w = nh.from_array((r.standard_normal(ws) * 0.1).astype(np.float32), "w")
-    b = nh.from_array(r.standard_normal(ws[0]).astype(np.float32), "b")
-    n = h.make_node("Conv", ["x", "w", "b"], ["y"], strides=strides, pads=pads, group=group)
+    b = nh.from_array(r.standard_normal(m).astype(np.float32), "b")
+    n = h.make_node("ConvTranspose" if tr else "Conv", ["x", "w", "b"], ["y"], strides=strides,
+                    pads=pads, group=1 if tr else group)
     g = h.make_graph([n], "conv", [h.make_tensor_value_info("x", TP.FLOAT, xs)],
-                     [h.make_tensor_value_info("y", TP.FLOAT, [xs[0], ws[0], oh, ow])], [w, b])
+                     [h.make_tensor_value_info("y", TP.FLOAT, [xs[0], m, oh, ow])], [w, b])
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)], ir_version=7), path)
-    return xs[0] * ws[0] * oh * ow * ws[1] * ws[2] * ws[3]
+    return macs
 
 
 def cpu(cmd):
