@@ -485,12 +485,127 @@ run_float_product(RefCtx *c, Node *n)
     return true;
 }
 
+/* ---- f32 conv (docs/numerics.md, "Float convolution") ----
+ * Every element is one chain of f32 fused multiply-adds over k = (c, k0, k1, k2) of its group in
+ * increasing order from +0.0f; a tap in the padding reads x = 0 (acc = fmaf(0, w, acc), as an
+ * im2col of zeros), then y = acc + b[m] (one f32 add) when a bias is given. This is what every
+ * compiled path computes (lower/float_conv.c). */
+static bool
+run_float_conv(RefCtx *c, Node *n)
+{
+    ConvDims d;
+    if (!conv_dims(c, n, false, &d))
+        return false;
+    float *y = ref_f32_out(c, n, 0);
+    if (!y)
+        return false;
+    float *x = load_f32(c, n, 0), *w = load_f32(c, n, 1);
+    float *b = ref_in(c, n, 2) ? load_f32(c, n, 2) : NULL;
+    const IrWindow *W = &d.w;
+    int64_t Cg = d.C / d.G, Mg = d.M / d.G;
+    int64_t isp = W->in[0] * W->in[1] * W->in[2], osp = W->out[0] * W->out[1] * W->out[2];
+    int64_t ksp = W->k[0] * W->k[1] * W->k[2];
+    for (int64_t nm = 0; nm < d.N * d.M; nm++) {
+        int64_t nb = nm / d.M, m = nm % d.M, grp = m / Mg;
+        const float *xg = x + (nb * d.C + grp * Cg) * isp, *wm = w + m * Cg * ksp;
+        for (int64_t o = 0; o < osp; o++) {
+            int64_t o0 = o / (W->out[1] * W->out[2]), o1 = o / W->out[2] % W->out[1], o2 = o % W->out[2];
+            float acc = 0.0f;
+            const float *wp = wm;
+            for (int64_t ci = 0; ci < Cg; ci++)
+                for (int64_t k0 = 0; k0 < W->k[0]; k0++) {
+                    int64_t i0 = o0 * W->s[0] - W->pb[0] + k0 * W->d[0];
+                    for (int64_t k1 = 0; k1 < W->k[1]; k1++) {
+                        int64_t i1 = o1 * W->s[1] - W->pb[1] + k1 * W->d[1];
+                        bool in01 = i0 >= 0 && i0 < W->in[0] && i1 >= 0 && i1 < W->in[1];
+                        const float *xr = xg + ci * isp + (i0 * W->in[1] + i1) * W->in[2];
+                        for (int64_t k2 = 0; k2 < W->k[2]; k2++) {
+                            int64_t i2 = o2 * W->s[2] - W->pb[2] + k2 * W->d[2];
+                            float xv = in01 && i2 >= 0 && i2 < W->in[2] ? xr[i2] : 0.0f;
+                            acc = fmaf(xv, *wp++, acc);
+                        }
+                    }
+                }
+            float v = acc;
+            if (b)
+                v = v + b[m];
+            y[nm * osp + o] = v;
+        }
+    }
+    free(x);
+    free(w);
+    free(b);
+    return true;
+}
+
+/* Tap a of a transposed conv for output position o: the input position i with
+ * o = i*s - pb + k*d, or -1 when there is none (not a multiple of the stride, or outside). */
+static int64_t
+convt_src(const IrWindow *W, int a, int64_t o, int64_t k)
+{
+    int64_t t = o + W->pb[a] - k * W->d[a];
+    if (t < 0 || t % W->s[a])
+        return -1;
+    return t / W->s[a] < W->in[a] ? t / W->s[a] : -1;
+}
+
+/* f32 conv_transpose (docs/numerics.md, "Float convolution"): per output element one chain of
+ * f32 fmas over k = (c, k0, k1, k2) of its group in increasing order from +0.0f, a tap that no
+ * input position reaches reading x = 0, then + b[m]; the same chain as a conv over the input
+ * with zeros inserted between its elements (lower/float_conv.c). */
+static bool
+run_float_convt(RefCtx *c, Node *n)
+{
+    ConvDims d;
+    if (!conv_dims(c, n, true, &d))
+        return false;
+    float *y = ref_f32_out(c, n, 0);
+    if (!y)
+        return false;
+    float *x = load_f32(c, n, 0), *w = load_f32(c, n, 1);
+    float *b = ref_in(c, n, 2) ? load_f32(c, n, 2) : NULL;
+    const IrWindow *W = &d.w;
+    int64_t Cg = d.C / d.G, Mg = d.M / d.G;
+    int64_t isp = W->in[0] * W->in[1] * W->in[2], osp = W->out[0] * W->out[1] * W->out[2];
+    int64_t ksp = W->k[0] * W->k[1] * W->k[2];
+    for (int64_t nm = 0; nm < d.N * d.M; nm++) {
+        int64_t nb = nm / d.M, m = nm % d.M, grp = m / Mg, mm = m % Mg;
+        for (int64_t o = 0; o < osp; o++) {
+            int64_t o0 = o / (W->out[1] * W->out[2]), o1 = o / W->out[2] % W->out[1], o2 = o % W->out[2];
+            float acc = 0.0f;
+            for (int64_t ci = 0; ci < Cg; ci++) {
+                const float *xc = x + (nb * d.C + grp * Cg + ci) * isp;
+                const float *wc = w + ((grp * Cg + ci) * Mg + mm) * ksp;
+                for (int64_t t = 0; t < ksp; t++) {
+                    int64_t i0 = convt_src(W, 0, o0, t / (W->k[1] * W->k[2]));
+                    int64_t i1 = convt_src(W, 1, o1, t / W->k[2] % W->k[1]);
+                    int64_t i2 = convt_src(W, 2, o2, t % W->k[2]);
+                    float xv = i0 >= 0 && i1 >= 0 && i2 >= 0 ? xc[(i0 * W->in[1] + i1) * W->in[2] + i2] : 0.0f;
+                    acc = fmaf(xv, wc[t], acc);
+                }
+            }
+            float v = acc;
+            if (b)
+                v = v + b[m];
+            y[nm * osp + o] = v;
+        }
+    }
+    free(x);
+    free(w);
+    free(b);
+    return true;
+}
+
 bool
 ref_op_linear(RefCtx *c, Node *n)
 {
     Graph *g = c->g;
     if ((n->op == OP_MATMUL || n->op == OP_GEMM) && f32_product(c, n))
         return run_float_product(c, n);
+    if (n->op == OP_CONV && f32_product(c, n))
+        return run_float_conv(c, n);
+    if (n->op == OP_CONV_TRANSPOSE && f32_product(c, n))
+        return run_float_convt(c, n);
     bool integer = op_info(n->op)->flags & OPF_INT;
     double *x = NULL, *w = NULL, *b = NULL, *y = NULL;
     bool ok = false;

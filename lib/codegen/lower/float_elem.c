@@ -526,7 +526,11 @@ cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a)
         if (cg_float_gemm_ok(k, n)) /* f32: float_gemm.c */
             return cg_emit_float_gemm(k, n, a);
         return cg_emit_float_linear(k, n, a);
-    case OP_CONV: case OP_CONV_TRANSPOSE: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_RESIZE:
+    case OP_CONV: case OP_CONV_TRANSPOSE:
+        if (cg_float_conv_ok(k, n)) /* f32, constant weights: float_conv.c */
+            return cg_emit_float_conv(k, n, a);
+        return cg_emit_float_linear(k, n, a);
+    case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_RESIZE:
         return cg_emit_float_linear(k, n, a);
     default:
         break;

@@ -1,10 +1,10 @@
-/* float_linear.c: float-island conv, conv_transpose, f64 matmul, avgpool,
- * global_avgpool and resize as plain loops, in the exact operation order of lib/ref
- * (ref_linear.c, ref_pool.c): conv accumulates (double)x * (double)w in double, starting
- * from the bias, over the same loop nest and skipping the same padded taps, and rounds once to
- * f32; the f64 matmul sums in double; conv_transpose scatters into a double row in scratch in
- * the reference's order; averages sum in double and divide once; (f32 matmul and gemm:
- * float_gemm.c);
+/* float_linear.c: float-island conv (the cases float_conv.c leaves: 3-D, run-time weights),
+ * conv_transpose, f64 matmul, avgpool, global_avgpool and resize as plain loops, in the exact
+ * operation order of lib/ref (ref_linear.c, ref_pool.c): conv and conv_transpose are one f32 fma
+ * chain per element over (c, k0, k1, k2) from +0.0f, a padded (or, transposed, unreached) tap
+ * reading 0, then + bias; the f64 matmul sums in double; averages sum in double and divide
+ * once; (f32 matmul and gemm: float_gemm.c; f32 conv and conv_transpose with constant weights:
+ * float_conv.c);
  * resize gathers through index tables computed at compile time with the reference's own
  * formulas (nearest: any element type; linear: the separable double interpolation, axis by
  * axis in the reference's order). Results are therefore bit-identical to the reference. */
@@ -84,7 +84,7 @@ fconv_geo(Kb *k, Node *n, bool tr, FConv *c)
     return true;
 }
 
-/* conv_core of ref_linear.c */
+/* run_float_conv of ref_linear.c */
 static bool
 emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -101,8 +101,8 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef ov[3], kv[3], iv[3];
     for (int d = 0; d < 3; d++)
         ov[d] = cg_loop_begin(k, &lo[d], cg_i64(k, W->out[d]));
-    LLVMValueRef accp = cg_entry_alloca(k, k->f64);
-    LLVMBuildStore(b, has_b ? load_d(k, a->in[2], vm) : dconst(k, 0), accp);
+    LLVMValueRef accp = cg_entry_alloca(k, k->f32);
+    LLVMBuildStore(b, cg_f32(k, 0.0f), accp);
     LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, c.Cg));
     LLVMValueRef xb = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.C)),
                                        cg_add(k, cg_mul(k, grp, cg_i64(k, c.Cg)), vc)), cg_i64(k, c.isp));
@@ -115,15 +115,19 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
         inb = LLVMBuildAnd(b, inb, cg_in_range(k, iv[d], W->in[d]), "");
     }
     LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, xb, lin3(k, iv, W->in)), cg_i64(k, 0), "");
-    LLVMValueRef p = LLVMBuildFMul(b, load_d(k, a->in[0], xi), load_d(k, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))), "");
-    LLVMValueRef acc = LLVMBuildLoad2(b, k->f64, accp, "");
-    LLVMBuildStore(b, LLVMBuildSelect(b, inb, LLVMBuildFAdd(b, acc, p, ""), acc, ""), accp);
+    LLVMValueRef xv = LLVMBuildSelect(b, inb, cg_load_raw(k, ET_F32, a->in[0], xi), cg_f32(k, 0.0f), "");
+    LLVMValueRef fa[3] = {xv, cg_load_raw(k, ET_F32, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))),
+                          LLVMBuildLoad2(b, k->f32, accp, "")};
+    LLVMBuildStore(b, irb_intr(b, k->c, k->mod, "llvm.fma", &k->f32, 1, fa, 3), accp);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lk[d]);
     cg_loop_end(k, &lc);
     LLVMValueRef yi = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.M)), vm), cg_i64(k, c.osp)),
                              lin3(k, ov, W->out));
-    cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFPTrunc(b, LLVMBuildLoad2(b, k->f64, accp, ""), k->f32, ""));
+    LLVMValueRef v = LLVMBuildLoad2(b, k->f32, accp, "");
+    if (has_b)
+        v = LLVMBuildFAdd(b, v, cg_load_raw(k, ET_F32, a->in[2], vm), "");
+    cg_store_raw(k, ET_F32, a->out[0], yi, v);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lo[d]);
     cg_loop_end(k, &lm);
@@ -131,7 +135,9 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
-/* convt_core of ref_linear.c: a double row of osp accumulators in scratch per (n, m). */
+/* run_float_convt of ref_linear.c: per output element one f32 fma chain over (c, k0, k1, k2),
+ * a tap that no input position reaches (o + pb - k*d not a multiple of the stride in [0, in*s))
+ * reading 0, then + bias. */
 static bool
 emit_convt(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -143,43 +149,46 @@ emit_convt(Kb *k, Node *n, const CgNodeArgs *a)
         return cg_fail(k, n, "weight shape does not match the channels");
     bool has_b = n->nin > 2 && n->in[2].id;
     LLVMBuilderRef b = k->b;
-    LLVMValueRef acc = a->scratch;
-    CgLoop ln, lm, lo, lc, li[3], lk[3];
+    CgLoop ln, lm, lo[3], lc, lk[3];
     LLVMValueRef vn = cg_loop_begin(k, &ln, cg_i64(k, c.N));
     LLVMValueRef vm = cg_loop_begin(k, &lm, cg_i64(k, c.M));
     LLVMValueRef grp = LLVMBuildSDiv(b, vm, cg_i64(k, c.Mg), ""), mm = LLVMBuildSRem(b, vm, cg_i64(k, c.Mg), "");
-    LLVMValueRef bias = has_b ? load_d(k, a->in[2], vm) : dconst(k, 0);
-    LLVMValueRef vo = cg_loop_begin(k, &lo, cg_i64(k, c.osp));
-    cg_store_raw(k, ET_F64, acc, vo, bias);
-    cg_loop_end(k, &lo);
+    LLVMValueRef ov[3], kv[3], iv[3];
+    for (int d = 0; d < 3; d++)
+        ov[d] = cg_loop_begin(k, &lo[d], cg_i64(k, W->out[d]));
+    LLVMValueRef accp = cg_entry_alloca(k, k->f32);
+    LLVMBuildStore(b, cg_f32(k, 0.0f), accp);
     LLVMValueRef vc = cg_loop_begin(k, &lc, cg_i64(k, c.Cg));
     LLVMValueRef cc = cg_add(k, cg_mul(k, grp, cg_i64(k, c.Cg)), vc);
     LLVMValueRef xb = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.C)), cc), cg_i64(k, c.isp));
     LLVMValueRef wb = cg_mul(k, cg_add(k, cg_mul(k, cc, cg_i64(k, c.Mg)), mm), cg_i64(k, c.ksp));
-    LLVMValueRef iv[3], kv[3], ov[3];
-    for (int d = 0; d < 3; d++)
-        iv[d] = cg_loop_begin(k, &li[d], cg_i64(k, W->in[d]));
-    LLVMValueRef xv = load_d(k, a->in[0], cg_add(k, xb, lin3(k, iv, W->in)));
     LLVMValueRef inb = LLVMConstInt(k->i1, 1, 0);
     for (int d = 0; d < 3; d++) {
         kv[d] = cg_loop_begin(k, &lk[d], cg_i64(k, W->k[d]));
-        ov[d] = cg_add(k, LLVMBuildSub(b, cg_mul(k, iv[d], cg_i64(k, W->s[d])), cg_i64(k, W->pb[d]), ""),
-                       cg_mul(k, kv[d], cg_i64(k, W->d[d])));
-        inb = LLVMBuildAnd(b, inb, cg_in_range(k, ov[d], W->out[d]), "");
+        LLVMValueRef t = LLVMBuildSub(b, cg_add(k, ov[d], cg_i64(k, W->pb[d])), cg_mul(k, kv[d], cg_i64(k, W->d[d])), "");
+        LLVMValueRef ok = cg_in_range(k, t, W->in[d] * W->s[d]);
+        /* t in [0, in*s): t / s and t % s of a non-negative t */
+        LLVMValueRef tc = LLVMBuildSelect(b, ok, t, cg_i64(k, 0), "");
+        iv[d] = LLVMBuildUDiv(b, tc, cg_i64(k, W->s[d]), "");
+        ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildURem(b, tc, cg_i64(k, W->s[d]), ""), cg_i64(k, 0), ""), "");
+        inb = LLVMBuildAnd(b, inb, ok, "");
     }
-    LLVMValueRef oi = LLVMBuildSelect(b, inb, lin3(k, ov, W->out), cg_i64(k, 0), "");
-    LLVMValueRef p = LLVMBuildFMul(b, xv, load_d(k, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))), "");
-    LLVMValueRef cur = cg_load_raw(k, ET_F64, acc, oi);
-    cg_store_raw(k, ET_F64, acc, oi, LLVMBuildSelect(b, inb, LLVMBuildFAdd(b, cur, p, ""), cur, ""));
+    LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, xb, lin3(k, iv, W->in)), cg_i64(k, 0), "");
+    LLVMValueRef xv = LLVMBuildSelect(b, inb, cg_load_raw(k, ET_F32, a->in[0], xi), cg_f32(k, 0.0f), "");
+    LLVMValueRef fa[3] = {xv, cg_load_raw(k, ET_F32, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))),
+                          LLVMBuildLoad2(b, k->f32, accp, "")};
+    LLVMBuildStore(b, irb_intr(b, k->c, k->mod, "llvm.fma", &k->f32, 1, fa, 3), accp);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lk[d]);
-    for (int d = 2; d >= 0; d--)
-        cg_loop_end(k, &li[d]);
     cg_loop_end(k, &lc);
-    vo = cg_loop_begin(k, &lo, cg_i64(k, c.osp));
-    LLVMValueRef yi = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.M)), vm), cg_i64(k, c.osp)), vo);
-    cg_store_raw(k, ET_F32, a->out[0], yi, LLVMBuildFPTrunc(b, cg_load_raw(k, ET_F64, acc, vo), k->f32, ""));
-    cg_loop_end(k, &lo);
+    LLVMValueRef yi = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c.M)), vm), cg_i64(k, c.osp)),
+                             lin3(k, ov, W->out));
+    LLVMValueRef v = LLVMBuildLoad2(b, k->f32, accp, "");
+    if (has_b)
+        v = LLVMBuildFAdd(b, v, cg_load_raw(k, ET_F32, a->in[2], vm), "");
+    cg_store_raw(k, ET_F32, a->out[0], yi, v);
+    for (int d = 2; d >= 0; d--)
+        cg_loop_end(k, &lo[d]);
     cg_loop_end(k, &lm);
     cg_loop_end(k, &ln);
     return true;
@@ -561,9 +570,7 @@ cg_float_linear_scratch(Kb *k, Node *n)
     if (n->op != OP_CONV_TRANSPOSE)
         return 0;
     FConv c;
-    if (!fconv_geo(k, n, true, &c))
-        return -1;
-    return c.osp * 8;
+    return fconv_geo(k, n, true, &c) ? 0 : -1;
 }
 
 bool

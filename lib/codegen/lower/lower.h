@@ -41,6 +41,12 @@ bool cg_float_gemm_ok(Kb *k, Node *n);
 bool cg_float_gemm_static(Kb *k, Node *n, uint32_t i);
 bool cg_emit_float_gemm(Kb *k, Node *n, const CgNodeArgs *a);
 int64_t cg_float_linear_scratch(Kb *k, Node *n);
+/* f32 conv / conv_transpose with constant weights on the f32 GEMM and depthwise vector kernels
+ * (float_conv.c); _static: the weights are packed at compile time */
+bool cg_float_conv_ok(Kb *k, Node *n);
+bool cg_float_conv_static(Kb *k, Node *n, uint32_t i);
+int64_t cg_float_conv_scratch(Kb *k, Node *n);
+bool cg_emit_float_conv(Kb *k, Node *n, const CgNodeArgs *a);
 /* qconv_transpose, qmatmul with a run-time right operand, qreduce_mean
  * (qdirect.c) */
 bool cg_emit_qdirect(Kb *k, Node *n, const CgNodeArgs *a);
