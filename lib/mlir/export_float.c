@@ -295,9 +295,11 @@ ex_unary(Exp *x, Node *n)
     return true;
 }
 
-/* 2-D float conv, as the code generator: acc = bias[m] (f64), then for c, kh, kw in order the
- * product x * w in f64 added for the taps inside the input (padding taps are skipped, not added
- * as zeros), rounded to f32. The input is read with tensor.extract at computed indices. */
+/* 2-D float conv in the order of docs/numerics.md, "Float convolution": acc = +0.0f, then for
+ * c, kh, kw in order (the reduction dimensions innermost, in that order) acc = fma(x, w, acc)
+ * in f32 with x = 0 at a tap in the padding, then y = acc + bias[m]. The input is read with
+ * tensor.extract at computed indices (clamped into the input for a padding tap, whose value is
+ * then replaced by 0). */
 static bool
 ex_conv(Exp *x, Node *n)
 {
@@ -320,20 +322,10 @@ ex_conv(Exp *x, Node *n)
     if (!xv || !wv || !bv)
         return false;
     char *tx = tt_dup(xt, "f32"), *tw = tt_dup(wt, "f32"), *ty = tt_dup(yt, "f32"),
-         *tacc = tt_dup(yt, "f64"), *m4 = ident_map(4), *it4 = iters_dup(4, 0);
-    /* the accumulator starts at the bias (or 0) */
-    uint32_t init;
-    if (has_b) {
-        int ch = 1;
-        char *mb = map_dup(4, &ch, 1), *tb = tt_dup(exp_vtype(x, n->in[2]), "f32");
-        ExpIn bi = {bv, tb, mb, "f32"};
-        init = exp_generic(x, &bi, 1, 0, tacc, m4, "f64", it4,
-                           "      %e = arith.extf %a0 : f32 to f64\n"
-                           "      linalg.yield %e : f64\n");
-        free(mb), free(tb);
-    } else {
-        init = zero_f64(x, tacc);
-    }
+         *m4 = ident_map(4), *it4 = iters_dup(4, 0);
+    uint32_t e0 = exp_line(x, "tensor.empty() : %s", ty);
+    uint32_t c0 = exp_line(x, "arith.constant 0.0 : f32");
+    uint32_t init = exp_line(x, "linalg.fill ins(%%v%u : f32) outs(%%v%u : %s) -> %s", c0, e0, ty, ty);
     int rw[4] = {1, 4, 5, 6}, ry[4] = {0, 1, 2, 3};
     char *mw = map_dup(7, rw, 4), *my = map_dup(7, ry, 4), *it7 = iters_dup(7, 3);
     StrBuf b;
@@ -363,18 +355,24 @@ ex_conv(Exp *x, Node *n)
               "      %%gi = arith.divui %%i1, %%mg : index\n      %%gc = arith.muli %%gi, %%cg : index\n"
               "      %%ic = arith.addi %%gc, %%i4 : index\n"
               "      %%xv = tensor.extract %%v%u[%%i0, %%ic, %%ys, %%xs] : %s\n"
-              "      %%xe = arith.extf %%xv : f32 to f64\n      %%we = arith.extf %%a0 : f32 to f64\n"
-              "      %%pr = arith.mulf %%xe, %%we : f64\n      %%sm = arith.addf %%out, %%pr : f64\n"
-              "      %%r = arith.select %%in, %%sm, %%out : f64\n      linalg.yield %%r : f64\n",
+              "      %%f0 = arith.constant 0.0 : f32\n"
+              "      %%xz = arith.select %%in, %%xv, %%f0 : f32\n"
+              "      %%r = math.fma %%xz, %%a0, %%out : f32\n      linalg.yield %%r : f32\n",
               xv, tx);
     ExpIn in = {wv, tw, mw, "f32"};
-    uint32_t acc = exp_generic(x, &in, 1, init, tacc, my, "f64", it7, b.data);
-    ExpIn in2 = {acc, tacc, m4, "f64"};
-    exp_bind(x, n, exp_generic(x, &in2, 1, 0, ty, m4, "f32", it4,
-                               "      %t = arith.truncf %a0 : f64 to f32\n"
-                               "      linalg.yield %t : f32\n"));
+    uint32_t acc = exp_generic(x, &in, 1, init, ty, my, "f32", it7, b.data);
+    if (has_b) {
+        int ch = 1;
+        char *mb = map_dup(4, &ch, 1), *tb = tt_dup(exp_vtype(x, n->in[2]), "f32");
+        ExpIn in2[2] = {{acc, ty, m4, "f32"}, {bv, tb, mb, "f32"}};
+        acc = exp_generic(x, in2, 2, 0, ty, m4, "f32", it4,
+                          "      %y = arith.addf %a0, %a1 : f32\n"
+                          "      linalg.yield %y : f32\n");
+        free(mb), free(tb);
+    }
+    exp_bind(x, n, acc);
     sb_free(&b);
-    free(tx), free(tw), free(ty), free(tacc), free(m4), free(it4), free(mw), free(my), free(it7);
+    free(tx), free(tw), free(ty), free(m4), free(it4), free(mw), free(my), free(it7);
     return true;
 }
 
