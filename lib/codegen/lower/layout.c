@@ -1,8 +1,9 @@
 /* layout.c: layout ops as copies in the logical (C-order) layout: reshape family
  * (memcpy), transpose, slice, concat, split, pad (constant/edge/reflect), gather (one memcpy
- * per index, run-time indices checked). Each is a loop
- * nest over the result with compile-time strides; any element type (quantized values pass
- * unchanged). Semantics follow lib/ref/ref_layout.c. */
+ * per index, run-time indices checked). Each is a loop nest over the result with compile-time
+ * strides, collapsed to the fewest dims, whose innermost contiguous run is one memcpy (an
+ * element loop where a transpose makes it strided), rows split across the parallel-for hook;
+ * any element type (quantized values pass unchanged). Semantics follow lib/ref/ref_layout.c. */
 #include "codegen/lower/lower.h"
 
 #include <llvm-c/Core.h>
@@ -10,21 +11,84 @@
 #include <string.h>
 
 
-/* dst[doff + sum i_d*dst_st[d]] = src[soff + sum i_d*src_st[d]] over dims. */
-static void
-copy_nd(Kb *k, ElemType e, int rank, const int64_t *dims, LLVMValueRef dst, int64_t doff,
-        const int64_t *dst_st, LLVMValueRef src, int64_t soff, const int64_t *src_st)
+/* Drops dims of size 1 and merges dim d into d + 1 where both stride sets run on contiguously;
+ * returns the new rank (0: one element). */
+static int
+collapse(int rank, int64_t *dims, int64_t *as, int64_t *bs)
 {
-    CgLoop l[IR_MAX_RANK];
-    LLVMValueRef di = cg_i64(k, doff), si = cg_i64(k, soff);
+    int r = 0;
     for (int d = 0; d < rank; d++) {
-        LLVMValueRef iv = cg_loop_begin(k, &l[d], cg_i64(k, dims[d]));
-        di = cg_add(k, di, cg_mul(k, iv, cg_i64(k, dst_st[d])));
-        si = cg_add(k, si, cg_mul(k, iv, cg_i64(k, src_st[d])));
+        if (dims[d] == 1)
+            continue;
+        if (r > 0 && as[r - 1] == as[d] * dims[d] && bs[r - 1] == bs[d] * dims[d]) {
+            dims[r - 1] *= dims[d];
+            as[r - 1] = as[d];
+            bs[r - 1] = bs[d];
+            continue;
+        }
+        dims[r] = dims[d];
+        as[r] = as[d];
+        bs[r] = bs[d];
+        r++;
     }
-    cg_store_raw(k, e, dst, di, cg_load_raw(k, e, src, si));
-    for (int d = rank - 1; d >= 0; d--)
-        cg_loop_end(k, &l[d]);
+    return r;
+}
+
+/* dst[doff + sum i_d*dst_st[d]] = src[soff + sum i_d*src_st[d]] over dims. Dims are collapsed
+ * first; the last one is a row: one memcpy when it is contiguous on both sides, else an element
+ * loop. Rows are split across the parallel-for hook when there are at least 2^15 elements. */
+static void
+copy_nd(Kb *k, const CgNodeArgs *a, ElemType e, int rank, const int64_t *dims0,
+        LLVMValueRef dst, int64_t doff, const int64_t *dst_st, LLVMValueRef src, int64_t soff,
+        const int64_t *src_st)
+{
+    int64_t dims[IR_MAX_RANK], ds[IR_MAX_RANK], ss[IR_MAX_RANK], total = 1;
+    for (int d = 0; d < rank; d++) {
+        dims[d] = dims0[d];
+        ds[d] = dst_st[d];
+        ss[d] = src_st[d];
+        total *= dims[d];
+    }
+    if (total == 0)
+        return;
+    int r = collapse(rank, dims, ds, ss);
+    int64_t len = r ? dims[r - 1] : 1, rdst = r ? ds[r - 1] : 0, rsrc = r ? ss[r - 1] : 0;
+    int64_t rows = total / len, es = (int64_t)elem_size(e);
+    bool par = rows > 1 && total >= ((int64_t)1 << 15);
+    LLVMValueRef io[2] = {dst, src}, di = cg_i64(k, doff), si = cg_i64(k, soff);
+    Par pp;
+    CgNest ns;
+    if (par) {
+        LLVMValueRef rem = cg_par_begin(k, &pp, rows, io, 2);
+        for (int d = r - 2; d >= 0; d--) {
+            LLVMValueRef iv = LLVMBuildURem(k->b, rem, cg_i64(k, dims[d]), "");
+            rem = LLVMBuildUDiv(k->b, rem, cg_i64(k, dims[d]), "");
+            di = cg_add(k, di, cg_mul(k, iv, cg_i64(k, ds[d])));
+            si = cg_add(k, si, cg_mul(k, iv, cg_i64(k, ss[d])));
+        }
+    } else {
+        int64_t st[2][IR_MAX_RANK];
+        memcpy(st[0], ds, sizeof st[0]);
+        memcpy(st[1], ss, sizeof st[1]);
+        LLVMValueRef idx[2];
+        cg_nest_begin(k, &ns, dims, r > 0 ? r - 1 : 0, 2, (const int64_t (*)[IR_MAX_RANK])st, idx);
+        di = cg_add(k, di, idx[0]);
+        si = cg_add(k, si, idx[1]);
+    }
+    if (len == 1 || (rdst == 1 && rsrc == 1)) {
+        LLVMBuildMemCpy(k->b, cg_gep(k, io[0], cg_mul(k, di, cg_i64(k, es))), 1,
+                        cg_gep(k, io[1], cg_mul(k, si, cg_i64(k, es))), 1, cg_i64(k, len * es));
+    } else {
+        CgLoop l;
+        LLVMValueRef iv = cg_loop_begin(k, &l, cg_i64(k, len));
+        LLVMValueRef v = cg_load_raw(k, e, io[1], cg_add(k, si, cg_mul(k, iv, cg_i64(k, rsrc))));
+        cg_store_raw(k, e, io[0], cg_add(k, di, cg_mul(k, iv, cg_i64(k, rdst))), v);
+        cg_loop_end(k, &l);
+    }
+    if (par)
+        cg_par_end(k, &pp, a);
+    else
+        cg_nest_end(k, &ns);
 }
 
 static int64_t
@@ -172,7 +236,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
                 perm[d] = x->rank - 1 - d;
         for (int d = 0; d < x->rank; d++)
             st[d] = xs[perm[d]];
-        copy_nd(k, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], 0, st);
+        copy_nd(k, a, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], 0, st);
         return true;
     }
     case OP_SLICE: {
@@ -197,7 +261,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
             off += s * xs[d];
             st[d] = xs[d] * sp[i];
         }
-        copy_nd(k, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], off, st);
+        copy_nd(k, a, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], off, st);
         return true;
     }
     case OP_CONCAT: {
@@ -206,7 +270,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
             const Type *t = &ir_value(g, n->in[i])->type;
             int64_t ts[IR_MAX_RANK];
             type_strides(t, ts);
-            copy_nd(k, t->elem, t->rank, t->dims, a->out[0], pos * ys[axis], ys, a->in[i], 0, ts);
+            copy_nd(k, a, t->elem, t->rank, t->dims, a->out[0], pos * ys[axis], ys, a->in[i], 0, ts);
             pos += t->dims[axis];
         }
         return true;
@@ -217,7 +281,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
             const Type *t = &ir_value(g, n->out[i])->type;
             int64_t ts[IR_MAX_RANK];
             type_strides(t, ts);
-            copy_nd(k, t->elem, t->rank, t->dims, a->out[i], 0, ts, a->in[0], pos * xs[axis], xs);
+            copy_nd(k, a, t->elem, t->rank, t->dims, a->out[i], 0, ts, a->in[0], pos * xs[axis], xs);
             pos += t->dims[axis];
         }
         return true;
