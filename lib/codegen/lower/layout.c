@@ -5,6 +5,7 @@
  * element loop where a transpose makes it strided), rows split across the parallel-for hook;
  * any element type (quantized values pass unchanged). Semantics follow lib/ref/ref_layout.c. */
 #include "codegen/lower/lower.h"
+#include "codegen/target/module.h"
 
 #include <llvm-c/Core.h>
 
@@ -34,9 +35,80 @@ collapse(int rank, int64_t *dims, int64_t *as, int64_t *bs)
     return r;
 }
 
+/* The W x W transpose of r[0..W) (W a power of two): log2(W) rounds of two-input shuffles, round
+ * h swapping the off-diagonal h x h blocks ([[A, B], [C, D]] -> [[A, C], [B, D]] in every 2h-block),
+ * so that afterwards r[i][j] is the old r[j][i]. */
+static void
+vtranspose(Kb *k, LLVMValueRef *r, unsigned W)
+{
+    for (unsigned h = W / 2; h >= 1; h /= 2)
+        for (unsigned i = 0; i < W; i++) {
+            if (i & h)
+                continue;
+            LLVMValueRef lo[16], hi[16];
+            for (unsigned j = 0; j < W; j++) {
+                lo[j] = LLVMConstInt(k->i32, (j & h) ? W + j - h : j, 0);
+                hi[j] = LLVMConstInt(k->i32, (j & h) ? W + j : j + h, 0);
+            }
+            LLVMValueRef x = r[i], y = r[i + h];
+            r[i] = LLVMBuildShuffleVector(k->b, x, y, LLVMConstVector(lo, W), "");
+            r[i + h] = LLVMBuildShuffleVector(k->b, x, y, LLVMConstVector(hi, W), "");
+        }
+}
+
+/* Element-wise copy of the lc x lj block at (c0, j0) of a plane: dim c (strides dc, sc) by dim j
+ * (dj, sj); c0 and lc are values. */
+static void
+plane_scalar(Kb *k, ElemType e, LLVMValueRef *io, LLVMValueRef di, LLVMValueRef si, LLVMValueRef c0,
+             LLVMValueRef lc, int64_t dc, int64_t sc, int64_t j0, int64_t lj, int64_t dj, int64_t sj)
+{
+    if (lj <= 0)
+        return;
+    CgLoop l1, l2;
+    LLVMValueRef ic = cg_add(k, cg_loop_begin(k, &l1, lc), c0);
+    LLVMValueRef ij = cg_add(k, cg_loop_begin(k, &l2, cg_i64(k, lj)), cg_i64(k, j0));
+    LLVMValueRef s = cg_add(k, si, cg_add(k, cg_mul(k, ic, cg_i64(k, sc)), cg_mul(k, ij, cg_i64(k, sj))));
+    LLVMValueRef d = cg_add(k, di, cg_add(k, cg_mul(k, ic, cg_i64(k, dc)), cg_mul(k, ij, cg_i64(k, dj))));
+    cg_store_raw(k, e, io[0], d, cg_load_raw(k, e, io[1], s));
+    cg_loop_end_novec(k, &l2);
+    cg_loop_end_novec(k, &l1);
+}
+
+/* A transposed plane: lc (a value) along dim c, contiguous in the source (destination stride D),
+ * by lj along dim j, contiguous in the destination (source stride S). W x W tiles: W vector loads
+ * along c, the register transpose, W vector stores along j; the edges element by element. */
+static void
+plane_tiles(Kb *k, ElemType e, LLVMValueRef *io, LLVMValueRef di, LLVMValueRef si, LLVMValueRef lc,
+            int64_t D, int64_t lj, int64_t S, unsigned W)
+{
+    LLVMTypeRef it = LLVMIntTypeInContext(k->c, 8 * (unsigned)elem_size(e)), vt = LLVMVectorType(it, W);
+    LLVMValueRef tc = LLVMBuildUDiv(k->b, lc, cg_i64(k, W), ""), cw = cg_mul(k, tc, cg_i64(k, W));
+    int64_t tj = lj / W;
+    CgLoop l1, l2;
+    LLVMValueRef c0 = cg_mul(k, cg_loop_begin(k, &l1, tc), cg_i64(k, W));
+    LLVMValueRef j0 = cg_mul(k, cg_loop_begin(k, &l2, cg_i64(k, tj)), cg_i64(k, W));
+    LLVMValueRef r[16];
+    for (unsigned t = 0; t < W; t++) {
+        LLVMValueRef o = cg_add(k, si, cg_add(k, c0, cg_mul(k, cg_add(k, j0, cg_i64(k, t)), cg_i64(k, S))));
+        r[t] = LLVMBuildLoad2(k->b, vt, LLVMBuildGEP2(k->b, it, io[1], &o, 1, ""), "");
+        LLVMSetAlignment(r[t], 1);
+    }
+    vtranspose(k, r, W);
+    for (unsigned t = 0; t < W; t++) {
+        LLVMValueRef o = cg_add(k, di, cg_add(k, j0, cg_mul(k, cg_add(k, c0, cg_i64(k, t)), cg_i64(k, D))));
+        LLVMSetAlignment(LLVMBuildStore(k->b, r[t], LLVMBuildGEP2(k->b, it, io[0], &o, 1, "")), 1);
+    }
+    cg_loop_end_hint(k, &l2, IRB_NO_UNROLL);
+    cg_loop_end_hint(k, &l1, IRB_NO_UNROLL);
+    plane_scalar(k, e, io, di, si, cg_i64(k, 0), cw, D, 1, tj * W, lj - tj * W, 1, S);
+    plane_scalar(k, e, io, di, si, cw, LLVMBuildSub(k->b, lc, cw, ""), D, 1, 0, lj, 1, S);
+}
+
 /* dst[doff + sum i_d*dst_st[d]] = src[soff + sum i_d*src_st[d]] over dims. Dims are collapsed
- * first; the last one is a row: one memcpy when it is contiguous on both sides, else an element
- * loop. Rows are split across the parallel-for hook when there are at least 2^15 elements. */
+ * first; the last one is a row: one memcpy when it is contiguous on both sides; else, when
+ * another dim is contiguous in the source, a transposed plane of W x W register tiles (W = the
+ * ISA's vector bytes / element size, at most 16), else an element loop. Rows (the other dims)
+ * are split across the parallel-for hook when there are at least 2^15 elements. */
 static void
 copy_nd(Kb *k, const CgNodeArgs *a, ElemType e, int rank, const int64_t *dims0,
         LLVMValueRef dst, int64_t doff, const int64_t *dst_st, LLVMValueRef src, int64_t soff,
@@ -51,31 +123,63 @@ copy_nd(Kb *k, const CgNodeArgs *a, ElemType e, int rank, const int64_t *dims0,
     }
     if (total == 0)
         return;
-    int r = collapse(rank, dims, ds, ss);
+    int r = collapse(rank, dims, ds, ss), c = -1;
     int64_t len = r ? dims[r - 1] : 1, rdst = r ? ds[r - 1] : 0, rsrc = r ? ss[r - 1] : 0;
-    int64_t rows = total / len, es = (int64_t)elem_size(e);
+    int64_t es = (int64_t)elem_size(e);
+    unsigned W = cg_isa_i32_lanes(k->t, k->isa) * 4 / (unsigned)es;
+    W = W > 16 ? 16 : W;
+    for (int d = 0; d + 1 < r && rdst == 1 && rsrc != 1; d++)
+        if (ss[d] == 1 && dims[d] >= W && len >= W)
+            c = d;
+    /* the row dims: all but the last; the plane's c as chunks of CW (the last one shorter) */
+    int64_t odims[IR_MAX_RANK], st[2][IR_MAX_RANK], rows = 1, CW = 4 * (int64_t)W;
+    int no = 0;
+    for (int d = 0; d + 1 < r; d++) {
+        odims[no] = d == c ? (dims[d] + CW - 1) / CW : dims[d];
+        st[0][no] = d == c ? CW * ds[d] : ds[d];
+        st[1][no++] = d == c ? CW * ss[d] : ss[d];
+        rows *= odims[no - 1];
+    }
+    int cq = c; /* c's position in odims (every dim but the last has one) */
+    /* parallel over the first np row dims (at least 64 rows, or all of them), a nest over the
+     * rest: the division of a row index into dims happens once per parallel row */
     bool par = rows > 1 && total >= ((int64_t)1 << 15);
-    LLVMValueRef io[2] = {dst, src}, di = cg_i64(k, doff), si = cg_i64(k, soff);
+    int np = 0;
+    for (int64_t pr = 1; par && np < no && pr < 64; np++)
+        pr *= odims[np];
+    int64_t prows = 1;
+    for (int d = 0; d < np; d++)
+        prows *= odims[d];
+    LLVMValueRef io[2] = {dst, src}, di = cg_i64(k, doff), si = cg_i64(k, soff), ivc = NULL;
     Par pp;
     CgNest ns;
     if (par) {
-        LLVMValueRef rem = cg_par_begin(k, &pp, rows, io, 2);
-        for (int d = r - 2; d >= 0; d--) {
-            LLVMValueRef iv = LLVMBuildURem(k->b, rem, cg_i64(k, dims[d]), "");
-            rem = LLVMBuildUDiv(k->b, rem, cg_i64(k, dims[d]), "");
-            di = cg_add(k, di, cg_mul(k, iv, cg_i64(k, ds[d])));
-            si = cg_add(k, si, cg_mul(k, iv, cg_i64(k, ss[d])));
+        LLVMValueRef rem = cg_par_begin(k, &pp, prows, io, 2);
+        if (W * es == 64)
+            cg_function_set_target(pp.fn, k->t, 512);
+        for (int d = np - 1; d >= 0; d--) {
+            LLVMValueRef iv = LLVMBuildURem(k->b, rem, cg_i64(k, odims[d]), "");
+            rem = LLVMBuildUDiv(k->b, rem, cg_i64(k, odims[d]), "");
+            di = cg_add(k, di, cg_mul(k, iv, cg_i64(k, st[0][d])));
+            si = cg_add(k, si, cg_mul(k, iv, cg_i64(k, st[1][d])));
+            ivc = d == cq ? iv : ivc;
         }
-    } else {
-        int64_t st[2][IR_MAX_RANK];
-        memcpy(st[0], ds, sizeof st[0]);
-        memcpy(st[1], ss, sizeof st[1]);
-        LLVMValueRef idx[2];
-        cg_nest_begin(k, &ns, dims, r > 0 ? r - 1 : 0, 2, (const int64_t (*)[IR_MAX_RANK])st, idx);
-        di = cg_add(k, di, idx[0]);
-        si = cg_add(k, si, idx[1]);
     }
-    if (len == 1 || (rdst == 1 && rsrc == 1)) {
+    int64_t nst[2][IR_MAX_RANK];
+    for (int d = np; d < no; d++) {
+        nst[0][d - np] = st[0][d];
+        nst[1][d - np] = st[1][d];
+    }
+    LLVMValueRef idx[2];
+    cg_nest_begin(k, &ns, odims + np, no - np, 2, (const int64_t (*)[IR_MAX_RANK])nst, idx);
+    di = cg_add(k, di, idx[0]);
+    si = cg_add(k, si, idx[1]);
+    ivc = cq >= np ? ns.l[cq - np].iv : ivc;
+    if (c >= 0) { /* this chunk: min(CW, dims[c] - chunk * CW) */
+        LLVMValueRef lc = cg_smin(k, cg_i64(k, CW), LLVMBuildSub(k->b, cg_i64(k, dims[c]),
+                                                               cg_mul(k, ivc, cg_i64(k, CW)), ""));
+        plane_tiles(k, e, io, di, si, lc, ds[c], len, rsrc, W);
+    } else if (len == 1 || (rdst == 1 && rsrc == 1)) {
         LLVMBuildMemCpy(k->b, cg_gep(k, io[0], cg_mul(k, di, cg_i64(k, es))), 1,
                         cg_gep(k, io[1], cg_mul(k, si, cg_i64(k, es))), 1, cg_i64(k, len * es));
     } else {
@@ -85,10 +189,9 @@ copy_nd(Kb *k, const CgNodeArgs *a, ElemType e, int rank, const int64_t *dims0,
         cg_store_raw(k, e, io[0], cg_add(k, di, cg_mul(k, iv, cg_i64(k, rdst))), v);
         cg_loop_end(k, &l);
     }
+    cg_nest_end(k, &ns);
     if (par)
         cg_par_end(k, &pp, a);
-    else
-        cg_nest_end(k, &ns);
 }
 
 static int64_t
