@@ -272,7 +272,11 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
     int64_t isp = w.in[0] * w.in[1] * w.in[2], osp = w.out[0] * w.out[1] * w.out[2];
     LLVMBuilderRef b = k->b;
     CgLoop lp, lo[3], lk[3];
-    LLVMValueRef vp = cg_loop_begin(k, &lp, cg_i64(k, NC));
+    /* planes (n, c) split across the parallel-for hook from 2^15 taps */
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    Par pp;
+    bool par = NC > 1 && NC * osp * w.k[0] * w.k[1] * w.k[2] >= ((int64_t)1 << 15);
+    LLVMValueRef vp = par ? cg_par_begin(k, &pp, NC, io, 2) : cg_loop_begin(k, &lp, cg_i64(k, NC));
     LLVMValueRef ov[3], kv[3], iv[3];
     for (int d = 0; d < 3; d++)
         ov[d] = cg_loop_begin(k, &lo[d], cg_i64(k, w.out[d]));
@@ -301,7 +305,7 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
     }
     LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, cg_mul(k, vp, cg_i64(k, isp)), lin3(k, iv, w.in)), cg_i64(k, 0), "");
     LLVMValueRef s = LLVMBuildLoad2(b, k->f64, sump, "");
-    LLVMBuildStore(b, LLVMBuildSelect(b, inb, LLVMBuildFAdd(b, s, load_d(k, a->in[0], xi), ""), s, ""), sump);
+    LLVMBuildStore(b, LLVMBuildSelect(b, inb, LLVMBuildFAdd(b, s, load_d(k, io[0], xi), ""), s, ""), sump);
     LLVMBuildStore(b, cg_add(k, LLVMBuildLoad2(b, k->i64, cntp, ""), LLVMBuildZExt(b, inb, k->i64, "")), cntp);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lk[d]);
@@ -310,10 +314,13 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
     q = LLVMBuildFPTrunc(b, q, k->f32, "");
     q = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, div, cg_i64(k, 0), ""), cg_f32(k, 0.0f), q, "");
     LLVMValueRef yi = cg_add(k, cg_mul(k, vp, cg_i64(k, osp)), lin3(k, ov, w.out));
-    cg_store_raw(k, ET_F32, a->out[0], yi, q);
+    cg_store_raw(k, ET_F32, io[1], yi, q);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lo[d]);
-    cg_loop_end(k, &lp);
+    if (par)
+        cg_par_end(k, &pp, a);
+    else
+        cg_loop_end(k, &lp);
     return true;
 }
 
@@ -521,12 +528,29 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
             ev = LLVMConstInt(cg_elem_type(k, yt->elem),
                               (unsigned long long)(int64_t)rs.extrapolation, 1);
     }
+    /* the leading output dims (at least 16 rows, not the last) split across the parallel-for
+     * hook from 2^15 elements, a nest over the rest */
+    int64_t total = (int64_t)type_numel_unchecked(yt), prows = 1;
+    int np = 0;
+    while (total >= ((int64_t)1 << 15) && np + 1 < r && prows < 16)
+        prows *= yt->dims[np++];
+    bool par = prows > 1;
+    np = par ? np : 0;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]}, ov[IR_MAX_RANK], idx[IR_MAX_RANK], yi;
+    Par pp;
+    if (par) {
+        LLVMValueRef rem = cg_par_begin(k, &pp, prows, io, 2);
+        for (int d = np - 1; d >= 0; d--) {
+            ov[d] = LLVMBuildURem(k->b, rem, cg_i64(k, yt->dims[d]), "");
+            rem = LLVMBuildUDiv(k->b, rem, cg_i64(k, yt->dims[d]), "");
+        }
+    }
     CgNest ns;
-    LLVMValueRef yi;
-    cg_nest_begin(k, &ns, yt->dims, r, 1, (const int64_t (*)[IR_MAX_RANK])ys, &yi);
-    LLVMValueRef ov[IR_MAX_RANK], idx[IR_MAX_RANK];
-    for (int d = 0; d < r; d++)
-        ov[d] = ns.l[d].iv;
+    cg_nest_begin(k, &ns, yt->dims + np, r - np, 1, (const int64_t (*)[IR_MAX_RANK])(ys[0] + np), &yi);
+    for (int d = np; d < r; d++)
+        ov[d] = ns.l[d - np].iv;
+    for (int d = 0; d < np; d++)
+        yi = cg_add(k, yi, cg_mul(k, ov[d], cg_i64(k, ys[0][d])));
     LLVMValueRef in_all = NULL;
     for (int d = 0; d < r; d++)
         if (inside[d]) {
@@ -538,20 +562,22 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMValueRef src = cg_i64(k, 0);
         for (int d = 0; d < r; d++)
             src = cg_add(k, src, cg_mul(k, cg_load_i64(k, ET_I64, tabs[d], ov[d]), cg_i64(k, xs[d])));
-        LLVMValueRef v = cg_load_raw(k, xt->elem, a->in[0], src);
+        LLVMValueRef v = cg_load_raw(k, xt->elem, io[0], src);
         if (in_all)
             v = LLVMBuildSelect(k->b, in_all, v, ev, "");
-        cg_store_raw(k, yt->elem, a->out[0], yi, v);
+        cg_store_raw(k, yt->elem, io[1], yi, v);
     } else {
         for (int d = 0; d < r; d++)
             idx[d] = ov[d];
-        LLVMValueRef v = LLVMBuildFPTrunc(k->b, rz_value(k, xt, ax, rz, nax, idx, ov, a->in[0], xs),
+        LLVMValueRef v = LLVMBuildFPTrunc(k->b, rz_value(k, xt, ax, rz, nax, idx, ov, io[0], xs),
                                           k->f32, "");
         if (in_all)
             v = LLVMBuildSelect(k->b, in_all, v, ev, "");
-        cg_store_raw(k, ET_F32, a->out[0], yi, v);
+        cg_store_raw(k, ET_F32, io[1], yi, v);
     }
     cg_nest_end(k, &ns);
+    if (par)
+        cg_par_end(k, &pp, a);
     return true;
 }
 
