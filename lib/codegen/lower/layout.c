@@ -1,8 +1,9 @@
 /* layout.c: layout ops as copies in the logical (C-order) layout: reshape family
  * (memcpy), transpose, slice, concat, split, pad (constant/edge/reflect), gather (one memcpy
  * per index, run-time indices checked). Each is a loop nest over the result with compile-time
- * strides, collapsed to the fewest dims, whose innermost contiguous run is one memcpy (an
- * element loop where a transpose makes it strided), rows split across the parallel-for hook;
+ * strides, collapsed to the fewest dims, whose innermost contiguous run is one memcpy (register
+ * tiles or an element loop where a transpose makes it strided), rows split across the
+ * parallel-for hook, as are the chunks of a large single copy (reshape, a one-index gather);
  * any element type (quantized values pass unchanged). Semantics follow lib/ref/ref_layout.c. */
 #include "codegen/lower/lower.h"
 #include "codegen/target/module.h"
@@ -194,6 +195,25 @@ copy_nd(Kb *k, const CgNodeArgs *a, ElemType e, int rank, const int64_t *dims0,
         cg_par_end(k, &pp, a);
 }
 
+/* memcpy of n bytes; from 2^17 bytes in 64 KiB chunks split across the parallel-for hook (a
+ * reshape's copy, a gather of one large slice) */
+#define COPY_CHUNK ((int64_t)1 << 16)
+static void
+big_copy(Kb *k, const CgNodeArgs *a, LLVMValueRef dst, LLVMValueRef src, int64_t n)
+{
+    if (n < 2 * COPY_CHUNK) {
+        LLVMBuildMemCpy(k->b, dst, 1, src, 1, cg_i64(k, n));
+        return;
+    }
+    LLVMValueRef io[2] = {dst, src};
+    Par pp;
+    LLVMValueRef off = cg_mul(k, cg_par_begin(k, &pp, (n + COPY_CHUNK - 1) / COPY_CHUNK, io, 2),
+                              cg_i64(k, COPY_CHUNK));
+    LLVMValueRef len = cg_smin(k, cg_i64(k, COPY_CHUNK), LLVMBuildSub(k->b, cg_i64(k, n), off, ""));
+    LLVMBuildMemCpy(k->b, cg_gep(k, io[0], off), 1, cg_gep(k, io[1], off), 1, len);
+    cg_par_end(k, &pp, a);
+}
+
 static int64_t
 norm_axis(int64_t a, int rank)
 {
@@ -299,6 +319,12 @@ emit_gather(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
     if (outer * ni == 0 || inner == 0)
         return true;
     int64_t es = (int64_t)elem_size(x->elem), rows = outer * ni;
+    if (rows == 1 && ci) { /* one constant index: one slice, copied in parallel chunks */
+        int64_t ix = tensor_get_i(ci, 0);
+        ix = ix < 0 ? ix + dim : ix;
+        big_copy(k, a, a->out[0], cg_gep(k, a->in[0], cg_i64(k, ix * inner * es)), inner * es);
+        return true;
+    }
     LLVMValueRef io[3] = {a->in[0], a->in[1], a->out[0]};
     bool par = rows > 1 && rows * inner >= ((int64_t)1 << 15);
     Par pp;
@@ -329,8 +355,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
     type_strides(y, ys);
     switch (n->op) {
     case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
-        LLVMBuildMemCpy(k->b, a->out[0], 1, a->in[0], 1,
-                        cg_i64(k, (int64_t)(type_numel_unchecked(x) * elem_size(x->elem))));
+        big_copy(k, a, a->out[0], a->in[0], (int64_t)(type_numel_unchecked(x) * elem_size(x->elem)));
         return true;
     case OP_TRANSPOSE: {
         int64_t perm[IR_MAX_RANK], st[IR_MAX_RANK];
