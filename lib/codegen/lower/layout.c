@@ -1,5 +1,6 @@
 /* layout.c: layout ops as copies in the logical (C-order) layout: reshape family
- * (memcpy), transpose, slice, concat, split, pad (constant/edge/reflect), gather (one memcpy
+ * (memcpy), transpose, slice, concat, split, pad (constant: fill and copy; edge/reflect, or
+ * negative pads: an element loop), gather (one memcpy
  * per index, run-time indices checked). Each is a loop nest over the result with compile-time
  * strides, collapsed to the fewest dims, whose innermost contiguous run is one memcpy (register
  * tiles or an element loop where a transpose makes it strided), rows split across the
@@ -10,6 +11,7 @@
 
 #include <llvm-c/Core.h>
 
+#include <math.h>
 #include <string.h>
 
 
@@ -220,6 +222,36 @@ norm_axis(int64_t a, int rank)
     return a < 0 ? a + rank : a;
 }
 
+/* Pad (constant mode, no negative pads): the result filled with the value (a memset when all its
+ * bytes are equal), then the input copied into the interior by copy_nd. */
+static bool
+pad_fill_copy(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y,
+              const int64_t *pads, double v, LLVMValueRef cst)
+{
+    (void)n;
+    int r = x->rank;
+    int64_t es = (int64_t)elem_size(x->elem), ny = (int64_t)type_numel_unchecked(y);
+    int64_t iv = (int64_t)v;
+    bool zero = v == 0.0 && !signbit(v);
+    bool same = elem_is_float(x->elem) ? zero : (es == 1 || iv == 0 || iv == -1);
+    if (same)
+        LLVMBuildMemSet(k->b, a->out[0], LLVMConstInt(k->i8, (unsigned long long)iv & 0xff, 0),
+                        cg_i64(k, ny * es), 1);
+    else {
+        CgLoop l;
+        LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, ny));
+        LLVMBuildStore(k->b, cst, LLVMBuildGEP2(k->b, cg_elem_type(k, x->elem), a->out[0], &i, 1, ""));
+        cg_loop_end(k, &l);
+    }
+    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK], off = 0;
+    type_strides(x, xs);
+    type_strides(y, ys);
+    for (int d = 0; d < r; d++)
+        off += pads[d] * ys[d];
+    copy_nd(k, a, x->elem, r, x->dims, a->out[0], off, ys, a->in[0], 0, xs);
+    return true;
+}
+
 static bool
 emit_pad(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
 {
@@ -242,6 +274,11 @@ emit_pad(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
     int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
     type_strides(x, xs);
     type_strides(y, ys);
+    bool grow = m == 0;
+    for (int d = 0; d < 2 * r; d++)
+        grow = grow && pads[d] >= 0;
+    if (grow) /* constant padding around the whole input: fill, then copy the input in rows */
+        return pad_fill_copy(k, n, a, x, y, pads, v, cst);
     CgLoop l[IR_MAX_RANK];
     LLVMValueRef di = cg_i64(k, 0), si = cg_i64(k, 0), outside = LLVMConstInt(k->i1, 0, 0);
     for (int d = 0; d < r; d++) {
