@@ -7,7 +7,9 @@
  * float_gemm.c);
  * resize gathers through index tables computed at compile time with the reference's own
  * formulas (nearest: any element type; linear: the separable double interpolation, axis by
- * axis in the reference's order). Results are therefore bit-identical to the reference. */
+ * axis in the reference's order). Results are therefore bit-identical to the reference.
+ * global_avgpool sums 8 planes per vector (one plane per lane); avgpool planes and resize rows
+ * split across the parallel-for hook. */
 #include "codegen/lower/lower.h"
 
 #include <llvm-c/Core.h>
@@ -241,6 +243,60 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
+/* global_avgpool over NC planes of isp > 0 elements, GAP_LANES planes per vector: each lane is
+ * one plane's double sum in tap order from +0.0 (the reference's order), divided by isp and
+ * rounded once; the lanes make independent add chains. Groups of planes split across the
+ * parallel-for hook from 2^15 elements, the last planes one lane at a time. */
+#define GAP_LANES 8
+static void
+gap_planes(Kb *k, LLVMValueRef x, LLVMValueRef y, LLVMValueRef p0, unsigned w, int64_t isp)
+{
+    LLVMBuilderRef b = k->b;
+    LLVMTypeRef dt = LLVMVectorType(k->f64, w), ft = LLVMVectorType(k->f32, w);
+    LLVMValueRef accp = cg_entry_alloca(k, dt);
+    LLVMBuildStore(b, LLVMConstNull(dt), accp);
+    CgLoop l;
+    LLVMValueRef t = cg_loop_begin(k, &l, cg_i64(k, isp));
+    LLVMValueRef v = LLVMGetUndef(dt);
+    for (unsigned i = 0; i < w; i++) {
+        LLVMValueRef idx = cg_add(k, cg_mul(k, cg_add(k, p0, cg_i64(k, i)), cg_i64(k, isp)), t);
+        v = LLVMBuildInsertElement(b, v, load_d(k, x, idx), LLVMConstInt(k->i32, i, 0), "");
+    }
+    LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, dt, accp, ""), v, ""), accp);
+    cg_loop_end(k, &l);
+    LLVMValueRef q = LLVMBuildFDiv(b, LLVMBuildLoad2(b, dt, accp, ""),
+                                   cg_vsplat(k, dconst(k, (double)isp), w), "");
+    q = LLVMBuildFPTrunc(b, q, ft, "");
+    LLVMValueRef ptr = LLVMBuildGEP2(b, k->f32, y, &p0, 1, "");
+    LLVMSetAlignment(LLVMBuildStore(b, q, ptr), 4);
+}
+
+static bool
+emit_global_avgpool(Kb *k, Node *n, const CgNodeArgs *a, int64_t NC, int64_t isp)
+{
+    (void)n;
+    int64_t groups = NC / GAP_LANES;
+    if (groups > 0) {
+        Par pp;
+        CgLoop lg;
+        LLVMValueRef io[2] = {a->in[0], a->out[0]};
+        bool par = groups > 1 && NC * isp >= ((int64_t)1 << 15);
+        LLVMValueRef g = par ? cg_par_begin(k, &pp, groups, io, 2) : cg_loop_begin(k, &lg, cg_i64(k, groups));
+        gap_planes(k, io[0], io[1], cg_mul(k, g, cg_i64(k, GAP_LANES)), GAP_LANES, isp);
+        if (par)
+            cg_par_end(k, &pp, a);
+        else
+            cg_loop_end_hint(k, &lg, IRB_NO_UNROLL);
+    }
+    if (NC > groups * GAP_LANES) {
+        CgLoop lt;
+        LLVMValueRef p = cg_loop_begin(k, &lt, cg_i64(k, NC - groups * GAP_LANES));
+        gap_planes(k, a->in[0], a->out[0], cg_add(k, p, cg_i64(k, groups * GAP_LANES)), 1, isp);
+        cg_loop_end_novec(k, &lt);
+    }
+    return true;
+}
+
 /* pool() of ref_pool.c for avgpool / global_avgpool: double sum over the window taps inside
  * the input; divisor = taps inside [-pb, in + pe) (count_include_pad) or the real taps. */
 static bool
@@ -270,6 +326,8 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
     bool incl = ir_attr_int(g, n, "count_include_pad", 0) != 0;
     int64_t NC = x->dims[0] * x->dims[1];
     int64_t isp = w.in[0] * w.in[1] * w.in[2], osp = w.out[0] * w.out[1] * w.out[2];
+    if (n->op == OP_GLOBAL_AVGPOOL && isp > 0)
+        return emit_global_avgpool(k, n, a, NC, isp);
     LLVMBuilderRef b = k->b;
     CgLoop lp, lo[3], lk[3];
     /* planes (n, c) split across the parallel-for hook from 2^15 taps */
