@@ -1,7 +1,7 @@
 /* float_elem.c: float-island kernels (f32, ONNX semantics) matching lib/ref/ref_elem.c
  * and lib/ref/ref.c operation for operation: element-wise add/sub/mul/div/prelu with numpy
- * broadcasting (one f32 operation), the piecewise-linear activations (relu, clip, leaky_relu,
- * hard_sigmoid, hard_swish) evaluated in double and rounded once as the reference does,
+ * broadcasting (one f32 operation; the f32 ones run as float_math.c's vector kernel), the
+ * piecewise-linear activations (relu, clip, leaky_relu, hard_sigmoid, hard_swish) evaluated in double and rounded once as the reference does,
  * batchnorm, qreduce_mean, cast and the dynamic (run-time scale / zero point) quantize /
  * dequantize (dynamic_quantize: dynq.c); the dispatch of the float islands. The
  * transcendental functions (sigmoid, tanh, erf, gelu, exp, log, pow, ...) are float_math.c's
@@ -71,6 +71,8 @@ emit_binary(Kb *k, Node *n, const CgNodeArgs *a)
                 y->q))
         return cg_fail(k, n, "%s on %s is not supported", op_info(n->op)->name,
                        elem_name(y->elem));
+    if (fl) /* one f32 operation per element: float_math.c's vector kernel */
+        return cg_emit_float_math(k, n, a);
     int64_t st[3][IR_MAX_RANK];
     type_strides(y, st[0]);
     type_bcast_strides(ta, y, st[1]);
@@ -79,20 +81,7 @@ emit_binary(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef idx[3];
     cg_nest_begin(k, &ns, y->dims, y->rank, 3, (const int64_t (*)[IR_MAX_RANK])st, idx);
     LLVMValueRef r = NULL;
-    if (fl) {
-        LLVMValueRef x = cg_load_raw(k, ET_F32, a->in[0], idx[1]);
-        LLVMValueRef z = cg_load_raw(k, ET_F32, a->in[1], idx[2]);
-        switch (n->op) {
-        case OP_ADD: r = LLVMBuildFAdd(k->b, x, z, ""); break;
-        case OP_SUB: r = LLVMBuildFSub(k->b, x, z, ""); break;
-        case OP_MUL: r = LLVMBuildFMul(k->b, x, z, ""); break;
-        case OP_DIV: r = LLVMBuildFDiv(k->b, x, z, ""); break;
-        default: /* prelu: x < 0 ? z * x : x */
-            r = fsel(k, LLVMRealOLT, x, cg_f32(k, 0.0f), LLVMBuildFMul(k->b, z, x, ""), x);
-            break;
-        }
-        cg_store_raw(k, ET_F32, a->out[0], idx[0], r);
-    } else {
+    {
         LLVMValueRef x = cg_load_i64(k, ta->elem, a->in[0], idx[1]);
         LLVMValueRef z = cg_load_i64(k, tb->elem, a->in[1], idx[2]);
         switch (n->op) {

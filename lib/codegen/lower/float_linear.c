@@ -7,7 +7,9 @@
  * float_conv.c);
  * resize gathers through index tables computed at compile time with the reference's own
  * formulas (nearest: any element type; linear: the separable double interpolation, axis by
- * axis in the reference's order). Results are therefore bit-identical to the reference. */
+ * axis in the reference's order). Results are therefore bit-identical to the reference.
+ * global_avgpool sums 8 planes per vector (one plane per lane); avgpool planes and resize rows
+ * split across the parallel-for hook. */
 #include "codegen/lower/lower.h"
 
 #include <llvm-c/Core.h>
@@ -250,6 +252,60 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
+/* global_avgpool over NC planes of isp > 0 elements, GAP_LANES planes per vector: each lane is
+ * one plane's double sum in tap order from +0.0 (the reference's order), divided by isp and
+ * rounded once; the lanes make independent add chains. Groups of planes split across the
+ * parallel-for hook from 2^15 elements, the last planes one lane at a time. */
+#define GAP_LANES 8
+static void
+gap_planes(Kb *k, LLVMValueRef x, LLVMValueRef y, LLVMValueRef p0, unsigned w, int64_t isp)
+{
+    LLVMBuilderRef b = k->b;
+    LLVMTypeRef dt = LLVMVectorType(k->f64, w), ft = LLVMVectorType(k->f32, w);
+    LLVMValueRef accp = cg_entry_alloca(k, dt);
+    LLVMBuildStore(b, LLVMConstNull(dt), accp);
+    CgLoop l;
+    LLVMValueRef t = cg_loop_begin(k, &l, cg_i64(k, isp));
+    LLVMValueRef v = LLVMGetUndef(dt);
+    for (unsigned i = 0; i < w; i++) {
+        LLVMValueRef idx = cg_add(k, cg_mul(k, cg_add(k, p0, cg_i64(k, i)), cg_i64(k, isp)), t);
+        v = LLVMBuildInsertElement(b, v, load_d(k, x, idx), LLVMConstInt(k->i32, i, 0), "");
+    }
+    LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, dt, accp, ""), v, ""), accp);
+    cg_loop_end(k, &l);
+    LLVMValueRef q = LLVMBuildFDiv(b, LLVMBuildLoad2(b, dt, accp, ""),
+                                   cg_vsplat(k, dconst(k, (double)isp), w), "");
+    q = LLVMBuildFPTrunc(b, q, ft, "");
+    LLVMValueRef ptr = LLVMBuildGEP2(b, k->f32, y, &p0, 1, "");
+    LLVMSetAlignment(LLVMBuildStore(b, q, ptr), 4);
+}
+
+static bool
+emit_global_avgpool(Kb *k, Node *n, const CgNodeArgs *a, int64_t NC, int64_t isp)
+{
+    (void)n;
+    int64_t groups = NC / GAP_LANES;
+    if (groups > 0) {
+        Par pp;
+        CgLoop lg;
+        LLVMValueRef io[2] = {a->in[0], a->out[0]};
+        bool par = groups > 1 && NC * isp >= ((int64_t)1 << 15);
+        LLVMValueRef g = par ? cg_par_begin(k, &pp, groups, io, 2) : cg_loop_begin(k, &lg, cg_i64(k, groups));
+        gap_planes(k, io[0], io[1], cg_mul(k, g, cg_i64(k, GAP_LANES)), GAP_LANES, isp);
+        if (par)
+            cg_par_end(k, &pp, a);
+        else
+            cg_loop_end_hint(k, &lg, IRB_NO_UNROLL);
+    }
+    if (NC > groups * GAP_LANES) {
+        CgLoop lt;
+        LLVMValueRef p = cg_loop_begin(k, &lt, cg_i64(k, NC - groups * GAP_LANES));
+        gap_planes(k, a->in[0], a->out[0], cg_add(k, p, cg_i64(k, groups * GAP_LANES)), 1, isp);
+        cg_loop_end_novec(k, &lt);
+    }
+    return true;
+}
+
 /* pool() of ref_pool.c for avgpool / global_avgpool: double sum over the window taps inside
  * the input; divisor = taps inside [-pb, in + pe) (count_include_pad) or the real taps. */
 static bool
@@ -279,9 +335,15 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
     bool incl = ir_attr_int(g, n, "count_include_pad", 0) != 0;
     int64_t NC = x->dims[0] * x->dims[1];
     int64_t isp = w.in[0] * w.in[1] * w.in[2], osp = w.out[0] * w.out[1] * w.out[2];
+    if (n->op == OP_GLOBAL_AVGPOOL && isp > 0)
+        return emit_global_avgpool(k, n, a, NC, isp);
     LLVMBuilderRef b = k->b;
     CgLoop lp, lo[3], lk[3];
-    LLVMValueRef vp = cg_loop_begin(k, &lp, cg_i64(k, NC));
+    /* planes (n, c) split across the parallel-for hook from 2^15 taps */
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    Par pp;
+    bool par = NC > 1 && NC * osp * w.k[0] * w.k[1] * w.k[2] >= ((int64_t)1 << 15);
+    LLVMValueRef vp = par ? cg_par_begin(k, &pp, NC, io, 2) : cg_loop_begin(k, &lp, cg_i64(k, NC));
     LLVMValueRef ov[3], kv[3], iv[3];
     for (int d = 0; d < 3; d++)
         ov[d] = cg_loop_begin(k, &lo[d], cg_i64(k, w.out[d]));
@@ -310,7 +372,7 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
     }
     LLVMValueRef xi = LLVMBuildSelect(b, inb, cg_add(k, cg_mul(k, vp, cg_i64(k, isp)), lin3(k, iv, w.in)), cg_i64(k, 0), "");
     LLVMValueRef s = LLVMBuildLoad2(b, k->f64, sump, "");
-    LLVMBuildStore(b, LLVMBuildSelect(b, inb, LLVMBuildFAdd(b, s, load_d(k, a->in[0], xi), ""), s, ""), sump);
+    LLVMBuildStore(b, LLVMBuildSelect(b, inb, LLVMBuildFAdd(b, s, load_d(k, io[0], xi), ""), s, ""), sump);
     LLVMBuildStore(b, cg_add(k, LLVMBuildLoad2(b, k->i64, cntp, ""), LLVMBuildZExt(b, inb, k->i64, "")), cntp);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lk[d]);
@@ -319,10 +381,13 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
     q = LLVMBuildFPTrunc(b, q, k->f32, "");
     q = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, div, cg_i64(k, 0), ""), cg_f32(k, 0.0f), q, "");
     LLVMValueRef yi = cg_add(k, cg_mul(k, vp, cg_i64(k, osp)), lin3(k, ov, w.out));
-    cg_store_raw(k, ET_F32, a->out[0], yi, q);
+    cg_store_raw(k, ET_F32, io[1], yi, q);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lo[d]);
-    cg_loop_end(k, &lp);
+    if (par)
+        cg_par_end(k, &pp, a);
+    else
+        cg_loop_end(k, &lp);
     return true;
 }
 
@@ -530,12 +595,29 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
             ev = LLVMConstInt(cg_elem_type(k, yt->elem),
                               (unsigned long long)(int64_t)rs.extrapolation, 1);
     }
+    /* the leading output dims (at least 16 rows, not the last) split across the parallel-for
+     * hook from 2^15 elements, a nest over the rest */
+    int64_t total = (int64_t)type_numel_unchecked(yt), prows = 1;
+    int np = 0;
+    while (total >= ((int64_t)1 << 15) && np + 1 < r && prows < 16)
+        prows *= yt->dims[np++];
+    bool par = prows > 1;
+    np = par ? np : 0;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]}, ov[IR_MAX_RANK], idx[IR_MAX_RANK], yi;
+    Par pp;
+    if (par) {
+        LLVMValueRef rem = cg_par_begin(k, &pp, prows, io, 2);
+        for (int d = np - 1; d >= 0; d--) {
+            ov[d] = LLVMBuildURem(k->b, rem, cg_i64(k, yt->dims[d]), "");
+            rem = LLVMBuildUDiv(k->b, rem, cg_i64(k, yt->dims[d]), "");
+        }
+    }
     CgNest ns;
-    LLVMValueRef yi;
-    cg_nest_begin(k, &ns, yt->dims, r, 1, (const int64_t (*)[IR_MAX_RANK])ys, &yi);
-    LLVMValueRef ov[IR_MAX_RANK], idx[IR_MAX_RANK];
-    for (int d = 0; d < r; d++)
-        ov[d] = ns.l[d].iv;
+    cg_nest_begin(k, &ns, yt->dims + np, r - np, 1, (const int64_t (*)[IR_MAX_RANK])(ys[0] + np), &yi);
+    for (int d = np; d < r; d++)
+        ov[d] = ns.l[d - np].iv;
+    for (int d = 0; d < np; d++)
+        yi = cg_add(k, yi, cg_mul(k, ov[d], cg_i64(k, ys[0][d])));
     LLVMValueRef in_all = NULL;
     for (int d = 0; d < r; d++)
         if (inside[d]) {
@@ -547,20 +629,22 @@ emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMValueRef src = cg_i64(k, 0);
         for (int d = 0; d < r; d++)
             src = cg_add(k, src, cg_mul(k, cg_load_i64(k, ET_I64, tabs[d], ov[d]), cg_i64(k, xs[d])));
-        LLVMValueRef v = cg_load_raw(k, xt->elem, a->in[0], src);
+        LLVMValueRef v = cg_load_raw(k, xt->elem, io[0], src);
         if (in_all)
             v = LLVMBuildSelect(k->b, in_all, v, ev, "");
-        cg_store_raw(k, yt->elem, a->out[0], yi, v);
+        cg_store_raw(k, yt->elem, io[1], yi, v);
     } else {
         for (int d = 0; d < r; d++)
             idx[d] = ov[d];
-        LLVMValueRef v = LLVMBuildFPTrunc(k->b, rz_value(k, xt, ax, rz, nax, idx, ov, a->in[0], xs),
+        LLVMValueRef v = LLVMBuildFPTrunc(k->b, rz_value(k, xt, ax, rz, nax, idx, ov, io[0], xs),
                                           k->f32, "");
         if (in_all)
             v = LLVMBuildSelect(k->b, in_all, v, ev, "");
-        cg_store_raw(k, ET_F32, a->out[0], yi, v);
+        cg_store_raw(k, ET_F32, io[1], yi, v);
     }
     cg_nest_end(k, &ns);
+    if (par)
+        cg_par_end(k, &pp, a);
     return true;
 }
 

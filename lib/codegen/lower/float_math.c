@@ -11,8 +11,10 @@
  *
  * The kernel: element-wise over contiguous memory when every operand is the full tensor or one
  * element (the common case of a float island), in blocks of FM_BLOCK elements split across the
- * parallel-for hook, fm_lanes() lanes per vector and a scalar tail; otherwise (broadcasting, or
- * integer operands) a scalar loop nest with the same sequences. */
+ * parallel-for hook, fm_lanes() lanes per vector and a scalar tail; f32 operands broadcast along
+ * leading axes (a bias, a mask, a per-row scale) as rows of the same vectors (fe_rows); other
+ * broadcasts (a row under fm_lanes() elements), or integer operands, a scalar loop nest with the
+ * same sequences. Also add/sub/mul/div/prelu on f32 (float_elem.c), one f32 operation each. */
 #include "codegen/lower/float_math.h"
 
 #include "codegen/target/isa.h"
@@ -385,6 +387,12 @@ fe_apply(Fe *e, LLVMValueRef *v)
     case OP_ABS: return intr1(k, "llvm.fabs", x);
     case OP_ROUND: return intr1(k, "llvm.roundeven", x);
     case OP_POW: return fm_pow(k, x, v[1]);
+    case OP_ADD: return fadd(k, x, v[1]);
+    case OP_SUB: return fsub(k, x, v[1]);
+    case OP_MUL: return fmul(k, x, v[1]);
+    case OP_DIV: return fdiv(k, x, v[1]);
+    case OP_PRELU: /* ref: x < 0 ? slope * x : x */
+        return sel(k, fcmp(k, LLVMRealOLT, x, fc(k, x, 0.0)), fmul(k, v[1], x), x);
     case OP_MIN: case OP_MAX: {
         /* ref_minmax_f32: a > b (a < b) or a is NaN ? a : b */
         LLVMValueRef c = fcmp(k, e->n->op == OP_MAX ? LLVMRealOGT : LLVMRealOLT, x, v[1]);
@@ -506,6 +514,85 @@ fe_range(Fe *e, LLVMValueRef *p, LLVMValueRef from, int64_t count, unsigned vl)
     }
 }
 
+/* Broadcasting f32 operands as rows: the result's trailing dims [s, rank) form a row in which
+ * every operand is contiguous or one repeated element (a bias over the last axis, an attention
+ * mask, a per-row scale); the leading dims index rows, each operand's row start through its
+ * broadcast strides. Rows split across the parallel-for hook (from 2 * FM_BLOCK elements),
+ * each row fe_range's vectors and tail. False (nothing emitted) when no suffix of at least fm_lanes() elements has that form. */
+static bool
+fe_rows(Fe *e, const CgNodeArgs *a)
+{
+    Kb *k = e->k;
+    const Type *y = &ir_value(k->g, e->n->out[0])->type;
+    int64_t st[3][IR_MAX_RANK];
+    type_strides(y, st[0]);
+    for (uint32_t i = 0; i < e->nin; i++) {
+        const Type *t = &ir_value(k->g, e->n->in[i])->type;
+        if (t->elem != ET_F32)
+            return false;
+        type_bcast_strides(t, y, st[1 + i]);
+    }
+    /* operand i over the suffix: can_full[i] (strides of the result), can_one[i] (all 0);
+     * dims of size 1 fit either */
+    int s = y->rank;
+    int64_t inner = 1;
+    bool can_full[2] = {true, true}, can_one[2] = {true, true};
+    for (int d = y->rank - 1; d >= 0; d--) {
+        bool ok = true, f2[2], o2[2];
+        for (uint32_t i = 0; i < e->nin; i++) {
+            bool any = y->dims[d] == 1;
+            f2[i] = can_full[i] && (any || st[1 + i][d] == st[0][d]);
+            o2[i] = can_one[i] && (any || st[1 + i][d] == 0);
+            ok = ok && (f2[i] || o2[i]);
+        }
+        if (!ok)
+            break;
+        for (uint32_t i = 0; i < e->nin; i++) {
+            can_full[i] = f2[i];
+            can_one[i] = o2[i];
+        }
+        s = d;
+        inner *= y->dims[d];
+    }
+    bool one[2] = {!can_full[0], !can_full[1]};
+    unsigned vl = fm_lanes(k);
+    if (inner < vl)
+        return false;
+    int64_t rows = 1;
+    for (int d = 0; d < s; d++)
+        rows *= y->dims[d];
+    if (rows * inner == 0)
+        return true;
+    Par par;
+    CgLoop l;
+    LLVMValueRef io[3] = {a->in[0], e->nin > 1 ? a->in[1] : a->in[0], a->out[0]};
+    bool pr = rows > 1 && rows * inner >= 2 * FM_BLOCK;
+    LLVMValueRef r = pr ? cg_par_begin(k, &par, rows, io, 3) : cg_loop_begin(k, &l, cg_i64(k, rows));
+    if (pr && vl == 16)
+        cg_function_set_target(par.fn, k->t, 512);
+    LLVMValueRef off[2] = {cg_i64(k, 0), cg_i64(k, 0)}, rem = r;
+    for (int d = s - 1; d >= 0; d--) {
+        LLVMValueRef iv = LLVMBuildURem(k->b, rem, cg_i64(k, y->dims[d]), "");
+        rem = LLVMBuildUDiv(k->b, rem, cg_i64(k, y->dims[d]), "");
+        for (uint32_t i = 0; i < e->nin; i++)
+            off[i] = cg_add(k, off[i], cg_mul(k, iv, cg_i64(k, st[1 + i][d])));
+    }
+    LLVMValueRef p[3];
+    for (uint32_t i = 0; i < e->nin; i++) {
+        p[i] = LLVMBuildGEP2(k->b, k->f32, io[i], &off[i], 1, "");
+        e->bcast[i] = one[i];
+    }
+    p[1] = e->nin > 1 ? p[1] : p[0];
+    LLVMValueRef yo = cg_mul(k, r, cg_i64(k, inner));
+    p[2] = LLVMBuildGEP2(k->b, k->f32, io[2], &yo, 1, "");
+    fe_range(e, p, cg_i64(k, 0), inner, vl);
+    if (pr)
+        cg_par_end(k, &par, a);
+    else
+        cg_loop_end_hint(k, &l, IRB_NO_UNROLL);
+    return true;
+}
+
 bool
 cg_emit_float_math(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -530,7 +617,8 @@ cg_emit_float_math(Kb *k, Node *n, const CgNodeArgs *a)
         flat = flat && t->elem == ET_F32 && (e.bcast[i] || type_shape_equal(t, y));
     }
     if (!flat) {
-        fe_nest(&e, a);
+        if (y->elem != ET_F32 || !fe_rows(&e, a))
+            fe_nest(&e, a);
         return true;
     }
     unsigned vl = fm_lanes(k);

@@ -1,36 +1,255 @@
 /* layout.c: layout ops as copies in the logical (C-order) layout: reshape family
- * (memcpy), transpose, slice, concat, split, pad (constant/edge/reflect), gather (one memcpy
- * per index, run-time indices checked). Each is a loop
- * nest over the result with compile-time strides; any element type (quantized values pass
- * unchanged). Semantics follow lib/ref/ref_layout.c. */
+ * (memcpy), transpose, slice, concat, split, pad (constant: fill and copy; edge/reflect, or
+ * negative pads: an element loop), gather (one memcpy
+ * per index, run-time indices checked). Each is a loop nest over the result with compile-time
+ * strides, collapsed to the fewest dims, whose innermost contiguous run is one memcpy (register
+ * tiles or an element loop where a transpose makes it strided), rows split across the
+ * parallel-for hook, as are the chunks of a large single copy (reshape, a one-index gather);
+ * any element type (quantized values pass unchanged). Semantics follow lib/ref/ref_layout.c. */
 #include "codegen/lower/lower.h"
+#include "codegen/target/module.h"
 
 #include <llvm-c/Core.h>
 
+#include <math.h>
 #include <string.h>
 
 
-/* dst[doff + sum i_d*dst_st[d]] = src[soff + sum i_d*src_st[d]] over dims. */
-static void
-copy_nd(Kb *k, ElemType e, int rank, const int64_t *dims, LLVMValueRef dst, int64_t doff,
-        const int64_t *dst_st, LLVMValueRef src, int64_t soff, const int64_t *src_st)
+/* Drops dims of size 1 and merges dim d into d + 1 where both stride sets run on contiguously;
+ * returns the new rank (0: one element). */
+static int
+collapse(int rank, int64_t *dims, int64_t *as, int64_t *bs)
 {
-    CgLoop l[IR_MAX_RANK];
-    LLVMValueRef di = cg_i64(k, doff), si = cg_i64(k, soff);
+    int r = 0;
     for (int d = 0; d < rank; d++) {
-        LLVMValueRef iv = cg_loop_begin(k, &l[d], cg_i64(k, dims[d]));
-        di = cg_add(k, di, cg_mul(k, iv, cg_i64(k, dst_st[d])));
-        si = cg_add(k, si, cg_mul(k, iv, cg_i64(k, src_st[d])));
+        if (dims[d] == 1)
+            continue;
+        if (r > 0 && as[r - 1] == as[d] * dims[d] && bs[r - 1] == bs[d] * dims[d]) {
+            dims[r - 1] *= dims[d];
+            as[r - 1] = as[d];
+            bs[r - 1] = bs[d];
+            continue;
+        }
+        dims[r] = dims[d];
+        as[r] = as[d];
+        bs[r] = bs[d];
+        r++;
     }
-    cg_store_raw(k, e, dst, di, cg_load_raw(k, e, src, si));
-    for (int d = rank - 1; d >= 0; d--)
-        cg_loop_end(k, &l[d]);
+    return r;
+}
+
+/* The W x W transpose of r[0..W) (W a power of two): log2(W) rounds of two-input shuffles, round
+ * h swapping the off-diagonal h x h blocks ([[A, B], [C, D]] -> [[A, C], [B, D]] in every 2h-block),
+ * so that afterwards r[i][j] is the old r[j][i]. */
+static void
+vtranspose(Kb *k, LLVMValueRef *r, unsigned W)
+{
+    for (unsigned h = W / 2; h >= 1; h /= 2)
+        for (unsigned i = 0; i < W; i++) {
+            if (i & h)
+                continue;
+            LLVMValueRef lo[16], hi[16];
+            for (unsigned j = 0; j < W; j++) {
+                lo[j] = LLVMConstInt(k->i32, (j & h) ? W + j - h : j, 0);
+                hi[j] = LLVMConstInt(k->i32, (j & h) ? W + j : j + h, 0);
+            }
+            LLVMValueRef x = r[i], y = r[i + h];
+            r[i] = LLVMBuildShuffleVector(k->b, x, y, LLVMConstVector(lo, W), "");
+            r[i + h] = LLVMBuildShuffleVector(k->b, x, y, LLVMConstVector(hi, W), "");
+        }
+}
+
+/* Element-wise copy of the lc x lj block at (c0, j0) of a plane: dim c (strides dc, sc) by dim j
+ * (dj, sj); c0 and lc are values. */
+static void
+plane_scalar(Kb *k, ElemType e, LLVMValueRef *io, LLVMValueRef di, LLVMValueRef si, LLVMValueRef c0,
+             LLVMValueRef lc, int64_t dc, int64_t sc, int64_t j0, int64_t lj, int64_t dj, int64_t sj)
+{
+    if (lj <= 0)
+        return;
+    CgLoop l1, l2;
+    LLVMValueRef ic = cg_add(k, cg_loop_begin(k, &l1, lc), c0);
+    LLVMValueRef ij = cg_add(k, cg_loop_begin(k, &l2, cg_i64(k, lj)), cg_i64(k, j0));
+    LLVMValueRef s = cg_add(k, si, cg_add(k, cg_mul(k, ic, cg_i64(k, sc)), cg_mul(k, ij, cg_i64(k, sj))));
+    LLVMValueRef d = cg_add(k, di, cg_add(k, cg_mul(k, ic, cg_i64(k, dc)), cg_mul(k, ij, cg_i64(k, dj))));
+    cg_store_raw(k, e, io[0], d, cg_load_raw(k, e, io[1], s));
+    cg_loop_end_novec(k, &l2);
+    cg_loop_end_novec(k, &l1);
+}
+
+/* A transposed plane: lc (a value) along dim c, contiguous in the source (destination stride D),
+ * by lj along dim j, contiguous in the destination (source stride S). W x W tiles: W vector loads
+ * along c, the register transpose, W vector stores along j; the edges element by element. */
+static void
+plane_tiles(Kb *k, ElemType e, LLVMValueRef *io, LLVMValueRef di, LLVMValueRef si, LLVMValueRef lc,
+            int64_t D, int64_t lj, int64_t S, unsigned W)
+{
+    LLVMTypeRef it = LLVMIntTypeInContext(k->c, 8 * (unsigned)elem_size(e)), vt = LLVMVectorType(it, W);
+    LLVMValueRef tc = LLVMBuildUDiv(k->b, lc, cg_i64(k, W), ""), cw = cg_mul(k, tc, cg_i64(k, W));
+    int64_t tj = lj / W;
+    CgLoop l1, l2;
+    LLVMValueRef c0 = cg_mul(k, cg_loop_begin(k, &l1, tc), cg_i64(k, W));
+    LLVMValueRef j0 = cg_mul(k, cg_loop_begin(k, &l2, cg_i64(k, tj)), cg_i64(k, W));
+    LLVMValueRef r[16];
+    for (unsigned t = 0; t < W; t++) {
+        LLVMValueRef o = cg_add(k, si, cg_add(k, c0, cg_mul(k, cg_add(k, j0, cg_i64(k, t)), cg_i64(k, S))));
+        r[t] = LLVMBuildLoad2(k->b, vt, LLVMBuildGEP2(k->b, it, io[1], &o, 1, ""), "");
+        LLVMSetAlignment(r[t], 1);
+    }
+    vtranspose(k, r, W);
+    for (unsigned t = 0; t < W; t++) {
+        LLVMValueRef o = cg_add(k, di, cg_add(k, j0, cg_mul(k, cg_add(k, c0, cg_i64(k, t)), cg_i64(k, D))));
+        LLVMSetAlignment(LLVMBuildStore(k->b, r[t], LLVMBuildGEP2(k->b, it, io[0], &o, 1, "")), 1);
+    }
+    cg_loop_end_hint(k, &l2, IRB_NO_UNROLL);
+    cg_loop_end_hint(k, &l1, IRB_NO_UNROLL);
+    plane_scalar(k, e, io, di, si, cg_i64(k, 0), cw, D, 1, tj * W, lj - tj * W, 1, S);
+    plane_scalar(k, e, io, di, si, cw, LLVMBuildSub(k->b, lc, cw, ""), D, 1, 0, lj, 1, S);
+}
+
+/* dst[doff + sum i_d*dst_st[d]] = src[soff + sum i_d*src_st[d]] over dims. Dims are collapsed
+ * first; the last one is a row: one memcpy when it is contiguous on both sides; else, when
+ * another dim is contiguous in the source, a transposed plane of W x W register tiles (W = the
+ * ISA's vector bytes / element size, at most 16), else an element loop. Rows (the other dims)
+ * are split across the parallel-for hook when there are at least 2^15 elements. */
+static void
+copy_nd(Kb *k, const CgNodeArgs *a, ElemType e, int rank, const int64_t *dims0,
+        LLVMValueRef dst, int64_t doff, const int64_t *dst_st, LLVMValueRef src, int64_t soff,
+        const int64_t *src_st)
+{
+    int64_t dims[IR_MAX_RANK], ds[IR_MAX_RANK], ss[IR_MAX_RANK], total = 1;
+    for (int d = 0; d < rank; d++) {
+        dims[d] = dims0[d];
+        ds[d] = dst_st[d];
+        ss[d] = src_st[d];
+        total *= dims[d];
+    }
+    if (total == 0)
+        return;
+    int r = collapse(rank, dims, ds, ss), c = -1;
+    int64_t len = r ? dims[r - 1] : 1, rdst = r ? ds[r - 1] : 0, rsrc = r ? ss[r - 1] : 0;
+    int64_t es = (int64_t)elem_size(e);
+    unsigned W = cg_isa_i32_lanes(k->t, k->isa) * 4 / (unsigned)es;
+    W = W > 16 ? 16 : W;
+    for (int d = 0; d + 1 < r && rdst == 1 && rsrc != 1; d++)
+        if (ss[d] == 1 && dims[d] >= W && len >= W)
+            c = d;
+    /* the row dims: all but the last; the plane's c as chunks of CW (the last one shorter) */
+    int64_t odims[IR_MAX_RANK], st[2][IR_MAX_RANK], rows = 1, CW = 4 * (int64_t)W;
+    int no = 0;
+    for (int d = 0; d + 1 < r; d++) {
+        odims[no] = d == c ? (dims[d] + CW - 1) / CW : dims[d];
+        st[0][no] = d == c ? CW * ds[d] : ds[d];
+        st[1][no++] = d == c ? CW * ss[d] : ss[d];
+        rows *= odims[no - 1];
+    }
+    int cq = c; /* c's position in odims (every dim but the last has one) */
+    /* parallel over the first np row dims (at least 64 rows, or all of them), a nest over the
+     * rest: the division of a row index into dims happens once per parallel row */
+    bool par = rows > 1 && total >= ((int64_t)1 << 15);
+    int np = 0;
+    for (int64_t pr = 1; par && np < no && pr < 64; np++)
+        pr *= odims[np];
+    int64_t prows = 1;
+    for (int d = 0; d < np; d++)
+        prows *= odims[d];
+    LLVMValueRef io[2] = {dst, src}, di = cg_i64(k, doff), si = cg_i64(k, soff), ivc = NULL;
+    Par pp;
+    CgNest ns;
+    if (par) {
+        LLVMValueRef rem = cg_par_begin(k, &pp, prows, io, 2);
+        if (W * es == 64)
+            cg_function_set_target(pp.fn, k->t, 512);
+        for (int d = np - 1; d >= 0; d--) {
+            LLVMValueRef iv = LLVMBuildURem(k->b, rem, cg_i64(k, odims[d]), "");
+            rem = LLVMBuildUDiv(k->b, rem, cg_i64(k, odims[d]), "");
+            di = cg_add(k, di, cg_mul(k, iv, cg_i64(k, st[0][d])));
+            si = cg_add(k, si, cg_mul(k, iv, cg_i64(k, st[1][d])));
+            ivc = d == cq ? iv : ivc;
+        }
+    }
+    int64_t nst[2][IR_MAX_RANK];
+    for (int d = np; d < no; d++) {
+        nst[0][d - np] = st[0][d];
+        nst[1][d - np] = st[1][d];
+    }
+    LLVMValueRef idx[2];
+    cg_nest_begin(k, &ns, odims + np, no - np, 2, (const int64_t (*)[IR_MAX_RANK])nst, idx);
+    di = cg_add(k, di, idx[0]);
+    si = cg_add(k, si, idx[1]);
+    ivc = cq >= np ? ns.l[cq - np].iv : ivc;
+    if (c >= 0) { /* this chunk: min(CW, dims[c] - chunk * CW) */
+        LLVMValueRef lc = cg_smin(k, cg_i64(k, CW), LLVMBuildSub(k->b, cg_i64(k, dims[c]),
+                                                               cg_mul(k, ivc, cg_i64(k, CW)), ""));
+        plane_tiles(k, e, io, di, si, lc, ds[c], len, rsrc, W);
+    } else if (len == 1 || (rdst == 1 && rsrc == 1)) {
+        LLVMBuildMemCpy(k->b, cg_gep(k, io[0], cg_mul(k, di, cg_i64(k, es))), 1,
+                        cg_gep(k, io[1], cg_mul(k, si, cg_i64(k, es))), 1, cg_i64(k, len * es));
+    } else {
+        CgLoop l;
+        LLVMValueRef iv = cg_loop_begin(k, &l, cg_i64(k, len));
+        LLVMValueRef v = cg_load_raw(k, e, io[1], cg_add(k, si, cg_mul(k, iv, cg_i64(k, rsrc))));
+        cg_store_raw(k, e, io[0], cg_add(k, di, cg_mul(k, iv, cg_i64(k, rdst))), v);
+        cg_loop_end(k, &l);
+    }
+    cg_nest_end(k, &ns);
+    if (par)
+        cg_par_end(k, &pp, a);
+}
+
+/* memcpy of n bytes; from 2^17 bytes in 64 KiB chunks split across the parallel-for hook (a
+ * reshape's copy, a gather of one large slice) */
+#define COPY_CHUNK ((int64_t)1 << 16)
+static void
+big_copy(Kb *k, const CgNodeArgs *a, LLVMValueRef dst, LLVMValueRef src, int64_t n)
+{
+    if (n < 2 * COPY_CHUNK) {
+        LLVMBuildMemCpy(k->b, dst, 1, src, 1, cg_i64(k, n));
+        return;
+    }
+    LLVMValueRef io[2] = {dst, src};
+    Par pp;
+    LLVMValueRef off = cg_mul(k, cg_par_begin(k, &pp, (n + COPY_CHUNK - 1) / COPY_CHUNK, io, 2),
+                              cg_i64(k, COPY_CHUNK));
+    LLVMValueRef len = cg_smin(k, cg_i64(k, COPY_CHUNK), LLVMBuildSub(k->b, cg_i64(k, n), off, ""));
+    LLVMBuildMemCpy(k->b, cg_gep(k, io[0], off), 1, cg_gep(k, io[1], off), 1, len);
+    cg_par_end(k, &pp, a);
 }
 
 static int64_t
 norm_axis(int64_t a, int rank)
 {
     return a < 0 ? a + rank : a;
+}
+
+/* Pad (constant mode, no negative pads): the result filled with the value (a memset when all its
+ * bytes are equal), then the input copied into the interior by copy_nd. */
+static bool
+pad_fill_copy(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y,
+              const int64_t *pads, double v, LLVMValueRef cst)
+{
+    (void)n;
+    int r = x->rank;
+    int64_t es = (int64_t)elem_size(x->elem), ny = (int64_t)type_numel_unchecked(y);
+    int64_t iv = (int64_t)v;
+    bool zero = v == 0.0 && !signbit(v);
+    bool same = elem_is_float(x->elem) ? zero : (es == 1 || iv == 0 || iv == -1);
+    if (same)
+        LLVMBuildMemSet(k->b, a->out[0], LLVMConstInt(k->i8, (unsigned long long)iv & 0xff, 0),
+                        cg_i64(k, ny * es), 1);
+    else {
+        CgLoop l;
+        LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, ny));
+        LLVMBuildStore(k->b, cst, LLVMBuildGEP2(k->b, cg_elem_type(k, x->elem), a->out[0], &i, 1, ""));
+        cg_loop_end(k, &l);
+    }
+    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK], off = 0;
+    type_strides(x, xs);
+    type_strides(y, ys);
+    for (int d = 0; d < r; d++)
+        off += pads[d] * ys[d];
+    copy_nd(k, a, x->elem, r, x->dims, a->out[0], off, ys, a->in[0], 0, xs);
+    return true;
 }
 
 static bool
@@ -55,6 +274,11 @@ emit_pad(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
     int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
     type_strides(x, xs);
     type_strides(y, ys);
+    bool grow = m == 0;
+    for (int d = 0; d < 2 * r; d++)
+        grow = grow && pads[d] >= 0;
+    if (grow) /* constant padding around the whole input: fill, then copy the input in rows */
+        return pad_fill_copy(k, n, a, x, y, pads, v, cst);
     CgLoop l[IR_MAX_RANK];
     LLVMValueRef di = cg_i64(k, 0), si = cg_i64(k, 0), outside = LLVMConstInt(k->i1, 0, 0);
     for (int d = 0; d < r; d++) {
@@ -132,6 +356,12 @@ emit_gather(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
     if (outer * ni == 0 || inner == 0)
         return true;
     int64_t es = (int64_t)elem_size(x->elem), rows = outer * ni;
+    if (rows == 1 && ci) { /* one constant index: one slice, copied in parallel chunks */
+        int64_t ix = tensor_get_i(ci, 0);
+        ix = ix < 0 ? ix + dim : ix;
+        big_copy(k, a, a->out[0], cg_gep(k, a->in[0], cg_i64(k, ix * inner * es)), inner * es);
+        return true;
+    }
     LLVMValueRef io[3] = {a->in[0], a->in[1], a->out[0]};
     bool par = rows > 1 && rows * inner >= ((int64_t)1 << 15);
     Par pp;
@@ -162,8 +392,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
     type_strides(y, ys);
     switch (n->op) {
     case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
-        LLVMBuildMemCpy(k->b, a->out[0], 1, a->in[0], 1,
-                        cg_i64(k, (int64_t)(type_numel_unchecked(x) * elem_size(x->elem))));
+        big_copy(k, a, a->out[0], a->in[0], (int64_t)(type_numel_unchecked(x) * elem_size(x->elem)));
         return true;
     case OP_TRANSPOSE: {
         int64_t perm[IR_MAX_RANK], st[IR_MAX_RANK];
@@ -172,7 +401,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
                 perm[d] = x->rank - 1 - d;
         for (int d = 0; d < x->rank; d++)
             st[d] = xs[perm[d]];
-        copy_nd(k, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], 0, st);
+        copy_nd(k, a, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], 0, st);
         return true;
     }
     case OP_SLICE: {
@@ -197,7 +426,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
             off += s * xs[d];
             st[d] = xs[d] * sp[i];
         }
-        copy_nd(k, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], off, st);
+        copy_nd(k, a, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], off, st);
         return true;
     }
     case OP_CONCAT: {
@@ -206,7 +435,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
             const Type *t = &ir_value(g, n->in[i])->type;
             int64_t ts[IR_MAX_RANK];
             type_strides(t, ts);
-            copy_nd(k, t->elem, t->rank, t->dims, a->out[0], pos * ys[axis], ys, a->in[i], 0, ts);
+            copy_nd(k, a, t->elem, t->rank, t->dims, a->out[0], pos * ys[axis], ys, a->in[i], 0, ts);
             pos += t->dims[axis];
         }
         return true;
@@ -217,7 +446,7 @@ cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
             const Type *t = &ir_value(g, n->out[i])->type;
             int64_t ts[IR_MAX_RANK];
             type_strides(t, ts);
-            copy_nd(k, t->elem, t->rank, t->dims, a->out[i], 0, ts, a->in[0], pos * xs[axis], xs);
+            copy_nd(k, a, t->elem, t->rank, t->dims, a->out[i], 0, ts, a->in[0], pos * xs[axis], xs);
             pos += t->dims[axis];
         }
         return true;
