@@ -303,7 +303,7 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
 {
     int iters = o->iters > 0 ? o->iters : 20, warmup = o->warmup >= 0 ? o->warmup : 3;
     qdqc_module *m = NULL;
-    if (qdqc_module_load_file(ctx, o->model, &m) != QDQC_OK)
+    if (cli_load_module(ctx, o->model, &m) != QDQC_OK)
         return 1;
     const char *passes = o->passes ? o->passes : "default";
     if (*passes && qdqc_module_run_passes(m, passes) != QDQC_OK) {

@@ -9,6 +9,7 @@
 #include <qdqc/qdqc.h>
 
 #include "bench_cmd.h"
+#include "cli_util.h"
 #include "compare_cmd.h"
 #include "run_cmd.h"
 #include "support/file_write.h"
@@ -46,7 +47,7 @@ typedef struct Opts {
 } Opts;
 
 static const char usage_text[] =
-    "usage: qdqc MODEL [options]          compile MODEL (.onnx, .qir, .mlir)\n"
+    "usage: qdqc MODEL [options]          compile MODEL (.onnx, .qir, .mlir; - for stdin)\n"
     "       qdqc opt FILE [options]       run passes on text IR (test driver)\n"
     "       qdqc run MODEL [--engine=jit|ref] [--input [NAME=]FILE.npy ...] [--random-inputs SEED]\n"
     "                [--output-dir DIR] [--expect [NAME=]FILE.npy ...] [--tolerance T[q]]\n"
@@ -221,37 +222,6 @@ write_output(const char *path, const char *data, size_t len)
     return false;
 }
 
-/* The whole file (or standard input for "-"); NULL with errno set. */
-static char *
-slurp(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t k;
-    while (buf && (k = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += k;
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb)
-                free(buf);
-            buf = nb;
-        }
-    }
-    int e = !buf ? ENOMEM : ferror(f) ? (errno ? errno : EIO) : 0;
-    if (f != stdin)
-        fclose(f);
-    if (e) {
-        free(buf);
-        errno = e;
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
-
 /* Process one text-IR buffer in opt mode; returns an exit code. */
 static int
 opt_one(Opts *o, const char *text, size_t len, const char *name, FILE *out)
@@ -275,7 +245,7 @@ static int
 run_opt(Opts *o)
 {
     size_t len;
-    char *text = slurp(o->input, &len);
+    char *text = cli_slurp(o->input, &len);
     if (!text) {
         fprintf(stderr, "%s: error: cannot read file: %s\n", o->input, strerror(errno));
         return EXIT_INPUT;
@@ -537,7 +507,7 @@ run_compile(Opts *o)
         nout = 0;
     if (rc != EXIT_OK)
         goto done;
-    if (qdqc_module_load_file(o->ctx, o->input, &m) != QDQC_OK) {
+    if (cli_load_module(o->ctx, o->input, &m) != QDQC_OK) {
         rc = EXIT_INPUT;
         goto done;
     }

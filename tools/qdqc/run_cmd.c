@@ -693,7 +693,7 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
     if (strcmp(engine, "ref") != 0 && !jit)
         return err(RC_USAGE, "unknown engine '%s' (available: ref, jit)%s", engine, "");
     qdqc_module *m = NULL;
-    if (qdqc_module_load_file(ctx, o->model, &m) != QDQC_OK)
+    if (cli_load_module(ctx, o->model, &m) != QDQC_OK)
         return RC_INPUT;
     /* the quantized unit of each output, before the passes fold its dequantize into another
      * op (a Gemm with a float result) */
