@@ -1,6 +1,6 @@
 /* bench_cmd.c: `qdqc bench`: latency of the JIT-compiled model. Only the public API.
- * Inputs are deterministic pseudo-random bytes (every bit pattern is a valid integer; floats
- * are drawn in [-1, 1)). GOPS = 2 * (int8 + int16xint8 MACs of `qdqc --report`) / median time. */
+ * Inputs are those of `qdqc run --random-inputs 1` (cli_util.c; an f16 input stays zero).
+ * GOPS = 2 * (int8 + int16xint8 MACs of `qdqc --report`) / median time. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_cmd.h"
 
@@ -14,36 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static uint64_t
-mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static void
-fill(void *buf, size_t n, size_t es, const char *et, uint64_t seed)
-{
-    uint64_t s = seed;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = mix(&s);
-        if (!strcmp(et, "f32")) {
-            float v = (float)((double)(r >> 40) / (double)(1 << 24) * 2.0 - 1.0);
-            memcpy((char *)buf + 4 * i, &v, 4);
-        } else if (!strcmp(et, "f64")) {
-            double v = (double)(r >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-            memcpy((char *)buf + 8 * i, &v, 8);
-        } else if (es == 1) {
-            ((uint8_t *)buf)[i] = !strcmp(et, "bool") ? (uint8_t)(r & 1) : (uint8_t)r;
-        } else {
-            uint64_t v = es == 2 ? r : r & 3; /* small wide integers (indices, shapes) */
-            memcpy((char *)buf + es * i, &v, es);
-        }
-    }
-}
 
 static double
 now_ms(void)
@@ -328,7 +298,7 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
             fprintf(stderr, "qdqc: error: cannot allocate input '%s'\n", qdqc_module_input_name(m, i));
             goto done;
         }
-        fill(in[i], n, es, et, 1000003u + i);
+        cli_fill_random(in[i], n, et, 1, i); /* a type it cannot generate (f16) stays zero */
     }
     for (size_t i = 0; i < nout; i++) {
         size_t es = qdqc_elem_type_size(qdqc_module_output_elem_type(m, i));
