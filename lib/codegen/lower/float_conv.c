@@ -173,52 +173,12 @@ weights_f32(Kb *k, Node *n, const FcPlan *p)
 
 /* ---- GEMM form ---- */
 
-/* im2col of one image's group (xg: its first input channel) into col [K][P] */
+/* im2col of one image's group (xg: its first input channel) into col [K][P] (float_wconv.c's) */
 static void
 fc_im2col(Kb *k, const FcPlan *p, const CgNodeArgs *a, LLVMValueRef xg, LLVMValueRef col)
 {
-    LLVMBuilderRef B = k->b;
-    LLVMValueRef ptrs[2] = {xg, col};
-    Par par;
-    LLVMValueRef kk = cg_par_begin(k, &par, p->K, ptrs, 2);
-    xg = ptrs[0], col = ptrs[1];
-    LLVMValueRef ci = LLVMBuildUDiv(B, kk, cg_i64(k, p->KH * p->KW), "");
-    LLVMValueRef kh = LLVMBuildURem(B, LLVMBuildUDiv(B, kk, cg_i64(k, p->KW), ""), cg_i64(k, p->KH), "");
-    LLVMValueRef kw = LLVMBuildURem(B, kk, cg_i64(k, p->KW), "");
-    /* output columns [lo, hi) read inside the input: ow*sw - pw + kw*dw in [0, W) */
-    LLVMValueRef kwd = cg_mul(k, kw, cg_i64(k, p->dw));
-    LLVMValueRef a0 = cg_smax(k, LLVMBuildSub(B, cg_i64(k, p->pw), kwd, ""), cg_i64(k, 0));
-    LLVMValueRef a1 = cg_smax(k, LLVMBuildSub(B, cg_i64(k, p->W + p->pw), kwd, ""), cg_i64(k, 0));
-    LLVMValueRef lo = cg_smin(k, LLVMBuildUDiv(B, cg_add(k, a0, cg_i64(k, p->sw - 1)), cg_i64(k, p->sw), ""), cg_i64(k, p->OW));
-    LLVMValueRef hi = cg_smax(k, cg_smin(k, LLVMBuildUDiv(B, cg_add(k, a1, cg_i64(k, p->sw - 1)), cg_i64(k, p->sw), ""), cg_i64(k, p->OW)), lo);
-    LLVMValueRef xc = cg_gep(k, xg, off4(k, cg_mul(k, ci, cg_i64(k, p->H * p->W))));
-    LLVMValueRef zero8 = LLVMConstInt(k->i8, 0, 0);
-    CgLoop lo_h;
-    LLVMValueRef oh = cg_loop_begin(k, &lo_h, cg_i64(k, p->OH));
-    LLVMValueRef dst = cg_gep(k, col, off4(k, cg_add(k, cg_mul(k, kk, cg_i64(k, p->P)), cg_mul(k, oh, cg_i64(k, p->OW)))));
-    LLVMValueRef ih = cg_add(k, LLVMBuildSub(B, cg_mul(k, oh, cg_i64(k, p->sh)), cg_i64(k, p->ph), ""),
-                             cg_mul(k, kh, cg_i64(k, p->dh)));
-    CgIf in;
-    cg_if_begin(k, &in, cg_in_range(k, ih, p->H));
-    LLVMBuildMemSet(B, dst, zero8, off4(k, lo), 4);
-    LLVMValueRef hi_end = LLVMBuildSub(B, cg_i64(k, p->OW), hi, "");
-    LLVMBuildMemSet(B, cg_gep(k, dst, off4(k, hi)), zero8, off4(k, hi_end), 4);
-    /* source of column ow: row ih, column ow*sw - pw + kw*dw */
-    LLVMValueRef xrow = cg_gep(k, xc, off4(k, LLVMBuildSub(B, cg_add(k, cg_mul(k, ih, cg_i64(k, p->W)), kwd), cg_i64(k, p->pw), "")));
-    if (p->sw == 1) {
-        LLVMBuildMemCpy(B, cg_gep(k, dst, off4(k, lo)), 4, cg_gep(k, xrow, off4(k, lo)), 4,
-                        off4(k, LLVMBuildSub(B, hi, lo, "")));
-    } else {
-        CgLoop lc;
-        LLVMValueRef j = cg_add(k, lo, cg_loop_begin(k, &lc, LLVMBuildSub(B, hi, lo, "")));
-        cg_store_raw(k, ET_F32, dst, j, cg_load_raw(k, ET_F32, xrow, cg_mul(k, j, cg_i64(k, p->sw))));
-        cg_loop_end(k, &lc);
-    }
-    cg_if_else(k, &in);
-    LLVMBuildMemSet(B, dst, zero8, cg_i64(k, p->OW * 4), 4);
-    cg_if_end(k, &in);
-    cg_loop_end(k, &lo_h);
-    cg_par_end(k, &par, a);
+    CgIm2col g = {p->K, p->P, p->H, p->W, p->OH, p->OW, p->KH, p->KW, p->sh, p->sw, p->dh, p->dw, p->ph, p->pw};
+    cg_f32_im2col(k, &g, a, xg, col);
 }
 
 /* conv_transpose's im2col into col [K][P]: col[(c, kh, kw)][oh, ow] = x[c, ih, iw] where

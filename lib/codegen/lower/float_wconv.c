@@ -214,9 +214,8 @@ wc_pack(Kb *k, Node *n, const WcPlan *p, WcConsts *o)
 
 /* ---- GEMM form ---- */
 
-/* im2col of one image's group (xg: its first input channel) into col [K][P] */
-static void
-wc_im2col(Kb *k, const WcPlan *p, const CgNodeArgs *a, LLVMValueRef xg, LLVMValueRef col)
+void
+cg_f32_im2col(Kb *k, const CgIm2col *p, const CgNodeArgs *a, LLVMValueRef xg, LLVMValueRef col)
 {
     LLVMBuilderRef B = k->b;
     LLVMValueRef ptrs[2] = {xg, col};
@@ -496,8 +495,10 @@ cg_emit_wconv(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef gi = cg_loop_begin(k, &lg, cg_i64(k, p.G));
     LLVMValueRef xg = cg_gep(k, a->in[0], off4(k, cg_mul(k, cg_add(k, cg_mul(k, nb, cg_i64(k, p.C)), cg_mul(k, gi, cg_i64(k, p.Cg))), cg_i64(k, p.H * p.W))));
     LLVMValueRef yg = cg_gep(k, a->out[0], off4(k, cg_mul(k, cg_add(k, cg_mul(k, nb, cg_i64(k, p.M)), cg_mul(k, gi, cg_i64(k, p.Mg))), cg_i64(k, p.P))));
-    if (!p.direct)
-        wc_im2col(k, &p, a, xg, a->scratch);
+    if (!p.direct) {
+        CgIm2col g = {p.K, p.P, p.H, p.W, p.OH, p.OW, p.KH, p.KW, p.sh, p.sw, p.dh, p.dw, p.ph, p.pw};
+        cg_f32_im2col(k, &g, a, xg, a->scratch);
+    }
     wc_gemm(k, &p, &cs, a, p.direct ? xg : a->scratch, yg, gi);
     cg_loop_end(k, &lg);
     cg_loop_end(k, &ln);

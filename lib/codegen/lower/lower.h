@@ -57,6 +57,14 @@ bool cg_emit_wonly(Kb *k, Node *n, const CgNodeArgs *a);
  * (lower/float_wconv.c); its scratch (an im2col of one group), -1 if unsupported */
 bool cg_emit_wconv(Kb *k, Node *n, const CgNodeArgs *a);
 int64_t cg_wconv_scratch(Kb *k, Node *n);
+/* The f32 im2col of wconv and float conv (float_wconv.c): col[(c, kh, kw)][oh, ow] of one
+ * image's group (xg: its first input channel; K = Cg*KH*KW rows of P = OH*OW floats), zeros
+ * where a tap falls in the padding; a parallel-for over the K rows. */
+typedef struct CgIm2col {
+    int64_t K, P, H, W, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw;
+} CgIm2col;
+void cg_f32_im2col(Kb *k, const CgIm2col *g, const CgNodeArgs *a, LLVMValueRef xg,
+                   LLVMValueRef col);
 int64_t cg_qdirect_scratch(Kb *k, Node *n);
 /* dynamic_quantize, and the per-row int8 activations of wmatmul's int8-activation mode
  * (lower/dynq.c) */
