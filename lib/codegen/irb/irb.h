@@ -98,6 +98,10 @@ LLVMTypeRef cg_elem_type(Kb *k, ElemType e);
 /* Element idx (i64) of an array of e: loaded and extended to i64 (integers) or as is (floats). */
 LLVMValueRef cg_load_i64(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx);
 LLVMValueRef cg_load_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx);
+/* A load of type t (a vector, typically) at byte offset off from base, with alignment align. */
+LLVMValueRef cg_load_at(Kb *k, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef off, unsigned align);
+/* llvm.fma(a, b, c) on a's type (scalar or vector f32): one correctly rounded fused op. */
+LLVMValueRef cg_fma(Kb *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
 void cg_store_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v);
 /* Store an i64 value truncated to integer type e. */
 void cg_store_i64(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v);

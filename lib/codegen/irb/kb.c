@@ -154,6 +154,22 @@ cg_load_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx)
     return v;
 }
 
+LLVMValueRef
+cg_load_at(Kb *k, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef off, unsigned align)
+{
+    LLVMValueRef l = LLVMBuildLoad2(k->b, t, cg_gep(k, base, off), "");
+    LLVMSetAlignment(l, align);
+    return l;
+}
+
+LLVMValueRef
+cg_fma(Kb *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef args[3] = {a, b, c};
+    return irb_intr(k->b, k->c, k->mod, "llvm.fma", &t, 1, args, 3);
+}
+
 void
 cg_store_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v)
 {

@@ -143,14 +143,6 @@ off4(Kb *k, LLVMValueRef elems)
     return cg_mul(k, elems, cg_i64(k, 4));
 }
 
-static LLVMValueRef
-load_al(Kb *k, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef off, unsigned align)
-{
-    LLVMValueRef l = LLVMBuildLoad2(k->b, t, cg_gep(k, base, off), "");
-    LLVMSetAlignment(l, align);
-    return l;
-}
-
 /* the weights as [M][K], K = (c, kh, kw) of the group (conv_transpose's [C][Mg][kh][kw]
  * rearranged) */
 static float *
@@ -412,35 +404,6 @@ typedef struct DwTask {
     LLVMValueRef acc[FC_MAXV]; /* allocas */
 } DwTask;
 
-/* x lanes of vector j of the tile at ow0 for tap (row buffer rb, kw) */
-static LLVMValueRef
-dw_x(Kb *k, const FcPlan *p, LLVMValueRef rb, LLVMValueRef ow0, LLVMValueRef kwd, int j)
-{
-    LLVMTypeRef vf = LLVMVectorType(k->f32, (unsigned)p->V);
-    LLVMValueRef first = cg_add(k, cg_mul(k, cg_add(k, ow0, cg_i64(k, j * p->V)), cg_i64(k, p->sw)), kwd);
-    if (p->sw == 1)
-        return load_al(k, vf, rb, off4(k, first), 4);
-    if (p->sw == 2) {
-        LLVMValueRef two = load_al(k, LLVMVectorType(k->f32, (unsigned)(2 * p->V)), rb, off4(k, first), 4);
-        LLVMValueRef mask[16];
-        for (int l = 0; l < p->V; l++)
-            mask[l] = cg_i32(k, 2 * l);
-        return LLVMBuildShuffleVector(k->b, two, LLVMGetUndef(LLVMTypeOf(two)), LLVMConstVector(mask, (unsigned)p->V), "");
-    }
-    LLVMValueRef v = LLVMConstNull(vf);
-    for (int l = 0; l < p->V; l++)
-        v = LLVMBuildInsertElement(k->b, v, cg_load_raw(k, ET_F32, rb, cg_add(k, first, cg_i64(k, l * p->sw))), cg_i32(k, l), "");
-    return v;
-}
-
-static LLVMValueRef
-fma3(Kb *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
-{
-    LLVMTypeRef t = LLVMTypeOf(a);
-    LLVMValueRef args[3] = {a, b, c};
-    return irb_intr(k->b, k->c, k->mod, "llvm.fma", &t, 1, args, 3);
-}
-
 static void
 dw_tile(Kb *k, const FcPlan *p, DwTask *t, LLVMValueRef ow0, LLVMValueRef yrow, LLVMValueRef bi,
         int64_t pix)
@@ -457,7 +420,7 @@ dw_tile(Kb *k, const FcPlan *p, DwTask *t, LLVMValueRef ow0, LLVMValueRef yrow, 
         LLVMValueRef wf = cg_vsplat(k, cg_load_raw(k, ET_F32, t->wrow, cg_add(k, cg_i64(k, kh * p->KW), kw)), (unsigned)p->V);
         LLVMValueRef kwd = cg_mul(k, kw, cg_i64(k, p->dw));
         for (int j = 0; j < jn; j++)
-            LLVMBuildStore(B, fma3(k, dw_x(k, p, rb, ow0, kwd, j), wf, LLVMBuildLoad2(B, vf, t->acc[j], "")), t->acc[j]);
+            LLVMBuildStore(B, cg_fma(k, cg_dw_lanes(k, p->V, p->sw, rb, ow0, kwd, j), wf, LLVMBuildLoad2(B, vf, t->acc[j], "")), t->acc[j]);
         cg_loop_end(k, &lw);
     }
     for (int j = 0; j < jn; j++) {

@@ -112,22 +112,6 @@ wc_plan(Kb *k, Node *n, WcPlan *p)
 }
 
 static LLVMValueRef
-fma3(Kb *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
-{
-    LLVMTypeRef t = LLVMTypeOf(a);
-    LLVMValueRef args[3] = {a, b, c};
-    return irb_intr(k->b, k->c, k->mod, "llvm.fma", &t, 1, args, 3);
-}
-
-static LLVMValueRef
-load_al(Kb *k, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef off, unsigned align)
-{
-    LLVMValueRef l = LLVMBuildLoad2(k->b, t, cg_gep(k, base, off), "");
-    LLVMSetAlignment(l, align);
-    return l;
-}
-
-static LLVMValueRef
 off4(Kb *k, LLVMValueRef elems)
 {
     return cg_mul(k, elems, cg_i64(k, 4));
@@ -139,7 +123,7 @@ load_f32s(Kb *k, const WcPlan *p, LLVMValueRef base, LLVMValueRef e, int64_t lan
 {
     LLVMTypeRef vf = LLVMVectorType(k->f32, (unsigned)p->V);
     if (lanes >= p->V)
-        return load_al(k, vf, base, off4(k, e), 4);
+        return cg_load_at(k, vf, base, off4(k, e), 4);
     LLVMValueRef v = LLVMConstNull(vf);
     for (int64_t l = 0; l < lanes; l++)
         v = LLVMBuildInsertElement(k->b, v, cg_load_raw(k, ET_F32, base, cg_add(k, e, cg_i64(k, l))),
@@ -285,7 +269,7 @@ wc_tile(Kb *k, const WcPlan *p, WcTask *t, int64_t pix)
     LLVMValueRef xv[WC_MAXV];
     for (int j = 0; j < jn; j++)
         xv[j] = load_f32s(k, p, t->bsrc, cg_add(k, e0, cg_i64(k, j * p->V)), pix - j * p->V);
-    LLVMValueRef w8 = load_al(k, LLVMVectorType(k->i8, WC_MR), t->wp, cg_mul(k, kk, cg_i64(k, WC_MR)), 1);
+    LLVMValueRef w8 = cg_load_at(k, LLVMVectorType(k->i8, WC_MR), t->wp, cg_mul(k, kk, cg_i64(k, WC_MR)), 1);
     LLVMValueRef wf = to_f32(k, p, w8, t->zv, wi, wfl);
     for (int r = 0; r < WC_MR; r++) {
         LLVMValueRef mask[16];
@@ -293,7 +277,7 @@ wc_tile(Kb *k, const WcPlan *p, WcTask *t, int64_t pix)
             mask[l] = cg_i32(k, r);
         LLVMValueRef bc = LLVMBuildShuffleVector(B, wf, LLVMGetUndef(wfl), LLVMConstVector(mask, (unsigned)p->V), "");
         for (int j = 0; j < jn; j++)
-            LLVMBuildStore(B, fma3(k, xv[j], bc, LLVMBuildLoad2(B, vf, t->acc[r][j], "")), t->acc[r][j]);
+            LLVMBuildStore(B, cg_fma(k, xv[j], bc, LLVMBuildLoad2(B, vf, t->acc[r][j], "")), t->acc[r][j]);
     }
     cg_loop_end(k, &lk);
     for (int r = 0; r < WC_MR; r++) {
@@ -335,7 +319,7 @@ wc_gemm(Kb *k, const WcPlan *p, const WcConsts *cs, const CgNodeArgs *a, LLVMVal
             tk.acc[r][j] = cg_entry_alloca(k, LLVMVectorType(k->f32, (unsigned)p->V));
     }
     if (cs->z)
-        tk.zv = load_al(k, LLVMVectorType(k->i32, WC_MR), ptrs[4], off4(k, r0), 4);
+        tk.zv = cg_load_at(k, LLVMVectorType(k->i32, WC_MR), ptrs[4], off4(k, r0), 4);
     if (p->tail == p->NR || p->Pt == 1) {
         wc_tile(k, p, &tk, p->tail);
     } else {
@@ -357,24 +341,23 @@ typedef struct DwTask {
     LLVMValueRef acc[WC_MAXV];  /* allocas */
 } DwTask;
 
-/* x lanes of vector j of the tile at ow0 for tap (kh row buffer rb, kw) */
-static LLVMValueRef
-dw_x(Kb *k, const WcPlan *p, LLVMValueRef rb, LLVMValueRef ow0, LLVMValueRef kwd, int j)
+LLVMValueRef
+cg_dw_lanes(Kb *k, int64_t V, int64_t sw, LLVMValueRef rb, LLVMValueRef ow0, LLVMValueRef kwd, int j)
 {
-    LLVMTypeRef vf = LLVMVectorType(k->f32, (unsigned)p->V);
-    LLVMValueRef first = cg_add(k, cg_mul(k, cg_add(k, ow0, cg_i64(k, j * p->V)), cg_i64(k, p->sw)), kwd);
-    if (p->sw == 1)
-        return load_al(k, vf, rb, off4(k, first), 4);
-    if (p->sw == 2) {
-        LLVMValueRef two = load_al(k, LLVMVectorType(k->f32, (unsigned)(2 * p->V)), rb, off4(k, first), 4);
+    LLVMTypeRef vf = LLVMVectorType(k->f32, (unsigned)V);
+    LLVMValueRef first = cg_add(k, cg_mul(k, cg_add(k, ow0, cg_i64(k, j * V)), cg_i64(k, sw)), kwd);
+    if (sw == 1)
+        return cg_load_at(k, vf, rb, off4(k, first), 4);
+    if (sw == 2) {
+        LLVMValueRef two = cg_load_at(k, LLVMVectorType(k->f32, (unsigned)(2 * V)), rb, off4(k, first), 4);
         LLVMValueRef mask[16];
-        for (int l = 0; l < p->V; l++)
+        for (int l = 0; l < V; l++)
             mask[l] = cg_i32(k, 2 * l);
-        return LLVMBuildShuffleVector(k->b, two, LLVMGetUndef(LLVMTypeOf(two)), LLVMConstVector(mask, (unsigned)p->V), "");
+        return LLVMBuildShuffleVector(k->b, two, LLVMGetUndef(LLVMTypeOf(two)), LLVMConstVector(mask, (unsigned)V), "");
     }
     LLVMValueRef v = LLVMConstNull(vf);
-    for (int l = 0; l < p->V; l++)
-        v = LLVMBuildInsertElement(k->b, v, cg_load_raw(k, ET_F32, rb, cg_add(k, first, cg_i64(k, l * p->sw))), cg_i32(k, l), "");
+    for (int l = 0; l < V; l++)
+        v = LLVMBuildInsertElement(k->b, v, cg_load_raw(k, ET_F32, rb, cg_add(k, first, cg_i64(k, l * sw))), cg_i32(k, l), "");
     return v;
 }
 
@@ -397,7 +380,7 @@ dw_tile(Kb *k, const WcPlan *p, DwTask *t, LLVMValueRef ow0, LLVMValueRef yrow, 
         LLVMValueRef wf = cg_vsplat(k, to_f32(k, p, w8, t->zp, k->i32, k->f32), (unsigned)p->V);
         LLVMValueRef kwd = cg_mul(k, kw, cg_i64(k, p->dw));
         for (int j = 0; j < jn; j++)
-            LLVMBuildStore(B, fma3(k, dw_x(k, p, rb, ow0, kwd, j), wf, LLVMBuildLoad2(B, vf, t->acc[j], "")), t->acc[j]);
+            LLVMBuildStore(B, cg_fma(k, cg_dw_lanes(k, p->V, p->sw, rb, ow0, kwd, j), wf, LLVMBuildLoad2(B, vf, t->acc[j], "")), t->acc[j]);
         cg_loop_end(k, &lw);
         cg_if_else(k, &in);
         cg_if_end(k, &in);

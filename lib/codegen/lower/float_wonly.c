@@ -111,22 +111,6 @@ wo_plan(Kb *k, Node *n, WoPlan *p)
     return true;
 }
 
-static LLVMValueRef
-fma3(Kb *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
-{
-    LLVMTypeRef t = LLVMTypeOf(a);
-    LLVMValueRef args[3] = {a, b, c};
-    return irb_intr(k->b, k->c, k->mod, "llvm.fma", &t, 1, args, 3);
-}
-
-static LLVMValueRef
-load_vec(Kb *k, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef off, unsigned align)
-{
-    LLVMValueRef l = LLVMBuildLoad2(k->b, t, cg_gep(k, base, off), "");
-    LLVMSetAlignment(l, align);
-    return l;
-}
-
 /* Packed constants: weights [P][K][NRB] (two 4-bit weights per byte: see the file comment), scales (and zero points as i32) [P][G][NR], bias
  * [P][NR]. */
 static bool
@@ -191,7 +175,7 @@ wo_lut_row(Kb *k, const WoEmit *e, LLVMValueRef wrow, LLVMValueRef *wf)
         tv[c] = LLVMConstReal(k->f32, (double)(v - p->zpu));
     }
     LLVMValueRef table = LLVMConstVector(tv, 16);
-    LLVMValueRef row = load_vec(k, e->vi, wrow, cg_i64(k, 0), 4);
+    LLVMValueRef row = cg_load_at(k, e->vi, wrow, cg_i64(k, 0), 4);
     LLVMTypeRef pt[2] = {e->vf, e->vi};
     for (int j = 0; j < p->NV; j++) {
         LLVMValueRef idx = j ? LLVMBuildLShr(k->b, row, cg_vsplat(k, cg_i32(k, 4 * j), 16), "") : row;
@@ -215,7 +199,7 @@ wo_block(Kb *k, WoEmit *e, LLVMValueRef b, LLVMValueRef k0, LLVMValueRef len)
     LLVMValueRef zv[WO_MAXV] = {0};
     if (e->gz)
         for (int j = 0; j < p->NV; j++)
-            zv[j] = load_vec(k, e->vi, e->gz, cg_mul(k, cg_add(k, soff, cg_i64(k, j * p->V)), cg_i64(k, 4)), 4);
+            zv[j] = cg_load_at(k, e->vi, e->gz, cg_mul(k, cg_add(k, soff, cg_i64(k, j * p->V)), cg_i64(k, 4)), 4);
     CgLoop lk;
     LLVMValueRef kk = cg_add(k, k0, cg_loop_begin(k, &lk, len));
     LLVMValueRef wrow = cg_gep(k, e->wpan, cg_mul(k, kk, cg_i64(k, p->NRB)));
@@ -225,11 +209,11 @@ wo_block(Kb *k, WoEmit *e, LLVMValueRef b, LLVMValueRef k0, LLVMValueRef len)
     for (int j = 0; j < p->NV && !p->lut; j++) {
         LLVMValueRef wi;
         if (!p->w4) {
-            LLVMValueRef w8 = load_vec(k, e->vb, wrow, cg_i64(k, j * p->V), 1);
+            LLVMValueRef w8 = cg_load_at(k, e->vb, wrow, cg_i64(k, j * p->V), 1);
             wi = p->uns ? LLVMBuildZExt(B, w8, e->vi, "") : LLVMBuildSExt(B, w8, e->vi, "");
         } else {
             /* the pair (j - 1, j) shares one load: low nibbles for even j, high for odd */
-            LLVMValueRef w8 = load_vec(k, e->vb, wrow, cg_i64(k, (j / 2) * p->V), 1);
+            LLVMValueRef w8 = cg_load_at(k, e->vb, wrow, cg_i64(k, (j / 2) * p->V), 1);
             LLVMValueRef c4 = LLVMConstInt(k->i32, 4, 0), c28 = LLVMConstInt(k->i32, 28, 0);
             LLVMValueRef s4 = cg_vsplat(k, c4, (unsigned)p->V), s28 = cg_vsplat(k, c28, (unsigned)p->V);
             if (p->uns) {
@@ -249,13 +233,13 @@ wo_block(Kb *k, WoEmit *e, LLVMValueRef b, LLVMValueRef k0, LLVMValueRef len)
         LLVMValueRef xs = cg_load_raw(k, ET_F32, e->xrow[r], kk);
         LLVMValueRef xv = cg_vsplat(k, xs, (unsigned)p->V);
         for (int j = 0; j < p->NV; j++)
-            LLVMBuildStore(B, fma3(k, xv, wf[j], LLVMBuildLoad2(B, e->vf, e->acc[r][j], "")), e->acc[r][j]);
+            LLVMBuildStore(B, cg_fma(k, xv, wf[j], LLVMBuildLoad2(B, e->vf, e->acc[r][j], "")), e->acc[r][j]);
     }
     cg_loop_end(k, &lk);
     for (int j = 0; j < p->NV; j++) {
-        LLVMValueRef sc = load_vec(k, e->vf, e->gs, cg_mul(k, cg_add(k, soff, cg_i64(k, j * p->V)), cg_i64(k, 4)), 4);
+        LLVMValueRef sc = cg_load_at(k, e->vf, e->gs, cg_mul(k, cg_add(k, soff, cg_i64(k, j * p->V)), cg_i64(k, 4)), 4);
         for (int r = 0; r < p->MR; r++)
-            LLVMBuildStore(B, fma3(k, LLVMBuildLoad2(B, e->vf, e->acc[r][j], ""), sc,
+            LLVMBuildStore(B, cg_fma(k, LLVMBuildLoad2(B, e->vf, e->acc[r][j], ""), sc,
                                    LLVMBuildLoad2(B, e->vf, e->tot[r][j], "")), e->tot[r][j]);
     }
 }
@@ -307,7 +291,7 @@ cg_emit_wonly(Kb *k, Node *n, const CgNodeArgs *a)
     /* results: total (+ bias) */
     LLVMValueRef fin[WO_MAXR][WO_MAXV];
     for (int j = 0; j < p.NV; j++) {
-        LLVMValueRef bv = gb ? load_vec(k, e.vf, gb, cg_mul(k, cg_add(k, n0, cg_i64(k, j * p.V)), cg_i64(k, 4)), 4)
+        LLVMValueRef bv = gb ? cg_load_at(k, e.vf, gb, cg_mul(k, cg_add(k, n0, cg_i64(k, j * p.V)), cg_i64(k, 4)), 4)
                              : NULL;
         for (int r = 0; r < p.MR; r++) {
             fin[r][j] = LLVMBuildLoad2(B, e.vf, e.tot[r][j], "");

@@ -65,6 +65,11 @@ typedef struct CgIm2col {
 } CgIm2col;
 void cg_f32_im2col(Kb *k, const CgIm2col *g, const CgNodeArgs *a, LLVMValueRef xg,
                    LLVMValueRef col);
+/* The depthwise kernels' input lanes (float_wconv.c): vector j (V f32 lanes) of the output tile
+ * at ow0 for the tap at kwd = kw*dw of a zero-padded row buffer rb, stride sw (1: one load; 2:
+ * one load of 2V floats and the even lanes; else lane by lane). */
+LLVMValueRef cg_dw_lanes(Kb *k, int64_t V, int64_t sw, LLVMValueRef rb, LLVMValueRef ow0,
+                         LLVMValueRef kwd, int j);
 int64_t cg_qdirect_scratch(Kb *k, Node *n);
 /* dynamic_quantize, and the per-row int8 activations of wmatmul's int8-activation mode
  * (lower/dynq.c) */
