@@ -54,7 +54,7 @@ sel(StrBuf *b, const char *P, const char *out, const char *c, const char *a, con
 static void
 cst(StrBuf *b, const char *P, const char *name, float f)
 {
-    char nm[64];
+    char nm[160];
     snprintf(nm, sizeof nm, "%s%s", P, name);
     exp_f32_const(b, nm, f);
 }
