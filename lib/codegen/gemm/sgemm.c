@@ -58,7 +58,14 @@ splan(SPlan *p, const CgTarget *t, CgGemmIsa isa, const CgSgemmSpec *s, char *er
     if (p->kc > s->k)
         p->kc = s->k;
     p->nkc = (s->k + p->kc - 1) / p->kc;
-    int64_t mc = s->tile.mc > 0 ? s->tile.mc : 192;
+    /* row blocks of about 192 rows (the A block beside the chunk in L2), balanced: M = 197 is
+     * one block of 198, not 192 + 5 (a second pass over all of B for 5 rows) */
+    int64_t mc = s->tile.mc;
+    if (mc <= 0) {
+        int64_t nblk = (s->m + 96) / 192;
+        nblk = nblk < 1 ? 1 : nblk;
+        mc = (s->m + nblk - 1) / nblk;
+    }
     p->mc = (mc + p->mr - 1) / p->mr * p->mr;
     return true;
 }
