@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """ort_cpu.py: ONNX Runtime timing for bench/run_bench.py, wall and process CPU time per run.
 
-  PEER_PYTHON bench/ort_cpu.py MODEL.onnx INPUT.npy ITERS THREADS
+  PEER_PYTHON bench/ort_cpu.py MODEL.onnx INPUT ITERS THREADS
+
+INPUT is the first graph input's .npy, or an .npz holding every graph input by name.
 
 Same session options as `ort_run.py --opt all --threads N` (sequential execution, one inter-op
 thread). Prints one line per run after 3 warm-up runs: "<wall ms> <cpu ms>", where cpu is the
@@ -24,7 +26,11 @@ def main():
         import onnxruntime as ort
         sess = ort.InferenceSession(os.path.abspath(model), ort_run.session_options(ort, "all", threads),
                                     providers=["CPUExecutionProvider"])
-        feeds = {sess.get_inputs()[0].name: np.load(inp, allow_pickle=False)}
+        if inp.endswith(".npz"):
+            with np.load(inp, allow_pickle=False) as z:
+                feeds = {i.name: z[i.name] for i in sess.get_inputs()}
+        else:
+            feeds = {sess.get_inputs()[0].name: np.load(inp, allow_pickle=False)}
         for _ in range(3):
             sess.run(None, feeds)
         lines = []

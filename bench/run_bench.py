@@ -10,7 +10,9 @@
    and the real PyTorch QAT exports (test/models/torch_qat.py --out WORK/models: torchvision's
    ResNet-18, MobileNetV2, MobileNetV3-small, ShuffleNetV2; needs python3-torch); named in
    --models, the FX QAT transformers of test/models/torch_vit.py (vit2_qat, vit2_qat_o17,
-   swins1_qat, swin_t_qat, vitb16_qat; bench/torch_vit_bench.py times them with a profile).
+   swins1_qat, swin_t_qat, vitb16_qat; bench/torch_vit_bench.py times them with a profile) and
+   the quantize_dynamic BertModels of test/models/bert_dynq.py (bert_base_dynq, bert_small_dynq;
+   peer environment; two int64 inputs from WORK/models/<name>/inputs.npz).
 2. For every model, at each thread count: qdqc (JIT through the public C API, libqdqc.so, via
    ctypes: qdqc_jit_create / qdqc_jit_run, a qdqc_threadpool as the parallel-for hook for > 1
    thread) and ONNX Runtime (bench/ort_run.py MODEL --bench K --threads N --opt all),
@@ -73,6 +75,10 @@ TORCH_MODELS = ["resnet18_qat", "mobilenetv2_qat", "mobilenetv3s_qat", "shufflen
 # FX QAT exports of torchvision's transformers (test/models/torch_vit.py; attention float), by name
 # in --models only (not in the default list; bench/torch_vit_bench.py times them with a profile)
 TORCH_VIT_MODELS = ["vit2_qat", "vit2_qat_o17", "swins1_qat", "swin_t_qat", "vitb16_qat"]
+# a whole transformers BertModel quantized by ORT's quantize_dynamic (test/models/bert_dynq.py,
+# peer environment; inputs input_ids and attention_mask from WORK/models/<name>/inputs.npz), by
+# name in --models only
+BERT_DYNQ_MODELS = ["bert_base_dynq", "bert_small_dynq"]
 # transformer blocks (test/models/gen_transformers.py --full; issue 14 item 7): BERT-base layer in
 # three quantizer styles, ViT-B/16 block with patch embedding, GPT-2 block, torch
 # TransformerEncoderLayer export; their attention products (both operands activations)
@@ -254,7 +260,12 @@ def bench_models(a, qdqc, q, threads):
     for name in a.models:
         path = os.path.join(mdir, name + ".onnx")
         inp = os.path.join(mdir, name, "input.npy")
-        x = np.ascontiguousarray(np.load(inp))
+        if os.path.exists(os.path.join(mdir, name, "inputs.npz")):  # several inputs, in graph order
+            inp = os.path.join(mdir, name, "inputs.npz")
+            with np.load(inp) as z:
+                x = [np.ascontiguousarray(z[k]) for k in z.files]
+        else:
+            x = np.ascontiguousarray(np.load(inp))
         if name in TRANSFORMERS:
             try:
                 macs, flops = work_of(qdqc, path)
@@ -873,7 +884,7 @@ def main():
     elif not a.no_models:
         mdir = os.path.join(a.work, "models")
         if not all(os.path.exists(os.path.join(mdir, m + ".onnx")) for m in a.models
-                   if m not in TORCH_MODELS and m not in TORCH_VIT_MODELS):
+                   if m not in TORCH_MODELS and m not in TORCH_VIT_MODELS and m not in BERT_DYNQ_MODELS):
             log("generating the full-size models into %s" % mdir)
             run(["/usr/bin/python3", os.path.join(ROOT, "test", "models", "gen_fixtures.py"),
                  "--full", mdir, "--full-only"])
@@ -899,6 +910,12 @@ def main():
                 a.models = [m for m in a.models if m not in tv]
             elif r.returncode != 0:
                 raise RuntimeError("torch_vit.py failed (%d):\n%s" % (r.returncode, r.stderr))
+        tb = [m for m in a.models if m in BERT_DYNQ_MODELS and
+              not os.path.exists(os.path.join(mdir, m + ".onnx"))]
+        if tb:
+            log("exporting the quantize_dynamic BERTs into %s" % mdir)
+            run([peerenv.python(), os.path.join(ROOT, "test", "models", "bert_dynq.py"), "--out", mdir,
+                 "--only", ",".join(tb)])
         rows = bench_models(a, qdqc, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
     if not a.no_gemm:
         tools = build_tools(a)

@@ -302,8 +302,13 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         kcmax = p->groups;
     p->nkc = (p->groups + kcmax - 1) / kcmax;
     p->kcg = (p->groups + p->nkc - 1) / p->nkc;
+    /* a chunk that does not stay in L1: each step prefetches, into L2, the B lines the next
+     * chunk (or panel) reads at the same group, one chunk ahead. The row tiles of a panel read
+     * it from L1/L2 once the first has; what a cold B (weights read once per run from DRAM, a
+     * whole BERT-base) stalls on is the first tile of the next panel (-2% CPU time on BERT-base
+     * quantize_dynamic; neutral on hot GEMMs: bench/gemm_bench.c) */
     if (p->uk->b_prefetch && p->kcg * per_group > 24 * 1024)
-        p->b_prefetch = 8; /* the panel (chunk) does not stay in L1 */
+        p->b_prefetch = p->kcg;
     p->scratch_bytes = p->nkc > 1 ? ((int64_t)mc + p->mr) * p->nr * 4 : 0;
 
     p->need_rowsum = false;

@@ -58,7 +58,14 @@ splan(SPlan *p, const CgTarget *t, CgGemmIsa isa, const CgSgemmSpec *s, char *er
     if (p->kc > s->k)
         p->kc = s->k;
     p->nkc = (s->k + p->kc - 1) / p->kc;
-    int64_t mc = s->tile.mc > 0 ? s->tile.mc : 192;
+    /* row blocks of about 192 rows (the A block beside the chunk in L2), balanced: M = 197 is
+     * one block of 198, not 192 + 5 (a second pass over all of B for 5 rows) */
+    int64_t mc = s->tile.mc;
+    if (mc <= 0) {
+        int64_t nblk = (s->m + 96) / 192;
+        nblk = nblk < 1 ? 1 : nblk;
+        mc = (s->m + nblk - 1) / nblk;
+    }
     p->mc = (mc + p->mr - 1) / p->mr * p->mr;
     return true;
 }
@@ -187,13 +194,28 @@ loop_begin(SG *g, IrbLoop *l, LLVMValueRef start, LLVMValueRef end, int64_t step
 
 /* ---- the microkernel ---- */
 
+/* llvm.prefetch (read, locality 2: L2, data) of base + off floats; a plain GEP, as a prefetch
+ * may point past the end of B */
+static void
+prefetch_l2(SG *g, LLVMValueRef base, int64_t off)
+{
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(g->c);
+    LLVMValueRef o = ci(g, off);
+    LLVMValueRef args[4] = {LLVMBuildGEP2(g->b, g->f32, base, &o, 1, ""), LLVMConstInt(i32, 0, 0),
+                            LLVMConstInt(i32, 2, 0), LLVMConstInt(i32, 1, 0)};
+    LLVMTypeRef ov = g->ptr;
+    irb_intr(g->b, g->c, g->mod, "llvm.prefetch", &ov, 1, args, 4);
+}
+
 /* One register tile: rows [r0, r0 + mr) of the block ending at me (rows past me recompute the
  * last row and are not stored), `nv` vectors of columns from n0 (the last with `last` valid
  * lanes), over the K chunk [k0, k0 + kl) of the panel whose packed chunk starts at bp (k-major,
- * stride nrp floats). first/last_chunk: i1 (NULL = true). */
+ * stride nrp floats). first/last_chunk: i1 (NULL = true). pf: also prefetch into L2 the lines
+ * the next panel reads at each k (a constant B's panels are K * nr floats apart), so that the
+ * next panel's first tile does not wait on B from DRAM or L3. */
 static void
 tile(SG *g, LLVMValueRef r0, LLVMValueRef bp, int64_t nrp, int nv, int last, LLVMValueRef n0,
-     LLVMValueRef k0, LLVMValueRef kl, LLVMValueRef first, LLVMValueRef lastc)
+     LLVMValueRef k0, LLVMValueRef kl, LLVMValueRef first, LLVMValueRef lastc, bool pf)
 {
     const SPlan *p = g->p;
     const CgSgemmSpec *s = g->s;
@@ -240,6 +262,8 @@ tile(SG *g, LLVMValueRef r0, LLVMValueRef bp, int64_t nrp, int nv, int last, LLV
             LLVMValueRef brow = gepf(g, bp, mul(g, kj, nrp));
             for (int v = 0; v < nv; v++)
                 bv[v] = vload(g, gepf(g, brow, ci(g, (int64_t)v * vl)), 4);
+            for (int v = 0; pf && v < nv; v++)
+                prefetch_l2(g, brow, s->k * p->nr + (int64_t)v * vl);
             for (int r = 0; r < mr; r++) {
                 LLVMValueRef as = LLVMBuildLoad2(b, g->f32, gepf(g, rowp[r], mul(g, kj, s->sak)), "");
                 LLVMValueRef av = irb_splat(b, g->c, as, (unsigned)vl);
@@ -334,9 +358,15 @@ panel(SG *g, LLVMValueRef mb, int64_t pidx_c, LLVMValueRef pidx, int nv, int las
         pack_chunk(g, n0, nv, last, k0, kl);
         bp = g->buf;
     }
+    /* a constant B: the block's first row tile (always inside the block) also prefetches the
+     * next panel; the others read this panel's chunk from L1/L2 */
+    if (s->b) {
+        tile(g, mb, bp, nrp, nv, last, n0, k0, kl, first, lastc, true);
+        mb = add(g, mb, ci(g, p->mr));
+    }
     IrbLoop lt;
     LLVMValueRef r0 = loop_begin(g, &lt, mb, g->me, p->mr, "rt");
-    tile(g, r0, bp, nrp, nv, last, n0, k0, kl, first, lastc);
+    tile(g, r0, bp, nrp, nv, last, n0, k0, kl, first, lastc, false);
     loop_end(g, &lt, IRB_NO_VECTORIZE | IRB_NO_UNROLL);
 }
 

@@ -19,14 +19,14 @@ gemm_step_bcast(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValue
     for (int v = 0; v < nv; v++)
         bv[v] = load(g, opty, gep8(g, bgp, ci64(g, (int64_t)v * vbytes)), vbytes);
     if (p->b_prefetch > 0) {
-        /* Software prefetch of the B lines b_prefetch groups ahead (+3-5% at K = 1024, where the
-         * panel lives in L2). A plain (not inbounds) GEP: near the end it points past B, which
-         * a prefetch may do. */
+        /* Software prefetch (into L2: locality 2) of the B lines b_prefetch groups ahead, the
+         * same group of the next K chunk or panel (plan.c). A plain (not inbounds) GEP: near
+         * the end it points past B, which a prefetch may do. */
         int64_t gbytes = pn->nrp * p->kg * p->belem;
         for (int64_t off = 0; off < gbytes; off += 64) {
             LLVMValueRef o = ci64(g, p->b_prefetch * gbytes + off);
             LLVMValueRef args[4] = {LLVMBuildGEP2(g->b, g->i8, bgp, &o, 1, ""), ci32(g, 0),
-                                    ci32(g, 3), ci32(g, 1)};
+                                    ci32(g, 2), ci32(g, 1)};
             LLVMTypeRef ov = g->ptr;
             intr(g, "llvm.prefetch", &ov, 1, args, 4);
         }

@@ -156,6 +156,20 @@ batch_offsets(Kb *k, const FgGeo *r, LLVMValueRef bi, LLVMValueRef *off)
     }
 }
 
+/* gf(A, C, m0, m1, B) on the matrices of batch index bi (B NULL: packed in the kernel) */
+static void
+call_kernel(Kb *k, LLVMValueRef gf, const FgGeo *r, LLVMValueRef A, LLVMValueRef C, LLVMValueRef B,
+            LLVMValueRef bi, LLVMValueRef m0, LLVMValueRef m1)
+{
+    LLVMValueRef off[3];
+    batch_offsets(k, r, bi, off);
+    LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->i64, k->i64, k->ptr};
+    LLVMValueRef args[5] = {cg_gep(k, A, cg_mul(k, off[0], cg_i64(k, 4))),
+                            cg_gep(k, C, cg_mul(k, off[2], cg_i64(k, 4))), m0, m1,
+                            B ? cg_gep(k, B, cg_mul(k, off[1], cg_i64(k, 4))) : LLVMConstPointerNull(k->ptr)};
+    LLVMBuildCall2(k->b, LLVMFunctionType(k->vd, pt, 5, 0), gf, args, 5, "");
+}
+
 static float *
 tensor_f32(const Tensor *t)
 {
@@ -214,6 +228,19 @@ cg_emit_float_gemm(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMAddAttributeAtIndex(gf, LLVMAttributeFunctionIndex,
                                 LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
     }
+    /* one thread (no parallel-for hook): the kernel over all rows of each matrix, so that its
+     * own row blocks (mc) set how often a constant B is read, not the units below */
+    CgIf whole;
+    bool seq_whole = gf && !r.c_post;
+    if (seq_whole) {
+        cg_if_begin(k, &whole, LLVMBuildIsNull(k->b, a->pf, ""));
+        CgLoop lb;
+        LLVMValueRef b0 = cg_loop_begin(k, &lb, cg_i64(k, r.nb));
+        call_kernel(k, gf, &r, a->in[0], a->out[0], r.bconst ? NULL : a->in[1], b0, cg_i64(k, 0),
+                    cg_i64(k, r.M));
+        cg_loop_end(k, &lb);
+        cg_if_else(k, &whole);
+    }
     /* units: (batch index, block of whole row tiles), about 16 in all when M allows */
     int64_t ntiles = (r.M + rb - 1) / rb;
     int64_t want = (16 + r.nb - 1) / r.nb;
@@ -231,12 +258,8 @@ cg_emit_float_gemm(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef off[3];
     batch_offsets(k, &r, bi, off);
     LLVMValueRef cbase = cg_gep(k, io[1], cg_mul(k, off[2], cg_i64(k, 4)));
-    if (gf) {
-        LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->i64, k->i64, k->ptr};
-        LLVMValueRef args[5] = {cg_gep(k, io[0], cg_mul(k, off[0], cg_i64(k, 4))), cbase, m0, m1,
-                                r.bconst ? nul : cg_gep(k, io[2], cg_mul(k, off[1], cg_i64(k, 4)))};
-        LLVMBuildCall2(k->b, LLVMFunctionType(k->vd, pt, 5, 0), gf, args, 5, "");
-    }
+    if (gf)
+        call_kernel(k, gf, &r, io[0], io[1], r.bconst ? NULL : io[2], bi, m0, m1);
     if (empty_k || r.c_post) {
         /* y = alpha * 0 (K = 0) [+ bias[j]], then y = y + beta * C[i, j], row by row */
         CgLoop li, lj;
@@ -264,6 +287,8 @@ cg_emit_float_gemm(Kb *k, Node *n, const CgNodeArgs *a)
         cg_loop_end(k, &li);
     }
     cg_par_end(k, &par, a);
+    if (seq_whole)
+        cg_if_end(k, &whole);
     free(bdata);
     free(bias);
     return true;

@@ -10,7 +10,8 @@
  * column constant) and, with the epilogue, computes (float)acc * (sa * sb[n]) (+ bias[n]), the
  * f32 operations of qn_scale_acc in that order. Every integer step is exact modulo 2^32, so the
  * accumulator is the reference's. The rows of a (all its batch dims) are split into about 16
- * units across the parallel-for hook.
+ * units across the parallel-for hook; without one (one thread) the kernel runs once over all
+ * rows (its own row blocks then decide how often the packed B is read).
  *
  * Direct path (everything else: a run-time or batched b, run-time zero points or scales of b):
  * per row of the result (a parallel-for unit), the result row itself holds int32 accumulators
@@ -144,6 +145,16 @@ emit_gemm(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMBuildStore(k->b, scaled ? LLVMBuildLoad2(k->b, k->f32, a->in[4], "") : cg_f32(k, 0.0f),
                    cg_gep(k, aq, cg_i64(k, 4)));
     LLVMBuildStore(k->b, LLVMConstPointerNull(k->ptr), cg_gep(k, aq, cg_i64(k, 8)));
+    bool act = s.act_zp || s.act_scale;
+    LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->i64, k->i64, k->ptr};
+    LLVMTypeRef gt = LLVMFunctionType(k->vd, pt, act ? 5 : 4, 0);
+    /* one thread (no parallel-for hook): one call over all rows, so that the kernel's row blocks
+     * (mc) set how often B is read (once for M = 128), not the units below */
+    CgIf whole;
+    cg_if_begin(k, &whole, LLVMBuildIsNull(k->b, a->pf, ""));
+    LLVMValueRef wargs[5] = {a->in[0], a->out[0], cg_i64(k, 0), cg_i64(k, M), aq};
+    LLVMBuildCall2(k->b, gt, gf, wargs, act ? 5 : 4, "");
+    cg_if_else(k, &whole);
     /* about 16 units of whole row tiles */
     int64_t rb = rbk > 0 ? rbk : 1, ntiles = (M + rb - 1) / rb;
     int64_t nblk = ntiles < 16 ? ntiles : 16;
@@ -154,11 +165,10 @@ emit_gemm(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef u = cg_par_begin(k, &par, nblk, io, 3);
     LLVMValueRef m0 = cg_mul(k, u, cg_i64(k, rows));
     LLVMValueRef m1 = cg_smin(k, cg_add(k, m0, cg_i64(k, rows)), cg_i64(k, M));
-    bool act = s.act_zp || s.act_scale;
-    LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->i64, k->i64, k->ptr};
     LLVMValueRef args[5] = {io[0], io[1], m0, m1, io[2]};
-    LLVMBuildCall2(k->b, LLVMFunctionType(k->vd, pt, act ? 5 : 4, 0), gf, args, act ? 5 : 4, "");
+    LLVMBuildCall2(k->b, gt, gf, args, act ? 5 : 4, "");
     cg_par_end(k, &par, a);
+    cg_if_end(k, &whole);
     return true;
 }
 
