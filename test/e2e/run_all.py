@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """run_all.py QDQC [--jobs N] [--paths all|ends|middle] [GRAPH...]: every graphs/*.qir (or the
-GRAPHs given) on every x86 kernel path the host can run (avx512vnni, avxvnni, avx2, generic),
+GRAPHs given) on every x86 kernel path the host can run (avx512vnni with VBMI, avx512vnni,
+avxvnni, avx2, generic),
 float and fixed requantization, 1 and 2 threads: the JIT equals the reference interpreter, bit
 for bit. --paths ends: only the host's best path and generic (the quick tier's
 e2e/jit-vs-ref.test); --paths middle: the paths between them (the full tier's
@@ -19,8 +20,18 @@ here = os.path.dirname(os.path.abspath(__file__))
 
 def host_isas():
     flags = open("/proc/cpuinfo").read().split("\nflags", 1)[-1].split("\n", 1)[0].split()
-    return ["generic"] + [i for i, f in (("avx2", "avx2"), ("avxvnni", "avx_vnni"),
+    isas = ["generic"] + [i for i, f in (("avx2", "avx2"), ("avxvnni", "avx_vnni"),
                                           ("avx512vnni", "avx512_vnni")) if f in flags]
+    # the AVX-512 VBMI kernels (byte permutes: lut, depthwise) on top of avx512vnni
+    if "avx512vnni" in isas and "avx512vbmi" in flags:
+        isas.append("avx512vbmi")
+    return isas
+
+
+def isa_flags(isa):
+    if isa == "avx512vbmi":
+        return ["--isa=avx512vnni", "--mattr=+avx512vbmi"]
+    return ["--isa=" + isa]
 
 
 def run(qdqc, graph, out, extra):
@@ -58,7 +69,7 @@ def check_graph(qdqc, graph, isas):
             for isa in isas:
                 for t in threads:
                     runs += 1
-                    flags = requant + ["--isa=" + isa] + t
+                    flags = requant + isa_flags(isa) + t
                     if ref is None:
                         fails.append("FAIL %s %s: reference: %s" % (name, " ".join(flags), err))
                         continue

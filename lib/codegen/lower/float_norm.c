@@ -2,8 +2,9 @@
  * exactly lib/ref/ref_elem.c's definitions: qn_expf of x - max, every sum in fmath.h's fixed
  * order (element j into partial sum j mod 16, then the fixed tree), one f32 division by the sum
  * or the count. A contiguous row runs 16 elements per step in 16 / lanes vectors (so the 16
- * partial sums are the same on 4-, 8- and 16-lane ISAs), its tail one element at a time into
- * the partial sum array; a strided row (softmax over an inner axis, reduce_mean over leading
+ * partial sums are the same on 4-, 8- and 16-lane ISAs), its tail as masked vectors on x86
+ * (element j still into partial sum j mod 16), elsewhere one element at a time into the partial
+ * sum array; a strided row (softmax over an inner axis, reduce_mean over leading
  * axes) runs element by element into the same array. Rows split across the parallel-for hook
  * (cg_par_begin), each with its own partial sums. */
 #include "codegen/lower/float_math.h"
@@ -52,6 +53,45 @@ vstore(Kb *k, LLVMValueRef base, LLVMValueRef i, LLVMValueRef v, unsigned w)
     LLVMSetAlignment(LLVMBuildStore(k->b, v, vptr(k, base, i)), 4);
 }
 
+/* Masked vectors for a contiguous row's tail on x86 (AVX2 vmaskmovps, AVX-512 k-masks): the
+ * first `lanes` lanes of a w-lane vector at base + i; other lanes read `pass`, are not stored.
+ * Elsewhere (NEON, generic) the tail stays one element at a time. */
+static bool
+masked_tail(Kb *k, const Row *r, unsigned vl)
+{
+    return r->stride == 1 && k->t->x86 && vl >= 8;
+}
+
+static LLVMValueRef
+lanes_mask(Kb *k, unsigned w, int64_t lanes)
+{
+    LLVMValueRef e[16];
+    for (unsigned l = 0; l < w; l++)
+        e[l] = LLVMConstInt(LLVMInt1TypeInContext(k->c), (int64_t)l < lanes, 0);
+    return LLVMConstVector(e, w);
+}
+
+static LLVMValueRef
+mload(Kb *k, LLVMValueRef base, LLVMValueRef i, unsigned w, int64_t lanes, float pass)
+{
+    LLVMTypeRef vt = LLVMVectorType(k->f32, w);
+    LLVMTypeRef ov[2] = {vt, k->ptr};
+    LLVMValueRef args[3] = {vptr(k, base, i), lanes_mask(k, w, lanes), cg_vsplat(k, cg_f32(k, pass), w)};
+    LLVMValueRef v = irb_intr(k->b, k->c, k->mod, "llvm.masked.load", ov, 2, args, 3);
+    /* LLVM 22: the alignment is the pointer argument's align attribute */
+    LLVMAddCallSiteAttribute(v, 1, LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("align", 5), 4));
+    return v;
+}
+
+static void
+mstore(Kb *k, LLVMValueRef base, LLVMValueRef i, LLVMValueRef v, unsigned w, int64_t lanes)
+{
+    LLVMTypeRef ov[2] = {LLVMVectorType(k->f32, w), k->ptr};
+    LLVMValueRef args[3] = {v, vptr(k, base, i), lanes_mask(k, w, lanes)};
+    LLVMValueRef call = irb_intr(k->b, k->c, k->mod, "llvm.masked.store", ov, 2, args, 3);
+    LLVMAddCallSiteAttribute(call, 2, LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("align", 5), 4));
+}
+
 static LLVMValueRef
 term(Kb *k, SumKind kind, LLVMValueRef x, LLVMValueRef c)
 {
@@ -75,31 +115,47 @@ row_sum(Kb *k, const Row *r, SumKind kind, LLVMValueRef c, unsigned vl)
     LLVMBuildStore(b, LLVMConstNull(pt), p);
     unsigned nv = QN_SUM_LANES / vl;
     int64_t chunks = r->stride == 1 ? r->len / QN_SUM_LANES : 0;
-    if (chunks > 0) {
+    int64_t rest = r->len - chunks * QN_SUM_LANES;
+    bool mtail = rest > 0 && masked_tail(k, r, vl);
+    if (chunks > 0 || mtail) {
         LLVMTypeRef vt = LLVMVectorType(k->f32, vl);
         LLVMValueRef acc[4];
         for (unsigned a = 0; a < nv; a++) {
             acc[a] = cg_entry_alloca(k, vt);
             LLVMBuildStore(b, LLVMConstNull(vt), acc[a]);
         }
-        CgLoop l;
-        LLVMValueRef c16 = cg_loop_begin(k, &l, cg_i64(k, chunks));
-        for (unsigned a = 0; a < nv; a++) {
-            LLVMValueRef i = cg_add(k, r->base, cg_add(k, cg_mul(k, c16, cg_i64(k, QN_SUM_LANES)),
-                                                       cg_i64(k, (int64_t)(a * vl))));
-            LLVMValueRef t = term(k, kind, vload(k, r->in, i, vl), c);
-            if (kind == SUM_EXP)
-                vstore(k, r->out, i, t, vl);
-            LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, vt, acc[a], ""), t, ""), acc[a]);
+        if (chunks > 0) {
+            CgLoop l;
+            LLVMValueRef c16 = cg_loop_begin(k, &l, cg_i64(k, chunks));
+            for (unsigned a = 0; a < nv; a++) {
+                LLVMValueRef i = cg_add(k, r->base, cg_add(k, cg_mul(k, c16, cg_i64(k, QN_SUM_LANES)),
+                                                           cg_i64(k, (int64_t)(a * vl))));
+                LLVMValueRef t = term(k, kind, vload(k, r->in, i, vl), c);
+                if (kind == SUM_EXP)
+                    vstore(k, r->out, i, t, vl);
+                LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, vt, acc[a], ""), t, ""), acc[a]);
+            }
+            cg_loop_end(k, &l);
         }
-        cg_loop_end(k, &l);
+        /* the tail's element j into partial sum j mod 16 as in the loop: lanes past the row
+         * keep their partial sum (a select, not + 0: a -0 partial stays -0) */
+        for (unsigned a = 0; mtail && a < nv; a++) {
+            int64_t lanes = rest - (int64_t)(a * vl);
+            if (lanes <= 0)
+                break;
+            LLVMValueRef i = cg_add(k, r->base, cg_i64(k, chunks * QN_SUM_LANES + (int64_t)(a * vl)));
+            LLVMValueRef t = term(k, kind, mload(k, r->in, i, vl, lanes, 0.0f), c);
+            if (kind == SUM_EXP)
+                mstore(k, r->out, i, t, vl, lanes);
+            LLVMValueRef old = LLVMBuildLoad2(b, vt, acc[a], "");
+            LLVMBuildStore(b, LLVMBuildSelect(b, lanes_mask(k, vl, lanes), LLVMBuildFAdd(b, old, t, ""), old, ""), acc[a]);
+        }
         for (unsigned a = 0; a < nv; a++) {
             LLVMValueRef off = cg_i64(k, (int64_t)(a * vl));
             LLVMSetAlignment(LLVMBuildStore(b, LLVMBuildLoad2(b, vt, acc[a], ""), vptr(k, p, off)), 4);
         }
     }
-    int64_t rest = r->len - chunks * QN_SUM_LANES;
-    if (rest > 0) {
+    if (rest > 0 && !mtail) {
         CgLoop l;
         LLVMValueRef j = cg_add(k, cg_loop_begin(k, &l, cg_i64(k, rest)), cg_i64(k, chunks * QN_SUM_LANES));
         LLVMValueRef i = cg_add(k, r->base, cg_mul(k, j, cg_i64(k, r->stride)));
@@ -121,10 +177,12 @@ static void
 row_div(Kb *k, const Row *r, LLVMValueRef s, unsigned vl)
 {
     int64_t nvec = r->stride == 1 ? r->len / vl : 0;
+    int64_t rest = r->len - nvec * vl;
+    bool mtail = rest > 0 && masked_tail(k, r, vl);
     for (int pass = 0; pass < 2; pass++) {
         unsigned w = pass ? 1 : vl;
         int64_t start = pass ? nvec * vl : 0, cnt = pass ? r->len - start : nvec;
-        if (cnt <= 0)
+        if (cnt <= 0 || (pass && mtail))
             continue;
         CgLoop l;
         LLVMValueRef j = cg_add(k, cg_mul(k, cg_loop_begin(k, &l, cg_i64(k, cnt)), cg_i64(k, w)), cg_i64(k, start));
@@ -136,6 +194,11 @@ row_div(Kb *k, const Row *r, LLVMValueRef s, unsigned vl)
         else
             cg_loop_end(k, &l);
     }
+    if (mtail) {
+        LLVMValueRef i = cg_add(k, r->base, cg_i64(k, nvec * vl));
+        LLVMValueRef q = LLVMBuildFDiv(k->b, mload(k, r->out, i, vl, rest, 1.0f), cg_vsplat(k, s, vl), "");
+        mstore(k, r->out, i, q, vl, rest);
+    }
 }
 
 /* the largest element, NaNs skipped (x > m ? x : m from -inf; the order does not matter) */
@@ -146,15 +209,24 @@ row_max(Kb *k, const Row *r, unsigned vl)
     LLVMValueRef mp = cg_entry_alloca(k, k->f32);
     LLVMBuildStore(b, cg_f32(k, -INFINITY), mp);
     int64_t nvec = r->stride == 1 ? r->len / vl : 0;
-    if (nvec > 0) {
+    int64_t rest = r->len - nvec * vl;
+    bool mtail = rest > 0 && masked_tail(k, r, vl);
+    if (nvec > 0 || mtail) {
         LLVMTypeRef vt = LLVMVectorType(k->f32, vl);
         LLVMValueRef vp = cg_entry_alloca(k, vt);
         LLVMBuildStore(b, cg_vsplat(k, cg_f32(k, -INFINITY), vl), vp);
-        CgLoop l;
-        LLVMValueRef i = cg_add(k, r->base, cg_mul(k, cg_loop_begin(k, &l, cg_i64(k, nvec)), cg_i64(k, vl)));
-        LLVMValueRef x = vload(k, r->in, i, vl), m = LLVMBuildLoad2(b, vt, vp, "");
-        LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, m, ""), x, m, ""), vp);
-        cg_loop_end(k, &l);
+        if (nvec > 0) {
+            CgLoop l;
+            LLVMValueRef i = cg_add(k, r->base, cg_mul(k, cg_loop_begin(k, &l, cg_i64(k, nvec)), cg_i64(k, vl)));
+            LLVMValueRef x = vload(k, r->in, i, vl), m = LLVMBuildLoad2(b, vt, vp, "");
+            LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, m, ""), x, m, ""), vp);
+            cg_loop_end(k, &l);
+        }
+        if (mtail) { /* lanes past the row read -inf */
+            LLVMValueRef x = mload(k, r->in, cg_add(k, r->base, cg_i64(k, nvec * vl)), vl, rest, -INFINITY);
+            LLVMValueRef m = LLVMBuildLoad2(b, vt, vp, "");
+            LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, m, ""), x, m, ""), vp);
+        }
         LLVMValueRef mv = LLVMBuildLoad2(b, vt, vp, ""), s = cg_f32(k, -INFINITY);
         for (unsigned a = 0; a < vl; a++) {
             LLVMValueRef e = LLVMBuildExtractElement(b, mv, LLVMConstInt(k->i32, a, 0), "");
@@ -162,8 +234,7 @@ row_max(Kb *k, const Row *r, unsigned vl)
         }
         LLVMBuildStore(b, s, mp);
     }
-    int64_t rest = r->len - nvec * vl;
-    if (rest > 0) {
+    if (rest > 0 && !mtail) {
         CgLoop l;
         LLVMValueRef j = cg_add(k, cg_loop_begin(k, &l, cg_i64(k, rest)), cg_i64(k, nvec * vl));
         LLVMValueRef x = cg_load_raw(k, ET_F32, r->in, cg_add(k, r->base, cg_mul(k, j, cg_i64(k, r->stride))));

@@ -1,10 +1,12 @@
-/* qelem.c: quantize / dequantize at island boundaries, lut, requantize, qadd, qsub, qmul
+/* qelem.c: quantize / dequantize at island boundaries, lut (64-byte table permutes on
+ * AVX-512 VBMI, blocks across the parallel-for hook), requantize, qadd, qsub, qmul
  * (numpy broadcasting; the flat vector form is qelem_vec.c; pools are qpool.c).
  * Each arithmetic sequence is the one of lib/numerics (numerics.h, elementwise.h), emitted as
  * scalar loops in the logical layout; see irb/kb.c for the rounding helpers. Under
  * --requant=fixed the element-wise ops are integer only (the *_fixed functions of
  * elementwise.h, constants from their *_params at compile time). */
 #include "codegen/lower/lower.h"
+#include "codegen/target/isa.h"
 #include "codegen/target/module.h"
 #include "codegen/lower/qconv.h"
 #include "numerics/elementwise.h"
@@ -82,6 +84,60 @@ emit_qdq(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
+/* lut on AVX-512 VBMI: 64 bytes per step, the 256-entry table in four zmm registers; each
+ * byte's index x - lo picks from the low (two-source vpermt2b over entries 0..127) or the high
+ * half (128..255) by its bit 7. Same bytes as the scalar form (a table read). */
+static LLVMValueRef
+lut_vec64(Kb *k, LLVMValueRef gt, LLVMValueRef x, int64_t lo)
+{
+    LLVMTypeRef vt = LLVMVectorType(k->i8, 64);
+    LLVMValueRef idx = LLVMBuildSub(k->b, x, cg_vsplat(k, LLVMConstInt(k->i8, (uint64_t)lo & 0xff, 0), 64), "");
+    LLVMValueRef tb[4], half[2];
+    for (int q = 0; q < 4; q++) {
+        LLVMValueRef off = cg_i64(k, 64 * q);
+        tb[q] = LLVMBuildLoad2(k->b, vt, LLVMBuildGEP2(k->b, k->i8, gt, &off, 1, ""), "");
+        LLVMSetAlignment(tb[q], 64);
+    }
+    for (int h = 0; h < 2; h++) {
+        LLVMValueRef args[3] = {tb[2 * h], idx, tb[2 * h + 1]};
+        half[h] = irb_intr(k->b, k->c, k->mod, "llvm.x86.avx512.vpermi2var.qi.512", NULL, 0, args, 3);
+    }
+    LLVMValueRef hi = LLVMBuildICmp(k->b, LLVMIntSLT, idx, LLVMConstNull(vt), "");
+    return LLVMBuildSelect(k->b, hi, half[1], half[0], "");
+}
+
+/* y = table[x - lo]: blocks of LUT_BLOCK bytes split across the parallel-for hook; 64-byte
+ * vectors where the target has VBMI and both sides are bytes, else one element at a time. */
+enum { LUT_BLOCK = 16384 };
+
+static void
+lut_range(Kb *k, const Type *x, const Type *y, LLVMValueRef gt, LLVMValueRef *io, LLVMValueRef start,
+          LLVMValueRef cnt, bool vec)
+{
+    int64_t lo, hi;
+    elem_range(x->elem, &lo, &hi);
+    LLVMValueRef nvec = vec ? LLVMBuildUDiv(k->b, cnt, cg_i64(k, 64), "") : cg_i64(k, 0);
+    if (vec) {
+        LLVMTypeRef vt = LLVMVectorType(k->i8, 64);
+        CgLoop l;
+        LLVMValueRef i = cg_add(k, start, cg_mul(k, cg_loop_begin(k, &l, nvec), cg_i64(k, 64)));
+        LLVMValueRef xv = LLVMBuildLoad2(k->b, vt, LLVMBuildGEP2(k->b, k->i8, io[0], &i, 1, ""), "");
+        LLVMSetAlignment(xv, 1);
+        LLVMValueRef st = LLVMBuildStore(k->b, lut_vec64(k, gt, xv, lo), LLVMBuildGEP2(k->b, k->i8, io[1], &i, 1, ""));
+        LLVMSetAlignment(st, 1);
+        cg_loop_end_novec(k, &l);
+    }
+    CgLoop l;
+    LLVMValueRef done = cg_mul(k, nvec, cg_i64(k, 64));
+    LLVMValueRef i = cg_add(k, cg_add(k, start, done), cg_loop_begin(k, &l, LLVMBuildSub(k->b, cnt, done, "")));
+    LLVMValueRef v = LLVMBuildSub(k->b, cg_load_i64(k, x->elem, io[0], i), cg_i64(k, lo), "");
+    cg_store_raw(k, y->elem, io[1], i, cg_load_raw(k, y->elem, gt, v));
+    if (vec)
+        cg_loop_end_novec(k, &l);
+    else
+        cg_loop_end(k, &l);
+}
+
 static bool
 emit_lut(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -92,14 +148,25 @@ emit_lut(Kb *k, Node *n, const CgNodeArgs *a)
         ta->t->type.elem != y->elem || elem_size(x->elem) != 1)
         return cg_fail(k, n, "'table' must be a tensor of 256 %s entries over 8-bit input",
                        elem_name(y->elem));
-    int64_t lo, hi;
-    elem_range(x->elem, &lo, &hi);
     LLVMValueRef gt = cg_const_bytes(k, ta->t->data, ta->t->nbytes, "lut");
-    CgLoop l;
-    LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, (int64_t)type_numel_unchecked(x)));
-    LLVMValueRef v = LLVMBuildSub(k->b, cg_load_i64(k, x->elem, a->in[0], i), cg_i64(k, lo), "");
-    cg_store_raw(k, y->elem, a->out[0], i, cg_load_raw(k, y->elem, gt, v));
-    cg_loop_end(k, &l);
+    bool bytes = (x->elem == ET_I8 || x->elem == ET_U8) && (y->elem == ET_I8 || y->elem == ET_U8);
+    bool vec = bytes && k->isa == CG_GEMM_X86_AVX512VNNI && cg_target_has_feature(k->t, "avx512vbmi");
+    int64_t total = (int64_t)type_numel_unchecked(x), nb = total / LUT_BLOCK;
+    if (nb > 0) {
+        Par par;
+        LLVMValueRef io[2] = {a->in[0], a->out[0]};
+        LLVMValueRef b = cg_par_begin(k, &par, nb, io, 2);
+        if (vec)
+            cg_function_set_target(par.fn, k->t, 512);
+        lut_range(k, x, y, gt, io, cg_mul(k, b, cg_i64(k, LUT_BLOCK)), cg_i64(k, LUT_BLOCK), vec);
+        cg_par_end(k, &par, a);
+    }
+    if (total > nb * LUT_BLOCK) {
+        LLVMValueRef io[2] = {a->in[0], a->out[0]};
+        if (vec)
+            cg_function_set_target(k->fn, k->t, 512);
+        lut_range(k, x, y, gt, io, cg_i64(k, nb * LUT_BLOCK), cg_i64(k, total - nb * LUT_BLOCK), vec);
+    }
     return true;
 }
 

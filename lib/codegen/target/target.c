@@ -477,17 +477,49 @@ cg_target_machine_destroy(LLVMTargetMachineRef tm)
         LLVMDisposeTargetMachine(tm);
 }
 
-bool
-cg_target_has_feature(const CgTarget *t, const char *name)
+/* Features a pinned --mcpu implies beyond the ISA flags of cpu_table (which t->features lists):
+ * LLVM enables them from target-cpu, so a kernel may use them; a host's own feature string
+ * lists them already. */
+static const struct {
+    const char *cpu, *feats;
+} cpu_implied[] = {
+    {"icelake-client", "avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq"},
+    {"icelake-server", "avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq"},
+    {"tigerlake", "avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq"},
+    {"rocketlake", "avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq"},
+    {"sapphirerapids", "avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq"},
+    {"emeraldrapids", "avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq"},
+    {"graniterapids", "avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq"},
+    {"znver4", "avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq"},
+    {"znver5", "avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq"},
+};
+
+/* the last +name / -name in list: 1 on, 0 off, -1 not mentioned */
+static int
+list_mentions(const char *list, const char *name, bool signed_list)
 {
     size_t nlen = strlen(name);
-    bool on = false;
-    for (const char *p = t->features; *p;) {
+    int on = -1;
+    for (const char *p = list; *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == nlen + 1 && memcmp(p + 1, name, nlen) == 0)
+        if (signed_list && len == nlen + 1 && memcmp(p + 1, name, nlen) == 0)
             on = p[0] == '+';
+        else if (!signed_list && len == nlen && memcmp(p, name, nlen) == 0)
+            on = 1;
         p = e ? e + 1 : p + len;
     }
     return on;
+}
+
+bool
+cg_target_has_feature(const CgTarget *t, const char *name)
+{
+    int on = list_mentions(t->features, name, true);
+    if (on >= 0)
+        return on == 1;
+    for (size_t i = 0; i < sizeof cpu_implied / sizeof cpu_implied[0]; i++)
+        if (strcmp(t->cpu, cpu_implied[i].cpu) == 0)
+            return list_mentions(cpu_implied[i].feats, name, false) == 1;
+    return false;
 }

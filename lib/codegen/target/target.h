@@ -51,7 +51,8 @@ cg_target_machine_create(const CgTarget *t, LLVMTargetMachineRef *out, char *err
 void
 cg_target_machine_destroy(LLVMTargetMachineRef tm);
 
-/* Whether feature `name` (without +/-) is enabled in t->features (last mention wins). */
+/* Whether feature `name` (without +/-) is enabled: its last mention in t->features, else
+ * whether a pinned CPU implies it (target.c cpu_implied: the AVX-512 VBMI family). */
 bool
 cg_target_has_feature(const CgTarget *t, const char *name);
 
