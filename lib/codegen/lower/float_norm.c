@@ -227,12 +227,20 @@ row_max(Kb *k, const Row *r, unsigned vl)
             LLVMValueRef m = LLVMBuildLoad2(b, vt, vp, "");
             LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, m, ""), x, m, ""), vp);
         }
-        LLVMValueRef mv = LLVMBuildLoad2(b, vt, vp, ""), s = cg_f32(k, -INFINITY);
-        for (unsigned a = 0; a < vl; a++) {
-            LLVMValueRef e = LLVMBuildExtractElement(b, mv, LLVMConstInt(k->i32, a, 0), "");
-            s = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, e, s, ""), e, s, "");
+        /* the lanes' largest by halving (no lane holds a NaN; which of +0 and -0 wins does not
+         * change x - max) */
+        LLVMValueRef mv = LLVMBuildLoad2(b, vt, vp, "");
+        for (unsigned w = vl / 2; w >= 1; w /= 2) {
+            LLVMValueRef ilo[8], ihi[8];
+            for (unsigned l = 0; l < w; l++) {
+                ilo[l] = LLVMConstInt(k->i32, l, 0);
+                ihi[l] = LLVMConstInt(k->i32, w + l, 0);
+            }
+            LLVMValueRef lo = LLVMBuildShuffleVector(b, mv, mv, LLVMConstVector(ilo, w), "");
+            LLVMValueRef hi = LLVMBuildShuffleVector(b, mv, mv, LLVMConstVector(ihi, w), "");
+            mv = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, hi, lo, ""), hi, lo, "");
         }
-        LLVMBuildStore(b, s, mp);
+        LLVMBuildStore(b, LLVMBuildExtractElement(b, mv, LLVMConstInt(k->i32, 0, 0), ""), mp);
     }
     if (rest > 0 && !mtail) {
         CgLoop l;
