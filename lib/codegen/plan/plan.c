@@ -36,6 +36,7 @@ cg_plan_free(CgPlan *p)
     free(p->fuse_other);
     free(p->fused_away);
     free(p->chain_next);
+    free(p->view);
     free(p->uses);
     free(p->nhwc);
     free(p->loc);
@@ -130,6 +131,46 @@ plan_chains(Kb *k, CgPlan *p)
     return true;
 }
 
+/* A view: a node whose result has the same bytes as its operand (reshape, flatten, squeeze,
+ * unsqueeze, identity: lower/layout.c would copy them unchanged) takes no step and no buffer;
+ * its result lives where its operand does (view_loc). Not when the result is a graph output
+ * (its own buffer) or the operand a constant, nor inside a fusion. Values are written once, by
+ * the step that produces them, so the shared bytes never change while either is read. */
+static bool
+is_view(Graph *g, const CgPlan *p, uint32_t i)
+{
+    Node *n = ir_node(g, (NodeId){i});
+    switch (n->op) {
+    case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
+        break;
+    default:
+        return false;
+    }
+    if (n->nout != 1 || p->fuse[i] || p->chain_next[i] || p->loc[n->in[0].id].kind == CG_LOC_CONST)
+        return false;
+    const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
+    if (x->elem != y->elem || type_numel_unchecked(x) != type_numel_unchecked(y))
+        return false;
+    for (uint32_t j = 0; j < g->outputs.len; j++)
+        if (g->outputs.data[j].id == n->out[0].id)
+            return false;
+    return true;
+}
+
+/* The home of value v when a view produces it: its operand's (through chains of views). */
+static void
+view_loc(Graph *g, CgPlan *p, ValueId v)
+{
+    if (!v.id || p->loc[v.id].kind != CG_LOC_NONE)
+        return;
+    NodeId d = ir_value(g, v)->def;
+    if (!d.id || !p->view[d.id])
+        return;
+    ValueId x = ir_node(g, d)->in[0];
+    view_loc(g, p, x);
+    p->loc[v.id] = p->loc[x.id];
+}
+
 /* Homes of inputs and constants, the steps and their scratch; false if a node is not
  * supported. */
 static bool
@@ -149,6 +190,10 @@ plan_steps(Kb *k, CgPlan *p)
         }
         if (p->fused_away[i])
             continue;
+        if (is_view(g, p, i)) {
+            p->view[i] = 1;
+            continue;
+        }
         p->steps[p->nsteps] = i;
         int64_t s = cg_node_scratch(k, n);
         if (s < 0)
@@ -187,6 +232,7 @@ plan_buffers(Kb *k, CgPlan *p)
             ValueId v = a < n->nin ? n->in[a]
                         : on != n  ? on->in[p->fuse_other[p->steps[s]]]
                                    : (ValueId){0};
+            view_loc(g, p, v);
             CgLoc *l = &p->loc[v.id];
             if (v.id && l->kind == CG_LOC_WS)
                 p->reqs[l->index].last = (int32_t)s;
@@ -222,7 +268,8 @@ cg_plan_build(Kb *k, CgPlan *p)
     p->fused_away = plan_calloc(nnodes ? nnodes : 1, 1);
     p->uses = plan_calloc(nval ? nval : 1, sizeof *p->uses);
     p->chain_next = plan_calloc(nnodes ? nnodes : 1, sizeof *p->chain_next);
-    if (!(p->fuse && p->fuse_other && p->fused_away && p->uses && p->chain_next)) {
+    p->view = plan_calloc(nnodes ? nnodes : 1, 1);
+    if (!(p->fuse && p->fuse_other && p->fused_away && p->uses && p->chain_next && p->view)) {
         cg_plan_free(p);
         k->nhwc = NULL;
         return CG_PLAN_OOM_NODES;

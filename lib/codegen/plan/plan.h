@@ -45,6 +45,8 @@ typedef struct CgPlan {
                              * member of a float chain after its head */
     uint32_t *chain_next;   /* per NodeId: the next node of its float chain (fuse[head] is the
                              * chain's last node), 0 at the end or outside chains */
+    uint8_t *view;          /* per NodeId: a reshape-like node without a step; its result
+                             * lives at its operand's home (plan.c is_view) */
     uint32_t *uses;         /* per ValueId: readers (live nodes and graph outputs) */
     uint8_t *nhwc;          /* per ValueId: stored NHWC (cg_layout_plan) */
     int64_t workspace;      /* bytes (a multiple of 64) */
