@@ -30,13 +30,16 @@ has_f16(Graph *g)
     return false;
 }
 
-/* Every operand use of `from` (not graph outputs, not node `skip`) becomes `to`. */
+/* Every operand use of the f16 value `from` (not graph outputs, not node `skip`) becomes its
+ * f32 widening `to`, except by casts to integers or bool, which read the f16 value as they
+ * did (the same numbers). */
 static void
 replace_operands(Graph *g, ValueId from, ValueId to, NodeId skip)
 {
     for (uint32_t i = 1; i < g->nodes.len; i++) {
         Node *n = &g->nodes.data[i];
-        if (n->dead || i == skip.id)
+        if (n->dead || i == skip.id ||
+            (n->op == OP_CAST && !elem_is_float(ir_value(g, n->out[0])->type.elem)))
             continue;
         for (uint32_t k = 0; k < n->nin; k++)
             if (n->in[k].id == from.id)
