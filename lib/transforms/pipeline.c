@@ -17,6 +17,7 @@ static const PassInfo passes[] = {
 };
 
 static const char default_pipeline[] =
+    "f16-widen,"        /* f16 arithmetic in f32 (ModelOpt's fp16 float parts) */
     "canonicalize,"
     "float-patterns,"   /* written-out Gelu / LayerNorm -> gelu, layernorm */
     "weight-fold,"      /* Q(f32 const) -> int const; int weights typed; float bias -> int32 */

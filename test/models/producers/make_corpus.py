@@ -23,17 +23,24 @@ Producers (NAME) and the files they write, WORKDIR/<producer>/<model>_<variant>.
             nbits_qdq: QDQ format, block-wise int4 DequantizeLinear)
   nncf      nncf.quantize on the ONNX model (bert: model_type=TRANSFORMER)
   brevitas  brevitas QCDQ export (export_onnx_qcdq): a small QuantConv2d CNN (cnn) and a
-            transformer-style FFN block of QuantLinear (ffn), 8-bit and 4-bit weights (w4);
+            transformer-style FFN block of QuantLinear (ffn), weights and activations quantized
+            (QuantIdentity, QuantReLU): 8-bit, 4-bit weights (w4), 4-bit weights and activations
+            (a4w4), per-layer widths of 2 to 8 bits with per-channel weights (mixed);
             brevitas needs onnxoptimizer, which the peer environment lacks: a stand-in module
             does the two passes brevitas asks of it (onnxoptimizer_stand_in)
-  pt2e      PyTorch 2 export quantization (XNNPACKQuantizer) then torch.onnx.export
+  pt2e      PyTorch 2 export quantization (torchao.quantization.pt2e): X86InductorQuantizer (x86)
+            and XNNPACKQuantizer (xnnpack, symmetric, per-channel weights) on resnet18 and bert,
+            then torch.onnx.export (opset 18)
   modelopt  modelopt.onnx.quantization.quantize, int8, max calibration, CPU execution provider;
-            its default float parts in fp16 (int8) and high_precision_dtype="fp32" (int8_fp32)
+            its default float parts in fp16 (int8) and high_precision_dtype="fp32" (int8_fp32);
+            for bert also weight-only block-wise int4 (block 32): rtn_dq (int4_rtn), awq_clip
+            (int4_awq)
   quark     quark.onnx ModelQuantizer with A8W8_QCONFIG
 A producer that cannot run at all writes WORKDIR/<producer>/ERROR.txt with the exact exception
 (its last line is the message) and exits 3; a variant it cannot make writes <file>.error.txt
 the same way instead of <file>.onnx, and the others go on. A finished producer writes DONE. --quick: only the first variant
-of each model. Prints one line per written file. Exit 0 ok, 3 producer failed, 1 usage error.
+of each model (brevitas: the mixed 2-8-bit ones; pt2e: X86InductorQuantizer; modelopt: the
+default fp16 int8). Prints one line per written file. Exit 0 ok, 3 producer failed, 1 usage error.
 """
 import os
 import sys
@@ -65,22 +72,15 @@ def calib(model):
     return out
 
 
-def float_models(work):
-    d = os.path.join(work, "float")
-    os.makedirs(d, exist_ok=True)
-    paths = {"resnet18": os.path.join(d, "resnet18.onnx"), "bert": os.path.join(d, "bert.onnx")}
-    if all(os.path.exists(p) for p in paths.values()):
-        return paths
+def bert_module(mask4d=False):
+    """The corpus' BERT (seeded weights) wrapped to take input_ids and attention_mask [1, SEQ] and
+    return last_hidden_state. mask4d: the wrapper turns the mask into BERT's additive [1,1,1,SEQ]
+    float mask (0 or float32's lowest) itself, which transformers then uses as it is (the same
+    numbers: transformers builds that mask from the 2-D one); for PT2E's XNNPACKQuantizer, whose
+    graph transform turns the integer `arange + 0` of transformers' own mask code into a float add
+    (the index that follows then fails)."""
     import torch
-    import torchvision
     from transformers import BertConfig, BertModel
-
-    torch.manual_seed(0)
-    m = torchvision.models.resnet18(weights=None).eval()
-    tmp = paths["resnet18"] + ".tmp"
-    torch.onnx.export(m, (torch.zeros(IMG),), tmp, input_names=["input"], output_names=["logits"],
-                      opset_version=17, dynamo=False)
-    os.replace(tmp, paths["resnet18"])
 
     torch.manual_seed(0)
     cfg = BertConfig(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
@@ -95,14 +95,42 @@ def float_models(work):
             self.register_buffer("tt", torch.zeros((1, SEQ), dtype=torch.int64))
 
         def forward(self, input_ids, attention_mask):
+            if mask4d:
+                attention_mask = ((1.0 - attention_mask[:, None, None, :].to(torch.float32)) *
+                                  torch.finfo(torch.float32).min)
             return self.b(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=self.tt,
                           position_ids=self.pos).last_hidden_state
 
+    return Wrap(bert).eval()
+
+
+def bert_example():
+    import torch
     ids = torch.ones((1, SEQ), dtype=torch.int64)
     mask = torch.ones((1, SEQ), dtype=torch.int64)
     mask[0, SEQ // 2:] = 0
+    return ids, mask
+
+
+def float_models(work):
+    d = os.path.join(work, "float")
+    os.makedirs(d, exist_ok=True)
+    paths = {"resnet18": os.path.join(d, "resnet18.onnx"), "bert": os.path.join(d, "bert.onnx")}
+    if all(os.path.exists(p) for p in paths.values()):
+        return paths
+    import torch
+    import torchvision
+
+    torch.manual_seed(0)
+    m = torchvision.models.resnet18(weights=None).eval()
+    tmp = paths["resnet18"] + ".tmp"
+    torch.onnx.export(m, (torch.zeros(IMG),), tmp, input_names=["input"], output_names=["logits"],
+                      opset_version=17, dynamo=False)
+    os.replace(tmp, paths["resnet18"])
+
+    bert = bert_module()
     tmp = paths["bert"] + ".tmp"
-    torch.onnx.export(Wrap(bert).eval(), (ids, mask), tmp, input_names=["input_ids", "attention_mask"],
+    torch.onnx.export(bert, bert_example(), tmp, input_names=["input_ids", "attention_mask"],
                       output_names=["last_hidden_state"], opset_version=17, dynamo=False)
     os.replace(tmp, paths["bert"])
     return paths
@@ -237,35 +265,48 @@ def prod_brevitas(work, fm, out, quick):
     import torch
     import brevitas.nn as qnn
     from brevitas.export import export_onnx_qcdq
-    from brevitas.quant import Int8ActPerTensorFloat, Int8WeightPerTensorFloat, Int32Bias
+    from brevitas.quant import (Int8ActPerTensorFloat, Int8WeightPerChannelFloat, Int8WeightPerTensorFloat,
+                                Int32Bias)
 
-    def cnn(wbits):
+    # Per layer: wb = weight bit widths, ab = activation bit widths (QuantIdentity, QuantReLU).
+    # Below 8 bits brevitas writes QuantizeLinear -> Clip(the b-bit range) -> DequantizeLinear for
+    # activations too (QCDQ), unsigned after a ReLU, signed after an identity.
+    def layers(wb, ab, wq):
+        kw = [dict(weight_bit_width=w, weight_quant=wq, bias_quant=Int32Bias, return_quant_tensor=True)
+              for w in wb]
+        kw[-1]["return_quant_tensor"] = False  # a float tensor out (a QuantTensor exports its bit width too)
+        ident = [qnn.QuantIdentity(act_quant=Int8ActPerTensorFloat, bit_width=a, return_quant_tensor=True)
+                 for a in ab]
+        relu = [qnn.QuantReLU(bit_width=a, return_quant_tensor=True) for a in ab]
+        return kw, ident, relu
+
+    def cnn(wb, ab, wq=Int8WeightPerTensorFloat):
         torch.manual_seed(0)
-        kw = dict(weight_bit_width=wbits, weight_quant=Int8WeightPerTensorFloat, bias_quant=Int32Bias,
-                  return_quant_tensor=True)
-        last = dict(kw, return_quant_tensor=False)  # a float tensor out (a QuantTensor exports its bit width too)
+        kw, ident, relu = layers(wb, ab, wq)
         return torch.nn.Sequential(
-            qnn.QuantIdentity(act_quant=Int8ActPerTensorFloat, return_quant_tensor=True),
-            qnn.QuantConv2d(3, 16, 3, padding=1, **kw), qnn.QuantReLU(return_quant_tensor=True),
-            qnn.QuantConv2d(16, 32, 3, stride=2, padding=1, **kw), qnn.QuantReLU(return_quant_tensor=True),
-            qnn.QuantConv2d(32, 32, 3, padding=1, **kw), qnn.QuantReLU(return_quant_tensor=True),
-            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
-            qnn.QuantIdentity(act_quant=Int8ActPerTensorFloat, return_quant_tensor=True),
-            qnn.QuantLinear(32, 10, bias=True, **last)).eval(), torch.zeros(IMG)
+            ident[0], qnn.QuantConv2d(3, 16, 3, padding=1, **kw[0]), relu[1],
+            qnn.QuantConv2d(16, 32, 3, stride=2, padding=1, **kw[1]), relu[2],
+            qnn.QuantConv2d(32, 32, 3, padding=1, **kw[2]), relu[3],
+            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), ident[4],
+            qnn.QuantLinear(32, 10, bias=True, **kw[3])).eval(), torch.zeros(IMG)
 
-    def ffn(wbits):
+    def ffn(wb, ab, wq=Int8WeightPerTensorFloat):
         torch.manual_seed(0)
-        kw = dict(weight_bit_width=wbits, weight_quant=Int8WeightPerTensorFloat, bias_quant=Int32Bias,
-                  return_quant_tensor=True)
-        last = dict(kw, return_quant_tensor=False)  # a float tensor out (a QuantTensor exports its bit width too)
+        kw, ident, relu = layers(wb, ab, wq)
         return torch.nn.Sequential(
-            qnn.QuantIdentity(act_quant=Int8ActPerTensorFloat, return_quant_tensor=True),
-            qnn.QuantLinear(64, 128, bias=True, **kw), qnn.QuantReLU(return_quant_tensor=True),
-            qnn.QuantLinear(128, 64, bias=True, **last)).eval(), torch.zeros((1, SEQ, 64))
+            ident[0], qnn.QuantLinear(64, 128, bias=True, **kw[0]), relu[1],
+            qnn.QuantLinear(128, 64, bias=True, **kw[1])).eval(), torch.zeros((1, SEQ, 64))
 
-    todo = [("cnn", cnn, 8), ("ffn", ffn, 8)] + ([] if quick else [("cnn_w4", cnn, 4), ("ffn_w4", ffn, 4)])
-    def one(p, mk, bits):
-        m, x = mk(bits)
+    pc = Int8WeightPerChannelFloat
+    full = [("cnn", cnn, [8] * 4, [8] * 5, {}), ("ffn", ffn, [8] * 2, [8] * 2, {}),
+            ("cnn_mixed", cnn, [8, 6, 4, 3], [8, 6, 4, 2, 3], {"wq": pc}),  # 2..8-bit acts
+            ("cnn_w4", cnn, [4] * 4, [8] * 5, {}), ("ffn_w4", ffn, [4] * 2, [8] * 2, {}),
+            ("cnn_a4w4", cnn, [4] * 4, [4] * 5, {}), ("ffn_a4w4", ffn, [4] * 2, [4] * 2, {}),
+            ("ffn_mixed", ffn, [6, 3], [5, 2], {"wq": pc})]
+    todo = [t for t in full if t[0] in ("cnn_mixed", "ffn_mixed")] if quick else full
+
+    def one(p, mk, wb, ab, kw):
+        m, x = mk(wb, ab, **kw)
         g = torch.Generator().manual_seed(1)
         with torch.no_grad():  # calibrate the activation scales (stats collection in train mode)
             m.train()
@@ -275,29 +316,55 @@ def prod_brevitas(work, fm, out, quick):
         export_onnx_qcdq(m, args=x, export_path=p, input_names=["input"], opset_version=17,
                         dynamo=False)  # brevitas: dynamo=True "does not support quantized bias"
 
-    for name, mk, bits in todo:
+    for name, mk, wb, ab, kw in todo:
         p = os.path.join(out, "%s.onnx" % name)
-        attempt(p, lambda p=p, mk=mk, bits=bits: one(p, mk, bits))
+        attempt(p, lambda p=p, mk=mk, wb=wb, ab=ab, kw=kw: one(p, mk, wb, ab, kw))
 
 
 def prod_pt2e(work, fm, out, quick):
+    """PT2E: torch.export (strict: it records source_fn_stack, from which the quantizers find
+    their patterns; the non-strict trace records a reused module such as torchvision's BasicBlock
+    ReLU as one partition with two outputs and X86InductorQuantizer stops), dead code dropped
+    (BERT's unused pooler: its Tanh partition has no output node and X86InductorQuantizer stops),
+    prepare_pt2e, calibration, convert_pt2e, then torch.onnx.export (the dynamo exporter, opset 18,
+    its lowest: quantized_decomposed quantize/dequantize become QuantizeLinear/DequantizeLinear).
+    XNNPACKQuantizer is torchao's copy (torchao.testing.pt2e; executorch maintains the same
+    quantizer and requires this torchao)."""
     import torch
     import torchvision
-    from torch.ao.quantization.quantize_pt2e import convert_pt2e, prepare_pt2e
-    from torch.ao.quantization.quantizer.xnnpack_quantizer import (XNNPACKQuantizer,
-                                                                   get_symmetric_quantization_config)
-    torch.manual_seed(0)
-    m = torchvision.models.resnet18(weights=None).eval()
-    ex = (torch.zeros(IMG),)
-    gm = torch.export.export(m, ex).module()
-    q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config())
-    gm = prepare_pt2e(gm, q)
-    for c in calib("resnet18"):
-        gm(torch.from_numpy(c["input"]))
-    gm = convert_pt2e(gm)
-    p = os.path.join(out, "resnet18_xnnpack.onnx")
-    torch.onnx.export(gm, ex, p, input_names=["input"], output_names=["logits"], opset_version=17)
-    emit(p)
+    import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.testing.pt2e._xnnpack_quantizer import (XNNPACKQuantizer,
+                                                         get_symmetric_quantization_config)
+
+    def quantizer(name):
+        if name == "x86":
+            return xiq.X86InductorQuantizer().set_global(xiq.get_default_x86_inductor_quantization_config())
+        return XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+
+    def one(p, model, name):
+        torch.manual_seed(0)
+        if model == "resnet18":
+            m = torchvision.models.resnet18(weights=None).eval()
+            ex = (torch.zeros(IMG),)
+            names = dict(input_names=["input"], output_names=["logits"])
+        else:
+            m, ex = bert_module(mask4d=True), bert_example()
+            names = dict(input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"])
+        gm = torch.export.export(m, ex, strict=True).module()
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+        gm = prepare_pt2e(gm, quantizer(name))
+        with torch.no_grad():
+            for c in calib(model):
+                gm(*[torch.from_numpy(v) for v in c.values()])
+        gm = convert_pt2e(gm)
+        torch.onnx.export(gm, ex, p, opset_version=18, external_data=False, **names)
+
+    for model in ("resnet18", "bert"):
+        for name in (("x86",) if quick else ("x86", "xnnpack")):
+            p = os.path.join(out, "%s_%s.onnx" % (model, name))
+            attempt(p, lambda p=p, model=model, name=name: one(p, model, name))
 
 
 def prod_modelopt(work, fm, out, quick):
@@ -306,18 +373,33 @@ def prod_modelopt(work, fm, out, quick):
         cal = calib(model)
         data = {k: np.concatenate([c[k] for c in cal]) for k in cal[0]}
         # default (fp16 float parts, the TensorRT deployment style) and fp32 float parts
-        for suffix, hp in (("int8", "fp16"), ("int8_fp32", "fp32")):
+        for suffix, hp in (("int8", "fp16"),) + (() if quick else (("int8_fp32", "fp32"),)):
             p = os.path.join(out, "%s_%s.onnx" % (model, suffix))
             attempt(p, lambda p=p, model=model, data=data, hp=hp: quantize(
                 fm[model], quantize_mode="int8", calibration_data=data, calibration_method="max",
                 calibration_eps=["cpu"], high_precision_dtype=hp, output_path=p))
+        if model != "bert" or quick:
+            continue
+        # weight-only int4, block-wise (DequantizeLinear with block_size 32 of INT4 weights, opset
+        # 21): round to nearest (rtn_dq) and its default AWQ with clipping (awq_clip). The float
+        # parts stay fp32 (int4 mode does not convert them).
+        for suffix, meth in (("int4_rtn", "rtn_dq"), ("int4_awq", "awq_clip")):
+            p = os.path.join(out, "bert_%s.onnx" % suffix)
+            attempt(p, lambda p=p, data=data, meth=meth: quantize(
+                fm["bert"], quantize_mode="int4", calibration_data=data, calibration_method=meth,
+                calibration_eps=["cpu"], block_size=32, output_path=p))
 
 
 def prod_quark(work, fm, out, quick):
+    import copy
     from quark.onnx import A8W8_QCONFIG, ModelQuantizer
     for model in ("resnet18", "bert"):
         p = os.path.join(out, "%s_a8w8.onnx" % model)
-        attempt(p, lambda p=p, model=model: ModelQuantizer(A8W8_QCONFIG).quantize_model(fm[model], p, reader(model)))
+        # a copy per call: quantize_model rewrites the config it is given (its deprecated
+        # `activation` field moved to `input_tensors`), and a second call with the same object
+        # stops with "Both `activation` and `input_tensors` are provided"
+        attempt(p, lambda p=p, model=model: ModelQuantizer(copy.deepcopy(A8W8_QCONFIG)).quantize_model(
+            fm[model], p, reader(model)))
 
 
 def main(argv):

@@ -17,10 +17,13 @@ Runs in the peer environment (.peer-venv/bin/python; tools/setup.sh --peer), off
    Per output: jit == ref bit for bit; against ORT literal, the largest difference in quantization
    units where a DequantizeLinear with one scale produces the output (|round(a/s) - round(b/s)|),
    else max abs and max rel error (float outputs); the share of elements equal to ORT --opt all.
-   Also ORT --opt all's own largest difference from its literal graph, in the same units.
+   Also ORT --opt all's own largest difference from its literal graph, in the same units; and
+   for a file with f16 float parts (ModelOpt's default), the difference from ORT's literal run
+   of an f32-widened copy (widen_f16: the graph as qdqc's f16-widen pass reads it).
 3. One table on stdout and, with --json, a summary: per file producer, model, file, status
    (ok | ok-as-ort-all | outside-1-unit | jit-ne-ref | refused | jit-error | ort-error | producer-error | crash),
-   refusal, jit_eq_ref, max_units_vs_ort_literal, max_abs/max_rel (float outputs), share_eq_ort_all;
+   refusal, jit_eq_ref, max_units_vs_ort_literal, max_abs/max_rel (float outputs), share_eq_ort_all,
+   max_units/max_abs_vs_ort_widened (f16 files);
    per producer that could not run at all, its exact error.
 Exit 1 on a crash (qdqc killed by a signal or timing out), JIT != ref, or a supported file outside
 one unit of ORT's literal graph (a DQ output) and farther from it than ORT's own optimised integer
@@ -120,6 +123,48 @@ def output_scales(model_path):
     return res
 
 
+def widen_f16(path, out):
+    """A copy of an ONNX file with f16 float parts rewritten as qdqc's f16-widen pass reads
+    them (docs/numerics.md, "f16 graphs"): f16 initializers and constants as f32 (the same
+    numbers), a Cast to f16 of an f16 value or a Cast to f32 of one an Identity, any other Cast
+    to f16 followed by a Cast back to f32. ONNX Runtime's literal run of the copy is qdqc's
+    semantics evaluated by ONNX Runtime. False (nothing written) when the file has no f16."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    m = onnx.load(path)
+    F16, F32 = TensorProto.FLOAT16, TensorProto.FLOAT
+    g = m.graph
+    inf = onnx.shape_inference.infer_shapes(m).graph
+    types = {v.name: v.type.tensor_type.elem_type for v in list(inf.value_info) + list(inf.input) + list(inf.output)}
+    types.update({t.name: t.data_type for t in g.initializer})
+    if F16 not in types.values():
+        return False
+    for i, t in enumerate(g.initializer):
+        if t.data_type == F16:
+            g.initializer[i].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float32), t.name))
+    nodes = []
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.TENSOR and a.t.data_type == F16:
+                a.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(a.t).astype(np.float32), a.t.name))
+        to = [a.i for a in n.attribute if a.name == "to"] if n.op_type == "Cast" else []
+        if to and to[0] in (F16, F32) and types.get(n.input[0]) == F16:
+            nodes.append(helper.make_node("Identity", [n.input[0]], [n.output[0]], name=n.name))
+        elif to and to[0] == F16:
+            nodes.append(helper.make_node("Cast", [n.input[0]], [n.output[0] + "_f16"], to=F16, name=n.name))
+            nodes.append(helper.make_node("Cast", [n.output[0] + "_f16"], [n.output[0]], to=F32, name=n.name + "_f32"))
+        else:
+            nodes.append(n)
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.value_info[:]
+    for v in list(g.input) + list(g.output):
+        if v.type.tensor_type.elem_type == F16:
+            return False  # an f16 interface: not the ModelOpt layout this copy is for
+    onnx.save(m, out)
+    return True
+
+
 def safe(name):
     return re.sub(r'[^A-Za-z0-9_.-]', '_', name)
 
@@ -194,8 +239,16 @@ def check_file(qdqc, prod, path, tmp, strict):
     except Exception as e:
         rec["status"], rec["refusal"] = "ort-error", "%s: %s" % (type(e).__name__, str(e).splitlines()[0])
         return rec
+    wide, wpath = None, os.path.join(tmp, stem + "_f32.onnx")
+    try:
+        if widen_f16(path, wpath):
+            wide = ort_run(wpath, feeds, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    except Exception as e:
+        rec["status"], rec["refusal"] = "ort-error", "widened copy: %s: %s" % (type(e).__name__, str(e).splitlines()[0])
+        return rec
     scales = output_scales(path)
     jeq, units, aunits, mabs, mrel, neq, ntot = True, None, None, None, None, 0, 0
+    wunits = wabs = None
     for name, a in lit.items():
         j, r = jit.get(safe(name)), ref.get(safe(name))
         if j is None or r is None or j.shape != a.shape:
@@ -215,6 +268,13 @@ def check_file(qdqc, prod, path, tmp, strict):
             mabs = max(mabs or 0.0, float(d.max()) if d.size else 0.0)
             rel = d / np.maximum(np.abs(y), 1e-6)
             mrel = max(mrel or 0.0, float(rel.max()) if rel.size else 0.0)
+        if wide is not None:
+            w = wide[name].astype(np.float64).ravel()
+            d = np.abs(np.rint(x / s) - np.rint(w / s)) if s else np.abs(x - w)
+            if s or a.dtype.kind in "iu":
+                wunits = max(wunits or 0.0, float(d.max()) if d.size else 0.0)
+            else:
+                wabs = max(wabs or 0.0, float(d.max()) if d.size else 0.0)
         z = allr[name].astype(np.float64).ravel()
         neq += int((x == z).sum())
         ntot += x.size
@@ -224,6 +284,7 @@ def check_file(qdqc, prod, path, tmp, strict):
     rec["max_abs_vs_ort_literal"] = mabs
     rec["max_rel_vs_ort_literal"] = mrel
     rec["share_eq_ort_all"] = neq / ntot if ntot else None
+    rec["max_units_vs_ort_widened"], rec["max_abs_vs_ort_widened"] = wunits, wabs
     if not jeq:
         rec["status"] = "jit-ne-ref"
     elif units is not None and units > 1 and (strict or units > aunits):
@@ -287,10 +348,14 @@ def main(argv):
             else:
                 continue
             r = results[-1]
-            print("%-28s %-15s jit==ref %-5s units %-4s (ORT-all %-4s) abs %-9s share=ORT-all %-6s %s" % (
+            wid = ""
+            if r.get("max_abs_vs_ort_widened") is not None or r.get("max_units_vs_ort_widened") is not None:
+                wid = "f32-widened: units %s abs %s " % (fmt(r.get("max_units_vs_ort_widened"), "%g"),
+                                                        fmt(r.get("max_abs_vs_ort_widened"), "%.3g"))
+            print("%-28s %-15s jit==ref %-5s units %-4s (ORT-all %-4s) abs %-9s share=ORT-all %-6s %s%s" % (
                 r["file"], r["status"], fmt(r.get("jit_eq_ref"), "%s"),
                 fmt(r.get("max_units_vs_ort_literal"), "%g"), fmt(r.get("ort_all_units_vs_ort_literal"), "%g"), fmt(r.get("max_abs_vs_ort_literal"), "%.3g"),
-                fmt(r.get("share_eq_ort_all"), "%.3f"), r.get("refusal") or ""), flush=True)
+                fmt(r.get("share_eq_ort_all"), "%.3f"), wid, r.get("refusal") or ""), flush=True)
     for p, e in perr.items():
         print("%-28s %-15s %s" % (p, "producer-error", e))
     bad = [r for r in results if r["status"] in ("crash", "jit-ne-ref", "outside-1-unit")]
