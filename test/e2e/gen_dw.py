@@ -43,9 +43,10 @@ def ty(t, shape, scale, zp):
     return "%s[%s]{scale=%g, zp=%d}" % (t, ",".join(str(d) for d in shape), scale, zp)
 
 
-def conv(R, name, x, xshape, t, m, k, stride=1, dil=1, group=1, clamp=None, wzp=False, yt=None):
+def conv(R, name, x, xshape, t, m, k, stride=1, dil=1, group=1, clamp=None, wzp=False, yt=None,
+         pad=None):
     n, c, h, w = xshape
-    pad = dil * (k - 1) // 2
+    pad = dil * (k - 1) // 2 if pad is None else pad
     cg = c // group
     oh = (h + 2 * pad - dil * (k - 1) - 1) // stride + 1
     ow = (w + 2 * pad - dil * (k - 1) - 1) // stride + 1

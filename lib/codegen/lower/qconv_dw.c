@@ -89,17 +89,19 @@ dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int3
     free(fs);
 }
 
-/* The epilogue's zero point and clamp as a constant table (Dw.qa/qb/qc), NULL when the
+/* The epilogue's zero point and clamp as a constant table (Dw.qa ... qe), NULL when the
  * epilogue has none. */
 static LLVMValueRef
 dw_clamp_table(Kb *k, const Epi *e)
 {
     if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT) {
         float f[2] = {(float)((int64_t)e->lo - e->zo), (float)((int64_t)e->hi - e->zo)};
-        int32_t v[3];
+        int32_t v[5];
         memcpy(&v[0], &f[0], 4);
         memcpy(&v[1], &f[1], 4);
         v[2] = e->zo;
+        v[3] = e->lo;
+        v[4] = e->hi;
         return cg_const_bytes(k, v, sizeof v, "dwq");
     }
     if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
@@ -128,17 +130,21 @@ typedef struct Dw {
     bool tap_loop;
     LLVMValueRef vn, voh, ow;
     /* the epilogue's output zero point and clamp, loaded in the row function from a constant
-     * table (dw_clamp_table): float mode flo, fhi (f32, lo/hi - zo) and zo (i32); fixed mode
+     * table (dw_clamp_table): float mode flo, fhi (f32, lo/hi - zo), zo, lo, hi (i32); fixed mode
      * zo, lo, hi (i64). Same-shape depthwise convs then emit the same row function, which
      * target/merge.c shares; alone, LLVM folds the loads back into constants. */
-    LLVMValueRef qa, qb, qc;
+    LLVMValueRef qa, qb, qc, qd, qe;
     /* NCHW rows kernel: every lane of a vector is the same channel, so the epilogue's tables
      * are read once per channel and splat */
     bool splat;
     LLVMValueRef gwr; /* dw_rows_weights */
+    /* the short requantization (dw_fast_ok): 8-bit results, float mode, |acc * mult| < 2^30 */
+    bool fast;
+    /* NCHW rows kernel, quad form: 4 taps per int32 lane, vpdpbusd (dw_q4_ok) */
+    bool q4;
 } Dw;
 
-/* Dw.qa/qb/qc loaded from the table gq (in the row function). */
+/* Dw.qa ... qe loaded from the table gq (in the row function). */
 static void
 dw_clamp_load(Dw *d, LLVMValueRef gq)
 {
@@ -146,9 +152,9 @@ dw_clamp_load(Dw *d, LLVMValueRef gq)
     if (!gq)
         return;
     bool fx = d->e->kind == CG_GEMM_EPI_REQUANT_FIXED;
-    LLVMTypeRef t[3] = {fx ? k->i64 : k->f32, fx ? k->i64 : k->f32, fx ? k->i64 : k->i32};
-    LLVMValueRef *dst[3] = {&d->qa, &d->qb, &d->qc};
-    for (int i = 0; i < 3; i++) {
+    LLVMTypeRef t[5] = {fx ? k->i64 : k->f32, fx ? k->i64 : k->f32, fx ? k->i64 : k->i32, k->i32, k->i32};
+    LLVMValueRef *dst[5] = {&d->qa, &d->qb, &d->qc, &d->qd, &d->qe};
+    for (int i = 0; i < (fx ? 3 : 5); i++) {
         LLVMValueRef idx = cg_i64(k, i);
         *dst[i] = LLVMBuildLoad2(k->b, t[i], LLVMBuildGEP2(k->b, t[i], gq, &idx, 1, ""), "");
     }
@@ -196,6 +202,64 @@ epi_vec(Dw *d, LLVMValueRef g, LLVMTypeRef elt, LLVMValueRef ch, unsigned n)
     return cg_vsplat(k, LLVMBuildLoad2(k->b, elt, LLVMBuildGEP2(k->b, elt, g, &ch, 1, ""), ""), n);
 }
 
+/* Call of the (not overloaded) intrinsic name. */
+static LLVMValueRef
+intrin_call(Kb *k, const char *name, LLVMValueRef *args, unsigned nargs)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(k->mod, id, NULL, 0);
+    return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, NULL, 0), f, args, nargs, "");
+}
+
+static LLVMValueRef
+intrin2(Kb *k, const char *name, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(k->mod, id, &t, 1);
+    LLVMValueRef args[2] = {a, b};
+    return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &t, 1), f, args, 2, "");
+}
+
+/* Whether every channel's float requantization can take the short form of epilogue_vec: an
+ * 8-bit result, and |acc| <= |bias'| + 255 * sum |w'| (x or x ^ 0x80 in [0, 255]) times the
+ * (finite) multiplier stays below 2^30, so f = (f32)acc * mult is never NaN and rne(f) fits
+ * int32: clamping f to [lo - zo, hi - zo] and rounding then equals rounding, adding zo and
+ * clamping to [lo, hi] in int32 (rne is monotonic and the bounds are integers), which is
+ * lib/numerics' requant_product for every accumulator. */
+static bool
+dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, const int32_t *zw,
+           const int32_t *bias)
+{
+    if (e->kind != CG_GEMM_EPI_REQUANT_FLOAT || elem_size(ye) != 1)
+        return false;
+    for (int64_t m = 0; m < M; m++) {
+        /* acc = bias + sum_t (x_t - zx) * w'_t exactly (mod 2^32 on the way), |x - zx| <= 255 */
+        double sw = 0;
+        for (int64_t t = 0; t < T; t++) {
+            int32_t v = w[m * T + t] - zw[m];
+            sw += v < 0 ? -v : v;
+        }
+        double b = bias ? bias[m] : 0, mult = e->mult[m];
+        if (!(mult >= 0 && mult * ((b < 0 ? -b : b) + 255.0 * sw) < 1073741824.0))
+            return false;
+    }
+    return true;
+}
+
+/* round half to even of f (n f32 lanes) as int32: vcvtps2dq with embedded {rn-sae} on 16
+ * lanes of AVX-512 (whatever MXCSR says), else roundeven then fptosi. */
+static LLVMValueRef
+cvt_rne(Kb *k, LLVMValueRef f, unsigned n)
+{
+    LLVMTypeRef vi = LLVMVectorType(k->i32, n);
+    if (n == 16 && k->t->x86 && k->t->avx512f) {
+        LLVMValueRef args[4] = {f, LLVMGetUndef(vi), LLVMConstInt(k->i16, 0xffff, 0), LLVMConstInt(k->i32, 8, 0)};
+        return intrin_call(k, "llvm.x86.avx512.mask.cvtps2dq.512", args, 4);
+    }
+    return LLVMBuildFPToSI(k->b, intrin(k, "llvm.roundeven", f), vi, "");
+}
+
 /* The GEMM epilogue (emit.c epilogue_vec) of an n-lane int32 accumulator of channels
  * [ch, ch + n), as n elements of type ye. */
 static LLVMValueRef
@@ -205,6 +269,13 @@ epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
     const Epi *e = d->e;
     LLVMTypeRef vf = LLVMVectorType(k->f32, n), vi64 = LLVMVectorType(k->i64, n);
     LLVMValueRef out = acc;
+    if (d->fast) { /* dw_fast_ok: rne((f32)acc * mult) + zo, clamped in int32 */
+        LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
+        out = LLVMBuildAdd(k->b, cvt_rne(k, f, n), cg_vsplat(k, d->qc, n), "");
+        out = intrin2(k, "llvm.smax", out, cg_vsplat(k, d->qd, n));
+        out = intrin2(k, "llvm.smin", out, cg_vsplat(k, d->qe, n));
+        return LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
+    }
     switch (e->kind) {
     case CG_GEMM_EPI_I32:
         break;
@@ -470,6 +541,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     int32_t zx = xt->q->zp[0];
     int64_t C = c->M, nvec = C / d.vl;
     dw_tables(k, C, d.T, e, w, zw, bias, zx, &d.tb);
+    d.fast = dw_fast_ok(e, d.ye, C, d.T, w, zw, bias);
     /* channel vectors per block: 4, or 3 / 2 when that leaves no tail block (96, 144) */
     int cv = nvec >= 4 ? 4 : nvec >= 1 ? (int)nvec : 1;
     if (nvec >= 4 && nvec % 4 != 0)
@@ -836,6 +908,7 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     d.splat = true;
     int32_t zx = xt->q->zp[0];
     dw_tables(k, c->M, d.T, e, w, zw, bias, zx, &d.tb);
+    d.fast = dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
     DwPad pd = dw_pad(c);
     /* lanes per vector: the ISA's, halved while a row fills at most half a vector (7x7, 14x14
      * maps), down to 8 (x86: the 128-bit forms have no dot-product intrinsic here) */
