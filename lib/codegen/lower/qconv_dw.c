@@ -150,6 +150,7 @@ typedef struct Dw {
 } Dw;
 
 static int64_t lane_in(const Dw *d, unsigned n, unsigned l);
+static LLVMValueRef q4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv, unsigned n);
 
 /* Dw.qa ... qe loaded from the table gq (in the row function). */
 static void
@@ -829,6 +830,14 @@ q4_step(Dw *d, LLVMValueRef acc, LLVMValueRef p, LLVMValueRef wv, int nt, unsign
         for (int i = 0; i < 4; i++)
             ix[4 * l + (unsigned)i] = LLVMConstInt(k->i32, (unsigned long long)(lane_in(d, n, l) + (i < nt ? i : 0) * c->dw), 0);
     LLVMValueRef xq = LLVMBuildShuffleVector(k->b, x, LLVMGetPoison(LLVMTypeOf(x)), LLVMConstVector(ix, 4 * n), "");
+    return q4_dot(d, acc, xq, wv, n);
+}
+
+/* acc + vpdpbusd(xq, wv) on n lanes (xq: unsigned bytes, wv: signed). */
+static LLVMValueRef
+q4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv, unsigned n)
+{
+    Kb *k = d->k;
     const char *name = cg_isa_dot8(k->t, k->isa, n);
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, NULL, 0);
@@ -1161,10 +1170,217 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     cg_par_end(k, &par, a);
 }
 
+/* ---- depthwise, NCHW, small planes from registers (dw_small) ----
+ * For maps of a few hundred bytes (7x7, 14x14 inputs) on AVX-512 with VBMI: no padded copy.
+ * One task per (n, output channel); its outputs, in their own order e = oh * OW + ow, are
+ * vectors of 16 lanes. Each vector's input taps lie in a window of at most 128 bytes of the
+ * input plane (dws_window), loaded as two zmm (masked past the plane's end); each quad step
+ * is one two-source byte permute of that window (vpermt2b) into lane e's 4 taps, taps outside
+ * the input taking the zero point (a third source: a masked merge, or the second source when
+ * the whole plane fits one zmm), then one vpdpbusd. The tables, epilogue and int8 handling
+ * (x ^ 0x80) are dw_rows' quad form. */
+enum { DWS_MAXPLANE = 256 };
+
+/* Input (ih, iw) of lane e's tap (kh, kw), or -1 outside the input. */
+static int64_t
+dws_tap(const ConvGeo *c, int64_t e, int64_t kh, int64_t kw)
+{
+    int64_t oh = e / c->OW, ow = e % c->OW;
+    int64_t ih = oh * c->sh - c->ph + kh * c->dh, iw = ow * c->sw - c->pw + kw * c->dw;
+    return ih >= 0 && ih < c->H && iw >= 0 && iw < c->W ? ih * c->W + iw : -1;
+}
+
+/* The window of output vector j (lanes e = 16 j + l, e < OH * OW): the first byte *base of the
+ * 128 (or, for a plane of at most 64 bytes, 64) bytes that hold every tap of its lanes; false
+ * when they span more. */
+static bool
+dws_window(const ConvGeo *c, int64_t j, int64_t *base)
+{
+    int64_t HW = c->H * c->W, E = c->OH * c->OW, lo = HW, hi = -1;
+    for (int64_t e = 16 * j; e < 16 * j + 16 && e < E; e++)
+        for (int64_t kh = 0; kh < c->KH; kh++)
+            for (int64_t kw = 0; kw < c->KW; kw++) {
+                int64_t t = dws_tap(c, e, kh, kw);
+                if (t >= 0) {
+                    lo = t < lo ? t : lo;
+                    hi = t > hi ? t : hi;
+                }
+            }
+    *base = 0;
+    if (hi < 0 || HW <= 64)
+        return true;
+    if (hi - lo >= 128)
+        return false;
+    *base = lo + 128 > HW ? (HW > 128 ? HW - 128 : 0) : lo;
+    return true;
+}
+
+static bool
+dw_small_ok(Kb *k, const ConvGeo *c, ElemType xe, const int8_t *w, const int32_t *zw)
+{
+    if ((xe != ET_U8 && xe != ET_I8) || !cg_isa_dot8(k->t, k->isa, 16) || !cg_target_has_feature(k->t, "avx512vbmi") ||
+        c->H * c->W > DWS_MAXPLANE || c->KH * c->KW > DW_MAXT)
+        return false;
+    int64_t T = c->KH * c->KW, base;
+    for (int64_t m = 0; m < c->M; m++)
+        for (int64_t t = 0; t < T; t++)
+            if (w[m * T + t] - zw[m] < -128 || w[m * T + t] - zw[m] > 127)
+                return false;
+    /* estimated vector operations of both kernels for one channel: here one permute (two when
+     * pad bytes need the merge) and one vpdpbusd per quad step and vector, one store per
+     * vector; dw_rows (16 lanes) a load-permute and a vpdpbusd per quad step and vector, two
+     * per padded row copied and two per piece of a partial row stored */
+    int64_t S = dw_rows_steps(c, true, NULL, NULL), tap[DW_MAXT], cost = 0;
+    int nt[DW_MAXT];
+    dw_rows_steps(c, true, tap, nt);
+    for (int64_t j = 0; j * 16 < c->OH * c->OW; j++) {
+        if (!dws_window(c, j, &base))
+            return false;
+        bool two = c->H * c->W - base > 64;
+        for (int64_t st = 0; st < S; st++) {
+            bool pad = false;
+            for (int64_t l = 16 * j; l < 16 * j + 16 && l < c->OH * c->OW; l++)
+                for (int i = 0; i < nt[st]; i++)
+                    pad |= dws_tap(c, l, tap[st] / c->KW, tap[st] % c->KW + i) < 0;
+            cost += 2 + (pad && two);
+        }
+        cost++;
+    }
+    if (c->H * c->W <= 64)
+        return true;
+    int64_t cols = c->OW <= 8 ? 8 : 16, rows = c->OW <= 8 ? (c->OH + 1) / 2 : c->OH;
+    int64_t nvec = (c->OW + cols - 1) / cols, part = c->OW % cols, pieces = 0;
+    for (int64_t b = part; b; b &= b - 1)
+        pieces++;
+    int64_t rcost = rows * nvec * S * 2 + 2 * c->H + c->OH * (nvec - (part != 0) + 2 * pieces);
+    return cost <= rcost;
+}
+
+/* n bytes at p as a <64 x i8> (zero past n: a masked load when n < 64). */
+static LLVMValueRef
+dws_load(Kb *k, LLVMValueRef p, int64_t n)
+{
+    LLVMTypeRef vt = LLVMVectorType(k->i8, 64);
+    if (n >= 64)
+        return vload(k, k->i8, 64, p);
+    if (n <= 0)
+        return LLVMConstNull(vt);
+    LLVMValueRef mk[64];
+    for (int i = 0; i < 64; i++)
+        mk[i] = LLVMConstInt(LLVMInt1TypeInContext(k->c), i < n, 0);
+    LLVMTypeRef ov[2] = {vt, k->ptr};
+    unsigned id = LLVMLookupIntrinsicID("llvm.masked.load", 16);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, ov, 2);
+    bool align_arg = LLVMCountParamTypes(ft) == 4;
+    LLVMValueRef args[4] = {p, align_arg ? LLVMConstInt(k->i32, 1, 0) : LLVMConstVector(mk, 64),
+                            align_arg ? LLVMConstVector(mk, 64) : LLVMConstNull(vt), LLVMConstNull(vt)};
+    LLVMValueRef call = LLVMBuildCall2(k->b, ft, LLVMGetIntrinsicDeclaration(k->mod, id, ov, 2), args, align_arg ? 4 : 3, "");
+    if (!align_arg)
+        LLVMAddCallSiteAttribute(call, 1, LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("align", 5), 1));
+    return call;
+}
+
+/* Quad step (kh, kw0, nt taps) of output vector j from its window (w0, w1 at base; w1 NULL
+ * when the plane fits w0) and the zero-point vector zv: lane e's 4 bytes. */
+static LLVMValueRef
+dws_quad(Kb *k, const ConvGeo *c, int64_t j, int64_t base, LLVMValueRef w0, LLVMValueRef w1, LLVMValueRef zv,
+         int64_t kh, int64_t kw0, int nt)
+{
+    LLVMValueRef ix[64], pm[64];
+    bool anypad = false;
+    for (int64_t l = 0; l < 16; l++)
+        for (int i = 0; i < 4; i++) {
+            int64_t e = 16 * j + l, t = i < nt && e < c->OH * c->OW ? dws_tap(c, e, kh, kw0 + i) : -1;
+            bool pad = t < 0;
+            anypad |= pad;
+            ix[4 * l + i] = LLVMConstInt(k->i32, (unsigned long long)(pad ? (w1 ? 0 : 64) : t - base), 0);
+            pm[4 * l + i] = LLVMConstInt(LLVMInt1TypeInContext(k->c), pad, 0);
+        }
+    LLVMValueRef q = LLVMBuildShuffleVector(k->b, w0, w1 ? w1 : zv, LLVMConstVector(ix, 64), "");
+    if (w1 && anypad)
+        q = LLVMBuildSelect(k->b, LLVMConstVector(pm, 64), zv, q, "");
+    return q;
+}
+
+static void
+dw_small(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, const int8_t *w,
+         const int32_t *zw, const int32_t *bias)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    Dw d;
+    memset(&d, 0, sizeof d);
+    d.k = k;
+    d.c = c;
+    d.e = e;
+    d.xe = xt->elem;
+    d.ye = ir_value(k->g, n->out[0])->type.elem;
+    d.T = c->KH * c->KW;
+    d.splat = true;
+    d.q4 = true;
+    d.vl = 16;
+    d.fast = dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
+    bool flip = d.xe == ET_I8;
+    int32_t zxu = flip ? xt->q->zp[0] + 128 : xt->q->zp[0];
+    dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
+    d.gwr = dw_rows_weights(k, c, true, w, zw, false);
+    int64_t S = dw_rows_steps(c, true, NULL, NULL), tap[DW_MAXT];
+    int nt[DW_MAXT];
+    dw_rows_steps(c, true, tap, nt);
+    int64_t HW = c->H * c->W, E = c->OH * c->OW, NV = (E + 15) / 16, es = (int64_t)elem_size(d.ye);
+    LLVMValueRef gq = dw_clamp_table(k, e);
+    Par par;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    LLVMValueRef v = cg_par_begin(k, &par, c->N * c->M, io, 2);
+    row_fn_attrs(&d, par.fn);
+    dw_clamp_load(&d, gq);
+    LLVMValueRef m = LLVMBuildSRem(k->b, v, cg_i64(k, c->M), "");
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, v, cg_i64(k, c->M), "");
+    LLVMValueRef ci = LLVMBuildSDiv(k->b, m, cg_i64(k, c->Mg), "");
+    LLVMValueRef xp = cg_gep(k, io[0], cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), ci), cg_i64(k, HW)));
+    LLVMValueRef ybase = cg_gep(k, io[1], cg_mul(k, v, cg_i64(k, E * es)));
+    LLVMValueRef f80 = cg_vsplat(k, LLVMConstInt(k->i8, 0x80, 0), 64);
+    LLVMValueRef zv = cg_vsplat(k, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zxu, 0), 64);
+    LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d.tb.gb, &m, 1, ""), "");
+    LLVMValueRef wbase = cg_mul(k, m, cg_i64(k, S));
+    for (int64_t j0 = 0; j0 < NV; j0 += DWR_MAXACC) {
+        int nb = (int)(NV - j0 < DWR_MAXACC ? NV - j0 : DWR_MAXACC);
+        LLVMValueRef acc[DWR_MAXACC], w0[DWR_MAXACC], w1[DWR_MAXACC];
+        int64_t base[DWR_MAXACC];
+        for (int jj = 0; jj < nb; jj++) {
+            dws_window(c, j0 + jj, &base[jj]);
+            w0[jj] = dws_load(k, cg_gep(k, xp, cg_i64(k, base[jj])), HW - base[jj]);
+            w1[jj] = HW - base[jj] > 64 ? dws_load(k, cg_gep(k, xp, cg_i64(k, base[jj] + 64)), HW - base[jj] - 64) : NULL;
+            if (flip) {
+                w0[jj] = LLVMBuildXor(k->b, w0[jj], f80, "");
+                w1[jj] = w1[jj] ? LLVMBuildXor(k->b, w1[jj], f80, "") : NULL;
+            }
+            acc[jj] = cg_vsplat(k, b, 16);
+        }
+        for (int64_t st = 0; st < S; st++) {
+            LLVMValueRef wi = cg_add(k, wbase, cg_i64(k, st));
+            LLVMValueRef wv = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d.gwr, &wi, 1, ""), ""), 16);
+            wv = LLVMBuildBitCast(k->b, wv, LLVMVectorType(k->i8, 64), "");
+            for (int jj = 0; jj < nb; jj++) {
+                LLVMValueRef q = dws_quad(k, c, j0 + jj, base[jj], w0[jj], w1[jj], zv, tap[st] / c->KW, tap[st] % c->KW, nt[st]);
+                acc[jj] = q4_dot(&d, acc[jj], q, wv, 16);
+            }
+        }
+        for (int jj = 0; jj < nb; jj++) {
+            int64_t e0 = 16 * (j0 + jj), cnt = E - e0 < 16 ? E - e0 : 16;
+            store_lanes(k, epilogue_vec(&d, acc[jj], m, 16), 16, 0, cnt, cg_gep(k, ybase, cg_i64(k, e0 * es)), es);
+        }
+    }
+    cg_par_end(k, &par, a);
+}
+
 bool
 cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                 const int8_t *w, const int32_t *zw, const int32_t *bias)
 {
+    if (dw_small_ok(k, c, ir_value(k->g, n->in[0])->type.elem, w, zw)) {
+        dw_small(k, n, a, c, e, w, zw, bias);
+        return true;
+    }
     if (dw_rows_ok(c, ir_value(k->g, n->in[0])->type.elem)) {
         dw_rows(k, n, a, c, e, w, zw, bias);
         return true;
