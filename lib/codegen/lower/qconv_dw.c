@@ -138,6 +138,8 @@ typedef struct Dw {
      * are read once per channel and splat */
     bool splat;
     LLVMValueRef gwr; /* dw_rows_weights */
+    /* cg_dw_epi_fast_i32: the short form's int32 before the clamp */
+    bool unclamped;
     /* the short requantization (dw_fast_ok): 8-bit results, float mode, |acc * mult| < 2^30 */
     bool fast;
     /* NCHW rows kernel, quad form: 4 taps per int32 lane, vpdpbusd (dw_q4_ok) */
@@ -235,8 +237,8 @@ intrin2(Kb *k, const char *name, LLVMValueRef a, LLVMValueRef b)
  * int32: clamping f to [lo - zo, hi - zo] and rounding then equals rounding, adding zo and
  * clamping to [lo, hi] in int32 (rne is monotonic and the bounds are integers), which is
  * lib/numerics' requant_product for every accumulator. */
-static bool
-dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, const int32_t *zw,
+bool
+cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, const int32_t *zw,
            const int32_t *bias)
 {
     if (e->kind != CG_GEMM_EPI_REQUANT_FLOAT || elem_size(ye) != 1)
@@ -280,6 +282,8 @@ epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
     if (d->fast) { /* dw_fast_ok: rne((f32)acc * mult) + zo, clamped in int32 */
         LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
         out = LLVMBuildAdd(k->b, cvt_rne(k, f, n), cg_vsplat(k, d->qc, n), "");
+        if (d->unclamped)
+            return out;
         out = intrin2(k, "llvm.smax", out, cg_vsplat(k, d->qd, n));
         out = intrin2(k, "llvm.smin", out, cg_vsplat(k, d->qe, n));
         return LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
@@ -549,7 +553,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     int32_t zx = xt->q->zp[0];
     int64_t C = c->M, nvec = C / d.vl;
     dw_tables(k, C, d.T, e, w, zw, bias, zx, &d.tb);
-    d.fast = dw_fast_ok(e, d.ye, C, d.T, w, zw, bias);
+    d.fast = cg_dw_fast_ok(e, d.ye, C, d.T, w, zw, bias);
     /* channel vectors per block: 4, or 3 / 2 when that leaves no tail block (96, 144) */
     int cv = nvec >= 4 ? 4 : nvec >= 1 ? (int)nvec : 1;
     if (nvec >= 4 && nvec % 4 != 0)
@@ -1080,7 +1084,7 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     d.T = c->KH * c->KW;
     d.splat = true;
     int32_t zx = xt->q->zp[0];
-    d.fast = dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
+    d.fast = cg_dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
     DwPad pd = dw_pad(c);
     int64_t PW = pd.PW;
     d.PW = PW;
@@ -1318,7 +1322,7 @@ dw_small(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, co
     d.splat = true;
     d.q4 = true;
     d.vl = 16;
-    d.fast = dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
+    d.fast = cg_dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
     bool flip = d.xe == ET_I8;
     int32_t zxu = flip ? xt->q->zp[0] + 128 : xt->q->zp[0];
     dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
@@ -1467,4 +1471,84 @@ cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi
     cg_loop_end(k, &lm);
     cg_loop_end(k, &ln);
     return true;
+}
+
+/* ---- the epilogue for qconv_first.c (qconv.h) ---- */
+
+void
+cg_dw_epi_init(Kb *k, const Epi *e, ElemType ye, int64_t M, bool fast, CgDwEpi *t)
+{
+    memset(t, 0, sizeof *t);
+    t->e = e;
+    t->ye = ye;
+    t->fast = fast;
+    size_t nm = (size_t)(M > 0 ? M : 1);
+    if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT || e->kind == CG_GEMM_EPI_DEQUANT)
+        t->gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult, nm * sizeof(float), "dwm");
+    if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
+        int64_t *fm = xcalloc(nm, sizeof *fm), *fr = xcalloc(nm, sizeof *fr), *fs = xcalloc(nm, sizeof *fs);
+        for (int64_t m = 0; m < M; m++) {
+            fm[m] = e->fmult[m];
+            fs[m] = e->fshift[m];
+            fr[m] = (int64_t)1 << (e->fshift[m] - 1);
+        }
+        t->gfm = cg_const_bytes(k, fm, nm * sizeof *fm, "dwfm");
+        t->gfr = cg_const_bytes(k, fr, nm * sizeof *fr, "dwfr");
+        t->gfs = cg_const_bytes(k, fs, nm * sizeof *fs, "dwfs");
+        free(fm);
+        free(fr);
+        free(fs);
+    }
+    t->gq = dw_clamp_table(k, e);
+}
+
+/* A Dw holding t's tables, as the depthwise kernels' epilogue reads them. */
+static void
+dw_of_epi(Kb *k, const CgDwEpi *t, Dw *d)
+{
+    memset(d, 0, sizeof *d);
+    d->k = k;
+    d->e = t->e;
+    d->ye = t->ye;
+    d->fast = t->fast;
+    d->splat = true;
+    d->tb.gm = t->gm;
+    d->tb.gfm = t->gfm;
+    d->tb.gfr = t->gfr;
+    d->tb.gfs = t->gfs;
+    d->qa = t->q[0];
+    d->qb = t->q[1];
+    d->qc = t->q[2];
+    d->qd = t->q[3];
+    d->qe = t->q[4];
+}
+
+void
+cg_dw_epi_load(Kb *k, CgDwEpi *t)
+{
+    Dw d;
+    dw_of_epi(k, t, &d);
+    dw_clamp_load(&d, t->gq);
+    t->q[0] = d.qa;
+    t->q[1] = d.qb;
+    t->q[2] = d.qc;
+    t->q[3] = d.qd;
+    t->q[4] = d.qe;
+}
+
+LLVMValueRef
+cg_dw_epi_apply(Kb *k, const CgDwEpi *t, LLVMValueRef acc, LLVMValueRef m, unsigned n)
+{
+    Dw d;
+    dw_of_epi(k, t, &d);
+    return epilogue_vec(&d, acc, m, n);
+}
+
+LLVMValueRef
+cg_dw_epi_fast_i32(Kb *k, const CgDwEpi *t, LLVMValueRef acc, LLVMValueRef m, unsigned n)
+{
+    Dw d;
+    dw_of_epi(k, t, &d);
+    d.unclamped = true;
+    return epilogue_vec(&d, acc, m, n);
 }
