@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """gen_dw.py: writes graphs/dw_*.qir, depthwise qconvs (channel multiplier 1) of the shapes the
 edge CNN families use: MobileNetV2/V3, EfficientNet, MnasNet (3x3 and 5x5, strides 1 and 2), ConvNeXt
-(7x7), a dilated 3x3. Per-channel weights as ONNX Runtime exports them (symmetric, zp 0; one graph
+(7x7), a dilated 3x3; and first convolutions (3 input channels, 3x3/4x4/7x7, stride 2:
+graphs/first_*.qir). Per-channel weights as ONNX Runtime exports them (symmetric, zp 0; one graph
 with weight zero points too), u8 and i8 activations, pads K/2, a ReLU6-like clamp on some.
 Two forms per shape: dw_<shape>.qir, the conv alone (NCHW in and out: the NCHW depthwise kernel,
 as in squeeze-excitation blocks whose pool and channel scale keep the result NCHW), and
@@ -43,9 +44,10 @@ def ty(t, shape, scale, zp):
     return "%s[%s]{scale=%g, zp=%d}" % (t, ",".join(str(d) for d in shape), scale, zp)
 
 
-def conv(R, name, x, xshape, t, m, k, stride=1, dil=1, group=1, clamp=None, wzp=False, yt=None):
+def conv(R, name, x, xshape, t, m, k, stride=1, dil=1, group=1, clamp=None, wzp=False, yt=None,
+         pad=None):
     n, c, h, w = xshape
-    pad = dil * (k - 1) // 2
+    pad = dil * (k - 1) // 2 if pad is None else pad
     cg = c // group
     oh = (h + 2 * pad - dil * (k - 1) - 1) // stride + 1
     ow = (w + 2 * pad - dil * (k - 1) - 1) // stride + 1
@@ -90,6 +92,33 @@ def graph(shape, pw):
         gname, inp, yty, "\n".join(lines), out)
 
 
+# first convolutions (lower/qconv_first.c on AVX-512 VBMI): name, batch, input type, H (= W),
+# kernel, stride, pad, output channels, weight zero points, clamp, a 1x1 conv after (the first
+# conv's result then NHWC)
+FIRST = [
+    ("3x3_s2_64", 1, "u8", 64, 3, 2, 1, 16, False, None, False),
+    ("4x4_s2_50_pw", 1, "i8", 50, 4, 2, 1, 24, False, None, True),
+    ("3x3_s2_33_b2", 2, "u8", 33, 3, 2, 0, 32, True, (0, 200), False),
+    ("7x7_s2_40", 1, "i8", 40, 7, 2, 3, 8, False, None, False),
+]
+
+
+def first_graph(shape):
+    name, n, t, hw, k, s, pad, m, wzp, clamp, pw = shape
+    R = random.Random("first" + name)
+    gname = "first_" + name
+    xshape = (n, 3, hw, hw)
+    inp = "%%x: %s" % ty(t, xshape, 0.05, 128 if t == "u8" else -3)
+    lines, yshape, yty = conv(R, "c", "%x", xshape, t, m, k, stride=s, clamp=clamp, wzp=wzp, pad=pad)
+    out = "%c"
+    if pw:
+        l, yshape, yty = conv(R, "p", "%c", yshape, t, 16, 1)
+        lines += l
+        out = "%p"
+    return gname, "graph @%s(%s) -> %s {\n%s\n  return %s\n}\n" % (
+        gname, inp, yty, "\n".join(lines), out)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for shape in SHAPES:
@@ -97,6 +126,11 @@ def main():
             name, text = graph(shape, pw)
             with open(os.path.join(OUT, name + ".qir"), "w") as fh:
                 fh.write(text)
+    for shape in FIRST:
+        name, text = first_graph(shape)
+        with open(os.path.join(OUT, name + ".qir"), "w") as fh:
+            fh.write("// a first convolution (3 input channels: lower/qconv_first.c on AVX-512 VBMI); "
+                     "test/e2e/gen_dw.py\n" + text)
 
 
 if __name__ == "__main__":

@@ -204,6 +204,8 @@ cg_linear_scratch(Kb *k, Node *n)
         return -1;
     if (is_depthwise(&c))
         return c.in_nhwc ? cg_dw_nhwc_scratch(&c) : cg_dw_scratch(&c);
+    if (c.G == 1 && cg_first_ok(k, n, &c))
+        return 0;
     if (c.G == 1)
         return cg_nhwc_scratch(&c, out_es(k, n));
     int64_t rows = c.N * c.OH * c.OW;
@@ -468,6 +470,10 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
     if (is_depthwise(&c)) {
         ok = c.in_nhwc ? cg_emit_dw_conv_nhwc(k, n, a, &c, &e, w, zw, bias)
                        : cg_emit_dw_conv(k, n, a, &c, &e, w, zw, bias);
+        goto out;
+    }
+    if (c.G == 1 && cg_first_ok(k, n, &c)) {
+        ok = cg_emit_conv_first(k, n, a, &c, &e, w, zw, bias);
         goto out;
     }
     if (c.G == 1) {

@@ -77,6 +77,36 @@ int64_t cg_dw_nhwc_scratch(const ConvGeo *c);
 bool cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                           const int8_t *w, const int32_t *zw, const int32_t *bias);
 
+/* The requantizing epilogue of qconv_dw.c, for the direct conv kernels of qconv_first.c:
+ * per-channel tables made at compile time (cg_dw_epi_init), the clamp constants loaded in the
+ * row function (cg_dw_epi_load), the epilogue of an n-lane int32 accumulator whose lanes all
+ * belong to channel m (cg_dw_epi_apply: n results of type ye, lane for lane lib/ref's). fast:
+ * the short float form, when cg_dw_fast_ok says every accumulator allows it (8-bit results,
+ * |(bias + sum (x - zx) w') * mult| < 2^30 for the weights w [M][T] with zero points zw). */
+typedef struct CgDwEpi {
+    const Epi *e;
+    ElemType ye;
+    bool fast;
+    LLVMValueRef gm, gfm, gfr, gfs, gq;
+    LLVMValueRef q[5];
+} CgDwEpi;
+bool cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, const int32_t *zw,
+                   const int32_t *bias);
+void cg_dw_epi_init(Kb *k, const Epi *e, ElemType ye, int64_t M, bool fast, CgDwEpi *t);
+void cg_dw_epi_load(Kb *k, CgDwEpi *t);
+LLVMValueRef cg_dw_epi_apply(Kb *k, const CgDwEpi *t, LLVMValueRef acc, LLVMValueRef m, unsigned n);
+/* The short form (t->fast) up to rne(f) + zo, before the clamp to [lo, hi] (|value| < 2^30 +
+ * |zo|: the caller saturates and clamps). */
+LLVMValueRef cg_dw_epi_fast_i32(Kb *k, const CgDwEpi *t, LLVMValueRef acc, LLVMValueRef m, unsigned n);
+
+/* ---- direct convolutions of few input channels (qconv_first.c) ----
+ * The first conv of a CNN (3 input channels, 3x3 or 4x4 patches, stride 2 or 4) on the quad
+ * dot product: pixels as lanes, output channels in registers. cg_first_ok: n takes it (same
+ * answer for the scratch query and the emitter; it needs no scratch). */
+bool cg_first_ok(Kb *k, Node *n, const ConvGeo *c);
+bool cg_emit_conv_first(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
+                        const int8_t *w, const int32_t *zw, const int32_t *bias);
+
 /* ---- element-wise ops as flat vector loops (qelem_vec.c) ----
  * requantize / qadd / qsub / qmul, float mode, 8-bit per-tensor operands of the result's shape
  * (or single elements), any layout. */

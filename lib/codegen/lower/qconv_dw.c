@@ -89,17 +89,19 @@ dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int3
     free(fs);
 }
 
-/* The epilogue's zero point and clamp as a constant table (Dw.qa/qb/qc), NULL when the
+/* The epilogue's zero point and clamp as a constant table (Dw.qa ... qe), NULL when the
  * epilogue has none. */
 static LLVMValueRef
 dw_clamp_table(Kb *k, const Epi *e)
 {
     if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT) {
         float f[2] = {(float)((int64_t)e->lo - e->zo), (float)((int64_t)e->hi - e->zo)};
-        int32_t v[3];
+        int32_t v[5];
         memcpy(&v[0], &f[0], 4);
         memcpy(&v[1], &f[1], 4);
         v[2] = e->zo;
+        v[3] = e->lo;
+        v[4] = e->hi;
         return cg_const_bytes(k, v, sizeof v, "dwq");
     }
     if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
@@ -128,17 +130,31 @@ typedef struct Dw {
     bool tap_loop;
     LLVMValueRef vn, voh, ow;
     /* the epilogue's output zero point and clamp, loaded in the row function from a constant
-     * table (dw_clamp_table): float mode flo, fhi (f32, lo/hi - zo) and zo (i32); fixed mode
+     * table (dw_clamp_table): float mode flo, fhi (f32, lo/hi - zo), zo, lo, hi (i32); fixed mode
      * zo, lo, hi (i64). Same-shape depthwise convs then emit the same row function, which
      * target/merge.c shares; alone, LLVM folds the loads back into constants. */
-    LLVMValueRef qa, qb, qc;
+    LLVMValueRef qa, qb, qc, qd, qe;
     /* NCHW rows kernel: every lane of a vector is the same channel, so the epilogue's tables
      * are read once per channel and splat */
     bool splat;
     LLVMValueRef gwr; /* dw_rows_weights */
+    /* cg_dw_epi_fast_i32: the short form's int32 before the clamp */
+    bool unclamped;
+    /* the short requantization (dw_fast_ok): 8-bit results, float mode, |acc * mult| < 2^30 */
+    bool fast;
+    /* NCHW rows kernel, quad form: 4 taps per int32 lane, vpdpbusd (dw_q4_ok) */
+    bool q4;
+    /* NCHW rows kernel: padded plane width, output rows per vector (lane_in), flat rows, the
+     * whole plane stored at once (plane_store) and the vectors per vector row */
+    int64_t PW;
+    int rpv, nvj;
+    bool flat, pstore;
 } Dw;
 
-/* Dw.qa/qb/qc loaded from the table gq (in the row function). */
+static int64_t lane_in(const Dw *d, unsigned n, unsigned l);
+static LLVMValueRef q4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv, unsigned n);
+
+/* Dw.qa ... qe loaded from the table gq (in the row function). */
 static void
 dw_clamp_load(Dw *d, LLVMValueRef gq)
 {
@@ -146,9 +162,9 @@ dw_clamp_load(Dw *d, LLVMValueRef gq)
     if (!gq)
         return;
     bool fx = d->e->kind == CG_GEMM_EPI_REQUANT_FIXED;
-    LLVMTypeRef t[3] = {fx ? k->i64 : k->f32, fx ? k->i64 : k->f32, fx ? k->i64 : k->i32};
-    LLVMValueRef *dst[3] = {&d->qa, &d->qb, &d->qc};
-    for (int i = 0; i < 3; i++) {
+    LLVMTypeRef t[5] = {fx ? k->i64 : k->f32, fx ? k->i64 : k->f32, fx ? k->i64 : k->i32, k->i32, k->i32};
+    LLVMValueRef *dst[5] = {&d->qa, &d->qb, &d->qc, &d->qd, &d->qe};
+    for (int i = 0; i < (fx ? 3 : 5); i++) {
         LLVMValueRef idx = cg_i64(k, i);
         *dst[i] = LLVMBuildLoad2(k->b, t[i], LLVMBuildGEP2(k->b, t[i], gq, &idx, 1, ""), "");
     }
@@ -196,6 +212,64 @@ epi_vec(Dw *d, LLVMValueRef g, LLVMTypeRef elt, LLVMValueRef ch, unsigned n)
     return cg_vsplat(k, LLVMBuildLoad2(k->b, elt, LLVMBuildGEP2(k->b, elt, g, &ch, 1, ""), ""), n);
 }
 
+/* Call of the (not overloaded) intrinsic name. */
+static LLVMValueRef
+intrin_call(Kb *k, const char *name, LLVMValueRef *args, unsigned nargs)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(k->mod, id, NULL, 0);
+    return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, NULL, 0), f, args, nargs, "");
+}
+
+static LLVMValueRef
+intrin2(Kb *k, const char *name, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(k->mod, id, &t, 1);
+    LLVMValueRef args[2] = {a, b};
+    return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &t, 1), f, args, 2, "");
+}
+
+/* Whether every channel's float requantization can take the short form of epilogue_vec: an
+ * 8-bit result, and |acc| <= |bias'| + 255 * sum |w'| (x or x ^ 0x80 in [0, 255]) times the
+ * (finite) multiplier stays below 2^30, so f = (f32)acc * mult is never NaN and rne(f) fits
+ * int32: clamping f to [lo - zo, hi - zo] and rounding then equals rounding, adding zo and
+ * clamping to [lo, hi] in int32 (rne is monotonic and the bounds are integers), which is
+ * lib/numerics' requant_product for every accumulator. */
+bool
+cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, const int32_t *zw,
+           const int32_t *bias)
+{
+    if (e->kind != CG_GEMM_EPI_REQUANT_FLOAT || elem_size(ye) != 1)
+        return false;
+    for (int64_t m = 0; m < M; m++) {
+        /* acc = bias + sum_t (x_t - zx) * w'_t exactly (mod 2^32 on the way), |x - zx| <= 255 */
+        double sw = 0;
+        for (int64_t t = 0; t < T; t++) {
+            int32_t v = w[m * T + t] - zw[m];
+            sw += v < 0 ? -v : v;
+        }
+        double b = bias ? bias[m] : 0, mult = e->mult[m];
+        if (!(mult >= 0 && mult * ((b < 0 ? -b : b) + 255.0 * sw) < 1073741824.0))
+            return false;
+    }
+    return true;
+}
+
+/* round half to even of f (n f32 lanes) as int32: vcvtps2dq with embedded {rn-sae} on 16
+ * lanes of AVX-512 (whatever MXCSR says), else roundeven then fptosi. */
+static LLVMValueRef
+cvt_rne(Kb *k, LLVMValueRef f, unsigned n)
+{
+    LLVMTypeRef vi = LLVMVectorType(k->i32, n);
+    if (n == 16 && k->t->x86 && k->t->avx512f) {
+        LLVMValueRef args[4] = {f, LLVMGetUndef(vi), LLVMConstInt(k->i16, 0xffff, 0), LLVMConstInt(k->i32, 8, 0)};
+        return intrin_call(k, "llvm.x86.avx512.mask.cvtps2dq.512", args, 4);
+    }
+    return LLVMBuildFPToSI(k->b, intrin(k, "llvm.roundeven", f), vi, "");
+}
+
 /* The GEMM epilogue (emit.c epilogue_vec) of an n-lane int32 accumulator of channels
  * [ch, ch + n), as n elements of type ye. */
 static LLVMValueRef
@@ -205,6 +279,15 @@ epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
     const Epi *e = d->e;
     LLVMTypeRef vf = LLVMVectorType(k->f32, n), vi64 = LLVMVectorType(k->i64, n);
     LLVMValueRef out = acc;
+    if (d->fast) { /* dw_fast_ok: rne((f32)acc * mult) + zo, clamped in int32 */
+        LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
+        out = LLVMBuildAdd(k->b, cvt_rne(k, f, n), cg_vsplat(k, d->qc, n), "");
+        if (d->unclamped)
+            return out;
+        out = intrin2(k, "llvm.smax", out, cg_vsplat(k, d->qd, n));
+        out = intrin2(k, "llvm.smin", out, cg_vsplat(k, d->qe, n));
+        return LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
+    }
     switch (e->kind) {
     case CG_GEMM_EPI_I32:
         break;
@@ -470,6 +553,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     int32_t zx = xt->q->zp[0];
     int64_t C = c->M, nvec = C / d.vl;
     dw_tables(k, C, d.T, e, w, zw, bias, zx, &d.tb);
+    d.fast = cg_dw_fast_ok(e, d.ye, C, d.T, w, zw, bias);
     /* channel vectors per block: 4, or 3 / 2 when that leaves no tail block (96, 144) */
     int cv = nvec >= 4 ? 4 : nvec >= 1 ? (int)nvec : 1;
     if (nvec >= 4 && nvec % 4 != 0)
@@ -663,54 +747,108 @@ mac_pair(Dw *d, LLVMValueRef acc, LLVMValueRef x, LLVMValueRef w, unsigned n)
     return LLVMBuildAdd(k->b, acc, LLVMBuildMul(k->b, xo, wo, ""), "");
 }
 
-/* The multiply-add steps of a row block, in order: (kh, kw) taps, at stride 2 with dilation 1
- * pairs (kw, kw + 1) where kw + 1 < KW. */
+/* The multiply-add steps of a row block, in order, as (first tap, taps): (kh, kw) taps one by
+ * one; at stride 2 with dilation 1 pairs (kw, kw + 1) where kw + 1 < KW; in the quad form
+ * (q4) groups of up to 4 taps kw0 .. kw0 + 3 of one kernel row. */
 static int64_t
-dw_rows_steps(const ConvGeo *c, int64_t *tap, bool *two)
+dw_rows_steps(const ConvGeo *c, bool q4, int64_t *tap, int *nt)
 {
     int64_t S = 0;
     for (int64_t kh = 0; kh < c->KH; kh++)
-        for (int64_t kw = 0; kw < c->KW; kw++) {
-            bool p = c->sw == 2 && c->dw == 1 && kw + 1 < c->KW;
+        for (int64_t kw = 0; kw < c->KW;) {
+            int n = q4 ? (int)(c->KW - kw < 4 ? c->KW - kw : 4) : c->sw == 2 && c->dw == 1 && kw + 1 < c->KW ? 2 : 1;
             if (tap) {
                 tap[S] = kh * c->KW + kw;
-                two[S] = p;
+                nt[S] = n;
             }
             S++;
-            if (p)
-                kw++;
+            kw += n;
         }
     return S;
 }
 
-/* The weights of every step as the int32 a step multiplies with, [channel][step]: stride 1,
- * w' zero-extended for the dot-product intrinsics (only the low i16 halves multiply) or sign
- * extended; stride 2, the i16 pair (w'[kw], w'[kw + 1] or 0). Broadcast from memory by the
- * multiply-add. */
+/* The weights of every step as the int32 a step multiplies with, [channel][step]: quad form,
+ * the bytes w'[kw0 + i] (int8; 0 past the step's taps); stride 2, the i16 pair (w'[kw],
+ * w'[kw + 1] or 0); else w' zero-extended for the dot-product intrinsics (only the low i16
+ * halves multiply) or sign extended. Broadcast from memory by the multiply-add. */
 static LLVMValueRef
-dw_rows_weights(Kb *k, const ConvGeo *c, const int8_t *w, const int32_t *zw, bool zext)
+dw_rows_weights(Kb *k, const ConvGeo *c, bool q4, const int8_t *w, const int32_t *zw, bool zext)
 {
-    int64_t T = c->KH * c->KW, S = dw_rows_steps(c, NULL, NULL);
+    int64_t T = c->KH * c->KW, S = dw_rows_steps(c, q4, NULL, NULL);
     int64_t *tap = xmalloc((size_t)S * sizeof *tap);
-    bool *two = xmalloc((size_t)S * sizeof *two);
-    dw_rows_steps(c, tap, two);
+    int *nt = xmalloc((size_t)S * sizeof *nt);
+    dw_rows_steps(c, q4, tap, nt);
     uint32_t *tw = xmalloc((size_t)(S * c->M) * sizeof *tw);
     for (int64_t m = 0; m < c->M; m++)
         for (int64_t st = 0; st < S; st++) {
-            int16_t w0 = (int16_t)(w[m * T + tap[st]] - zw[m]);
-            int16_t w1 = two[st] ? (int16_t)(w[m * T + tap[st] + 1] - zw[m]) : 0;
-            uint32_t v;
-            if (c->sw == 2)
-                v = (uint32_t)(uint16_t)w0 | (uint32_t)(uint16_t)w1 << 16;
-            else
-                v = zext ? (uint32_t)(uint16_t)w0 : (uint32_t)(int32_t)w0;
+            uint32_t v = 0;
+            for (int i = 0; i < nt[st]; i++) {
+                int32_t wi = w[m * T + tap[st] + i] - zw[m];
+                if (q4)
+                    v |= (uint32_t)(uint8_t)(int8_t)wi << (8 * i);
+                else if (c->sw == 2)
+                    v |= (uint32_t)(uint16_t)(int16_t)wi << (16 * i);
+                else
+                    v = zext ? (uint32_t)(uint16_t)(int16_t)wi : (uint32_t)wi;
+            }
             tw[m * S + st] = v;
         }
     LLVMValueRef g = cg_const_bytes(k, tw, (size_t)(S * c->M) * sizeof *tw, "dwrw");
     free(tap);
-    free(two);
+    free(nt);
     free(tw);
     return g;
+}
+
+/* Whether the NCHW rows kernel takes the quad form on n-lane vectors: the path has the u8 x s8
+ * dot product (cg_isa_dot8), every w' fits int8, and the 4n bytes loaded per step hold every
+ * lane's taps (lane l reads bytes lane_in(l) + i * dw, i < 4). */
+static bool
+dw_q4_ok(Kb *k, const Dw *d, unsigned n, const int8_t *w, const int32_t *zw)
+{
+    const ConvGeo *c = d->c;
+    if (!cg_isa_dot8(k->t, k->isa, n) || lane_in(d, n, n - 1) + 3 * c->dw >= 4 * (int64_t)n)
+        return false;
+    int64_t T = c->KH * c->KW;
+    for (int64_t m = 0; m < c->M; m++)
+        for (int64_t t = 0; t < T; t++) {
+            int32_t v = w[m * T + t] - zw[m];
+            if (v < -128 || v > 127)
+                return false;
+        }
+    return true;
+}
+
+/* acc + 4-tap dot products of a quad step: lane l of the n lanes multiplies the bytes
+ * p[s * l + i * dw] (i < nt; the other byte slots repeat tap 0 against a zero weight) by the
+ * step's 4 weight bytes wv (<4n x i8>, the same on every lane), one vpdpbusd. p holds unsigned
+ * bytes (the plane is copied as x ^ 0x80 for int8 activations). */
+static LLVMValueRef
+q4_step(Dw *d, LLVMValueRef acc, LLVMValueRef p, LLVMValueRef wv, int nt, unsigned n)
+{
+    Kb *k = d->k;
+    const ConvGeo *c = d->c;
+    LLVMValueRef x = vload(k, k->i8, 4 * n, p);
+    LLVMValueRef ix[64];
+    for (unsigned l = 0; l < n; l++)
+        for (int i = 0; i < 4; i++)
+            ix[4 * l + (unsigned)i] = LLVMConstInt(k->i32, (unsigned long long)(lane_in(d, n, l) + (i < nt ? i : 0) * c->dw), 0);
+    LLVMValueRef xq = LLVMBuildShuffleVector(k->b, x, LLVMGetPoison(LLVMTypeOf(x)), LLVMConstVector(ix, 4 * n), "");
+    return q4_dot(d, acc, xq, wv, n);
+}
+
+/* acc + vpdpbusd(xq, wv) on n lanes (xq: unsigned bytes, wv: signed). */
+static LLVMValueRef
+q4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv, unsigned n)
+{
+    Kb *k = d->k;
+    const char *name = cg_isa_dot8(k->t, k->isa, n);
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, NULL, 0);
+    LLVMTypeRef pt[3];
+    LLVMGetParamTypes(ft, pt);
+    LLVMValueRef args[3] = {acc, LLVMBuildBitCast(k->b, xq, pt[1], ""), LLVMBuildBitCast(k->b, wv, pt[2], "")};
+    return LLVMBuildCall2(k->b, ft, LLVMGetIntrinsicDeclaration(k->mod, id, NULL, 0), args, 3, "");
 }
 
 /* Lanes [l0, l0 + cnt) of out (n lanes, after epilogue_vec) stored at p, in power-of-two pieces
@@ -735,79 +873,179 @@ store_lanes(Kb *k, LLVMValueRef out, unsigned n, int64_t l0, int64_t cnt, LLVMVa
     }
 }
 
-/* R output rows from voh x nv vectors of n output columns from column ow0, of the task's
- * channel m: plane is the padded plane, ybase the task's output plane. R rows keep R x nv
- * independent accumulator chains in flight (one row of a 7x7 or 14x14 map is one vector: a
- * single chain would wait on the multiply-add latency at every tap). */
+/* Where lane l of a vector reads and writes, relative to the vector's first output: rows
+ * form, one output row per vector (rpv 1: lane l is column l) or, quad form on small maps, rpv
+ * output rows per vector (lane l is row l / (n / rpv), column l % (n / rpv)); flat form,
+ * lane l is position q + l of the map's flat rows (q = oh * PW + ow). */
+static int64_t
+lane_in(const Dw *d, unsigned n, unsigned l)
+{
+    const ConvGeo *c = d->c;
+    unsigned h = n / (unsigned)d->rpv;
+    return (int64_t)(l / h) * c->sh * d->PW + c->sw * (int64_t)(l % h);
+}
+
+/* Output element (oh * OW + ow, relative to output row oh0 of the block) of lane l of vector
+ * (r, j) of a block whose first vector starts at column (flat: position) ow0; -1 when the lane
+ * is past the map or its rows (nrows rows from oh0 are valid). */
+static int64_t
+lane_out(const Dw *d, unsigned n, int r, int j, unsigned l, int64_t ow0, int64_t nrows)
+{
+    const ConvGeo *c = d->c;
+    int64_t oh, ow;
+    if (d->flat) {
+        int64_t q = ow0 + (int64_t)j * n + l;
+        oh = q / d->PW;
+        ow = q % d->PW;
+    } else {
+        unsigned h = n / (unsigned)d->rpv;
+        oh = (int64_t)r * d->rpv + l / h;
+        ow = ow0 + (int64_t)j * n + l % h;
+    }
+    return ow < c->OW && oh < nrows ? oh * c->OW + ow : -1;
+}
+
+/* The whole output plane (OH * OW <= 64 bytes) from nacc epilogued vectors of n int8 lanes: one
+ * two-source byte permute (vpermt2b) gathers each output's lane, one masked store writes it. */
 static void
-dw_rows_block(Dw *d, LLVMValueRef plane, int64_t PW, LLVMValueRef voh, int R, LLVMValueRef m,
-              LLVMValueRef ybase, int64_t ow0, int nv, unsigned n, bool flat)
+plane_store(Dw *d, LLVMValueRef *out, int nacc, unsigned n, LLVMValueRef ybase)
 {
     Kb *k = d->k;
     const ConvGeo *c = d->c;
-    bool sx = d->xe == ET_I8, pair = c->sw == 2;
+    int64_t E = c->OH * c->OW;
+    LLVMValueRef half[2];
+    for (int hb = 0; hb < 2; hb++) { /* lanes [64 hb, 64 hb + 64) of the concatenation */
+        LLVMValueRef ix[64], v[8];
+        int nv = 0;
+        for (int a = 0; a < nacc; a++)
+            if ((unsigned)a * n >= 64u * (unsigned)hb && (unsigned)a * n < 64u * (unsigned)(hb + 1))
+                v[nv++] = out[a];
+        LLVMValueRef acc = NULL;
+        for (int i = 0; i < nv; i++) { /* widen piece by piece to 64 lanes */
+            LLVMValueRef w = v[i];
+            for (unsigned l = 0; l < 64; l++)
+                ix[l] = LLVMConstInt(k->i32, l < n ? l : n, 0);
+            w = LLVMBuildShuffleVector(k->b, w, LLVMConstNull(LLVMTypeOf(w)), LLVMConstVector(ix, 64), "");
+            if (!acc) {
+                acc = w;
+                continue;
+            }
+            for (unsigned l = 0; l < 64; l++)
+                ix[l] = LLVMConstInt(k->i32, l >= (unsigned)i * n && l < (unsigned)(i + 1) * n ? 64 + l - (unsigned)i * n : l, 0);
+            acc = LLVMBuildShuffleVector(k->b, acc, w, LLVMConstVector(ix, 64), "");
+        }
+        half[hb] = acc ? acc : LLVMConstNull(LLVMVectorType(k->i8, 64));
+    }
+    LLVMValueRef ix[64], mk[64];
+    int64_t lane_of[64];
+    for (int64_t e = 0; e < 64; e++)
+        lane_of[e] = 0;
+    for (int a = 0; a < nacc; a++)
+        for (unsigned l = 0; l < n; l++) {
+            int64_t e = lane_out(d, n, a / d->nvj, a % d->nvj, l, 0, c->OH);
+            if (e >= 0)
+                lane_of[e] = (int64_t)a * n + l;
+        }
+    for (unsigned e = 0; e < 64; e++) {
+        ix[e] = LLVMConstInt(k->i32, (unsigned long long)lane_of[e], 0);
+        mk[e] = LLVMConstInt(LLVMInt1TypeInContext(k->c), (int64_t)e < E, 0);
+    }
+    LLVMValueRef all = LLVMBuildShuffleVector(k->b, half[0], half[1], LLVMConstVector(ix, 64), "");
+    LLVMTypeRef ov[2] = {LLVMTypeOf(all), k->ptr};
+    unsigned id = LLVMLookupIntrinsicID("llvm.masked.store", 17);
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(k->mod, id, ov, 2);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, ov, 2);
+    /* (value, pointer, mask), the alignment an attribute of the pointer; before LLVM 22 an
+     * i32 argument before the mask */
+    bool align_arg = LLVMCountParamTypes(ft) == 4;
+    LLVMValueRef args[4] = {all, ybase, align_arg ? LLVMConstInt(k->i32, 1, 0) : LLVMConstVector(mk, 64),
+                            LLVMConstVector(mk, 64)};
+    LLVMValueRef call = LLVMBuildCall2(k->b, ft, f, args, align_arg ? 4 : 3, "");
+    if (!align_arg)
+        LLVMAddCallSiteAttribute(call, 2, LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("align", 5), 1));
+}
+
+/* R vector rows (rows form: rpv output rows each, from output row voh; flat form: the whole
+ * map from position ow0) x nv vectors of n lanes from column ow0, of the task's channel m:
+ * plane is the padded plane, ybase the task's output plane, nrows the output rows from voh
+ * that exist (the block computes R * rpv). R x nv independent accumulator chains stay in flight
+ * (one row of a 7x7 or 14x14 map is one vector: a single chain would wait on the multiply-add
+ * latency at every tap). Stores each lane run, or with d->pstore the whole plane at once. */
+static void
+dw_rows_block(Dw *d, LLVMValueRef plane, LLVMValueRef voh, int R, LLVMValueRef m,
+              LLVMValueRef ybase, int64_t ow0, int nv, unsigned n, int64_t nrows)
+{
+    Kb *k = d->k;
+    const ConvGeo *c = d->c;
+    int64_t PW = d->PW;
+    bool sx = d->xe == ET_I8, pair = c->sw == 2 && !d->q4;
     LLVMTypeRef vi = LLVMVectorType(k->i32, n), vs = LLVMVectorType(k->i16, 2 * n);
     LLVMValueRef acc[DWR_MAXACC];
     LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->tb.gb, &m, 1, ""), "");
     for (int j = 0; j < R * nv; j++)
         acc[j] = cg_vsplat(k, b, n);
     LLVMValueRef row0 = cg_gep(k, plane, cg_mul(k, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, PW)));
-    LLVMValueRef wbase = cg_mul(k, m, cg_i64(k, dw_rows_steps(c, NULL, NULL)));
-    int64_t st = 0;
-    for (int64_t kh = 0; kh < c->KH; kh++) {
-        for (int64_t kw = 0; kw < c->KW; kw++, st++) {
-            bool two = pair && c->dw == 1 && kw + 1 < c->KW;
-            LLVMValueRef wi = cg_add(k, wbase, cg_i64(k, st));
-            LLVMValueRef wv = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->gwr, &wi, 1, ""), ""), n);
-            if (pair)
-                wv = LLVMBuildBitCast(k->b, wv, vs, "");
-            for (int r = 0; r < R; r++)
-                for (int j = 0; j < nv; j++) {
-                    int64_t rowoff = (r * c->sh + kh * c->dh) * PW;
-                    LLVMValueRef *a = &acc[r * nv + j];
-                    if (!pair) {
-                        int64_t off = rowoff + ow0 + (int64_t)j * n + kw * c->dw;
-                        LLVMValueRef xv = vload(k, k->i8, n, cg_gep(k, row0, cg_i64(k, off)));
-                        xv = sx ? LLVMBuildSExt(k->b, xv, vi, "") : LLVMBuildZExt(k->b, xv, vi, "");
-                        *a = mac(d, *a, xv, wv, n);
-                    } else {
-                        int64_t off = rowoff + 2 * (ow0 + (int64_t)j * n) + kw * c->dw;
-                        LLVMValueRef xv = vload(k, k->i8, 2 * n, cg_gep(k, row0, cg_i64(k, off)));
-                        xv = sx ? LLVMBuildSExt(k->b, xv, vs, "") : LLVMBuildZExt(k->b, xv, vs, "");
-                        *a = mac_pair(d, *a, xv, wv, n);
-                    }
+    int64_t S = dw_rows_steps(c, d->q4, NULL, NULL);
+    int64_t tap[DW_MAXT];
+    int nt[DW_MAXT];
+    dw_rows_steps(c, d->q4, tap, nt);
+    LLVMValueRef wbase = cg_mul(k, m, cg_i64(k, S));
+    for (int64_t st = 0; st < S; st++) {
+        int64_t kh = tap[st] / c->KW, kw = tap[st] % c->KW;
+        LLVMValueRef wi = cg_add(k, wbase, cg_i64(k, st));
+        LLVMValueRef wv = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->gwr, &wi, 1, ""), ""), n);
+        if (pair)
+            wv = LLVMBuildBitCast(k->b, wv, vs, "");
+        else if (d->q4)
+            wv = LLVMBuildBitCast(k->b, wv, LLVMVectorType(k->i8, 4 * n), "");
+        for (int r = 0; r < R; r++)
+            for (int j = 0; j < nv; j++) {
+                int64_t rowoff = ((int64_t)r * d->rpv * c->sh + kh * c->dh) * PW;
+                LLVMValueRef *a = &acc[r * nv + j];
+                int64_t off = rowoff + c->sw * (ow0 + (int64_t)j * n) + kw * c->dw;
+                LLVMValueRef p = cg_gep(k, row0, cg_i64(k, off));
+                if (d->q4) {
+                    *a = q4_step(d, *a, p, wv, nt[st], n);
+                } else if (!pair) {
+                    LLVMValueRef xv = vload(k, k->i8, n, p);
+                    xv = sx ? LLVMBuildSExt(k->b, xv, vi, "") : LLVMBuildZExt(k->b, xv, vi, "");
+                    *a = mac(d, *a, xv, wv, n);
+                } else {
+                    LLVMValueRef xv = vload(k, k->i8, 2 * n, p);
+                    xv = sx ? LLVMBuildSExt(k->b, xv, vs, "") : LLVMBuildZExt(k->b, xv, vs, "");
+                    *a = mac_pair(d, *a, xv, wv, n);
                 }
-            if (two)
-                kw++;
-        }
+            }
     }
     int64_t es = (int64_t)elem_size(d->ye);
-    if (flat) { /* lanes are positions q = oh * PW + ow of the whole map; ow < OW are outputs */
-        for (int j = 0; j < nv; j++) {
-            int64_t qa = ow0 + (int64_t)j * n, qb = qa + n;
-            LLVMValueRef out = epilogue_vec(d, acc[j], m, n);
-            for (int64_t oh = qa / PW; oh <= (qb - 1) / PW && oh < c->OH; oh++) {
-                int64_t lo = qa > oh * PW ? qa : oh * PW, hi = qb < oh * PW + c->OW ? qb : oh * PW + c->OW;
-                if (lo < hi)
-                    store_lanes(k, out, n, lo - qa, hi - lo,
-                                cg_gep(k, ybase, cg_i64(k, (oh * c->OW + lo - oh * PW) * es)), es);
-            }
-        }
+    if (d->pstore) {
+        LLVMValueRef out[DWR_MAXACC];
+        for (int a = 0; a < R * nv; a++)
+            out[a] = epilogue_vec(d, acc[a], m, n);
+        plane_store(d, out, R * nv, n, ybase);
         return;
     }
-    for (int r = 0; r < R; r++) {
-        LLVMValueRef yrow = cg_gep(k, ybase, cg_mul(k, cg_add(k, voh, cg_i64(k, r)), cg_i64(k, c->OW * es)));
+    LLVMValueRef yrow = cg_gep(k, ybase, cg_mul(k, voh, cg_i64(k, c->OW * es)));
+    for (int r = 0; r < R; r++)
         for (int j = 0; j < nv; j++) {
-            int64_t col = ow0 + (int64_t)j * n, rem = c->OW - col < (int64_t)n ? c->OW - col : (int64_t)n;
-            store_lanes(k, epilogue_vec(d, acc[r * nv + j], m, n), n, 0, rem, cg_gep(k, yrow, cg_i64(k, col * es)), es);
+            LLVMValueRef out = epilogue_vec(d, acc[r * nv + j], m, n);
+            for (unsigned l = 0; l < n;) { /* runs of lanes with consecutive outputs */
+                int64_t e0 = lane_out(d, n, r, j, l, ow0, nrows);
+                unsigned l1 = l + 1;
+                while (e0 >= 0 && l1 < n && lane_out(d, n, r, j, l1, ow0, nrows) == e0 + (l1 - l))
+                    l1++;
+                if (e0 >= 0)
+                    store_lanes(k, out, n, l, l1 - l, cg_gep(k, yrow, cg_i64(k, e0 * es)), es);
+                l = l1;
+            }
         }
-    }
 }
 
-/* The input plane of task v (n, output channel) into the interior of plane v & 1 of planes. */
+/* The input plane of task v (n, output channel) into the interior of plane v & 1 of planes;
+ * flip: each byte ^ 0x80 (int8 activations as the unsigned bytes of the quad form). */
 static void
 dw_rows_copy(Kb *k, const ConvGeo *c, LLVMValueRef x, LLVMValueRef v, LLVMValueRef planes,
-             int64_t plane_bytes, int64_t PW)
+             int64_t plane_bytes, int64_t PW, bool flip)
 {
     LLVMValueRef vn = LLVMBuildSDiv(k->b, v, cg_i64(k, c->M), "");
     LLVMValueRef ci = LLVMBuildSDiv(k->b, LLVMBuildSRem(k->b, v, cg_i64(k, c->M), ""), cg_i64(k, c->Mg), "");
@@ -815,8 +1053,19 @@ dw_rows_copy(Kb *k, const ConvGeo *c, LLVMValueRef x, LLVMValueRef v, LLVMValueR
     LLVMValueRef plane = cg_gep(k, planes, cg_mul(k, LLVMBuildAnd(k->b, v, cg_i64(k, 1), ""), cg_i64(k, plane_bytes)));
     CgLoop lh;
     LLVMValueRef vh = cg_loop_begin(k, &lh, cg_i64(k, c->H));
-    LLVMBuildMemCpy(k->b, cg_gep(k, plane, cg_add(k, cg_mul(k, cg_add(k, vh, cg_i64(k, c->ph)), cg_i64(k, PW)), cg_i64(k, c->pw))), 1,
-                    cg_gep(k, src, cg_mul(k, vh, cg_i64(k, c->W))), 1, cg_i64(k, c->W));
+    LLVMValueRef dst = cg_gep(k, plane, cg_add(k, cg_mul(k, cg_add(k, vh, cg_i64(k, c->ph)), cg_i64(k, PW)), cg_i64(k, c->pw)));
+    LLVMValueRef from = cg_gep(k, src, cg_mul(k, vh, cg_i64(k, c->W)));
+    if (!flip) {
+        LLVMBuildMemCpy(k->b, dst, 1, from, 1, cg_i64(k, c->W));
+    } else { /* vector pieces of 64, 32, ..., 1 bytes (LLVM does not vectorise the byte loop:
+              * the plane might alias the input) */
+        for (int64_t i = 0, piece = 64; i < c->W; piece /= 2)
+            for (; c->W - i >= piece; i += piece) {
+                LLVMValueRef b = vload(k, k->i8, (unsigned)piece, cg_gep(k, from, cg_i64(k, i)));
+                b = LLVMBuildXor(k->b, b, cg_vsplat(k, LLVMConstInt(k->i8, 0x80, 0), (unsigned)piece), "");
+                LLVMSetAlignment(LLVMBuildStore(k->b, b, cg_gep(k, dst, cg_i64(k, i))), 1);
+            }
+    }
     cg_loop_end(k, &lh);
 }
 
@@ -835,20 +1084,43 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     d.T = c->KH * c->KW;
     d.splat = true;
     int32_t zx = xt->q->zp[0];
-    dw_tables(k, c->M, d.T, e, w, zw, bias, zx, &d.tb);
+    d.fast = cg_dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
     DwPad pd = dw_pad(c);
-    /* lanes per vector: the ISA's, halved while a row fills at most half a vector (7x7, 14x14
-     * maps), down to 8 (x86: the 128-bit forms have no dot-product intrinsic here) */
+    int64_t PW = pd.PW;
+    d.PW = PW;
+    d.rpv = 1;
+    /* lanes per vector: the ISA's; stride 1 on small maps (7x7): the whole map as one flat row
+     * of positions oh * PW + ow, full vectors across rows, when that takes fewer vectors than
+     * row by row; quad form on rows of at most half a vector (7 columns): two output rows per
+     * vector when one load still holds both; else halved while a row fills at most half a
+     * vector, down to 8 (x86: the 128-bit forms have no dot-product intrinsic here) */
     unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
-    /* stride 1 on small maps (7x7): the whole map as one flat row of positions oh * PW + ow,
-     * full vectors across rows, when that takes fewer vectors than row by row */
-    int64_t Q = (c->OH - 1) * pd.PW + c->OW, nq = (Q + vl - 1) / vl;
-    bool flat = c->sw == 1 && c->sh == 1 && nq <= 2 * DWR_MAXACC && c->OW <= (int64_t)vl / 2 && nq < c->OH;
-    while (!flat && vl > 8 && c->OW <= (int64_t)vl / 2)
+    int64_t Q = (c->OH - 1) * PW + c->OW, nq = (Q + vl - 1) / vl;
+    d.flat = c->sw == 1 && c->sh == 1 && nq <= 2 * DWR_MAXACC && c->OW <= (int64_t)vl / 2 && nq < c->OH;
+    if (!d.flat && c->OW <= (int64_t)vl / 2 && c->OH > 1) {
+        d.rpv = 2;
+        if (!dw_q4_ok(k, &d, vl, w, zw))
+            d.rpv = 1;
+    }
+    while (!d.flat && d.rpv == 1 && vl > 8 && c->OW <= (int64_t)vl / 2)
         vl /= 2;
     d.vl = vl;
-    d.gwr = dw_rows_weights(k, c, w, zw, mac_intrinsic(&d, vl) != NULL);
-    int64_t PW = pd.PW, plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64;
+    d.q4 = dw_q4_ok(k, &d, vl, w, zw);
+    /* quad form with int8 activations: the plane holds x ^ 0x80 = x + 128 (unsigned), the
+     * border zx + 128, and the folded bias subtracts (zx + 128) * sum w' */
+    bool flip = d.q4 && d.xe == ET_I8;
+    int32_t zxu = flip ? zx + 128 : zx;
+    dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
+    d.gwr = dw_rows_weights(k, c, d.q4, w, zw, mac_intrinsic(&d, vl) != NULL);
+    int64_t plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64 + (d.rpv - 1) * c->sh * PW;
+    /* vectors per vector row, vector rows per block */
+    int rpv = d.rpv, cols = (int)vl / rpv;
+    int64_t nvec = d.flat ? 0 : (c->OW + cols - 1) / cols, VR = (c->OH + rpv - 1) / rpv;
+    int nv = (int)(nvec < DWR_MAXV ? nvec : DWR_MAXV);
+    int64_t R = nv ? (DWR_MAXACC / nv < VR ? DWR_MAXACC / nv : VR) : 0;
+    d.nvj = d.flat ? (int)nq : nv;
+    d.pstore = elem_size(d.ye) == 1 && vl == 16 && c->OH * c->OW <= 64 && cg_target_has_feature(k->t, "avx512vbmi") &&
+               (d.flat ? nq <= DWR_MAXACC : nvec == nv && R * rpv >= c->OH);
     LLVMValueRef gq = dw_clamp_table(k, e);
     Par par;
     LLVMValueRef io[2] = {a->in[0], a->out[0]};
@@ -864,36 +1136,243 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     LLVMValueRef vbegin = LLVMGetParam(par.fn, 1), vend = LLVMGetParam(par.fn, 2);
     CgIf f0, f1;
     cg_if_begin(k, &f0, LLVMBuildICmp(k->b, LLVMIntEQ, v, vbegin, ""));
-    LLVMBuildMemSet(k->b, planes, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zx, 0), cg_i64(k, 2 * plane_bytes), 64);
-    dw_rows_copy(k, c, io[0], v, planes, plane_bytes, PW);
+    LLVMBuildMemSet(k->b, planes, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zxu, 0), cg_i64(k, 2 * plane_bytes), 64);
+    dw_rows_copy(k, c, io[0], v, planes, plane_bytes, PW, flip);
     cg_if_else(k, &f0);
     cg_if_end(k, &f0);
     LLVMValueRef v1 = cg_add(k, v, cg_i64(k, 1));
     cg_if_begin(k, &f1, LLVMBuildICmp(k->b, LLVMIntSLT, v1, vend, ""));
-    dw_rows_copy(k, c, io[0], v1, planes, plane_bytes, PW);
+    dw_rows_copy(k, c, io[0], v1, planes, plane_bytes, PW, flip);
     cg_if_else(k, &f1);
     cg_if_end(k, &f1);
     LLVMValueRef m = LLVMBuildSRem(k->b, v, cg_i64(k, c->M), "");
     LLVMValueRef plane = cg_gep(k, planes, cg_mul(k, LLVMBuildAnd(k->b, v, cg_i64(k, 1), ""), cg_i64(k, plane_bytes)));
     int64_t es = (int64_t)elem_size(d.ye);
     LLVMValueRef ybase = cg_gep(k, io[1], cg_mul(k, v, cg_i64(k, c->OH * c->OW * es)));
-    for (int64_t j = 0; flat && j < nq; j += DWR_MAXACC) {
-        int nv = (int)(nq - j < DWR_MAXACC ? nq - j : DWR_MAXACC);
-        dw_rows_block(&d, plane, PW, cg_i64(k, 0), 1, m, ybase, j * vl, nv, vl, true);
+    for (int64_t j = 0; d.flat && j < nq; j += DWR_MAXACC) {
+        int nb = (int)(nq - j < DWR_MAXACC ? nq - j : DWR_MAXACC);
+        dw_rows_block(&d, plane, cg_i64(k, 0), 1, m, ybase, j * vl, nb, vl, c->OH);
     }
-    int64_t nvec = flat ? 0 : (c->OW + vl - 1) / vl;
     for (int64_t j = 0; j < nvec; j += DWR_MAXV) {
-        int nv = (int)(nvec - j < DWR_MAXV ? nvec - j : DWR_MAXV);
-        int64_t R = DWR_MAXACC / nv < c->OH ? DWR_MAXACC / nv : c->OH;
-        /* blocks of R rows, then the OH % R rows left as one block */
-        if (c->OH / R > 0) {
+        int nb = (int)(nvec - j < DWR_MAXV ? nvec - j : DWR_MAXV);
+        int64_t Rb = DWR_MAXACC / nb < VR ? DWR_MAXACC / nb : VR, rows = Rb * rpv;
+        /* blocks of Rb vector rows whose rows all exist, then the rest as one block */
+        int64_t nfull = c->OH / rows;
+        if (nfull == 1 && c->OH == rows) {
+            dw_rows_block(&d, plane, cg_i64(k, 0), (int)Rb, m, ybase, j * cols, nb, vl, rows);
+        } else if (nfull > 0) {
             DwLoop l;
-            LLVMValueRef voh = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, c->OH / R * R), R);
-            dw_rows_block(&d, plane, PW, voh, (int)R, m, ybase, j * vl, nv, vl, false);
+            LLVMValueRef voh = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, nfull * rows), rows);
+            dw_rows_block(&d, plane, voh, (int)Rb, m, ybase, j * cols, nb, vl, rows);
             loop_to(k, &l);
         }
-        if (c->OH % R)
-            dw_rows_block(&d, plane, PW, cg_i64(k, c->OH / R * R), (int)(c->OH % R), m, ybase, j * vl, nv, vl, false);
+        int64_t rest = c->OH - nfull * rows;
+        if (rest > 0)
+            dw_rows_block(&d, plane, cg_i64(k, nfull * rows), (int)((rest + rpv - 1) / rpv), m, ybase, j * cols, nb,
+                          vl, rest);
+    }
+    cg_par_end(k, &par, a);
+}
+
+/* ---- depthwise, NCHW, small planes from registers (dw_small) ----
+ * For maps of a few hundred bytes (7x7, 14x14 inputs) on AVX-512 with VBMI: no padded copy.
+ * One task per (n, output channel); its outputs, in their own order e = oh * OW + ow, are
+ * vectors of 16 lanes. Each vector's input taps lie in a window of at most 128 bytes of the
+ * input plane (dws_window), loaded as two zmm (masked past the plane's end); each quad step
+ * is one two-source byte permute of that window (vpermt2b) into lane e's 4 taps, taps outside
+ * the input taking the zero point (a third source: a masked merge, or the second source when
+ * the whole plane fits one zmm), then one vpdpbusd. The tables, epilogue and int8 handling
+ * (x ^ 0x80) are dw_rows' quad form. */
+enum { DWS_MAXPLANE = 256 };
+
+/* Input (ih, iw) of lane e's tap (kh, kw), or -1 outside the input. */
+static int64_t
+dws_tap(const ConvGeo *c, int64_t e, int64_t kh, int64_t kw)
+{
+    int64_t oh = e / c->OW, ow = e % c->OW;
+    int64_t ih = oh * c->sh - c->ph + kh * c->dh, iw = ow * c->sw - c->pw + kw * c->dw;
+    return ih >= 0 && ih < c->H && iw >= 0 && iw < c->W ? ih * c->W + iw : -1;
+}
+
+/* The window of output vector j (lanes e = 16 j + l, e < OH * OW): the first byte *base of the
+ * 128 (or, for a plane of at most 64 bytes, 64) bytes that hold every tap of its lanes; false
+ * when they span more. */
+static bool
+dws_window(const ConvGeo *c, int64_t j, int64_t *base)
+{
+    int64_t HW = c->H * c->W, E = c->OH * c->OW, lo = HW, hi = -1;
+    for (int64_t e = 16 * j; e < 16 * j + 16 && e < E; e++)
+        for (int64_t kh = 0; kh < c->KH; kh++)
+            for (int64_t kw = 0; kw < c->KW; kw++) {
+                int64_t t = dws_tap(c, e, kh, kw);
+                if (t >= 0) {
+                    lo = t < lo ? t : lo;
+                    hi = t > hi ? t : hi;
+                }
+            }
+    *base = 0;
+    if (hi < 0 || HW <= 64)
+        return true;
+    if (hi - lo >= 128)
+        return false;
+    *base = lo + 128 > HW ? (HW > 128 ? HW - 128 : 0) : lo;
+    return true;
+}
+
+static bool
+dw_small_ok(Kb *k, const ConvGeo *c, ElemType xe, const int8_t *w, const int32_t *zw)
+{
+    if ((xe != ET_U8 && xe != ET_I8) || !cg_isa_dot8(k->t, k->isa, 16) || !cg_target_has_feature(k->t, "avx512vbmi") ||
+        c->H * c->W > DWS_MAXPLANE || c->KH * c->KW > DW_MAXT)
+        return false;
+    int64_t T = c->KH * c->KW, base;
+    for (int64_t m = 0; m < c->M; m++)
+        for (int64_t t = 0; t < T; t++)
+            if (w[m * T + t] - zw[m] < -128 || w[m * T + t] - zw[m] > 127)
+                return false;
+    /* estimated vector operations of both kernels for one channel: here one permute (two when
+     * pad bytes need the merge) and one vpdpbusd per quad step and vector, one store per
+     * vector; dw_rows (16 lanes) a load-permute and a vpdpbusd per quad step and vector, two
+     * per padded row copied and two per piece of a partial row stored */
+    int64_t S = dw_rows_steps(c, true, NULL, NULL), tap[DW_MAXT], cost = 0;
+    int nt[DW_MAXT];
+    dw_rows_steps(c, true, tap, nt);
+    for (int64_t j = 0; j * 16 < c->OH * c->OW; j++) {
+        if (!dws_window(c, j, &base))
+            return false;
+        bool two = c->H * c->W - base > 64;
+        for (int64_t st = 0; st < S; st++) {
+            bool pad = false;
+            for (int64_t l = 16 * j; l < 16 * j + 16 && l < c->OH * c->OW; l++)
+                for (int i = 0; i < nt[st]; i++)
+                    pad |= dws_tap(c, l, tap[st] / c->KW, tap[st] % c->KW + i) < 0;
+            cost += 2 + (pad && two);
+        }
+        cost++;
+    }
+    if (c->H * c->W <= 64)
+        return true;
+    int64_t cols = c->OW <= 8 ? 8 : 16, rows = c->OW <= 8 ? (c->OH + 1) / 2 : c->OH;
+    int64_t nvec = (c->OW + cols - 1) / cols, part = c->OW % cols, pieces = 0;
+    for (int64_t b = part; b; b &= b - 1)
+        pieces++;
+    int64_t rcost = rows * nvec * S * 2 + 2 * c->H + c->OH * (nvec - (part != 0) + 2 * pieces);
+    return cost <= rcost;
+}
+
+/* n bytes at p as a <64 x i8> (zero past n: a masked load when n < 64). */
+static LLVMValueRef
+dws_load(Kb *k, LLVMValueRef p, int64_t n)
+{
+    LLVMTypeRef vt = LLVMVectorType(k->i8, 64);
+    if (n >= 64)
+        return vload(k, k->i8, 64, p);
+    if (n <= 0)
+        return LLVMConstNull(vt);
+    LLVMValueRef mk[64];
+    for (int i = 0; i < 64; i++)
+        mk[i] = LLVMConstInt(LLVMInt1TypeInContext(k->c), i < n, 0);
+    LLVMTypeRef ov[2] = {vt, k->ptr};
+    unsigned id = LLVMLookupIntrinsicID("llvm.masked.load", 16);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, ov, 2);
+    bool align_arg = LLVMCountParamTypes(ft) == 4;
+    LLVMValueRef args[4] = {p, align_arg ? LLVMConstInt(k->i32, 1, 0) : LLVMConstVector(mk, 64),
+                            align_arg ? LLVMConstVector(mk, 64) : LLVMConstNull(vt), LLVMConstNull(vt)};
+    LLVMValueRef call = LLVMBuildCall2(k->b, ft, LLVMGetIntrinsicDeclaration(k->mod, id, ov, 2), args, align_arg ? 4 : 3, "");
+    if (!align_arg)
+        LLVMAddCallSiteAttribute(call, 1, LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("align", 5), 1));
+    return call;
+}
+
+/* Quad step (kh, kw0, nt taps) of output vector j from its window (w0, w1 at base; w1 NULL
+ * when the plane fits w0) and the zero-point vector zv: lane e's 4 bytes. */
+static LLVMValueRef
+dws_quad(Kb *k, const ConvGeo *c, int64_t j, int64_t base, LLVMValueRef w0, LLVMValueRef w1, LLVMValueRef zv,
+         int64_t kh, int64_t kw0, int nt)
+{
+    LLVMValueRef ix[64], pm[64];
+    bool anypad = false;
+    for (int64_t l = 0; l < 16; l++)
+        for (int i = 0; i < 4; i++) {
+            int64_t e = 16 * j + l, t = i < nt && e < c->OH * c->OW ? dws_tap(c, e, kh, kw0 + i) : -1;
+            bool pad = t < 0;
+            anypad |= pad;
+            ix[4 * l + i] = LLVMConstInt(k->i32, (unsigned long long)(pad ? (w1 ? 0 : 64) : t - base), 0);
+            pm[4 * l + i] = LLVMConstInt(LLVMInt1TypeInContext(k->c), pad, 0);
+        }
+    LLVMValueRef q = LLVMBuildShuffleVector(k->b, w0, w1 ? w1 : zv, LLVMConstVector(ix, 64), "");
+    if (w1 && anypad)
+        q = LLVMBuildSelect(k->b, LLVMConstVector(pm, 64), zv, q, "");
+    return q;
+}
+
+static void
+dw_small(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, const int8_t *w,
+         const int32_t *zw, const int32_t *bias)
+{
+    const Type *xt = &ir_value(k->g, n->in[0])->type;
+    Dw d;
+    memset(&d, 0, sizeof d);
+    d.k = k;
+    d.c = c;
+    d.e = e;
+    d.xe = xt->elem;
+    d.ye = ir_value(k->g, n->out[0])->type.elem;
+    d.T = c->KH * c->KW;
+    d.splat = true;
+    d.q4 = true;
+    d.vl = 16;
+    d.fast = cg_dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
+    bool flip = d.xe == ET_I8;
+    int32_t zxu = flip ? xt->q->zp[0] + 128 : xt->q->zp[0];
+    dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
+    d.gwr = dw_rows_weights(k, c, true, w, zw, false);
+    int64_t S = dw_rows_steps(c, true, NULL, NULL), tap[DW_MAXT];
+    int nt[DW_MAXT];
+    dw_rows_steps(c, true, tap, nt);
+    int64_t HW = c->H * c->W, E = c->OH * c->OW, NV = (E + 15) / 16, es = (int64_t)elem_size(d.ye);
+    LLVMValueRef gq = dw_clamp_table(k, e);
+    Par par;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    LLVMValueRef v = cg_par_begin(k, &par, c->N * c->M, io, 2);
+    row_fn_attrs(&d, par.fn);
+    dw_clamp_load(&d, gq);
+    LLVMValueRef m = LLVMBuildSRem(k->b, v, cg_i64(k, c->M), "");
+    LLVMValueRef vn = LLVMBuildSDiv(k->b, v, cg_i64(k, c->M), "");
+    LLVMValueRef ci = LLVMBuildSDiv(k->b, m, cg_i64(k, c->Mg), "");
+    LLVMValueRef xp = cg_gep(k, io[0], cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->C)), ci), cg_i64(k, HW)));
+    LLVMValueRef ybase = cg_gep(k, io[1], cg_mul(k, v, cg_i64(k, E * es)));
+    LLVMValueRef f80 = cg_vsplat(k, LLVMConstInt(k->i8, 0x80, 0), 64);
+    LLVMValueRef zv = cg_vsplat(k, LLVMConstInt(k->i8, (unsigned long long)(uint8_t)zxu, 0), 64);
+    LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d.tb.gb, &m, 1, ""), "");
+    LLVMValueRef wbase = cg_mul(k, m, cg_i64(k, S));
+    for (int64_t j0 = 0; j0 < NV; j0 += DWR_MAXACC) {
+        int nb = (int)(NV - j0 < DWR_MAXACC ? NV - j0 : DWR_MAXACC);
+        LLVMValueRef acc[DWR_MAXACC], w0[DWR_MAXACC], w1[DWR_MAXACC];
+        int64_t base[DWR_MAXACC];
+        for (int jj = 0; jj < nb; jj++) {
+            dws_window(c, j0 + jj, &base[jj]);
+            w0[jj] = dws_load(k, cg_gep(k, xp, cg_i64(k, base[jj])), HW - base[jj]);
+            w1[jj] = HW - base[jj] > 64 ? dws_load(k, cg_gep(k, xp, cg_i64(k, base[jj] + 64)), HW - base[jj] - 64) : NULL;
+            if (flip) {
+                w0[jj] = LLVMBuildXor(k->b, w0[jj], f80, "");
+                w1[jj] = w1[jj] ? LLVMBuildXor(k->b, w1[jj], f80, "") : NULL;
+            }
+            acc[jj] = cg_vsplat(k, b, 16);
+        }
+        for (int64_t st = 0; st < S; st++) {
+            LLVMValueRef wi = cg_add(k, wbase, cg_i64(k, st));
+            LLVMValueRef wv = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d.gwr, &wi, 1, ""), ""), 16);
+            wv = LLVMBuildBitCast(k->b, wv, LLVMVectorType(k->i8, 64), "");
+            for (int jj = 0; jj < nb; jj++) {
+                LLVMValueRef q = dws_quad(k, c, j0 + jj, base[jj], w0[jj], w1[jj], zv, tap[st] / c->KW, tap[st] % c->KW, nt[st]);
+                acc[jj] = q4_dot(&d, acc[jj], q, wv, 16);
+            }
+        }
+        for (int jj = 0; jj < nb; jj++) {
+            int64_t e0 = 16 * (j0 + jj), cnt = E - e0 < 16 ? E - e0 : 16;
+            store_lanes(k, epilogue_vec(&d, acc[jj], m, 16), 16, 0, cnt, cg_gep(k, ybase, cg_i64(k, e0 * es)), es);
+        }
     }
     cg_par_end(k, &par, a);
 }
@@ -902,6 +1381,10 @@ bool
 cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                 const int8_t *w, const int32_t *zw, const int32_t *bias)
 {
+    if (dw_small_ok(k, c, ir_value(k->g, n->in[0])->type.elem, w, zw)) {
+        dw_small(k, n, a, c, e, w, zw, bias);
+        return true;
+    }
     if (dw_rows_ok(c, ir_value(k->g, n->in[0])->type.elem)) {
         dw_rows(k, n, a, c, e, w, zw, bias);
         return true;
@@ -988,4 +1471,84 @@ cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi
     cg_loop_end(k, &lm);
     cg_loop_end(k, &ln);
     return true;
+}
+
+/* ---- the epilogue for qconv_first.c (qconv.h) ---- */
+
+void
+cg_dw_epi_init(Kb *k, const Epi *e, ElemType ye, int64_t M, bool fast, CgDwEpi *t)
+{
+    memset(t, 0, sizeof *t);
+    t->e = e;
+    t->ye = ye;
+    t->fast = fast;
+    size_t nm = (size_t)(M > 0 ? M : 1);
+    if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT || e->kind == CG_GEMM_EPI_DEQUANT)
+        t->gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult, nm * sizeof(float), "dwm");
+    if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
+        int64_t *fm = xcalloc(nm, sizeof *fm), *fr = xcalloc(nm, sizeof *fr), *fs = xcalloc(nm, sizeof *fs);
+        for (int64_t m = 0; m < M; m++) {
+            fm[m] = e->fmult[m];
+            fs[m] = e->fshift[m];
+            fr[m] = (int64_t)1 << (e->fshift[m] - 1);
+        }
+        t->gfm = cg_const_bytes(k, fm, nm * sizeof *fm, "dwfm");
+        t->gfr = cg_const_bytes(k, fr, nm * sizeof *fr, "dwfr");
+        t->gfs = cg_const_bytes(k, fs, nm * sizeof *fs, "dwfs");
+        free(fm);
+        free(fr);
+        free(fs);
+    }
+    t->gq = dw_clamp_table(k, e);
+}
+
+/* A Dw holding t's tables, as the depthwise kernels' epilogue reads them. */
+static void
+dw_of_epi(Kb *k, const CgDwEpi *t, Dw *d)
+{
+    memset(d, 0, sizeof *d);
+    d->k = k;
+    d->e = t->e;
+    d->ye = t->ye;
+    d->fast = t->fast;
+    d->splat = true;
+    d->tb.gm = t->gm;
+    d->tb.gfm = t->gfm;
+    d->tb.gfr = t->gfr;
+    d->tb.gfs = t->gfs;
+    d->qa = t->q[0];
+    d->qb = t->q[1];
+    d->qc = t->q[2];
+    d->qd = t->q[3];
+    d->qe = t->q[4];
+}
+
+void
+cg_dw_epi_load(Kb *k, CgDwEpi *t)
+{
+    Dw d;
+    dw_of_epi(k, t, &d);
+    dw_clamp_load(&d, t->gq);
+    t->q[0] = d.qa;
+    t->q[1] = d.qb;
+    t->q[2] = d.qc;
+    t->q[3] = d.qd;
+    t->q[4] = d.qe;
+}
+
+LLVMValueRef
+cg_dw_epi_apply(Kb *k, const CgDwEpi *t, LLVMValueRef acc, LLVMValueRef m, unsigned n)
+{
+    Dw d;
+    dw_of_epi(k, t, &d);
+    return epilogue_vec(&d, acc, m, n);
+}
+
+LLVMValueRef
+cg_dw_epi_fast_i32(Kb *k, const CgDwEpi *t, LLVMValueRef acc, LLVMValueRef m, unsigned n)
+{
+    Dw d;
+    dw_of_epi(k, t, &d);
+    d.unclamped = true;
+    return epilogue_vec(&d, acc, m, n);
 }

@@ -21,6 +21,16 @@ cg_isa_mac16(const CgTarget *t, CgGemmIsa isa, unsigned n)
     return NULL;
 }
 
+const char *
+cg_isa_dot8(const CgTarget *t, CgGemmIsa isa, unsigned n)
+{
+    if (n == 16 && isa == CG_GEMM_X86_AVX512VNNI)
+        return "llvm.x86.avx512.vpdpbusd.512";
+    if (n == 8 && (isa == CG_GEMM_X86_AVXVNNI || (isa == CG_GEMM_X86_AVX512VNNI && t->avx512vl)))
+        return "llvm.x86.avx512.vpdpbusd.256";
+    return NULL;
+}
+
 bool
 cg_isa_has_dpwssd(CgGemmIsa isa)
 {

@@ -33,6 +33,11 @@ cg_isa_i32_lanes(const CgTarget *t, CgGemmIsa isa);
 const char *
 cg_isa_mac16(const CgTarget *t, CgGemmIsa isa, unsigned n);
 
+/* The intrinsic computing acc + sum of 4 products of unsigned by signed bytes into n int32
+ * lanes on (t, isa) (vpdpbusd zmm/ymm; {vex} ymm with avxvnni), NULL when the path has none. */
+const char *
+cg_isa_dot8(const CgTarget *t, CgGemmIsa isa, unsigned n);
+
 /* Whether cg_isa_mac16 can answer vpdpwssd on isa: such functions then need the
  * "+fast-dpwssd" tuning feature (else LLVM splits it into vpmaddwd + vpaddd). */
 bool
