@@ -330,6 +330,7 @@ def main(argv):
     cdir = corpus_dir(work, quick)
     prods = [p for p in PRODUCERS if only is None or any(o.split("/")[0] == p for o in only)]
     results, perr = [], {}
+    os.makedirs(work, exist_ok=True)
     tmp = tempfile.mkdtemp(dir=work, prefix="run-")
     for p in prods:
         make(cdir, p, quick)
