@@ -103,6 +103,9 @@ LLVMValueRef cg_dw_epi_fast_i32(Kb *k, const CgDwEpi *t, LLVMValueRef acc, LLVMV
  * The first conv of a CNN (3 input channels, 3x3 or 4x4 patches, stride 2 or 4) on the quad
  * dot product: pixels as lanes, output channels in registers. cg_first_ok: n takes it (same
  * answer for the scratch query and the emitter; it needs no scratch). */
+/* acc + the 8-bit dot-product intrinsic `intr` (cg_isa_dot8: vpdpbusd of some width) of the
+ * byte vectors xq (unsigned) and wv (signed), bitcast to its operand types. qconv_dw.c. */
+LLVMValueRef cg_dot8_call(Kb *k, const char *intr, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv);
 bool cg_first_ok(Kb *k, Node *n, const ConvGeo *c);
 bool cg_emit_conv_first(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                         const int8_t *w, const int32_t *zw, const int32_t *bias);

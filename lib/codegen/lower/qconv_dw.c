@@ -151,6 +151,20 @@ typedef struct Dw {
     bool flat, pstore;
 } Dw;
 
+/* The common part of a depthwise kernel's state: the node's types, its geometry and epilogue,
+ * the tap count. */
+static void
+dw_init(Dw *d, Kb *k, Node *n, const ConvGeo *c, const Epi *e)
+{
+    memset(d, 0, sizeof *d);
+    d->k = k;
+    d->c = c;
+    d->e = e;
+    d->xe = ir_value(k->g, n->in[0])->type.elem;
+    d->ye = ir_value(k->g, n->out[0])->type.elem;
+    d->T = c->KH * c->KW;
+}
+
 static int64_t lane_in(const Dw *d, unsigned n, unsigned l);
 static LLVMValueRef q4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv, unsigned n);
 
@@ -540,13 +554,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
 {
     const Type *xt = &ir_value(k->g, n->in[0])->type;
     Dw d;
-    memset(&d, 0, sizeof d);
-    d.k = k;
-    d.c = c;
-    d.e = e;
-    d.xe = xt->elem;
-    d.ye = ir_value(k->g, n->out[0])->type.elem;
-    d.T = c->KH * c->KW;
+    dw_init(&d, k, n, c, e);
     d.tap_loop = d.T > DW_MAXT;
     d.vl = cg_isa_i32_lanes(k->t, k->isa);
     int budget = d.vl == 16 || k->t->aarch64 ? 16 : 12;
@@ -838,17 +846,21 @@ q4_step(Dw *d, LLVMValueRef acc, LLVMValueRef p, LLVMValueRef wv, int nt, unsign
 }
 
 /* acc + vpdpbusd(xq, wv) on n lanes (xq: unsigned bytes, wv: signed). */
-static LLVMValueRef
-q4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv, unsigned n)
+LLVMValueRef
+cg_dot8_call(Kb *k, const char *intr, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv)
 {
-    Kb *k = d->k;
-    const char *name = cg_isa_dot8(k->t, k->isa, n);
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    unsigned id = LLVMLookupIntrinsicID(intr, strlen(intr));
     LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, NULL, 0);
     LLVMTypeRef pt[3];
     LLVMGetParamTypes(ft, pt);
     LLVMValueRef args[3] = {acc, LLVMBuildBitCast(k->b, xq, pt[1], ""), LLVMBuildBitCast(k->b, wv, pt[2], "")};
     return LLVMBuildCall2(k->b, ft, LLVMGetIntrinsicDeclaration(k->mod, id, NULL, 0), args, 3, "");
+}
+
+static LLVMValueRef
+q4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv, unsigned n)
+{
+    return cg_dot8_call(d->k, cg_isa_dot8(d->k->t, d->k->isa, n), acc, xq, wv);
 }
 
 /* Lanes [l0, l0 + cnt) of out (n lanes, after epilogue_vec) stored at p, in power-of-two pieces
@@ -1075,13 +1087,7 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
 {
     const Type *xt = &ir_value(k->g, n->in[0])->type;
     Dw d;
-    memset(&d, 0, sizeof d);
-    d.k = k;
-    d.c = c;
-    d.e = e;
-    d.xe = xt->elem;
-    d.ye = ir_value(k->g, n->out[0])->type.elem;
-    d.T = c->KH * c->KW;
+    dw_init(&d, k, n, c, e);
     d.splat = true;
     int32_t zx = xt->q->zp[0];
     d.fast = cg_dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
@@ -1312,13 +1318,7 @@ dw_small(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, co
 {
     const Type *xt = &ir_value(k->g, n->in[0])->type;
     Dw d;
-    memset(&d, 0, sizeof d);
-    d.k = k;
-    d.c = c;
-    d.e = e;
-    d.xe = xt->elem;
-    d.ye = ir_value(k->g, n->out[0])->type.elem;
-    d.T = c->KH * c->KW;
+    dw_init(&d, k, n, c, e);
     d.splat = true;
     d.q4 = true;
     d.vl = 16;

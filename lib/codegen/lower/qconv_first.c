@@ -258,13 +258,7 @@ typedef struct Fc {
 static LLVMValueRef
 dot16(Fc *f, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv)
 {
-    Kb *k = f->k;
-    unsigned id = LLVMLookupIntrinsicID(f->dot, strlen(f->dot));
-    LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, NULL, 0);
-    LLVMTypeRef pt[3];
-    LLVMGetParamTypes(ft, pt);
-    LLVMValueRef args[3] = {acc, LLVMBuildBitCast(k->b, xq, pt[1], ""), LLVMBuildBitCast(k->b, wv, pt[2], "")};
-    return LLVMBuildCall2(k->b, ft, LLVMGetIntrinsicDeclaration(k->mod, id, NULL, 0), args, 3, "");
+    return cg_dot8_call(f->k, f->dot, acc, xq, wv);
 }
 
 /* The output vector of columns ow0 .. ow0 + cnt - 1 of the task's row, every channel. */
