@@ -103,6 +103,9 @@ LLVMValueRef cg_dw_epi_fast_i32(Kb *k, const CgDwEpi *t, LLVMValueRef acc, LLVMV
  * The first conv of a CNN (3 input channels, 3x3 or 4x4 patches, stride 2 or 4) on the quad
  * dot product: pixels as lanes, output channels in registers. cg_first_ok: n takes it (same
  * answer for the scratch query and the emitter; it needs no scratch). */
+/* Lanes [l0, l0 + cnt) of out (n lanes of es bytes) stored at p, in power-of-two pieces (no
+ * masked store). qconv_dw.c. */
+void cg_dw_store_lanes(Kb *k, LLVMValueRef out, unsigned n, int64_t l0, int64_t cnt, LLVMValueRef p, int64_t es);
 /* acc + the 8-bit dot-product intrinsic `intr` (cg_isa_dot8: vpdpbusd of some width) of the
  * byte vectors xq (unsigned) and wv (signed), bitcast to its operand types. qconv_dw.c. */
 LLVMValueRef cg_dot8_call(Kb *k, const char *intr, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv);

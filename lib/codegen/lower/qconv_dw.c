@@ -866,8 +866,8 @@ q4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv, unsigned n)
 /* Lanes [l0, l0 + cnt) of out (n lanes, after epilogue_vec) stored at p, in power-of-two pieces
  * (with the epilogue on a 3-lane vector, the fixed-point requantization gave wrong results on
  * AArch64: conv_dw_mult.qir under test/e2e/cross.py). */
-static void
-store_lanes(Kb *k, LLVMValueRef out, unsigned n, int64_t l0, int64_t cnt, LLVMValueRef p, int64_t es)
+void
+cg_dw_store_lanes(Kb *k, LLVMValueRef out, unsigned n, int64_t l0, int64_t cnt, LLVMValueRef p, int64_t es)
 {
     if (l0 == 0 && cnt == (int64_t)n) {
         LLVMSetAlignment(LLVMBuildStore(k->b, out, p), 1);
@@ -1047,7 +1047,7 @@ dw_rows_block(Dw *d, LLVMValueRef plane, LLVMValueRef voh, int R, LLVMValueRef m
                 while (e0 >= 0 && l1 < n && lane_out(d, n, r, j, l1, ow0, nrows) == e0 + (l1 - l))
                     l1++;
                 if (e0 >= 0)
-                    store_lanes(k, out, n, l, l1 - l, cg_gep(k, yrow, cg_i64(k, e0 * es)), es);
+                    cg_dw_store_lanes(k, out, n, l, l1 - l, cg_gep(k, yrow, cg_i64(k, e0 * es)), es);
                 l = l1;
             }
         }
@@ -1371,7 +1371,7 @@ dw_small(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, co
         }
         for (int jj = 0; jj < nb; jj++) {
             int64_t e0 = 16 * (j0 + jj), cnt = E - e0 < 16 ? E - e0 : 16;
-            store_lanes(k, epilogue_vec(&d, acc[jj], m, 16), 16, 0, cnt, cg_gep(k, ybase, cg_i64(k, e0 * es)), es);
+            cg_dw_store_lanes(k, epilogue_vec(&d, acc[jj], m, 16), 16, 0, cnt, cg_gep(k, ybase, cg_i64(k, e0 * es)), es);
         }
     }
     cg_par_end(k, &par, a);

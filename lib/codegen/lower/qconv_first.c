@@ -107,26 +107,6 @@ vstore(Kb *k, LLVMValueRef v, LLVMValueRef p)
     LLVMSetAlignment(LLVMBuildStore(k->b, v, p), 1);
 }
 
-/* Lanes [0, cnt) of out (n lanes of es bytes) at p, in power-of-two pieces. */
-static void
-store_first(Kb *k, LLVMValueRef out, unsigned n, int64_t cnt, LLVMValueRef p, int64_t es)
-{
-    if (cnt == (int64_t)n) {
-        vstore(k, out, p);
-        return;
-    }
-    for (int64_t i = 0, piece = n / 2; i < cnt; piece /= 2) {
-        if (cnt - i < piece)
-            continue;
-        LLVMValueRef ix[16];
-        for (int64_t q = 0; q < piece; q++)
-            ix[q] = LLVMConstInt(k->i32, (unsigned long long)(i + q), 0);
-        vstore(k, LLVMBuildShuffleVector(k->b, out, out, LLVMConstVector(ix, (unsigned)piece), ""),
-               cg_gep(k, p, cg_i64(k, i * es)));
-        i += piece;
-    }
-}
-
 static LLVMValueRef
 shuffle(Kb *k, LLVMValueRef a, LLVMValueRef b, const unsigned *ix, unsigned n)
 {
@@ -309,7 +289,7 @@ fc_vector(Fc *f, LLVMValueRef ow0, int64_t cnt)
             for (int j = 0; j < mb; j++) {
                 LLVMValueRef plane = cg_add(k, cg_mul(k, f->vn, cg_i64(k, c->M)), cg_i64(k, m0 + j));
                 LLVMValueRef idx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, plane, cg_i64(k, c->OH)), f->voh), cg_i64(k, c->OW)), ow0);
-                store_first(k, out[j], FC_LANES, cnt, cg_gep(k, f->y, cg_mul(k, idx, cg_i64(k, f->es))), f->es);
+                cg_dw_store_lanes(k, out[j], FC_LANES, 0, cnt, cg_gep(k, f->y, cg_mul(k, idx, cg_i64(k, f->es))), f->es);
             }
             continue;
         }
