@@ -162,21 +162,13 @@ lane_mask(SG *g, int lanes)
 static LLVMValueRef
 masked_load(SG *g, LLVMValueRef ptr, int lanes)
 {
-    LLVMTypeRef ov[2] = {g->vty, g->ptr};
-    LLVMValueRef args[3] = {ptr, lane_mask(g, lanes), LLVMConstNull(g->vty)};
-    LLVMValueRef v = irb_intr(g->b, g->c, g->mod, "llvm.masked.load", ov, 2, args, 3);
-    /* LLVM 22: the alignment is the pointer argument's align attribute */
-    LLVMAddCallSiteAttribute(v, 1, LLVMCreateEnumAttribute(g->c, LLVMGetEnumAttributeKindForName("align", 5), 4));
-    return v;
+    return irb_masked_load(g->b, g->c, g->mod, g->vty, ptr, lane_mask(g, lanes), LLVMConstNull(g->vty), 4);
 }
 
 static void
 masked_store(SG *g, LLVMValueRef v, LLVMValueRef ptr, int lanes)
 {
-    LLVMTypeRef ov[2] = {g->vty, g->ptr};
-    LLVMValueRef args[3] = {v, ptr, lane_mask(g, lanes)};
-    LLVMValueRef call = irb_intr(g->b, g->c, g->mod, "llvm.masked.store", ov, 2, args, 3);
-    LLVMAddCallSiteAttribute(call, 2, LLVMCreateEnumAttribute(g->c, LLVMGetEnumAttributeKindForName("align", 5), 4));
+    irb_masked_store(g->b, g->c, g->mod, v, ptr, lane_mask(g, lanes), 4);
 }
 
 static void

@@ -81,6 +81,32 @@ irb_intr(LLVMBuilderRef b, LLVMContextRef c, LLVMModuleRef mod, const char *name
     return LLVMBuildCall2(b, fty, f, args, nargs, "");
 }
 
+static void
+align_arg(LLVMContextRef c, LLVMValueRef call, unsigned arg, unsigned align)
+{
+    LLVMAddCallSiteAttribute(call, arg, LLVMCreateEnumAttribute(c, LLVMGetEnumAttributeKindForName("align", 5), align));
+}
+
+LLVMValueRef
+irb_masked_load(LLVMBuilderRef b, LLVMContextRef c, LLVMModuleRef mod, LLVMTypeRef vt,
+                LLVMValueRef ptr, LLVMValueRef mask, LLVMValueRef pass, unsigned align)
+{
+    LLVMTypeRef ov[2] = {vt, LLVMTypeOf(ptr)};
+    LLVMValueRef args[3] = {ptr, mask, pass};
+    LLVMValueRef v = irb_intr(b, c, mod, "llvm.masked.load", ov, 2, args, 3);
+    align_arg(c, v, 1, align);
+    return v;
+}
+
+void
+irb_masked_store(LLVMBuilderRef b, LLVMContextRef c, LLVMModuleRef mod, LLVMValueRef v,
+                 LLVMValueRef ptr, LLVMValueRef mask, unsigned align)
+{
+    LLVMTypeRef ov[2] = {LLVMTypeOf(v), LLVMTypeOf(ptr)};
+    LLVMValueRef args[3] = {v, ptr, mask};
+    align_arg(c, irb_intr(b, c, mod, "llvm.masked.store", ov, 2, args, 3), 2, align);
+}
+
 LLVMValueRef
 irb_const_global(LLVMContextRef c, LLVMModuleRef mod, const char *name, const void *data,
                  size_t n)

@@ -56,6 +56,16 @@ LLVMValueRef
 irb_intr(LLVMBuilderRef b, LLVMContextRef c, LLVMModuleRef mod, const char *name, LLVMTypeRef *ov,
          size_t nov, LLVMValueRef *args, unsigned nargs);
 
+/* llvm.masked.load of a vt vector at ptr (lanes where mask is false read pass) and
+ * llvm.masked.store of v at ptr, both with the element alignment `align` (in LLVM 22 an align
+ * attribute of the pointer argument, no longer an i32 operand). */
+LLVMValueRef
+irb_masked_load(LLVMBuilderRef b, LLVMContextRef c, LLVMModuleRef mod, LLVMTypeRef vt,
+                LLVMValueRef ptr, LLVMValueRef mask, LLVMValueRef pass, unsigned align);
+void
+irb_masked_store(LLVMBuilderRef b, LLVMContextRef c, LLVMModuleRef mod, LLVMValueRef v,
+                 LLVMValueRef ptr, LLVMValueRef mask, unsigned align);
+
 /* A private, unnamed_addr constant global `name` holding n raw bytes, aligned to 64. Multi-byte
  * constants are copied in host byte order, which is the target's: x86-64 and AArch64 (as
  * configured) are little-endian. */

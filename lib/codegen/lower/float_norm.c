@@ -74,22 +74,14 @@ lanes_mask(Kb *k, unsigned w, int64_t lanes)
 static LLVMValueRef
 mload(Kb *k, LLVMValueRef base, LLVMValueRef i, unsigned w, int64_t lanes, float pass)
 {
-    LLVMTypeRef vt = LLVMVectorType(k->f32, w);
-    LLVMTypeRef ov[2] = {vt, k->ptr};
-    LLVMValueRef args[3] = {vptr(k, base, i), lanes_mask(k, w, lanes), cg_vsplat(k, cg_f32(k, pass), w)};
-    LLVMValueRef v = irb_intr(k->b, k->c, k->mod, "llvm.masked.load", ov, 2, args, 3);
-    /* LLVM 22: the alignment is the pointer argument's align attribute */
-    LLVMAddCallSiteAttribute(v, 1, LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("align", 5), 4));
-    return v;
+    return irb_masked_load(k->b, k->c, k->mod, LLVMVectorType(k->f32, w), vptr(k, base, i),
+                           lanes_mask(k, w, lanes), cg_vsplat(k, cg_f32(k, pass), w), 4);
 }
 
 static void
 mstore(Kb *k, LLVMValueRef base, LLVMValueRef i, LLVMValueRef v, unsigned w, int64_t lanes)
 {
-    LLVMTypeRef ov[2] = {LLVMVectorType(k->f32, w), k->ptr};
-    LLVMValueRef args[3] = {v, vptr(k, base, i), lanes_mask(k, w, lanes)};
-    LLVMValueRef call = irb_intr(k->b, k->c, k->mod, "llvm.masked.store", ov, 2, args, 3);
-    LLVMAddCallSiteAttribute(call, 2, LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("align", 5), 4));
+    irb_masked_store(k->b, k->c, k->mod, v, vptr(k, base, i), lanes_mask(k, w, lanes), 4);
 }
 
 static LLVMValueRef
