@@ -31,7 +31,11 @@
  * conv's attributes (1-D and 2-D, any strides, pads, dilations and groups, depthwise
  * included); without b, an `add` of a constant f32 [1, M, 1, ...] (or [M, 1, ...]) that is
  * the conv's only user becomes the bias. Blocked dequantizes and 3-D convs are left to
- * dq-const-fold (remark).
+ * dq-const-fold (remark). A 1x1 conv of one pixel (group 1, no padding: [N, C, 1(, 1)] ->
+ * [N, M, 1(, 1)], the fully connected layers of a squeeze-excitation block) becomes
+ * reshape [N, C] -> wmatmul(x, w' [C, M], ...) -> reshape instead (one_pixel): the same
+ * result bits on wmatmul's kernel, whose lanes are output channels (wconv's are output pixels,
+ * one of them here).
  * needs: nothing.  keeps: the result value (and name) of the matmul / gemm / conv / fused add.
  * leaves stale: uses (the dequantize dies if nothing else reads it; dce removes it).
  */
@@ -115,6 +119,23 @@ int8_acts(Graph *g, NodeId r)
     ir_set_attr_string(g, r, "acts", "i8");
 }
 
+/* The [cols, rows] transpose of the 8- or 4-bit constant w read as [rows, cols] (both hold one
+ * value per byte). */
+static Tensor *
+transposed(Module *m, const Tensor *w, int64_t rows, int64_t cols)
+{
+    Type t = type_make(w->type.elem, 2, (int64_t[]){cols, rows});
+    Tensor *r = ir_tensor_new(m, &t);
+    if (!r)
+        return NULL;
+    const int8_t *src = w->data;
+    int8_t *dst = r->data;
+    for (int64_t j = 0; j < rows; j++)
+        for (int64_t k = 0; k < cols; k++)
+            dst[k * rows + j] = src[j * cols + k];
+    return r;
+}
+
 static bool
 rewrite(Graph *g, NodeId nid, bool i8acts)
 {
@@ -174,19 +195,13 @@ rewrite(Graph *g, NodeId nid, bool i8acts)
         return false;
     Module *m = g->m;
     /* w' [K, N], plain integers */
-    Type wt2 = type_make(w->type.elem, 2, (int64_t[]){K, N});
     Tensor *w2;
     if (!tb) {
         w2 = qm_tensor_retype(m, w, NULL);
     } else {
-        w2 = ir_tensor_new(m, &wt2);
+        w2 = transposed(m, w, N, K);
         if (!w2)
             return false;
-        const int8_t *src = w->data;
-        int8_t *dst = w2->data;
-        for (int64_t j = 0; j < N; j++)
-            for (int64_t k = 0; k < K; k++)
-                dst[k * N + j] = src[j * K + k];
     }
     /* scale and zero point [G, N]: G = 1 (per tensor / per column) or one row per block */
     int64_t G = bs > 0 ? (K + bs - 1) / bs : 1;
@@ -341,6 +356,53 @@ conv_weight_dq(Graph *g, Node *n, const Tensor **w)
     return d;
 }
 
+/* n (a conv of x [N, C, ...] -> y [N, M, ...]) is a 1x1 convolution of a single pixel: group 1,
+ * no padding, every spatial extent of x, y and the kernel 1. Then y[i, m] is wconv's
+ *     acc = 0; acc = fmaf(x[i, c], (float)(w[m, c] - zp[m]), acc) for c = 0 .. C-1; acc * scale[m]
+ * (+ bias[m]), which is wmatmul's definition with K = C and one block: its final
+ * fmaf(acc, scale, +0) rounds acc * scale once, as the product does, and has the same sign
+ * (acc starts at +0 and never becomes -0; a nonzero product keeps its sign when it rounds to
+ * zero), so the two ops agree bit for bit. */
+static bool
+one_pixel(Graph *g, Node *n, const Type *xt, const Type *yt, const Tensor *w)
+{
+    if (ir_attr_int(g, n, "group", 1) != 1)
+        return false;
+    int64_t pads[2 * IR_MAX_RANK];
+    int np = ir_attr_ints(g, n, "pads", pads, 2 * IR_MAX_RANK);
+    for (int i = 0; i < np; i++)
+        if (pads[i] != 0)
+            return false;
+    for (int d = 2; d < xt->rank; d++)
+        if (xt->dims[d] != 1 || yt->dims[d] != 1 || w->type.dims[d] != 1)
+            return false;
+    return xt->rank >= 3 && yt->rank == xt->rank && w->type.rank == xt->rank;
+}
+
+/* reshape(x [N, C, 1...]) -> wmatmul(in[0..nin)) -> reshape to res (one_pixel; in[1] the
+ * transposed weight [C, M]). */
+static void
+pixel_wmatmul(Graph *g, Node *n, ValueId *in, uint32_t nin, ValueId res)
+{
+    const Type *xt = &ir_value(g, n->in[0])->type, *wt = &ir_value(g, in[1])->type;
+    Type x2 = type_make(ET_F32, 2, (int64_t[]){xt->dims[0], wt->dims[0]});
+    Type y2 = type_make(ET_F32, 2, (int64_t[]){xt->dims[0], wt->dims[1]});
+    Loc loc = n->loc;
+    char name[256], yn[200];
+    snprintf(yn, sizeof yn, "%s", ir_value_name(g, res));
+    snprintf(name, sizeof name, "%s_pixels", yn);
+    NodeId r0 = ir_add_node(g, OP_RESHAPE, 1, &in[0], 1, loc);
+    ir_set_attr_ints(g, r0, "shape", x2.dims, 2);
+    in[0] = ir_add_result(g, r0, 0, name, &x2);
+    NodeId mm = ir_add_node(g, OP_WMATMUL, nin, in, 1, loc);
+    snprintf(name, sizeof name, "%s_channels", yn);
+    ValueId t = ir_add_result(g, mm, 0, name, &y2);
+    NodeId r1 = ir_add_node(g, OP_RESHAPE, 1, &t, 1, loc);
+    const Type *yt = &ir_value(g, res)->type;
+    ir_set_attr_ints(g, r1, "shape", yt->dims, (uint32_t)yt->rank);
+    ir_set_result(g, r1, 0, res);
+}
+
 static bool
 rewrite_conv(Graph *g, NodeId nid)
 {
@@ -355,8 +417,9 @@ rewrite_conv(Graph *g, NodeId nid)
     const QParams *q = d->q;
     int64_t mm = w->type.dims[0];
     Module *m = g->m;
-    Type vt = type_make(ET_F32, 1, (int64_t[]){mm});
-    Tensor *s = ir_tensor_new(m, &vt), *bias = NULL, *z = NULL;
+    bool px = one_pixel(g, n, xt, yt, w); /* wmatmul's scale and zero point are [1, M] */
+    Type vt = type_make(ET_F32, 1, (int64_t[]){mm}), st = type_make(ET_F32, px ? 2 : 1, (int64_t[]){px ? 1 : mm, mm});
+    Tensor *s = ir_tensor_new(m, &st), *bias = NULL, *z = NULL;
     if (!s)
         return false;
     bool zp = false;
@@ -365,7 +428,7 @@ rewrite_conv(Graph *g, NodeId nid)
         zp |= qm_zp_at(q, j) != 0;
     }
     if (zp) {
-        Type zt = type_make(w->type.elem, 1, (int64_t[]){mm});
+        Type zt = type_make(w->type.elem, px ? 2 : 1, (int64_t[]){px ? 1 : mm, mm});
         z = ir_tensor_new(m, &zt);
         if (!z)
             return false;
@@ -391,7 +454,10 @@ rewrite_conv(Graph *g, NodeId nid)
     char name[256];
     const char *wn = ir_value_name(g, d->in[0]);
     snprintf(name, sizeof name, "%s_wonly", wn);
-    ValueId in[5] = {n->in[0], ir_add_const(g, name, qm_tensor_retype(m, w, NULL), loc), VNONE, VNONE, VNONE};
+    Tensor *wk = px ? transposed(m, w, mm, w->type.dims[1]) : qm_tensor_retype(m, w, NULL);
+    if (!wk)
+        return false;
+    ValueId in[5] = {n->in[0], ir_add_const(g, name, wk, loc), VNONE, VNONE, VNONE};
     snprintf(name, sizeof name, "%s_scale", wn);
     in[2] = ir_add_const(g, name, s, loc);
     if (z) {
@@ -402,12 +468,17 @@ rewrite_conv(Graph *g, NodeId nid)
         snprintf(name, sizeof name, "%s_bias", wn);
         in[4] = ir_add_const(g, name, bias, loc);
     }
-    NodeId r = ir_add_node(g, OP_WCONV, bias ? 5 : z ? 4 : 3, in, 1, loc);
-    qm_copy_attrs(g, r, nid, NULL);
+    uint32_t nin = bias ? 5 : z ? 4 : 3;
+    if (px) {
+        pixel_wmatmul(g, n, in, nin, res);
+    } else {
+        NodeId r = ir_add_node(g, OP_WCONV, nin, in, 1, loc);
+        qm_copy_attrs(g, r, nid, NULL);
+        ir_set_result(g, r, 0, res);
+    }
     ir_node(g, nid)->dead = true;
     if (addid.id)
         ir_node(g, addid)->dead = true;
-    ir_set_result(g, r, 0, res);
     return true;
 }
 

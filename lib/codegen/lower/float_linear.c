@@ -9,7 +9,9 @@
  * formulas (nearest: any element type; linear: the separable double interpolation, axis by
  * axis in the reference's order). Results are therefore bit-identical to the reference.
  * global_avgpool sums 8 planes per vector (one plane per lane); avgpool planes and resize rows
- * split across the parallel-for hook. */
+ * split across the parallel-for hook. A global_avgpool of dequantized integers sums each plane
+ * with contiguous vectors in any order instead (gap_exact): that double sum is exact, so every
+ * order gives the reference's bits. */
 #include "codegen/lower/lower.h"
 
 #include <llvm-c/Core.h>
@@ -280,10 +282,103 @@ gap_planes(Kb *k, LLVMValueRef x, LLVMValueRef y, LLVMValueRef p0, unsigned w, i
     LLVMSetAlignment(LLVMBuildStore(b, q, ptr), 4);
 }
 
+/* True when x (global_avgpool's input, planes of isp values) is the result of a dequantize of
+ * 8- or 16-bit integers with constant parameters, so that its double sum over a plane is exact
+ * in any order. Each value is v = fl32((float)(q - zp) * s) with |q - zp| <= R: zero or at least
+ * 2^e in magnitude (e = floor(log2 s), s normal), so a multiple of u = 2^(e - 23), and at most
+ * s * R (1 + 2^-23) < 2^(e + 1) R (1 + 2^-23). Any partial sum of a plane is then a multiple of u
+ * of magnitude below isp * R * 2^24 (1 + 2^-23) u, exact in double (53 bits) when
+ * isp * R <= 2^28. With s * R finite in f32 no value is infinite (and none is NaN). */
+static bool
+gap_exact_input(Kb *k, ValueId x, int64_t isp)
+{
+    const Value *v = ir_value(k->g, x);
+    const Node *d = v->def.id ? ir_node(k->g, v->def) : NULL;
+    if (!d || d->op != OP_DEQUANTIZE || !d->q || (d->nin > 1 && d->in[1].id))
+        return false;
+    if (d->q->axis >= 0 && d->q->axis != 1) /* one scale per plane (channel) or per tensor */
+        return false;
+    ElemType qe = ir_value(k->g, d->in[0])->type.elem;
+    if (!elem_is_quant_storage(qe) || elem_size(qe) > 2)
+        return false;
+    int64_t lo, hi;
+    elem_range(qe, &lo, &hi);
+    int nq = d->q->axis >= 0 ? (int)d->q->n : 1;
+    for (int i = 0; i < nq; i++) {
+        int64_t zp = d->q->zp[i];
+        int64_t r = llabs(lo - zp) > llabs(hi - zp) ? llabs(lo - zp) : llabs(hi - zp);
+        double sr = (double)d->q->scale[i] * (double)r;
+        if (isp * r > ((int64_t)1 << 28) || !(sr < 3.0e38))
+            return false;
+    }
+    return true;
+}
+
+/* Plane p (i64) of isp floats at x, summed as doubles in any order (gap_exact_input), / isp,
+ * rounded to f32 into y[p]: two accumulators of 8 lanes over 16 values a step, then 8, then
+ * the last values one at a time. */
+static void
+gap_exact_plane(Kb *k, LLVMValueRef x, LLVMValueRef y, LLVMValueRef p, int64_t isp)
+{
+    LLVMBuilderRef b = k->b;
+    LLVMTypeRef f8 = LLVMVectorType(k->f32, 8), d8 = LLVMVectorType(k->f64, 8);
+    LLVMValueRef base = cg_mul(k, p, cg_i64(k, isp));
+    LLVMValueRef acc[2] = {cg_entry_alloca(k, d8), cg_entry_alloca(k, d8)};
+    LLVMValueRef sp = cg_entry_alloca(k, k->f64);
+    for (int i = 0; i < 2; i++)
+        LLVMBuildStore(b, LLVMConstNull(d8), acc[i]);
+    LLVMBuildStore(b, dconst(k, 0.0), sp);
+    int64_t n16 = isp / 16, at = n16 * 16;
+    for (int step = 0; step < 2; step++) {
+        int64_t cnt = step == 0 ? n16 : (isp - at) / 8, w = step == 0 ? 16 : 8;
+        if (cnt <= 0)
+            continue;
+        CgLoop l;
+        LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, cnt));
+        LLVMValueRef off = cg_add(k, base, cg_add(k, cg_i64(k, step == 0 ? 0 : at), cg_mul(k, i, cg_i64(k, w))));
+        for (int h = 0; h < w / 8; h++) {
+            LLVMValueRef o = cg_add(k, off, cg_i64(k, 8 * h));
+            LLVMValueRef ld = LLVMBuildLoad2(b, f8, LLVMBuildGEP2(b, k->f32, x, &o, 1, ""), "");
+            LLVMSetAlignment(ld, 4);
+            LLVMValueRef e = LLVMBuildFPExt(b, ld, d8, "");
+            LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, d8, acc[h], ""), e, ""), acc[h]);
+        }
+        cg_loop_end_hint(k, &l, IRB_NO_VECTORIZE | IRB_NO_UNROLL);
+        if (step == 1)
+            at += cnt * 8;
+    }
+    if (isp > at) {
+        CgLoop l;
+        LLVMValueRef i = cg_loop_begin(k, &l, cg_i64(k, isp - at));
+        LLVMValueRef v = load_d(k, x, cg_add(k, base, cg_add(k, cg_i64(k, at), i)));
+        LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, k->f64, sp, ""), v, ""), sp);
+        cg_loop_end_novec(k, &l);
+    }
+    LLVMValueRef t = LLVMBuildFAdd(b, LLVMBuildLoad2(b, d8, acc[0], ""), LLVMBuildLoad2(b, d8, acc[1], ""), "");
+    LLVMValueRef sum = LLVMBuildLoad2(b, k->f64, sp, "");
+    for (unsigned j = 0; j < 8; j++)
+        sum = LLVMBuildFAdd(b, sum, LLVMBuildExtractElement(b, t, LLVMConstInt(k->i32, j, 0), ""), "");
+    LLVMValueRef q = LLVMBuildFPTrunc(b, LLVMBuildFDiv(b, sum, dconst(k, (double)isp), ""), k->f32, "");
+    LLVMSetAlignment(LLVMBuildStore(b, q, LLVMBuildGEP2(b, k->f32, y, &p, 1, "")), 4);
+}
+
 static bool
 emit_global_avgpool(Kb *k, Node *n, const CgNodeArgs *a, int64_t NC, int64_t isp)
 {
-    (void)n;
+    if (gap_exact_input(k, n->in[0], isp)) {
+        /* planes across the parallel-for hook from 2^15 values */
+        Par pp;
+        CgLoop lp;
+        LLVMValueRef io[2] = {a->in[0], a->out[0]};
+        bool par = NC > 1 && NC * isp >= ((int64_t)1 << 15);
+        LLVMValueRef p = par ? cg_par_begin(k, &pp, NC, io, 2) : cg_loop_begin(k, &lp, cg_i64(k, NC));
+        gap_exact_plane(k, io[0], io[1], p, isp);
+        if (par)
+            cg_par_end(k, &pp, a);
+        else
+            cg_loop_end_hint(k, &lp, IRB_NO_UNROLL);
+        return true;
+    }
     int64_t groups = NC / GAP_LANES;
     if (groups > 0) {
         Par pp;

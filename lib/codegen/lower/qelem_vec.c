@@ -19,7 +19,11 @@
  * An operand may also repeat along the leading axes (a bias [N] added to [.., N], as ORT's
  * quantize_static writes a MatMul's bias Add): its shape, leading 1s dropped, is the result's
  * trailing axes, of P elements. The result then runs row by row (rows of P elements, blocks of
- * rows across the parallel-for hook), the repeating operand read at the row's offset. */
+ * rows across the parallel-for hook), the repeating operand read at the row's offset.
+ * Or an operand may hold one element per row (a channel scale [C, 1, 1] multiplied into
+ * [N, C, H, W], the squeeze-excitation Mul): its non-1 axes, after its leading 1s, are axes
+ * [a, b) of the result and it is 1 on every axis from b, whose extents make rows of P > 1
+ * elements; row r reads its element r mod (its element count), splatted over the row. */
 #include "codegen/lower/qconv.h"
 
 #include "codegen/target/isa.h"
@@ -39,6 +43,7 @@ typedef struct Ev {
     const Type *t[2], *y;
     bool scalar[2];   /* operand is one element (splatted) */
     bool row[2];      /* operand repeats every `period` elements (trailing-axes broadcast) */
+    int64_t col[2];   /* >0: operand has one element per row of `period` (col[j] elements, repeating) */
     int64_t period;
     int32_t lo, hi;
     bool fixed;       /* --requant=fixed: integer sequence with the constants fx */
@@ -114,6 +119,40 @@ row_period(const Type *t, const Type *y)
     return p > 1 && p < (int64_t)type_numel_unchecked(y) ? p : 0;
 }
 
+/* The rows of one element each: t, aligned with y's trailing axes (numpy broadcasting), is 1 on
+ * axes < a, equals y on axes [a, b) and is 1 on axes >= b, with y's axes from b holding
+ * P > 1 elements and t more than one element. Returns P and sets *count to t's element count;
+ * else 0. */
+static int64_t
+col_period(const Type *t, const Type *y, int64_t *count)
+{
+    if (t->rank > y->rank)
+        return 0;
+    int off = y->rank - t->rank, b = y->rank;
+    while (b > off && t->dims[b - 1 - off] == 1)
+        b--;
+    int a = b;
+    while (a > off && t->dims[a - 1 - off] != 1)
+        a--;
+    int64_t c = 1, p = 1;
+    for (int i = off; i < y->rank; i++) {
+        int64_t d = t->dims[i - off];
+        if (i >= a && i < b) {
+            if (d != y->dims[i])
+                return 0;
+            c *= d;
+        } else if (d != 1) {
+            return 0;
+        }
+    }
+    for (int i = b; i < y->rank; i++)
+        p *= y->dims[i];
+    if (c <= 1 || p <= 1)
+        return 0;
+    *count = c;
+    return p;
+}
+
 bool
 cg_elemwise_vec_ok(Kb *k, Node *n)
 {
@@ -132,21 +171,31 @@ cg_elemwise_vec_ok(Kb *k, Node *n)
         const Type *t = &ir_value(g, n->in[i])->type;
         if (!is8(t->elem) || !t->q || t->q->axis >= 0)
             return false;
+        int64_t cnt;
         if (type_numel_unchecked(t) != 1 &&
             (t->rank != y->rank || memcmp(t->dims, y->dims, (size_t)y->rank * sizeof(int64_t)) != 0) &&
-            !row_period(t, y))
+            !row_period(t, y) && !col_period(t, y, &cnt))
             return false;
     }
-    int64_t p0 = n->op == OP_REQUANTIZE ? 0 : row_period(&ir_value(g, n->in[0])->type, y);
-    int64_t p1 = n->op == OP_REQUANTIZE ? 0 : row_period(&ir_value(g, n->in[1])->type, y);
-    if (!p0 && !p1)
+    int64_t p[2] = {0, 0}, c[2] = {0, 0};
+    for (uint32_t i = 0; n->op != OP_REQUANTIZE && i < nop; i++) {
+        const Type *t = &ir_value(g, n->in[i])->type;
+        p[i] = row_period(t, y);
+        c[i] = p[i] ? 0 : col_period(t, y, &(int64_t){0});
+    }
+    if (!p[0] && !p[1] && !c[0] && !c[1])
         return true;
+    /* row and column repeats use different row lengths: one kind per op (the same length twice) */
+    if ((p[0] || p[1]) && (c[0] || c[1]))
+        return false;
+    if ((p[0] && p[1] && p[0] != p[1]) || (c[0] && c[1] && c[0] != c[1]))
+        return false;
     /* rows are the logical layout's: not over values stored NHWC (the layout plan keeps a
      * broadcast qadd's values NCHW; checked, not assumed) */
     for (uint32_t i = 0; i < nop; i++)
         if (cg_value_nhwc(k, n->in[i]))
             return false;
-    return !cg_value_nhwc(k, n->out[0]) && !(p0 && p1 && p0 != p1);
+    return !cg_value_nhwc(k, n->out[0]);
 }
 
 /* Store `lanes` integer results (any lane width, within the 8-bit result range) at out + i. */
@@ -237,7 +286,9 @@ ev_row_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef r0, int64_t 
     LLVMValueRef from = cg_mul(k, r, cg_i64(k, e->period));
     LLVMValueRef q[2];
     for (uint32_t j = 0; j < e->nop; j++) /* the repeating operand, read at the row's offset */
-        q[j] = e->row[j] ? cg_gep(k, p[j], LLVMBuildNeg(k->b, from, "")) : p[j];
+        q[j] = e->row[j]   ? cg_gep(k, p[j], LLVMBuildNeg(k->b, from, ""))
+               : e->col[j] ? cg_gep(k, p[j], LLVMBuildURem(k->b, r, cg_i64(k, e->col[j]), ""))
+                           : p[j];
     ev_range(e, q, out, from, e->period, vl);
     cg_loop_end(k, &l);
 }
@@ -280,9 +331,13 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
     for (uint32_t j = 0; j < e.nop; j++) {
         e.t[j] = &ir_value(g, n->in[j])->type;
         e.scalar[j] = type_numel_unchecked(e.t[j]) == 1 && type_numel_unchecked(e.y) != 1;
-        int64_t pr = e.scalar[j] ? 0 : row_period(e.t[j], e.y);
+        int64_t pr = e.scalar[j] ? 0 : row_period(e.t[j], e.y), cnt = 0;
         if (pr) {
             e.row[j] = true;
+            e.period = pr;
+        } else if (!e.scalar[j] && (pr = col_period(e.t[j], e.y, &cnt)) != 0) {
+            e.col[j] = cnt; /* one element per row: splatted, as a one-element operand is */
+            e.scalar[j] = true;
             e.period = pr;
         }
     }
