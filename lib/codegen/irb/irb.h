@@ -112,6 +112,7 @@ LLVMValueRef cg_smin(Kb *k, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef cg_smax(Kb *k, LLVMValueRef a, LLVMValueRef b);
 /* qn_saturate(qn_round_half_even_f32_i64(v) + zy, lo, hi) as i64 */
 LLVMValueRef cg_finish_f32(Kb *k, LLVMValueRef v, LLVMValueRef zy, int64_t lo, int64_t hi);
+LLVMValueRef cg_roundeven_f32(Kb *k, LLVMValueRef v); /* llvm.roundeven, f32 or f64 */
 /* qn_requant_float(acc (i64 holding an int32), mult, zp, lo, hi) as i64 */
 LLVMValueRef cg_requant_float(Kb *k, LLVMValueRef acc, LLVMValueRef mult, int32_t zp,
                               int32_t lo, int32_t hi);

@@ -230,8 +230,9 @@ cg_call(Kb *k, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt, LLVMValueRef 
     return LLVMBuildCall2(k->b, ft, f, args, n, "");
 }
 
-static LLVMValueRef
-roundeven_f32(Kb *k, LLVMValueRef v)
+/* llvm.roundeven of an f32 or f64 scalar (round half to even, exact) */
+LLVMValueRef
+cg_roundeven_f32(Kb *k, LLVMValueRef v)
 {
     LLVMTypeRef t = LLVMTypeOf(v);
     const char *nm = t == k->f64 ? "llvm.roundeven.f64" : "llvm.roundeven.f32";
@@ -249,7 +250,7 @@ cg_finish_f32(Kb *k, LLVMValueRef v, LLVMValueRef zy, int64_t lo, int64_t hi)
     v = LLVMBuildSelect(k->b, isnan, LLVMConstReal(ft, 0.0), v, "");
     v = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, v, big, ""), big, v, "");
     v = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, v, nbig, ""), nbig, v, "");
-    LLVMValueRef r = LLVMBuildFPToSI(k->b, roundeven_f32(k, v), k->i64, "");
+    LLVMValueRef r = LLVMBuildFPToSI(k->b, cg_roundeven_f32(k, v), k->i64, "");
     r = LLVMBuildAdd(k->b, r, zy, "");
     return cg_smin(k, cg_smax(k, r, cg_i64(k, lo)), cg_i64(k, hi));
 }

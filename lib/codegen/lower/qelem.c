@@ -67,13 +67,28 @@ emit_qdq(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef vc = LLVMBuildSRem(k->b, row, cg_i64(k, dim), "");
     LLVMValueRef i0 = cg_mul(k, LLVMBuildSRem(k->b, vu, cg_i64(k, nb), ""), cg_i64(k, QDQ_BLOCK));
     LLVMValueRef s = cg_load_raw(k, ET_F32, gs, vc), zp = cg_load_i64(k, ET_I32, gz, vc);
+    /* quantize in i32 lanes: the quotient clamped in f32 to [qmin - zp, qmax - zp] (integers
+     * exact in f32 for storage up to 16 bits; NaN -> 0), rounded half to even, + zp: the same
+     * as qn_saturate(rne(x / s) + zp, qmin, qmax), rounding being monotone and keeping those
+     * bounds (the loop vectorises on i32 rather than i64 lanes) */
+    LLVMValueRef flo = NULL, fhi = NULL, zp32 = NULL;
+    if (isq) {
+        zp32 = LLVMBuildTrunc(k->b, zp, k->i32, "");
+        flo = LLVMBuildSIToFP(k->b, LLVMBuildSub(k->b, cg_i64(k, q->qmin), zp, ""), k->f32, "");
+        fhi = LLVMBuildSIToFP(k->b, LLVMBuildSub(k->b, cg_i64(k, q->qmax), zp, ""), k->f32, "");
+    }
     CgLoop li;
     LLVMValueRef cnt = cg_smin(k, cg_i64(k, QDQ_BLOCK), LLVMBuildSub(k->b, cg_i64(k, inner), i0, ""));
     LLVMValueRef vi = cg_add(k, i0, cg_loop_begin(k, &li, cnt));
     LLVMValueRef idx = cg_add(k, cg_mul(k, row, cg_i64(k, inner)), vi);
     if (isq) {
-        LLVMValueRef v = LLVMBuildFDiv(k->b, cg_load_raw(k, ET_F32, io[0], idx), s, "");
-        cg_store_i64(k, y->elem, io[1], idx, cg_finish_f32(k, v, zp, q->qmin, q->qmax));
+        LLVMBuilderRef b = k->b;
+        LLVMValueRef v = LLVMBuildFDiv(b, cg_load_raw(k, ET_F32, io[0], idx), s, "");
+        v = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, v, v, ""), cg_f32(k, 0.0f), v, "");
+        v = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, v, flo, ""), flo, v, "");
+        v = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, v, fhi, ""), fhi, v, "");
+        LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildFPToSI(b, cg_roundeven_f32(k, v), k->i32, ""), zp32, "");
+        cg_store_i64(k, y->elem, io[1], idx, LLVMBuildSExt(b, r, k->i64, ""));
     } else {
         LLVMValueRef d = LLVMBuildSub(k->b, cg_load_i64(k, x->elem, io[0], idx), zp, "");
         LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, d, k->f32, ""), s, "");
