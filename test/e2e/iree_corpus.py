@@ -22,15 +22,17 @@ For every model that exports:
      it reads),
   2. `iree-compile --iree-hal-target-backends=llvm-cpu --iree-llvmcpu-target-cpu=host` (the peer
      environment's, tools/setup.sh --peer),
-  3. the module run by iree.runtime (local-sync) on the random inputs of mlir_corpus.py, its
-     outputs compared with `qdqc run --requant=fixed` (what the export computes): bit for bit
-     where no float op is involved; where the exported function computes in floating point
-     (a float island: f64 `linalg.generic`s or f32 tosa arithmetic), within 1 unit (1 for
-     integer outputs, 1 ulp for f32 outputs).
+  3. the module run by iree.runtime (local-sync) on the random inputs of mlir_corpus.py (with
+     --base, run_corpus.py's), its outputs compared with `qdqc run --requant=fixed` (what the
+     export computes): bit for bit where no float op is involved; where the exported function
+     computes in floating point (a float island: f64 `linalg.generic`s or f32 tosa arithmetic),
+     within 1 unit (1 for integer outputs, 1 ulp for f32 outputs).
 A model IREE cannot compile or run is listed in REFUSALS ("MODEL<TAB>TEXT" lines, TEXT a part of
 its first error; # comments; test/e2e/iree_refusals.tsv for the repository's corpus,
-test/e2e/iree_producer_refusals.tsv for the producer corpus); an unlisted failure, or a listed model that now passes, is a
-failure of this script (the list stays exact). Prints one line per failure and a summary; exit 0
+test/e2e/iree_producer_refusals.tsv for the producer corpus); an unlisted failure, or a listed
+model that now passes, is a failure of this script (the list stays exact; with --base, so is a
+listed model not among the models, except with --quick, whose corpus is a subset of the full
+corpus and shares its list). Prints one line per failure and a summary; exit 0
 iff there is none. --json writes one record per model (status, error, max difference)."""
 import concurrent.futures
 import glob
