@@ -1,24 +1,38 @@
 #!/usr/bin/python3
-"""iree_corpus.py QDQC REFUSALS [-j JOBS] [--json OUT] [MODEL...]
+"""iree_corpus.py QDQC REFUSALS [-j JOBS] [--json OUT] [--base DIR | --producers WORKDIR [--quick]]
+                [MODEL...]
 
 qdqc's `--emit=mlir` output compiled and run by IREE (docs/mlir.md, "Running exported MLIR with
 IREE"), over the corpus of test/e2e/mlir_corpus.py (default: test/models/**/*.onnx,
 examples/*.onnx, test/e2e/graphs/*.qir). Models the export refuses (test/e2e/
-mlir_export_refusals.tsv) or that do not import are skipped: mlir_corpus.py checks those. For
-every model that exports:
+mlir_export_refusals.tsv) or that do not import are skipped: mlir_corpus.py checks those.
+  --base DIR           models outside the repository: MODEL... (default DIR/**/*.onnx) named
+                       relative to DIR (e.g. `ort/bert_pt.onnx`) in REFUSALS and the output; no
+                       other script checks their export, so a model qdqc refuses (the export, or
+                       qdqc altogether) must be listed in REFUSALS like an IREE failure, with a part
+                       of qdqc's first error (the export must exit 1 and write no file); inputs
+                       are test/models/producers/run_corpus.py's (feeds_for: token ids < 512,
+                       masks 0/1).
+  --producers WORKDIR  the producer corpus: `PEER_PYTHON run_corpus.py QDQC WORKDIR [--quick]
+                       --make-only` makes it (or reuses its cache), then --base
+                       WORKDIR/corpus-<hash>[-quick] over every <producer>/*.onnx in it.
+For every model that exports:
   1. `mlir-opt-22 --mlir-print-op-generic` (IREE's tosa parser, at another LLVM revision, does
      not read LLVM 22's custom assembly of some tosa ops, e.g. `tosa.transpose`; the generic form
      it reads),
   2. `iree-compile --iree-hal-target-backends=llvm-cpu --iree-llvmcpu-target-cpu=host` (the peer
      environment's, tools/setup.sh --peer),
-  3. the module run by iree.runtime (local-sync) on the random inputs of mlir_corpus.py, its
-     outputs compared with `qdqc run --requant=fixed` (what the export computes): bit for bit
-     where no float op is involved; where the exported function computes in floating point
-     (a float island: f64 `linalg.generic`s or f32 tosa arithmetic), within 1 unit (1 for
-     integer outputs, 1 ulp for f32 outputs).
+  3. the module run by iree.runtime (local-sync) on the random inputs of mlir_corpus.py (with
+     --base, run_corpus.py's), its outputs compared with `qdqc run --requant=fixed` (what the
+     export computes): bit for bit where no float op is involved; where the exported function
+     computes in floating point (a float island: f64 `linalg.generic`s or f32 tosa arithmetic),
+     within 1 unit (1 for integer outputs, 1 ulp for f32 outputs).
 A model IREE cannot compile or run is listed in REFUSALS ("MODEL<TAB>TEXT" lines, TEXT a part of
-its first error; # comments); an unlisted failure, or a listed model that now passes, is a
-failure of this script (the list stays exact). Prints one line per failure and a summary; exit 0
+its first error; # comments; test/e2e/iree_refusals.tsv for the repository's corpus,
+test/e2e/iree_producer_refusals.tsv for the producer corpus); an unlisted failure, or a listed
+model that now passes, is a failure of this script (the list stays exact; with --base, so is a
+listed model not among the models, except with --quick, whose corpus is a subset of the full
+corpus and shares its list). Prints one line per failure and a summary; exit 0
 iff there is none. --json writes one record per model (status, error, max difference)."""
 import concurrent.futures
 import glob
@@ -35,8 +49,10 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(root, "test", "peer"))
+sys.path.insert(0, os.path.join(root, "test", "models", "producers"))
 import mlir_corpus  # noqa: E402
 import peerenv  # noqa: E402
+import run_corpus  # noqa: E402
 
 NP = mlir_corpus.NP
 MLIR_OPT = mlir_corpus.MLIR_OPT
@@ -89,21 +105,10 @@ def ulp_diff(a, b):
     return np.abs(ia - ib)
 
 
-def check(qdqc, model, refusals, export_refusals, tmp):
-    rel = os.path.relpath(model, root)
+def check(qdqc, model, refusals, export_refusals, tmp, base=None):
+    rel = os.path.relpath(model, base or root)
     rec = dict(model=rel)
     name = re.sub(r"[^A-Za-z0-9_.]", "_", rel)
-    if rel in export_refusals:
-        return "skipped", None, dict(rec, status="export refused")
-    mlir = os.path.join(tmp, name + ".mlir")
-    r = run([qdqc, model, "--requant=fixed", "--emit=mlir", "-o", mlir])
-    if r.returncode:
-        if run([qdqc, model, "--emit=ir", "-o", os.devnull]).returncode:
-            return "skipped", None, dict(rec, status="invalid")
-        return "FAIL", "%s: export failed: %s" % (rel, one_line(r.stderr)), dict(rec, status="export failed")
-    text = open(mlir).read()
-    flt = has_float(text)
-    rec["float"] = flt
     want = refusals.get(rel)
 
     def failed(stage, msg):
@@ -113,6 +118,30 @@ def check(qdqc, model, refusals, export_refusals, tmp):
         if want not in msg:
             return "FAIL", "%s: %s with '%s', listed: '%s'" % (rel, stage, msg, want), rec
         return "refused", None, rec
+
+    if base is None and rel in export_refusals:
+        return "skipped", None, dict(rec, status="export refused")
+    mlir = os.path.join(tmp, name + ".mlir")
+    r = run([qdqc, model, "--requant=fixed", "--emit=mlir", "-o", mlir])
+    if r.returncode:
+        compiles = run([qdqc, model, "--emit=ir", "-o", os.devnull]).returncode == 0
+        if base is None:
+            if not compiles:
+                return "skipped", None, dict(rec, status="invalid")
+            return "FAIL", "%s: export failed: %s" % (rel, one_line(r.stderr)), dict(rec, status="export failed")
+        # outside the repository no other script checks the export: its refusal is listed here
+        msg = mlir_corpus.first_error(r.stderr).replace(model, rel).strip()
+        if r.returncode != 1 or os.path.exists(mlir):
+            return "FAIL", "%s: export exited %d%s: %s" % (
+                rel, r.returncode, " and wrote a file" if os.path.exists(mlir) else "", msg), \
+                dict(rec, status="export failed")
+        kind, out, rec = failed("export" if compiles else "qdqc", msg)
+        if kind == "refused":
+            kind = "xrefused" if compiles else "qrefused"
+        return kind, out, rec
+    text = open(mlir).read()
+    flt = has_float(text)
+    rec["float"] = flt
 
     gen = os.path.join(tmp, name + ".generic.mlir")
     g = run([MLIR_OPT, "--mlir-print-op-generic", mlir, "-o", gen])
@@ -126,16 +155,23 @@ def check(qdqc, model, refusals, export_refusals, tmp):
     ins = mlir_corpus.graph_inputs(ir.stdout) if ir.returncode == 0 else None
     if ins is None:
         return "FAIL", "%s: cannot read the signature of --emit=ir" % rel, dict(rec, status="signature")
-    rng = np.random.default_rng(7)
+    if any(et not in NP for _, et, _ in ins):
+        return failed("run", "input of type %s not fed" % [et for _, et, _ in ins if et not in NP][0])
+    if base is None:
+        rng = np.random.default_rng(7)
+        arrays = []
+        for nm, et, dims in ins:
+            if et == "f32":
+                arrays.append((rng.standard_normal(dims) * 1.5).astype(np.float32))
+            else:
+                info = np.iinfo(NP[et])
+                arrays.append(rng.integers(max(info.min, -128), min(info.max, 127) + 1, size=dims).astype(NP[et]))
+    else:
+        # the producer corpus' own inputs (BERT: token ids < 512, attention mask 0/1)
+        feeds = run_corpus.feeds_for([(nm, NP[et], dims) for nm, et, dims in ins])
+        arrays = [feeds[nm] for nm, _, _ in ins]
     files = []
-    for i, (nm, et, dims) in enumerate(ins):
-        if et == "f32":
-            a = (rng.standard_normal(dims) * 1.5).astype(np.float32)
-        elif et in NP:
-            info = np.iinfo(NP[et])
-            a = rng.integers(max(info.min, -128), min(info.max, 127) + 1, size=dims).astype(NP[et])
-        else:
-            return failed("run", "input of type %s not fed" % et)
+    for i, ((nm, _, _), a) in enumerate(zip(ins, arrays)):
         f = os.path.join(tmp, "%s.in%d.npy" % (name, i))
         np.save(f, a)
         files.append((nm, f))
@@ -189,43 +225,82 @@ def read_tsv(path):
     return out
 
 
+def producer_corpus(qdqc, work, quick):
+    """Make (or reuse) the producer corpus under WORK with run_corpus.py --make-only, in the peer
+    environment; its directory and its quantized files (<producer>/*.onnx, run_corpus.py's
+    producers in order)."""
+    r = run([peerenv.python(), os.path.join(root, "test", "models", "producers", "run_corpus.py"),
+             os.path.abspath(qdqc), work, "--make-only"] + (["--quick"] if quick else []))
+    out = r.stdout.strip().splitlines()
+    if r.returncode or not out or not os.path.isdir(out[-1]):
+        sys.exit("iree_corpus.py: run_corpus.py --make-only failed (exit %d): %s" % (
+            r.returncode, mlir_corpus.first_error(r.stderr + r.stdout)))
+    base = out[-1]
+    models = []
+    for p in run_corpus.PRODUCERS:
+        models += sorted(glob.glob(os.path.join(base, p, "*.onnx")))
+    return base, models
+
+
 def main():
     argv = sys.argv[1:]
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     qdqc, reffile = argv[0], argv[1]
-    rest, jobs, models, jout = argv[2:], 2, [], None
+    rest, jobs, models, jout, base, work, quick = argv[2:], 2, [], None, None, None, False
     while rest:
         a = rest.pop(0)
         if a == "-j":
             jobs = int(rest.pop(0))
         elif a == "--json":
             jout = rest.pop(0)
+        elif a == "--base":
+            base = os.path.abspath(rest.pop(0))
+        elif a == "--producers":
+            work = os.path.abspath(rest.pop(0))
+        elif a == "--quick":
+            quick = True
         else:
             models.append(os.path.abspath(a))
     refusals = read_tsv(reffile)
     export_refusals = read_tsv(os.path.join(here, "mlir_export_refusals.tsv"))
-    if not models:
+    if work is not None:
+        base, found = producer_corpus(qdqc, work, quick)
+        models = models or found
+    elif base is not None and not models:
+        models = sorted(glob.glob(os.path.join(base, "**", "*.onnx"), recursive=True))
+    elif not models:
         models = sorted(glob.glob(os.path.join(root, "test", "models", "**", "*.onnx"), recursive=True))
         models += sorted(glob.glob(os.path.join(root, "examples", "*.onnx")))
         models += sorted(glob.glob(os.path.join(root, "test", "e2e", "graphs", "*.qir")))
-    counts = dict(equal=0, within1=0, refused=0, skipped=0, FAIL=0)
+    counts = dict(equal=0, within1=0, refused=0, xrefused=0, qrefused=0, skipped=0, FAIL=0)
     recs = []
     with tempfile.TemporaryDirectory() as tmp, \
             concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        for kind, msg, rec in ex.map(lambda m: check(qdqc, m, refusals, export_refusals, tmp), models):
+        for kind, msg, rec in ex.map(lambda m: check(qdqc, m, refusals, export_refusals, tmp, base), models):
             counts[kind] += 1
             recs.append(rec)
             if msg:
                 print("FAIL: " + msg, flush=True)
+    if base is not None and not quick:
+        # a listed model that is not in the corpus: the list names what is there (--quick's
+        # corpus is a subset of the full one: its list is the full corpus')
+        names = {r["model"] for r in recs}
+        for k in sorted(set(refusals) - names):
+            counts["FAIL"] += 1
+            print("FAIL: %s: listed in %s ('%s'), not in the corpus" % (k, os.path.basename(reffile), refusals[k]))
     if jout:
         with open(jout, "w") as f:
             json.dump(recs, f, indent=1)
-    exported = len(models) - counts["skipped"]
+    xref = ""
+    if base is not None:
+        xref = "%d refused by qdqc as listed (%d by the export, %d not compiled), " % (
+            counts["xrefused"] + counts["qrefused"], counts["xrefused"], counts["qrefused"])
+    exported = sum(1 for r in recs if "float" in r)
     print("%d models, %d exported: %d compiled by IREE and ran bit-identical, %d within 1 unit "
-          "(float islands), %d refused by IREE as listed, %d failed" %
-          (len(models), exported, counts["equal"], counts["within1"], counts["refused"], counts["FAIL"]))
+          "(float islands), %d refused by IREE as listed, %s%d failed" %
+          (len(models), exported, counts["equal"], counts["within1"], counts["refused"], xref, counts["FAIL"]))
     return 1 if counts["FAIL"] else 0
 
 

@@ -2,13 +2,14 @@
 """run_corpus.py: every file of the producer corpus through qdqc and ONNX Runtime.
 
     PEER_PYTHON test/models/producers/run_corpus.py QDQC WORKDIR [--only P[,P/FILE...]] [--quick]
-                [--strict] [--json OUT.json]
+                [--strict] [--json OUT.json] [--make-only]
 
 Runs in the peer environment (.peer-venv/bin/python; tools/setup.sh --peer), offline.
 1. The corpus: make_corpus.py, one process per producer, into
    WORKDIR/corpus-<hash>[-quick]/<producer>/, where <hash> is the sha256 (16 hex digits) of
    make_corpus.py and tools/peer-requirements.txt; a producer directory holding DONE or ERROR.txt
-   is reused as it is (delete it to remake).
+   is reused as it is (delete it to remake). --make-only stops here and prints the corpus
+   directory (test/e2e/iree_corpus.py --producers runs this).
 2. For every file (--only: producer names or producer/file-stem globs, e.g. ort,brevitas/cnn*):
    compile with qdqc (QDQC FILE -o x.o; a refusal is its first "error:" line), then
    `qdqc run --engine=jit` and `--engine=ref` on the same seeded inputs (numpy default_rng(7):
@@ -31,6 +32,7 @@ run is (ok-as-ort-all: more than one unit, but no more than ORT --opt all: the n
 grow along deep networks, docs/agreement.md "Networks"); --strict fails those too. Refusals and
 producer errors are results, exit 0.
 """
+import fcntl
 import fnmatch
 import hashlib
 import json
@@ -61,15 +63,21 @@ def make(cdir, prod, quick):
     d = os.path.join(cdir, prod)
     if os.path.exists(os.path.join(d, "DONE")) or os.path.exists(os.path.join(d, "ERROR.txt")):
         return
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    cmd = [sys.executable, MAKE, cdir, "--producer", prod] + (["--quick"] if quick else [])
     os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "make.log"), "w") as log:
-        # in the producer's directory: Quark writes quantized_info.csv into the current one
-        r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=3600, cwd=d)
-    if r.returncode not in (0, 3) and not os.path.exists(os.path.join(d, "ERROR.txt")):
-        with open(os.path.join(d, "ERROR.txt"), "w") as f:
-            f.write("make_corpus.py exited %d (see make.log)\n" % r.returncode)
+    # one maker per producer directory: lit runs e2e/producers-quick.test and
+    # mlir/iree-producers.test side by side on the same cached corpus
+    with open(os.path.join(cdir, "." + prod + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(os.path.join(d, "DONE")) or os.path.exists(os.path.join(d, "ERROR.txt")):
+            return
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+        cmd = [sys.executable, MAKE, cdir, "--producer", prod] + (["--quick"] if quick else [])
+        with open(os.path.join(d, "make.log"), "w") as log:
+            # in the producer's directory: Quark writes quantized_info.csv into the current one
+            r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=3600, cwd=d)
+        if r.returncode not in (0, 3) and not os.path.exists(os.path.join(d, "ERROR.txt")):
+            with open(os.path.join(d, "ERROR.txt"), "w") as f:
+                f.write("make_corpus.py exited %d (see make.log)\n" % r.returncode)
 
 
 def last_line(path):
@@ -77,28 +85,38 @@ def last_line(path):
     return lines[-1] if lines else ""
 
 
-def inputs_for(model_path):
-    import onnx
-    g = onnx.load(model_path, load_external_data=False).graph
-    inits = {t.name for t in g.initializer}
+def feeds_for(specs):
+    """The seeded inputs of every run: SPECS is (name, numpy dtype, shape) per graph input, in
+    the graph's order; numpy default_rng(7), floats uniform in [-1, 1], integer inputs token ids
+    < 512 (make_corpus.py's vocabulary), an input named *mask* ones with its last 4 zero (a
+    padded tail). Also test/e2e/iree_corpus.py's inputs for this corpus."""
     rng = np.random.default_rng(7)
     out = {}
-    for i in g.input:
-        if i.name in inits:
-            continue
-        t = i.type.tensor_type
-        shape = [d.dim_value if d.dim_value > 0 else 1 for d in t.shape.dim]
-        dt = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
+    for name, dt, shape in specs:
         if np.dtype(dt).kind in "iu":
-            if "mask" in i.name:
+            if "mask" in name:
                 a = np.ones(shape, dt)
                 a[..., shape[-1] - 4:] = 0
             else:
                 a = rng.integers(0, 512, shape).astype(dt)
         else:
             a = rng.uniform(-1, 1, shape).astype(dt)
-        out[i.name] = a
+        out[name] = a
     return out
+
+
+def inputs_for(model_path):
+    import onnx
+    g = onnx.load(model_path, load_external_data=False).graph
+    inits = {t.name for t in g.initializer}
+    specs = []
+    for i in g.input:
+        if i.name in inits:
+            continue
+        t = i.type.tensor_type
+        shape = [d.dim_value if d.dim_value > 0 else 1 for d in t.shape.dim]
+        specs.append((i.name, onnx.helper.tensor_dtype_to_np_dtype(t.elem_type), shape))
+    return feeds_for(specs)
 
 
 def output_scales(model_path):
@@ -303,6 +321,7 @@ def fmt(v, spec):
 def main(argv):
     quick = "--quick" in argv
     strict = "--strict" in argv
+    make_only = "--make-only" in argv
     jpath, only = None, None
     pos = []
     i = 0
@@ -318,7 +337,7 @@ def main(argv):
                 only = argv[i + 1].split(",")
             i += 2
             continue
-        if a not in ("--quick", "--strict"):
+        if a not in ("--quick", "--strict", "--make-only"):
             pos.append(a)
         i += 1
     if len(pos) != 2:
@@ -331,6 +350,11 @@ def main(argv):
     prods = [p for p in PRODUCERS if only is None or any(o.split("/")[0] == p for o in only)]
     results, perr = [], {}
     os.makedirs(work, exist_ok=True)
+    if make_only:
+        for p in prods:
+            make(cdir, p, quick)
+        print(cdir)
+        return 0
     tmp = tempfile.mkdtemp(dir=work, prefix="run-")
     for p in prods:
         make(cdir, p, quick)
