@@ -27,6 +27,7 @@ static const char default_pipeline[] =
     "qdq-fold,"         /* conv/conv_transpose/matmul/gemm [+relu/clip] -> qconv/qmatmul */
     "qdq-elementwise,"  /* add/sub/mul, concat, average pooling, reduce-mean */
     "lut,"              /* 8-bit element-wise functions as tables */
+    "int-lut,"          /* integer element-wise DAGs of one byte (SiLU, HardSwish, GELU) as tables */
     "qdq-propagate,"    /* round trips exposed by the folds */
     "matmul-integer-fold," /* MatMulInteger -> Cast -> Mul(scales) [-> Add]: one op */
     "weight-only,"      /* float matmul/gemm x DQ(4/8-bit const) -> wmatmul */
