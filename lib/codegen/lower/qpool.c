@@ -57,6 +57,82 @@ pool_geo(Kb *k, Node *n, PoolGeo *p, bool global)
     return true;
 }
 
+/* What the pools store per output: maxpool its maximum; qavgpool (sum of x - zx over `cnt`
+ * counted taps) qn_qavg or qn_qavg_fixed, a count <= 0 giving sat(zy). */
+typedef struct PoolEpi {
+    const Type *x, *y;
+    bool is_max, fl, fixed, global;
+    QnFixed gf;             /* fixed, global: the one divisor's multiplier */
+    LLVMValueRef gfm, gfs;  /* fixed, windows: multipliers per divisor */
+    int32_t lo, hi;
+} PoolEpi;
+
+static void
+pool_store(Kb *k, const PoolEpi *e, LLVMValueRef out, LLVMValueRef yi, LLVMValueRef best, LLVMValueRef cnt)
+{
+    const Type *x = e->x, *y = e->y;
+    int32_t lo = e->lo, hi = e->hi;
+    if (e->is_max) {
+        if (e->fl)
+            cg_store_raw(k, ET_F32, out, yi, best);
+        else
+            cg_store_i64(k, y->elem, out, yi, best);
+    } else if (e->fixed) {
+        /* qn_qavg_fixed: count <= 0 -> sat(zy); sat(qn_rescale(sum, m[count]) + zy) */
+        LLVMValueRef v;
+        if (e->global) {
+            v = cg_rescale_c(k, best, e->gf);
+        } else {
+            LLVMValueRef ci = cg_smax(k, cnt, cg_i64(k, 0));
+            v = cg_rescale(k, best, cg_load_raw(k, ET_I64, e->gfm, ci), cg_load_raw(k, ET_I64, e->gfs, ci));
+        }
+        int32_t zy = y->q->zp[0];
+        LLVMValueRef r = cg_add_sat(k, v, zy, lo, hi);
+        LLVMValueRef z = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
+        r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
+        cg_store_i64(k, y->elem, out, yi, r);
+    } else {
+        /* qn_qavg: count <= 0 -> sat(zy); v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
+        LLVMValueRef v = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, best, k->f32, ""), cg_f32(k, x->q->scale[0]), "");
+        v = LLVMBuildFDiv(k->b, v, LLVMBuildSIToFP(k->b, cnt, k->f32, ""), "");
+        v = LLVMBuildFDiv(k->b, v, cg_f32(k, y->q->scale[0]), "");
+        LLVMValueRef zy = cg_i64(k, y->q->zp[0]);
+        LLVMValueRef r = cg_finish_f32(k, v, zy, lo, hi);
+        LLVMValueRef z = cg_smin(k, cg_smax(k, zy, cg_i64(k, lo)), cg_i64(k, hi));
+        r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
+        cg_store_i64(k, y->elem, out, yi, r);
+    }
+}
+
+/* Global qavgpool: per plane (blocks of planes across the parallel-for hook) the sum of its
+ * isp integers in i32 (isp * 2^16 < 2^31: no overflow for 8- and 16-bit values; a plain
+ * contiguous reduction, which LLVM vectorises), minus isp * zx, then pool_store. The sum is an
+ * integer, so its order does not matter: the reference's window loop gives the same value. */
+static void
+emit_global_qavg(Kb *k, const PoolEpi *e, const CgNodeArgs *a, int64_t NC, int64_t isp)
+{
+    int64_t pb = 8192 / isp > 1 ? 8192 / isp : 1;
+    pb = pb < NC ? pb : NC;
+    Par par;
+    LLVMValueRef io[2] = {a->in[0], a->out[0]};
+    LLVMValueRef p0 = cg_mul(k, cg_par_begin(k, &par, (NC + pb - 1) / pb, io, 2), cg_i64(k, pb));
+    LLVMValueRef sump = cg_entry_alloca(k, k->i32);
+    CgLoop lp, lt;
+    LLVMValueRef vp = cg_add(k, p0, cg_loop_begin(k, &lp, cg_smin(k, cg_i64(k, pb),
+                                                                LLVMBuildSub(k->b, cg_i64(k, NC), p0, ""))));
+    LLVMBuildStore(k->b, cg_i32(k, 0), sump);
+    LLVMValueRef base = cg_mul(k, vp, cg_i64(k, isp));
+    LLVMValueRef t = cg_loop_begin(k, &lt, cg_i64(k, isp));
+    LLVMValueRef xv = LLVMBuildTrunc(k->b, cg_load_i64(k, e->x->elem, io[0], cg_add(k, base, t)), k->i32, "");
+    LLVMBuildStore(k->b, LLVMBuildAdd(k->b, LLVMBuildLoad2(k->b, k->i32, sump, ""), xv, ""), sump);
+    cg_loop_end(k, &lt);
+    LLVMValueRef sum = LLVMBuildSExt(k->b, LLVMBuildLoad2(k->b, k->i32, sump, ""), k->i64, "");
+    LLVMValueRef best = LLVMBuildSub(k->b, sum, cg_i64(k, isp * (int64_t)e->x->q->zp[0]), "");
+    pool_store(k, e, io[1], vp, best, cg_i64(k, isp));
+    cg_loop_end(k, &lp);
+    cg_par_end(k, &par, a);
+}
+
 /* maxpool (first maximum; NaN wins, as the reference) and qavgpool (qn_qavg). */
 static bool
 emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
@@ -109,6 +185,11 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
             if (!ok)
                 return false;
         }
+    }
+    PoolEpi pe = {x, y, is_max, fl, fixed, global, gf, gfm, gfs, lo, hi};
+    if (global && p.H * p.W > 0 && p.H * p.W < ((int64_t)1 << 15)) {
+        emit_global_qavg(k, &pe, a, p.NC, p.H * p.W);
+        return true;
     }
     /* blocks of pb planes (about 4096 window taps each) split across the parallel-for hook */
     int64_t taps = p.OH * p.OW * p.KH * p.KW;
@@ -163,38 +244,7 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
     cg_loop_end(k, &lkh);
     LLVMValueRef yi = cg_add(k, cg_mul(k, vp, cg_i64(k, p.OH * p.OW)), cg_add(k, cg_mul(k, voh, cg_i64(k, p.OW)), vow));
     best = LLVMBuildLoad2(k->b, fl ? k->f32 : k->i64, bestp, "");
-    if (is_max) {
-        if (fl)
-            cg_store_raw(k, ET_F32, io[1], yi, best);
-        else
-            cg_store_i64(k, y->elem, io[1], yi, best);
-    } else if (fixed) {
-        /* qn_qavg_fixed: count <= 0 -> sat(zy); sat(qn_rescale(sum, m[count]) + zy) */
-        LLVMValueRef cnt = LLVMBuildLoad2(k->b, k->i64, incl ? padp : cntp, "");
-        LLVMValueRef v;
-        if (global) {
-            v = cg_rescale_c(k, best, gf);
-        } else {
-            LLVMValueRef ci = cg_smax(k, cnt, cg_i64(k, 0));
-            v = cg_rescale(k, best, cg_load_raw(k, ET_I64, gfm, ci), cg_load_raw(k, ET_I64, gfs, ci));
-        }
-        int32_t zy = y->q->zp[0];
-        LLVMValueRef r = cg_add_sat(k, v, zy, lo, hi);
-        LLVMValueRef z = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
-        r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
-        cg_store_i64(k, y->elem, io[1], yi, r);
-    } else {
-        /* qn_qavg: count <= 0 -> sat(zy); v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
-        LLVMValueRef cnt = LLVMBuildLoad2(k->b, k->i64, incl ? padp : cntp, "");
-        LLVMValueRef v = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, best, k->f32, ""), cg_f32(k, x->q->scale[0]), "");
-        v = LLVMBuildFDiv(k->b, v, LLVMBuildSIToFP(k->b, cnt, k->f32, ""), "");
-        v = LLVMBuildFDiv(k->b, v, cg_f32(k, y->q->scale[0]), "");
-        LLVMValueRef zy = cg_i64(k, y->q->zp[0]);
-        LLVMValueRef r = cg_finish_f32(k, v, zy, lo, hi);
-        LLVMValueRef z = cg_smin(k, cg_smax(k, zy, cg_i64(k, lo)), cg_i64(k, hi));
-        r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
-        cg_store_i64(k, y->elem, io[1], yi, r);
-    }
+    pool_store(k, &pe, io[1], yi, best, is_max ? NULL : LLVMBuildLoad2(k->b, k->i64, incl ? padp : cntp, ""));
     cg_loop_end(k, &low);
     cg_loop_end(k, &loh);
     cg_loop_end(k, &lp);
