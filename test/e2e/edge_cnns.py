@@ -13,7 +13,8 @@ largest difference from ORT's literal graph in units of the output DequantizeLin
 A PT2E QAT file ends in float logits (the classifier dequantizes its accumulator): it is checked
 through a copy that also outputs the classifier's quantized input (tap_copy), in whose units the
 comparison counts; the logits themselves get max abs / rel differences. The file itself must
-compile too. A model the producer could not make is a row `producer-error` with its exact exception.
+compile too, and its JIT equal its reference bit for bit. A model the producer could not make
+is a row `producer-error` with its exact exception.
 One row per model (status as run_corpus.py: ok | ok-as-ort-all | outside-1-unit | jit-ne-ref |
 refused | jit-error | ort-error | producer-error | crash) and a count. Exit 1 on a crash,
 JIT != ref or a file outside one unit of ORT's literal graph and farther than ORT --opt all.
@@ -62,6 +63,18 @@ def tap_copy(path, out):
     return True
 
 
+def file_jit_eq_ref(qdqc, path, tmp):
+    """`qdqc run` --engine=jit and --engine=ref on the file itself, bit for bit."""
+    import numpy as np
+    feeds = run_corpus.inputs_for(path)
+    rj, _, j = run_corpus.qdqc_run(qdqc, path, feeds, "jit", tmp)
+    rr, _, r = run_corpus.qdqc_run(qdqc, path, feeds, "ref", tmp)
+    if rj != 0 or rr != 0 or j.keys() != r.keys():
+        return False
+    return all(j[k].dtype == r[k].dtype and np.array_equal(j[k].view(np.uint8), r[k].view(np.uint8))
+               for k in j)
+
+
 def main(argv):
     pos, opts = [], {}
     i = 0
@@ -105,6 +118,10 @@ def main(argv):
             else:
                 rec = run_corpus.check_file(qdqc, n.rsplit("_", 1)[1], tpath, tmp, False)
                 rec["tap"] = True
+                if rec.get("jit_eq_ref"):  # and the file itself: JIT == reference on its logits
+                    rec["jit_eq_ref"] = file_jit_eq_ref(qdqc, path, tmp)
+                    if not rec["jit_eq_ref"]:
+                        rec["status"] = "jit-ne-ref"
         elif os.path.exists(path):
             rec = run_corpus.check_file(qdqc, n.rsplit("_", 1)[1], path, tmp, False)
         else:

@@ -158,7 +158,8 @@ def make(model, out):
             os.remove(p)
     tmp = tempfile.mkdtemp(dir=out, prefix=".tmp-")
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # the exporters' progress lines: stdout is for the cache path
+        # the exporters' progress lines to stderr: stdout is for the cache path
+        with contextlib.redirect_stdout(sys.stderr):
             (make_ort if style == "ort" else make_qat)(name, path + ".part", tmp)
         os.replace(path + ".part", path)
         write_input(out, model)
@@ -197,7 +198,8 @@ def main():
     if a.list:
         for m in MODELS:
             n, s = m.rsplit("_", 1)
-            print("%-24s %s, %s" % (m, NETS[n], "quantize_static QDQ" if s == "ort" else "PT2E QAT (X86InductorQuantizer)"))
+            how = "quantize_static QDQ" if s == "ort" else "PT2E QAT (X86InductorQuantizer)"
+            print("%-24s %s, %s" % (m, NETS[n], how))
         return 0
     names = [n for n in (a.only.split(",") if a.only else MODELS) if n]
     for n in names:
