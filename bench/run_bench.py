@@ -12,7 +12,9 @@
    --models, the FX QAT transformers of test/models/torch_vit.py (vit2_qat, vit2_qat_o17,
    swins1_qat, swin_t_qat, vitb16_qat; bench/torch_vit_bench.py times them with a profile) and
    the quantize_dynamic BertModels of test/models/bert_dynq.py (bert_base_dynq, bert_small_dynq;
-   peer environment; two int64 inputs from WORK/models/<name>/inputs.npz).
+   peer environment; two int64 inputs from WORK/models/<name>/inputs.npz) and the edge CNNs of
+   test/models/edge_cnns.py (peer environment: <net>_ort / <net>_qat for mobilenet_v3_small,
+   mobilenet_v3_large, efficientnet_b0, mnasnet1_0, convnext_atto; `--models edge` for all ten).
 2. For every model, at each thread count: qdqc (JIT through the public C API, libqdqc.so, via
    ctypes: qdqc_jit_create / qdqc_jit_run, a qdqc_threadpool as the parallel-for hook for > 1
    thread) and ONNX Runtime (bench/ort_run.py MODEL --bench K --threads N --opt all),
@@ -79,6 +81,11 @@ TORCH_VIT_MODELS = ["vit2_qat", "vit2_qat_o17", "swins1_qat", "swin_t_qat", "vit
 # peer environment; inputs input_ids and attention_mask from WORK/models/<name>/inputs.npz), by
 # name in --models only
 BERT_DYNQ_MODELS = ["bert_base_dynq", "bert_small_dynq"]
+# edge CNNs (test/models/edge_cnns.py, peer environment; issue 29 item 4): torchvision
+# MobileNetV3-small/-large, EfficientNet-B0, MnasNet 1.0 and timm ConvNeXt-atto, each as ORT
+# quantize_static QDQ (_ort) and PT2E QAT (_qat); by name in --models only, `edge` for all ten
+EDGE_MODELS = ["%s_%s" % (n, s) for n in ("mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
+                                          "mnasnet1_0", "convnext_atto") for s in ("ort", "qat")]
 # transformer blocks (test/models/gen_transformers.py --full; issue 14 item 7): BERT-base layer in
 # three quantizer styles, ViT-B/16 block with patch embedding, GPT-2 block, torch
 # TransformerEncoderLayer export; their attention products (both operands activations)
@@ -820,7 +827,7 @@ def main():
                     help="take the model rows of the last run from WORK/rows.json (GEMM sweep only)")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
-    a.models = [m for m in a.models.split(",") if m]
+    a.models = [x for m in a.models.split(",") if m for x in (EDGE_MODELS if m == "edge" else [m])]
     threads = [int(t) for t in a.threads.split(",")]
     os.makedirs(a.work, exist_ok=True)
     qdqc = os.path.join(a.build, "bin", "qdqc")
@@ -884,7 +891,8 @@ def main():
     elif not a.no_models:
         mdir = os.path.join(a.work, "models")
         if not all(os.path.exists(os.path.join(mdir, m + ".onnx")) for m in a.models
-                   if m not in TORCH_MODELS and m not in TORCH_VIT_MODELS and m not in BERT_DYNQ_MODELS):
+                   if m not in TORCH_MODELS and m not in TORCH_VIT_MODELS and m not in BERT_DYNQ_MODELS
+                   and m not in EDGE_MODELS):
             log("generating the full-size models into %s" % mdir)
             run(["/usr/bin/python3", os.path.join(ROOT, "test", "models", "gen_fixtures.py"),
                  "--full", mdir, "--full-only"])
@@ -916,6 +924,16 @@ def main():
             log("exporting the quantize_dynamic BERTs into %s" % mdir)
             run([peerenv.python(), os.path.join(ROOT, "test", "models", "bert_dynq.py"), "--out", mdir,
                  "--only", ",".join(tb)])
+        te = [m for m in a.models if m in EDGE_MODELS and
+              not os.path.exists(os.path.join(mdir, m + ".onnx"))]
+        if te:
+            log("exporting the edge CNNs into %s" % mdir)
+            run([peerenv.python(), os.path.join(ROOT, "test", "models", "edge_cnns.py"), "--out", mdir,
+                 "--only", ",".join(te)])
+            bad = [m for m in te if not os.path.exists(os.path.join(mdir, m + ".onnx"))]
+            for m in bad:  # the producer could not make it (edge_cnns.py wrote <model>.error.txt)
+                log("%s: not made: %s" % (m, open(os.path.join(mdir, m + ".error.txt")).read().strip().splitlines()[-1]))
+            a.models = [m for m in a.models if m not in bad]
         rows = bench_models(a, qdqc, Qdqc(os.path.join(a.build, "libqdqc.so")), threads)
     if not a.no_gemm:
         tools = build_tools(a)
