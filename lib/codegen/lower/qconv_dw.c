@@ -142,7 +142,7 @@ typedef struct Dw {
     bool unclamped;
     /* the short requantization (dw_fast_ok): 8-bit results, float mode, |acc * mult| < 2^30 */
     bool fast;
-    /* NCHW rows kernel, quad form: 4 taps per int32 lane, vpdpbusd (dw_q4_ok) */
+    /* NCHW rows kernel, quad form: 4 taps per int32 lane, vpdpbusd or sdot (dw_q4_ok) */
     bool q4;
     /* NCHW rows kernel: padded plane width, output rows per vector (lane_in), flat rows, the
      * whole plane stored at once (plane_store) and the vectors per vector row */
@@ -809,13 +809,15 @@ dw_rows_weights(Kb *k, const ConvGeo *c, bool q4, const int8_t *w, const int32_t
 }
 
 /* Whether the NCHW rows kernel takes the quad form on n-lane vectors: the path has the u8 x s8
- * dot product (cg_isa_dot8), every w' fits int8, and the 4n bytes loaded per step hold every
- * lane's taps (lane l reads bytes lane_in(l) + i * dw, i < 4). */
+ * dot product (cg_isa_dot8) or, on AArch64, the s8 x s8 one (cg_isa_sdot8), every w' fits
+ * int8, and the 4n bytes loaded per step hold every lane's taps (lane l reads bytes
+ * lane_in(l) + i * dw, i < 4). */
 static bool
 dw_q4_ok(Kb *k, const Dw *d, unsigned n, const int8_t *w, const int32_t *zw)
 {
     const ConvGeo *c = d->c;
-    if (!cg_isa_dot8(k->t, k->isa, n) || lane_in(d, n, n - 1) + 3 * c->dw >= 4 * (int64_t)n)
+    if ((!cg_isa_dot8(k->t, k->isa, n) && !cg_isa_sdot8(k->t, k->isa, n)) ||
+        lane_in(d, n, n - 1) + 3 * c->dw >= 4 * (int64_t)n)
         return false;
     int64_t T = c->KH * c->KW;
     for (int64_t m = 0; m < c->M; m++)
@@ -829,8 +831,10 @@ dw_q4_ok(Kb *k, const Dw *d, unsigned n, const int8_t *w, const int32_t *zw)
 
 /* acc + 4-tap dot products of a quad step: lane l of the n lanes multiplies the bytes
  * p[s * l + i * dw] (i < nt; the other byte slots repeat tap 0 against a zero weight) by the
- * step's 4 weight bytes wv (<4n x i8>, the same on every lane), one vpdpbusd. p holds unsigned
- * bytes (the plane is copied as x ^ 0x80 for int8 activations). */
+ * step's 4 weight bytes wv (<4n x i8>, the same on every lane), one vpdpbusd (x86: one byte
+ * permute, vpermb / vpshufb) or sdot (AArch64: one tbl). p holds unsigned bytes for vpdpbusd
+ * (the plane is copied as x ^ 0x80 for int8 activations), signed bytes for sdot (x ^ 0x80 for
+ * uint8 activations). */
 static LLVMValueRef
 q4_step(Dw *d, LLVMValueRef acc, LLVMValueRef p, LLVMValueRef wv, int nt, unsigned n)
 {
@@ -860,7 +864,15 @@ cg_dot8_call(Kb *k, const char *intr, LLVMValueRef acc, LLVMValueRef xq, LLVMVal
 static LLVMValueRef
 q4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv, unsigned n)
 {
-    return cg_dot8_call(d->k, cg_isa_dot8(d->k->t, d->k->isa, n), acc, xq, wv);
+    Kb *k = d->k;
+    const char *sdot = cg_isa_sdot8(k->t, k->isa, n);
+    if (!sdot)
+        return cg_dot8_call(k, cg_isa_dot8(k->t, k->isa, n), acc, xq, wv);
+    LLVMTypeRef v16 = LLVMVectorType(k->i8, 16), ov[2] = {LLVMVectorType(k->i32, 4), v16};
+    unsigned id = LLVMLookupIntrinsicID(sdot, strlen(sdot));
+    LLVMValueRef args[3] = {acc, LLVMBuildBitCast(k->b, xq, v16, ""), LLVMBuildBitCast(k->b, wv, v16, "")};
+    return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, ov, 2), LLVMGetIntrinsicDeclaration(k->mod, id, ov, 2),
+                          args, 3, "");
 }
 
 /* Lanes [l0, l0 + cnt) of out (n lanes, after epilogue_vec) stored at p, in power-of-two pieces
@@ -1112,10 +1124,12 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
         vl /= 2;
     d.vl = vl;
     d.q4 = dw_q4_ok(k, &d, vl, w, zw);
-    /* quad form with int8 activations: the plane holds x ^ 0x80 = x + 128 (unsigned), the
-     * border zx + 128, and the folded bias subtracts (zx + 128) * sum w' */
-    bool flip = d.q4 && d.xe == ET_I8;
-    int32_t zxu = flip ? zx + 128 : zx;
+    /* quad form with vpdpbusd and int8 activations: the plane holds x ^ 0x80 = x + 128
+     * (unsigned), the border zx + 128, and the folded bias subtracts (zx + 128) * sum w'; with
+     * sdot (AArch64) and uint8 activations: x ^ 0x80 = x - 128 (signed), zx - 128 */
+    bool sdot = d.q4 && cg_isa_sdot8(k->t, k->isa, vl);
+    bool flip = d.q4 && d.xe == (sdot ? ET_U8 : ET_I8);
+    int32_t zxu = !flip ? zx : sdot ? zx - 128 : zx + 128;
     dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
     d.gwr = dw_rows_weights(k, c, d.q4, w, zw, mac_intrinsic(&d, vl) != NULL);
     int64_t plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64 + (d.rpv - 1) * c->sh * PW;
