@@ -22,9 +22,10 @@ per-channel block, computed once per channel, which mca repeats as if it were a 
 cycles per iteration. Useful MACs = the lane products of the block's instructions (mla / smlal
 / umlal .4s: 4, sdot / udot / usdot .4s: 16) times the share that is real taps: a quad step (4
 taps per 32-bit lane, sdot) covers KW taps with 4 x ceil(KW / 4) slots, a stride-2 pair step
-2 x ceil(KW / 2), and an NCHW row of OW <= 16 columns is ceil(OW / 4) vectors of 4 lanes. The
-border columns, the plane copy and the other column blocks are not modelled: the figure is the
-kernel's interior rate. The peak is llvm-mca's throughput of 16 independent `sdot` .4s on the
+2 x ceil(KW / 2), and an NCHW row of OW columns is ceil(OW / 4) vectors of 4 lanes (interleaved
+quad form: ceil(OW / g) groups of g = 16 / stride columns), the node's average. The plane
+copy, the blocks of the last rows and column groups and the per-channel set-up are not
+modelled: the figure is the kernel's interior rate. The peak is llvm-mca's throughput of 16 independent `sdot` .4s on the
 same -mcpu. These are the scheduling models' figures, not measurements.
 
 With --write the table replaces the text between `<!-- mcadw:begin -->` and
@@ -139,18 +140,21 @@ def useful_share(shape, form, block):
     """Share of the block's lane products that are real taps (see the module comment)."""
     _, c, hw, k, s, dil, _ = shape
     quad = any(re.match(r"^(s|u|us)dot\s", x) for x in block)
+    tbl = any(re.match(r"^tbl\s", x) for x in block)
+    kind = "widening"
     if quad:
         taps = k / (4 * math.ceil(k / 4))
+        kind = "quad, tbl" if tbl else "quad, interleaved"
     elif form == "nchw" and s == 2 and dil == 1:
         taps = k / (2 * math.ceil(k / 2))
     else:
         taps = 1.0
     cols = 1.0
-    if form == "nchw":
+    if form == "nchw":  # the node's computed columns: vectors of 4, interleaved groups of 16 / s
         ow = (hw + 2 * (dil * (k - 1) // 2) - dil * (k - 1) - 1) // s + 1
-        if ow <= 16:
-            cols = ow / (4 * math.ceil(ow / 4))
-    return taps * cols, "quad (sdot)" if quad else "widening"
+        g = 4 * (4 // s) if quad and not tbl else 4
+        cols = ow / (g * math.ceil(ow / g))
+    return taps * cols, kind
 
 
 def mca(path, cpu):
@@ -190,7 +194,10 @@ def analyse(qdqc, work, shape, form, build):
     share, kind = useful_share(shape, form, bl)
     mpc = slots * share / cyc
     top = pressure[0][0]
-    busy = [n for v, n in pressure if v >= top - 0.05]
+    busy = []
+    for v, n in pressure:
+        if v >= top - 0.05 and n not in busy:
+            busy.append(n)
     mix = {}
     for x in bl:
         op = x.split()[0]

@@ -149,6 +149,12 @@ typedef struct Dw {
     int64_t PW;
     int rpv, nvj;
     bool flat, pstore;
+    /* quad form with sdot (AArch64), dilation 1: interleaved columns (ilv = 4 / stride vectors
+     * per group, lane l of the group's vector r is column G * l + r: every lane's 4 taps are the
+     * lane's own 4 bytes of one plain load, no byte permute); magic: the accumulators start at
+     * bias + 0x4B400000, so that as f32 bits they are 1.5 * 2^23 + acc exactly (dw_magic_ok) */
+    int ilv;
+    bool magic;
 } Dw;
 
 /* The common part of a depthwise kernel's state: the node's types, its geometry and epilogue,
@@ -271,6 +277,27 @@ cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, 
     return true;
 }
 
+/* Whether the f32 bit-pattern epilogue (Dw.magic) is exact: besides dw_fast_ok's conditions,
+ * every |acc| < 2^22 (its f32 is then exact, and 0x4B400000 + acc is 1.5 * 2^23 + acc as f32
+ * bits) and |acc * mult| + |zo| < 2^21 (the product plus 1.5 * 2^23 + zo stays in [2^23, 2^24),
+ * where f32 spacing is 1: the addition rounds the product half to even). */
+static bool
+dw_magic_ok(const Epi *e, int64_t M, int64_t T, const int8_t *w, const int32_t *zw, const int32_t *bias)
+{
+    for (int64_t m = 0; m < M; m++) {
+        double sw = 0;
+        for (int64_t t = 0; t < T; t++) {
+            int32_t v = w[m * T + t] - zw[m];
+            sw += v < 0 ? -v : v;
+        }
+        double b = bias ? bias[m] : 0, a = (b < 0 ? -b : b) + 255.0 * sw, mult = e->mult[m];
+        double zo = e->zo < 0 ? -e->zo : e->zo;
+        if (!(a < 4194304.0 && mult >= 0 && mult * a * 1.001 + zo < 2097152.0))
+            return false;
+    }
+    return true;
+}
+
 /* round half to even of f (n f32 lanes) as int32: vcvtps2dq with embedded {rn-sae} on 16
  * lanes of AVX-512 (whatever MXCSR says), else roundeven then fptosi. */
 static LLVMValueRef
@@ -285,14 +312,33 @@ cvt_rne(Kb *k, LLVMValueRef f, unsigned n)
 }
 
 /* The GEMM epilogue (emit.c epilogue_vec) of an n-lane int32 accumulator of channels
- * [ch, ch + n), as n elements of type ye. */
+ * [ch, ch + n), as n elements of type ye; with wide, 8-bit results stay in int32 lanes (the
+ * low byte). */
 static LLVMValueRef
-epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
+epilogue_vec_w(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, bool wide)
 {
     Kb *k = d->k;
     const Epi *e = d->e;
     LLVMTypeRef vf = LLVMVectorType(k->f32, n), vi64 = LLVMVectorType(k->i64, n);
     LLVMValueRef out = acc;
+    if (d->magic) { /* dw_magic_ok: acc holds 0x4B400000 + a, |a| < 2^22; as f32 bits that is
+                     * 1.5 * 2^23 + a, minus 1.5 * 2^23 the exact (f32)a; the product p plus
+                     * 1.5 * 2^23 + zo rounds p half to even (|p + zo| < 2^22), whose f32 bits
+                     * are 0x4B400000 + rne(p) + zo: clamped to [lo, hi] + 0x4B400000 in int32,
+                     * the low byte is the result (no int <-> float conversion instructions) */
+        LLVMTypeRef vi = LLVMVectorType(k->i32, n);
+        LLVMValueRef big = cg_vsplat(k, LLVMConstReal(k->f32, 12582912.0), n);
+        LLVMValueRef bias = LLVMConstInt(k->i32, 0x4B400000, 0);
+        LLVMValueRef f = LLVMBuildFSub(k->b, LLVMBuildBitCast(k->b, acc, vf, ""), big, "");
+        f = LLVMBuildFMul(k->b, f, epi_vec(d, d->tb.gm, k->f32, ch, n), "");
+        LLVMValueRef cz = LLVMBuildFAdd(k->b, LLVMBuildSIToFP(k->b, d->qc, k->f32, ""),
+                                        LLVMConstReal(k->f32, 12582912.0), "");
+        f = LLVMBuildFAdd(k->b, f, cg_vsplat(k, cz, n), "");
+        out = LLVMBuildBitCast(k->b, f, vi, "");
+        out = intrin2(k, "llvm.smax", out, cg_vsplat(k, LLVMBuildAdd(k->b, d->qd, bias, ""), n));
+        out = intrin2(k, "llvm.smin", out, cg_vsplat(k, LLVMBuildAdd(k->b, d->qe, bias, ""), n));
+        return wide ? out : LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
+    }
     if (d->fast) { /* dw_fast_ok: rne((f32)acc * mult) + zo, clamped in int32 */
         LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
         out = LLVMBuildAdd(k->b, cvt_rne(k, f, n), cg_vsplat(k, d->qc, n), "");
@@ -300,7 +346,7 @@ epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
             return out;
         out = intrin2(k, "llvm.smax", out, cg_vsplat(k, d->qd, n));
         out = intrin2(k, "llvm.smin", out, cg_vsplat(k, d->qe, n));
-        return LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
+        return wide ? out : LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
     }
     switch (e->kind) {
     case CG_GEMM_EPI_I32:
@@ -333,11 +379,48 @@ epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
         break;
     }
     }
+    if (wide && elem_size(d->ye) == 1)
+        return out;
     if (elem_size(d->ye) == 1)
         out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
     else if (elem_size(d->ye) == 2) /* 16-bit results of 8-bit activations */
         out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i16, n), "");
     return out;
+}
+
+static LLVMValueRef
+epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
+{
+    return epilogue_vec_w(d, acc, ch, n, false);
+}
+
+/* The n = 4 lane accumulators of an interleaved group (Dw.ilv: lane l of vector r is column
+ * G * l + r), epilogued, as one vector of 4 G bytes in column order (8-bit results only), from
+ * the int32 lanes: G = 4: even halfwords of o0/o2 and of o1/o3 interleaved (trn1 .8h),
+ * then the even bytes of both (trn1 .16b); G = 2: trn1 .8h of o0/o1, truncated to bytes. */
+static LLVMValueRef
+ilv_group(Dw *d, LLVMValueRef *acc, LLVMValueRef m)
+{
+    Kb *k = d->k;
+    int G = d->ilv;
+    LLVMValueRef o[4], ix[16];
+    for (int q = 0; q < G; q++)
+        o[q] = epilogue_vec_w(d, acc[q], m, 4, true);
+    LLVMTypeRef h8 = LLVMVectorType(k->i16, 8), b16 = LLVMVectorType(k->i8, 16);
+    for (unsigned l = 0; l < 8; l++) /* trn1 .8h */
+        ix[l] = LLVMConstInt(k->i32, l / 2 * 2 + (l & 1) * 8, 0);
+    LLVMValueRef m8 = LLVMConstVector(ix, 8);
+    if (G == 2) {
+        LLVMValueRef t = LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, o[0], h8, ""),
+                                                LLVMBuildBitCast(k->b, o[1], h8, ""), m8, "");
+        return LLVMBuildTrunc(k->b, t, LLVMVectorType(k->i8, 8), "");
+    }
+    LLVMValueRef t02 = LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, o[0], h8, ""), LLVMBuildBitCast(k->b, o[2], h8, ""), m8, "");
+    LLVMValueRef t13 = LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, o[1], h8, ""), LLVMBuildBitCast(k->b, o[3], h8, ""), m8, "");
+    for (unsigned l = 0; l < 16; l++)
+        ix[l] = LLVMConstInt(k->i32, l / 2 * 2 + (l & 1) * 16, 0);
+    return LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, t02, b16, ""), LLVMBuildBitCast(k->b, t13, b16, ""),
+                                  LLVMConstVector(ix, 16), "");
 }
 
 /* epilogue_vec stored at p (element type ye). */
@@ -841,6 +924,8 @@ q4_step(Dw *d, LLVMValueRef acc, LLVMValueRef p, LLVMValueRef wv, int nt, unsign
     Kb *k = d->k;
     const ConvGeo *c = d->c;
     LLVMValueRef x = vload(k, k->i8, 4 * n, p);
+    if (d->ilv) /* lane l's taps are bytes 4 l .. 4 l + 3 */
+        return q4_dot(d, acc, x, wv, n);
     LLVMValueRef ix[64];
     for (unsigned l = 0; l < n; l++)
         for (int i = 0; i < 4; i++)
@@ -921,6 +1006,9 @@ lane_out(const Dw *d, unsigned n, int r, int j, unsigned l, int64_t ow0, int64_t
         int64_t q = ow0 + (int64_t)j * n + l;
         oh = q / d->PW;
         ow = q % d->PW;
+    } else if (d->ilv) {
+        oh = r;
+        ow = ow0 + (int64_t)(j / d->ilv) * d->ilv * n + (int64_t)d->ilv * l + j % d->ilv;
     } else {
         unsigned h = n / (unsigned)d->rpv;
         oh = (int64_t)r * d->rpv + l / h;
@@ -1006,6 +1094,8 @@ dw_rows_block(Dw *d, LLVMValueRef plane, LLVMValueRef voh, int R, LLVMValueRef m
     LLVMTypeRef vi = LLVMVectorType(k->i32, n), vs = LLVMVectorType(k->i16, 2 * n);
     LLVMValueRef acc[DWR_MAXACC];
     LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->tb.gb, &m, 1, ""), "");
+    if (d->magic)
+        b = LLVMBuildAdd(k->b, b, LLVMConstInt(k->i32, 0x4B400000, 0), "");
     for (int j = 0; j < R * nv; j++)
         acc[j] = cg_vsplat(k, b, n);
     LLVMValueRef row0 = cg_gep(k, plane, cg_mul(k, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, PW)));
@@ -1026,7 +1116,8 @@ dw_rows_block(Dw *d, LLVMValueRef plane, LLVMValueRef voh, int R, LLVMValueRef m
             for (int j = 0; j < nv; j++) {
                 int64_t rowoff = ((int64_t)r * d->rpv * c->sh + kh * c->dh) * PW;
                 LLVMValueRef *a = &acc[r * nv + j];
-                int64_t off = rowoff + c->sw * (ow0 + (int64_t)j * n) + kw * c->dw;
+                int64_t col = d->ilv ? (int64_t)(j / d->ilv) * d->ilv * n + j % d->ilv : (int64_t)j * n;
+                int64_t off = rowoff + c->sw * (ow0 + col) + kw * c->dw;
                 LLVMValueRef p = cg_gep(k, row0, cg_i64(k, off));
                 if (d->q4) {
                     *a = q4_step(d, *a, p, wv, nt[st], n);
@@ -1050,7 +1141,15 @@ dw_rows_block(Dw *d, LLVMValueRef plane, LLVMValueRef voh, int R, LLVMValueRef m
         return;
     }
     LLVMValueRef yrow = cg_gep(k, ybase, cg_mul(k, voh, cg_i64(k, c->OW * es)));
-    for (int r = 0; r < R; r++)
+    for (int r = 0; d->ilv && r < R; r++)
+        for (int g = 0; g < nv / d->ilv; g++) { /* a group's vectors into column order */
+            int G = d->ilv;
+            LLVMValueRef all = ilv_group(d, &acc[r * nv + g * G], m);
+            int64_t c0 = ow0 + (int64_t)g * G * n, cnt = c->OW - c0 < G * (int64_t)n ? c->OW - c0 : G * (int64_t)n;
+            if (cnt > 0 && r < nrows)
+                cg_dw_store_lanes(k, all, (unsigned)G * n, 0, cnt, cg_gep(k, yrow, cg_i64(k, (r * c->OW + c0) * es)), es);
+        }
+    for (int r = 0; !d->ilv && r < R; r++)
         for (int j = 0; j < nv; j++) {
             LLVMValueRef out = epilogue_vec(d, acc[r * nv + j], m, n);
             for (unsigned l = 0; l < n;) { /* runs of lanes with consecutive outputs */
@@ -1130,12 +1229,20 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     bool sdot = d.q4 && cg_isa_sdot8(k->t, k->isa, vl);
     bool flip = d.q4 && d.xe == (sdot ? ET_U8 : ET_I8);
     int32_t zxu = !flip ? zx : sdot ? zx - 128 : zx + 128;
+    /* sdot, dilation 1, rows of at least two groups: interleaved columns (Dw.ilv); the f32
+     * bit-pattern epilogue where its bounds hold (Dw.magic) */
+    int64_t gcols = 4 * (4 / c->sw); /* columns per group; at most 1/8 of them past OW */
+    if (sdot && c->dw == 1 && elem_size(d.ye) == 1 && d.rpv == 1 && !d.flat && vl == 4 && (c->OW + gcols - 1) / gcols * gcols * 7 <= c->OW * 8)
+        d.ilv = (int)(4 / c->sw);
+    d.magic = sdot && d.fast && dw_magic_ok(e, c->M, d.T, w, zw, bias);
     dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
     d.gwr = dw_rows_weights(k, c, d.q4, w, zw, mac_intrinsic(&d, vl) != NULL);
-    int64_t plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64 + (d.rpv - 1) * c->sh * PW;
+    int64_t plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64 + (d.rpv - 1) * c->sh * PW + (d.ilv ? 64 : 0);
     /* vectors per vector row, vector rows per block */
     int rpv = d.rpv, cols = (int)vl / rpv;
     int64_t nvec = d.flat ? 0 : (c->OW + cols - 1) / cols, VR = (c->OH + rpv - 1) / rpv;
+    if (d.ilv) /* whole groups (a group's columns are spread over all its vectors) */
+        nvec = (c->OW + d.ilv * cols - 1) / (d.ilv * cols) * d.ilv;
     int nv = (int)(nvec < DWR_MAXV ? nvec : DWR_MAXV);
     int64_t R = nv ? (DWR_MAXACC / nv < VR ? DWR_MAXACC / nv : VR) : 0;
     d.nvj = d.flat ? (int)nq : nv;
