@@ -21,7 +21,8 @@ per-channel block, computed once per channel, which mca repeats as if it were a 
 `llvm-mca-22 -iterations=200` on that block and divides the useful MACs of one pass by the
 cycles per iteration. Useful MACs = the lane products of the block's instructions (mla / smlal
 / umlal .4s: 4, sdot / udot / usdot .4s: 16) times the share that is real taps: a quad step (4
-taps per 32-bit lane, sdot) covers KW taps with 4 x ceil(KW / 4) slots, a stride-2 pair step
+taps per 32-bit lane, sdot) covers KW taps with 4 x ceil(KW / 4) slots (NHWC: the KH x KW
+taps with 4 x ceil(KH x KW / 4)), a stride-2 pair step
 2 x ceil(KW / 2), and an NCHW row of OW columns is ceil(OW / 4) vectors of 4 lanes (interleaved
 quad form: ceil(OW / g) groups of g = 16 / stride columns), the node's average. The plane
 copy, the blocks of the last rows and column groups and the per-channel set-up are not
@@ -142,7 +143,10 @@ def useful_share(shape, form, block):
     quad = any(re.match(r"^(s|u|us)dot\s", x) for x in block)
     tbl = any(re.match(r"^tbl\s", x) for x in block)
     kind = "widening"
-    if quad:
+    if quad and form == "nhwc":  # the kernel's taps in order, in groups of 4
+        taps = k * k / (4 * math.ceil(k * k / 4))
+        kind = "quad, zip"
+    elif quad:
         taps = k / (4 * math.ceil(k / 4))
         kind = "quad, tbl" if tbl else "quad, interleaved"
     elif form == "nchw" and s == 2 and dil == 1:

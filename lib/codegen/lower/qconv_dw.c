@@ -5,6 +5,8 @@
  * registers across all KH x KW taps: per tap, each weight vector is loaded once and used for
  * the P pixels, each input vector is one widening load. Explicit vector IR (no reliance on the
  * loop vectoriser): zext/sext(x) * sext(w16) + acc, which x86 selects as vpmaddwd / vpdpwssd.
+ * On AArch64 with dotprod, blocks of 16 channels take the quad form instead (emit_block_q4:
+ * zip1/zip2 of 4 tap pixels put one channel's 4 taps in a lane, sdot / usdot).
  *
  * Zero points are folded at compile time:
  *     sum_t (x_t - zx) * (w_t - zw) + bias = sum_t x_t * w'_t + (bias - zx * sum_t w'_t),
@@ -20,7 +22,8 @@
  *
  * NCHW (cg_emit_dw_conv; any channel multiplier): 8-bit activations, horizontal stride 1 or 2
  * and a padded plane up to DWR_MAXPLANE bytes run dw_rows (register-blocked output columns,
- * one parallel-for task per channel; see there). Others: per channel, the input plane is
+ * one parallel-for task per channel; see there: quad form with vpdpbusd on x86 VNNI, sdot on
+ * AArch64 with dotprod). Others: per channel, the input plane is
  * copied into a zero-point padded plane (border filled once per call), then per output row an
  * int32 accumulator row gets one multiply-add sweep per tap over all output columns (loops the
  * vectoriser handles), then a row of the exact epilogue. All kernels share the tables below. */
@@ -155,6 +158,10 @@ typedef struct Dw {
      * bias + 0x4B400000, so that as f32 bits they are 1.5 * 2^23 + acc exactly (dw_magic_ok) */
     int ilv;
     bool magic;
+    /* NHWC kernel on AArch64 with dotprod (dw_nhwc_q4_ok): blocks of 16 channels in quads of
+     * 4 taps per lane (zip1/zip2 of 4 tap pixels, sdot / usdot); gwq the weight quads */
+    bool nq4;
+    LLVMValueRef gwq;
 } Dw;
 
 /* The common part of a depthwise kernel's state: the node's types, its geometry and epilogue,
@@ -478,6 +485,8 @@ emit_block(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0, co
     for (int j = 0; j < nv; j++) {
         ch[j] = cg_add(k, c0, cg_i64(k, v[j].off));
         LLVMValueRef b = table_vec(k, d->tb.gb, k->i32, ch[j], v[j].lanes);
+        if (d->magic) /* the f32 bit-pattern epilogue (Dw.magic) */
+            b = LLVMBuildAdd(k->b, b, cg_vsplat(k, LLVMConstInt(k->i32, 0x4B400000, 0), v[j].lanes), "");
         for (int p = 0; p < P; p++)
             acc[p * nv + j] = b;
     }
@@ -502,6 +511,81 @@ emit_block(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0, co
         for (int j = 0; j < nv; j++)
             epilogue_store(d, acc[p * nv + j], ch[j], v[j].lanes,
                            cg_gep(k, yp[p], cg_mul(k, ch[j], cg_i64(k, es))));
+}
+
+/* <16 x i8> (or, bitcast, <8 x i16>) zip1 (hi = 0) / zip2 (hi = 1) of a and b. */
+static LLVMValueRef
+zip_v(Kb *k, LLVMValueRef a, LLVMValueRef b, bool half, int hi)
+{
+    unsigned n = half ? 8 : 16;
+    LLVMTypeRef t = LLVMVectorType(half ? k->i16 : k->i8, n);
+    LLVMValueRef ix[16];
+    for (unsigned i = 0; i < n; i++)
+        ix[i] = LLVMConstInt(k->i32, (unsigned)hi * n / 2 + i / 2 + (i & 1) * n, 0);
+    LLVMValueRef r = LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, a, t, ""), LLVMBuildBitCast(k->b, b, t, ""),
+                                            LLVMConstVector(ix, n), "");
+    return LLVMBuildBitCast(k->b, r, LLVMVectorType(k->i8, 16), "");
+}
+
+/* emit_block of the NHWC quad form (Dw.nq4): P pixels x 16 channels from c0 (4 vectors of 4
+ * lanes). The taps, in order, go in groups of 4 (the last group padded with zero bytes and zero
+ * weights): per pixel and group the 16 channel bytes of the 4 tap pixels, interleaved by
+ * zip1/zip2 .16b then .8h, are 4 vectors whose lane holds one channel's 4 taps; one sdot (int8
+ * activations) or usdot (uint8) each against the group's weight quads of those channels. */
+static void
+emit_block_q4(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
+{
+    Kb *k = d->k;
+    int64_t C = d->c->M, T = d->T, NG = (T + 3) / 4;
+    const char *name = d->xe == ET_U8 ? "llvm.aarch64.neon.usdot" : "llvm.aarch64.neon.sdot";
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMTypeRef v16 = LLVMVectorType(k->i8, 16), ov[2] = {LLVMVectorType(k->i32, 4), v16};
+    LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, ov, 2);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(k->mod, id, ov, 2);
+    LLVMValueRef acc[DW_MAXP * 4], ch[4];
+    for (int j = 0; j < 4; j++) {
+        ch[j] = cg_add(k, c0, cg_i64(k, 4 * j));
+        LLVMValueRef b = table_vec(k, d->tb.gb, k->i32, ch[j], 4);
+        if (d->magic)
+            b = LLVMBuildAdd(k->b, b, cg_vsplat(k, LLVMConstInt(k->i32, 0x4B400000, 0), 4), "");
+        for (int p = 0; p < P; p++)
+            acc[p * 4 + j] = b;
+    }
+    for (int64_t g = 0; g < NG; g++) {
+        LLVMValueRef wq[4];
+        for (int j = 0; j < 4; j++)
+            wq[j] = vload(k, k->i8, 16, cg_gep(k, d->gwq, cg_mul(k, cg_add(k, ch[j], cg_i64(k, g * C)), cg_i64(k, 4))));
+        for (int p = 0; p < P; p++) {
+            LLVMValueRef a[4];
+            for (int i = 0; i < 4; i++)
+                a[i] = 4 * g + i < T ? vload(k, k->i8, 16, cg_gep(k, tp[p * T + 4 * g + i], c0)) : LLVMConstNull(v16);
+            LLVMValueRef z[4] = {zip_v(k, a[0], a[1], false, 0), zip_v(k, a[0], a[1], false, 1),
+                                 zip_v(k, a[2], a[3], false, 0), zip_v(k, a[2], a[3], false, 1)};
+            LLVMValueRef q[4] = {zip_v(k, z[0], z[2], true, 0), zip_v(k, z[0], z[2], true, 1),
+                                 zip_v(k, z[1], z[3], true, 0), zip_v(k, z[1], z[3], true, 1)};
+            for (int j = 0; j < 4; j++) {
+                LLVMValueRef args[3] = {acc[p * 4 + j], q[j], wq[j]};
+                acc[p * 4 + j] = LLVMBuildCall2(k->b, ft, fn, args, 3, "");
+            }
+        }
+    }
+    int64_t es = (int64_t)elem_size(d->ye);
+    for (int p = 0; p < P && es == 1; p++) { /* 8-bit results: the 16 channels as one vector */
+        LLVMTypeRef h8 = LLVMVectorType(k->i16, 8);
+        LLVMValueRef o[4], ix[16];
+        for (int j = 0; j < 4; j++)
+            o[j] = LLVMBuildBitCast(k->b, epilogue_vec_w(d, acc[p * 4 + j], ch[j], 4, true), h8, "");
+        for (unsigned i = 0; i < 16; i++) /* uzp1: the even elements of both */
+            ix[i] = LLVMConstInt(k->i32, 2 * i, 0);
+        LLVMValueRef m8 = LLVMConstVector(ix, 8);
+        LLVMValueRef lo = LLVMBuildBitCast(k->b, LLVMBuildShuffleVector(k->b, o[0], o[1], m8, ""), v16, "");
+        LLVMValueRef hi = LLVMBuildBitCast(k->b, LLVMBuildShuffleVector(k->b, o[2], o[3], m8, ""), v16, "");
+        LLVMValueRef all = LLVMBuildShuffleVector(k->b, lo, hi, LLVMConstVector(ix, 16), "");
+        LLVMSetAlignment(LLVMBuildStore(k->b, all, cg_gep(k, yp[p], c0)), 1);
+    }
+    for (int p = 0; p < P && es != 1; p++)
+        for (int j = 0; j < 4; j++)
+            epilogue_store(d, acc[p * 4 + j], ch[j], 4, cg_gep(k, yp[p], cg_mul(k, ch[j], cg_i64(k, es))));
 }
 
 /* emit_block for kernels above DW_MAXT taps (9x9 and up), one output pixel (d->vn, d->voh,
@@ -588,7 +672,9 @@ emit_pixels(Dw *d, int P, int cv, LLVMValueRef *tp, LLVMValueRef *yp)
             v[j] = (DwVec){(int64_t)j * d->vl, d->vl};
         DwLoop l;
         LLVMValueRef c0 = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, nblk * blk), blk);
-        if (d->tap_loop)
+        if (d->nq4)
+            emit_block_q4(d, P, tp, yp, c0);
+        else if (d->tap_loop)
             emit_block_tap_loop(d, yp[0], c0, v, cv);
         else
             emit_block(d, P, tp, yp, c0, v, cv);
@@ -649,6 +735,24 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     int cv = nvec >= 4 ? 4 : nvec >= 1 ? (int)nvec : 1;
     if (nvec >= 4 && nvec % 4 != 0)
         cv = nvec % 3 == 0 ? 3 : nvec % 2 == 0 ? 2 : 4;
+    /* AArch64 with dotprod: the quad form on blocks of 16 channels (the rest widening) where
+     * the activations need no flip (int8: sdot; uint8: usdot, i8mm) and every w' fits int8 */
+    d.nq4 = !d.tap_loop && cg_isa_sdot8(k->t, k->isa, 4) && nvec >= 4 && (d.xe == ET_I8 || (d.xe == ET_U8 && k->t->i8mm));
+    for (int64_t m = 0; d.nq4 && m < C; m++)
+        for (int64_t t = 0; t < d.T; t++)
+            if (w[m * d.T + t] - zw[m] < -128 || w[m * d.T + t] - zw[m] > 127)
+                d.nq4 = false;
+    if (d.nq4) {
+        cv = 4;
+        int64_t NG = (d.T + 3) / 4;
+        int8_t *wq = xcalloc((size_t)(NG * C * 4), 1);
+        for (int64_t m = 0; m < C; m++)
+            for (int64_t t = 0; t < d.T; t++)
+                wq[((t / 4) * C + m) * 4 + t % 4] = (int8_t)(w[m * d.T + t] - zw[m]);
+        d.gwq = cg_const_bytes(k, wq, (size_t)(NG * C * 4), "dwq4");
+        free(wq);
+        d.magic = d.fast && dw_magic_ok(e, C, d.T, w, zw, bias);
+    }
     int P = budget / cv;
     if (P > 8)
         P = 8;
