@@ -191,4 +191,5 @@ def main():
                 flush=True)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -5,6 +5,8 @@
  * registers across all KH x KW taps: per tap, each weight vector is loaded once and used for
  * the P pixels, each input vector is one widening load. Explicit vector IR (no reliance on the
  * loop vectoriser): zext/sext(x) * sext(w16) + acc, which x86 selects as vpmaddwd / vpdpwssd.
+ * On AArch64 with dotprod, blocks of 16 channels take the quad form instead (emit_block_q4:
+ * zip1/zip2 of 4 tap pixels put one channel's 4 taps in a lane, sdot / usdot).
  *
  * Zero points are folded at compile time:
  *     sum_t (x_t - zx) * (w_t - zw) + bias = sum_t x_t * w'_t + (bias - zx * sum_t w'_t),
@@ -20,7 +22,8 @@
  *
  * NCHW (cg_emit_dw_conv; any channel multiplier): 8-bit activations, horizontal stride 1 or 2
  * and a padded plane up to DWR_MAXPLANE bytes run dw_rows (register-blocked output columns,
- * one parallel-for task per channel; see there). Others: per channel, the input plane is
+ * one parallel-for task per channel; see there: quad form with vpdpbusd on x86 VNNI, sdot on
+ * AArch64 with dotprod). Others: per channel, the input plane is
  * copied into a zero-point padded plane (border filled once per call), then per output row an
  * int32 accumulator row gets one multiply-add sweep per tap over all output columns (loops the
  * vectoriser handles), then a row of the exact epilogue. All kernels share the tables below. */
@@ -142,13 +145,23 @@ typedef struct Dw {
     bool unclamped;
     /* the short requantization (dw_fast_ok): 8-bit results, float mode, |acc * mult| < 2^30 */
     bool fast;
-    /* NCHW rows kernel, quad form: 4 taps per int32 lane, vpdpbusd (dw_q4_ok) */
+    /* NCHW rows kernel, quad form: 4 taps per int32 lane, vpdpbusd or sdot (dw_q4_ok) */
     bool q4;
     /* NCHW rows kernel: padded plane width, output rows per vector (lane_in), flat rows, the
      * whole plane stored at once (plane_store) and the vectors per vector row */
     int64_t PW;
     int rpv, nvj;
     bool flat, pstore;
+    /* quad form with sdot (AArch64), dilation 1: interleaved columns (ilv = 4 / stride vectors
+     * per group, lane l of the group's vector r is column G * l + r: every lane's 4 taps are the
+     * lane's own 4 bytes of one plain load, no byte permute); magic: the accumulators start at
+     * bias + 0x4B400000, so that as f32 bits they are 1.5 * 2^23 + acc exactly (dw_magic_ok) */
+    int ilv;
+    bool magic;
+    /* NHWC kernel on AArch64 with dotprod (dw_nhwc_q4_ok): blocks of 16 channels in quads of
+     * 4 taps per lane (zip1/zip2 of 4 tap pixels, sdot / usdot); gwq the weight quads */
+    bool nq4;
+    LLVMValueRef gwq;
 } Dw;
 
 /* The common part of a depthwise kernel's state: the node's types, its geometry and epilogue,
@@ -271,6 +284,27 @@ cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, 
     return true;
 }
 
+/* Whether the f32 bit-pattern epilogue (Dw.magic) is exact: besides dw_fast_ok's conditions,
+ * every |acc| < 2^22 (its f32 is then exact, and 0x4B400000 + acc is 1.5 * 2^23 + acc as f32
+ * bits) and |acc * mult| + |zo| < 2^21 (the product plus 1.5 * 2^23 + zo stays in [2^23, 2^24),
+ * where f32 spacing is 1: the addition rounds the product half to even). */
+static bool
+dw_magic_ok(const Epi *e, int64_t M, int64_t T, const int8_t *w, const int32_t *zw, const int32_t *bias)
+{
+    for (int64_t m = 0; m < M; m++) {
+        double sw = 0;
+        for (int64_t t = 0; t < T; t++) {
+            int32_t v = w[m * T + t] - zw[m];
+            sw += v < 0 ? -v : v;
+        }
+        double b = bias ? bias[m] : 0, a = (b < 0 ? -b : b) + 255.0 * sw, mult = e->mult[m];
+        double zo = e->zo < 0 ? -e->zo : e->zo;
+        if (!(a < 4194304.0 && mult >= 0 && mult * a * 1.001 + zo < 2097152.0))
+            return false;
+    }
+    return true;
+}
+
 /* round half to even of f (n f32 lanes) as int32: vcvtps2dq with embedded {rn-sae} on 16
  * lanes of AVX-512 (whatever MXCSR says), else roundeven then fptosi. */
 static LLVMValueRef
@@ -285,14 +319,33 @@ cvt_rne(Kb *k, LLVMValueRef f, unsigned n)
 }
 
 /* The GEMM epilogue (emit.c epilogue_vec) of an n-lane int32 accumulator of channels
- * [ch, ch + n), as n elements of type ye. */
+ * [ch, ch + n), as n elements of type ye; with wide, 8-bit results stay in int32 lanes (the
+ * low byte). */
 static LLVMValueRef
-epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
+epilogue_vec_w(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, bool wide)
 {
     Kb *k = d->k;
     const Epi *e = d->e;
     LLVMTypeRef vf = LLVMVectorType(k->f32, n), vi64 = LLVMVectorType(k->i64, n);
     LLVMValueRef out = acc;
+    if (d->magic) { /* dw_magic_ok: acc holds 0x4B400000 + a, |a| < 2^22; as f32 bits that is
+                     * 1.5 * 2^23 + a, minus 1.5 * 2^23 the exact (f32)a; the product p plus
+                     * 1.5 * 2^23 + zo rounds p half to even (|p + zo| < 2^22), whose f32 bits
+                     * are 0x4B400000 + rne(p) + zo: clamped to [lo, hi] + 0x4B400000 in int32,
+                     * the low byte is the result (no int <-> float conversion instructions) */
+        LLVMTypeRef vi = LLVMVectorType(k->i32, n);
+        LLVMValueRef big = cg_vsplat(k, LLVMConstReal(k->f32, 12582912.0), n);
+        LLVMValueRef bias = LLVMConstInt(k->i32, 0x4B400000, 0);
+        LLVMValueRef f = LLVMBuildFSub(k->b, LLVMBuildBitCast(k->b, acc, vf, ""), big, "");
+        f = LLVMBuildFMul(k->b, f, epi_vec(d, d->tb.gm, k->f32, ch, n), "");
+        LLVMValueRef cz = LLVMBuildFAdd(k->b, LLVMBuildSIToFP(k->b, d->qc, k->f32, ""),
+                                        LLVMConstReal(k->f32, 12582912.0), "");
+        f = LLVMBuildFAdd(k->b, f, cg_vsplat(k, cz, n), "");
+        out = LLVMBuildBitCast(k->b, f, vi, "");
+        out = intrin2(k, "llvm.smax", out, cg_vsplat(k, LLVMBuildAdd(k->b, d->qd, bias, ""), n));
+        out = intrin2(k, "llvm.smin", out, cg_vsplat(k, LLVMBuildAdd(k->b, d->qe, bias, ""), n));
+        return wide ? out : LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
+    }
     if (d->fast) { /* dw_fast_ok: rne((f32)acc * mult) + zo, clamped in int32 */
         LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
         out = LLVMBuildAdd(k->b, cvt_rne(k, f, n), cg_vsplat(k, d->qc, n), "");
@@ -300,7 +353,7 @@ epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
             return out;
         out = intrin2(k, "llvm.smax", out, cg_vsplat(k, d->qd, n));
         out = intrin2(k, "llvm.smin", out, cg_vsplat(k, d->qe, n));
-        return LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
+        return wide ? out : LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
     }
     switch (e->kind) {
     case CG_GEMM_EPI_I32:
@@ -333,11 +386,48 @@ epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
         break;
     }
     }
+    if (wide && elem_size(d->ye) == 1)
+        return out;
     if (elem_size(d->ye) == 1)
         out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
     else if (elem_size(d->ye) == 2) /* 16-bit results of 8-bit activations */
         out = LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i16, n), "");
     return out;
+}
+
+static LLVMValueRef
+epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
+{
+    return epilogue_vec_w(d, acc, ch, n, false);
+}
+
+/* The n = 4 lane accumulators of an interleaved group (Dw.ilv: lane l of vector r is column
+ * G * l + r), epilogued, as one vector of 4 G bytes in column order (8-bit results only), from
+ * the int32 lanes: G = 4: even halfwords of o0/o2 and of o1/o3 interleaved (trn1 .8h),
+ * then the even bytes of both (trn1 .16b); G = 2: trn1 .8h of o0/o1, truncated to bytes. */
+static LLVMValueRef
+ilv_group(Dw *d, LLVMValueRef *acc, LLVMValueRef m)
+{
+    Kb *k = d->k;
+    int G = d->ilv;
+    LLVMValueRef o[4], ix[16];
+    for (int q = 0; q < G; q++)
+        o[q] = epilogue_vec_w(d, acc[q], m, 4, true);
+    LLVMTypeRef h8 = LLVMVectorType(k->i16, 8), b16 = LLVMVectorType(k->i8, 16);
+    for (unsigned l = 0; l < 8; l++) /* trn1 .8h */
+        ix[l] = LLVMConstInt(k->i32, l / 2 * 2 + (l & 1) * 8, 0);
+    LLVMValueRef m8 = LLVMConstVector(ix, 8);
+    if (G == 2) {
+        LLVMValueRef t = LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, o[0], h8, ""),
+                                                LLVMBuildBitCast(k->b, o[1], h8, ""), m8, "");
+        return LLVMBuildTrunc(k->b, t, LLVMVectorType(k->i8, 8), "");
+    }
+    LLVMValueRef t02 = LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, o[0], h8, ""), LLVMBuildBitCast(k->b, o[2], h8, ""), m8, "");
+    LLVMValueRef t13 = LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, o[1], h8, ""), LLVMBuildBitCast(k->b, o[3], h8, ""), m8, "");
+    for (unsigned l = 0; l < 16; l++)
+        ix[l] = LLVMConstInt(k->i32, l / 2 * 2 + (l & 1) * 16, 0);
+    return LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, t02, b16, ""), LLVMBuildBitCast(k->b, t13, b16, ""),
+                                  LLVMConstVector(ix, 16), "");
 }
 
 /* epilogue_vec stored at p (element type ye). */
@@ -395,6 +485,8 @@ emit_block(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0, co
     for (int j = 0; j < nv; j++) {
         ch[j] = cg_add(k, c0, cg_i64(k, v[j].off));
         LLVMValueRef b = table_vec(k, d->tb.gb, k->i32, ch[j], v[j].lanes);
+        if (d->magic) /* the f32 bit-pattern epilogue (Dw.magic) */
+            b = LLVMBuildAdd(k->b, b, cg_vsplat(k, LLVMConstInt(k->i32, 0x4B400000, 0), v[j].lanes), "");
         for (int p = 0; p < P; p++)
             acc[p * nv + j] = b;
     }
@@ -419,6 +511,81 @@ emit_block(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0, co
         for (int j = 0; j < nv; j++)
             epilogue_store(d, acc[p * nv + j], ch[j], v[j].lanes,
                            cg_gep(k, yp[p], cg_mul(k, ch[j], cg_i64(k, es))));
+}
+
+/* <16 x i8> (or, bitcast, <8 x i16>) zip1 (hi = 0) / zip2 (hi = 1) of a and b. */
+static LLVMValueRef
+zip_v(Kb *k, LLVMValueRef a, LLVMValueRef b, bool half, int hi)
+{
+    unsigned n = half ? 8 : 16;
+    LLVMTypeRef t = LLVMVectorType(half ? k->i16 : k->i8, n);
+    LLVMValueRef ix[16];
+    for (unsigned i = 0; i < n; i++)
+        ix[i] = LLVMConstInt(k->i32, (unsigned)hi * n / 2 + i / 2 + (i & 1) * n, 0);
+    LLVMValueRef r = LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, a, t, ""), LLVMBuildBitCast(k->b, b, t, ""),
+                                            LLVMConstVector(ix, n), "");
+    return LLVMBuildBitCast(k->b, r, LLVMVectorType(k->i8, 16), "");
+}
+
+/* emit_block of the NHWC quad form (Dw.nq4): P pixels x 16 channels from c0 (4 vectors of 4
+ * lanes). The taps, in order, go in groups of 4 (the last group padded with zero bytes and zero
+ * weights): per pixel and group the 16 channel bytes of the 4 tap pixels, interleaved by
+ * zip1/zip2 .16b then .8h, are 4 vectors whose lane holds one channel's 4 taps; one sdot (int8
+ * activations) or usdot (uint8) each against the group's weight quads of those channels. */
+static void
+emit_block_q4(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
+{
+    Kb *k = d->k;
+    int64_t C = d->c->M, T = d->T, NG = (T + 3) / 4;
+    const char *name = d->xe == ET_U8 ? "llvm.aarch64.neon.usdot" : "llvm.aarch64.neon.sdot";
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMTypeRef v16 = LLVMVectorType(k->i8, 16), ov[2] = {LLVMVectorType(k->i32, 4), v16};
+    LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, ov, 2);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(k->mod, id, ov, 2);
+    LLVMValueRef acc[DW_MAXP * 4], ch[4];
+    for (int j = 0; j < 4; j++) {
+        ch[j] = cg_add(k, c0, cg_i64(k, 4 * j));
+        LLVMValueRef b = table_vec(k, d->tb.gb, k->i32, ch[j], 4);
+        if (d->magic)
+            b = LLVMBuildAdd(k->b, b, cg_vsplat(k, LLVMConstInt(k->i32, 0x4B400000, 0), 4), "");
+        for (int p = 0; p < P; p++)
+            acc[p * 4 + j] = b;
+    }
+    for (int64_t g = 0; g < NG; g++) {
+        LLVMValueRef wq[4];
+        for (int j = 0; j < 4; j++)
+            wq[j] = vload(k, k->i8, 16, cg_gep(k, d->gwq, cg_mul(k, cg_add(k, ch[j], cg_i64(k, g * C)), cg_i64(k, 4))));
+        for (int p = 0; p < P; p++) {
+            LLVMValueRef a[4];
+            for (int i = 0; i < 4; i++)
+                a[i] = 4 * g + i < T ? vload(k, k->i8, 16, cg_gep(k, tp[p * T + 4 * g + i], c0)) : LLVMConstNull(v16);
+            LLVMValueRef z[4] = {zip_v(k, a[0], a[1], false, 0), zip_v(k, a[0], a[1], false, 1),
+                                 zip_v(k, a[2], a[3], false, 0), zip_v(k, a[2], a[3], false, 1)};
+            LLVMValueRef q[4] = {zip_v(k, z[0], z[2], true, 0), zip_v(k, z[0], z[2], true, 1),
+                                 zip_v(k, z[1], z[3], true, 0), zip_v(k, z[1], z[3], true, 1)};
+            for (int j = 0; j < 4; j++) {
+                LLVMValueRef args[3] = {acc[p * 4 + j], q[j], wq[j]};
+                acc[p * 4 + j] = LLVMBuildCall2(k->b, ft, fn, args, 3, "");
+            }
+        }
+    }
+    int64_t es = (int64_t)elem_size(d->ye);
+    for (int p = 0; p < P && es == 1; p++) { /* 8-bit results: the 16 channels as one vector */
+        LLVMTypeRef h8 = LLVMVectorType(k->i16, 8);
+        LLVMValueRef o[4], ix[16];
+        for (int j = 0; j < 4; j++)
+            o[j] = LLVMBuildBitCast(k->b, epilogue_vec_w(d, acc[p * 4 + j], ch[j], 4, true), h8, "");
+        for (unsigned i = 0; i < 16; i++) /* uzp1: the even elements of both */
+            ix[i] = LLVMConstInt(k->i32, 2 * i, 0);
+        LLVMValueRef m8 = LLVMConstVector(ix, 8);
+        LLVMValueRef lo = LLVMBuildBitCast(k->b, LLVMBuildShuffleVector(k->b, o[0], o[1], m8, ""), v16, "");
+        LLVMValueRef hi = LLVMBuildBitCast(k->b, LLVMBuildShuffleVector(k->b, o[2], o[3], m8, ""), v16, "");
+        LLVMValueRef all = LLVMBuildShuffleVector(k->b, lo, hi, LLVMConstVector(ix, 16), "");
+        LLVMSetAlignment(LLVMBuildStore(k->b, all, cg_gep(k, yp[p], c0)), 1);
+    }
+    for (int p = 0; p < P && es != 1; p++)
+        for (int j = 0; j < 4; j++)
+            epilogue_store(d, acc[p * 4 + j], ch[j], 4, cg_gep(k, yp[p], cg_mul(k, ch[j], cg_i64(k, es))));
 }
 
 /* emit_block for kernels above DW_MAXT taps (9x9 and up), one output pixel (d->vn, d->voh,
@@ -505,7 +672,9 @@ emit_pixels(Dw *d, int P, int cv, LLVMValueRef *tp, LLVMValueRef *yp)
             v[j] = (DwVec){(int64_t)j * d->vl, d->vl};
         DwLoop l;
         LLVMValueRef c0 = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, nblk * blk), blk);
-        if (d->tap_loop)
+        if (d->nq4)
+            emit_block_q4(d, P, tp, yp, c0);
+        else if (d->tap_loop)
             emit_block_tap_loop(d, yp[0], c0, v, cv);
         else
             emit_block(d, P, tp, yp, c0, v, cv);
@@ -566,6 +735,24 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     int cv = nvec >= 4 ? 4 : nvec >= 1 ? (int)nvec : 1;
     if (nvec >= 4 && nvec % 4 != 0)
         cv = nvec % 3 == 0 ? 3 : nvec % 2 == 0 ? 2 : 4;
+    /* AArch64 with dotprod: the quad form on blocks of 16 channels (the rest widening) where
+     * the activations need no flip (int8: sdot; uint8: usdot, i8mm) and every w' fits int8 */
+    d.nq4 = !d.tap_loop && cg_isa_sdot8(k->t, k->isa, 4) && nvec >= 4 && (d.xe == ET_I8 || (d.xe == ET_U8 && k->t->i8mm));
+    for (int64_t m = 0; d.nq4 && m < C; m++)
+        for (int64_t t = 0; t < d.T; t++)
+            if (w[m * d.T + t] - zw[m] < -128 || w[m * d.T + t] - zw[m] > 127)
+                d.nq4 = false;
+    if (d.nq4) {
+        cv = 4;
+        int64_t NG = (d.T + 3) / 4;
+        int8_t *wq = xcalloc((size_t)(NG * C * 4), 1);
+        for (int64_t m = 0; m < C; m++)
+            for (int64_t t = 0; t < d.T; t++)
+                wq[((t / 4) * C + m) * 4 + t % 4] = (int8_t)(w[m * d.T + t] - zw[m]);
+        d.gwq = cg_const_bytes(k, wq, (size_t)(NG * C * 4), "dwq4");
+        free(wq);
+        d.magic = d.fast && dw_magic_ok(e, C, d.T, w, zw, bias);
+    }
     int P = budget / cv;
     if (P > 8)
         P = 8;
@@ -809,13 +996,15 @@ dw_rows_weights(Kb *k, const ConvGeo *c, bool q4, const int8_t *w, const int32_t
 }
 
 /* Whether the NCHW rows kernel takes the quad form on n-lane vectors: the path has the u8 x s8
- * dot product (cg_isa_dot8), every w' fits int8, and the 4n bytes loaded per step hold every
- * lane's taps (lane l reads bytes lane_in(l) + i * dw, i < 4). */
+ * dot product (cg_isa_dot8) or, on AArch64, the s8 x s8 one (cg_isa_sdot8), every w' fits
+ * int8, and the 4n bytes loaded per step hold every lane's taps (lane l reads bytes
+ * lane_in(l) + i * dw, i < 4). */
 static bool
 dw_q4_ok(Kb *k, const Dw *d, unsigned n, const int8_t *w, const int32_t *zw)
 {
     const ConvGeo *c = d->c;
-    if (!cg_isa_dot8(k->t, k->isa, n) || lane_in(d, n, n - 1) + 3 * c->dw >= 4 * (int64_t)n)
+    if ((!cg_isa_dot8(k->t, k->isa, n) && !cg_isa_sdot8(k->t, k->isa, n)) ||
+        lane_in(d, n, n - 1) + 3 * c->dw >= 4 * (int64_t)n)
         return false;
     int64_t T = c->KH * c->KW;
     for (int64_t m = 0; m < c->M; m++)
@@ -829,14 +1018,18 @@ dw_q4_ok(Kb *k, const Dw *d, unsigned n, const int8_t *w, const int32_t *zw)
 
 /* acc + 4-tap dot products of a quad step: lane l of the n lanes multiplies the bytes
  * p[s * l + i * dw] (i < nt; the other byte slots repeat tap 0 against a zero weight) by the
- * step's 4 weight bytes wv (<4n x i8>, the same on every lane), one vpdpbusd. p holds unsigned
- * bytes (the plane is copied as x ^ 0x80 for int8 activations). */
+ * step's 4 weight bytes wv (<4n x i8>, the same on every lane), one vpdpbusd (x86: one byte
+ * permute, vpermb / vpshufb) or sdot (AArch64: one tbl). p holds unsigned bytes for vpdpbusd
+ * (the plane is copied as x ^ 0x80 for int8 activations), signed bytes for sdot (x ^ 0x80 for
+ * uint8 activations). */
 static LLVMValueRef
 q4_step(Dw *d, LLVMValueRef acc, LLVMValueRef p, LLVMValueRef wv, int nt, unsigned n)
 {
     Kb *k = d->k;
     const ConvGeo *c = d->c;
     LLVMValueRef x = vload(k, k->i8, 4 * n, p);
+    if (d->ilv) /* lane l's taps are bytes 4 l .. 4 l + 3 */
+        return q4_dot(d, acc, x, wv, n);
     LLVMValueRef ix[64];
     for (unsigned l = 0; l < n; l++)
         for (int i = 0; i < 4; i++)
@@ -860,7 +1053,15 @@ cg_dot8_call(Kb *k, const char *intr, LLVMValueRef acc, LLVMValueRef xq, LLVMVal
 static LLVMValueRef
 q4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv, unsigned n)
 {
-    return cg_dot8_call(d->k, cg_isa_dot8(d->k->t, d->k->isa, n), acc, xq, wv);
+    Kb *k = d->k;
+    const char *sdot = cg_isa_sdot8(k->t, k->isa, n);
+    if (!sdot)
+        return cg_dot8_call(k, cg_isa_dot8(k->t, k->isa, n), acc, xq, wv);
+    LLVMTypeRef v16 = LLVMVectorType(k->i8, 16), ov[2] = {LLVMVectorType(k->i32, 4), v16};
+    unsigned id = LLVMLookupIntrinsicID(sdot, strlen(sdot));
+    LLVMValueRef args[3] = {acc, LLVMBuildBitCast(k->b, xq, v16, ""), LLVMBuildBitCast(k->b, wv, v16, "")};
+    return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, ov, 2), LLVMGetIntrinsicDeclaration(k->mod, id, ov, 2),
+                          args, 3, "");
 }
 
 /* Lanes [l0, l0 + cnt) of out (n lanes, after epilogue_vec) stored at p, in power-of-two pieces
@@ -909,6 +1110,9 @@ lane_out(const Dw *d, unsigned n, int r, int j, unsigned l, int64_t ow0, int64_t
         int64_t q = ow0 + (int64_t)j * n + l;
         oh = q / d->PW;
         ow = q % d->PW;
+    } else if (d->ilv) {
+        oh = r;
+        ow = ow0 + (int64_t)(j / d->ilv) * d->ilv * n + (int64_t)d->ilv * l + j % d->ilv;
     } else {
         unsigned h = n / (unsigned)d->rpv;
         oh = (int64_t)r * d->rpv + l / h;
@@ -994,6 +1198,8 @@ dw_rows_block(Dw *d, LLVMValueRef plane, LLVMValueRef voh, int R, LLVMValueRef m
     LLVMTypeRef vi = LLVMVectorType(k->i32, n), vs = LLVMVectorType(k->i16, 2 * n);
     LLVMValueRef acc[DWR_MAXACC];
     LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->tb.gb, &m, 1, ""), "");
+    if (d->magic)
+        b = LLVMBuildAdd(k->b, b, LLVMConstInt(k->i32, 0x4B400000, 0), "");
     for (int j = 0; j < R * nv; j++)
         acc[j] = cg_vsplat(k, b, n);
     LLVMValueRef row0 = cg_gep(k, plane, cg_mul(k, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, PW)));
@@ -1014,7 +1220,8 @@ dw_rows_block(Dw *d, LLVMValueRef plane, LLVMValueRef voh, int R, LLVMValueRef m
             for (int j = 0; j < nv; j++) {
                 int64_t rowoff = ((int64_t)r * d->rpv * c->sh + kh * c->dh) * PW;
                 LLVMValueRef *a = &acc[r * nv + j];
-                int64_t off = rowoff + c->sw * (ow0 + (int64_t)j * n) + kw * c->dw;
+                int64_t col = d->ilv ? (int64_t)(j / d->ilv) * d->ilv * n + j % d->ilv : (int64_t)j * n;
+                int64_t off = rowoff + c->sw * (ow0 + col) + kw * c->dw;
                 LLVMValueRef p = cg_gep(k, row0, cg_i64(k, off));
                 if (d->q4) {
                     *a = q4_step(d, *a, p, wv, nt[st], n);
@@ -1038,7 +1245,15 @@ dw_rows_block(Dw *d, LLVMValueRef plane, LLVMValueRef voh, int R, LLVMValueRef m
         return;
     }
     LLVMValueRef yrow = cg_gep(k, ybase, cg_mul(k, voh, cg_i64(k, c->OW * es)));
-    for (int r = 0; r < R; r++)
+    for (int r = 0; d->ilv && r < R; r++)
+        for (int g = 0; g < nv / d->ilv; g++) { /* a group's vectors into column order */
+            int G = d->ilv;
+            LLVMValueRef all = ilv_group(d, &acc[r * nv + g * G], m);
+            int64_t c0 = ow0 + (int64_t)g * G * n, cnt = c->OW - c0 < G * (int64_t)n ? c->OW - c0 : G * (int64_t)n;
+            if (cnt > 0 && r < nrows)
+                cg_dw_store_lanes(k, all, (unsigned)G * n, 0, cnt, cg_gep(k, yrow, cg_i64(k, (r * c->OW + c0) * es)), es);
+        }
+    for (int r = 0; !d->ilv && r < R; r++)
         for (int j = 0; j < nv; j++) {
             LLVMValueRef out = epilogue_vec(d, acc[r * nv + j], m, n);
             for (unsigned l = 0; l < n;) { /* runs of lanes with consecutive outputs */
@@ -1112,16 +1327,26 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
         vl /= 2;
     d.vl = vl;
     d.q4 = dw_q4_ok(k, &d, vl, w, zw);
-    /* quad form with int8 activations: the plane holds x ^ 0x80 = x + 128 (unsigned), the
-     * border zx + 128, and the folded bias subtracts (zx + 128) * sum w' */
-    bool flip = d.q4 && d.xe == ET_I8;
-    int32_t zxu = flip ? zx + 128 : zx;
+    /* quad form with vpdpbusd and int8 activations: the plane holds x ^ 0x80 = x + 128
+     * (unsigned), the border zx + 128, and the folded bias subtracts (zx + 128) * sum w'; with
+     * sdot (AArch64) and uint8 activations: x ^ 0x80 = x - 128 (signed), zx - 128 */
+    bool sdot = d.q4 && cg_isa_sdot8(k->t, k->isa, vl);
+    bool flip = d.q4 && d.xe == (sdot ? ET_U8 : ET_I8);
+    int32_t zxu = !flip ? zx : sdot ? zx - 128 : zx + 128;
+    /* sdot, dilation 1, rows of at least two groups: interleaved columns (Dw.ilv); the f32
+     * bit-pattern epilogue where its bounds hold (Dw.magic) */
+    int64_t gcols = 4 * (4 / c->sw); /* columns per group; at most 1/8 of them past OW */
+    if (sdot && c->dw == 1 && elem_size(d.ye) == 1 && d.rpv == 1 && !d.flat && vl == 4 && (c->OW + gcols - 1) / gcols * gcols * 7 <= c->OW * 8)
+        d.ilv = (int)(4 / c->sw);
+    d.magic = sdot && d.fast && dw_magic_ok(e, c->M, d.T, w, zw, bias);
     dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
     d.gwr = dw_rows_weights(k, c, d.q4, w, zw, mac_intrinsic(&d, vl) != NULL);
-    int64_t plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64 + (d.rpv - 1) * c->sh * PW;
+    int64_t plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64 + (d.rpv - 1) * c->sh * PW + (d.ilv ? 64 : 0);
     /* vectors per vector row, vector rows per block */
     int rpv = d.rpv, cols = (int)vl / rpv;
     int64_t nvec = d.flat ? 0 : (c->OW + cols - 1) / cols, VR = (c->OH + rpv - 1) / rpv;
+    if (d.ilv) /* whole groups (a group's columns are spread over all its vectors) */
+        nvec = (c->OW + d.ilv * cols - 1) / (d.ilv * cols) * d.ilv;
     int nv = (int)(nvec < DWR_MAXV ? nvec : DWR_MAXV);
     int64_t R = nv ? (DWR_MAXACC / nv < VR ? DWR_MAXACC / nv : VR) : 0;
     d.nvj = d.flat ? (int)nq : nv;

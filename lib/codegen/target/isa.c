@@ -31,6 +31,14 @@ cg_isa_dot8(const CgTarget *t, CgGemmIsa isa, unsigned n)
     return NULL;
 }
 
+const char *
+cg_isa_sdot8(const CgTarget *t, CgGemmIsa isa, unsigned n)
+{
+    if (n == 4 && t->aarch64 && t->dotprod && (isa == CG_GEMM_A64_DOTPROD || isa == CG_GEMM_A64_I8MM))
+        return "llvm.aarch64.neon.sdot";
+    return NULL;
+}
+
 bool
 cg_isa_has_dpwssd(CgGemmIsa isa)
 {

@@ -38,6 +38,12 @@ cg_isa_mac16(const CgTarget *t, CgGemmIsa isa, unsigned n);
 const char *
 cg_isa_dot8(const CgTarget *t, CgGemmIsa isa, unsigned n);
 
+/* The overloaded intrinsic computing acc + sum of 4 products of signed by signed bytes into n
+ * int32 lanes on (t, isa) (AArch64 sdot .4s: n == 4 on the dotprod and i8mm paths of a target
+ * with dotprod; called with the types <4 x i32>, <16 x i8>), NULL when the path has none. */
+const char *
+cg_isa_sdot8(const CgTarget *t, CgGemmIsa isa, unsigned n);
+
 /* Whether cg_isa_mac16 can answer vpdpwssd on isa: such functions then need the
  * "+fast-dpwssd" tuning feature (else LLVM splits it into vpmaddwd + vpaddd). */
 bool
