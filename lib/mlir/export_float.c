@@ -377,9 +377,11 @@ ex_conv(Exp *x, Node *n)
 }
 
 /* f32 matmul [B...,]M,K x [B...,]K,N (b's batch dimensions equal to a's, or b 2-D): per
- * element one f32 fma chain over k ascending from +0.0, acc = fma(a, b, acc), the reduction
- * dimension innermost: the reference's and the compiled kernels' operations (docs/numerics.md,
- * "Float matrix products"). */
+ * element one f32 fma chain over k ascending from +0.0, acc = fma(a, b, acc): the reference's
+ * and the compiled kernels' operations (docs/numerics.md, "Float matrix products"). The chain is
+ * an scf.for inside a parallel linalg.generic (operands read by tensor.extract), not a reduction
+ * dimension: IREE recognises a reduction generic as a contraction and reorders its products (as
+ * it does the gemm's), a loop-carried fma it keeps. */
 static bool
 ex_matmul(Exp *x, Node *n)
 {
@@ -394,28 +396,32 @@ ex_matmul(Exp *x, Node *n)
     uint32_t a = exp_operand(x, n->in[0]), b = exp_operand(x, n->in[1]);
     if (!a || !b)
         return false;
-    /* iteration space (batch..., m, n, k) */
-    int nd = r + 1, ra[IR_MAX_RANK + 1], rb[IR_MAX_RANK + 1], ry[IR_MAX_RANK + 1], kb = 0;
-    for (int i = 0; i < r - 2; i++)
-        ra[i] = ry[i] = i;
-    ra[r - 2] = ry[r - 2] = r - 2;
-    ra[r - 1] = r;
-    ry[r - 1] = r - 1;
-    for (int i = 0; bt->rank == r && i < r - 2; i++)
-        rb[kb++] = i;
-    rb[kb++] = r;
-    rb[kb++] = r - 1;
-    char *ma = map_dup(nd, ra, r), *mb = map_dup(nd, rb, kb), *my = map_dup(nd, ry, r);
     char *tta = tt_dup(at, "f32"), *ttb = tt_dup(bt, "f32"), *tty = tt_dup(yt, "f32");
-    char *it = iters_dup(nd, 1);
-    uint32_t e = exp_line(x, "tensor.empty() : %s", tty);
-    uint32_t c0 = exp_line(x, "arith.constant 0.0 : f32");
-    uint32_t init = exp_line(x, "linalg.fill ins(%%v%u : f32) outs(%%v%u : %s) -> %s", c0, e, tty, tty);
-    ExpIn in[2] = {{a, tta, ma, "f32"}, {b, ttb, mb, "f32"}};
-    exp_bind(x, n, exp_generic(x, in, 2, init, tty, my, "f32", it,
-                               "      %r = math.fma %a0, %a1, %out : f32\n"
-                               "      linalg.yield %r : f32\n"));
-    free(ma), free(mb), free(my), free(tta), free(ttb), free(tty), free(it);
+    char *my = ident_map(r), *it = iters_dup(r, 0);
+    StrBuf body;
+    sb_init(&body);
+    for (int i = 0; i < r; i++)
+        sb_printf(&body, "      %%i%d = linalg.index %d : index\n", i, i);
+    sb_printf(&body, "      %%c0 = arith.constant 0 : index\n"
+                     "      %%c1 = arith.constant 1 : index\n"
+                     "      %%ck = arith.constant %lld : index\n"
+                     "      %%f0 = arith.constant 0.0 : f32\n"
+                     "      %%s = scf.for %%k = %%c0 to %%ck step %%c1 iter_args(%%acc = %%f0) -> (f32) {\n"
+                     "        %%x = tensor.extract %%v%u[",
+              (long long)at->dims[r - 1], a);
+    for (int i = 0; i < r - 1; i++)
+        sb_printf(&body, "%%i%d, ", i);
+    sb_printf(&body, "%%k] : %s\n        %%w = tensor.extract %%v%u[", tta, b);
+    for (int i = bt->rank == r ? 0 : r - 2; i < r - 2; i++)
+        sb_printf(&body, "%%i%d, ", i);
+    sb_printf(&body, "%%k, %%i%d] : %s\n"
+                     "        %%f = math.fma %%x, %%w, %%acc : f32\n"
+                     "        scf.yield %%f : f32\n"
+                     "      }\n"
+                     "      linalg.yield %%s : f32\n", r - 1, ttb);
+    exp_bind(x, n, exp_generic(x, NULL, 0, 0, tty, my, "f32", it, body.data));
+    sb_free(&body);
+    free(tta), free(ttb), free(tty), free(my), free(it);
     return true;
 }
 
