@@ -380,8 +380,8 @@ ex_conv(Exp *x, Node *n)
  * element one f32 fma chain over k ascending from +0.0, acc = fma(a, b, acc): the reference's
  * and the compiled kernels' operations (docs/numerics.md, "Float matrix products"). The chain is
  * an scf.for inside a parallel linalg.generic (operands read by tensor.extract), not a reduction
- * dimension: IREE recognises a reduction generic as a contraction and reorders its products (as
- * it does the gemm's), a loop-carried fma it keeps. */
+ * dimension, which a consumer such as IREE may take for a contraction and tile or reorder; a
+ * loop-carried fma chain it has to keep. */
 static bool
 ex_matmul(Exp *x, Node *n)
 {

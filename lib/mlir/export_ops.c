@@ -684,7 +684,7 @@ ex_qmatmul(Exp *x, Node *n)
         !bt->q || (bt->elem != ET_I8 && bt->elem != ET_U8) ||
         (bt->rank > 2 && !same_batch(at, bt)) ||
         (bt->q->n > 1 && bt->q->axis != bt->rank - 1))
-        return exp_fail(x, n, "qmatmul: only [B...,]M,K x [B...,]K,N of i8/u8 (B equal or absent), "
+        return exp_fail(x, n, "qmatmul: only [B,]M,K x [B,]K,N of i8/u8 (B equal or absent), "
                         "right operand per tensor or per its last axis");
     if (n->nin > 2 && n->in[2].id && !bias)
         return exp_fail(x, n, "qmatmul: the bias must be a constant");
