@@ -88,7 +88,8 @@ elementwise(Exp *x, Node *n, const char *out_et, const char *body)
 /* cast (ir_cast_elem): to bool x != 0 (a NaN is true); integer to integer wraps (extsi or
  * trunci; bool extends as 0/1); integer to f32 rounds once to nearest (sitofp, uitofp for bool);
  * f32 to f32 is the value; f32 to integer truncates toward zero with NaN -> 0 and saturation
- * to the i64 range, then wraps to the result's width. Only the element types `plain` takes. */
+ * to the i64 range, then wraps to the result's width; f32 <-> f16 by arith.truncf (nearest even)
+ * and arith.extf. Otherwise only the element types `plain` takes. */
 static bool
 ex_cast(Exp *x, Node *n)
 {
@@ -102,10 +103,21 @@ ex_cast(Exp *x, Node *n)
         exp_bind(x, n, v);
         return true;
     }
+    if (!xt->q && !yt->q && ((xt->elem == ET_F32 && yt->elem == ET_F16) ||
+                             (xt->elem == ET_F16 && yt->elem == ET_F32))) {
+        /* f32 -> f16 rounds to nearest even once (arith.truncf; overflow to inf), f16 -> f32
+         * is exact (arith.extf) */
+        bool down = yt->elem == ET_F16;
+        char body[160];
+        snprintf(body, sizeof body, "      %%r = arith.%s %%a0 : %s to %s\n"
+                 "      linalg.yield %%r : %s\n", down ? "truncf" : "extf",
+                 down ? "f32" : "f16", down ? "f16" : "f32", down ? "f16" : "f32");
+        return elementwise(x, n, down ? "f16" : "f32", body);
+    }
     if (!plain(xt) || !plain(yt))
         return exp_fail(x, n, "cast: only between bool, i8, i16, i32, i64 and f32 without "
-                        "quantization parameters (%s -> %s)", elem_name(xt->elem),
-                        elem_name(yt->elem));
+                        "quantization parameters, or f32 <-> f16 (%s -> %s)",
+                        elem_name(xt->elem), elem_name(yt->elem));
     const char *ie = exp_et(xt->elem), *oe = exp_et(yt->elem);
     int iw = xt->elem == ET_BOOL ? 1 : (int)elem_size(xt->elem) * 8,
         ow = yt->elem == ET_BOOL ? 1 : (int)elem_size(yt->elem) * 8;
