@@ -20,7 +20,8 @@ are bit-exact. Lowering (printed with -v):
   mlir-runner -e main -entry-point-result=void
               -shared-libs=libmlir_runner_utils.so,libmlir_c_runner_utils.so
 Tools are looked up on PATH, then in /usr/lib/llvm-22/bin. Element types: f32, i8, ui8 (run as i8
-bytes), i16, ui16 (run as i16), i4 (an i8 .npy, one value a byte, truncated), i32.
+bytes), i16, ui16 (run as i16), i4 (an i8 .npy, one value a byte, truncated), i32, i64 (results
+printed through i32: values outside its range wrap) and i1 (results only: a bool .npy).
 """
 import argparse
 import os
@@ -42,7 +43,8 @@ LOWER_2 = ["--one-shot-bufferize=bufferize-function-boundaries", "--buffer-deall
            "--convert-math-to-libm", "--convert-arith-to-llvm", "--convert-cf-to-llvm",
            "--convert-index-to-llvm", "--convert-func-to-llvm", "--reconcile-unrealized-casts"]
 DTYPES = {"f32": np.float32, "i8": np.int8, "ui8": np.uint8, "i16": np.int16,
-          "ui16": np.uint16, "i4": np.int8, "i32": np.int32}
+          "ui16": np.uint16, "i4": np.int8, "i32": np.int32, "i64": np.int64,
+          "i1": np.bool_}
 # ui8 (qdqc's u8 at the function boundary) runs as i8: tensor.bitcast has no bufferization,
 # and the boundary's tosa.rescale reads the bytes as unsigned by its input_unsigned /
 # output_unsigned flags, not by the type, so renaming ui8 to i8 keeps the arithmetic.
@@ -57,10 +59,10 @@ def tool(name):
 
 
 def parse_tensor(t):
-    m = re.fullmatch(r"tensor<((?:\d+x)*)(f32|i8|ui8|i16|ui16|i4|i32)>", t.strip())
+    m = re.fullmatch(r"tensor<((?:\d+x)*)(f32|i8|ui8|i16|ui16|i4|i32|i64|i1)>", t.strip())
     if not m:
         sys.exit(f"mlir_run: unsupported type {t.strip()} (static tensors of f32, i8, ui8, i16, "
-                 "ui16, i4, i32)")
+                 "ui16, i4, i32, i64, i1)")
     dims = tuple(int(d) for d in m.group(1).split("x") if d)
     return dims, m.group(2)
 
@@ -115,7 +117,8 @@ def main_func(name, args, results, inputs):
     for i, (dims, et) in enumerate(results):
         t32 = ttype(dims, "i32")
         conv = {"f32": "arith.bitcast", "i8": "arith.extsi", "ui8": "arith.extui",
-                "i16": "arith.extsi", "ui16": "arith.extui", "i4": "arith.extsi", "i32": None}[et]
+                "i16": "arith.extsi", "ui16": "arith.extui", "i4": "arith.extsi", "i32": None,
+                "i64": "arith.trunci", "i1": "arith.extui"}[et]
         src = f"%r{i}"
         if conv:
             lines.append(f"    %b{i} = {conv} %r{i} : {ttype(dims, et)} to {t32}")

@@ -10,7 +10,8 @@
  * results of such a node are skipped silently), and nothing is written.
  * The text is parsed and verified with the MLIR C API before it is returned, so a verifier
  * failure is reported as an internal error instead of producing invalid output.
- * Op lowerings are in export_ops.c and export_elem.c, shared helpers in export_util.c; docs/mlir.md lists the mapping. */
+ * Op lowerings are in export_ops.c, export_elem.c, export_float.c, export_fmath.c and
+ * export_logic.c, shared helpers in export_util.c; docs/mlir.md lists the mapping. */
 #include "export.h"
 
 #include <mlir-c/Diagnostics.h>

@@ -104,6 +104,9 @@ bool exp_node_elem(Exp *x, Node *n, bool *known);
  * as above. */
 bool exp_node_float(Exp *x, Node *n, bool *known);
 
+/* export_logic.c: cast, gather, comparisons, and/or/xor/not, where, expand; *known as above. */
+bool exp_node_logic(Exp *x, Node *n, bool *known);
+
 /* lib/numerics/fmath.c's f32 functions as arith ops (export_fmath.c) */
 void exp_f32_const(StrBuf *b, const char *name, float f);  /* "%name = arith.constant <bits>" */
 void exp_f64_const(StrBuf *b, const char *name, double d);

@@ -1,7 +1,7 @@
 /* export_elem.c: MLIR form of qdqc's element-wise integer ops (qadd, qsub, qmul,
  * requantize, lut), the layout ops and the few f32 ops that float islands leave (add, sub,
- * mul, relu, clip). Integer element-wise ops use TOSA's integer-only formulation: operands
- * rescaled to i32 (qadd/qsub: to a common scale max(sa, sb) / 2^20; qmul: x - zx), one i32
+ * mul, relu, clip); requantize also takes an i32 operand (zero point 0, a requantized bias).
+ * Integer element-wise ops use TOSA's integer-only formulation: operands rescaled to i32 (qadd/qsub: to a common scale max(sa, sb) / 2^20; qmul: x - zx), one i32
  * tosa op, one rescale to the result. That is qdqc's --requant=fixed arithmetic, with the
  * multipliers of lib/numerics/elementwise.h (docs/numerics.md, docs/mlir.md). */
 #include "export.h"
@@ -82,8 +82,12 @@ static bool
 ex_requantize(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
-    if (!per_tensor(xt) || !per_tensor(yt))
-        return exp_fail(x, n, "requantize: only per-tensor i8/u8");
+    /* an i32 operand (a bias requantized to 8 bits): tosa.rescale from i32, whose zero point
+     * must be 0 */
+    bool wide = xt->elem == ET_I32 && xt->q && xt->q->n == 1 && xt->q->zp[0] == 0;
+    if ((!per_tensor(xt) && !wide) || !per_tensor(yt))
+        return exp_fail(x, n, "requantize: only per-tensor i8/u8 (or i32 with zero point 0) "
+                        "to per-tensor i8/u8");
     uint32_t v = exp_operand(x, n->in[0]);
     QnFixed f;
     if (!v)
@@ -91,7 +95,8 @@ ex_requantize(Exp *x, Node *n)
     const char *why = qn_requantize_fixed_params(xt->q->scale[0], yt->q->scale[0], &f);
     if (why)
         return exp_fail(x, n, "requantize: %s", why);
-    uint32_t id = exp_rescale(x, v, xt, "i8", "i8", 1, &f, zp_of(xt), zp_of(yt), false, false);
+    uint32_t id = exp_rescale(x, v, xt, wide ? "i32" : "i8", "i8", 1, &f, wide ? 0 : zp_of(xt),
+                              zp_of(yt), false, false);
     int64_t lo, hi;
     out_range(x, n, yt, &lo, &hi);
     exp_bind(x, n, exp_clamp(x, id, yt, lo, hi));

@@ -376,6 +376,55 @@ ex_conv(Exp *x, Node *n)
     return true;
 }
 
+/* f32 matmul [B...,]M,K x [B...,]K,N (b's batch dimensions equal to a's, or b 2-D): per
+ * element one f32 fma chain over k ascending from +0.0, acc = fma(a, b, acc): the reference's
+ * and the compiled kernels' operations (docs/numerics.md, "Float matrix products"). The chain is
+ * an scf.for inside a parallel linalg.generic (operands read by tensor.extract), not a reduction
+ * dimension, which a consumer such as IREE may take for a contraction and tile or reorder; a
+ * loop-carried fma chain it has to keep. */
+static bool
+ex_matmul(Exp *x, Node *n)
+{
+    const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]),
+               *yt = exp_vtype(x, n->out[0]);
+    int r = at->rank;
+    bool ok = r >= 2 && yt->rank == r && (bt->rank == 2 || bt->rank == r);
+    for (int i = 0; ok && bt->rank == r && i + 2 < r; i++)
+        ok = at->dims[i] == bt->dims[i];
+    if (!ok)
+        return exp_fail(x, n, "matmul: only [B...,]M,K x [B...,]K,N (B equal, or b 2-D)");
+    uint32_t a = exp_operand(x, n->in[0]), b = exp_operand(x, n->in[1]);
+    if (!a || !b)
+        return false;
+    char *tta = tt_dup(at, "f32"), *ttb = tt_dup(bt, "f32"), *tty = tt_dup(yt, "f32");
+    char *my = ident_map(r), *it = iters_dup(r, 0);
+    StrBuf body;
+    sb_init(&body);
+    for (int i = 0; i < r; i++)
+        sb_printf(&body, "      %%i%d = linalg.index %d : index\n", i, i);
+    sb_printf(&body, "      %%c0 = arith.constant 0 : index\n"
+                     "      %%c1 = arith.constant 1 : index\n"
+                     "      %%ck = arith.constant %lld : index\n"
+                     "      %%f0 = arith.constant 0.0 : f32\n"
+                     "      %%s = scf.for %%k = %%c0 to %%ck step %%c1 iter_args(%%acc = %%f0) -> (f32) {\n"
+                     "        %%x = tensor.extract %%v%u[",
+              (long long)at->dims[r - 1], a);
+    for (int i = 0; i < r - 1; i++)
+        sb_printf(&body, "%%i%d, ", i);
+    sb_printf(&body, "%%k] : %s\n        %%w = tensor.extract %%v%u[", tta, b);
+    for (int i = bt->rank == r ? 0 : r - 2; i < r - 2; i++)
+        sb_printf(&body, "%%i%d, ", i);
+    sb_printf(&body, "%%k, %%i%d] : %s\n"
+                     "        %%f = math.fma %%x, %%w, %%acc : f32\n"
+                     "        scf.yield %%f : f32\n"
+                     "      }\n"
+                     "      linalg.yield %%s : f32\n", r - 1, ttb);
+    exp_bind(x, n, exp_generic(x, NULL, 0, 0, tty, my, "f32", it, body.data));
+    sb_free(&body);
+    free(tta), free(ttb), free(tty), free(my), free(it);
+    return true;
+}
+
 /* wmatmul (docs/ir.md) without blocks: w - zp widened to i32 and converted to f32 (exact), then
  * acc = fma(x, w', acc) over k ascending (the reduction dimension innermost, as the op's
  * definition orders it), y = fma(acc, scale, 0) (+ bias): the compiled kernel's operations.
@@ -384,11 +433,18 @@ ex_conv(Exp *x, Node *n)
 static bool
 ex_wmatmul(Exp *x, Node *n)
 {
-    const Type *xt = exp_vtype(x, n->in[0]), *wt = exp_vtype(x, n->in[1]),
-               *yt = exp_vtype(x, n->out[0]), *st = exp_vtype(x, n->in[2]);
+    const Type *xt0 = exp_vtype(x, n->in[0]), *wt = exp_vtype(x, n->in[1]),
+               *yt0 = exp_vtype(x, n->out[0]), *st = exp_vtype(x, n->in[2]);
     bool has_z = n->nin > 3 && n->in[3].id, has_b = n->nin > 4 && n->in[4].id;
-    if (xt->rank != 2 || yt->rank != 2 || xt->elem != ET_F32)
-        return exp_fail(x, n, "wmatmul: only a 2-D f32 input");
+    if (xt0->rank < 2 || yt0->rank != xt0->rank || xt0->elem != ET_F32)
+        return exp_fail(x, n, "wmatmul: only an f32 input of rank >= 2");
+    /* [..., M, K]: the leading dimensions collapse into the rows (and back after) */
+    Type x2 = *xt0, y2 = *yt0;
+    x2.rank = y2.rank = 2;
+    x2.dims[0] = y2.dims[0] = type_numel_unchecked(xt0) / xt0->dims[xt0->rank - 1];
+    x2.dims[1] = xt0->dims[xt0->rank - 1];
+    y2.dims[1] = yt0->dims[yt0->rank - 1];
+    const Type *xt = &x2, *yt = &y2;
     if (st->dims[0] != 1)
         return exp_fail(x, n, "wmatmul: block-wise scales are not mapped");
     if (strcmp(ir_attr_string(x->g, n, "acts", "f32"), "f32") != 0)
@@ -401,6 +457,8 @@ ex_wmatmul(Exp *x, Node *n)
     uint32_t z = has_z ? exp_operand(x, n->in[3]) : 1, b = has_b ? exp_operand(x, n->in[4]) : 1;
     if (!a || !w || !s || !z || !b)
         return false;
+    if (xt0->rank != 2)
+        a = exp_reshape(x, a, xt0, 2, x2.dims);
     int rx[2] = {0, 2}, rw[2] = {2, 1}, rz[2] = {-1, 1}, ry[2] = {0, 1}, rs[2] = {-1, 1}, rb[1] = {1};
     char *mx = map_dup(3, rx, 2), *mw = map_dup(3, rw, 2), *mz = map_dup(3, rz, 2);
     char *macc = map_dup(3, ry, 2), *ms = map_dup(2, rs, 2), *mb = map_dup(2, rb, 1);
@@ -428,14 +486,17 @@ ex_wmatmul(Exp *x, Node *n)
         ttb = tt_dup(exp_vtype(x, n->in[4]), "f32");
         in2[2] = (ExpIn){b, ttb, mb, "f32"};
     }
-    exp_bind(x, n, exp_generic(x, in2, has_b ? 3 : 2, 0, tty, my, "f32", it2,
-                               has_b ? "      %z = arith.constant 0.0 : f32\n"
-                                       "      %t = math.fma %a0, %a1, %z : f32\n"
-                                       "      %r = arith.addf %t, %a2 : f32\n"
-                                       "      linalg.yield %r : f32\n"
-                                     : "      %z = arith.constant 0.0 : f32\n"
-                                       "      %t = math.fma %a0, %a1, %z : f32\n"
-                                       "      linalg.yield %t : f32\n"));
+    uint32_t id = exp_generic(x, in2, has_b ? 3 : 2, 0, tty, my, "f32", it2,
+                              has_b ? "      %z = arith.constant 0.0 : f32\n"
+                                      "      %t = math.fma %a0, %a1, %z : f32\n"
+                                      "      %r = arith.addf %t, %a2 : f32\n"
+                                      "      linalg.yield %r : f32\n"
+                                    : "      %z = arith.constant 0.0 : f32\n"
+                                      "      %t = math.fma %a0, %a1, %z : f32\n"
+                                      "      linalg.yield %t : f32\n");
+    if (yt0->rank != 2)
+        id = exp_reshape(x, id, &y2, yt0->rank, yt0->dims);
+    exp_bind(x, n, id);
     sb_free(&body);
     free(mx), free(mw), free(mz), free(macc), free(ms), free(mb), free(ttx), free(ttw);
     free(ttz), free(tts), free(tty), free(it), free(my), free(it2), free(ttb);
@@ -743,6 +804,7 @@ exp_node_float(Exp *x, Node *n, bool *known)
     case OP_DIV: return all_f32(x, n) && ex_div(x, n);
     case OP_BATCHNORM: return all_f32(x, n) && ex_batchnorm(x, n);
     case OP_GEMM: return all_f32(x, n) && ex_gemm(x, n);
+    case OP_MATMUL: return all_f32(x, n) && ex_matmul(x, n);
     case OP_GLOBAL_AVGPOOL: return all_f32(x, n) && ex_global_avgpool(x, n);
     case OP_LAYERNORM: return all_f32(x, n) && ex_layernorm(x, n);
     case OP_SOFTMAX: return all_f32(x, n) && ex_softmax(x, n);

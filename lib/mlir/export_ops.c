@@ -644,18 +644,34 @@ ex_qconv(Exp *x, Node *n)
     return true;
 }
 
-/* Reshape a rank-2/3 operand to rank 3 ([1, R, C] or itself). */
+/* Reshape an operand of rank >= 2 to rank 3: [B, R, C], B the product of the leading
+ * dimensions (1 for rank 2). */
 static uint32_t
 rank3(Exp *x, uint32_t v, const Type *t, Type *out)
 {
     *out = *t;
     if (t->rank == 3)
         return v;
+    int64_t b = 1;
+    for (int i = 0; i + 2 < t->rank; i++)
+        b *= t->dims[i];
     out->rank = 3;
-    out->dims[0] = 1;
-    out->dims[1] = t->dims[0];
-    out->dims[2] = t->dims[1];
+    out->dims[0] = b;
+    out->dims[1] = t->dims[t->rank - 2];
+    out->dims[2] = t->dims[t->rank - 1];
     return exp_reshape(x, v, t, 3, out->dims);
+}
+
+/* The batch dimensions of b (rank > 2) are a's. */
+static bool
+same_batch(const Type *a, const Type *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int i = 0; i + 2 < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
 }
 
 static bool
@@ -664,9 +680,9 @@ ex_qmatmul(Exp *x, Node *n)
     Graph *g = x->g;
     const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]), *yt = exp_vtype(x, n->out[0]);
     const Tensor *bias = n->nin > 2 && n->in[2].id ? ir_const_of(g, n->in[2]) : NULL;
-    if (at->rank < 2 || at->rank > 3 || bt->rank < 2 || bt->rank > 3 || !per_tensor(at) ||
+    if (at->rank < 2 || bt->rank < 2 || !per_tensor(at) ||
         !bt->q || (bt->elem != ET_I8 && bt->elem != ET_U8) ||
-        (bt->rank == 3 && (at->rank != 3 || bt->dims[0] != at->dims[0])) ||
+        (bt->rank > 2 && !same_batch(at, bt)) ||
         (bt->q->n > 1 && bt->q->axis != bt->rank - 1))
         return exp_fail(x, n, "qmatmul: only [B,]M,K x [B,]K,N of i8/u8 (B equal or absent), "
                         "right operand per tensor or per its last axis");
@@ -899,24 +915,14 @@ exp_node(Exp *x, Node *n)
         }
         return ex_qmean(x, n, axes, k);
     }
-    case OP_CAST:
-        /* integers to their own element type: the passes' reinterpretation for a dequantize
-         * with its own parameters (docs/passes.md); the same values */
-        if (exp_vtype(x, n->in[0])->elem == exp_vtype(x, n->out[0])->elem &&
-            !elem_is_float(exp_vtype(x, n->out[0])->elem)) {
-            uint32_t v = exp_operand(x, n->in[0]);
-            if (!v)
-                return false;
-            exp_bind(x, n, v);
-            return true;
-        }
-        break;
     default: break;
     }
     bool known = true;
     bool ok = exp_node_float(x, n, &known);
     if (!known)
         ok = exp_node_elem(x, n, &known);
+    if (!known)
+        ok = exp_node_logic(x, n, &known);
     if (!known)
         return exp_fail(x, n, "`%s` has no tosa/linalg mapping", op_info(n->op)->name);
     return ok;

@@ -345,13 +345,17 @@ exp_generic(Exp *x, const ExpIn *in, int nin, uint32_t init, const char *out_tt,
     sb_puts(&s, "linalg.generic {indexing_maps = [");
     for (int i = 0; i < nin; i++)
         sb_printf(&s, "%s, ", in[i].map);
-    sb_printf(&s, "%s], iterator_types = [%s]} ins(", out_map, iters);
-    for (int i = 0; i < nin; i++)
-        sb_printf(&s, i ? ", %%v%u" : "%%v%u", in[i].v);
-    sb_puts(&s, " : ");
-    for (int i = 0; i < nin; i++)
-        sb_printf(&s, i ? ", %s" : "%s", in[i].tt);
-    sb_printf(&s, ") outs(%%v%u : %s) {\n    ^bb0(", init, out_tt);
+    sb_printf(&s, "%s], iterator_types = [%s]}", out_map, iters);
+    if (nin) { /* no operands: no ins clause */
+        sb_puts(&s, " ins(");
+        for (int i = 0; i < nin; i++)
+            sb_printf(&s, i ? ", %%v%u" : "%%v%u", in[i].v);
+        sb_puts(&s, " : ");
+        for (int i = 0; i < nin; i++)
+            sb_printf(&s, i ? ", %s" : "%s", in[i].tt);
+        sb_puts(&s, ")");
+    }
+    sb_printf(&s, " outs(%%v%u : %s) {\n    ^bb0(", init, out_tt);
     for (int i = 0; i < nin; i++)
         sb_printf(&s, "%%a%d: %s, ", i, in[i].et);
     sb_printf(&s, "%%out: %s):\n%s    } -> %s", out_et, body, out_tt);

@@ -380,7 +380,6 @@ def main():
         # MLIR export: runs and equals the reference, or refuses for the expected reason
         mpath = os.path.join(d, "model.mlir")
         rc, log = run([qdqc, path, "--emit=mlir", "-o", mpath])
-        ops = {n.op_type: n for n in c.nodes}
         runtime = any(i.name in ("s", "z") for i in c.inputs)
         u4_in = any(v.type.tensor_type.elem_type == UINT4 for v in c.inputs)
         u4_out = any(v.type.tensor_type.elem_type == UINT4 for v in c.outs)
@@ -390,8 +389,6 @@ def main():
             why = "has element type u4: unsigned values cross the function boundary"
         elif runtime:
             why = "scale and zero point operands (run-time parameters) are not exported"
-        elif "MatMul" in ops:
-            why = "`matmul` has no tosa/linalg mapping"
         elif u4_out:
             why = "has element type u4: unsigned values cross the function boundary"
         else:
