@@ -132,7 +132,8 @@ def load_iree_mlir(model, xs, threads, work, lib):
     for cmd in ([qdqc, model, "--requant=fixed", "--emit=mlir", "-o", mlir],
                 ["mlir-opt-22", "--mlir-print-op-generic", mlir, "-o", gen],
                 [os.path.join(os.path.dirname(sys.executable), "iree-compile"),
-                 "--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host", gen, "-o", vmfb]):
+                 "--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host",
+                 "--iree-input-demote-f64-to-f32=false", gen, "-o", vmfb]):
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError("%s: %s" % (os.path.basename(cmd[0]), one_line(r.stderr or r.stdout)))

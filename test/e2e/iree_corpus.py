@@ -20,8 +20,9 @@ For every model that exports:
   1. `mlir-opt-22 --mlir-print-op-generic` (IREE's tosa parser, at another LLVM revision, does
      not read LLVM 22's custom assembly of some tosa ops, e.g. `tosa.transpose`; the generic form
      it reads),
-  2. `iree-compile --iree-hal-target-backends=llvm-cpu --iree-llvmcpu-target-cpu=host` (the peer
-     environment's, tools/setup.sh --peer),
+  2. `iree-compile --iree-hal-target-backends=llvm-cpu --iree-llvmcpu-target-cpu=host
+     --iree-input-demote-f64-to-f32=false` (the peer environment's, tools/setup.sh --peer; the
+     f64 arithmetic of float islands kept as exported, not computed in f32),
   3. the module run by iree.runtime (local-sync) on the random inputs of mlir_corpus.py (with
      --base, run_corpus.py's), its outputs compared with `qdqc run --requant=fixed` (what the
      export computes): bit for bit where no float op is involved; where the exported function
@@ -56,7 +57,7 @@ import run_corpus  # noqa: E402
 
 NP = mlir_corpus.NP
 MLIR_OPT = mlir_corpus.MLIR_OPT
-IREE_FLAGS = ["--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
+IREE_FLAGS = ["--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false"]
 
 # Run under the peer python: load the .vmfb, call FUNC on the .npy inputs, save the results.
 RUNNER = r"""

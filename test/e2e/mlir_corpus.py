@@ -29,7 +29,7 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
 MLIR_OPT = "mlir-opt-22"
-NP = {"f32": np.float32, "i8": np.int8, "u8": np.uint8, "i32": np.int32, "i64": np.int64}
+NP = {"f32": np.float32, "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16, "i32": np.int32, "i64": np.int64}
 
 
 def run(cmd, **kw):
