@@ -382,11 +382,14 @@ one_pixel(Graph *g, Node *n, const Type *xt, const Type *yt, const Tensor *w)
 /* reshape(x [N, C, 1...]) -> wmatmul(in[0..nin)) -> reshape to res (one_pixel; in[1] the
  * transposed weight [C, M]). */
 static void
-pixel_wmatmul(Graph *g, Node *n, ValueId *in, uint32_t nin, ValueId res)
+pixel_wmatmul(Graph *g, NodeId nid, ValueId *in, uint32_t nin, ValueId res)
 {
+    /* nodes and values are re-read here: adding the constants may have moved them */
+    const Node *n = ir_node(g, nid);
     const Type *xt = &ir_value(g, n->in[0])->type, *wt = &ir_value(g, in[1])->type;
     Type x2 = type_make(ET_F32, 2, (int64_t[]){xt->dims[0], wt->dims[0]});
     Type y2 = type_make(ET_F32, 2, (int64_t[]){xt->dims[0], wt->dims[1]});
+    Type yt = ir_value(g, res)->type;
     Loc loc = n->loc;
     char name[256], yn[200];
     snprintf(yn, sizeof yn, "%s", ir_value_name(g, res));
@@ -398,8 +401,7 @@ pixel_wmatmul(Graph *g, Node *n, ValueId *in, uint32_t nin, ValueId res)
     snprintf(name, sizeof name, "%s_channels", yn);
     ValueId t = ir_add_result(g, mm, 0, name, &y2);
     NodeId r1 = ir_add_node(g, OP_RESHAPE, 1, &t, 1, loc);
-    const Type *yt = &ir_value(g, res)->type;
-    ir_set_attr_ints(g, r1, "shape", yt->dims, (uint32_t)yt->rank);
+    ir_set_attr_ints(g, r1, "shape", yt.dims, (uint32_t)yt.rank);
     ir_set_result(g, r1, 0, res);
 }
 
@@ -470,7 +472,7 @@ rewrite_conv(Graph *g, NodeId nid)
     }
     uint32_t nin = bias ? 5 : z ? 4 : 3;
     if (px) {
-        pixel_wmatmul(g, n, in, nin, res);
+        pixel_wmatmul(g, nid, in, nin, res);
     } else {
         NodeId r = ir_add_node(g, OP_WCONV, nin, in, 1, loc);
         qm_copy_attrs(g, r, nid, NULL);
