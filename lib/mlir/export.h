@@ -32,6 +32,8 @@ int32_t exp_shift(ElemType e);
  * its values shifted by exp_shift. */
 ElemType exp_signless(ElemType e);
 void exp_ttype(StrBuf *b, int rank, const int64_t *dims, const char *et);
+/* exp_ttype of t's shape with element type et, as a new string (the caller frees it) */
+char *exp_ttype_dup(const Type *t, const char *et);
 const char *exp_tt(Exp *x, int slot, int rank, const int64_t *dims, const char *et);
 #define EXP_TT(x, slot, t) exp_tt((x), (slot), (t)->rank, (t)->dims, exp_et((t)->elem))
 

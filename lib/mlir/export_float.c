@@ -26,15 +26,6 @@ all_f32(Exp *x, Node *n)
 }
 
 static char *
-tt_dup(const Type *t, const char *et)
-{
-    StrBuf b;
-    sb_init(&b);
-    exp_ttype(&b, t->rank, t->dims, et);
-    return b.data;
-}
-
-static char *
 map_dup(int nd, const int *res, int nres)
 {
     StrBuf b;
@@ -76,7 +67,7 @@ ex_div(Exp *x, Node *n)
     sb_init(&mb);
     exp_bcast_map(&ma, at, yt);
     exp_bcast_map(&mb, bt, yt);
-    char *tta = tt_dup(at, "f32"), *ttb = tt_dup(bt, "f32"), *tty = tt_dup(yt, "f32");
+    char *tta = exp_ttype_dup(at, "f32"), *ttb = exp_ttype_dup(bt, "f32"), *tty = exp_ttype_dup(yt, "f32");
     char *my = ident_map(yt->rank), *it = iters_dup(yt->rank, 0);
     ExpIn in[2] = {{a, tta, ma.data, "f32"}, {b, ttb, mb.data, "f32"}};
     exp_bind(x, n, exp_generic(x, in, 2, 0, tty, my, "f32", it,
@@ -110,7 +101,7 @@ ex_batchnorm(Exp *x, Node *n)
             free(mx), free(it), free(mc);
             return false;
         }
-        tts[i] = tt_dup(exp_vtype(x, n->in[i]), "f32");
+        tts[i] = exp_ttype_dup(exp_vtype(x, n->in[i]), "f32");
         in[i] = (ExpIn){v[i], tts[i], i ? mc : mx, "f32"};
     }
     StrBuf body;
@@ -167,7 +158,7 @@ ex_gemm(Exp *x, Node *n)
         return false;
     int ra[2] = {ta ? 2 : 0, ta ? 0 : 2}, rb[2] = {tb ? 1 : 2, tb ? 2 : 1}, ry[2] = {0, 1};
     char *ma = map_dup(3, ra, 2), *mb = map_dup(3, rb, 2), *macc = map_dup(3, ry, 2);
-    char *tta = tt_dup(at, "f32"), *ttb = tt_dup(bt, "f32"), *tacc = tt_dup(yt, "f32");
+    char *tta = exp_ttype_dup(at, "f32"), *ttb = exp_ttype_dup(bt, "f32"), *tacc = exp_ttype_dup(yt, "f32");
     char *it = iters_dup(3, 1);
     ExpIn in[2] = {{a, tta, ma, "f32"}, {b, ttb, mb, "f32"}};
     uint32_t e0 = exp_line(x, "tensor.empty() : %s", tacc);
@@ -176,7 +167,7 @@ ex_gemm(Exp *x, Node *n)
     uint32_t acc = exp_generic(x, in, 2, init, tacc, macc, "f32", it,
                                "      %s = math.fma %a0, %a1, %out : f32\n"
                                "      linalg.yield %s : f32\n");
-    char *my = ident_map(2), *it2 = iters_dup(2, 0), *tty = tt_dup(yt, "f32"), *ttc = NULL;
+    char *my = ident_map(2), *it2 = iters_dup(2, 0), *tty = exp_ttype_dup(yt, "f32"), *ttc = NULL;
     StrBuf mc, body;
     sb_init(&mc);
     sb_init(&body);
@@ -185,7 +176,7 @@ ex_gemm(Exp *x, Node *n)
     sb_puts(&body, "      %v = arith.mulf %alpha, %a0 : f32\n");
     if (has_c) {
         exp_bcast_map(&mc, ct, yt);
-        ttc = tt_dup(ct, "f32");
+        ttc = exp_ttype_dup(ct, "f32");
         ein[1] = (ExpIn){c, ttc, mc.data, "f32"};
         exp_f32_const(&body, "beta", beta);
         sb_puts(&body, "      %bc = arith.mulf %beta, %a1 : f32\n"
@@ -220,7 +211,7 @@ ex_global_avgpool(Exp *x, Node *n)
     st.rank = 2;
     int ry[2] = {0, 1};
     char *mx = ident_map(xt->rank), *ms = map_dup(xt->rank, ry, 2), *it = iters_dup(xt->rank, xt->rank - 2);
-    char *ttx = tt_dup(xt, "f32"), *tts = tt_dup(&st, "f64"), *ttm = tt_dup(&st, "f32");
+    char *ttx = exp_ttype_dup(xt, "f32"), *tts = exp_ttype_dup(&st, "f64"), *ttm = exp_ttype_dup(&st, "f32");
     ExpIn in = {v, ttx, mx, "f32"};
     uint32_t sum = exp_generic(x, &in, 1, zero_f64(x, tts), tts, ms, "f64", it,
                                "      %e = arith.extf %a0 : f32 to f64\n"
@@ -287,7 +278,7 @@ ex_unary(Exp *x, Node *n)
     }
     sb_puts(&b, "      %y = arith.truncf %r : f64 to f32\n"
                 "      linalg.yield %y : f32\n");
-    char *mx = ident_map(xt->rank), *tx = tt_dup(xt, "f32"), *it = iters_dup(xt->rank, 0);
+    char *mx = ident_map(xt->rank), *tx = exp_ttype_dup(xt, "f32"), *it = iters_dup(xt->rank, 0);
     ExpIn in = {v, tx, mx, "f32"};
     exp_bind(x, n, exp_generic(x, &in, 1, 0, tx, mx, "f32", it, b.data));
     sb_free(&b);
@@ -321,7 +312,7 @@ ex_conv(Exp *x, Node *n)
     uint32_t bv = has_b ? exp_operand(x, n->in[2]) : 1;
     if (!xv || !wv || !bv)
         return false;
-    char *tx = tt_dup(xt, "f32"), *tw = tt_dup(wt, "f32"), *ty = tt_dup(yt, "f32"),
+    char *tx = exp_ttype_dup(xt, "f32"), *tw = exp_ttype_dup(wt, "f32"), *ty = exp_ttype_dup(yt, "f32"),
          *m4 = ident_map(4), *it4 = iters_dup(4, 0);
     uint32_t e0 = exp_line(x, "tensor.empty() : %s", ty);
     uint32_t c0 = exp_line(x, "arith.constant 0.0 : f32");
@@ -363,7 +354,7 @@ ex_conv(Exp *x, Node *n)
     uint32_t acc = exp_generic(x, &in, 1, init, ty, my, "f32", it7, b.data);
     if (has_b) {
         int ch = 1;
-        char *mb = map_dup(4, &ch, 1), *tb = tt_dup(exp_vtype(x, n->in[2]), "f32");
+        char *mb = map_dup(4, &ch, 1), *tb = exp_ttype_dup(exp_vtype(x, n->in[2]), "f32");
         ExpIn in2[2] = {{acc, ty, m4, "f32"}, {bv, tb, mb, "f32"}};
         acc = exp_generic(x, in2, 2, 0, ty, m4, "f32", it4,
                           "      %y = arith.addf %a0, %a1 : f32\n"
@@ -396,7 +387,7 @@ ex_matmul(Exp *x, Node *n)
     uint32_t a = exp_operand(x, n->in[0]), b = exp_operand(x, n->in[1]);
     if (!a || !b)
         return false;
-    char *tta = tt_dup(at, "f32"), *ttb = tt_dup(bt, "f32"), *tty = tt_dup(yt, "f32");
+    char *tta = exp_ttype_dup(at, "f32"), *ttb = exp_ttype_dup(bt, "f32"), *tty = exp_ttype_dup(yt, "f32");
     char *my = ident_map(r), *it = iters_dup(r, 0);
     StrBuf body;
     sb_init(&body);
@@ -462,8 +453,8 @@ ex_wmatmul(Exp *x, Node *n)
     int rx[2] = {0, 2}, rw[2] = {2, 1}, rz[2] = {-1, 1}, ry[2] = {0, 1}, rs[2] = {-1, 1}, rb[1] = {1};
     char *mx = map_dup(3, rx, 2), *mw = map_dup(3, rw, 2), *mz = map_dup(3, rz, 2);
     char *macc = map_dup(3, ry, 2), *ms = map_dup(2, rs, 2), *mb = map_dup(2, rb, 1);
-    char *ttx = tt_dup(xt, "f32"), *ttw = tt_dup(wt, wet), *ttz = tt_dup(st, wet);
-    char *tts = tt_dup(st, "f32"), *tty = tt_dup(yt, "f32"), *it = iters_dup(3, 1);
+    char *ttx = exp_ttype_dup(xt, "f32"), *ttw = exp_ttype_dup(wt, wet), *ttz = exp_ttype_dup(st, wet);
+    char *tts = exp_ttype_dup(st, "f32"), *tty = exp_ttype_dup(yt, "f32"), *it = iters_dup(3, 1);
     char *my = ident_map(2), *it2 = iters_dup(2, 0), *ttb = NULL;
     uint32_t e = exp_line(x, "tensor.empty() : %s", tty);
     uint32_t c0 = exp_line(x, "arith.constant 0.0 : f32");
@@ -483,7 +474,7 @@ ex_wmatmul(Exp *x, Node *n)
     uint32_t acc = exp_generic(x, in, has_z ? 3 : 2, init, tty, macc, "f32", it, body.data);
     ExpIn in2[3] = {{acc, tty, my, "f32"}, {s, tts, ms, "f32"}, {0}};
     if (has_b) {
-        ttb = tt_dup(exp_vtype(x, n->in[4]), "f32");
+        ttb = exp_ttype_dup(exp_vtype(x, n->in[4]), "f32");
         in2[2] = (ExpIn){b, ttb, mb, "f32"};
     }
     uint32_t id = exp_generic(x, in2, has_b ? 3 : 2, 0, tty, my, "f32", it2,
@@ -626,9 +617,9 @@ ex_layernorm(Exp *x, Node *n)
     exp_bcast_map(&ms, exp_vtype(x, n->in[1]), yt);
     if (has_b)
         exp_bcast_map(&mb, exp_vtype(x, n->in[2]), yt);
-    char *ttx = tt_dup(xt, "f32"), *ttr = tt_dup(&rt, "f32"), *tty = tt_dup(yt, "f32");
-    char *tts = tt_dup(exp_vtype(x, n->in[1]), "f32");
-    char *ttb = has_b ? tt_dup(exp_vtype(x, n->in[2]), "f32") : NULL;
+    char *ttx = exp_ttype_dup(xt, "f32"), *ttr = exp_ttype_dup(&rt, "f32"), *tty = exp_ttype_dup(yt, "f32");
+    char *tts = exp_ttype_dup(exp_vtype(x, n->in[1]), "f32");
+    char *ttb = has_b ? exp_ttype_dup(exp_vtype(x, n->in[2]), "f32") : NULL;
     char *ity = iters_dup(yt->rank, 0);
     ExpIn in4[5] = {{v, ttx, mx.data, "f32"}, {mr, ttr, mm.data, "f32"},
                     {ir, ttr, mm.data, "f32"}, {sc, tts, ms.data, "f32"},
@@ -657,7 +648,7 @@ ex_exp(Exp *x, Node *n)
     uint32_t v = exp_operand(x, n->in[0]);
     if (!v)
         return false;
-    char *tt = tt_dup(yt, "f32"), *mi = ident_map(yt->rank), *it = iters_dup(yt->rank, 0);
+    char *tt = exp_ttype_dup(yt, "f32"), *mi = ident_map(yt->rank), *it = iters_dup(yt->rank, 0);
     StrBuf body;
     sb_init(&body);
     exp_expf_body(&body, "a0", "x");

@@ -13,15 +13,6 @@
 #include <string.h>
 
 static char *
-tt_dup(const Type *t, const char *et)
-{
-    StrBuf b;
-    sb_init(&b);
-    exp_ttype(&b, t->rank, t->dims, et);
-    return b.data;
-}
-
-static char *
 iters_dup(int nd)
 {
     StrBuf b;
@@ -68,13 +59,13 @@ elementwise(Exp *x, Node *n, const char *out_et, const char *body)
         ok = in[i].v != 0;
         sb_init(&mp[i]);
         exp_bcast_map(&mp[i], t, yt);
-        tt[i] = tt_dup(t, exp_et(t->elem));
+        tt[i] = exp_ttype_dup(t, exp_et(t->elem));
         in[i] = (ExpIn){in[i].v, tt[i], mp[i].data, exp_et(t->elem)};
         if (!ok)
             k = i + 1;
     }
     if (ok) {
-        char *tty = tt_dup(yt, out_et), *my = ident_map(yt->rank), *it = iters_dup(yt->rank);
+        char *tty = exp_ttype_dup(yt, out_et), *my = ident_map(yt->rank), *it = iters_dup(yt->rank);
         exp_bind(x, n, exp_generic(x, in, (int)k, 0, tty, my, out_et, it, body));
         free(tty), free(my), free(it);
     }
@@ -278,7 +269,7 @@ ex_gather(Exp *x, Node *n)
     sb_init(&b);
     exp_map(&mi, yt->rank, res, it->rank);
     const char *ie = exp_et(it->elem), *oe = exp_et(yt->elem);
-    char *tti = tt_dup(it, ie), *ttx = tt_dup(xt, oe);
+    char *tti = exp_ttype_dup(it, ie), *ttx = exp_ttype_dup(xt, oe);
     sb_printf(&b, "      %%len = arith.constant %lld : %s\n"
                   "      %%z = arith.constant 0 : %s\n"
                   "      %%m = arith.constant %lld : %s\n"
@@ -305,7 +296,7 @@ ex_gather(Exp *x, Node *n)
             sb_printf(&b, "%%i%d", d - 1 + it->rank);
     }
     sb_printf(&b, "] : %s\n      linalg.yield %%r : %s\n", ttx, oe);
-    char *tty = tt_dup(yt, oe), *my = ident_map(yt->rank), *its = iters_dup(yt->rank);
+    char *tty = exp_ttype_dup(yt, oe), *my = ident_map(yt->rank), *its = iters_dup(yt->rank);
     ExpIn in = {iv, tti, mi.data, ie};
     exp_bind(x, n, exp_generic(x, &in, 1, 0, tty, my, oe, its, b.data));
     free(tty), free(my), free(its), free(tti), free(ttx);

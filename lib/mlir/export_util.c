@@ -363,3 +363,12 @@ exp_generic(Exp *x, const ExpIn *in, int nin, uint32_t init, const char *out_tt,
     sb_free(&s);
     return id;
 }
+
+char *
+exp_ttype_dup(const Type *t, const char *et)
+{
+    StrBuf b;
+    sb_init(&b);
+    exp_ttype(&b, t->rank, t->dims, et);
+    return b.data;
+}
