@@ -34,13 +34,13 @@ With --write the table replaces the text between `<!-- mcadw:begin -->` and
 import math
 import os
 import re
-import subprocess
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
 sys.path.insert(0, here)
 import dw_bench  # noqa: E402
+from mca_kernels import git_rev, sh, write_block  # noqa: E402
 
 MCA = "llvm-mca-22"
 ITER = 200
@@ -71,13 +71,6 @@ MACS = [
     (re.compile(r"^(s|u)ml[as]l2?\s+v\d+\.4s"), 4),
     (re.compile(r"^ml[as]\s+v\d+\.4s"), 4),
 ]
-
-
-def sh(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode:
-        sys.exit("mca_dw: %s failed:\n%s" % (" ".join(cmd), r.stderr))
-    return r.stdout
 
 
 def macs_of(ins):
@@ -214,17 +207,6 @@ def analyse(qdqc, work, shape, form, build):
                 ", ".join(busy), top, cyc)}
 
 
-def git_rev():
-    try:
-        rev = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return rev + (" + uncommitted changes" if dirty else "")
-    except OSError:
-        return "?"
-
-
 def table(rows, peaks):
     ver = sh([MCA, "--version"]).split("\n")
     ver = next((l.strip() for l in ver if "version" in l.lower()), "llvm-mca-22")
@@ -282,14 +264,7 @@ def main():
     if not write:
         print(text)
         return 0
-    doc = open(write).read()
-    a, b = "<!-- mcadw:begin -->\n", "<!-- mcadw:end -->"
-    if a not in doc or b not in doc:
-        sys.exit("mca_dw: %s has no %s ... %s markers" % (write, a.strip(), b))
-    doc = doc[:doc.index(a) + len(a)] + text + "\n" + doc[doc.index(b):]
-    with open(write, "w") as f:
-        f.write(doc)
-    print("mca_dw: wrote %s" % write)
+    write_block(write, "mcadw", text)
     return 0
 
 

@@ -57,11 +57,28 @@ PATHS = [
 ]
 
 
+def who():
+    """The running script's name (mca_kernels or mca_dw, which imports these helpers)."""
+    return os.path.splitext(os.path.basename(sys.argv[0]))[0]
+
+
 def sh(cmd, **kw):
     r = subprocess.run(cmd, capture_output=True, text=True, **kw)
     if r.returncode:
-        sys.exit("mca_kernels: %s failed:\n%s" % (" ".join(cmd), r.stderr))
+        sys.exit("%s: %s failed:\n%s" % (who(), " ".join(cmd), r.stderr))
     return r.stdout
+
+
+def write_block(path, section, text):
+    """Replace the text between <!-- SECTION:begin --> and <!-- SECTION:end --> in path."""
+    doc = open(path).read()
+    a, b = "<!-- %s:begin -->\n" % section, "<!-- %s:end -->" % section
+    if a not in doc or b not in doc:
+        sys.exit("%s: %s has no %s ... %s markers" % (who(), path, a.strip(), b))
+    doc = doc[:doc.index(a) + len(a)] + text + "\n" + doc[doc.index(b):]
+    with open(path, "w") as f:
+        f.write(doc)
+    print("%s: wrote %s" % (who(), path))
 
 
 def gen_graph(path):
@@ -245,14 +262,7 @@ def main():
     if not write:
         print(text)
         return 0
-    doc = open(write).read()
-    a, b = "<!-- mca:begin -->\n", "<!-- mca:end -->"
-    if a not in doc or b not in doc:
-        sys.exit("mca_kernels: %s has no %s ... %s markers" % (write, a.strip(), b))
-    doc = doc[:doc.index(a) + len(a)] + text + "\n" + doc[doc.index(b):]
-    with open(write, "w") as f:
-        f.write(doc)
-    print("mca_kernels: wrote %s" % write)
+    write_block(write, "mca", text)
     return 0
 
 
