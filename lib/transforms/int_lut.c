@@ -216,6 +216,15 @@ fold_one(Graph *g, NodeId root, bool fixed)
     if (!il_kind(r->op) || r->nout != 1 || r->nin < il_nin(r) ||
         !per_tensor8(&ir_value(g, r->out[0])->type))
         return false;
+    /* a DAG of two or more nodes needs an operand computed by one of these ops: most roots
+     * (a qadd of two convs) stop here, before the per-root table of blocked nodes */
+    bool inner = false;
+    for (uint32_t i = 0; i < il_nin(r) && !inner; i++) {
+        NodeId d = ir_value(g, r->in[i])->def;
+        inner = d.id && il_kind(ir_node(g, d)->op);
+    }
+    if (!inner)
+        return false;
     Type shape = ir_value(g, r->out[0])->type;
     bool *blocked = xcalloc(g->nodes.len, sizeof *blocked);
     IlChain c;
