@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""run_all.py QDQC [--jobs N] [--paths all|ends|middle] [GRAPH...]: every graphs/*.qir (or the
+"""run_all.py QDQC [--jobs N] [--paths all|ends|middle] [--one-config] [GRAPH...]: every graphs/*.qir (or the
 GRAPHs given) on every x86 kernel path the host can run (avx512vnni with VBMI, avx512vnni,
 avxvnni, avx2, generic),
 float and fixed requantization, 1 and 2 threads: the JIT equals the reference interpreter, bit
 for bit. --paths ends: only the host's best path and generic (the quick tier's
 e2e/jit-vs-ref.test); --paths middle: the paths between them (the full tier's
-e2e/jit-vs-ref-paths.test); all (default): every path.
+e2e/jit-vs-ref-paths.test); all (default): every path. --one-config: per path only float
+requantization at 1 thread (the sanitizer builds' run of the middle paths: there the compiler's
+memory safety is under test, and the other configurations compile the same code).
 
 The reference does not depend on the ISA path or the thread count, so it runs once per graph and
 requantization mode, on the graph as written (`--passes=` empty, the integer ops of the text IR)
@@ -58,14 +60,14 @@ def differ(ref, jit):
     return ""
 
 
-def check_graph(qdqc, graph, isas):
+def check_graph(qdqc, graph, isas, one_config=False):
     """(runs, failure lines) for one graph over every configuration."""
     runs, fails = 0, []
     name = os.path.basename(graph)
     with tempfile.TemporaryDirectory() as tmp:
-        for requant in ([], ["--requant=fixed"]):
+        for requant in ([[]] if one_config else [[], ["--requant=fixed"]]):
             ref, err = run(qdqc, graph, os.path.join(tmp, "ref"), ["--engine=ref"] + requant)
-            threads = [[], ["--threads", "2"]] if not requant else [[]]
+            threads = [[], ["--threads", "2"]] if not requant and not one_config else [[]]
             for isa in isas:
                 for t in threads:
                     runs += 1
@@ -92,6 +94,9 @@ def main():
         if paths not in ("all", "ends", "middle"):
             print(__doc__, file=sys.stderr)
             return 2
+    one_config = "--one-config" in argv
+    if one_config:
+        argv.remove("--one-config")
     if "--jobs" in argv:
         i = argv.index("--jobs")
         jobs = int(argv[i + 1])
@@ -112,7 +117,7 @@ def main():
             return 0
     runs = nfail = 0
     with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
-        for n, fails in pool.map(lambda g: check_graph(qdqc, g, isas), graphs):
+        for n, fails in pool.map(lambda g: check_graph(qdqc, g, isas, one_config), graphs):
             runs += n
             nfail += len(fails)
             for f in fails:
