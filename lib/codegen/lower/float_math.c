@@ -1,6 +1,7 @@
 /* float_math.c: lib/numerics/fmath.c's f32 sequences as LLVM IR, and the element-wise
  * float-island kernel built on them (sigmoid, tanh, erf, gelu, exp, log, sqrt, reciprocal,
- * neg, abs, pow, min, max).
+ * neg, abs, pow, min, max, and the piecewise-linear relu, leaky_relu, hard_sigmoid,
+ * hard_swish).
  *
  * Every fm_* function emits, operation for operation, the C function it names (fmath.h gives
  * the sequences): plain fadd/fsub/fmul/fdiv without fast-math flags (LLVM never contracts
@@ -368,6 +369,46 @@ typedef struct Fe {
     bool bcast[2]; /* operand i is one element (splatted) */
 } Fe;
 
+/* v < lo ? lo : v > hi ? hi : v (NaN stays) */
+static LLVMValueRef
+clamp(Kb *k, LLVMValueRef v, double lo, double hi)
+{
+    v = sel(k, fcmp(k, LLVMRealOLT, v, fc(k, v, lo)), fc(k, v, lo), v);
+    return sel(k, fcmp(k, LLVMRealOGT, v, fc(k, v, hi)), fc(k, v, hi), v);
+}
+
+/* The piecewise-linear activations as ref_elem.c's unary_f computes them: in double, from
+ * the f32 operand, rounded to f32 once at the end (two 8-lane double vectors per 16 f32). relu and leaky_relu give the same bits in
+ * f32 (a product of two f32 values is exact in double, so rounding it once is an f32 fmul). */
+static LLVMValueRef
+fe_piecewise(Fe *e, LLVMValueRef x)
+{
+    Kb *k = e->k;
+    Graph *g = k->g;
+    LLVMValueRef zero = fc(k, x, 0.0);
+    switch (e->n->op) {
+    case OP_RELU: /* x > 0 ? x : 0 */
+        return sel(k, fcmp(k, LLVMRealOGT, x, zero), x, zero);
+    case OP_LEAKY_RELU: /* x < 0 ? alpha * x : x */
+        return sel(k, fcmp(k, LLVMRealOLT, x, zero),
+                   fmul(k, fc(k, x, (double)ir_attr_float(g, e->n, "alpha", 0.01f)), x), x);
+    default:
+        break;
+    }
+    LLVMTypeRef ft = T(x), dt = like(ft, k->f64);
+    LLVMValueRef d = LLVMBuildFPExt(k->b, x, dt, ""), r;
+    if (e->n->op == OP_HARD_SIGMOID) { /* clamp(alpha * x + beta, 0, 1) */
+        r = fadd(k, fmul(k, fc(k, d, (double)ir_attr_float(g, e->n, "alpha", 0.2f)), d),
+                 fc(k, d, (double)ir_attr_float(g, e->n, "beta", 0.5f)));
+        r = clamp(k, r, 0.0, 1.0);
+    } else {
+        /* hard_swish: x * clamp(x / 6 + 0.5, 0, 1), x / 6 as x * (1/6): the quotient can
+         * differ in its last bit, the f32 result never does (every f32 x: test_hswish_div.c) */
+        r = fmul(k, d, clamp(k, fadd(k, fmul(k, d, fc(k, d, 1.0 / 6.0)), fc(k, d, 0.5)), 0.0, 1.0));
+    }
+    return LLVMBuildFPTrunc(k->b, r, ft, "");
+}
+
 /* n's function of the f32 operand values v[0..nin) (scalars or vectors) */
 static LLVMValueRef
 fe_apply(Fe *e, LLVMValueRef *v)
@@ -375,6 +416,8 @@ fe_apply(Fe *e, LLVMValueRef *v)
     Kb *k = e->k;
     LLVMValueRef x = v[0];
     switch (e->n->op) {
+    case OP_RELU: case OP_LEAKY_RELU: case OP_HARD_SIGMOID: case OP_HARD_SWISH:
+        return fe_piecewise(e, x);
     case OP_SIGMOID: return fm_sigmoid(k, x);
     case OP_TANH: return fm_tanh(k, x);
     case OP_ERF: return fm_erf(k, x);
@@ -664,7 +707,8 @@ cg_float_math_op(Kb *k, Node *n)
     switch (n->op) {
     case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_EXP: case OP_LOG:
     case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS: case OP_POW: case OP_MIN:
-    case OP_MAX: case OP_ROUND:
+    case OP_MAX: case OP_ROUND: case OP_RELU: case OP_LEAKY_RELU: case OP_HARD_SIGMOID:
+    case OP_HARD_SWISH:
         return ir_value(k->g, n->in[0])->type.elem == ET_F32 || n->op == OP_NEG ||
                n->op == OP_ABS || n->op == OP_POW || n->op == OP_MIN || n->op == OP_MAX;
     default:
