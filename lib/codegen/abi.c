@@ -61,15 +61,23 @@ emit_step_call(Kb *k, CgPlan *p, uint32_t s, LLVMValueRef fn, LLVMValueRef runex
     LLVMValueRef ws = LLVMGetParam(runex, 2);
     Node *n = ir_node(g, (NodeId){p->steps[s]});
     Node *on = cg_plan_step_out(p, g, s);
-    LLVMValueRef args[40];
+    LLVMValueRef args[CG_SE_MAX * 4 + 24];
     unsigned na = 0;
-    for (uint32_t i = 0; i < n->nin; i++)
+    uint32_t se = p->se_of[p->steps[s]];
+    if (se) { /* a squeeze-excitation group: the values it reads (plan/se.c) */
+        ValueId v[CG_SE_MAX * 4];
+        bool stat[CG_SE_MAX * 4];
+        uint32_t nv = cg_se_inputs(k, &p->se[se - 1], v, stat);
+        for (uint32_t i = 0; i < nv; i++)
+            args[na++] = stat[i] ? LLVMConstPointerNull(k->ptr) : value_ptr(k, p, v[i], pin, pout, ws);
+    }
+    for (uint32_t i = 0; !se && i < n->nin; i++)
         args[na++] = !n->in[i].id || cg_operand_static(k, n, i)
                          ? LLVMConstPointerNull(k->ptr)
                          : value_ptr(k, p, n->in[i], pin, pout, ws);
     for (uint32_t i = 0; i < on->nout; i++)
         args[na++] = value_ptr(k, p, on->out[i], pin, pout, ws);
-    if (on != n && !p->chain_next[p->steps[s]]) /* a fused qadd's other operand */
+    if (on != n && !p->chain_next[p->steps[s]] && !se) /* a fused qadd's other operand */
         args[na++] = value_ptr(k, p, on->in[p->fuse_other[p->steps[s]]], pin, pout, ws);
     args[na++] = p->scratch_req[s] ? cg_gep(k, ws, cg_i64(k, p->reqs[p->scratch_req[s] - 1].offset))
                                    : LLVMConstPointerNull(k->ptr);

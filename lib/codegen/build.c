@@ -13,6 +13,7 @@
 
 #include "codegen/lower/lower.h"
 #include "codegen/plan/plan.h"
+#include "codegen/se_step.h"
 #include "codegen/target/module.h"
 
 #include <llvm-c/Core.h>
@@ -106,6 +107,8 @@ static LLVMValueRef
 emit_step(Kb *k, CgPlan *p, uint32_t s, bool *ok)
 {
     Graph *g = k->g;
+    if (p->se_of[p->steps[s]]) /* a squeeze-excitation group: se_step.c */
+        return cg_emit_se_step(k, p, s, ok);
     Node *n = ir_node(g, (NodeId){p->steps[s]});
     Node *on = cg_plan_step_out(p, g, s);
     bool chain = p->chain_next[p->steps[s]] != 0; /* a float chain (plan.h) */
@@ -218,8 +221,10 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     b->steps = ok ? try_calloc(plan.nsteps ? plan.nsteps : 1, sizeof *b->steps) : NULL;
     for (uint32_t s = 0; b->steps && s < plan.nsteps; s++) {
         CgStep *st = &b->steps[s];
-        st->node = plan.steps[s];
-        st->fused = plan.fuse[plan.steps[s]] ? (uint32_t)(plan.fuse[plan.steps[s]] - g->nodes.data) : 0;
+        uint32_t se = plan.se_of[plan.steps[s]]; /* named by its pool and its scale */
+        st->node = se ? plan.se[se - 1].node[0] : plan.steps[s];
+        st->fused = se ? plan.steps[s]
+                    : plan.fuse[plan.steps[s]] ? (uint32_t)(plan.fuse[plan.steps[s]] - g->nodes.data) : 0;
     }
     b->nsteps = b->steps ? plan.nsteps : 0;
     bool steps_oom = ok && !b->steps;

@@ -59,6 +59,32 @@ qn_qmul(int32_t a, float sa, int32_t za, int32_t b, float sb, int32_t zb, float 
     return finish((va * vb) / sy, zy, lo, hi);
 }
 
+bool
+qn_div_as_recip(QnElemOp op, float sa, int32_t za, int32_t amin, int32_t amax, float sb,
+                int32_t zb, int32_t bmin, int32_t bmax, float sy, int32_t zy, int32_t lo,
+                int32_t hi, float *inv)
+{
+    if (!(sy > 0) || !isfinite(sy) || amax < amin || amax - amin > 255 ||
+        (op != QN_REQUANTIZE && (bmax < bmin || bmax - bmin > 255)))
+        return false;
+    float r = 1.0f / sy;
+    if (!isfinite(r))
+        return false;
+    if (op == QN_REQUANTIZE)
+        bmin = bmax = 0;
+    for (int32_t a = amin; a <= amax; a++) {
+        float va = sa * (float)((int64_t)a - za);
+        for (int32_t b = bmin; b <= bmax; b++) {
+            float vb = sb * (float)((int64_t)b - zb);
+            float v = op == QN_QADD ? va + vb : op == QN_QSUB ? va - vb : op == QN_QMUL ? va * vb : va;
+            if (finish(v / sy, zy, lo, hi) != finish(v * r, zy, lo, hi))
+                return false;
+        }
+    }
+    *inv = r;
+    return true;
+}
+
 int32_t
 qn_qavg(int64_t sum, int64_t count, float sx, float sy, int32_t zy, int32_t lo, int32_t hi)
 {

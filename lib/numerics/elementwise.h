@@ -16,6 +16,7 @@
 
 #include "numerics/numerics.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* requantize: y = sat(rne((sx * (float)(x - zx)) / sy) + zy, lo, hi).
@@ -35,6 +36,17 @@ int32_t qn_qsub(int32_t a, float sa, int32_t za, int32_t b, float sb, int32_t zb
 /* qmul: y = sat(rne((va * vb) / sy) + zy, lo, hi), va and vb as in qadd. */
 int32_t qn_qmul(int32_t a, float sa, int32_t za, int32_t b, float sb, int32_t zb, float sy,
                 int32_t zy, int32_t lo, int32_t hi);
+
+/* Whether the final division by sy of requantize (b unused), qadd, qsub or qmul can be a
+ * multiplication by inv = 1 / sy (f32) with the same results: checked on every operand pair in
+ * [amin, amax] x [bmin, bmax] (each range at most 256 values; the comparison is with the
+ * functions above, so true means equal for every input the op can see). *inv is set when true.
+ * A division costs several multiplications in a vector kernel; x * (1 / sy) can differ from
+ * x / sy in the last bit, which changes the rounded integer only next to a tie. */
+typedef enum QnElemOp { QN_REQUANTIZE, QN_QADD, QN_QSUB, QN_QMUL } QnElemOp;
+bool qn_div_as_recip(QnElemOp op, float sa, int32_t za, int32_t amin, int32_t amax, float sb,
+                     int32_t zb, int32_t bmin, int32_t bmax, float sy, int32_t zy, int32_t lo,
+                     int32_t hi, float *inv);
 
 /* qavgpool / qreduce_mean: sum = sum of (x - zx) over the window's counted elements (exact
  * int64; padded positions contribute 0, i.e. they hold zx), count = the divisor

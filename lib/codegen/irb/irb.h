@@ -54,6 +54,9 @@ typedef struct CgNodeArgs {
      * last one's results. */
     Node *chain[CG_CHAIN_MAX];
     uint32_t nchain;
+    /* A float chain's run-time operand (a squeeze-excitation scale, plan.h CgSe): the f32
+     * [N, C, 1, 1] other operand of its binary op, one factor per (n, c) plane; or NULL. */
+    LLVMValueRef chan;
 } CgNodeArgs;
 
 typedef IrbLoop CgLoop; /* irb/core.h */

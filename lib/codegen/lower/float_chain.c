@@ -4,8 +4,10 @@
  * reference compute it), then the optional quantize (qn_quantize_f32: x / s, NaN -> 0, clamped
  * to [qmin - zp, qmax - zp], rounded half to even, + zp); nothing in between is stored. Vectors
  * of fm_lanes() in blocks of CH_BLOCK elements split across the parallel-for hook, then a
- * scalar tail (whose quantize is cg_finish_f32, the same rounding). The reference interpreter
- * runs the nodes one by one; the results are the same bit for bit. */
+ * scalar tail (whose quantize is cg_finish_f32, the same rounding). In a squeeze-excitation
+ * step (plan.h CgSe) one binary op's other operand is a run-time factor per (n, c) plane: the
+ * chain then runs plane by plane with that factor splatted. The reference interpreter runs the
+ * nodes one by one; the results are the same bit for bit. */
 #include "codegen/lower/float_math.h"
 
 #include "codegen/target/module.h"
@@ -58,6 +60,8 @@ typedef struct Ch {
     bool full[CG_CHAIN_MAX + 1][2];
     const QParams *dq, *q;
     ElemType in_e, out_e;
+    int32_t chan_o, chan_j; /* op and operand index of the run-time plane factor, -1: none */
+    LLVMValueRef chan_s;    /* the current plane's factor (f32) */
 } Ch;
 
 static LLVMValueRef
@@ -119,6 +123,8 @@ ch_elem(Ch *c, LLVMValueRef in, LLVMValueRef out, LLVMValueRef i, unsigned w)
         for (uint32_t j = 0; j < n->nin; j++) {
             if (n->in[j].id == c->from[o].id) /* (the other operand is a constant) */
                 args[j] = v;
+            else if ((int32_t)o == c->chan_o && (int32_t)j == c->chan_j)
+                args[j] = w == 1 ? c->chan_s : cg_vsplat(k, c->chan_s, w);
             else if (c->full[o][j])
                 args[j] = ld(k, ET_F32, c->cst[o][j], i, w);
             else
@@ -167,6 +173,43 @@ ch_range(Ch *c, LLVMValueRef in, LLVMValueRef out, LLVMValueRef from, int64_t co
     }
 }
 
+/* planes [first, first + count) of inner elements each, with their factors from io[2] */
+static void
+ch_planes(Ch *c, LLVMValueRef *io, LLVMValueRef first, int64_t count, int64_t inner, unsigned vl)
+{
+    Kb *k = c->k;
+    CgLoop l;
+    LLVMValueRef pl = cg_add(k, first, cg_loop_begin(k, &l, cg_i64(k, count)));
+    c->chan_s = cg_load_raw(k, ET_F32, io[2], pl);
+    ch_range(c, io[0], io[1], cg_mul(k, pl, cg_i64(k, inner)), inner, vl);
+    cg_loop_end(k, &l);
+}
+
+/* A chain with a run-time factor per (n, c) plane of its [N, C, ...] result: blocks of whole
+ * planes (about CH_BLOCK elements) across the parallel-for hook. */
+static void
+ch_by_planes(Ch *c, const CgNodeArgs *a, const Type *y, unsigned vl)
+{
+    Kb *k = c->k;
+    int64_t planes = y->dims[0] * y->dims[1];
+    int64_t inner = planes ? (int64_t)type_numel_unchecked(y) / planes : 0;
+    int64_t pb = inner >= CH_BLOCK || inner == 0 ? 1 : CH_BLOCK / inner;
+    int64_t nb = planes / pb;
+    if (nb > 0) {
+        Par par;
+        LLVMValueRef io[3] = {a->in[0], a->out[0], a->chan};
+        LLVMValueRef b = cg_par_begin(k, &par, nb, io, 3);
+        if (vl == 16)
+            cg_function_set_target(par.fn, k->t, 512);
+        ch_planes(c, io, cg_mul(k, b, cg_i64(k, pb)), pb, inner, vl);
+        cg_par_end(k, &par, a);
+    }
+    if (planes - nb * pb > 0) {
+        LLVMValueRef io[3] = {a->in[0], a->out[0], a->chan};
+        ch_planes(c, io, cg_i64(k, nb * pb), planes - nb * pb, inner, vl);
+    }
+}
+
 bool
 cg_emit_float_chain(Kb *k, Node *n, const CgNodeArgs *a)
 {
@@ -174,6 +217,7 @@ cg_emit_float_chain(Kb *k, Node *n, const CgNodeArgs *a)
     Ch c;
     memset(&c, 0, sizeof c);
     c.k = k;
+    c.chan_o = c.chan_j = -1;
     Node *last = a->chain[a->nchain - 1];
     c.dq = n->op == OP_DEQUANTIZE ? n->q : NULL;
     c.q = last->op == OP_QUANTIZE ? last->q : NULL;
@@ -194,6 +238,10 @@ cg_emit_float_chain(Kb *k, Node *n, const CgNodeArgs *a)
         c.from[o] = prev;
         for (uint32_t j = 0; j < m->nin; j++) {
             const Tensor *t = m->in[j].id == prev.id ? NULL : ir_const_of(g, m->in[j]);
+            if (!t && m->in[j].id != prev.id && a->chan) { /* the run-time plane factor */
+                c.chan_o = (int32_t)o;
+                c.chan_j = (int32_t)j;
+            }
             if (!t)
                 continue;
             c.full[o][j] = type_numel_unchecked(&t->type) != 1;
@@ -203,6 +251,12 @@ cg_emit_float_chain(Kb *k, Node *n, const CgNodeArgs *a)
         prev = m->out[0];
     }
     unsigned vl = fm_lanes(k);
+    if (a->chan) {
+        if (c.chan_o < 0)
+            return cg_fail(k, n, "a float chain with a plane factor but no operand for it");
+        ch_by_planes(&c, a, &ir_value(g, last->out[0])->type, vl);
+        return true;
+    }
     int64_t total = (int64_t)type_numel_unchecked(&ir_value(g, last->out[0])->type);
     int64_t nb = total / CH_BLOCK;
     if (nb > 0) {

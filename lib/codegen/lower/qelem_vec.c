@@ -53,10 +53,13 @@ typedef struct Ev {
      * so that same-length ops emit the same function (target/merge.c shares it); alone, LLVM
      * folds the loads back into the constants */
     LLVMValueRef gq;
-    LLVMValueRef za[2], sa[2], sy, zy, flo, fhi;
+    LLVMValueRef za[2], sa[2], sy, zy, flo, fhi, rsy;
+    bool recip;          /* divide by sy as a multiply by rsy (qn_div_as_recip proved it) */
+    float inv;
+    LLVMValueRef pre[2]; /* a column operand's value for the current row (scalar), or NULL */
 } Ev;
 
-enum { EV_ZA0, EV_SA0, EV_ZA1, EV_SA1, EV_SY, EV_ZY, EV_FLO, EV_FHI, EV_NQ };
+enum { EV_ZA0, EV_SA0, EV_ZA1, EV_SA1, EV_SY, EV_ZY, EV_FLO, EV_FHI, EV_RSY, EV_NQ };
 
 static void
 ev_table(Ev *e)
@@ -74,7 +77,29 @@ ev_table(Ev *e)
     memcpy(&v[EV_FLO], &f, 4);
     f = (float)((int64_t)e->hi - zy);
     memcpy(&v[EV_FHI], &f, 4);
+    memcpy(&v[EV_RSY], &e->inv, 4);
     e->gq = cg_const_bytes(e->k, v, sizeof v, "evq");
+}
+
+/* Whether the division by sy may be a multiplication (elementwise.h qn_div_as_recip, over the
+ * operands' whole 8-bit storage ranges: a graph input may hold any byte). */
+static void
+ev_recip(Ev *e)
+{
+    static const QnElemOp ops[] = {[OP_REQUANTIZE] = QN_REQUANTIZE, [OP_QADD] = QN_QADD,
+                                   [OP_QSUB] = QN_QSUB, [OP_QMUL] = QN_QMUL};
+    int32_t lo[2] = {0, 0}, hi[2] = {0, 0};
+    float s[2] = {0, 0};
+    int32_t z[2] = {0, 0};
+    for (uint32_t j = 0; j < e->nop; j++) {
+        bool sgn = e->t[j]->elem == ET_I8;
+        lo[j] = sgn ? -128 : 0;
+        hi[j] = sgn ? 127 : 255;
+        s[j] = e->t[j]->q->scale[0];
+        z[j] = e->t[j]->q->zp[0];
+    }
+    e->recip = qn_div_as_recip(ops[e->n->op], s[0], z[0], lo[0], hi[0], s[1], z[1], lo[1], hi[1],
+                               e->y->q->scale[0], e->y->q->zp[0], e->lo, e->hi, &e->inv);
 }
 
 /* The table's values at the builder's position (once per function that uses them). */
@@ -84,7 +109,8 @@ ev_load(Ev *e)
     Kb *k = e->k;
     if (!e->gq)
         return;
-    LLVMValueRef *dst[EV_NQ] = {&e->za[0], &e->sa[0], &e->za[1], &e->sa[1], &e->sy, &e->zy, &e->flo, &e->fhi};
+    LLVMValueRef *dst[EV_NQ] = {&e->za[0], &e->sa[0], &e->za[1], &e->sa[1], &e->sy,
+                                &e->zy,    &e->flo,   &e->fhi,   &e->rsy};
     for (int i = 0; i < EV_NQ; i++) {
         bool is_int = i == EV_ZA0 || i == EV_ZA1 || i == EV_ZY;
         LLVMTypeRef t = is_int ? k->i32 : k->f32;
@@ -218,6 +244,10 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
     for (uint32_t j = 0; j < e->nop; j++) {
         const QParams *q = e->t[j]->q;
         LLVMValueRef x;
+        if (e->pre[j]) { /* computed once per row (ev_row_range) */
+            v[j] = cg_vsplat(k, e->pre[j], lanes);
+            continue;
+        }
         if (e->scalar[j]) {
             x = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i8, p[j], ""), lanes);
         } else {
@@ -242,7 +272,8 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
     case OP_QMUL: r = LLVMBuildFMul(k->b, v[0], v[1], ""); break;
     default: break;
     }
-    r = LLVMBuildFDiv(k->b, r, cg_vsplat(k, e->sy, lanes), "");
+    r = e->recip ? LLVMBuildFMul(k->b, r, cg_vsplat(k, e->rsy, lanes), "")
+                 : LLVMBuildFDiv(k->b, r, cg_vsplat(k, e->sy, lanes), "");
     LLVMValueRef flo = cg_vsplat(k, e->flo, lanes);
     LLVMValueRef fhi = cg_vsplat(k, e->fhi, lanes);
     r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, r, r, ""), LLVMConstNull(vf), r, "");
@@ -276,6 +307,21 @@ ev_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef from, int64_t co
         }
 }
 
+/* Operand j's element at p as ev_vec computes it for every lane, on one scalar: x - za (i32,
+ * or i64 under --requant=fixed), then sa * (float) of it in float mode; the same operations
+ * lane by lane, so splatting it gives the same bits. */
+static LLVMValueRef
+ev_scalar(Ev *e, uint32_t j, LLVMValueRef p)
+{
+    Kb *k = e->k;
+    LLVMTypeRef w = e->fixed ? k->i64 : k->i32;
+    LLVMValueRef x = LLVMBuildLoad2(k->b, k->i8, p, "");
+    x = e->t[j]->elem == ET_I8 ? LLVMBuildSExt(k->b, x, w, "") : LLVMBuildZExt(k->b, x, w, "");
+    LLVMValueRef za = e->fixed ? LLVMConstInt(w, (unsigned long long)e->t[j]->q->zp[0], 1) : e->za[j];
+    x = LLVMBuildSub(k->b, x, za, "");
+    return e->fixed ? x : LLVMBuildFMul(k->b, e->sa[j], LLVMBuildSIToFP(k->b, x, k->f32, ""), "");
+}
+
 /* Rows [first, first + count) of e->period elements, count rows starting at row index r0 (i64). */
 static void
 ev_row_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef r0, int64_t count, unsigned vl)
@@ -285,11 +331,14 @@ ev_row_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef r0, int64_t 
     LLVMValueRef r = cg_add(k, r0, cg_loop_begin(k, &l, cg_i64(k, count)));
     LLVMValueRef from = cg_mul(k, r, cg_i64(k, e->period));
     LLVMValueRef q[2];
-    for (uint32_t j = 0; j < e->nop; j++) /* the repeating operand, read at the row's offset */
+    for (uint32_t j = 0; j < e->nop; j++) { /* the repeating operand, read at the row's offset */
         q[j] = e->row[j]   ? cg_gep(k, p[j], LLVMBuildNeg(k->b, from, ""))
                : e->col[j] ? cg_gep(k, p[j], LLVMBuildURem(k->b, r, cg_i64(k, e->col[j]), ""))
                            : p[j];
+        e->pre[j] = e->col[j] ? ev_scalar(e, j, q[j]) : NULL;
+    }
     ev_range(e, q, out, from, e->period, vl);
+    e->pre[0] = e->pre[1] = NULL;
     cg_loop_end(k, &l);
 }
 
@@ -348,8 +397,10 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
     unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
     int64_t total = (int64_t)type_numel_unchecked(e.y), nb = total / EV_BLOCK;
     LLVMValueRef p[3] = {a->in[0], e.nop > 1 ? a->in[1] : a->in[0], a->out[0]};
-    if (!e.fixed)
+    if (!e.fixed) {
+        ev_recip(&e);
         ev_table(&e);
+    }
     if (e.period) {
         ev_rows(&e, a, p, total / e.period, vl);
         return true;

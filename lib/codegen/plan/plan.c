@@ -36,6 +36,8 @@ cg_plan_free(CgPlan *p)
     free(p->fuse_other);
     free(p->fused_away);
     free(p->chain_next);
+    free(p->se);
+    free(p->se_of);
     free(p->view);
     free(p->uses);
     free(p->nhwc);
@@ -97,7 +99,7 @@ plan_chains(Kb *k, CgPlan *p)
     }
     for (uint32_t i = 1; i < nnodes; i++) {
         Node *h = ir_node(g, (NodeId){i});
-        if (h->dead || p->fused_away[i] || p->fuse[i] || h->nout != 1 ||
+        if (h->dead || p->fused_away[i] || p->fuse[i] || p->se_of[i] || h->nout != 1 ||
             !(static_qdq(g, h, OP_DEQUANTIZE) || cg_chain_member(k, h, h->in[0])))
             continue;
         uint32_t cur = i, ops = h->op != OP_DEQUANTIZE, len = 1;
@@ -106,7 +108,8 @@ plan_chains(Kb *k, CgPlan *p)
             uint32_t u = user[c->out[0].id];
             Node *un = u ? ir_node(g, (NodeId){u}) : NULL;
             bool tail = un && static_qdq(g, un, OP_QUANTIZE);
-            if (!un || p->fused_away[u] || p->fuse[u] || (!tail && !cg_chain_member(k, un, c->out[0])) ||
+            if (!un || p->fused_away[u] || p->fuse[u] || p->se_of[u] ||
+                (!tail && !cg_chain_member(k, un, c->out[0])) ||
                 !type_shape_equal(&ir_value(g, un->out[0])->type, &ir_value(g, h->out[0])->type))
                 break;
             p->chain_next[cur] = u;
@@ -195,7 +198,7 @@ plan_steps(Kb *k, CgPlan *p)
             continue;
         }
         p->steps[p->nsteps] = i;
-        int64_t s = cg_node_scratch(k, n);
+        int64_t s = p->se_of[i] ? p->se[p->se_of[i] - 1].scratch : cg_node_scratch(k, n);
         if (s < 0)
             return false;
         if (s > 0) {
@@ -228,10 +231,15 @@ plan_buffers(Kb *k, CgPlan *p)
             p->reqs[p->nreq] = (CgMemReq){cg_value_bytes(g, on->out[r]), (int32_t)s, (int32_t)s, 0};
             *l = (CgLoc){CG_LOC_WS, (int64_t)p->nreq++, NULL};
         }
-        for (uint32_t a = 0; a <= n->nin; a++) {
-            ValueId v = a < n->nin ? n->in[a]
-                        : on != n  ? on->in[p->fuse_other[p->steps[s]]]
-                                   : (ValueId){0};
+        ValueId sev[CG_SE_MAX * 4];
+        bool sest[CG_SE_MAX * 4];
+        uint32_t se = p->se_of[p->steps[s]], nse = se ? cg_se_inputs(k, &p->se[se - 1], sev, sest) : 0;
+        for (uint32_t a = 0; a <= (se ? nse : n->nin); a++) {
+            ValueId v = se && a < nse ? sev[a]
+                        : se          ? (ValueId){0}
+                        : a < n->nin  ? n->in[a]
+                        : on != n     ? on->in[p->fuse_other[p->steps[s]]]
+                                      : (ValueId){0};
             view_loc(g, p, v);
             CgLoc *l = &p->loc[v.id];
             if (v.id && l->kind == CG_LOC_WS)
@@ -275,7 +283,7 @@ cg_plan_build(Kb *k, CgPlan *p)
         return CG_PLAN_OOM_NODES;
     }
     plan_fusion(k, p);
-    if (!plan_chains(k, p)) {
+    if (!cg_plan_se(k, p) || !plan_chains(k, p)) {
         cg_plan_free(p);
         k->nhwc = NULL;
         return CG_PLAN_OOM_NODES;

@@ -32,6 +32,21 @@ typedef struct CgLoc {
     LLVMValueRef global;
 } CgLoc;
 
+/* A squeeze-excitation block run as one step (se.c): a global average pool of a feature map x,
+ * small nodes on its [N, C, 1, 1] result (1x1 qconvs, tables, requantizes, f32 activations;
+ * their other operands constants) and the channel-wise scale of x by the last small value:
+ * a qmul(s, x), or a dequantize(x) -> mul(s, .) -> quantize float chain. The small values live
+ * in the step's scratch; x is read twice (the pool, the scale) and the result written once. */
+#define CG_SE_MAX 16
+typedef struct CgSe {
+    uint32_t node[CG_SE_MAX];   /* members in run order; the last is the scale (qmul or mul) */
+    uint32_t n;
+    uint32_t dq, q;             /* float scale: x's dequantize and the quantize after the mul */
+    int64_t val_off[CG_SE_MAX]; /* scratch offset of each member's result but the last */
+    int64_t scr_off[CG_SE_MAX]; /* scratch offset of each member's own scratch, -1: none */
+    int64_t scratch;            /* bytes of the step's scratch */
+} CgSe;
+
 typedef struct CgPlan {
     CgLoc *loc;             /* per ValueId */
     CgMemReq *reqs;         /* workspace buffers and scratch regions */
@@ -45,6 +60,9 @@ typedef struct CgPlan {
                              * member of a float chain after its head */
     uint32_t *chain_next;   /* per NodeId: the next node of its float chain (fuse[head] is the
                              * chain's last node), 0 at the end or outside chains */
+    CgSe *se;               /* the squeeze-excitation steps */
+    uint32_t nse;
+    uint32_t *se_of;        /* per NodeId: 1 + index in se of the group whose step it is, 0 */
     uint8_t *view;          /* per NodeId: a reshape-like node without a step; its result
                              * lives at its operand's home (plan.c is_view) */
     uint32_t *uses;         /* per ValueId: readers (live nodes and graph outputs) */
@@ -94,14 +112,40 @@ Node *cg_residual_add(Kb *k, Node *n, const uint32_t *uses, uint32_t *other);
  * least one op and two nodes. The head's step computes it (lower/float_chain.c); every
  * intermediate value stays in registers. Which op may join: cg_chain_member (lower.h). */
 
+/* Find the squeeze-excitation groups (se.c; after the residual adds, before the float chains):
+ * their members but the step node become fused_away. False if out of memory. */
+bool
+cg_plan_se(Kb *k, CgPlan *p);
+
+/* The values group e reads from outside (each once, in member order) into v[CG_SE_MAX * 4];
+ * stat[i]: every reader in the group packs it at compile time (passed as NULL). Returns the
+ * count. The step's parameters are these, then the last node's results, scratch, pf, pf_ctx. */
+uint32_t
+cg_se_inputs(Kb *k, const CgSe *e, ValueId *v, bool *stat);
+
+/* The node whose results step s writes in a squeeze-excitation group, or NULL. */
+static inline Node *
+cg_plan_se_out(const CgPlan *p, Graph *g, uint32_t s)
+{
+    uint32_t i = p->se_of[p->steps[s]];
+    if (!i)
+        return NULL;
+    const CgSe *e = &p->se[i - 1];
+    return ir_node(g, (NodeId){e->q ? e->q : e->node[e->n - 1]});
+}
+
 /* Bytes of value v (dense, its element type). */
 int64_t
 cg_value_bytes(Graph *g, ValueId v);
 
-/* The node whose results step s writes: its own node, or the qadd fused into it. */
+/* The node whose results step s writes: its own node, the qadd fused into it, or a
+ * squeeze-excitation group's last. */
 static inline Node *
 cg_plan_step_out(const CgPlan *p, Graph *g, uint32_t s)
 {
+    Node *se = cg_plan_se_out(p, g, s);
+    if (se)
+        return se;
     Node *n = ir_node(g, (NodeId){p->steps[s]});
     return p->fuse[p->steps[s]] ? p->fuse[p->steps[s]] : n;
 }
