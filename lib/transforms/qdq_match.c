@@ -183,6 +183,34 @@ farthest(int64_t lo, int64_t hi, int32_t zp)
     return a > b ? a : b;
 }
 
+/* qm_acc_bound's sums for 8-bit weights: bnd[c] = sum |w - zw| over output channel c's weights
+ * (conv: a contiguous run per channel; matmul: the channel is the last dimension), in int64.
+ * The double sums of the general loop are exact as well (every partial sum stays far below
+ * 2^53), so both give the same values. False: other weights. */
+static bool
+bound_8bit(const Tensor *wc, const QParams *qw, int64_t m, size_t nw, bool conv, double *bnd)
+{
+    ElemType et = wc->type.elem;
+    if ((et != ET_I8 && et != ET_U8) || nw % (size_t)m != 0)
+        return false;
+    size_t per = nw / (size_t)m;
+    const unsigned char *p = wc->data;
+    int64_t *sum = xcalloc((size_t)m, sizeof *sum);
+    for (size_t r = 0; r < (conv ? (size_t)m : per); r++) {
+        const unsigned char *row = p + r * (conv ? per : (size_t)m);
+        for (size_t i = 0; i < (conv ? per : (size_t)m); i++) {
+            int64_t c = conv ? (int64_t)r : (int64_t)i;
+            int64_t zw = qm_zp_at(qw, qw->n == 1 ? 0 : c % (int64_t)qw->n);
+            int64_t v = et == ET_I8 ? (int8_t)row[i] : row[i];
+            sum[c] += v < zw ? zw - v : v - zw;
+        }
+    }
+    for (int64_t c = 0; c < m; c++)
+        bnd[c] = (double)sum[c];
+    free(sum);
+    return true;
+}
+
 void
 qm_acc_bound(Graph *g, const Node *n, ValueId w, const QParams *qx, const QParams *qw,
              int64_t m, double *bnd)
@@ -216,6 +244,11 @@ qm_acc_bound(Graph *g, const Node *n, ValueId w, const QParams *qx, const QParam
         bnd[c] = 0;
     int64_t d0 = wt->dims[0], d1 = wt->dims[1];
     size_t inner = nw / (size_t)(d0 * d1); /* conv: kernel taps; matmul: see below */
+    if ((conv || !convt) && bound_8bit(wc, qw, m, nw, conv, bnd)) {
+        for (int64_t c = 0; c < m; c++)
+            bnd[c] *= xmax;
+        return;
+    }
     for (size_t i = 0; i < nw; i++) {
         int64_t c, wq; /* output channel, weight parameter index */
         if (conv) {

@@ -140,27 +140,39 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
     return true;
 }
 
+/* B packed into panels: for each panel, k group and column of the panel, kg consecutive values
+ * (zero past N and K). One column's run of a k group is contiguous in the source when B is NK
+ * (a memcpy for 8-bit packing); KN reads it with stride N. */
 static void
 pack_b(GemmPlan *p, const CgGemmSpec *s)
 {
     int64_t npan = p->npanels_full + (p->nr_tail ? 1 : 0);
+    bool nk = s->b_layout == CG_GEMM_B_NK;
     for (int64_t pi = 0; pi < npan; pi++) {
         int64_t nrp = pi < p->npanels_full ? p->nr : p->nr_tail;
         int64_t first = pi * p->nr;
         uint8_t *base = p->bpack + first * p->kp * p->belem;
         for (int64_t g = 0; g < p->groups; g++)
-            for (int64_t c = 0; c < nrp; c++)
-                for (int64_t j = 0; j < p->kg; j++) {
-                    int64_t n = first + c, k = g * p->kg + j;
-                    int v = (n < s->n && k < s->k) ? b_at(s, n, k) : 0;
-                    int64_t off = ((g * nrp + c) * p->kg + j) * p->belem;
-                    if (p->belem == 1) {
-                        base[off] = (uint8_t)(int8_t)v;
-                    } else {
-                        int16_t w = (int16_t)v;
-                        memcpy(base + off, &w, sizeof w);
+            for (int64_t c = 0; c < nrp; c++) {
+                int64_t n = first + c, k0 = g * p->kg;
+                int64_t kv = n < s->n && k0 < s->k ? s->k - k0 : 0; /* valid values of the run */
+                kv = kv < p->kg ? kv : p->kg;
+                uint8_t *dst = base + (g * nrp + c) * p->kg * p->belem;
+                const int8_t *src = !kv ? s->b : nk ? s->b + n * s->k + k0 : s->b + k0 * s->n + n;
+                int64_t step = nk ? 1 : s->n;
+                if (p->belem == 1 && nk) {
+                    memcpy(dst, src, (size_t)kv);
+                } else if (p->belem == 1) {
+                    for (int64_t j = 0; j < kv; j++)
+                        dst[j] = (uint8_t)src[j * step];
+                } else {
+                    for (int64_t j = 0; j < kv; j++) {
+                        int16_t w = src[j * step];
+                        memcpy(dst + 2 * j, &w, sizeof w);
                     }
                 }
+                memset(dst + kv * p->belem, 0, (size_t)((p->kg - kv) * p->belem));
+            }
     }
 }
 
