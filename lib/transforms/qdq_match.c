@@ -8,6 +8,7 @@
 #include "numerics/numerics.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -183,6 +184,24 @@ farthest(int64_t lo, int64_t hi, int32_t zp)
     return a > b ? a : b;
 }
 
+/* sum |w - zw| over n bytes, as i8 (sgn) or u8 */
+static int64_t
+abs_dev_sum(const unsigned char *w, size_t n, int32_t zw, bool sgn)
+{
+    int64_t sum = 0;
+    if (sgn)
+        for (size_t i = 0; i < n; i++) {
+            int32_t d = (int32_t)(int8_t)w[i] - zw;
+            sum += d < 0 ? -d : d;
+        }
+    else
+        for (size_t i = 0; i < n; i++) {
+            int32_t d = (int32_t)w[i] - zw;
+            sum += d < 0 ? -d : d;
+        }
+    return sum;
+}
+
 /* qm_acc_bound's sums for 8-bit weights: bnd[c] = sum |w - zw| over output channel c's weights
  * (conv: a contiguous run per channel; matmul: the channel is the last dimension), in int64.
  * The double sums of the general loop are exact as well (every partial sum stays far below
@@ -195,19 +214,28 @@ bound_8bit(const Tensor *wc, const QParams *qw, int64_t m, size_t nw, bool conv,
         return false;
     size_t per = nw / (size_t)m;
     const unsigned char *p = wc->data;
+    bool sgn = et == ET_I8;
+    if (conv) {
+        for (int64_t c = 0; c < m; c++)
+            bnd[c] = (double)abs_dev_sum(p + (size_t)c * per, per,
+                                         qm_zp_at(qw, qw->n == 1 ? 0 : c % (int64_t)qw->n), sgn);
+        return true;
+    }
     int64_t *sum = xcalloc((size_t)m, sizeof *sum);
-    for (size_t r = 0; r < (conv ? (size_t)m : per); r++) {
-        const unsigned char *row = p + r * (conv ? per : (size_t)m);
-        for (size_t i = 0; i < (conv ? per : (size_t)m); i++) {
-            int64_t c = conv ? (int64_t)r : (int64_t)i;
-            int64_t zw = qm_zp_at(qw, qw->n == 1 ? 0 : c % (int64_t)qw->n);
-            int64_t v = et == ET_I8 ? (int8_t)row[i] : row[i];
-            sum[c] += v < zw ? zw - v : v - zw;
+    int32_t *zw = xmalloc((size_t)m * sizeof *zw);
+    for (int64_t c = 0; c < m; c++)
+        zw[c] = qm_zp_at(qw, qw->n == 1 ? 0 : c % (int64_t)qw->n);
+    for (size_t r = 0; r < per; r++) {
+        const unsigned char *row = p + r * (size_t)m;
+        for (int64_t c = 0; c < m; c++) {
+            int32_t d = (sgn ? (int32_t)(int8_t)row[c] : (int32_t)row[c]) - zw[c];
+            sum[c] += d < 0 ? -d : d;
         }
     }
     for (int64_t c = 0; c < m; c++)
         bnd[c] = (double)sum[c];
     free(sum);
+    free(zw);
     return true;
 }
 

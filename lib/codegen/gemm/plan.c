@@ -140,9 +140,10 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
     return true;
 }
 
-/* B packed into panels: for each panel, k group and column of the panel, kg consecutive values
- * (zero past N and K). One column's run of a k group is contiguous in the source when B is NK
- * (a memcpy for 8-bit packing); KN reads it with stride N. */
+/* B packed into panels (into the zeroed bpack: values past N and K stay 0): for each panel, k
+ * group and column of the panel, kg consecutive k values. With B as NK, 8-bit packing and a
+ * whole group, one column's run is kg contiguous bytes of its row (a fixed-size copy when kg
+ * is 4 or 8); otherwise the run is read value by value (stride N for KN). */
 static void
 pack_b(GemmPlan *p, const CgGemmSpec *s)
 {
@@ -152,16 +153,26 @@ pack_b(GemmPlan *p, const CgGemmSpec *s)
         int64_t nrp = pi < p->npanels_full ? p->nr : p->nr_tail;
         int64_t first = pi * p->nr;
         uint8_t *base = p->bpack + first * p->kp * p->belem;
-        for (int64_t g = 0; g < p->groups; g++)
+        for (int64_t g = 0; g < p->groups; g++) {
+            int64_t k0 = g * p->kg;
+            bool whole = k0 + p->kg <= s->k;
             for (int64_t c = 0; c < nrp; c++) {
-                int64_t n = first + c, k0 = g * p->kg;
-                int64_t kv = n < s->n && k0 < s->k ? s->k - k0 : 0; /* valid values of the run */
-                kv = kv < p->kg ? kv : p->kg;
+                int64_t n = first + c;
                 uint8_t *dst = base + (g * nrp + c) * p->kg * p->belem;
-                const int8_t *src = !kv ? s->b : nk ? s->b + n * s->k + k0 : s->b + k0 * s->n + n;
+                if (n >= s->n)
+                    continue;
+                int64_t kv = whole ? p->kg : k0 < s->k ? s->k - k0 : 0; /* the run's values in K */
+                if (kv == 0)
+                    continue;
+                const int8_t *src = nk ? s->b + n * s->k + k0 : s->b + k0 * s->n + n;
                 int64_t step = nk ? 1 : s->n;
-                if (p->belem == 1 && nk) {
-                    memcpy(dst, src, (size_t)kv);
+                if (nk && whole && p->belem == 1) {
+                    if (p->kg == 4)
+                        memcpy(dst, src, 4);
+                    else if (p->kg == 8)
+                        memcpy(dst, src, 8);
+                    else
+                        memcpy(dst, src, (size_t)p->kg);
                 } else if (p->belem == 1) {
                     for (int64_t j = 0; j < kv; j++)
                         dst[j] = (uint8_t)src[j * step];
@@ -171,8 +182,8 @@ pack_b(GemmPlan *p, const CgGemmSpec *s)
                         memcpy(dst + 2 * j, &w, sizeof w);
                     }
                 }
-                memset(dst + kv * p->belem, 0, (size_t)((p->kg - kv) * p->belem));
             }
+        }
     }
 }
 
