@@ -8,6 +8,7 @@
 #include "numerics/numerics.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -183,6 +184,61 @@ farthest(int64_t lo, int64_t hi, int32_t zp)
     return a > b ? a : b;
 }
 
+/* sum |w - zw| over n bytes, as i8 (sgn) or u8 */
+static int64_t
+abs_dev_sum(const unsigned char *w, size_t n, int32_t zw, bool sgn)
+{
+    int64_t sum = 0;
+    if (sgn)
+        for (size_t i = 0; i < n; i++) {
+            int32_t d = (int32_t)(int8_t)w[i] - zw;
+            sum += d < 0 ? -d : d;
+        }
+    else
+        for (size_t i = 0; i < n; i++) {
+            int32_t d = (int32_t)w[i] - zw;
+            sum += d < 0 ? -d : d;
+        }
+    return sum;
+}
+
+/* qm_acc_bound's sums for 8-bit weights: bnd[c] = sum |w - zw| over output channel c's weights
+ * (conv: a contiguous run per channel; matmul: the channel is the last dimension), in int64.
+ * The double sums of the general loop are exact as well (every partial sum stays far below
+ * 2^53), so both give the same values. False: other weights. */
+static bool
+bound_8bit(const Tensor *wc, const QParams *qw, int64_t m, size_t nw, bool conv, double *bnd)
+{
+    ElemType et = wc->type.elem;
+    if ((et != ET_I8 && et != ET_U8) || nw % (size_t)m != 0)
+        return false;
+    size_t per = nw / (size_t)m;
+    const unsigned char *p = wc->data;
+    bool sgn = et == ET_I8;
+    if (conv) {
+        for (int64_t c = 0; c < m; c++)
+            bnd[c] = (double)abs_dev_sum(p + (size_t)c * per, per,
+                                         qm_zp_at(qw, qw->n == 1 ? 0 : c % (int64_t)qw->n), sgn);
+        return true;
+    }
+    int64_t *sum = xcalloc((size_t)m, sizeof *sum);
+    int32_t *zw = xmalloc((size_t)m * sizeof *zw);
+    for (int64_t c = 0; c < m; c++)
+        zw[c] = qm_zp_at(qw, qw->n == 1 ? 0 : c % (int64_t)qw->n);
+    for (size_t r = 0; r < per; r++) {
+        const unsigned char *row = p + r * (size_t)m;
+        for (int64_t c = 0; c < m; c++) {
+            int32_t d = (sgn ? (int32_t)(int8_t)row[c] : (int32_t)row[c]) - zw[c];
+            sum[c] += d < 0 ? -d : d;
+        }
+    }
+    for (int64_t c = 0; c < m; c++)
+        bnd[c] = (double)sum[c];
+    free(sum);
+    free(zw);
+    return true;
+}
+
 void
 qm_acc_bound(Graph *g, const Node *n, ValueId w, const QParams *qx, const QParams *qw,
              int64_t m, double *bnd)
@@ -216,6 +272,11 @@ qm_acc_bound(Graph *g, const Node *n, ValueId w, const QParams *qx, const QParam
         bnd[c] = 0;
     int64_t d0 = wt->dims[0], d1 = wt->dims[1];
     size_t inner = nw / (size_t)(d0 * d1); /* conv: kernel taps; matmul: see below */
+    if ((conv || !convt) && bound_8bit(wc, qw, m, nw, conv, bnd)) {
+        for (int64_t c = 0; c < m; c++)
+            bnd[c] *= xmax;
+        return;
+    }
     for (size_t i = 0; i < nw; i++) {
         int64_t c, wq; /* output channel, weight parameter index */
         if (conv) {

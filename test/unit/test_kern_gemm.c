@@ -754,8 +754,8 @@ run_case(const Case *c, GemmFn fn)
 /* Shared bodies (cg_gemm_emit_shared) in the last build_module with `shared` */
 static int nshared_bodies;
 
-/* Emit case c through `cache` together with a decoy: the same spec with other weights (reversed)
- * and bias (+7), so the same body (if the plan's flags agree) with other constants. `decoy_first`:
+/* Emit case c through `cache` together with a decoy: the same spec with other weights (reversed),
+ * bias (+7), output zero point and clamp, so the same body (if the plan's flags agree) with other constants. `decoy_first`:
  * the decoy is the first instance and c a later one; else c is the first, turned into a call of
  * the shared body when the decoy comes. Either way c must still compute its own result. */
 static bool
@@ -772,6 +772,15 @@ emit_with_decoy(LLVMModuleRef mod, const CgTarget *t, const Case *c, CgGemmCache
     CgGemmSpec d = c->s;
     d.b = db;
     d.bias = dbias;
+    /* another output zero point and a narrower clamp: still the same body (they are loaded from
+     * the instance's table, gemm/emit.c epi_global), so c must compute with its own */
+    if (d.epilogue == CG_GEMM_EPI_REQUANT_FLOAT || d.epilogue == CG_GEMM_EPI_REQUANT_FIXED) {
+        if (d.qmax - d.qmin >= 4) {
+            d.qmin += 1;
+            d.qmax -= 1;
+        }
+        d.zo = d.zo > d.qmin ? d.zo - 1 : d.zo + 1;
+    }
     char dname[64];
     snprintf(dname, sizeof dname, "%s_decoy", c->name);
     bool ok = true;

@@ -92,6 +92,50 @@ typedef struct EpiConsts {
     LLVMValueRef cb, zb, mult, fxm, fxr, fxs, fb, csum;
 } EpiConsts;
 
+/* ---- the output zero point and clamp: immediates, or a shared body's loaded values ---- */
+
+enum { EPI_ZO, EPI_QMIN, EPI_QMAX };
+
+/* zo, qmin or qmax (which) of the spec as a vector of elt (i32 or i64) */
+static LLVMValueRef
+epi_int(Gen *g, LLVMTypeRef elt, int which)
+{
+    const CgGemmSpec *s = g->s;
+    LLVMValueRef e = which == EPI_ZO ? g->e_zo : which == EPI_QMIN ? g->e_qmin : g->e_qmax;
+    if (!e)
+        return vsplat_i(g, elt, which == EPI_ZO ? s->zo : which == EPI_QMIN ? s->qmin : s->qmax);
+    if (elt != g->i64)
+        e = LLVMBuildTrunc(g->b, e, elt, "");
+    return splat(g, e, (unsigned)g->p->vl);
+}
+
+/* the f32 clamp bounds qmin - zo (hi: qmax - zo) as vectors */
+static LLVMValueRef
+epi_bound(Gen *g, bool hi)
+{
+    const CgGemmSpec *s = g->s;
+    LLVMValueRef e = hi ? g->e_hi : g->e_lo;
+    if (!e)
+        e = LLVMConstReal(g->f32, (float)((int64_t)(hi ? s->qmax : s->qmin) - s->zo));
+    return splat(g, e, (unsigned)g->p->vl);
+}
+
+/* maxnum / minnum of the f32 product f with the bounds. Loaded bounds carry nnan: f (a finite
+ * accumulator times a finite multiplier, check_spec) and the bounds are never NaN, and without
+ * the flag a bound LLVM cannot see costs a NaN fix-up per vector on x86, which constant bounds
+ * never needed. */
+static LLVMValueRef
+epi_clamp(Gen *g, LLVMValueRef f)
+{
+    LLVMValueRef lo = intr2(g, "llvm.maxnum", f, epi_bound(g, false));
+    if (g->e_lo)
+        LLVMSetFastMathFlags(lo, LLVMFastMathNoNaNs);
+    LLVMValueRef hi = intr2(g, "llvm.minnum", lo, epi_bound(g, true));
+    if (g->e_hi)
+        LLVMSetFastMathFlags(hi, LLVMFastMathNoNaNs);
+    return hi;
+}
+
 /* The fused residual add (CgGemmSpec.residual): qn_qadd of the requantized q (i32 lanes) and
  * r (the residual's values as i32 lanes). Float requantization: f32 operations in qn_qadd's
  * order; the rounding as in requantization: clamp to [lo - zy, hi - zy] (exact in f32 for
@@ -104,14 +148,14 @@ residual_add(Gen *g, LLVMValueRef q, LLVMValueRef r)
     LLVMTypeRef vf32 = LLVMVectorType(g->f32, vl), vi32 = LLVMVectorType(g->i32, vl);
     if (s->epilogue == CG_GEMM_EPI_REQUANT_FIXED) {
         LLVMTypeRef vi64 = LLVMVectorType(g->i64, vl);
-        LLVMValueRef da = LLVMBuildSub(g->b, LLVMBuildSExt(g->b, q, vi64, ""), vsplat_i(g, g->i64, s->zo), "");
+        LLVMValueRef da = LLVMBuildSub(g->b, LLVMBuildSExt(g->b, q, vi64, ""), epi_int(g, g->i64, EPI_ZO), "");
         LLVMValueRef db = LLVMBuildSub(g->b, LLVMBuildSExt(g->b, r, vi64, ""), vsplat_i(g, g->i64, s->res_zb), "");
         LLVMValueRef v = cg_build_add_sat(g->b, cg_build_addsub_fixed(g->b, da, db, &s->res_fixed, false),
                                           s->res_zy, s->res_lo, s->res_hi);
         return LLVMBuildTrunc(g->b, v, vi32, "");
     }
     LLVMValueRef va = LLVMBuildFMul(g->b, splat(g, LLVMConstReal(g->f32, s->res_sa), vl),
-                                    LLVMBuildSIToFP(g->b, LLVMBuildSub(g->b, q, vsplat_i(g, g->i32, s->zo), ""), vf32, ""), "");
+                                    LLVMBuildSIToFP(g->b, LLVMBuildSub(g->b, q, epi_int(g, g->i32, EPI_ZO), ""), vf32, ""), "");
     LLVMValueRef vb = LLVMBuildFMul(g->b, splat(g, LLVMConstReal(g->f32, s->res_sb), vl),
                                     LLVMBuildSIToFP(g->b, LLVMBuildSub(g->b, r, vsplat_i(g, g->i32, s->res_zb), ""), vf32, ""), "");
     LLVMValueRef v = LLVMBuildFDiv(g->b, LLVMBuildFAdd(g->b, va, vb, ""),
@@ -143,18 +187,16 @@ epilogue_vec_wide(Gen *g, LLVMValueRef acc, const EpiConsts *k)
     case CG_GEMM_EPI_REQUANT_FLOAT: {
         /* qn_requant_float_wide: one int64 -> f32 rounding, then as the int32 accumulator */
         LLVMValueRef f = LLVMBuildFMul(g->b, LLVMBuildSIToFP(g->b, acc, vf32, ""), k->mult, "");
-        float lo = (float)((int64_t)s->qmin - s->zo), hi = (float)((int64_t)s->qmax - s->zo);
-        f = intr2(g, "llvm.maxnum", f, splat(g, LLVMConstReal(g->f32, lo), vl));
-        f = intr2(g, "llvm.minnum", f, splat(g, LLVMConstReal(g->f32, hi), vl));
+        f = epi_clamp(g, f);
         f = intr1(g, "llvm.roundeven", f);
-        return LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, f, vi32, ""), vsplat_i(g, g->i32, s->zo), "");
+        return LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, f, vi32, ""), epi_int(g, g->i32, EPI_ZO), "");
     }
     case CG_GEMM_EPI_REQUANT_FIXED: {
         /* qn_requant_fixed_wide (irb/core.c) */
         LLVMValueRef w = LLVMBuildAdd(g->b, cg_build_rescale_wide(g->b, acc, k->fxm, k->fxs),
-                                      vsplat_i(g, g->i64, s->zo), "");
-        w = intr2(g, "llvm.smax", w, vsplat_i(g, g->i64, s->qmin));
-        w = intr2(g, "llvm.smin", w, vsplat_i(g, g->i64, s->qmax));
+                                      epi_int(g, g->i64, EPI_ZO), "");
+        w = intr2(g, "llvm.smax", w, epi_int(g, g->i64, EPI_QMIN));
+        w = intr2(g, "llvm.smin", w, epi_int(g, g->i64, EPI_QMAX));
         return LLVMBuildTrunc(g->b, w, vi32, "");
     }
     }
@@ -190,18 +232,16 @@ epilogue_vec(Gen *g, LLVMValueRef acc, const EpiConsts *k, LLVMValueRef r)
     case CG_GEMM_EPI_REQUANT_FLOAT: {
         /* qn_requant_float: f32 product, clamp to [qmin-zo, qmax-zo], rne, + zo */
         LLVMValueRef f = LLVMBuildFMul(g->b, LLVMBuildSIToFP(g->b, acc, vf32, ""), k->mult, "");
-        float lo = (float)((int64_t)s->qmin - s->zo), hi = (float)((int64_t)s->qmax - s->zo);
-        f = intr2(g, "llvm.maxnum", f, splat(g, LLVMConstReal(g->f32, lo), vl));
-        f = intr2(g, "llvm.minnum", f, splat(g, LLVMConstReal(g->f32, hi), vl));
+        f = epi_clamp(g, f);
         f = intr1(g, "llvm.roundeven", f);
         if (!p->requant_i64) { /* |f| <= 2^24: exact in i32, and the sum is in [qmin, qmax] */
-            out = LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, f, vi32, ""), vsplat_i(g, g->i32, s->zo),
+            out = LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, f, vi32, ""), epi_int(g, g->i32, EPI_ZO),
                                "");
         } else {
             LLVMValueRef w = LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, f, vi64, ""),
-                                          vsplat_i(g, g->i64, s->zo), "");
-            w = intr2(g, "llvm.smax", w, vsplat_i(g, g->i64, s->qmin));
-            w = intr2(g, "llvm.smin", w, vsplat_i(g, g->i64, s->qmax));
+                                          epi_int(g, g->i64, EPI_ZO), "");
+            w = intr2(g, "llvm.smax", w, epi_int(g, g->i64, EPI_QMIN));
+            w = intr2(g, "llvm.smin", w, epi_int(g, g->i64, EPI_QMAX));
             out = LLVMBuildTrunc(g->b, w, vi32, "");
         }
         break;
@@ -210,9 +250,9 @@ epilogue_vec(Gen *g, LLVMValueRef acc, const EpiConsts *k, LLVMValueRef r)
         /* qn_requant_fixed: ((int64)acc * M + 2^(s-1)) >> s (floor), + zo, saturate */
         LLVMValueRef w = LLVMBuildMul(g->b, LLVMBuildSExt(g->b, acc, vi64, ""), k->fxm, "");
         w = LLVMBuildAShr(g->b, LLVMBuildAdd(g->b, w, k->fxr, ""), k->fxs, "");
-        w = LLVMBuildAdd(g->b, w, vsplat_i(g, g->i64, s->zo), "");
-        w = intr2(g, "llvm.smax", w, vsplat_i(g, g->i64, s->qmin));
-        w = intr2(g, "llvm.smin", w, vsplat_i(g, g->i64, s->qmax));
+        w = LLVMBuildAdd(g->b, w, epi_int(g, g->i64, EPI_ZO), "");
+        w = intr2(g, "llvm.smax", w, epi_int(g, g->i64, EPI_QMIN));
+        w = intr2(g, "llvm.smin", w, epi_int(g, g->i64, EPI_QMAX));
         out = LLVMBuildTrunc(g->b, w, vi32, "");
         break;
     }
@@ -586,13 +626,14 @@ add_gemm_constants(Gen *g, const char *name)
     }
 }
 
-enum { GEMM_NCONST = 10 };
+enum { GEMM_NCONST = 11 };
 
 static LLVMValueRef *
 const_slot(Gen *g, int i)
 {
     LLVMValueRef *slots[GEMM_NCONST] = {&g->g_b,    &g->g_cb,    &g->g_zb,  &g->g_mult, &g->g_scale,
-                                        &g->g_fbias, &g->g_fxm, &g->g_fxr, &g->g_fxs, &g->g_csum};
+                                        &g->g_fbias, &g->g_fxm, &g->g_fxr, &g->g_fxs, &g->g_csum,
+                                        &g->g_epi};
     return slots[i];
 }
 
@@ -615,6 +656,13 @@ emit_gemm_body(Gen *g, bool shared)
             LLVMValueRef v = LLVMBuildLoad2(g->b, g->ptr, LLVMBuildGEP2(g->b, g->ptr, pc, &idx, 1, ""), "");
             LLVMSetAlignment(v, 8);
             *slot = v;
+        }
+        if (g->g_epi) { /* the instance's zero point and clamp (epi_global) */
+            g->e_zo = load(g, g->i64, g->g_epi, 8);
+            g->e_qmin = load(g, g->i64, gep8(g, g->g_epi, ci64(g, 8)), 8);
+            g->e_qmax = load(g, g->i64, gep8(g, g->g_epi, ci64(g, 16)), 8);
+            g->e_lo = load(g, g->f32, gep8(g, g->g_epi, ci64(g, 24)), 4);
+            g->e_hi = load(g, g->f32, gep8(g, g->g_epi, ci64(g, 28)), 4);
         }
     }
     if (gemm_act(g->s)) { /* the CgGemmActQ argument: za, sa, row_scale (gemm.h) */
@@ -690,6 +738,7 @@ typedef struct GemmShare {
     LLVMValueRef first;                 /* the first instance's function */
     LLVMValueRef consts[GEMM_NCONST];   /* and its constants (NULL: not used) */
     LLVMValueRef body;                  /* the shared body, once a second instance came */
+    int64_t zo, qmin, qmax;             /* the first instance's (epi_global) */
 } GemmShare;
 
 struct CgGemmCache {
@@ -732,11 +781,11 @@ gemm_key(CgGemmIsa isa, const CgGemmSpec *s, const GemmPlan *p)
     char buf[1536];
     const QnAddFixed *f = &s->res_fixed;
     int n = snprintf(buf, sizeof buf,
-                     "%d|%lld,%lld,%lld,%lld,%lld|%d,%d,%d,%d|%d,%d,%d|%d,%d,%lld,%a,%a,%a,"
+                     "%d|%lld,%lld,%lld,%lld,%lld|%d,%d,%d,%d|%d,%d,%lld,%a,%a,%a,"
                      "%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d|%d,%d,%d,%d,%d|",
                      (int)isa, (long long)s->m, (long long)s->n, (long long)s->k,
                      (long long)s->lda, (long long)s->ldc, s->a_signed, (int)s->b_layout,
-                     (int)s->epilogue, (int)s->out, s->zo, s->qmin, s->qmax, s->residual,
+                     (int)s->epilogue, (int)s->out, s->residual,
                      s->res_signed, (long long)s->ldr, s->res_sa, s->res_sb, s->res_sy,
                      f->lshift, f->a.mult, f->a.shift, f->b.mult, f->b.shift, f->y.mult,
                      f->y.shift, s->res_zb, s->res_zy, s->res_lo, s->res_hi, s->tile.mr,
@@ -766,14 +815,27 @@ gemm_key(CgGemmIsa isa, const CgGemmSpec *s, const GemmPlan *p)
     return k;
 }
 
-/* A private constant array of the instance's GEMM_NCONST constant pointers (null for unused).
- * The last slot (csum) exists only for kernels with a run-time zero point of A: the others keep
- * the table of nine they always had (the same IR, test/ir-identity.sha256). */
+/* The output zero point and clamp of an instance of a shared body, as the private constant
+ * `name.epi` the body loads them from (emit_gemm_body): i64 zo, qmin, qmax, then f32 qmin - zo
+ * and qmax - zo (the values the unshared epilogue has as immediates). GEMMs that differ only in
+ * them (a fused ReLU, another output zero point) share one body. */
+static LLVMValueRef
+epi_global(Gen *g, const char *name, int64_t zo, int64_t qmin, int64_t qmax)
+{
+    unsigned char d[32];
+    int64_t v[3] = {zo, qmin, qmax};
+    float f[2] = {(float)(qmin - zo), (float)(qmax - zo)};
+    memcpy(d, v, sizeof v);
+    memcpy(d + 24, f, sizeof f);
+    return const_bytes(g, name, "epi", d, (int64_t)sizeof d);
+}
+
+/* A private constant array of the instance's GEMM_NCONST constant pointers (null for unused). */
 static LLVMValueRef
 const_table(Gen *g, const char *name, LLVMValueRef *consts)
 {
     LLVMValueRef el[GEMM_NCONST];
-    unsigned n = consts[GEMM_NCONST - 1] ? GEMM_NCONST : GEMM_NCONST - 1;
+    unsigned n = GEMM_NCONST;
     for (unsigned i = 0; i < n; i++)
         el[i] = consts[i] ? consts[i] : LLVMConstPointerNull(g->ptr);
     LLVMValueRef init = LLVMConstArray2(g->ptr, el, n);
@@ -866,6 +928,9 @@ cg_gemm_emit_shared(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const C
             e->first = g->fn;
             for (int i = 0; i < GEMM_NCONST; i++)
                 e->consts[i] = *const_slot(g, i);
+            e->zo = s->zo;
+            e->qmin = s->qmin;
+            e->qmax = s->qmax;
         }
         free(key);
         gemm_plan_free(&plan);
@@ -879,6 +944,9 @@ cg_gemm_emit_shared(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const C
         size_t flen;
         const char *fname = LLVMGetValueName2(sh->first, &flen);
         snprintf(bname, sizeof bname, "%.*s.shared", (int)flen, fname);
+        char first_name[256];
+        snprintf(first_name, sizeof first_name, "%.*s", (int)flen, fname);
+        sh->consts[GEMM_NCONST - 1] = epi_global(g, first_name, sh->zo, sh->qmin, sh->qmax);
         add_gemm_function(g, t, bname, true);
         LLVMSetLinkage(g->fn, LLVMInternalLinkage);
         LLVMAddAttributeAtIndex(g->fn, LLVMAttributeFunctionIndex,
@@ -890,13 +958,12 @@ cg_gemm_emit_shared(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const C
         clear_body(sh->first);
         Gen fg = *g;
         fg.fn = sh->first;
-        char first_name[256];
-        snprintf(first_name, sizeof first_name, "%.*s", (int)flen, fname);
         emit_wrapper(&fg, sh->body, sh->consts, first_name);
     }
     /* this instance: its constants and a function that calls the shared body with them */
     add_gemm_function(g, t, name, false);
     add_gemm_constants(g, name);
+    g->g_epi = epi_global(g, name, s->zo, s->qmin, s->qmax);
     LLVMValueRef consts[GEMM_NCONST];
     for (int i = 0; i < GEMM_NCONST; i++)
         consts[i] = *const_slot(g, i);

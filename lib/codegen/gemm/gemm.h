@@ -165,11 +165,12 @@ cg_gemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgGemmSp
              const char *name, char *err, size_t errlen);
 
 /* Compile-time sharing: GEMMs of one module whose specs differ only in their constant arrays
- * (weights, bias, zero points, multipliers: the same shapes, scalars and tiles) share one body.
- * The first of a kind is emitted as by cg_gemm_emit (so a module without repeats is
+ * (weights, bias, zero points, multipliers: the same shapes, scalars and tiles) and in their
+ * output zero point and clamp (zo, qmin, qmax: a fused ReLU, another output zero point) share
+ * one body. The first of a kind is emitted as by cg_gemm_emit (so a module without repeats is
  * unchanged); when a second comes, the body is emitted once more as NAME.shared, taking a
- * table of the instance's constants as a last parameter, and both functions (and every later
- * one of the kind) become a call of it with their own table. The returned function has
+ * table of the instance's constants (zo, qmin, qmax in NAME.epi) as a last parameter, and
+ * both functions (and every later one of the kind) become a call of it with their own table. The returned function has
  * cg_gemm_emit's signature either way. cache NULL: cg_gemm_emit. */
 typedef struct CgGemmCache CgGemmCache;
 CgGemmCache *

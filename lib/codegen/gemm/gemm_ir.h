@@ -24,6 +24,9 @@ typedef struct Gen {
     int esize;
     LLVMValueRef arg_a, arg_c, arg_mb, arg_me, arg_r;
     LLVMValueRef g_b, g_cb, g_zb, g_mult, g_fxm, g_fxr, g_fxs, g_scale, g_fbias, g_csum;
+    /* a shared body: the instance's output zero point and clamp (g_epi: i64 zo, qmin, qmax, then
+     * f32 qmin - zo, qmax - zo), loaded in the entry block into e_*; NULL: immediates of the spec */
+    LLVMValueRef g_epi, e_zo, e_qmin, e_qmax, e_lo, e_hi;
     LLVMValueRef aq_za, aq_sa, aq_rows; /* run-time quantization of A (spec act_*), or NULL */
     LLVMValueRef acc[32], apack, rs, sumslot, scratch, tbuf; /* tbuf: a tile's row vectors */
     LLVMValueRef m0, mcn; /* current cache block: first row, row count */

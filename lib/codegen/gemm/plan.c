@@ -140,27 +140,50 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
     return true;
 }
 
+/* B packed into panels (into the zeroed bpack: values past N and K stay 0): for each panel, k
+ * group and column of the panel, kg consecutive k values. With B as NK, 8-bit packing and a
+ * whole group, one column's run is kg contiguous bytes of its row (a fixed-size copy when kg
+ * is 4 or 8); otherwise the run is read value by value (stride N for KN). */
 static void
 pack_b(GemmPlan *p, const CgGemmSpec *s)
 {
     int64_t npan = p->npanels_full + (p->nr_tail ? 1 : 0);
+    bool nk = s->b_layout == CG_GEMM_B_NK;
     for (int64_t pi = 0; pi < npan; pi++) {
         int64_t nrp = pi < p->npanels_full ? p->nr : p->nr_tail;
         int64_t first = pi * p->nr;
         uint8_t *base = p->bpack + first * p->kp * p->belem;
-        for (int64_t g = 0; g < p->groups; g++)
-            for (int64_t c = 0; c < nrp; c++)
-                for (int64_t j = 0; j < p->kg; j++) {
-                    int64_t n = first + c, k = g * p->kg + j;
-                    int v = (n < s->n && k < s->k) ? b_at(s, n, k) : 0;
-                    int64_t off = ((g * nrp + c) * p->kg + j) * p->belem;
-                    if (p->belem == 1) {
-                        base[off] = (uint8_t)(int8_t)v;
-                    } else {
-                        int16_t w = (int16_t)v;
-                        memcpy(base + off, &w, sizeof w);
+        for (int64_t g = 0; g < p->groups; g++) {
+            int64_t k0 = g * p->kg;
+            bool whole = k0 + p->kg <= s->k;
+            for (int64_t c = 0; c < nrp; c++) {
+                int64_t n = first + c;
+                uint8_t *dst = base + (g * nrp + c) * p->kg * p->belem;
+                if (n >= s->n)
+                    continue;
+                int64_t kv = whole ? p->kg : k0 < s->k ? s->k - k0 : 0; /* the run's values in K */
+                if (kv == 0)
+                    continue;
+                const int8_t *src = nk ? s->b + n * s->k + k0 : s->b + k0 * s->n + n;
+                int64_t step = nk ? 1 : s->n;
+                if (nk && whole && p->belem == 1) {
+                    if (p->kg == 4)
+                        memcpy(dst, src, 4);
+                    else if (p->kg == 8)
+                        memcpy(dst, src, 8);
+                    else
+                        memcpy(dst, src, (size_t)p->kg);
+                } else if (p->belem == 1) {
+                    for (int64_t j = 0; j < kv; j++)
+                        dst[j] = (uint8_t)src[j * step];
+                } else {
+                    for (int64_t j = 0; j < kv; j++) {
+                        int16_t w = src[j * step];
+                        memcpy(dst + 2 * j, &w, sizeof w);
                     }
                 }
+            }
+        }
     }
 }
 

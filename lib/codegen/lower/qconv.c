@@ -155,8 +155,12 @@ load_weights(Kb *k, Node *n, int64_t nch, int8_t **wout, int32_t **zout, int32_t
     int32_t *zb = xmalloc((size_t)(nch ? nch : 1) * sizeof(int32_t));
     int32_t *bb = NULL;
     int shift = w->type.elem == ET_U8 ? 128 : 0;
-    for (size_t i = 0; i < cnt; i++)
-        wb[i] = (int8_t)(tensor_get_i(w, i) - shift);
+    const unsigned char *wd = w->data; /* i8 or u8 (checked above): the bytes, u8 shifted */
+    if (shift)
+        for (size_t i = 0; i < cnt; i++)
+            wb[i] = (int8_t)(wd[i] - 128);
+    else if (cnt)
+        memcpy(wb, wd, cnt);
     for (int64_t m = 0; m < nch; m++)
         zb[m] = q->zp[q->axis >= 0 ? m : 0] - shift;
     if (n->nin > 2 && n->in[2].id) {
