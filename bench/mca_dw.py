@@ -23,7 +23,9 @@ cycles per iteration. Useful MACs = the lane products of the block's instruction
 / umlal .4s: 4, sdot / udot / usdot .4s: 16) times the share that is real taps: a quad step (4
 taps per 32-bit lane, sdot) covers KW taps with 4 x ceil(KW / 4) slots (NHWC: the KH x KW
 taps with 4 x ceil(KH x KW / 4); NHWC by kernel columns, the form whose function reads a
-constant named dwqc: KH rows with 4 x ceil(KH / 4)), a stride-2 pair step
+constant named dwqc: the first rc rows (3x3: 3, else a multiple of 4) by kernel columns, KW x
+4 x ceil(rc / 4) slots, the other rows' taps in order, 4 x ceil((KH - rc) x KW / 4)), a
+stride-2 pair step
 2 x ceil(KW / 2), and an NCHW row of OW columns is ceil(OW / 4) vectors of 4 lanes (interleaved
 quad form: ceil(OW / g) groups of g = 16 / stride columns), the node's average. The plane
 copy, the blocks of the last rows and column groups and the per-channel set-up are not
@@ -142,8 +144,9 @@ def useful_share(shape, form, block, cols=False):
     quad = any(re.match(r"^(s|u|us)dot\s", x) for x in block)
     tbl = any(re.match(r"^tbl\s", x) for x in block)
     kind = "widening"
-    if quad and form == "nhwc" and cols:  # by kernel columns: k rows in quads of 4
-        taps = k / (4 * math.ceil(k / 4))
+    if quad and form == "nhwc" and cols:  # rc rows by kernel columns, the other rows' taps in order
+        rc = 3 if k == 3 else k // 4 * 4
+        taps = k * k / (4 * k * math.ceil(rc / 4) + 4 * math.ceil((k - rc) * k / 4))
         kind = "quad, columns"
     elif quad and form == "nhwc":  # the kernel's taps in order, in groups of 4
         taps = k * k / (4 * math.ceil(k * k / 4))

@@ -166,6 +166,10 @@ typedef struct Dw {
      * takes fewer instructions: dw_ncol_ok), gwqc its weight quads */
     bool ncol;
     LLVMValueRef gwqc;
+    /* emit_block_qc: the first rc kernel rows go by columns, the taps of the others in order
+     * (weight quads gwqr) */
+    int64_t rc;
+    LLVMValueRef gwqr;
     /* Dw.magic whose results rne(acc * mult) + zo provably fit int16 (dw_magic_ok with 2^15 - 1):
      * the NHWC quad form narrows the f32 bits' low halves (uzp1 .8h, which are the int16
      * results) with saturation (sqxtun / sqxtn) and clamps 16 bytes at once (nq4_narrow) */
@@ -684,19 +688,43 @@ emit_block_q4(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
     nq4_store(d, P, acc, ch, yp, c0);
 }
 
+/* The taps of the kernel rows from Dw.rc on, in order, in groups of 4 (tap order as in
+ * emit_block_q4, weight quads Dw.gwqr), added to the P pixels' accumulators. */
+static void
+nq4_rest(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef c0, const LLVMValueRef *ch, LLVMValueRef *acc)
+{
+    Kb *k = d->k;
+    int64_t C = d->c->M, T = d->T, t0 = d->rc * d->c->KW, NG = (T - t0 + 3) / 4;
+    for (int64_t g = 0; g < NG; g++) {
+        LLVMValueRef wq[4];
+        for (int j = 0; j < 4; j++)
+            wq[j] = vload(k, k->i8, 16, cg_gep(k, d->gwqr, cg_mul(k, cg_add(k, ch[j], cg_i64(k, g * C)), cg_i64(k, 4))));
+        for (int p = 0; p < P; p++) {
+            LLVMValueRef a[4], q[4];
+            for (int i = 0; i < 4; i++)
+                a[i] = t0 + 4 * g + i < T ? nq4_load(d, cg_gep(k, tp[p * T + t0 + 4 * g + i], c0))
+                                          : LLVMConstNull(LLVMVectorType(k->i8, 16));
+            nq4_quads(k, a, q);
+            for (int j = 0; j < 4; j++)
+                acc[p * 4 + j] = nq4_dot(d, acc[p * 4 + j], q[j], wq[j]);
+        }
+    }
+}
+
 /* emit_block of the NHWC quad form by kernel columns (Dw.ncol): P pixels x 16 channels from
- * c0. A quad holds one input column's bytes of 4 consecutive kernel rows (rows in groups of
- * 4, the last group padded with zero bytes and zero weights), so one input column's quads,
- * built once (zip1/zip2 of its row pixels), serve every (pixel, kernel column) of the block
- * that reads that column: (P - 1) x stride + (KW - 1) x dilation + 1 columns per block instead
- * of P x ceil(KH x KW / 4) tap groups. Weight quads: gwqc[((kw x NR + rg) x C + m) x 4 + r] is
- * w'[m] at kernel row 4 rg + r, column kw. */
+ * c0. For the first rc kernel rows (Dw.rc: a 3x3's 3, else a multiple of 4) a quad holds one
+ * input column's bytes of 4 consecutive kernel rows (a 3x3's padded with a zero byte and zero
+ * weight), so one input column's quads, built once (zip1/zip2 of its row pixels), serve every
+ * (pixel, kernel column) of the block that reads that column: (P - 1) x stride + (KW - 1) x
+ * dilation + 1 columns per block instead of one tap group per pixel. Weight quads:
+ * gwqc[((kw x NR + rg) x C + m) x 4 + r] is w'[m] at kernel row 4 rg + r, column kw. The rows
+ * from rc on (5x5: 1, 7x7: 3) go in tap order (nq4_rest). */
 static void
 emit_block_qc(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
 {
     Kb *k = d->k;
     const ConvGeo *c = d->c;
-    int64_t C = c->M, T = d->T, KH = c->KH, KW = c->KW, NR = (KH + 3) / 4;
+    int64_t C = c->M, T = d->T, KW = c->KW, NR = (d->rc + 3) / 4;
     int64_t ncol = (P - 1) * c->sw + (KW - 1) * c->dw + 1;
     LLVMTypeRef v16 = LLVMVectorType(k->i8, 16);
     LLVMValueRef acc[DW_MAXP * 4], ch[4];
@@ -712,8 +740,8 @@ emit_block_qc(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
         for (int64_t rg = 0; rg < NR && nu; rg++) {
             LLVMValueRef a[4], q[4];
             for (int r = 0; r < 4; r++)
-                a[r] = 4 * rg + r < KH ? nq4_load(d, cg_gep(k, tp[up[0] * T + (4 * rg + r) * KW + uk[0]], c0))
-                                       : LLVMConstNull(v16);
+                a[r] = 4 * rg + r < d->rc ? nq4_load(d, cg_gep(k, tp[up[0] * T + (4 * rg + r) * KW + uk[0]], c0))
+                                          : LLVMConstNull(v16);
             nq4_quads(k, a, q);
             for (int u = 0; u < nu; u++)
                 for (int j = 0; j < 4; j++) {
@@ -723,6 +751,7 @@ emit_block_qc(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
                 }
         }
     }
+    nq4_rest(d, P, tp, c0, ch, acc);
     nq4_store(d, P, acc, ch, yp, c0);
 }
 
@@ -869,28 +898,41 @@ dw_flip_bias(Kb *k, int64_t M, int64_t T, const int8_t *w, const int32_t *zw, co
 }
 
 /* Whether the NHWC quad form's interior blocks of P = 4 pixels go by kernel columns
- * (emit_block_qc), and if so Dw.gwqc: kernels of 3 rows (a quad is 3 taps and a zero, the
- * same 9 of 12 slots as the tap order's 3 groups of a 3x3) whose vector instructions per
- * block, ncol columns x 8 zips plus P x KW x 4 dots, are below the tap order's P x NG x
- * (8 zips + 4 dots). Taller kernels keep the tap order: their padded row groups cost more dots
- * than the shared zips save (5x5: 40 dots a pixel instead of 28; llvm-mca on Neoverse V1 gives
- * both forms the same cycles, on Neoverse N1 the column form of a 7x7 is slower). */
+ * (emit_block_qc), and if so Dw.rc, Dw.gwqc and Dw.gwqr: the first rc rows by columns (a 3x3's
+ * 3 rows as one padded quad, the same 9 of 12 slots as the tap order's 3 groups; taller
+ * kernels 4 rows a quad, no padding: a padded group costs more dots than the shared zips save,
+ * llvm-mca on Neoverse V1 gives a 5x5 by padded columns the tap order's cycles), where the
+ * block's vector instructions, ncol columns x NR quads x 8 zips plus P x KW x NR x 4 dots
+ * plus P x 12 per tap group of the other rows, are below the tap order's P x NG x 12. */
 static void
 dw_ncol_weights(Dw *d, const int8_t *w, const int32_t *zw)
 {
     const ConvGeo *c = d->c;
-    int64_t C = c->M, KH = c->KH, KW = c->KW, NR = (KH + 3) / 4, NG = (d->T + 3) / 4;
+    int64_t C = c->M, KH = c->KH, KW = c->KW, NG = (d->T + 3) / 4;
+    int64_t rc = KH == 3 ? 3 : KH / 4 * 4, NR = (rc + 3) / 4, NGR = ((KH - rc) * KW + 3) / 4;
     int64_t P = 16 / 4, ncol = (P - 1) * c->sw + (KW - 1) * c->dw + 1;
-    d->ncol = KH == 3 && ncol * NR * 8 + P * KW * NR * 4 < P * NG * 12;
+    /* without i8mm (cortex-a76 builds; llvm-mca's Neoverse N1, 2 vector pipes, 3-wide dispatch)
+     * the taller kernels' column form spills: there only the 3x3 */
+    d->ncol = rc > 0 && (rc == 3 || d->k->t->i8mm) && ncol * NR * 8 + P * KW * NR * 4 + P * NGR * 12 < P * NG * 12;
     if (!d->ncol)
         return;
-    int8_t *wq = xcalloc((size_t)(KW * NR * C * 4), 1);
+    d->rc = rc;
+    int8_t *wq = xcalloc((size_t)(KW * NR * C * 4), 1), *wr = xcalloc((size_t)((NGR > 0 ? NGR : 1) * C * 4), 1);
     for (int64_t m = 0; m < C; m++)
         for (int64_t kh = 0; kh < KH; kh++)
-            for (int64_t kw = 0; kw < KW; kw++)
-                wq[((kw * NR + kh / 4) * C + m) * 4 + kh % 4] = (int8_t)(w[m * d->T + kh * KW + kw] - zw[m]);
+            for (int64_t kw = 0; kw < KW; kw++) {
+                int8_t v = (int8_t)(w[m * d->T + kh * KW + kw] - zw[m]);
+                int64_t r = (kh - rc) * KW + kw;
+                if (kh < rc)
+                    wq[((kw * NR + kh / 4) * C + m) * 4 + kh % 4] = v;
+                else
+                    wr[((r / 4) * C + m) * 4 + r % 4] = v;
+            }
     d->gwqc = cg_const_bytes(d->k, wq, (size_t)(KW * NR * C * 4), "dwqc");
+    if (NGR > 0)
+        d->gwqr = cg_const_bytes(d->k, wr, (size_t)(NGR * C * 4), "dwqr");
     free(wq);
+    free(wr);
 }
 
 int64_t
