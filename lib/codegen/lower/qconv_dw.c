@@ -941,6 +941,31 @@ cg_dw_nhwc_scratch(const ConvGeo *c)
     return (c->W * c->C + 63) / 64 * 64;
 }
 
+/* The output pixels [ow0, ow1) of a row as blocks of up to P pixels (the last one possibly
+ * smaller), their taps' pointers known at compile time: row pointer rp[kh] at column iw, or the
+ * zero-point row where iw is outside the input (every (pixel, kernel column) reading input
+ * column iw then reads that row, so emit_block_qc's shared column quads stay right). */
+static void
+nq4_border(Dw *d, int64_t ow0, int64_t ow1, int P, int cv, const LLVMValueRef *rp, LLVMValueRef yrow)
+{
+    Kb *k = d->k;
+    const ConvGeo *c = d->c;
+    int64_t C = c->M, es = (int64_t)elem_size(d->ye);
+    LLVMValueRef tp[DW_MAXP * DW_MAXT], yp[DW_MAXP];
+    for (int64_t b = ow0; b < ow1; b += P) {
+        int n = (int)(ow1 - b < P ? ow1 - b : P);
+        for (int p = 0; p < n; p++) {
+            for (int64_t kh = 0; kh < c->KH; kh++)
+                for (int64_t kw = 0; kw < c->KW; kw++) {
+                    int64_t iw = (b + p) * c->sw - c->pw + kw * c->dw;
+                    tp[p * d->T + kh * c->KW + kw] = iw >= 0 && iw < c->W ? cg_gep(k, rp[kh], cg_i64(k, iw * C)) : d->zrow;
+                }
+            yp[p] = cg_gep(k, yrow, cg_i64(k, (b + p) * C * es));
+        }
+        emit_pixels(d, n, cv, tp, yp);
+    }
+}
+
 bool
 cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e,
                      const int8_t *w, const int32_t *zw, const int32_t *bias)
@@ -1057,9 +1082,15 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
         emit_pixels(&d, P, cv, tp, yp);
         loop_to(k, &l);
     }
-    /* the other pixels one by one: the left border [0, ow_lo), then [bend, OW) (the interior
-     * rest and the right border); taps outside the input read the zero-point row */
+    /* the other pixels: the left border [0, ow_lo), then [bend, OW) (the interior rest and the
+     * right border); taps outside the input read the zero-point row. The NHWC quad form by
+     * columns: blocks of up to P pixels (nq4_border); others one by one. */
     int64_t nrest = ow_lo + (c->OW - bend);
+    if (d.nq4 && d.ncol) {
+        nq4_border(&d, 0, ow_lo, P, cv, rp, yrow);
+        nq4_border(&d, bend, c->OW, P, cv, rp, yrow);
+        nrest = 0;
+    }
     if (nrest > 0) {
         DwLoop l;
         LLVMValueRef j = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, nrest), 1);
