@@ -5,8 +5,11 @@
  * registers across all KH x KW taps: per tap, each weight vector is loaded once and used for
  * the P pixels, each input vector is one widening load. Explicit vector IR (no reliance on the
  * loop vectoriser): zext/sext(x) * sext(w16) + acc, which x86 selects as vpmaddwd / vpdpwssd.
- * On AArch64 with dotprod, blocks of 16 channels take the quad form instead (emit_block_q4:
- * zip1/zip2 of 4 tap pixels put one channel's 4 taps in a lane, sdot / usdot).
+ * On AArch64 with dotprod, blocks of 16 channels take the quad form instead: zip1/zip2 of 4
+ * pixels put one channel's 4 taps in a lane, sdot / usdot (uint8 without i8mm: sdot on
+ * x ^ 0x80). Blocks of several pixels go by kernel columns (emit_block_qc: one input column's
+ * quads serve every pixel of the block that reads it; the border pixels too, nq4_border),
+ * single pixels by taps in order (emit_block_q4).
  *
  * Zero points are folded at compile time:
  *     sum_t (x_t - zx) * (w_t - zw) + bias = sum_t x_t * w'_t + (bias - zx * sum_t w'_t),
@@ -163,7 +166,7 @@ typedef struct Dw {
     bool nq4;
     LLVMValueRef gwq;
     /* the NHWC quad form's blocks of several pixels by kernel columns (emit_block_qc, where it
-     * takes fewer instructions: dw_ncol_ok), gwqc its weight quads */
+     * takes fewer instructions: dw_ncol_weights), gwqc its weight quads */
     bool ncol;
     LLVMValueRef gwqc;
     /* emit_block_qc: the first rc kernel rows go by columns, the taps of the others in order
@@ -985,15 +988,16 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     if (nvec >= 4 && nvec % 4 != 0)
         cv = nvec % 3 == 0 ? 3 : nvec % 2 == 0 ? 2 : 4;
     /* AArch64 with dotprod: the quad form on blocks of 16 channels (the rest widening) where
-     * the activations need no flip (int8: sdot; uint8: usdot, i8mm) and every w' fits int8 */
+     * every w' fits int8 (int8 activations: sdot; uint8: usdot with i8mm, else sdot on
+     * x ^ 0x80, Dw.nflip) */
     d.nq4 = !d.tap_loop && cg_isa_sdot8(k->t, k->isa, 4) && nvec >= 4 && (d.xe == ET_I8 || d.xe == ET_U8);
-    d.nflip = d.nq4 && d.xe == ET_U8 && !k->t->i8mm;
     for (int64_t m = 0; d.nq4 && m < C; m++)
         for (int64_t t = 0; t < d.T; t++)
             if (w[m * d.T + t] - zw[m] < -128 || w[m * d.T + t] - zw[m] > 127)
                 d.nq4 = false;
     if (d.nq4) {
         cv = 4;
+        d.nflip = d.xe == ET_U8 && !k->t->i8mm;
         int64_t NG = (d.T + 3) / 4;
         int8_t *wq = xcalloc((size_t)(NG * C * 4), 1);
         for (int64_t m = 0; m < C; m++)
