@@ -22,7 +22,10 @@ per-channel block, computed once per channel, which mca repeats as if it were a 
 cycles per iteration. Useful MACs = the lane products of the block's instructions (mla / smlal
 / umlal .4s: 4, sdot / udot / usdot .4s: 16) times the share that is real taps: a quad step (4
 taps per 32-bit lane, sdot) covers KW taps with 4 x ceil(KW / 4) slots (NHWC: the KH x KW
-taps with 4 x ceil(KH x KW / 4)), a stride-2 pair step
+taps with 4 x ceil(KH x KW / 4); NHWC by kernel columns, the form whose function reads a
+constant named dwqc: the first rc rows (3x3: 3, else a multiple of 4) by kernel columns, KW x
+4 x ceil(rc / 4) slots, the other rows' taps in order, 4 x ceil((KH - rc) x KW / 4)), a
+stride-2 pair step
 2 x ceil(KW / 2), and an NCHW row of OW columns is ceil(OW / 4) vectors of 4 lanes (interleaved
 quad form: ceil(OW / g) groups of g = 16 / stride columns), the node's average. The plane
 copy, the blocks of the last rows and column groups and the per-channel set-up are not
@@ -130,13 +133,22 @@ def dw_block(asm):
     return name, bl
 
 
-def useful_share(shape, form, block):
+def dw_bench_fn(asm, name):
+    """The lines of function name in asm."""
+    return functions(asm)[name]
+
+
+def useful_share(shape, form, block, cols=False):
     """Share of the block's lane products that are real taps (see the module comment)."""
     _, c, hw, k, s, dil, _ = shape
     quad = any(re.match(r"^(s|u|us)dot\s", x) for x in block)
     tbl = any(re.match(r"^tbl\s", x) for x in block)
     kind = "widening"
-    if quad and form == "nhwc":  # the kernel's taps in order, in groups of 4
+    if quad and form == "nhwc" and cols:  # rc rows by kernel columns, the other rows' taps in order
+        rc = 3 if k == 3 else k // 4 * 4
+        taps = k * k / (4 * k * math.ceil(rc / 4) + 4 * math.ceil((k - rc) * k / 4))
+        kind = "quad, columns"
+    elif quad and form == "nhwc":  # the kernel's taps in order, in groups of 4
         taps = k * k / (4 * math.ceil(k * k / 4))
         kind = "quad, zip"
     elif quad:
@@ -183,12 +195,14 @@ def analyse(qdqc, work, shape, form, build):
         f.write(text)
     asm = sh([qdqc, g, "--emit=asm", "-o", "-"] + flags)
     fn, bl = dw_block(asm)
+    # the NHWC quad form by kernel columns reads its weight quads from a constant named dwqc
+    cols = "dwqc" in "\n".join(dw_bench_fn(asm, fn))
     lp = os.path.join(work, tag + "_block.s")
     with open(lp, "w") as f:
         f.write("\n".join(x for x in bl if not re.match(r"^(b\.\w+|b|cbnz|cbz)\b", x)) + "\n")
     cyc, pressure = mca(lp, cpu)
     slots = sum(macs_of(x) for x in bl)
-    share, kind = useful_share(shape, form, bl)
+    share, kind = useful_share(shape, form, bl, cols)
     mpc = slots * share / cyc
     top = pressure[0][0]
     busy = []

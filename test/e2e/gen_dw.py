@@ -14,6 +14,7 @@ import os, random
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graphs")
 
 # name, channels, H (= W), kernel, stride, dilation, activation type, clamp, weight zero points
+# [, result scale of the depthwise conv (default 0.06)]
 SHAPES = [
     ("3x3_112x16_s1", 16, 112, 3, 1, 1, "u8", (0, 255), False),
     ("3x3_112x64_s2", 64, 112, 3, 2, 1, "u8", None, False),
@@ -29,6 +30,12 @@ SHAPES = [
     # small maps (flat rows at stride 1) with dilation and weight zero points; an i32 result
     ("3x3_7x40_d2", 40, 7, 3, 1, 2, "u8", None, True),
     ("5x5_9x24_s2_i32", 24, 9, 5, 2, 1, "i8", None, True),
+    # 3x3 without weight zero points at strides 1, 2 and dilation 2 (the AArch64 NHWC kernel by
+    # kernel columns); the _n16 ones with a 0.4 result scale, so that every result is provably
+    # within int16 (its short narrowing), one with a clamp inside the 8-bit range
+    ("3x3_28x48_s1_n16", 48, 28, 3, 1, 1, "i8", (-100, 110), False, 0.4),
+    ("3x3_28x80_s2_n16", 80, 28, 3, 2, 1, "u8", None, False, 0.4),
+    ("3x3_20x32_d2", 32, 20, 3, 1, 2, "u8", None, False),
 ]
 
 
@@ -45,7 +52,7 @@ def ty(t, shape, scale, zp):
 
 
 def conv(R, name, x, xshape, t, m, k, stride=1, dil=1, group=1, clamp=None, wzp=False, yt=None,
-         pad=None):
+         pad=None, ys=0.06):
     n, c, h, w = xshape
     pad = dil * (k - 1) // 2 if pad is None else pad
     cg = c // group
@@ -57,7 +64,7 @@ def conv(R, name, x, xshape, t, m, k, stride=1, dil=1, group=1, clamp=None, wzp=
     bias = [R.randint(-3000, 3000) for _ in range(m)]
     yshape = (n, m, oh, ow)
     yty = ("i32[%s]" % ",".join(str(d) for d in yshape) if yt == "i32"
-           else ty(t, yshape, 0.06, 128 if t == "u8" else -3))
+           else ty(t, yshape, ys, 128 if t == "u8" else -3))
     cl = ", clamp=[%d, %d]" % clamp if clamp else ""
     lines = ["  %%w%s = const dense<i8[%d,%d,%d,%d]{axis=0, scale=[%s], zp=[%s]}, %s>"
              % (name, m, cg, k, k, sws, zps, hexbytes(wv)),
@@ -69,7 +76,8 @@ def conv(R, name, x, xshape, t, m, k, stride=1, dil=1, group=1, clamp=None, wzp=
 
 
 def graph(shape, pw):
-    name, c, hw, k, s, dil, t, clamp, wzp = shape
+    name, c, hw, k, s, dil, t, clamp, wzp = shape[:9]
+    ys = shape[9] if len(shape) > 9 else 0.06
     R = random.Random(name + ("pw" if pw else ""))
     gname = "dw_" + name + ("_pw" if pw else "")
     cin = 24 if pw else c
@@ -81,7 +89,8 @@ def graph(shape, pw):
         lines += l
         x = "%e"
     yt = "i32" if name.endswith("_i32") and not pw else None
-    l, xshape, yty = conv(R, "d", x, xshape, t, c, k, stride=s, dil=dil, group=c, clamp=clamp, wzp=wzp, yt=yt)
+    l, xshape, yty = conv(R, "d", x, xshape, t, c, k, stride=s, dil=dil, group=c, clamp=clamp, wzp=wzp, yt=yt,
+                          ys=ys)
     lines += l
     out = "%d"
     if pw:

@@ -5,8 +5,11 @@
  * registers across all KH x KW taps: per tap, each weight vector is loaded once and used for
  * the P pixels, each input vector is one widening load. Explicit vector IR (no reliance on the
  * loop vectoriser): zext/sext(x) * sext(w16) + acc, which x86 selects as vpmaddwd / vpdpwssd.
- * On AArch64 with dotprod, blocks of 16 channels take the quad form instead (emit_block_q4:
- * zip1/zip2 of 4 tap pixels put one channel's 4 taps in a lane, sdot / usdot).
+ * On AArch64 with dotprod, blocks of 16 channels take the quad form instead: zip1/zip2 of 4
+ * pixels put one channel's 4 taps in a lane, sdot / usdot (uint8 without i8mm: sdot on
+ * x ^ 0x80). Blocks of several pixels go by kernel columns (emit_block_qc: one input column's
+ * quads serve every pixel of the block that reads it; the border pixels too, nq4_border),
+ * single pixels by taps in order (emit_block_q4).
  *
  * Zero points are folded at compile time:
  *     sum_t (x_t - zx) * (w_t - zw) + bias = sum_t x_t * w'_t + (bias - zx * sum_t w'_t),
@@ -162,6 +165,23 @@ typedef struct Dw {
      * 4 taps per lane (zip1/zip2 of 4 tap pixels, sdot / usdot); gwq the weight quads */
     bool nq4;
     LLVMValueRef gwq;
+    /* the NHWC quad form's blocks of several pixels by kernel columns (emit_block_qc, where it
+     * takes fewer instructions: dw_ncol_weights), gwqc its weight quads */
+    bool ncol;
+    LLVMValueRef gwqc;
+    /* emit_block_qc: the first rc kernel rows go by columns, the taps of the others in order
+     * (weight quads gwqr) */
+    int64_t rc;
+    LLVMValueRef gwqr;
+    /* Dw.magic whose results rne(acc * mult) + zo provably fit int16 (dw_magic_ok with 2^15 - 1):
+     * the NHWC quad form narrows the f32 bits' low halves (uzp1 .8h, which are the int16
+     * results) with saturation (sqxtun / sqxtn) and clamps 16 bytes at once (nq4_narrow) */
+    bool n16;
+    /* the NHWC quad form of uint8 activations without i8mm (no usdot): the loaded pixels flipped
+     * to int8 (x ^ 0x80 = x - 128) for sdot, the bias table gbq folded with zx - 128 instead of
+     * zx (dw_flip_bias) */
+    bool nflip;
+    LLVMValueRef gbq;
 } Dw;
 
 /* The common part of a depthwise kernel's state: the node's types, its geometry and epilogue,
@@ -287,9 +307,11 @@ cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, 
 /* Whether the f32 bit-pattern epilogue (Dw.magic) is exact: besides dw_fast_ok's conditions,
  * every |acc| < 2^22 (its f32 is then exact, and 0x4B400000 + acc is 1.5 * 2^23 + acc as f32
  * bits) and |acc * mult| + |zo| < 2^21 (the product plus 1.5 * 2^23 + zo stays in [2^23, 2^24),
- * where f32 spacing is 1: the addition rounds the product half to even). */
+ * where f32 spacing is 1: the addition rounds the product half to even). With lim = 2^15 - 1
+ * instead of 2^21, rne(acc * mult) + zo also fits int16 (Dw.n16). */
 static bool
-dw_magic_ok(const Epi *e, int64_t M, int64_t T, const int8_t *w, const int32_t *zw, const int32_t *bias)
+dw_magic_ok(const Epi *e, int64_t M, int64_t T, const int8_t *w, const int32_t *zw, const int32_t *bias,
+            double lim)
 {
     for (int64_t m = 0; m < M; m++) {
         double sw = 0;
@@ -299,7 +321,7 @@ dw_magic_ok(const Epi *e, int64_t M, int64_t T, const int8_t *w, const int32_t *
         }
         double b = bias ? bias[m] : 0, a = (b < 0 ? -b : b) + 255.0 * sw, mult = e->mult[m];
         double zo = e->zo < 0 ? -e->zo : e->zo;
-        if (!(a < 4194304.0 && mult >= 0 && mult * a * 1.001 + zo < 2097152.0))
+        if (!(a < 4194304.0 && mult >= 0 && mult * a * 1.001 + zo < lim))
             return false;
     }
     return true;
@@ -342,6 +364,8 @@ epilogue_vec_w(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, bool wide)
                                         LLVMConstReal(k->f32, 12582912.0), "");
         f = LLVMBuildFAdd(k->b, f, cg_vsplat(k, cz, n), "");
         out = LLVMBuildBitCast(k->b, f, vi, "");
+        if (d->unclamped)
+            return out;
         out = intrin2(k, "llvm.smax", out, cg_vsplat(k, LLVMBuildAdd(k->b, d->qd, bias, ""), n));
         out = intrin2(k, "llvm.smin", out, cg_vsplat(k, LLVMBuildAdd(k->b, d->qe, bias, ""), n));
         return wide ? out : LLVMBuildTrunc(k->b, out, LLVMVectorType(k->i8, n), "");
@@ -527,50 +551,99 @@ zip_v(Kb *k, LLVMValueRef a, LLVMValueRef b, bool half, int hi)
     return LLVMBuildBitCast(k->b, r, LLVMVectorType(k->i8, 16), "");
 }
 
-/* emit_block of the NHWC quad form (Dw.nq4): P pixels x 16 channels from c0 (4 vectors of 4
- * lanes). The taps, in order, go in groups of 4 (the last group padded with zero bytes and zero
- * weights): per pixel and group the 16 channel bytes of the 4 tap pixels, interleaved by
- * zip1/zip2 .16b then .8h, are 4 vectors whose lane holds one channel's 4 taps; one sdot (int8
- * activations) or usdot (uint8) each against the group's weight quads of those channels. */
-static void
-emit_block_q4(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
+/* The NHWC quad form's dot product (Dw.nq4): acc + the 4-byte dot products of q and w per
+ * lane, sdot (int8 activations) or usdot (uint8). */
+static LLVMValueRef
+nq4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef q, LLVMValueRef w)
 {
     Kb *k = d->k;
-    int64_t C = d->c->M, T = d->T, NG = (T + 3) / 4;
-    const char *name = d->xe == ET_U8 ? "llvm.aarch64.neon.usdot" : "llvm.aarch64.neon.sdot";
+    const char *name = d->xe == ET_U8 && !d->nflip ? "llvm.aarch64.neon.usdot" : "llvm.aarch64.neon.sdot";
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMTypeRef v16 = LLVMVectorType(k->i8, 16), ov[2] = {LLVMVectorType(k->i32, 4), v16};
-    LLVMTypeRef ft = LLVMIntrinsicGetType(k->c, id, ov, 2);
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(k->mod, id, ov, 2);
-    LLVMValueRef acc[DW_MAXP * 4], ch[4];
+    LLVMTypeRef ov[2] = {LLVMVectorType(k->i32, 4), LLVMVectorType(k->i8, 16)};
+    LLVMValueRef args[3] = {acc, q, w};
+    return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, ov, 2), LLVMGetIntrinsicDeclaration(k->mod, id, ov, 2),
+                          args, 3, "");
+}
+
+/* The 16 channel bytes at p, flipped to int8 for Dw.nflip. */
+static LLVMValueRef
+nq4_load(Dw *d, LLVMValueRef p)
+{
+    Kb *k = d->k;
+    LLVMValueRef v = vload(k, k->i8, 16, p);
+    return d->nflip ? LLVMBuildXor(k->b, v, cg_vsplat(k, LLVMConstInt(k->i8, 0x80, 0), 16), "") : v;
+}
+
+/* The 16 channel bytes of 4 pixels a[0..3] as 4 vectors q[0..3] whose lane l holds channel
+ * 4 j + l's 4 bytes (zip1/zip2 .16b, then .8h). */
+static void
+nq4_quads(Kb *k, const LLVMValueRef *a, LLVMValueRef *q)
+{
+    LLVMValueRef z[4] = {zip_v(k, a[0], a[1], false, 0), zip_v(k, a[0], a[1], false, 1),
+                         zip_v(k, a[2], a[3], false, 0), zip_v(k, a[2], a[3], false, 1)};
+    q[0] = zip_v(k, z[0], z[2], true, 0);
+    q[1] = zip_v(k, z[0], z[2], true, 1);
+    q[2] = zip_v(k, z[1], z[3], true, 0);
+    q[3] = zip_v(k, z[1], z[3], true, 1);
+}
+
+/* The accumulators of P pixels x 16 channels from c0 (4 vectors of 4 lanes each, channels
+ * ch[j] = c0 + 4 j): the bias (plus 0x4B400000 for Dw.magic). */
+static void
+nq4_init(Dw *d, int P, LLVMValueRef c0, LLVMValueRef *ch, LLVMValueRef *acc)
+{
+    Kb *k = d->k;
     for (int j = 0; j < 4; j++) {
         ch[j] = cg_add(k, c0, cg_i64(k, 4 * j));
-        LLVMValueRef b = table_vec(k, d->tb.gb, k->i32, ch[j], 4);
+        LLVMValueRef b = table_vec(k, d->nflip ? d->gbq : d->tb.gb, k->i32, ch[j], 4);
         if (d->magic)
             b = LLVMBuildAdd(k->b, b, cg_vsplat(k, LLVMConstInt(k->i32, 0x4B400000, 0), 4), "");
         for (int p = 0; p < P; p++)
             acc[p * 4 + j] = b;
     }
-    for (int64_t g = 0; g < NG; g++) {
-        LLVMValueRef wq[4];
-        for (int j = 0; j < 4; j++)
-            wq[j] = vload(k, k->i8, 16, cg_gep(k, d->gwq, cg_mul(k, cg_add(k, ch[j], cg_i64(k, g * C)), cg_i64(k, 4))));
-        for (int p = 0; p < P; p++) {
-            LLVMValueRef a[4];
-            for (int i = 0; i < 4; i++)
-                a[i] = 4 * g + i < T ? vload(k, k->i8, 16, cg_gep(k, tp[p * T + 4 * g + i], c0)) : LLVMConstNull(v16);
-            LLVMValueRef z[4] = {zip_v(k, a[0], a[1], false, 0), zip_v(k, a[0], a[1], false, 1),
-                                 zip_v(k, a[2], a[3], false, 0), zip_v(k, a[2], a[3], false, 1)};
-            LLVMValueRef q[4] = {zip_v(k, z[0], z[2], true, 0), zip_v(k, z[0], z[2], true, 1),
-                                 zip_v(k, z[1], z[3], true, 0), zip_v(k, z[1], z[3], true, 1)};
-            for (int j = 0; j < 4; j++) {
-                LLVMValueRef args[3] = {acc[p * 4 + j], q[j], wq[j]};
-                acc[p * 4 + j] = LLVMBuildCall2(k->b, ft, fn, args, 3, "");
-            }
-        }
-    }
+}
+
+/* Dw.n16: the 4 accumulators of 16 channels epilogued up to the f32 bits 0x4B400000 + v, v
+ * the int16 result; their low halves (uzp1 .8h) are v; saturated to the result type (sqxtun
+ * / sqxtn) and clamped to [lo, hi] as 16 bytes. */
+static LLVMValueRef
+nq4_narrow(Dw *d, LLVMValueRef *acc, LLVMValueRef *ch)
+{
+    Kb *k = d->k;
+    LLVMTypeRef h8 = LLVMVectorType(k->i16, 8);
+    LLVMTypeRef b16 = LLVMVectorType(k->i8, 16);
+    LLVMValueRef o[4], ix[16];
+    d->unclamped = true;
+    for (int j = 0; j < 4; j++)
+        o[j] = LLVMBuildBitCast(k->b, epilogue_vec_w(d, acc[j], ch[j], 4, true), h8, "");
+    d->unclamped = false;
+    for (unsigned i = 0; i < 16; i++)
+        ix[i] = LLVMConstInt(k->i32, 2 * i, 0);
+    LLVMValueRef m8 = LLVMConstVector(ix, 8);
+    LLVMValueRef lo = LLVMBuildShuffleVector(k->b, o[0], o[1], m8, ""), hi = LLVMBuildShuffleVector(k->b, o[2], o[3], m8, "");
+    for (unsigned i = 0; i < 16; i++)
+        ix[i] = LLVMConstInt(k->i32, i, 0);
+    LLVMValueRef v = LLVMBuildShuffleVector(k->b, lo, hi, LLVMConstVector(ix, 16), "");
+    bool u = d->ye == ET_U8;
+    v = intrin2(k, "llvm.smax", v, cg_vsplat(k, LLVMConstInt(k->i16, u ? 0 : (uint64_t)-128, 1), 16));
+    v = intrin2(k, "llvm.smin", v, cg_vsplat(k, LLVMConstInt(k->i16, u ? 255 : 127, 1), 16));
+    v = LLVMBuildTrunc(k->b, v, b16, "");
+    LLVMValueRef blo = cg_vsplat(k, LLVMBuildTrunc(k->b, d->qd, k->i8, ""), 16);
+    LLVMValueRef bhi = cg_vsplat(k, LLVMBuildTrunc(k->b, d->qe, k->i8, ""), 16);
+    v = intrin2(k, u ? "llvm.umax" : "llvm.smax", v, blo);
+    return intrin2(k, u ? "llvm.umin" : "llvm.smin", v, bhi);
+}
+
+/* The 16 channels of pixel p (acc[4 p .. 4 p + 3]) epilogued and stored at yp[p] + c0. */
+static void
+nq4_store(Dw *d, int P, LLVMValueRef *acc, LLVMValueRef *ch, LLVMValueRef *yp, LLVMValueRef c0)
+{
+    Kb *k = d->k;
+    LLVMTypeRef v16 = LLVMVectorType(k->i8, 16);
     int64_t es = (int64_t)elem_size(d->ye);
-    for (int p = 0; p < P && es == 1; p++) { /* 8-bit results: the 16 channels as one vector */
+    for (int p = 0; p < P && d->n16; p++)
+        LLVMSetAlignment(LLVMBuildStore(k->b, nq4_narrow(d, acc + 4 * p, ch), cg_gep(k, yp[p], c0)), 1);
+    for (int p = 0; p < P && es == 1 && !d->n16; p++) { /* 8-bit results: the 16 channels as one vector */
         LLVMTypeRef h8 = LLVMVectorType(k->i16, 8);
         LLVMValueRef o[4], ix[16];
         for (int j = 0; j < 4; j++)
@@ -586,6 +659,103 @@ emit_block_q4(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
     for (int p = 0; p < P && es != 1; p++)
         for (int j = 0; j < 4; j++)
             epilogue_store(d, acc[p * 4 + j], ch[j], 4, cg_gep(k, yp[p], cg_mul(k, ch[j], cg_i64(k, es))));
+}
+
+/* emit_block of the NHWC quad form (Dw.nq4, tap order): P pixels x 16 channels from c0 (4
+ * vectors of 4 lanes). The taps, in order, go in groups of 4 (the last group padded with zero
+ * bytes and zero weights): per pixel and group the 16 channel bytes of the 4 tap pixels,
+ * interleaved by zip1/zip2 .16b then .8h, are 4 vectors whose lane holds one channel's 4 taps;
+ * one sdot (int8 activations) or usdot (uint8) each against the group's weight quads of those
+ * channels. */
+static void
+emit_block_q4(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
+{
+    Kb *k = d->k;
+    int64_t C = d->c->M, T = d->T, NG = (T + 3) / 4;
+    LLVMTypeRef v16 = LLVMVectorType(k->i8, 16);
+    LLVMValueRef acc[DW_MAXP * 4], ch[4];
+    nq4_init(d, P, c0, ch, acc);
+    for (int64_t g = 0; g < NG; g++) {
+        LLVMValueRef wq[4];
+        for (int j = 0; j < 4; j++)
+            wq[j] = vload(k, k->i8, 16, cg_gep(k, d->gwq, cg_mul(k, cg_add(k, ch[j], cg_i64(k, g * C)), cg_i64(k, 4))));
+        for (int p = 0; p < P; p++) {
+            LLVMValueRef a[4], q[4];
+            for (int i = 0; i < 4; i++)
+                a[i] = 4 * g + i < T ? nq4_load(d, cg_gep(k, tp[p * T + 4 * g + i], c0)) : LLVMConstNull(v16);
+            nq4_quads(k, a, q);
+            for (int j = 0; j < 4; j++)
+                acc[p * 4 + j] = nq4_dot(d, acc[p * 4 + j], q[j], wq[j]);
+        }
+    }
+    nq4_store(d, P, acc, ch, yp, c0);
+}
+
+/* The taps of the kernel rows from Dw.rc on, in order, in groups of 4 (tap order as in
+ * emit_block_q4, weight quads Dw.gwqr), added to the P pixels' accumulators. */
+static void
+nq4_rest(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef c0, const LLVMValueRef *ch, LLVMValueRef *acc)
+{
+    Kb *k = d->k;
+    int64_t C = d->c->M, T = d->T, t0 = d->rc * d->c->KW, NG = (T - t0 + 3) / 4;
+    for (int64_t g = 0; g < NG; g++) {
+        LLVMValueRef wq[4];
+        for (int j = 0; j < 4; j++)
+            wq[j] = vload(k, k->i8, 16, cg_gep(k, d->gwqr, cg_mul(k, cg_add(k, ch[j], cg_i64(k, g * C)), cg_i64(k, 4))));
+        for (int p = 0; p < P; p++) {
+            LLVMValueRef a[4], q[4];
+            for (int i = 0; i < 4; i++)
+                a[i] = t0 + 4 * g + i < T ? nq4_load(d, cg_gep(k, tp[p * T + t0 + 4 * g + i], c0))
+                                          : LLVMConstNull(LLVMVectorType(k->i8, 16));
+            nq4_quads(k, a, q);
+            for (int j = 0; j < 4; j++)
+                acc[p * 4 + j] = nq4_dot(d, acc[p * 4 + j], q[j], wq[j]);
+        }
+    }
+}
+
+/* emit_block of the NHWC quad form by kernel columns (Dw.ncol): P pixels x 16 channels from
+ * c0. For the first rc kernel rows (Dw.rc: a 3x3's 3, else a multiple of 4) a quad holds one
+ * input column's bytes of 4 consecutive kernel rows (a 3x3's padded with a zero byte and zero
+ * weight), so one input column's quads, built once (zip1/zip2 of its row pixels), serve every
+ * (pixel, kernel column) of the block that reads that column: (P - 1) x stride + (KW - 1) x
+ * dilation + 1 columns per block instead of one tap group per pixel. Weight quads:
+ * gwqc[((kw x NR + rg) x C + m) x 4 + r] is w'[m] at kernel row 4 rg + r, column kw. The rows
+ * from rc on (5x5: 1, 7x7: 3) go in tap order (nq4_rest). */
+static void
+emit_block_qc(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
+{
+    Kb *k = d->k;
+    const ConvGeo *c = d->c;
+    int64_t C = c->M, T = d->T, KW = c->KW, NR = (d->rc + 3) / 4;
+    int64_t ncol = (P - 1) * c->sw + (KW - 1) * c->dw + 1;
+    LLVMTypeRef v16 = LLVMVectorType(k->i8, 16);
+    LLVMValueRef acc[DW_MAXP * 4], ch[4];
+    nq4_init(d, P, c0, ch, acc);
+    for (int64_t i = 0; i < ncol; i++) {
+        int up[DW_MAXP * DW_MAXT], uk[DW_MAXP * DW_MAXT], nu = 0;
+        for (int p = 0; p < P; p++) /* the block's (pixel, kernel column) pairs reading column i */
+            for (int64_t kw = 0; kw < KW; kw++)
+                if (p * c->sw + kw * c->dw == i) {
+                    up[nu] = p;
+                    uk[nu++] = (int)kw;
+                }
+        for (int64_t rg = 0; rg < NR && nu; rg++) {
+            LLVMValueRef a[4], q[4];
+            for (int r = 0; r < 4; r++)
+                a[r] = 4 * rg + r < d->rc ? nq4_load(d, cg_gep(k, tp[up[0] * T + (4 * rg + r) * KW + uk[0]], c0))
+                                          : LLVMConstNull(v16);
+            nq4_quads(k, a, q);
+            for (int u = 0; u < nu; u++)
+                for (int j = 0; j < 4; j++) {
+                    LLVMValueRef wi = cg_add(k, ch[j], cg_i64(k, (uk[u] * NR + rg) * C));
+                    LLVMValueRef wq = vload(k, k->i8, 16, cg_gep(k, d->gwqc, cg_mul(k, wi, cg_i64(k, 4))));
+                    acc[up[u] * 4 + j] = nq4_dot(d, acc[up[u] * 4 + j], q[j], wq);
+                }
+        }
+    }
+    nq4_rest(d, P, tp, c0, ch, acc);
+    nq4_store(d, P, acc, ch, yp, c0);
 }
 
 /* emit_block for kernels above DW_MAXT taps (9x9 and up), one output pixel (d->vn, d->voh,
@@ -672,7 +842,9 @@ emit_pixels(Dw *d, int P, int cv, LLVMValueRef *tp, LLVMValueRef *yp)
             v[j] = (DwVec){(int64_t)j * d->vl, d->vl};
         DwLoop l;
         LLVMValueRef c0 = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, nblk * blk), blk);
-        if (d->nq4)
+        if (d->nq4 && d->ncol && P > 1)
+            emit_block_qc(d, P, tp, yp, c0);
+        else if (d->nq4)
             emit_block_q4(d, P, tp, yp, c0);
         else if (d->tap_loop)
             emit_block_tap_loop(d, yp[0], c0, v, cv);
@@ -711,10 +883,90 @@ row_fn_attrs(Dw *d, LLVMValueRef fn)
                                                       (unsigned)strlen(feat)));
 }
 
+/* Dw.gbq: bias - (zx - 128) x sum_t w'_t per channel (wrapping), the bias of sums of
+ * (x ^ 0x80) x w' = (x - 128) x w'. */
+static LLVMValueRef
+dw_flip_bias(Kb *k, int64_t M, int64_t T, const int8_t *w, const int32_t *zw, const int32_t *bias, int32_t zx)
+{
+    int32_t *bz = xmalloc((size_t)(M > 0 ? M : 1) * sizeof *bz);
+    for (int64_t m = 0; m < M; m++) {
+        uint32_t s = 0;
+        for (int64_t t = 0; t < T; t++)
+            s += (uint32_t)(w[m * T + t] - zw[m]);
+        bz[m] = (int32_t)((uint32_t)(bias ? bias[m] : 0) - (uint32_t)(zx - 128) * s);
+    }
+    LLVMValueRef g = cg_const_bytes(k, bz, (size_t)M * sizeof *bz, "dwbq");
+    free(bz);
+    return g;
+}
+
+/* Whether the NHWC quad form's interior blocks of P = 4 pixels go by kernel columns
+ * (emit_block_qc), and if so Dw.rc, Dw.gwqc and Dw.gwqr: the first rc rows by columns (a 3x3's
+ * 3 rows as one padded quad, the same 9 of 12 slots as the tap order's 3 groups; taller
+ * kernels 4 rows a quad, no padding: a padded group costs more dots than the shared zips save,
+ * llvm-mca on Neoverse V1 gives a 5x5 by padded columns the tap order's cycles), where the
+ * block's vector instructions, ncol columns x NR quads x 8 zips plus P x KW x NR x 4 dots
+ * plus P x 12 per tap group of the other rows, are below the tap order's P x NG x 12. */
+static void
+dw_ncol_weights(Dw *d, const int8_t *w, const int32_t *zw)
+{
+    const ConvGeo *c = d->c;
+    int64_t C = c->M, KH = c->KH, KW = c->KW, NG = (d->T + 3) / 4;
+    int64_t rc = KH == 3 ? 3 : KH / 4 * 4, NR = (rc + 3) / 4, NGR = ((KH - rc) * KW + 3) / 4;
+    int64_t P = 16 / 4, ncol = (P - 1) * c->sw + (KW - 1) * c->dw + 1;
+    /* without i8mm (cortex-a76 builds; llvm-mca's Neoverse N1, 2 vector pipes, 3-wide dispatch)
+     * the taller kernels' column form spills: there only the 3x3 */
+    d->ncol = rc > 0 && (rc == 3 || d->k->t->i8mm) && ncol * NR * 8 + P * KW * NR * 4 + P * NGR * 12 < P * NG * 12;
+    if (!d->ncol)
+        return;
+    d->rc = rc;
+    int8_t *wq = xcalloc((size_t)(KW * NR * C * 4), 1), *wr = xcalloc((size_t)((NGR > 0 ? NGR : 1) * C * 4), 1);
+    for (int64_t m = 0; m < C; m++)
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) {
+                int8_t v = (int8_t)(w[m * d->T + kh * KW + kw] - zw[m]);
+                int64_t r = (kh - rc) * KW + kw;
+                if (kh < rc)
+                    wq[((kw * NR + kh / 4) * C + m) * 4 + kh % 4] = v;
+                else
+                    wr[((r / 4) * C + m) * 4 + r % 4] = v;
+            }
+    d->gwqc = cg_const_bytes(d->k, wq, (size_t)(KW * NR * C * 4), "dwqc");
+    if (NGR > 0)
+        d->gwqr = cg_const_bytes(d->k, wr, (size_t)(NGR * C * 4), "dwqr");
+    free(wq);
+    free(wr);
+}
+
 int64_t
 cg_dw_nhwc_scratch(const ConvGeo *c)
 {
     return (c->W * c->C + 63) / 64 * 64;
+}
+
+/* The output pixels [ow0, ow1) of a row as blocks of up to P pixels (the last one possibly
+ * smaller), their taps' pointers known at compile time: row pointer rp[kh] at column iw, or the
+ * zero-point row where iw is outside the input (every (pixel, kernel column) reading input
+ * column iw then reads that row, so emit_block_qc's shared column quads stay right). */
+static void
+nq4_border(Dw *d, int64_t ow0, int64_t ow1, int P, int cv, const LLVMValueRef *rp, LLVMValueRef yrow)
+{
+    Kb *k = d->k;
+    const ConvGeo *c = d->c;
+    int64_t C = c->M, es = (int64_t)elem_size(d->ye);
+    LLVMValueRef tp[DW_MAXP * DW_MAXT], yp[DW_MAXP];
+    for (int64_t b = ow0; b < ow1; b += P) {
+        int n = (int)(ow1 - b < P ? ow1 - b : P);
+        for (int p = 0; p < n; p++) {
+            for (int64_t kh = 0; kh < c->KH; kh++)
+                for (int64_t kw = 0; kw < c->KW; kw++) {
+                    int64_t iw = (b + p) * c->sw - c->pw + kw * c->dw;
+                    tp[p * d->T + kh * c->KW + kw] = iw >= 0 && iw < c->W ? cg_gep(k, rp[kh], cg_i64(k, iw * C)) : d->zrow;
+                }
+            yp[p] = cg_gep(k, yrow, cg_i64(k, (b + p) * C * es));
+        }
+        emit_pixels(d, n, cv, tp, yp);
+    }
 }
 
 bool
@@ -736,14 +988,16 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     if (nvec >= 4 && nvec % 4 != 0)
         cv = nvec % 3 == 0 ? 3 : nvec % 2 == 0 ? 2 : 4;
     /* AArch64 with dotprod: the quad form on blocks of 16 channels (the rest widening) where
-     * the activations need no flip (int8: sdot; uint8: usdot, i8mm) and every w' fits int8 */
-    d.nq4 = !d.tap_loop && cg_isa_sdot8(k->t, k->isa, 4) && nvec >= 4 && (d.xe == ET_I8 || (d.xe == ET_U8 && k->t->i8mm));
+     * every w' fits int8 (int8 activations: sdot; uint8: usdot with i8mm, else sdot on
+     * x ^ 0x80, Dw.nflip) */
+    d.nq4 = !d.tap_loop && cg_isa_sdot8(k->t, k->isa, 4) && nvec >= 4 && (d.xe == ET_I8 || d.xe == ET_U8);
     for (int64_t m = 0; d.nq4 && m < C; m++)
         for (int64_t t = 0; t < d.T; t++)
             if (w[m * d.T + t] - zw[m] < -128 || w[m * d.T + t] - zw[m] > 127)
                 d.nq4 = false;
     if (d.nq4) {
         cv = 4;
+        d.nflip = d.xe == ET_U8 && !k->t->i8mm;
         int64_t NG = (d.T + 3) / 4;
         int8_t *wq = xcalloc((size_t)(NG * C * 4), 1);
         for (int64_t m = 0; m < C; m++)
@@ -751,11 +1005,18 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
                 wq[((t / 4) * C + m) * 4 + t % 4] = (int8_t)(w[m * d.T + t] - zw[m]);
         d.gwq = cg_const_bytes(k, wq, (size_t)(NG * C * 4), "dwq4");
         free(wq);
-        d.magic = d.fast && dw_magic_ok(e, C, d.T, w, zw, bias);
+        dw_ncol_weights(&d, w, zw);
+        if (d.nflip)
+            d.gbq = dw_flip_bias(k, C, d.T, w, zw, bias, zx);
+        d.magic = d.fast && dw_magic_ok(e, C, d.T, w, zw, bias, 2097152.0);
+        d.n16 = d.magic && dw_magic_ok(e, C, d.T, w, zw, bias, 32767.0);
     }
     int P = budget / cv;
     if (P > 8)
         P = 8;
+    if (d.nflip) /* llvm-mca, Neoverse N1 (cortex-a76 builds): 2 pixels spill less (3x3 15 -> 17
+                  * GOPS, 5x5 s2 22 -> 25) */
+        P = 2;
 
     /* interior output columns: every tap's column inside the input */
     int64_t ow_lo = (c->pw + c->sw - 1) / c->sw;
@@ -825,9 +1086,15 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
         emit_pixels(&d, P, cv, tp, yp);
         loop_to(k, &l);
     }
-    /* the other pixels one by one: the left border [0, ow_lo), then [bend, OW) (the interior
-     * rest and the right border); taps outside the input read the zero-point row */
+    /* the other pixels: the left border [0, ow_lo), then [bend, OW) (the interior rest and the
+     * right border); taps outside the input read the zero-point row. The NHWC quad form by
+     * columns: blocks of up to P pixels (nq4_border); others one by one. */
     int64_t nrest = ow_lo + (c->OW - bend);
+    if (d.nq4 && d.ncol) {
+        nq4_border(&d, 0, ow_lo, P, cv, rp, yrow);
+        nq4_border(&d, bend, c->OW, P, cv, rp, yrow);
+        nrest = 0;
+    }
     if (nrest > 0) {
         DwLoop l;
         LLVMValueRef j = loop_from(k, &l, cg_i64(k, 0), cg_i64(k, nrest), 1);
@@ -1338,7 +1605,7 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     int64_t gcols = 4 * (4 / c->sw); /* columns per group; at most 1/8 of them past OW */
     if (sdot && c->dw == 1 && elem_size(d.ye) == 1 && d.rpv == 1 && !d.flat && vl == 4 && (c->OW + gcols - 1) / gcols * gcols * 7 <= c->OW * 8)
         d.ilv = (int)(4 / c->sw);
-    d.magic = sdot && d.fast && dw_magic_ok(e, c->M, d.T, w, zw, bias);
+    d.magic = sdot && d.fast && dw_magic_ok(e, c->M, d.T, w, zw, bias, 2097152.0);
     dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
     d.gwr = dw_rows_weights(k, c, d.q4, w, zw, mac_intrinsic(&d, vl) != NULL);
     int64_t plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64 + (d.rpv - 1) * c->sh * PW + (d.ilv ? 64 : 0);
