@@ -775,7 +775,7 @@ emit_with_decoy(LLVMModuleRef mod, const CgTarget *t, const Case *c, CgGemmCache
     /* another output zero point and a narrower clamp: still the same body (they are loaded from
      * the instance's table, gemm/emit.c epi_global), so c must compute with its own */
     if (d.epilogue == CG_GEMM_EPI_REQUANT_FLOAT || d.epilogue == CG_GEMM_EPI_REQUANT_FIXED) {
-        if (d.qmax - d.qmin >= 4) {
+        if ((int64_t)d.qmax - d.qmin >= 4) { /* int64: the i32-range cases span 2^32 */
             d.qmin += 1;
             d.qmax -= 1;
         }
