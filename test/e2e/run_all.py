@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""run_all.py QDQC [--jobs N] [--paths all|ends|middle] [--one-config] [GRAPH...]: every graphs/*.qir (or the
+"""run_all.py QDQC [--jobs N] [--paths all|ends|middle] [--one-config | --one-thread] [GRAPH...]: every graphs/*.qir (or the
 GRAPHs given) on every x86 kernel path the host can run (avx512vnni with VBMI, avx512vnni,
 avxvnni, avx2, generic),
 float and fixed requantization, 1 and 2 threads: the JIT equals the reference interpreter, bit
@@ -7,7 +7,9 @@ for bit. --paths ends: only the host's best path and generic (the quick tier's
 e2e/jit-vs-ref.test); --paths middle: the paths between them (the full tier's
 e2e/jit-vs-ref-paths.test); all (default): every path. --one-config: per path only float
 requantization at 1 thread (the sanitizer builds' run of the middle paths: there the compiler's
-memory safety is under test, and the other configurations compile the same code).
+memory safety is under test, and the other configurations compile the same code). --one-thread:
+both requantization modes, 1 thread only (the sanitized quick tier: the 2-thread run compiles
+the same code; the thread pool has its own TSan test).
 
 The reference does not depend on the ISA path or the thread count, so it runs once per graph and
 requantization mode, on the graph as written (`--passes=` empty, the integer ops of the text IR)
@@ -60,14 +62,14 @@ def differ(ref, jit):
     return ""
 
 
-def check_graph(qdqc, graph, isas, one_config=False):
+def check_graph(qdqc, graph, isas, one_config=False, one_thread=False):
     """(runs, failure lines) for one graph over every configuration."""
     runs, fails = 0, []
     name = os.path.basename(graph)
     with tempfile.TemporaryDirectory() as tmp:
         for requant in ([[]] if one_config else [[], ["--requant=fixed"]]):
             ref, err = run(qdqc, graph, os.path.join(tmp, "ref"), ["--engine=ref"] + requant)
-            threads = [[], ["--threads", "2"]] if not requant and not one_config else [[]]
+            threads = [[], ["--threads", "2"]] if not (requant or one_config or one_thread) else [[]]
             for isa in isas:
                 for t in threads:
                     runs += 1
@@ -97,6 +99,9 @@ def main():
     one_config = "--one-config" in argv
     if one_config:
         argv.remove("--one-config")
+    one_thread = "--one-thread" in argv
+    if one_thread:
+        argv.remove("--one-thread")
     if "--jobs" in argv:
         i = argv.index("--jobs")
         jobs = int(argv[i + 1])
@@ -117,7 +122,7 @@ def main():
             return 0
     runs = nfail = 0
     with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
-        for n, fails in pool.map(lambda g: check_graph(qdqc, g, isas, one_config), graphs):
+        for n, fails in pool.map(lambda g: check_graph(qdqc, g, isas, one_config, one_thread), graphs):
             runs += n
             nfail += len(fails)
             for f in fails:
