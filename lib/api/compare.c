@@ -156,9 +156,8 @@ qdqc_module_add_output(qdqc_module *m, const char *name)
         return QDQC_ERR_INVALID_ARG;
     }
     Graph *g = &m->g;
-    for (uint32_t k = 0; k < g->outputs.len; k++)
-        if (g->outputs.data[k].id == v.id)
-            return QDQC_OK;
+    if (ir_is_graph_output(g, v))
+        return QDQC_OK;
     return push_output(m, v);
 }
 

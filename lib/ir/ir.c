@@ -216,6 +216,15 @@ ir_def(Graph *g, ValueId v)
     return val->def.id ? ir_node(g, val->def) : NULL;
 }
 
+bool
+ir_is_graph_output(const Graph *g, ValueId v)
+{
+    for (uint32_t k = 0; k < g->outputs.len; k++)
+        if (g->outputs.data[k].id == v.id)
+            return true;
+    return false;
+}
+
 /* ---- attributes ---- */
 static Attr *
 attr_slot(Graph *g, NodeId nid, uint32_t name)

@@ -260,6 +260,8 @@ void ir_replace_all_uses(Graph *g, ValueId from, ValueId to);
 /* (a graph output keeps its name: `to` takes it over when `to` is internal) */
 /* The node defining v, or NULL for graph inputs. */
 Node *ir_def(Graph *g, ValueId v);
+/* Whether v is one of the graph's outputs. */
+bool ir_is_graph_output(const Graph *g, ValueId v);
 
 /* Remove dead nodes and unused values, renumber, and sort nodes topologically (stable).
  * Returns false (with a diagnostic) if the graph has a cycle. */

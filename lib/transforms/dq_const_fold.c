@@ -18,15 +18,6 @@
 
 #define DQ_CONST_MAX_BYTES ((size_t)256 << 20)
 
-static bool
-is_graph_output(Graph *g, ValueId v)
-{
-    for (uint32_t i = 0; i < g->outputs.len; i++)
-        if (g->outputs.data[i].id == v.id)
-            return true;
-    return false;
-}
-
 bool
 pass_dq_const_fold(PassCtx *pc, Graph *g)
 {
@@ -37,7 +28,7 @@ pass_dq_const_fold(PassCtx *pc, Graph *g)
     for (uint32_t i = 1; i < nn; i++) {
         Node *n = &g->nodes.data[i];
         if (n->dead || n->op != OP_DEQUANTIZE || ir_attr(g, n, "to") ||
-            is_graph_output(g, n->out[0]) || !ir_num_uses(g, n->out[0]))
+            ir_is_graph_output(g, n->out[0]) || !ir_num_uses(g, n->out[0]))
             continue;
         bool block = !n->q && ir_attr_int(g, n, "block_size", 0) > 0;
         if (!block && (!n->q || n->nin != 1))

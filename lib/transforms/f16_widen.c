@@ -62,15 +62,6 @@ add_cast(Graph *g, ValueId x, ElemType elem, const char *suffix, Loc loc)
     return ir_add_result(g, c, 0, name, &t);
 }
 
-static bool
-is_output(Graph *g, ValueId v)
-{
-    for (uint32_t k = 0; k < g->outputs.len; k++)
-        if (g->outputs.data[k].id == v.id)
-            return true;
-    return false;
-}
-
 /* An f16 constant tensor as f32 (the same numbers). */
 static Tensor *
 widen_tensor(Module *m, const Tensor *t)
@@ -94,7 +85,7 @@ widen_cast(Graph *g, uint32_t i, bool *wide)
     Node *n = &g->nodes.data[i];
     ElemType to = ir_value(g, n->out[0])->type.elem;
     bool from_wide = wide[n->in[0].id];
-    if (from_wide && (to == ET_F32 || (to == ET_F16 && !is_output(g, n->out[0])))) {
+    if (from_wide && (to == ET_F32 || (to == ET_F16 && !ir_is_graph_output(g, n->out[0])))) {
         n->op = OP_IDENTITY; /* f32 -> f32, or an f16 number -> f16: exact */
         n->nattr = 0;
         ir_value(g, n->out[0])->type.elem = ET_F32;

@@ -40,7 +40,7 @@ static Node *
 inner(Graph *g, ValueId v, OpKind op, const Node *user)
 {
     Node *d = qm_def_op(g, v, op);
-    if (!d || ir_value(g, v)->type.elem != ET_F32 || qm_is_graph_output(g, v))
+    if (!d || ir_value(g, v)->type.elem != ET_F32 || ir_is_graph_output(g, v))
         return NULL;
     Node *u = qm_only_user(g, v, NULL);
     return u && (!user || u == user) ? d : NULL;
@@ -242,7 +242,7 @@ fuse_layernorm(Graph *g, NodeId nid)
     Node *d = qm_def_op(g, n->in[0], OP_SUB);
     Node *sq = inner(g, n->in[1], OP_SQRT, n);
     Node *e = sq ? inner(g, sq->in[0], OP_ADD, sq) : NULL;
-    if (!d || !e || qm_is_graph_output(g, n->in[0]))
+    if (!d || !e || ir_is_graph_output(g, n->in[0]))
         return false;
     ValueId x = d->in[0], dv = n->in[0];
     const Type *xt = &ir_value(g, x)->type;
@@ -270,14 +270,14 @@ fuse_layernorm(Graph *g, NodeId nid)
     Type tail = type_make(ET_F32, xt->rank - a0, xt->dims + a0);
     ValueId ins[3] = {x, VNONE, VNONE};
     Node *gm = qm_only_user(g, n->out[0], NULL), *bt = NULL;
-    gm = gm && gm->op == OP_MUL && !qm_is_graph_output(g, n->out[0]) ? gm : NULL;
+    gm = gm && gm->op == OP_MUL && !ir_is_graph_output(g, n->out[0]) ? gm : NULL;
     ins[1] = gm ? other_operand(gm, n->out[0]) : VNONE;
     if (!ins[1].id || !affine_param(g, ins[1], &tail)) {
         gm = NULL;
         ins[1] = VNONE;
     } else {
         bt = qm_only_user(g, gm->out[0], NULL);
-        bt = bt && bt->op == OP_ADD && !qm_is_graph_output(g, gm->out[0]) ? bt : NULL;
+        bt = bt && bt->op == OP_ADD && !ir_is_graph_output(g, gm->out[0]) ? bt : NULL;
         ins[2] = bt ? other_operand(bt, gm->out[0]) : VNONE;
         if (!ins[2].id || !affine_param(g, ins[2], &tail)) {
             bt = NULL;

@@ -60,7 +60,6 @@ bool qm_is_16bit(ElemType e);
 Node *qm_dq_act(Graph *g, ValueId v);
 /* The one node using v (NULL: several uses, none, or a graph output); *index = operand. */
 Node *qm_only_user(Graph *g, ValueId v, uint32_t *index);
-bool qm_is_graph_output(Graph *g, ValueId v);
 float qm_scale_at(const QParams *q, int64_t c);
 int32_t qm_zp_at(const QParams *q, int64_t c);
 bool qm_zp_uniform(const QParams *q);

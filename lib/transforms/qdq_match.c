@@ -70,15 +70,6 @@ qm_only_user(Graph *g, ValueId v, uint32_t *index)
     return ir_node(g, u->node);
 }
 
-bool
-qm_is_graph_output(Graph *g, ValueId v)
-{
-    for (uint32_t k = 0; k < g->outputs.len; k++)
-        if (g->outputs.data[k].id == v.id)
-            return true;
-    return false;
-}
-
 float
 qm_scale_at(const QParams *q, int64_t c)
 {

@@ -194,7 +194,7 @@ dq_forward(Graph *g, NodeId nid)
         t.q = qr;
         ValueId iv2 = ir_add_result(g, r, k, ir_value_name(g, old), &t);
         ValueId dv = qm_add_dq(g, iv2, qr, ir_value_name(g, old), loc);
-        if (!qm_is_graph_output(g, old)) {
+        if (!ir_is_graph_output(g, old)) {
             /* the integers take over the name (the float value dies) */
             uint32_t t2 = ir_value(g, old)->name;
             ir_value(g, old)->name = ir_value(g, iv2)->name;
@@ -361,7 +361,7 @@ merge_duplicates(Graph *g)
     for (uint32_t i = 1; i < g->nodes.len; i++) {
         Node *n = &g->nodes.data[i];
         if (n->dead || (n->op != OP_QUANTIZE && n->op != OP_DEQUANTIZE) || !n->q || n->nin != 1 ||
-            qm_is_graph_output(g, n->out[0]))
+            ir_is_graph_output(g, n->out[0]))
             continue;
         uint32_t nu = ir_num_uses(g, n->in[0]);
         const Use *u = ir_uses(g, n->in[0]);

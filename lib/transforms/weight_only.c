@@ -76,7 +76,7 @@ bias_add(Graph *g, ValueId y, int64_t nn, uint32_t *bi)
 {
     uint32_t idx;
     Node *add = qm_only_user(g, y, &idx);
-    if (!add || add->op != OP_ADD || qm_is_graph_output(g, y))
+    if (!add || add->op != OP_ADD || ir_is_graph_output(g, y))
         return NULL;
     const Tensor *c = const_f32(g, add->in[1 - idx]);
     int64_t len;
@@ -305,7 +305,7 @@ conv_bias_add(Graph *g, ValueId y, int64_t mm, uint32_t *bi)
 {
     uint32_t idx;
     Node *add = qm_only_user(g, y, &idx);
-    if (!add || add->op != OP_ADD || qm_is_graph_output(g, y))
+    if (!add || add->op != OP_ADD || ir_is_graph_output(g, y))
         return NULL;
     const Tensor *c = const_f32(g, add->in[1 - idx]);
     const Type *yt = &ir_value(g, y)->type;

@@ -154,10 +154,7 @@ is_view(Graph *g, const CgPlan *p, uint32_t i)
     const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
     if (x->elem != y->elem || type_numel_unchecked(x) != type_numel_unchecked(y))
         return false;
-    for (uint32_t j = 0; j < g->outputs.len; j++)
-        if (g->outputs.data[j].id == n->out[0].id)
-            return false;
-    return true;
+    return !ir_is_graph_output(g, n->out[0]);
 }
 
 /* The home of value v when a view produces it: its operand's (through chains of views). */

@@ -36,15 +36,6 @@ small_value(Graph *g, ValueId v, int64_t batch)
     return true;
 }
 
-static bool
-graph_output(Graph *g, ValueId v)
-{
-    for (uint32_t j = 0; j < g->outputs.len; j++)
-        if (g->outputs.data[j].id == v.id)
-            return true;
-    return false;
-}
-
 /* a static per-tensor quantize / dequantize of an 8/16-bit integer (plan.c's chains') */
 static bool
 static_qdq(Graph *g, const Node *n, OpKind op)
@@ -137,7 +128,7 @@ closed(Finder *f, const CgSe *e)
             for (uint32_t a = 0; a < mn->nin; a++)
                 readers += mn->in[a].id == v.id;
         }
-        if (readers != f->p->uses[v.id] || graph_output(g, v))
+        if (readers != f->p->uses[v.id] || ir_is_graph_output(g, v))
             return false;
     }
     return true;
