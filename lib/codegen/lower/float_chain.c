@@ -51,6 +51,15 @@ cg_chain_member(Kb *k, Node *n, ValueId from)
     return seen;
 }
 
+bool
+cg_chain_qdq(Graph *g, const Node *n, OpKind op)
+{
+    ElemType s = n->q ? n->q->storage : ET_NONE;
+    return n->op == op && n->q && n->q->axis < 0 && n->nin == 1 && n->nout == 1 && !n->dead &&
+           (s == ET_I8 || s == ET_U8 || s == ET_I16 || s == ET_U16) &&
+           ir_value(g, n->op == OP_QUANTIZE ? n->in[0] : n->out[0])->type.elem == ET_F32;
+}
+
 typedef struct Ch {
     Kb *k;
     Node *ops[CG_CHAIN_MAX + 1];

@@ -32,6 +32,9 @@ bool cg_emit_float_chain(Kb *k, Node *n, const CgNodeArgs *a);
  * f32 element-wise op of float_math.c or add/sub/mul/div, any other operand a constant of one
  * element or of the result's shape (float_chain.c). */
 bool cg_chain_member(Kb *k, Node *n, ValueId from);
+/* Whether n is an op (OP_QUANTIZE / OP_DEQUANTIZE) that can end / head a float chain: static,
+ * per-tensor, 8- or 16-bit storage, its float side f32 (float_chain.c reads its q). */
+bool cg_chain_qdq(Graph *g, const Node *n, OpKind op);
 /* float conv, conv_transpose, matmul, gemm, avgpool, global_avgpool, resize
  * (float_linear.c) */
 bool cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a);

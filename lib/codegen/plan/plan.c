@@ -73,16 +73,6 @@ plan_fusion(Kb *k, CgPlan *p)
     }
 }
 
-/* a static per-tensor quantize / dequantize (no run-time parameters) */
-static bool
-static_qdq(Graph *g, const Node *n, OpKind op)
-{
-    ElemType s = n->q ? n->q->storage : ET_NONE;
-    return n->op == op && n->q && n->q->axis < 0 && n->nin == 1 && !n->dead &&
-           (s == ET_I8 || s == ET_U8 || s == ET_I16 || s == ET_U16) &&
-           ir_value(g, n->op == OP_QUANTIZE ? n->in[0] : n->out[0])->type.elem == ET_F32;
-}
-
 /* The float element-wise chains (plan.h): greedily forward from each node in order; user[v]
  * is v's single reader (0: none or several, or a graph output). False if out of memory. */
 static bool
@@ -100,14 +90,14 @@ plan_chains(Kb *k, CgPlan *p)
     for (uint32_t i = 1; i < nnodes; i++) {
         Node *h = ir_node(g, (NodeId){i});
         if (h->dead || p->fused_away[i] || p->fuse[i] || p->se_of[i] || h->nout != 1 ||
-            !(static_qdq(g, h, OP_DEQUANTIZE) || cg_chain_member(k, h, h->in[0])))
+            !(cg_chain_qdq(g, h, OP_DEQUANTIZE) || cg_chain_member(k, h, h->in[0])))
             continue;
         uint32_t cur = i, ops = h->op != OP_DEQUANTIZE, len = 1;
         for (;;) {
             Node *c = ir_node(g, (NodeId){cur});
             uint32_t u = user[c->out[0].id];
             Node *un = u ? ir_node(g, (NodeId){u}) : NULL;
-            bool tail = un && static_qdq(g, un, OP_QUANTIZE);
+            bool tail = un && cg_chain_qdq(g, un, OP_QUANTIZE);
             if (!un || p->fused_away[u] || p->fuse[u] || p->se_of[u] ||
                 (!tail && !cg_chain_member(k, un, c->out[0])) ||
                 !type_shape_equal(&ir_value(g, un->out[0])->type, &ir_value(g, h->out[0])->type))

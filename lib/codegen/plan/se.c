@@ -36,16 +36,6 @@ small_value(Graph *g, ValueId v, int64_t batch)
     return true;
 }
 
-/* a static per-tensor quantize / dequantize of an 8/16-bit integer (plan.c's chains') */
-static bool
-static_qdq(Graph *g, const Node *n, OpKind op)
-{
-    ElemType s = n->q ? n->q->storage : ET_NONE;
-    return n->op == op && n->q && n->q->axis < 0 && n->nin == 1 && !n->dead && n->nout == 1 &&
-           (s == ET_I8 || s == ET_U8 || s == ET_I16 || s == ET_U16) &&
-           ir_value(g, n->op == OP_QUANTIZE ? n->in[0] : n->out[0])->type.elem == ET_F32;
-}
-
 typedef struct Finder {
     Kb *k;
     CgPlan *p;
@@ -107,7 +97,7 @@ scale_member(Finder *f, CgSe *e, Node *u, ValueId x)
     if (!dq.id || !qn.id || p->fused_away[dq.id] || p->fuse[dq.id] || p->fused_away[qn.id])
         return false;
     Node *d = ir_node(g, dq), *q = ir_node(g, qn);
-    if (!static_qdq(g, d, OP_DEQUANTIZE) || d->in[0].id != x.id || !static_qdq(g, q, OP_QUANTIZE))
+    if (!cg_chain_qdq(g, d, OP_DEQUANTIZE) || d->in[0].id != x.id || !cg_chain_qdq(g, q, OP_QUANTIZE))
         return false;
     e->node[e->n++] = id;
     e->dq = dq.id;
