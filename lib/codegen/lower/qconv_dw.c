@@ -661,47 +661,19 @@ nq4_store(Dw *d, int P, LLVMValueRef *acc, LLVMValueRef *ch, LLVMValueRef *yp, L
             epilogue_store(d, acc[p * 4 + j], ch[j], 4, cg_gep(k, yp[p], cg_mul(k, ch[j], cg_i64(k, es))));
 }
 
-/* emit_block of the NHWC quad form (Dw.nq4, tap order): P pixels x 16 channels from c0 (4
- * vectors of 4 lanes). The taps, in order, go in groups of 4 (the last group padded with zero
- * bytes and zero weights): per pixel and group the 16 channel bytes of the 4 tap pixels,
- * interleaved by zip1/zip2 .16b then .8h, are 4 vectors whose lane holds one channel's 4 taps;
- * one sdot (int8 activations) or usdot (uint8) each against the group's weight quads of those
- * channels. */
+/* The taps from t0 on, in order, in groups of 4 (the last padded with zero bytes; weight
+ * quads wq[(group x C + m) x 4 + i]), added to the P pixels' accumulators: emit_block_q4's
+ * taps from 0 (Dw.gwq), the column form's rows from Dw.rc on (Dw.gwqr). */
 static void
-emit_block_q4(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
+nq4_taps(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef c0, const LLVMValueRef *ch, LLVMValueRef *acc,
+         int64_t t0, LLVMValueRef wtab)
 {
     Kb *k = d->k;
-    int64_t C = d->c->M, T = d->T, NG = (T + 3) / 4;
-    LLVMTypeRef v16 = LLVMVectorType(k->i8, 16);
-    LLVMValueRef acc[DW_MAXP * 4], ch[4];
-    nq4_init(d, P, c0, ch, acc);
+    int64_t C = d->c->M, T = d->T, NG = (T - t0 + 3) / 4;
     for (int64_t g = 0; g < NG; g++) {
         LLVMValueRef wq[4];
         for (int j = 0; j < 4; j++)
-            wq[j] = vload(k, k->i8, 16, cg_gep(k, d->gwq, cg_mul(k, cg_add(k, ch[j], cg_i64(k, g * C)), cg_i64(k, 4))));
-        for (int p = 0; p < P; p++) {
-            LLVMValueRef a[4], q[4];
-            for (int i = 0; i < 4; i++)
-                a[i] = 4 * g + i < T ? nq4_load(d, cg_gep(k, tp[p * T + 4 * g + i], c0)) : LLVMConstNull(v16);
-            nq4_quads(k, a, q);
-            for (int j = 0; j < 4; j++)
-                acc[p * 4 + j] = nq4_dot(d, acc[p * 4 + j], q[j], wq[j]);
-        }
-    }
-    nq4_store(d, P, acc, ch, yp, c0);
-}
-
-/* The taps of the kernel rows from Dw.rc on, in order, in groups of 4 (tap order as in
- * emit_block_q4, weight quads Dw.gwqr), added to the P pixels' accumulators. */
-static void
-nq4_rest(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef c0, const LLVMValueRef *ch, LLVMValueRef *acc)
-{
-    Kb *k = d->k;
-    int64_t C = d->c->M, T = d->T, t0 = d->rc * d->c->KW, NG = (T - t0 + 3) / 4;
-    for (int64_t g = 0; g < NG; g++) {
-        LLVMValueRef wq[4];
-        for (int j = 0; j < 4; j++)
-            wq[j] = vload(k, k->i8, 16, cg_gep(k, d->gwqr, cg_mul(k, cg_add(k, ch[j], cg_i64(k, g * C)), cg_i64(k, 4))));
+            wq[j] = vload(k, k->i8, 16, cg_gep(k, wtab, cg_mul(k, cg_add(k, ch[j], cg_i64(k, g * C)), cg_i64(k, 4))));
         for (int p = 0; p < P; p++) {
             LLVMValueRef a[4], q[4];
             for (int i = 0; i < 4; i++)
@@ -714,6 +686,21 @@ nq4_rest(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef c0, const LLVMValueRef *ch
     }
 }
 
+/* emit_block of the NHWC quad form (Dw.nq4, tap order): P pixels x 16 channels from c0 (4
+ * vectors of 4 lanes). The taps, in order, go in groups of 4 (the last group padded with zero
+ * bytes and zero weights): per pixel and group the 16 channel bytes of the 4 tap pixels,
+ * interleaved by zip1/zip2 .16b then .8h, are 4 vectors whose lane holds one channel's 4 taps;
+ * one sdot (int8 activations) or usdot (uint8) each against the group's weight quads of those
+ * channels. */
+static void
+emit_block_q4(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
+{
+    LLVMValueRef acc[DW_MAXP * 4], ch[4];
+    nq4_init(d, P, c0, ch, acc);
+    nq4_taps(d, P, tp, c0, ch, acc, 0, d->gwq);
+    nq4_store(d, P, acc, ch, yp, c0);
+}
+
 /* emit_block of the NHWC quad form by kernel columns (Dw.ncol): P pixels x 16 channels from
  * c0. For the first rc kernel rows (Dw.rc: a 3x3's 3, else a multiple of 4) a quad holds one
  * input column's bytes of 4 consecutive kernel rows (a 3x3's padded with a zero byte and zero
@@ -721,7 +708,7 @@ nq4_rest(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef c0, const LLVMValueRef *ch
  * (pixel, kernel column) of the block that reads that column: (P - 1) x stride + (KW - 1) x
  * dilation + 1 columns per block instead of one tap group per pixel. Weight quads:
  * gwqc[((kw x NR + rg) x C + m) x 4 + r] is w'[m] at kernel row 4 rg + r, column kw. The rows
- * from rc on (5x5: 1, 7x7: 3) go in tap order (nq4_rest). */
+ * from rc on (5x5: 1, 7x7: 3) go in tap order (nq4_taps). */
 static void
 emit_block_qc(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
 {
@@ -754,7 +741,7 @@ emit_block_qc(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
                 }
         }
     }
-    nq4_rest(d, P, tp, c0, ch, acc);
+    nq4_taps(d, P, tp, c0, ch, acc, d->rc * d->c->KW, d->gwqr);
     nq4_store(d, P, acc, ch, yp, c0);
 }
 
