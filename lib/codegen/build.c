@@ -118,22 +118,11 @@ emit_step(Kb *k, CgPlan *p, uint32_t s, bool *ok)
         return NULL;
     }
     unsigned np = n->nin + on->nout + nres + 3;
-    LLVMTypeRef pt[40];
-    for (unsigned i = 0; i < np; i++)
-        pt[i] = k->ptr;
     char name[96];
     snprintf(name, sizeof name, "%s.n%u.%s%s", k->prefix, s, op_info(n->op)->name,
              nres ? "_qadd" : chain ? "_chain" : "");
     bool may_fail = cg_node_may_fail(g, n);
-    LLVMValueRef fn = LLVMAddFunction(k->mod, name,
-                                      LLVMFunctionType(may_fail ? k->i32 : k->vd, pt, np, 0));
-    LLVMSetLinkage(fn, LLVMInternalLinkage);
-    cg_fn_attrs(k, fn);
-    /* one symbol per node: readable profiles (perf), and run_ex stays small */
-    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
-                            LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
-    k->fn = fn;
-    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, fn, "entry"));
+    LLVMValueRef fn = cg_step_fn(k, name, np, may_fail);
     CgNodeArgs a;
     memset(&a, 0, sizeof a);
     for (uint32_t i = 0; i < n->nin; i++)

@@ -82,22 +82,13 @@ cg_emit_se_step(Kb *k, const CgPlan *p, uint32_t s, bool *ok)
     f.nv = cg_se_inputs(k, f.e, f.v, stat);
     Node *on = cg_plan_step_out(p, g, s);
     unsigned np = f.nv + on->nout + 3;
-    LLVMTypeRef pt[CG_SE_MAX * 4 + 24];
-    if (np > sizeof pt / sizeof *pt) {
+    if (np > 64) {
         *ok = cg_fail(k, on, "a squeeze-excitation step with %u operands", np);
         return NULL;
     }
-    for (unsigned i = 0; i < np; i++)
-        pt[i] = k->ptr;
     char name[96];
     snprintf(name, sizeof name, "%s.n%u.se", k->prefix, s);
-    f.fn = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->vd, pt, np, 0));
-    LLVMSetLinkage(f.fn, LLVMInternalLinkage);
-    cg_fn_attrs(k, f.fn);
-    LLVMAddAttributeAtIndex(f.fn, LLVMAttributeFunctionIndex,
-                            LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
-    k->fn = f.fn;
-    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, f.fn, "entry"));
+    f.fn = cg_step_fn(k, name, np, false);
     f.scratch = LLVMGetParam(f.fn, f.nv + on->nout);
     *ok = true;
     for (uint32_t i = 0; *ok && i < f.e->n; i++)

@@ -152,6 +152,10 @@ LLVMValueRef cg_call(Kb *k, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt,
 bool cg_fail(Kb *k, Node *n, const char *fmt, ...) QDQC_PRINTF(3, 4);
 /* The attributes of every function of the graph: the target's CPU and features, nounwind. */
 void cg_fn_attrs(Kb *k, LLVMValueRef fn);
+/* A step's function: internal, np pointer parameters (np <= 64), returning i32 (a status) when
+ * may_fail, else void, cg_fn_attrs and noinline (one symbol per step: readable profiles, and
+ * run_ex stays small); it becomes k->fn with the builder at its entry block. */
+LLVMValueRef cg_step_fn(Kb *k, const char *name, unsigned np, bool may_fail);
 
 /* s (a scalar) in all n lanes */
 LLVMValueRef cg_vsplat(Kb *k, LLVMValueRef s, unsigned n);

@@ -42,6 +42,23 @@ cg_fn_attrs(Kb *k, LLVMValueRef fn)
 }
 
 LLVMValueRef
+cg_step_fn(Kb *k, const char *name, unsigned np, bool may_fail)
+{
+    LLVMTypeRef pt[64];
+    for (unsigned i = 0; i < np && i < 64; i++)
+        pt[i] = k->ptr;
+    LLVMValueRef fn = LLVMAddFunction(k->mod, name,
+                                      LLVMFunctionType(may_fail ? k->i32 : k->vd, pt, np < 64 ? np : 64, 0));
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    cg_fn_attrs(k, fn);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(k->c, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
+    k->fn = fn;
+    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, fn, "entry"));
+    return fn;
+}
+
+LLVMValueRef
 cg_loop_begin(Kb *k, CgLoop *l, LLVMValueRef n)
 {
     return irb_loop_begin(k->b, k->c, k->fn, l, cg_i64(k, 0), n, cg_i64(k, 1), "loop", "body",
