@@ -54,13 +54,14 @@ in_group(Graph *g, const CgSe *e, ValueId v)
 }
 
 /* whether node u, which reads a member's result, can join group e as a small node: its other
- * operands constants or members' results, its one result small */
+ * operands constants or members' results, at most 3 operands (so a group reads at most
+ * 1 + 3 x CG_SE_MAX values, the bound of cg_se_inputs' array), its one result small */
 static bool
 small_member(Finder *f, const CgSe *e, Node *u, int64_t batch)
 {
     Graph *g = f->k->g;
     uint32_t id = (uint32_t)(u - g->nodes.data);
-    if (u->dead || u->nout != 1 || f->p->fused_away[id] || f->p->fuse[id] ||
+    if (u->dead || u->nout != 1 || u->nin > 3 || f->p->fused_away[id] || f->p->fuse[id] ||
         cg_node_may_fail(g, u) || !small_value(g, u->out[0], batch) || e->n + 2 > CG_SE_MAX)
         return false;
     for (uint32_t i = 0; i < u->nin; i++)
