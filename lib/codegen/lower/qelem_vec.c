@@ -233,16 +233,36 @@ ev_store(Kb *k, LLVMValueRef o, LLVMValueRef out, LLVMValueRef i, unsigned lanes
     LLVMSetAlignment(st, 1);
 }
 
+/* Operand j's value from its 8-bit elements x (one scalar when lanes == 0, else a vector of
+ * lanes): x - za (i32, or i64 under --requant=fixed), then sa * (float) of it in float mode.
+ * The same operations on a scalar and on each lane, so a row's value computed once
+ * (ev_row_range) and splatted has the bits ev_vec computes per lane. */
+static LLVMValueRef
+ev_operand(Ev *e, uint32_t j, LLVMValueRef x, unsigned lanes)
+{
+    Kb *k = e->k;
+    LLVMTypeRef w = e->fixed ? k->i64 : k->i32, f = k->f32;
+    if (lanes) {
+        w = LLVMVectorType(w, lanes);
+        f = LLVMVectorType(f, lanes);
+    }
+    x = e->t[j]->elem == ET_I8 ? LLVMBuildSExt(k->b, x, w, "") : LLVMBuildZExt(k->b, x, w, "");
+    LLVMValueRef za = e->fixed ? LLVMConstInt(k->i64, (unsigned long long)e->t[j]->q->zp[0], 1) : e->za[j];
+    x = LLVMBuildSub(k->b, x, lanes ? cg_vsplat(k, za, lanes) : za, "");
+    if (e->fixed)
+        return x;
+    return LLVMBuildFMul(k->b, lanes ? cg_vsplat(k, e->sa[j], lanes) : e->sa[j],
+                         LLVMBuildSIToFP(k->b, x, f, ""), "");
+}
+
 /* Result of `lanes` elements starting at element i (i64) of operands p[] into out. */
 static void
 ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
 {
     Kb *k = e->k;
     LLVMTypeRef vi = LLVMVectorType(k->i32, lanes), vf = LLVMVectorType(k->f32, lanes);
-    LLVMTypeRef vw = e->fixed ? LLVMVectorType(k->i64, lanes) : vi;
     LLVMValueRef v[2];
     for (uint32_t j = 0; j < e->nop; j++) {
-        const QParams *q = e->t[j]->q;
         LLVMValueRef x;
         if (e->pre[j]) { /* computed once per row (ev_row_range) */
             v[j] = cg_vsplat(k, e->pre[j], lanes);
@@ -254,11 +274,7 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
             x = LLVMBuildLoad2(k->b, LLVMVectorType(k->i8, lanes), cg_gep(k, p[j], i), "");
             LLVMSetAlignment(x, 1);
         }
-        x = e->t[j]->elem == ET_I8 ? LLVMBuildSExt(k->b, x, vw, "") : LLVMBuildZExt(k->b, x, vw, "");
-        LLVMValueRef za = e->fixed ? LLVMConstInt(LLVMGetElementType(vw), (unsigned long long)q->zp[0], 1) : e->za[j];
-        x = LLVMBuildSub(k->b, x, cg_vsplat(k, za, lanes), "");
-        v[j] = e->fixed ? x : LLVMBuildFMul(k->b, cg_vsplat(k, e->sa[j], lanes),
-                                            LLVMBuildSIToFP(k->b, x, vf, ""), "");
+        v[j] = ev_operand(e, j, x, lanes);
     }
     if (e->fixed) {
         LLVMValueRef o = cg_add_sat(k, cg_elem_fixed_value(k, e->n, &e->fx, v), e->y->q->zp[0], e->lo, e->hi);
@@ -307,21 +323,6 @@ ev_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef from, int64_t co
         }
 }
 
-/* Operand j's element at p as ev_vec computes it for every lane, on one scalar: x - za (i32,
- * or i64 under --requant=fixed), then sa * (float) of it in float mode; the same operations
- * lane by lane, so splatting it gives the same bits. */
-static LLVMValueRef
-ev_scalar(Ev *e, uint32_t j, LLVMValueRef p)
-{
-    Kb *k = e->k;
-    LLVMTypeRef w = e->fixed ? k->i64 : k->i32;
-    LLVMValueRef x = LLVMBuildLoad2(k->b, k->i8, p, "");
-    x = e->t[j]->elem == ET_I8 ? LLVMBuildSExt(k->b, x, w, "") : LLVMBuildZExt(k->b, x, w, "");
-    LLVMValueRef za = e->fixed ? LLVMConstInt(w, (unsigned long long)e->t[j]->q->zp[0], 1) : e->za[j];
-    x = LLVMBuildSub(k->b, x, za, "");
-    return e->fixed ? x : LLVMBuildFMul(k->b, e->sa[j], LLVMBuildSIToFP(k->b, x, k->f32, ""), "");
-}
-
 /* Rows [first, first + count) of e->period elements, count rows starting at row index r0 (i64). */
 static void
 ev_row_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef r0, int64_t count, unsigned vl)
@@ -335,7 +336,7 @@ ev_row_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef r0, int64_t 
         q[j] = e->row[j]   ? cg_gep(k, p[j], LLVMBuildNeg(k->b, from, ""))
                : e->col[j] ? cg_gep(k, p[j], LLVMBuildURem(k->b, r, cg_i64(k, e->col[j]), ""))
                            : p[j];
-        e->pre[j] = e->col[j] ? ev_scalar(e, j, q[j]) : NULL;
+        e->pre[j] = e->col[j] ? ev_operand(e, j, LLVMBuildLoad2(k->b, k->i8, q[j], ""), 0) : NULL;
     }
     ev_range(e, q, out, from, e->period, vl);
     e->pre[0] = e->pre[1] = NULL;
