@@ -14,13 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t
-cg_value_bytes(Graph *g, ValueId v)
-{
-    const Type *t = &ir_value(g, v)->type;
-    return (int64_t)(type_numel_unchecked(t) * elem_size(t->elem));
-}
-
 /* The plan's arrays: a failure is reported by the caller after it freed the others (counted
  * by the allocation-failure test hook like every library allocation). */
 static void *

@@ -135,8 +135,12 @@ cg_plan_se_out(const CgPlan *p, Graph *g, uint32_t s)
 }
 
 /* Bytes of value v (dense, its element type). */
-int64_t
-cg_value_bytes(Graph *g, ValueId v);
+static inline int64_t
+cg_value_bytes(Graph *g, ValueId v)
+{
+    const Type *t = &ir_value(g, v)->type;
+    return (int64_t)(type_numel_unchecked(t) * elem_size(t->elem));
+}
 
 /* The node whose results step s writes: its own node, the qadd fused into it, or a
  * squeeze-excitation group's last. */

@@ -167,8 +167,7 @@ layout_scratch(Kb *k, CgSe *e)
         e->val_off[i] = -1;
         if (i + 1 < e->n) {
             e->val_off[i] = off;
-            const Type *t = &ir_value(g, m->out[0])->type; /* small: no overflow */
-            off += ((int64_t)(type_numel_unchecked(t) * elem_size(t->elem)) + 63) / 64 * 64;
+            off += (cg_value_bytes(g, m->out[0]) + 63) / 64 * 64; /* small: no overflow */
         }
     }
     for (uint32_t i = 0; i < e->n; i++) {
