@@ -109,6 +109,10 @@ FIRST = [
     ("4x4_s2_50_pw", 1, "i8", 50, 4, 2, 1, 24, False, None, True),
     ("3x3_s2_33_b2", 2, "u8", 33, 3, 2, 0, 32, True, (0, 200), False),
     ("7x7_s2_40", 1, "i8", 40, 7, 2, 3, 8, False, None, False),
+    # 16 or 8 channels: blocks of 8 channels x 2 or 3 vectors of 16 columns, then a tail
+    ("3x3_s2_112_m16", 1, "u8", 112, 3, 2, 1, 16, False, (10, 200), False),
+    ("3x3_s2_76_pw", 1, "i8", 76, 3, 2, 1, 16, False, None, True),
+    ("3x3_s2_100_m8", 2, "i8", 100, 3, 2, 1, 8, True, None, False),
 ]
 
 

@@ -149,7 +149,9 @@ static inline LLVMValueRef
 const_bytes(Gen *g, const char *fname, const char *suffix, const void *data, int64_t n)
 {
     char name[256];
-    snprintf(name, sizeof name, "%s.%s", fname, suffix);
+    /* a longer name is cut (LLVM makes a repeated name unique) */
+    if (snprintf(name, sizeof name, "%s.%s", fname, suffix) >= (int)sizeof name)
+        name[sizeof name - 1] = 0;
     return irb_const_global(g->c, g->mod, name, data, (size_t)n);
 }
 

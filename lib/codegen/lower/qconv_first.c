@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { FC_LANES = 16, FC_MAXSTEP = 32, FC_MB = 16 };
+enum { FC_LANES = 16, FC_MAXSTEP = 32, FC_MB = 16, FC_MB2 = 8, FC_PVMAX = 3 };
 
 /* One step: up to 4 consecutive taps of the (row, kernel column) list, rows r = ci * KH + kh:
  * n[0] taps of row r[0] from column a[0], then n[1] of row r[1] from a[1] (the next row, when
@@ -241,6 +241,146 @@ dot16(Fc *f, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv)
     return cg_dot8_call(f->k, f->dot, acc, xq, wv);
 }
 
+/* The quads of step s for the 16 columns from ow0: lane l holds the step's taps of column
+ * ow0 + l, one byte permute of (up to) two 64-byte windows of the padded rows. */
+static LLVMValueRef
+fc_quad(Fc *f, LLVMValueRef ow0, int64_t s)
+{
+    Kb *k = f->k;
+    const ConvGeo *c = f->c;
+    const FcStep *st = &f->st[s];
+    LLVMValueRef win[2];
+    unsigned ix[64];
+    for (int part = 0; part < 2; part++) {
+        win[part] = NULL;
+        if (!st->n[part])
+            continue;
+        LLVMValueRef p = cg_gep(k, f->buf, cg_add(k, cg_mul(k, ow0, cg_i64(k, c->sw)),
+                                                  cg_i64(k, st->r[part] * f->RB + st->a[part] * c->dw)));
+        win[part] = vload(k, 64, p);
+    }
+    for (unsigned l = 0; l < FC_LANES; l++)
+        for (unsigned i = 0; i < 4; i++) {
+            /* byte i: tap i of part 0, then of part 1; past the taps, tap 0 (weight 0) */
+            unsigned part = i < (unsigned)st->n[0] ? 0 : i < (unsigned)(st->n[0] + st->n[1]) ? 1 : 0;
+            unsigned j = part == 0 ? (i < (unsigned)st->n[0] ? i : 0) : i - (unsigned)st->n[0];
+            ix[4 * l + i] = 64 * part + (unsigned)(c->sw * l + j * c->dw);
+        }
+    return shuffle(k, win[0], win[1] ? win[1] : LLVMGetPoison(LLVMTypeOf(win[0])), ix, 64);
+}
+
+/* NCHW 8-bit result of 16 full columns, short epilogue: per 4 channels, two rounds of packs
+ * saturate the int32 results to bytes (fc_pack4 clamps), one byte permute puts each channel's
+ * 16 pixels together and 4 16-byte stores write the 4 planes' rows (instead of a clamp and a
+ * narrowing store per channel). */
+static void
+fc_store_nchw_packed(Fc *f, LLVMValueRef *acc, int64_t m0, int mb, LLVMValueRef ow0)
+{
+    Kb *k = f->k;
+    const ConvGeo *c = f->c;
+    unsigned ix[64];
+    for (unsigned v = 0; v < 4; v++)
+        for (unsigned px = 0; px < FC_LANES; px++)
+            ix[16 * v + px] = grp_pos(true, v, px);
+    for (int g = 0; g < mb / 4; g++) {
+        LLVMValueRef r[4];
+        for (int i = 0; i < 4; i++)
+            r[i] = cg_dw_epi_fast_i32(k, &f->ep, acc[4 * g + i], cg_i64(k, m0 + 4 * g + i), FC_LANES);
+        LLVMValueRef z = fc_pack4(k, f->ep.e, f->ep.ye, r);
+        z = shuffle(k, z, z, ix, 64);
+        for (int i = 0; i < 4; i++) {
+            unsigned q[16];
+            for (unsigned px = 0; px < 16; px++)
+                q[px] = 16 * (unsigned)i + px;
+            LLVMValueRef plane = cg_add(k, cg_mul(k, f->vn, cg_i64(k, c->M)), cg_i64(k, m0 + 4 * g + i));
+            LLVMValueRef idx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, plane, cg_i64(k, c->OH)), f->voh), cg_i64(k, c->OW)), ow0);
+            vstore(k, shuffle(k, z, z, q, 16), cg_gep(k, f->y, idx));
+        }
+    }
+}
+
+/* NHWC result of the groups z (channels m0 + 4g .. m0 + 4g + 3 x 16 pixels, grp_pos order,
+ * g < mb / 4) of the columns ow0 .. ow0 + cnt - 1: each pixel's mb channel bytes at
+ * ((vn * OH + voh) * OW + ow) * M + m0; mb is 16 or 8 (cg_first_ok: M % 8 == 0). */
+static void
+fc_store_nhwc(Fc *f, const LLVMValueRef *z, int mb, bool packed, int64_t m0, LLVMValueRef ow0, int64_t cnt)
+{
+    Kb *k = f->k;
+    const ConvGeo *c = f->c;
+    LLVMValueRef pix[4];
+    unsigned ix[64];
+    int np = nhwc_transpose(k, z, mb, packed, pix), ppv = FC_LANES / np;
+        LLVMValueRef row = cg_mul(k, cg_add(k, cg_mul(k, f->vn, cg_i64(k, c->OH)), f->voh), cg_i64(k, c->OW));
+        for (int g = 0; g < np; g++)
+            for (int p = 0; p < ppv; p++) {
+                int64_t pi = (int64_t)g * ppv + p;
+                if (pi >= cnt)
+                    continue;
+                if (mb == c->M && p == 0 && (int64_t)g * ppv + ppv <= cnt) { /* the pixels' bytes are contiguous */
+                    LLVMValueRef at = cg_mul(k, cg_add(k, cg_add(k, row, ow0), cg_i64(k, pi)), cg_i64(k, c->M));
+                    vstore(k, pix[g], cg_gep(k, f->y, at));
+                    break;
+                }
+                for (int i = 0; i < mb; i++)
+                    ix[i] = (unsigned)(p * mb + i);
+                LLVMValueRef v = shuffle(k, pix[g], pix[g], ix, (unsigned)mb);
+                LLVMValueRef at = cg_add(k, cg_mul(k, cg_add(k, cg_add(k, row, ow0), cg_i64(k, pi)), cg_i64(k, c->M)), cg_i64(k, m0));
+                vstore(k, v, cg_gep(k, f->y, at));
+            }
+}
+
+
+/* pv full vectors of columns from ow0, short epilogue, M <= 16: the channels in blocks of
+ * FC_MB2, each block's pv x FC_MB2 accumulators in registers, so a weight broadcast serves pv
+ * dot products (fc_vector issues one per dot product; the quads are permuted again for each
+ * channel block). Each block's results are packed to bytes at once (fc_pack4); an NCHW result
+ * is stored then, an NHWC one once every channel of a vector is packed. */
+static void
+fc_block(Fc *f, LLVMValueRef ow0, int pv)
+{
+    Kb *k = f->k;
+    const ConvGeo *c = f->c;
+    LLVMTypeRef v64 = LLVMVectorType(k->i8, 64);
+    LLVMValueRef ow[FC_PVMAX], z[FC_PVMAX][4];
+    for (int p = 0; p < pv; p++)
+        ow[p] = cg_add(k, ow0, cg_i64(k, FC_LANES * p));
+    for (int64_t m0 = 0; m0 < c->M; m0 += FC_MB2) {
+        LLVMValueRef acc[FC_PVMAX][FC_MB2];
+        for (int j = 0; j < FC_MB2; j++) {
+            LLVMValueRef mi = cg_i64(k, m0 + j);
+            LLVMValueRef b = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, f->gb, &mi, 1, ""), ""), FC_LANES);
+            for (int p = 0; p < pv; p++)
+                acc[p][j] = b;
+        }
+        for (int64_t s = 0; s < f->S; s++) {
+            LLVMValueRef xq[FC_PVMAX];
+            for (int p = 0; p < pv; p++)
+                xq[p] = fc_quad(f, ow[p], s);
+            for (int j = 0; j < FC_MB2; j++) {
+                LLVMValueRef wi = cg_i64(k, (m0 + j) * f->S + s);
+                LLVMValueRef wv = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, f->gw, &wi, 1, ""), ""), FC_LANES);
+                wv = LLVMBuildBitCast(k->b, wv, v64, "");
+                for (int p = 0; p < pv; p++)
+                    acc[p][j] = dot16(f, acc[p][j], xq[p], wv);
+            }
+        }
+        for (int p = 0; p < pv; p++) {
+            if (!c->out_nhwc) {
+                fc_store_nchw_packed(f, acc[p], m0, FC_MB2, ow[p]);
+                continue;
+            }
+            for (int g = 0; g < FC_MB2 / 4; g++) {
+                LLVMValueRef r[4];
+                for (int i = 0; i < 4; i++)
+                    r[i] = cg_dw_epi_fast_i32(k, &f->ep, acc[p][4 * g + i], cg_i64(k, m0 + 4 * g + i), FC_LANES);
+                z[p][m0 / 4 + g] = fc_pack4(k, f->ep.e, f->ep.ye, r);
+            }
+        }
+    }
+    for (int p = 0; c->out_nhwc && p < pv; p++)
+        fc_store_nhwc(f, z[p], (int)c->M, true, 0, ow[p], FC_LANES);
+}
+
 /* The output vector of columns ow0 .. ow0 + cnt - 1 of the task's row, every channel. */
 static void
 fc_vector(Fc *f, LLVMValueRef ow0, int64_t cnt)
@@ -248,27 +388,8 @@ fc_vector(Fc *f, LLVMValueRef ow0, int64_t cnt)
     Kb *k = f->k;
     const ConvGeo *c = f->c;
     LLVMValueRef xq[FC_MAXSTEP];
-    for (int64_t s = 0; s < f->S; s++) {
-        const FcStep *st = &f->st[s];
-        LLVMValueRef win[2];
-        unsigned ix[64];
-        for (int part = 0; part < 2; part++) {
-            win[part] = NULL;
-            if (!st->n[part])
-                continue;
-            LLVMValueRef p = cg_gep(k, f->buf, cg_add(k, cg_mul(k, ow0, cg_i64(k, c->sw)),
-                                                      cg_i64(k, st->r[part] * f->RB + st->a[part] * c->dw)));
-            win[part] = vload(k, 64, p);
-        }
-        for (unsigned l = 0; l < FC_LANES; l++)
-            for (unsigned i = 0; i < 4; i++) {
-                /* byte i: tap i of part 0, then of part 1; past the taps, tap 0 (weight 0) */
-                unsigned part = i < (unsigned)st->n[0] ? 0 : i < (unsigned)(st->n[0] + st->n[1]) ? 1 : 0;
-                unsigned j = part == 0 ? (i < (unsigned)st->n[0] ? i : 0) : i - (unsigned)st->n[0];
-                ix[4 * l + i] = 64 * part + (unsigned)(c->sw * l + j * c->dw);
-            }
-        xq[s] = shuffle(k, win[0], win[1] ? win[1] : LLVMGetPoison(LLVMTypeOf(win[0])), ix, 64);
-    }
+    for (int64_t s = 0; s < f->S; s++)
+        xq[s] = fc_quad(f, ow0, s);
     LLVMTypeRef v64 = LLVMVectorType(k->i8, 64);
     for (int64_t m0 = 0; m0 < c->M; m0 += FC_MB) {
         int mb = (int)(c->M - m0 < FC_MB ? c->M - m0 : FC_MB);
@@ -283,6 +404,10 @@ fc_vector(Fc *f, LLVMValueRef ow0, int64_t cnt)
                 LLVMValueRef wv = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, f->gw, &wi, 1, ""), ""), FC_LANES);
                 acc[j] = dot16(f, acc[j], xq[s], LLVMBuildBitCast(k->b, wv, v64, ""));
             }
+        if (!c->out_nhwc && f->ep.fast && f->es == 1 && cnt == FC_LANES && mb % 4 == 0) {
+            fc_store_nchw_packed(f, acc, m0, mb, ow0);
+            continue;
+        }
         if (!c->out_nhwc) {
             for (int j = 0; j < mb; j++)
                 out[j] = cg_dw_epi_apply(k, &f->ep, acc[j], cg_i64(k, m0 + j), FC_LANES);
@@ -295,7 +420,7 @@ fc_vector(Fc *f, LLVMValueRef ow0, int64_t cnt)
         }
         /* NHWC: each pixel's mb channel bytes at ((vn * OH + voh) * OW + ow) * M + m0; mb is 16
          * or 8 (cg_first_ok: M % 8 == 0) */
-        LLVMValueRef pix[4], z[4];
+        LLVMValueRef z[4];
         bool packed = f->ep.fast;
         unsigned ix[64];
         for (int g = 0; g < mb / 4; g++) {
@@ -316,24 +441,7 @@ fc_vector(Fc *f, LLVMValueRef ow0, int64_t cnt)
                 ix[i] = i;
             z[g] = shuffle(k, lo, hi, ix, 64);
         }
-        int np = nhwc_transpose(k, z, mb, packed, pix), ppv = FC_LANES / np;
-        LLVMValueRef row = cg_mul(k, cg_add(k, cg_mul(k, f->vn, cg_i64(k, c->OH)), f->voh), cg_i64(k, c->OW));
-        for (int g = 0; g < np; g++)
-            for (int p = 0; p < ppv; p++) {
-                int64_t pi = (int64_t)g * ppv + p;
-                if (pi >= cnt)
-                    continue;
-                if (mb == c->M && p == 0 && (int64_t)g * ppv + ppv <= cnt) { /* the pixels' bytes are contiguous */
-                    LLVMValueRef at = cg_mul(k, cg_add(k, cg_add(k, row, ow0), cg_i64(k, pi)), cg_i64(k, c->M));
-                    vstore(k, pix[g], cg_gep(k, f->y, at));
-                    break;
-                }
-                for (int i = 0; i < mb; i++)
-                    ix[i] = (unsigned)(p * mb + i);
-                LLVMValueRef v = shuffle(k, pix[g], pix[g], ix, (unsigned)mb);
-                LLVMValueRef at = cg_add(k, cg_mul(k, cg_add(k, cg_add(k, row, ow0), cg_i64(k, pi)), cg_i64(k, c->M)), cg_i64(k, m0));
-                vstore(k, v, cg_gep(k, f->y, at));
-            }
+        fc_store_nhwc(f, z, mb, packed, m0, ow0, cnt);
     }
 }
 
@@ -404,11 +512,22 @@ cg_emit_conv_first(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const 
     cg_if_else(k, &f0);
     cg_if_end(k, &f0);
     copy_rows(k, c, io[0], f.vn, f.voh, f.buf, RB, flip, zb);
-    int64_t full = c->OW / FC_LANES;
-    if (full > 0) {
+    int64_t full = c->OW / FC_LANES, done = 0;
+    /* measured on Zen 5 (3 -> 16, 3x3 / 2): NCHW best at 3 vectors, NHWC (more registers in
+     * its transpose) at 2 */
+    int pv = c->out_nhwc ? 2 : 3;
+    if (f.ep.fast && f.es == 1 && c->M <= 16 && c->M % FC_MB2 == 0 && full >= pv) {
         CgLoop l;
-        LLVMValueRef iv = cg_loop_begin(k, &l, cg_i64(k, full));
-        fc_vector(&f, cg_mul(k, iv, cg_i64(k, FC_LANES)), FC_LANES);
+        LLVMValueRef iv = cg_loop_begin(k, &l, cg_i64(k, full / pv));
+        fc_block(&f, cg_mul(k, iv, cg_i64(k, FC_LANES * pv)), pv);
+        cg_loop_end_novec(k, &l);
+        done = full / pv * pv;
+    }
+    if (full > done) {
+        CgLoop l;
+        LLVMValueRef iv = cg_loop_begin(k, &l, cg_i64(k, full - done));
+        LLVMValueRef ow0 = cg_mul(k, iv, cg_i64(k, FC_LANES));
+        fc_vector(&f, done ? cg_add(k, ow0, cg_i64(k, done * FC_LANES)) : ow0, FC_LANES);
         cg_loop_end_novec(k, &l);
     }
     if (c->OW % FC_LANES)
