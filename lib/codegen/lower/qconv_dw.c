@@ -934,9 +934,11 @@ cg_dw_nhwc_scratch(const ConvGeo *c)
 /* The output pixels [ow0, ow1) of a row as blocks of up to P pixels (the last one possibly
  * smaller), their taps' pointers known at compile time: row pointer rp[kh] at column iw, or the
  * zero-point row where iw is outside the input (every (pixel, kernel column) reading input
- * column iw then reads that row, so emit_block_qc's shared column quads stay right). */
+ * column iw then reads that row, so emit_block_qc's shared column quads stay right). The left
+ * and right borders and the interior columns a whole block does not fill: on a 7x7 map with a
+ * 5x5 kernel that is every pixel, which one-by-one would load each weight vector per pixel. */
 static void
-nq4_border(Dw *d, int64_t ow0, int64_t ow1, int P, int cv, const LLVMValueRef *rp, LLVMValueRef yrow)
+dw_border(Dw *d, int64_t ow0, int64_t ow1, int P, int cv, const LLVMValueRef *rp, LLVMValueRef yrow)
 {
     Kb *k = d->k;
     const ConvGeo *c = d->c;
@@ -1074,12 +1076,12 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
         loop_to(k, &l);
     }
     /* the other pixels: the left border [0, ow_lo), then [bend, OW) (the interior rest and the
-     * right border); taps outside the input read the zero-point row. The NHWC quad form by
-     * columns: blocks of up to P pixels (nq4_border); others one by one. */
+     * right border); taps outside the input read the zero-point row. Blocks of up to P pixels
+     * (dw_border), except the AArch64 quad form by taps, which goes one by one. */
     int64_t nrest = ow_lo + (c->OW - bend);
-    if (d.nq4 && d.ncol) {
-        nq4_border(&d, 0, ow_lo, P, cv, rp, yrow);
-        nq4_border(&d, bend, c->OW, P, cv, rp, yrow);
+    if (d.ncol || !d.nq4) {
+        dw_border(&d, 0, ow_lo, P, cv, rp, yrow);
+        dw_border(&d, bend, c->OW, P, cv, rp, yrow);
         nrest = 0;
     }
     if (nrest > 0) {
