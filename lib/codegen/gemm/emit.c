@@ -579,7 +579,7 @@ add_gemm_function(Gen *g, const CgTarget *t, const char *name, bool shared)
         params[np++] = g->ptr;
     LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, np, 0);
     g->fn = LLVMAddFunction(g->mod, name, fty);
-    cg_function_set_target(g->fn, t, g->p->uk->vector_bits);
+    cg_function_set_target(g->fn, t, g->p->desc->vector_bits);
     add_param_attr(g, LLVMAttributeFunctionIndex, "nounwind", 0);
     add_param_attr(g, 1, "noalias", 0);
     add_param_attr(g, 1, "readonly", 0);

@@ -257,12 +257,15 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         return errbuf_fail(err, errlen, "gemm: target %s (%s) cannot run the %s kernel", t->triple,
                     t->cpu, cg_gemm_isa_name(isa));
     p->isa = isa;
+    p->t = t;
+    p->desc = cg_isa_desc(t, isa);
     p->uk = gemm_uk_for(isa, s);
     if (!p->uk)
         return errbuf_fail(err, errlen, "gemm: no %s kernel for %d-bit activations",
                            cg_gemm_isa_name(isa), s->a_bits);
     p->a16 = s->a_bits == 16;
     p->a_es = p->a16 ? 2 : 1;
+    p->xor_off = p->a16 ? p->uk->xor_off16 : p->desc->a8_xor_offset;
     p->uk->shape(p, t, s);
     if (s->tile.mr > 0)
         p->mr = s->tile.mr;
@@ -358,7 +361,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
 
     int32_t off = 0;
     if (p->a_xor)
-        off = p->uk->xor_off;
+        off = p->xor_off;
     p->cb_nonzero = false;
     for (int64_t n = 0; n < s->n; n++) {
         uint32_t colsum = 0;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 typedef struct SPlan {
+    const CgIsaDesc *desc; /* the path's record */
     const GemmUk *uk;
     int vl, mr, nv, ku;
     int64_t nr, npf;            /* columns per full panel, full panels */
@@ -29,7 +30,8 @@ splan(SPlan *p, const CgTarget *t, CgGemmIsa isa, const CgSgemmSpec *s, char *er
 {
     memset(p, 0, sizeof *p);
     p->uk = gemm_uk(isa);
-    if (!p->uk || !p->uk->supported(t) || !p->uk->f32_vl) {
+    p->desc = cg_isa_desc(t, isa);
+    if (!p->uk || !cg_gemm_isa_supported(t, isa) || !p->uk->f32_vl) {
         snprintf(err, errlen, "f32 GEMM: path '%s' is not supported by the target",
                  cg_gemm_isa_name(isa));
         return false;
@@ -382,7 +384,7 @@ cg_sgemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgSgemm
     g->vty = LLVMVectorType(g->f32, (unsigned)p.vl);
     LLVMTypeRef params[5] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr};
     g->fn = LLVMAddFunction(mod, name, LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, 5, 0));
-    cg_function_set_target(g->fn, t, p.uk->vector_bits);
+    cg_function_set_target(g->fn, t, p.desc->vector_bits);
     unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
     LLVMAddAttributeAtIndex(g->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->c, nounwind, 0));
     g->A = LLVMGetParam(g->fn, 0);
