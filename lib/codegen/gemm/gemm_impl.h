@@ -136,6 +136,12 @@ struct GemmPlan {
     float *mult, *scale, *fbias;
     int64_t *fx_mult, *fx_round, *fx_shift;
     int32_t *csum;  /* act_zp: sum_k (B[n,k] - zb[n]) (mod 2^32); else NULL */
+    /* The emitter's accumulator slots (emit.c), sized by the tile: nacc accumulators of a full
+     * tile (mr x nv, row pairs rounded up for APACK_PAIRS; at most the path record's
+     * gemm_max_acc), and acc_slots, 4 x nacc handles (int32 slots, int64 slots, chunk scratch
+     * slots, the finished tile's row vectors) */
+    int nacc;
+    LLVMValueRef *acc_slots;
 };
 
 /* Validate s for (t, isa), choose tiles, pack B, fold the corrections. */
