@@ -6,7 +6,9 @@
  * NEON on AArch64), vector_bits and i32_lanes agree, every intrinsic a record names is one
  * LLVM knows, with the arity its field promises (mac16_adds_acc: acc, a, b). Then the
  * questions emitters ask, on pinned targets: lanes that follow the target, the forms that need
- * avx512vl or dotprod, and the paths of the other architecture.
+ * avx512vl or dotprod, the paths of the other architecture, and cg_target_missing_flag (the
+ * JIT's check that the host has every feature boolean of the target). Last, the GEMM tile
+ * bound taken from the record (check_tile_bounds).
  *
  * Output ends with "N passed, M failed"; exit status non-zero on any failure.
  */
@@ -14,8 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 
+#include "codegen/gemm/gemm.h"
+#include "codegen/gemm/sgemm.h"
 #include "codegen/target/isa.h"
 #include "codegen/target/target.h"
 
@@ -139,6 +144,62 @@ check_questions(void)
     check(!cg_gemm_isa_supported(&a76, CG_GEMM_X86_AVX2), "other architecture", "cortex-a76");
     check(strcmp(cg_gemm_isa_name(CG_GEMM_A64_I8MM), "i8mm") == 0, "name", "i8mm");
     check(strcmp(cg_gemm_isa_name(CG_GEMM_ISA_COUNT), "?") == 0, "name outside the enum", "?");
+    /* the JIT's host check */
+    const char *miss = cg_target_missing_flag(&v4, &v3);
+    check(miss && strcmp(miss, "avx512f") == 0, "v4 code on a v3 host", miss ? miss : "NULL");
+    check(cg_target_missing_flag(&v3, &v4) == NULL, "v3 code on a v4 host", "x86-64-v4");
+    CgTarget a64;
+    if (target(&a64, "aarch64", "generic", "")) {
+        miss = cg_target_missing_flag(&a76, &a64);
+        check(miss && strcmp(miss, "dotprod") == 0, "a76 code on plain NEON", "generic");
+    }
+}
+
+/* The GEMMs' register tiles are bounded by the record (gemm_max_acc), not by a fixed array:
+ * a tile of exactly the bound emits a valid function (its accumulator slots sized by the
+ * tile), one more is refused with the record's bound in the message; the same for the f32
+ * GEMM (a 32 x 1 tile: 32 rows of row pointers). */
+static void
+check_tile_bounds(void)
+{
+    CgTarget t;
+    if (!target(&t, "x86_64", "x86-64-v3", ""))
+        return;
+    const CgIsaDesc *d = cg_isa_desc(&t, CG_GEMM_X86_AVX2);
+    int bound = (int)d->gemm_max_acc;
+    static int8_t b[16 * 8];
+    for (int i = 0; i < 16 * 8; i++)
+        b[i] = (int8_t)(i * 7 - 50);
+    CgGemmSpec s = {.m = 20, .n = 16, .k = 8, .lda = 8, .ldc = 16, .a_signed = true, .b = b,
+                    .epilogue = CG_GEMM_EPI_I32, .out = CG_GEMM_I32};
+    s.tile.nv = 2;
+    s.tile.mr = bound / 2; /* 16 x 2 */
+    LLVMContextRef c = LLVMContextCreate();
+    LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("tiles", c);
+    char err[256] = "", name[32] = "";
+    LLVMValueRef fn = cg_gemm_emit(mod, &t, CG_GEMM_X86_AVX2, &s, "g_full", err, sizeof err);
+    check(fn != NULL, "GEMM tile of gemm_max_acc accumulators", err);
+    s.tile.nv = 3;
+    s.tile.mr = bound / 3 + 1;
+    fn = cg_gemm_emit(mod, &t, CG_GEMM_X86_AVX2, &s, "g_over", err, sizeof err);
+    snprintf(name, sizeof name, "more than %d accumulators", bound);
+    check(!fn && strstr(err, name), "GEMM tile over the bound refused", err);
+    static float fb[8 * 16];
+    CgSgemmSpec f = {.m = 40, .n = 16, .k = 8, .lda = 8, .sak = 1, .ldc = 16, .b = fb,
+                     .sbk = 16, .sbn = 1, .alpha = 1.0f};
+    f.tile.mr = bound, f.tile.nv = 1;
+    fn = cg_sgemm_emit(mod, &t, CG_GEMM_X86_AVX2, &f, "s_full", err, sizeof err);
+    check(fn != NULL, "f32 GEMM tile of gemm_max_acc rows", err);
+    f.tile.mr = bound / 2 + 1, f.tile.nv = 2;
+    fn = cg_sgemm_emit(mod, &t, CG_GEMM_X86_AVX2, &f, "s_over", err, sizeof err);
+    snprintf(name, sizeof name, "%d accumulators", bound);
+    check(!fn && strstr(err, name), "f32 GEMM tile over the bound refused", err);
+    char *msg = NULL;
+    check(!LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg), "module verifies",
+          msg ? msg : "");
+    LLVMDisposeMessage(msg);
+    LLVMDisposeModule(mod);
+    LLVMContextDispose(c);
 }
 
 int
@@ -147,6 +208,7 @@ main(void)
     check_arch(true);
     check_arch(false);
     check_questions();
+    check_tile_bounds();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
