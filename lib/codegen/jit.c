@@ -67,21 +67,12 @@ jit_runs_on_host(Module *m, const CgTarget *t)
                    "compile it to an object instead", t->triple, h.triple);
         return false;
     }
-    const struct {
-        const char *name;
-        bool want, have;
-    } isa[] = {
-        {"avx2", t->avx2, h.avx2}, {"avx512f", t->avx512f, h.avx512f},
-        {"avx512bw", t->avx512bw, h.avx512bw}, {"avx512vl", t->avx512vl, h.avx512vl},
-        {"avx512vnni", t->avx512vnni, h.avx512vnni}, {"avxvnni", t->avxvnni, h.avxvnni},
-        {"dotprod", t->dotprod, h.dotprod}, {"i8mm", t->i8mm, h.i8mm},
-    };
-    for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++)
-        if (isa[i].want && !isa[i].have) {
-            diag_error(m->ctx, NULL, "codegen: cannot JIT: target feature '%s' is not "
-                       "available on this host", isa[i].name);
-            return false;
-        }
+    const char *missing = cg_target_missing_flag(t, &h);
+    if (missing) {
+        diag_error(m->ctx, NULL, "codegen: cannot JIT: target feature '%s' is not "
+                   "available on this host", missing);
+        return false;
+    }
     return true;
 }
 

@@ -7,75 +7,47 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The CPU and features an --isa implies when no --mcpu is given: the oldest CPU level that has
- * the path's instructions, so the output does not depend on the host and runs on every machine
- * that has them (docs/targets.md, "Which machine"). */
-static const struct {
-    CgGemmIsa isa;
-    bool x86;
-    const char *cpu, *mattr, *needs;
-} isa_baseline[] = {
-    {CG_GEMM_GENERIC, true, "x86-64", "", "nothing"},
-    {CG_GEMM_X86_AVX2, true, "x86-64-v3", "", "avx2"},
-    {CG_GEMM_X86_AVXVNNI, true, "x86-64-v3", "+avxvnni", "avxvnni, or avx512vnni and avx512vl"},
-    {CG_GEMM_X86_AVX512VNNI, true, "x86-64-v4", "+avx512vnni", "avx512vnni and avx512bw"},
-    {CG_GEMM_GENERIC, false, "generic", "", "nothing"},
-    {CG_GEMM_A64_NEON, false, "generic", "", "neon"},
-    {CG_GEMM_A64_DOTPROD, false, "generic", "+dotprod", "dotprod"},
-    {CG_GEMM_A64_I8MM, false, "generic", "+dotprod,+i8mm", "i8mm"},
-};
-
-/* "generic, avx2, ..." : the kernel paths of one architecture, for messages. */
+/* "generic, avx2, ..." : the kernel paths of one architecture (their records, isa.h), for
+ * messages. */
 static void
 isa_list(bool x86, char *buf, size_t len)
 {
+    size_t n;
+    const CgIsaDesc *const *d = cg_isa_descs(x86, &n);
     buf[0] = 0;
-    for (size_t i = 0; i < sizeof isa_baseline / sizeof isa_baseline[0]; i++)
-        if (isa_baseline[i].x86 == x86) {
-            size_t used = strlen(buf);
-            snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-                     cg_gemm_isa_name(isa_baseline[i].isa));
-        }
-}
-
-/* The table row of kernel path `name` on x86-64 (x86) or AArch64, or -1. */
-static int
-isa_row(bool x86, const char *name)
-{
-    for (size_t i = 0; i < sizeof isa_baseline / sizeof isa_baseline[0]; i++)
-        if (isa_baseline[i].x86 == x86 && strcmp(cg_gemm_isa_name(isa_baseline[i].isa), name) == 0)
-            return (int)i;
-    return -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", used ? ", " : "", d[i]->name);
+    }
 }
 
 bool
 cg_isa_lookup(const CgTarget *t, const char *name, CgGemmIsa *out, char *err, size_t errlen)
 {
-    int r = isa_row(t->x86, name);
-    if (r < 0) {
+    const CgIsaDesc *r = cg_isa_desc_named(t->x86, name);
+    if (!r) {
         char valid[128];
         isa_list(t->x86, valid, sizeof valid);
         snprintf(err, errlen, "unknown kernel path '%.31s' for %s (valid: %s)", name,
                  t->x86 ? "x86-64" : "aarch64", valid);
         return false;
     }
-    if (!cg_gemm_isa_supported(t, isa_baseline[r].isa)) {
+    if (!r->supported(t)) {
         char have[128] = "";
-        for (size_t j = 0; j < sizeof isa_baseline / sizeof isa_baseline[0]; j++) {
-            CgGemmIsa v = isa_baseline[j].isa;
+        size_t n;
+        const CgIsaDesc *const *d = cg_isa_descs(t->x86, &n);
+        for (size_t j = 0; j < n; j++) {
             size_t used = strlen(have);
-            if (isa_baseline[j].x86 == t->x86 && cg_gemm_isa_supported(t, v) &&
-                !strstr(have, cg_gemm_isa_name(v)))
-                snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
-                         cg_gemm_isa_name(v));
+            if (d[j]->supported(t) && !strstr(have, d[j]->name))
+                snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "", d[j]->name);
         }
         snprintf(err, errlen, "kernel path '%s' needs %s, which the target (cpu %s%s%s) lacks; "
-                 "its paths: %s", name, isa_baseline[r].needs, t->cpu,
+                 "its paths: %s", name, r->needs, t->cpu,
                  t->features[0] ? ", features " : "",
                  strlen(t->features) < 80 ? t->features : "...", have);
         return false;
     }
-    *out = isa_baseline[r].isa;
+    *out = r->isa;
     return true;
 }
 
@@ -83,7 +55,7 @@ cg_isa_lookup(const CgTarget *t, const char *name, CgGemmIsa *out, char *err, si
  *   nothing given            the host: its triple, CPU name (tuning) and feature string
  *   only --mattr             the host's CPU and features, then --mattr
  *   --mcpu                   that CPU's features, then --mattr (host: the triple, if no --target)
- *   --isa without --mcpu     the path's baseline CPU (isa_baseline), then --mattr
+ *   --isa without --mcpu     the path's baseline CPU (its record), then --mattr
  *   --target without either  "generic" for that triple, then --mattr
  * so any test that pins --mcpu or --isa emits the same IR on every host. */
 bool
@@ -98,12 +70,12 @@ cg_options_target(const CgOptions *o, CgTarget *t, char *err, size_t errlen)
     /* --isa without --mcpu: the architecture first, then the path's baseline */
     if (!cg_target_parse(t, o->triple, "generic", "", err, errlen))
         return false;
-    int r = isa_row(t->x86, o->isa);
-    if (r >= 0) {
+    const CgIsaDesc *r = cg_isa_desc_named(t->x86, o->isa);
+    if (r) {
         char mattr[sizeof o->mattr + 32];
-        snprintf(mattr, sizeof mattr, "%s%s%s", isa_baseline[r].mattr,
-                 isa_baseline[r].mattr[0] && o->mattr[0] ? "," : "", o->mattr);
-        return cg_target_parse(t, o->triple, isa_baseline[r].cpu, mattr, err, errlen);
+        snprintf(mattr, sizeof mattr, "%s%s%s", r->base_mattr,
+                 r->base_mattr[0] && o->mattr[0] ? "," : "", o->mattr);
+        return cg_target_parse(t, o->triple, r->base_cpu, mattr, err, errlen);
     }
     CgGemmIsa unused;
     return cg_isa_lookup(t, o->isa, &unused, err, errlen); /* the unknown-path message */

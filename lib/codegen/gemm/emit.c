@@ -454,7 +454,7 @@ emit_tile(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc)
     const GemmPlan *p = g->p;
     int nacc = tile_nacc(p, rows, pn->nv);
     bool chunked = p->nkc > 1;
-    LLVMValueRef sp[32];
+    LLVMValueRef *sp = p->acc_slots + 2 * p->nacc;
     for (int i = 0; i < nacc; i++) {
         LLVMValueRef init = LLVMConstNull(g->accty);
         if (chunked) { /* first chunk starts from 0, later ones from the partial sums */
@@ -482,7 +482,7 @@ emit_tile(Gen *g, const Panel *pn, int rows, LLVMValueRef mloc)
         LLVMBuildBr(g->b, done);
         LLVMPositionBuilderAtEnd(g->b, fin);
     }
-    LLVMValueRef vecs[32];
+    LLVMValueRef *vecs = p->acc_slots + 3 * p->nacc;
     tile_rowvecs(g, rows, pn->nv, vecs);
     tile_epilogue(g, pn, rows, mloc, vecs);
     if (done) {
@@ -555,6 +555,8 @@ gen_init(Gen *g, LLVMModuleRef mod, const CgGemmSpec *s, const GemmPlan *plan)
     g->i64 = LLVMInt64TypeInContext(g->c);
     g->f32 = LLVMFloatTypeInContext(g->c);
     g->ptr = LLVMPointerTypeInContext(g->c, 0);
+    g->acc = plan->acc_slots;
+    g->wacc = plan->acc_slots + plan->nacc;
     g->accty = LLVMVectorType(g->i32, (unsigned)plan->vl);
     g->acc64ty = LLVMVectorType(g->i64, (unsigned)plan->vl);
     switch (s->out) {
@@ -579,7 +581,7 @@ add_gemm_function(Gen *g, const CgTarget *t, const char *name, bool shared)
         params[np++] = g->ptr;
     LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, np, 0);
     g->fn = LLVMAddFunction(g->mod, name, fty);
-    cg_function_set_target(g->fn, t, g->p->uk->vector_bits);
+    cg_function_set_target(g->fn, t, g->p->desc->vector_bits);
     add_param_attr(g, LLVMAttributeFunctionIndex, "nounwind", 0);
     add_param_attr(g, 1, "noalias", 0);
     add_param_attr(g, 1, "readonly", 0);

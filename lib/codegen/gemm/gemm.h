@@ -137,17 +137,7 @@ typedef struct CgGemmActQ {
     const float *row_scale;
 } CgGemmActQ;
 
-const char *
-cg_gemm_isa_name(CgGemmIsa isa);
-
-/* Whether t can run isa (its intrinsics exist for t's features). */
-bool
-cg_gemm_isa_supported(const CgTarget *t, CgGemmIsa isa);
-
-/* The fastest variant t supports: AVX512-VNNI > AVX-VNNI > AVX2 > generic on x86,
- * I8MM > DOTPROD > NEON on AArch64. */
-CgGemmIsa
-cg_gemm_isa_best(const CgTarget *t);
+/* cg_gemm_isa_name, cg_gemm_isa_supported, cg_gemm_isa_best: target/isa.h. */
 
 /* Rows per register tile that cg_gemm_emit will use for (t, isa, s): split M at multiples. */
 int

@@ -50,20 +50,21 @@ typedef struct Gen Gen;     /* IR-building state (gemm_ir.h) */
 typedef struct Panel Panel; /* one panel of packed B (gemm_ir.h) */
 typedef struct LLVMOpaqueType *LLVMTypeRef;
 
-/* One microkernel family member (a CgGemmIsa): what the plan and the driver ask of an ISA. The
- * driver (emit.c, pack.c) and the plan (plan.c) never name an instruction set; each ISA family
- * has one file (uk_generic.c, uk_x86.c, uk_a64.c) defining its rows, and isa.c lists them.
- * Adding an ISA = a CgGemmIsa value, its GemmUk in a family file and one row in isa.c. */
+/* One microkernel family member (a CgGemmIsa): how the GEMM runs on a path. The facts of the
+ * path itself (support, width, intrinsics, the offset of a flipped A byte, accumulator bound)
+ * are its CgIsaDesc (target/isa.h, GemmPlan.desc). The driver (emit.c, pack.c) and the plan
+ * (plan.c) never name an instruction set; each ISA family has one file (uk_generic.c,
+ * uk_x86.c, uk_a64.c) defining its rows, and isa.c lists them. Adding an ISA = a CgGemmIsa
+ * value and its record (target/isa.c), its GemmUk in a family file and one row in isa.c. */
 typedef struct GemmUk {
     CgGemmIsa isa;
-    const char *name;              /* --isa spelling */
-    bool (*supported)(const CgTarget *t);
+    const char *name;              /* the row's name in messages ("avx2", "avx2-a16") */
     /* vl, kg, belem, default tiles (mr, nv, kunroll), apack, a_xor, use_usdot for (t, s) */
     void (*shape)(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s);
-    int32_t xor_off;               /* what a ^ 0x80 adds to A (when the shape sets a_xor) */
+    int32_t xor_off16;             /* 16-bit rows: what a ^ 0x8000 adds to A (8-bit rows: the
+                                    * record's a8_xor_offset) */
     bool a_in_place;               /* unsigned A, whole k groups per row: read A unpacked */
     bool b_prefetch;               /* software prefetch of B when a panel chunk leaves L1 */
-    unsigned vector_bits;          /* min-legal-vector-width of the kernel, 0 = default */
     /* One k group gi for a tile of `rows` rows (row pointers rowp): the accumulators
      * g->acc[] updated in place. */
     void (*step)(Gen *g, const Panel *pn, int rows, LLVMValueRef *rowp, LLVMValueRef gi);
@@ -97,7 +98,10 @@ extern const GemmUk gemm_uk_avx2_a16, gemm_uk_avxvnni_a16, gemm_uk_avx512vnni_a1
 
 struct GemmPlan {
     CgGemmIsa isa;
+    const CgTarget *t;
+    const CgIsaDesc *desc;         /* the path's record */
     const GemmUk *uk;
+    int32_t xor_off;               /* what A's a_xor adds to an element (desc or uk row) */
     int vl;     /* i32 lanes of one accumulator row vector */
     int kg;     /* k per group */
     int belem;  /* bytes per packed B element */
@@ -132,6 +136,12 @@ struct GemmPlan {
     float *mult, *scale, *fbias;
     int64_t *fx_mult, *fx_round, *fx_shift;
     int32_t *csum;  /* act_zp: sum_k (B[n,k] - zb[n]) (mod 2^32); else NULL */
+    /* The emitter's accumulator slots (emit.c), sized by the tile: nacc accumulators of a full
+     * tile (mr x nv, row pairs rounded up for APACK_PAIRS; at most the path record's
+     * gemm_max_acc), and acc_slots, 4 x nacc handles (int32 slots, int64 slots, chunk scratch
+     * slots, the finished tile's row vectors) */
+    int nacc;
+    LLVMValueRef *acc_slots;
 };
 
 /* Validate s for (t, isa), choose tiles, pack B, fold the corrections. */

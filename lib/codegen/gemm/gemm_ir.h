@@ -28,12 +28,13 @@ typedef struct Gen {
      * f32 qmin - zo, qmax - zo), loaded in the entry block into e_*; NULL: immediates of the spec */
     LLVMValueRef g_epi, e_zo, e_qmin, e_qmax, e_lo, e_hi;
     LLVMValueRef aq_za, aq_sa, aq_rows; /* run-time quantization of A (spec act_*), or NULL */
-    LLVMValueRef acc[32], apack, rs, sumslot, scratch, tbuf; /* tbuf: a tile's row vectors */
+    /* acc: the tile's accumulator slots (GemmPlan.acc_slots, p->nacc of them) */
+    LLVMValueRef *acc, apack, rs, sumslot, scratch, tbuf; /* tbuf: a tile's row vectors */
     LLVMValueRef m0, mcn; /* current cache block: first row, row count */
     LLVMValueRef kc0, kend, kfirst, klast; /* current K chunk (nkc > 1 only) */
     /* 16-bit activations, wide accumulation (gemm_impl.h): int64 accumulator slots */
     LLVMTypeRef acc64ty;
-    LLVMValueRef wacc[32];
+    LLVMValueRef *wacc; /* p->nacc slots */
 } Gen;
 
 typedef struct Panel {

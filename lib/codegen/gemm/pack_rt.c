@@ -212,7 +212,7 @@ cg_gemm_rt_emit_pack(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const 
     k->rb = rb;
     int32_t off = 0;
     if (plan.a_xor)
-        off = (isa == CG_GEMM_X86_AVX512VNNI || isa == CG_GEMM_X86_AVXVNNI) ? 128 : -128;
+        off = plan.xor_off;
     k->coef = (int32_t)(0u - ((uint32_t)off + (uint32_t)s->za));
 
     LLVMTypeRef pt[4] = {k->ptr, k->ptr, k->ptr, k->ptr};

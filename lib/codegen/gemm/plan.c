@@ -135,8 +135,9 @@ check_spec(const GemmPlan *p, const CgGemmSpec *s, char *err, size_t errlen)
     if (p->apack == APACK_PAIRS && (p->mr & (p->mr - 1)) != 0) /* row pairs */
         return errbuf_fail(err, errlen, "gemm: %s needs a power-of-two row tile, got %d",
                     p->uk->name, p->mr);
-    if (p->mr * p->nv > 32)
-        return errbuf_fail(err, errlen, "gemm: tile %dx%d has more than 32 accumulators", p->mr, p->nv);
+    if (p->mr * p->nv > (int)p->desc->gemm_max_acc)
+        return errbuf_fail(err, errlen, "gemm: tile %dx%d has more than %u accumulators", p->mr,
+                           p->nv, p->desc->gemm_max_acc);
     return true;
 }
 
@@ -257,12 +258,15 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
         return errbuf_fail(err, errlen, "gemm: target %s (%s) cannot run the %s kernel", t->triple,
                     t->cpu, cg_gemm_isa_name(isa));
     p->isa = isa;
+    p->t = t;
+    p->desc = cg_isa_desc(t, isa);
     p->uk = gemm_uk_for(isa, s);
     if (!p->uk)
         return errbuf_fail(err, errlen, "gemm: no %s kernel for %d-bit activations",
                            cg_gemm_isa_name(isa), s->a_bits);
     p->a16 = s->a_bits == 16;
     p->a_es = p->a16 ? 2 : 1;
+    p->xor_off = p->a16 ? p->uk->xor_off16 : p->desc->a8_xor_offset;
     p->uk->shape(p, t, s);
     if (s->tile.mr > 0)
         p->mr = s->tile.mr;
@@ -349,7 +353,10 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
     p->zb = calloc((size_t)p->npad, sizeof *p->zb);
     p->csum = s->act_zp ? calloc((size_t)p->npad, sizeof *p->csum) : NULL;
     p->cb64 = p->wide ? calloc((size_t)p->npad, sizeof *p->cb64) : NULL;
-    if (!p->bpack || !p->cb || !p->zb || (s->act_zp && !p->csum) || (p->wide && !p->cb64)) {
+    p->nacc = (p->apack == APACK_PAIRS ? (p->mr + 1) / 2 * 2 : p->mr) * p->nv;
+    p->acc_slots = calloc(4 * (size_t)p->nacc, sizeof *p->acc_slots);
+    if (!p->bpack || !p->cb || !p->zb || (s->act_zp && !p->csum) || (p->wide && !p->cb64) ||
+        !p->acc_slots) {
         gemm_plan_free(p);
         return errbuf_fail(err, errlen, "gemm: out of memory");
     }
@@ -358,7 +365,7 @@ gemm_plan_init(GemmPlan *p, const CgTarget *t, CgGemmIsa isa, const CgGemmSpec *
 
     int32_t off = 0;
     if (p->a_xor)
-        off = p->uk->xor_off;
+        off = p->xor_off;
     p->cb_nonzero = false;
     for (int64_t n = 0; n < s->n; n++) {
         uint32_t colsum = 0;
@@ -434,6 +441,7 @@ gemm_plan_free(GemmPlan *p)
     free(p->fx_shift);
     free(p->csum);
     free(p->cb64);
+    free(p->acc_slots);
     memset(p, 0, sizeof *p);
 }
 

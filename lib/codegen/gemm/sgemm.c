@@ -16,6 +16,7 @@
 #include <string.h>
 
 typedef struct SPlan {
+    const CgIsaDesc *desc; /* the path's record */
     const GemmUk *uk;
     int vl, mr, nv, ku;
     int64_t nr, npf;            /* columns per full panel, full panels */
@@ -29,7 +30,8 @@ splan(SPlan *p, const CgTarget *t, CgGemmIsa isa, const CgSgemmSpec *s, char *er
 {
     memset(p, 0, sizeof *p);
     p->uk = gemm_uk(isa);
-    if (!p->uk || !p->uk->supported(t) || !p->uk->f32_vl) {
+    p->desc = cg_isa_desc(t, isa);
+    if (!p->uk || !cg_gemm_isa_supported(t, isa) || !p->uk->f32_vl) {
         snprintf(err, errlen, "f32 GEMM: path '%s' is not supported by the target",
                  cg_gemm_isa_name(isa));
         return false;
@@ -42,9 +44,9 @@ splan(SPlan *p, const CgTarget *t, CgGemmIsa isa, const CgSgemmSpec *s, char *er
     p->vl = p->uk->f32_vl;
     p->mr = s->tile.mr > 0 ? s->tile.mr : p->uk->f32_mr;
     p->nv = s->tile.nv > 0 ? s->tile.nv : p->uk->f32_nv;
-    if (p->mr < 1 || p->nv < 1 || p->nv > 8 || p->mr * p->nv > 32) {
-        snprintf(err, errlen, "f32 GEMM: tile %dx%d: at most 8 vectors and 32 accumulators", p->mr,
-                 p->nv);
+    if (p->mr < 1 || p->nv < 1 || p->nv > 8 || p->mr * p->nv > (int)p->desc->gemm_max_acc) {
+        snprintf(err, errlen, "f32 GEMM: tile %dx%d: at most 8 vectors and %u accumulators", p->mr,
+                 p->nv, p->desc->gemm_max_acc);
         return false;
     }
     p->ku = s->tile.kunroll > 0 ? s->tile.kunroll : 4;
@@ -100,7 +102,10 @@ typedef struct SG {
     LLVMTypeRef i1, i64, f32, ptr, vty;
     LLVMValueRef A, C, mb, me, B;  /* arguments */
     LLVMValueRef gb, gbias, buf;   /* packed constant B, padded bias, run-time B chunk */
-    LLVMValueRef acc[32];          /* accumulator slots (allocas, promoted by mem2reg) */
+    /* sized by the tile (mr x nv accumulators, at most the path record's gemm_max_acc): */
+    LLVMValueRef *acc;             /* accumulator slots (allocas, promoted by mem2reg) */
+    LLVMValueRef *accv;            /* their values in the K loop */
+    LLVMValueRef *rowp, *crow, *valid; /* per row of the tile: A row, C row, row < m_end */
     LLVMValueRef fma;              /* llvm.fma.v<vl>f32 declaration */
     LLVMTypeRef fma_ty;
 } SG;
@@ -213,7 +218,7 @@ tile(SG *g, LLVMValueRef r0, LLVMValueRef bp, int64_t nrp, int nv, int last, LLV
     const CgSgemmSpec *s = g->s;
     int mr = p->mr, vl = p->vl;
     LLVMBuilderRef b = g->b;
-    LLVMValueRef rowp[32], crow[32], valid[32];
+    LLVMValueRef *rowp = g->rowp, *crow = g->crow, *valid = g->valid;
     LLVMValueRef mlast = LLVMBuildNSWSub(b, g->me, ci(g, 1), "");
     for (int r = 0; r < mr; r++) {
         LLVMValueRef m = add(g, r0, ci(g, r));
@@ -245,7 +250,7 @@ tile(SG *g, LLVMValueRef r0, LLVMValueRef bp, int64_t nrp, int nv, int last, LLV
         start = pass == 0 ? ci(g, 0) : kmain;
         end = pass == 0 ? kmain : kl;
         LLVMValueRef kk = loop_begin(g, &l, start, end, u, pass ? "k1" : "k");
-        LLVMValueRef accv[32];
+        LLVMValueRef *accv = g->accv;
         for (int i = 0; i < mr * nv; i++)
             accv[i] = LLVMBuildLoad2(b, g->vty, g->acc[i], "");
         for (int j = 0; j < u; j++) {
@@ -371,6 +376,17 @@ cg_sgemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgSgemm
         return NULL;
     SG g0, *g = &g0;
     memset(g, 0, sizeof *g);
+    int nacc = p.mr * p.nv;
+    LLVMValueRef *slots = calloc(2 * (size_t)nacc + 3 * (size_t)p.mr, sizeof *slots);
+    if (!slots) {
+        snprintf(err, errlen, "f32 GEMM: out of memory");
+        return NULL;
+    }
+    g->acc = slots;
+    g->accv = slots + nacc;
+    g->rowp = slots + 2 * nacc;
+    g->crow = g->rowp + p.mr;
+    g->valid = g->crow + p.mr;
     g->mod = mod;
     g->c = LLVMGetModuleContext(mod);
     g->s = s;
@@ -382,7 +398,7 @@ cg_sgemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgSgemm
     g->vty = LLVMVectorType(g->f32, (unsigned)p.vl);
     LLVMTypeRef params[5] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr};
     g->fn = LLVMAddFunction(mod, name, LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, 5, 0));
-    cg_function_set_target(g->fn, t, p.uk->vector_bits);
+    cg_function_set_target(g->fn, t, p.desc->vector_bits);
     unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
     LLVMAddAttributeAtIndex(g->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->c, nounwind, 0));
     g->A = LLVMGetParam(g->fn, 0);
@@ -406,6 +422,7 @@ cg_sgemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgSgemm
             snprintf(err, errlen, "f32 GEMM: out of memory");
             LLVMDisposeBuilder(g->b);
             LLVMDeleteFunction(g->fn);
+            free(slots);
             return NULL;
         }
         for (int64_t n = 0; n < s->n; n++) {
@@ -461,5 +478,6 @@ cg_sgemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgSgemm
     loop_end(g, &lb, IRB_NO_VECTORIZE | IRB_NO_UNROLL);
     LLVMBuildRetVoid(g->b);
     LLVMDisposeBuilder(g->b);
+    free(slots);
     return g->fn;
 }

@@ -123,27 +123,15 @@ i8mm_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
     p->apack = APACK_PAIRS;
 }
 
-static bool
-dotprod_supported(const CgTarget *t)
-{
-    return t->aarch64 && t->dotprod;
-}
-
-static bool
-i8mm_supported(const CgTarget *t)
-{
-    return t->aarch64 && t->i8mm;
-}
-
 const GemmUk gemm_uk_dotprod = {
-    .isa = CG_GEMM_A64_DOTPROD, .name = "dotprod", .supported = dotprod_supported,
-    .shape = dotprod_shape, .xor_off = -128, .step = dotprod_step, .step_n = dotprod_step4,
+    .isa = CG_GEMM_A64_DOTPROD, .name = "dotprod",
+    .shape = dotprod_shape, .step = dotprod_step, .step_n = dotprod_step4,
     .step_groups = 4,
     .f32_vl = 4, .f32_mr = 6, .f32_nv = 4, /* the NEON row's f32 tile */
 };
 
 const GemmUk gemm_uk_i8mm = {
-    .isa = CG_GEMM_A64_I8MM, .name = "i8mm", .supported = i8mm_supported,
+    .isa = CG_GEMM_A64_I8MM, .name = "i8mm",
     .shape = i8mm_shape, .step = mmla_step, .rowvecs = mmla_rowvecs,
     .f32_vl = 4, .f32_mr = 6, .f32_nv = 4,
 };

@@ -92,37 +92,25 @@ generic_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
     p->apack = APACK_NONE;
 }
 
-static bool
-generic_supported(const CgTarget *t)
-{
-    return t->x86 || t->aarch64;
-}
-
-static bool
-neon_supported(const CgTarget *t)
-{
-    return t->aarch64 && t->neon;
-}
-
 const GemmUk gemm_uk_generic = {
-    .isa = CG_GEMM_GENERIC, .name = "generic", .supported = generic_supported,
+    .isa = CG_GEMM_GENERIC, .name = "generic",
     .shape = generic_shape, .step = generic_step,
     /* 128-bit vectors (SSE2 / NEON): 12 accumulators fit x86's 16 registers */
     .f32_vl = 4, .f32_mr = 6, .f32_nv = 2,
 };
 
 const GemmUk gemm_uk_neon = {
-    .isa = CG_GEMM_A64_NEON, .name = "neon", .supported = neon_supported,
+    .isa = CG_GEMM_A64_NEON, .name = "neon",
     .shape = generic_shape, .step = generic_step,
     .f32_vl = 4, .f32_mr = 6, .f32_nv = 4, /* fmla v.4s: 24 accumulators of 32 registers */
 };
 
 const GemmUk gemm_uk_generic_a16 = {
-    .isa = CG_GEMM_GENERIC, .name = "generic-a16", .supported = generic_supported,
+    .isa = CG_GEMM_GENERIC, .name = "generic-a16",
     .shape = generic_a16_shape, .step = widen16_step,
 };
 
 const GemmUk gemm_uk_neon_a16 = {
-    .isa = CG_GEMM_A64_NEON, .name = "neon-a16", .supported = neon_supported,
-    .shape = neon_a16_shape, .xor_off = -32768, .a_in_place = true, .step = widen16_step,
+    .isa = CG_GEMM_A64_NEON, .name = "neon-a16",
+    .shape = neon_a16_shape, .xor_off16 = -32768, .a_in_place = true, .step = widen16_step,
 };

@@ -17,8 +17,7 @@ static LLVMValueRef
 dot_vpdpbusd(Gen *g, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b, LLVMTypeRef opty)
 {
     (void)opty;
-    const char *name = g->p->isa == CG_GEMM_X86_AVX512VNNI ? "llvm.x86.avx512.vpdpbusd.512"
-                                                           : "llvm.x86.avx512.vpdpbusd.256";
+    const char *name = cg_isa_dot8(g->p->t, g->p->isa, (unsigned)g->p->vl); /* vpdpbusd */
     LLVMValueRef args[3] = {acc, a, b}; /* (acc, u8/s8 A, s8 B) */
     return intr(g, name, NULL, 0, args, 3);
 }
@@ -28,15 +27,15 @@ dot_pmaddwd(Gen *g, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b, LLVMTypeRe
 {
     (void)opty;
     LLVMValueRef args[2] = {a, b};
-    return LLVMBuildAdd(g->b, acc, intr(g, "llvm.x86.avx2.pmadd.wd", NULL, 0, args, 2), "");
+    const char *name = cg_isa_mac16(g->p->t, g->p->isa, (unsigned)g->p->vl); /* vpmaddwd */
+    return LLVMBuildAdd(g->b, acc, intr(g, name, NULL, 0, args, 2), "");
 }
 
 static LLVMValueRef
 dot_vpdpwssd(Gen *g, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b, LLVMTypeRef opty)
 {
     (void)opty;
-    const char *name = g->p->isa == CG_GEMM_X86_AVX512VNNI ? "llvm.x86.avx512.vpdpwssd.512"
-                                                           : "llvm.x86.avx512.vpdpwssd.256";
+    const char *name = cg_isa_mac16(g->p->t, g->p->isa, (unsigned)g->p->vl); /* vpdpwssd */
     LLVMValueRef args[3] = {acc, a, b}; /* (acc, s16 A pairs, s16 B pairs) */
     return intr(g, name, NULL, 0, args, 3);
 }
@@ -118,59 +117,38 @@ avx2_a16_shape(GemmPlan *p, const CgTarget *t, const CgGemmSpec *s)
     p->a_xor = s->a_signed ? 0 : 0x80;
 }
 
-static bool
-avx512vnni_supported(const CgTarget *t)
-{
-    return t->x86 && t->avx512vnni && t->avx512bw;
-}
-
-/* llvm.x86.avx512.vpdpbusd.256 selects {vex} vpdpbusd with avxvnni, or the EVEX form with
- * avx512vnni + avx512vl: either runs this path. */
-static bool
-avxvnni_supported(const CgTarget *t)
-{
-    return t->x86 && (t->avxvnni || (t->avx512vnni && t->avx512vl));
-}
-
-static bool
-avx2_supported(const CgTarget *t)
-{
-    return t->x86 && t->avx2;
-}
-
 const GemmUk gemm_uk_avx512vnni = {
-    .isa = CG_GEMM_X86_AVX512VNNI, .name = "avx512vnni", .supported = avx512vnni_supported,
-    .shape = avx512vnni_shape, .xor_off = 128, .a_in_place = true, .b_prefetch = true,
-    .vector_bits = 512, .step = vpdpbusd_step,
+    .isa = CG_GEMM_X86_AVX512VNNI, .name = "avx512vnni",
+    .shape = avx512vnni_shape, .a_in_place = true, .b_prefetch = true, .step = vpdpbusd_step,
     .f32_vl = 16, .f32_mr = 6, .f32_nv = 4, /* vfmadd231ps zmm, {1to16} broadcast of A */
 };
 
 const GemmUk gemm_uk_avxvnni = {
-    .isa = CG_GEMM_X86_AVXVNNI, .name = "avxvnni", .supported = avxvnni_supported,
-    .shape = avxvnni_shape, .xor_off = 128, .a_in_place = true, .b_prefetch = true,
+    .isa = CG_GEMM_X86_AVXVNNI, .name = "avxvnni",
+    .shape = avxvnni_shape, .a_in_place = true, .b_prefetch = true,
     .step = vpdpbusd_step,
     .f32_vl = 8, .f32_mr = 6, .f32_nv = 2, /* vfmadd231ps ymm: 12 accumulators of 16 */
 };
 
 const GemmUk gemm_uk_avx2 = {
-    .isa = CG_GEMM_X86_AVX2, .name = "avx2", .supported = avx2_supported,
+    .isa = CG_GEMM_X86_AVX2, .name = "avx2",
     .shape = avx2_shape, .step = pmaddwd_step,
     .f32_vl = 8, .f32_mr = 6, .f32_nv = 2,
 };
 
 const GemmUk gemm_uk_avx512vnni_a16 = {
-    .isa = CG_GEMM_X86_AVX512VNNI, .name = "avx512vnni-a16", .supported = avx512vnni_supported,
-    .shape = avx512vnni_a16_shape, .xor_off = -32768, .a_in_place = true, .b_prefetch = true,
-    .vector_bits = 512, .step = vpdpwssd_step,
+    .isa = CG_GEMM_X86_AVX512VNNI, .name = "avx512vnni-a16",
+    .shape = avx512vnni_a16_shape, .xor_off16 = -32768, .a_in_place = true, .b_prefetch = true,
+    .step = vpdpwssd_step,
 };
 
 const GemmUk gemm_uk_avxvnni_a16 = {
-    .isa = CG_GEMM_X86_AVXVNNI, .name = "avxvnni-a16", .supported = avxvnni_supported,
-    .shape = avxvnni_a16_shape, .xor_off = -32768, .a_in_place = true, .b_prefetch = true,
+    .isa = CG_GEMM_X86_AVXVNNI, .name = "avxvnni-a16",
+    .shape = avxvnni_a16_shape, .xor_off16 = -32768, .a_in_place = true, .b_prefetch = true,
     .step = vpdpwssd_step,
 };
 
 const GemmUk gemm_uk_avx2_a16 = {
-    .isa = CG_GEMM_X86_AVX2, .name = "avx2-a16", .supported = avx2_supported,
-    .shape = avx2_a16_shape, .xor_off = -32768, .a_in_place = true, .step = pmaddwd_step,
+    .isa = CG_GEMM_X86_AVX2, .name = "avx2-a16",
+    .shape = avx2_a16_shape, .xor_off16 = -32768, .a_in_place = true, .step = pmaddwd_step,
 };

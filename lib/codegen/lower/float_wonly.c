@@ -2,9 +2,9 @@
  * quantization; docs/ir.md) as a vector kernel that reads the packed weights and dequantizes
  * them in registers.
  *
- * Packing (compile time): the columns are cut into panels of NR = NV * V columns (V = f32
- * lanes of the kernel path: 16 on avx512vnni, 8 on avx2 / avxvnni, 4 on generic, neon,
- * dotprod, i8mm); panel p holds its K rows of NR bytes contiguously ([P][K][NR], the last
+ * Packing (compile time): the columns are cut into panels of NR = NV * V columns (V = the
+ * lanes of the kernel path's record, target/isa.h: 16 on avx512vnni, 8 on avx2 / avxvnni, 4 on
+ * generic, neon, dotprod, i8mm); panel p holds its K rows of NR bytes contiguously ([P][K][NR], the last
  * panel padded with zeros), so a panel is one sequential stream. 4-bit weights (i4, u4) are
  * stored two per byte, [P][K][NR / 2]: byte l of the pair of vectors (2i, 2i + 1) holds column
  * 2i·V + l in its low nibble and column (2i + 1)·V + l in its high nibble, so one load of V
@@ -12,7 +12,7 @@
  * shuffle; NV is even on every path. On the avx512vnni GEMV tile (V = 16, NV = 8: a panel row is
  * 64 bytes = 16 dwords of 8 nibbles) with no zero point or one zero point for the whole weight,
  * nibble j of dword d holds column j·V + d instead, and the kernel converts by table: vpermps
- * (llvm.x86.avx512.permvar.sf.512) reads only the low 4 bits of each index, so the row as 16
+ * (the path record's lut16_f32, target/isa.h) reads only the low 4 bits of each index, so the row as 16
  * dwords, shifted right by 4j, looks vector j up in the 16 floats (float)(value(code) - zp)
  * directly: one shift and one permute per 16 weights instead of a widening, shifts and a
  * conversion (35 vs 24 G weights/s with the weights in L1 on Zen 4: bench/wonly_uk.c). Its
@@ -88,10 +88,9 @@ wo_plan(Kb *k, Node *n, WoPlan *p)
     p->w4 = we == ET_I4 || we == ET_U4;
     p->zp = operand_const(k, n, 3) != NULL;
     p->bias = operand_const(k, n, 4) != NULL;
-    p->V = k->isa == CG_GEMM_X86_AVX512VNNI                                 ? 16
-           : k->isa == CG_GEMM_X86_AVX2 || k->isa == CG_GEMM_X86_AVXVNNI ? 8
-                                                                          : 4;
-    bool regs16 = k->t->x86 && p->V < 16;
+    const CgIsaDesc *isa = cg_isa_desc(k->t, k->isa);
+    p->V = (int)isa->i32_lanes;
+    bool regs16 = isa->vregs < 32;
     p->MR = p->M <= 1 ? 1 : regs16 ? 2 : 4;
     p->NV = p->M <= 1 ? 8 : 4;
     p->NR = p->NV * p->V;
@@ -103,7 +102,7 @@ wo_plan(Kb *k, Node *n, WoPlan *p)
     size_t nz = z ? type_numel_unchecked(&z->type) : 0;
     for (size_t i = 1; i < nz && uniform; i++)
         uniform = tensor_get_i(z, i) == tensor_get_i(z, 0);
-    p->lut = p->w4 && p->V == 16 && p->NV == 8 && k->isa == CG_GEMM_X86_AVX512VNNI && uniform;
+    p->lut = p->w4 && p->V == 16 && p->NV == 8 && isa->lut16_f32 && uniform;
     if (p->lut && z) {
         p->zpu = nz ? (int32_t)tensor_get_i(z, 0) : 0;
         p->zp = false;
@@ -180,7 +179,7 @@ wo_lut_row(Kb *k, const WoEmit *e, LLVMValueRef wrow, LLVMValueRef *wf)
     for (int j = 0; j < p->NV; j++) {
         LLVMValueRef idx = j ? LLVMBuildLShr(k->b, row, cg_vsplat(k, cg_i32(k, 4 * j), 16), "") : row;
         LLVMValueRef args[2] = {table, idx};
-        wf[j] = cg_call(k, "llvm.x86.avx512.permvar.sf.512", e->vf, pt, args, 2);
+        wf[j] = cg_call(k, cg_isa_desc(k->t, k->isa)->lut16_f32, e->vf, pt, args, 2);
     }
 }
 

@@ -852,19 +852,22 @@ emit_pixels(Dw *d, int P, int cv, LLVMValueRef *tp, LLVMValueRef *yp)
         emit_block(d, P, tp, yp, cg_i64(k, nblk * blk), v, nv);
 }
 
-/* 512-bit vectors are legal in the row function; and vpdpwssd stays one instruction
- * ("fast-dpwssd": without it LLVM splits it into vpmaddwd + vpaddd for generic CPUs, which
- * then get reassociated: twice the uops on the busiest port, and spills). */
+/* The path's vector width (its record's vector_bits: 512 on avx512vnni) is legal in the row
+ * function; and vpdpwssd stays one instruction (the record's mac16_tune, "+fast-dpwssd":
+ * without it LLVM splits it into vpmaddwd + vpaddd for generic CPUs, which then get
+ * reassociated: twice the uops on the busiest port, and spills). */
 static void
 row_fn_attrs(Dw *d, LLVMValueRef fn)
 {
     Kb *k = d->k;
-    if (d->vl == 16)
-        cg_function_set_target(fn, k->t, 512);
-    if (!cg_isa_has_dpwssd(k->isa))
+    const CgIsaDesc *isa = cg_isa_desc(k->t, k->isa);
+    if (isa->vector_bits)
+        cg_function_set_target(fn, k->t, isa->vector_bits);
+    if (!isa->mac16_tune)
         return;
     char feat[sizeof k->t->features + 32];
-    snprintf(feat, sizeof feat, "%s%s+fast-dpwssd", k->t->features, k->t->features[0] ? "," : "");
+    snprintf(feat, sizeof feat, "%s%s%s", k->t->features, k->t->features[0] ? "," : "",
+             isa->mac16_tune);
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(k->c, "target-features", 15, feat,
                                                       (unsigned)strlen(feat)));
@@ -967,7 +970,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     dw_init(&d, k, n, c, e);
     d.tap_loop = d.T > DW_MAXT;
     d.vl = cg_isa_i32_lanes(k->t, k->isa);
-    int budget = d.vl == 16 || k->t->aarch64 ? 16 : 12;
+    int budget = cg_isa_desc(k->t, k->isa)->vregs >= 32 ? 16 : 12;
     int32_t zx = xt->q->zp[0];
     int64_t C = c->M, nvec = C / d.vl;
     dw_tables(k, C, d.T, e, w, zw, bias, zx, &d.tb);

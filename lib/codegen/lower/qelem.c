@@ -165,7 +165,8 @@ emit_lut(Kb *k, Node *n, const CgNodeArgs *a)
                        elem_name(y->elem));
     LLVMValueRef gt = cg_const_bytes(k, ta->t->data, ta->t->nbytes, "lut");
     bool bytes = (x->elem == ET_I8 || x->elem == ET_U8) && (y->elem == ET_I8 || y->elem == ET_U8);
-    bool vec = bytes && k->isa == CG_GEMM_X86_AVX512VNNI && cg_target_has_feature(k->t, "avx512vbmi");
+    bool vec = bytes && cg_isa_desc(k->t, k->isa)->vector_bits == 512 &&
+               cg_target_has_feature(k->t, "avx512vbmi"); /* vpermi2b zmm */
     int64_t total = (int64_t)type_numel_unchecked(x), nb = total / LUT_BLOCK;
     if (nb > 0) {
         Par par;

@@ -84,17 +84,25 @@ static const struct {
     const char *name;
     int parent; /* implied by this feature; -1 = none */
     bool x86;
+    size_t field; /* its boolean in CgTarget */
 } flag_info[F_COUNT] = {
-    [F_AVX2] = {"avx2", -1, true},
-    [F_AVX512F] = {"avx512f", F_AVX2, true},
-    [F_AVX512BW] = {"avx512bw", F_AVX512F, true},
-    [F_AVX512VL] = {"avx512vl", F_AVX512F, true},
-    [F_AVX512VNNI] = {"avx512vnni", F_AVX512F, true},
-    [F_AVXVNNI] = {"avxvnni", F_AVX2, true},
-    [F_NEON] = {"neon", -1, false},
-    [F_DOTPROD] = {"dotprod", F_NEON, false},
-    [F_I8MM] = {"i8mm", F_NEON, false},
+    [F_AVX2] = {"avx2", -1, true, offsetof(CgTarget, avx2)},
+    [F_AVX512F] = {"avx512f", F_AVX2, true, offsetof(CgTarget, avx512f)},
+    [F_AVX512BW] = {"avx512bw", F_AVX512F, true, offsetof(CgTarget, avx512bw)},
+    [F_AVX512VL] = {"avx512vl", F_AVX512F, true, offsetof(CgTarget, avx512vl)},
+    [F_AVX512VNNI] = {"avx512vnni", F_AVX512F, true, offsetof(CgTarget, avx512vnni)},
+    [F_AVXVNNI] = {"avxvnni", F_AVX2, true, offsetof(CgTarget, avxvnni)},
+    [F_NEON] = {"neon", -1, false, offsetof(CgTarget, neon)},
+    [F_DOTPROD] = {"dotprod", F_NEON, false, offsetof(CgTarget, dotprod)},
+    [F_I8MM] = {"i8mm", F_NEON, false, offsetof(CgTarget, i8mm)},
 };
+
+/* Flag i of t (its CgTarget boolean). */
+static bool
+flag_get(const CgTarget *t, int i)
+{
+    return *(const bool *)((const char *)t + flag_info[i].field);
+}
 
 static void
 flag_enable(bool *f, int i)
@@ -269,15 +277,17 @@ apply_feature_list(bool *f, bool x86, const char *list, const char *host_feats, 
 static void
 store_flags(CgTarget *t, const bool *f)
 {
-    t->avx2 = f[F_AVX2];
-    t->avx512f = f[F_AVX512F];
-    t->avx512bw = f[F_AVX512BW];
-    t->avx512vl = f[F_AVX512VL];
-    t->avx512vnni = f[F_AVX512VNNI];
-    t->avxvnni = f[F_AVXVNNI];
-    t->neon = f[F_NEON];
-    t->dotprod = f[F_DOTPROD];
-    t->i8mm = f[F_I8MM];
+    for (int i = 0; i < F_COUNT; i++)
+        *(bool *)((char *)t + flag_info[i].field) = f[i];
+}
+
+const char *
+cg_target_missing_flag(const CgTarget *want, const CgTarget *have)
+{
+    for (int i = 0; i < F_COUNT; i++)
+        if (flag_get(want, i) && !flag_get(have, i))
+            return flag_info[i].name;
+    return NULL;
 }
 
 /* Fill triple + arch booleans; checks LLVM has a target for it. */
@@ -402,15 +412,8 @@ cg_target_parse(CgTarget *t, const char *triple, const char *mcpu, const char *m
         }
         strcpy(t->cpu, host.cpu);
         strcpy(t->features, host.features);
-        f[F_AVX2] = host.avx2;
-        f[F_AVX512F] = host.avx512f;
-        f[F_AVX512BW] = host.avx512bw;
-        f[F_AVX512VL] = host.avx512vl;
-        f[F_AVX512VNNI] = host.avx512vnni;
-        f[F_AVXVNNI] = host.avxvnni;
-        f[F_NEON] = host.neon;
-        f[F_DOTPROD] = host.dotprod;
-        f[F_I8MM] = host.i8mm;
+        for (int i = 0; i < F_COUNT; i++)
+            f[i] = flag_get(&host, i);
     } else {
         const CpuInfo *ci = NULL;
         for (size_t i = 0; i < sizeof cpu_table / sizeof cpu_table[0]; i++)

@@ -51,6 +51,12 @@ cg_target_machine_create(const CgTarget *t, LLVMTargetMachineRef *out, char *err
 void
 cg_target_machine_destroy(LLVMTargetMachineRef tm);
 
+/* The name of the first feature boolean of CgTarget (target.c's flag table, in its order:
+ * avx2 ... avxvnni, neon, dotprod, i8mm) that `want` has and `have` lacks, NULL if none: code
+ * compiled for want may fault on have. */
+const char *
+cg_target_missing_flag(const CgTarget *want, const CgTarget *have);
+
 /* Whether feature `name` (without +/-) is enabled: its last mention in t->features, else
  * whether a pinned CPU implies it (target.c cpu_implied: the AVX-512 VBMI family). */
 bool
