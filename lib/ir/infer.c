@@ -1161,7 +1161,7 @@ INFER_FN(argmax)
 
 typedef bool (*InferFn)(Graph *g, Node *n, const Type *x, Type *o, Type *out);
 static const InferFn infer_tab[OP_COUNT] = {
-#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER) [OP_##E] = infer_##INFER,
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, ...) [OP_##E] = infer_##INFER,
 #include "ops.def"
 #undef OP
 };

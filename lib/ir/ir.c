@@ -10,7 +10,7 @@
 /* ---- ops ---- */
 static const OpInfo op_tab[OP_COUNT] = {
     [OP_INVALID] = {"<invalid>", 0, 0, 0, 0, 0},
-#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER) \
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, ...) \
     [OP_##E] = {NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS},
 #include "ops.def"
 #undef OP

@@ -83,7 +83,7 @@ typedef struct Attr {
 
 typedef enum OpKind {
     OP_INVALID = 0,
-#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER) OP_##E,
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, ...) OP_##E,
 #include "ops.def"
 #undef OP
     OP_COUNT

@@ -96,26 +96,57 @@ out_range(Exp *x, const Node *n, const Type *y, int64_t *lo, int64_t *hi)
     *hi = h + exp_shift(y->elem);
 }
 
-/* export_ops.c: one node; false (diagnostic emitted) if it has no mapping. */
+/* export_ops.c: one node, through ops.def's MLIR column; false (diagnostic emitted) if it has
+ * no mapping. */
 bool exp_node(Exp *x, Node *n);
-/* export_elem.c: element-wise, pooling, layout and float ops; *known = false if n's op
- * is not one of them. */
-bool exp_node_elem(Exp *x, Node *n, bool *known);
-/* export_float.c: f32 ops of float islands (div, batchnorm, gemm, global average pooling,
- * softmax) as linalg.generic with qdqc's own arithmetic (f64 accumulation, its order); *known
- * as above. */
-bool exp_node_float(Exp *x, Node *n, bool *known);
+/* export_float.c: whether every operand and result of n is f32 (else a diagnostic) */
+bool exp_all_f32(Exp *x, Node *n);
 
-/* export_logic.c: cast, gather, comparisons, and/or/xor/not, where, expand; *known as above. */
-bool exp_node_logic(Exp *x, Node *n, bool *known);
+/* ---- per-op exporters (ops.def's MLIR column) ---- */
+/* export_ops.c: quantize / dequantize (per-tensor, per-channel, block-wise), qconv, qmatmul,
+ * maxpool and qavgpool */
+bool exp_op_quantize(Exp *x, Node *n);
+bool exp_op_dequantize(Exp *x, Node *n);
+bool exp_op_qconv(Exp *x, Node *n);
+bool exp_op_qmatmul(Exp *x, Node *n);
+bool exp_op_pool(Exp *x, Node *n);
+/* export_elem.c: qadd / qsub / qmul, requantize, lut, layout ops, concat, and add, sub, mul,
+ * relu, clip on float values */
+bool exp_op_qbinary(Exp *x, Node *n);
+bool exp_op_requantize(Exp *x, Node *n);
+bool exp_op_lut(Exp *x, Node *n);
+bool exp_op_layout(Exp *x, Node *n);
+bool exp_op_concat(Exp *x, Node *n);
+bool exp_op_float_elem(Exp *x, Node *n);
+/* export_float.c: f32 ops of float islands as linalg.generic with qdqc's own arithmetic (f64
+ * accumulation, its order) */
+bool exp_op_div(Exp *x, Node *n);
+bool exp_op_batchnorm(Exp *x, Node *n);
+bool exp_op_gemm(Exp *x, Node *n);
+bool exp_op_matmul(Exp *x, Node *n);
+bool exp_op_global_avgpool(Exp *x, Node *n);
+bool exp_op_layernorm(Exp *x, Node *n);
+bool exp_op_softmax(Exp *x, Node *n);
+bool exp_op_exp(Exp *x, Node *n);
+bool exp_op_reduce_mean(Exp *x, Node *n);
+bool exp_op_conv(Exp *x, Node *n);
+bool exp_op_wmatmul(Exp *x, Node *n);
+bool exp_op_unary(Exp *x, Node *n); /* hard_sigmoid, hard_swish, leaky_relu */
+/* export_logic.c: cast, comparisons, and / or / xor / not, where, expand, gather */
+bool exp_op_cast(Exp *x, Node *n);
+bool exp_op_compare(Exp *x, Node *n);
+bool exp_op_logic(Exp *x, Node *n);
+bool exp_op_where(Exp *x, Node *n);
+bool exp_op_expand(Exp *x, Node *n);
+bool exp_op_gather(Exp *x, Node *n);
 
 /* lib/numerics/fmath.c's f32 functions as arith ops (export_fmath.c) */
 void exp_f32_const(StrBuf *b, const char *name, float f);  /* "%name = arith.constant <bits>" */
 void exp_f64_const(StrBuf *b, const char *name, double d);
 /* qn_expf of the f32 value %<in> into %<pre>e (every name it defines starts with pre) */
 void exp_expf_body(StrBuf *b, const char *in, const char *pre);
-bool exp_fmath_unary(Exp *x, Node *n); /* sigmoid, tanh, erf, gelu, log */
-bool exp_fmath_pow(Exp *x, Node *n);
-bool exp_fmath_simple(Exp *x, Node *n); /* sqrt, reciprocal, neg, abs, round, max, min, prelu */
+bool exp_op_fmath_unary(Exp *x, Node *n); /* sigmoid, tanh, erf, gelu, log */
+bool exp_op_fmath_pow(Exp *x, Node *n);
+bool exp_op_fmath_simple(Exp *x, Node *n); /* sqrt, reciprocal, neg, abs, round, max, min, prelu */
 
 #endif

@@ -25,8 +25,8 @@ to_rank(Exp *x, uint32_t v, const Type *t, int rank, Type *out)
     return exp_reshape(x, v, t, rank, out->dims);
 }
 
-static bool
-ex_qbinary(Exp *x, Node *n)
+bool
+exp_op_qbinary(Exp *x, Node *n)
 {
     const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]),
                *yt = exp_vtype(x, n->out[0]);
@@ -78,8 +78,8 @@ ex_qbinary(Exp *x, Node *n)
     return true;
 }
 
-static bool
-ex_requantize(Exp *x, Node *n)
+bool
+exp_op_requantize(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     /* an i32 operand (a bias requantized to 8 bits): tosa.rescale from i32, whose zero point
@@ -105,8 +105,8 @@ ex_requantize(Exp *x, Node *n)
 
 /* lut: tosa.table indexes with x + 128 for i8, which is x - storage_min for both i8 and
  * shifted u8, i.e. qdqc's table order. */
-static bool
-ex_lut(Exp *x, Node *n)
+bool
+exp_op_lut(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     const Attr *ta = ir_attr(x->g, n, "table");
@@ -125,8 +125,8 @@ ex_lut(Exp *x, Node *n)
     return true;
 }
 
-static bool
-ex_layout(Exp *x, Node *n)
+bool
+exp_op_layout(Exp *x, Node *n)
 {
     Graph *g = x->g;
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
@@ -190,8 +190,8 @@ ex_layout(Exp *x, Node *n)
     }
 }
 
-static bool
-ex_concat(Exp *x, Node *n)
+bool
+exp_op_concat(Exp *x, Node *n)
 {
     const Type *yt = exp_vtype(x, n->out[0]);
     int64_t axis = ir_attr_int(x->g, n, "axis", 0);
@@ -225,8 +225,8 @@ f32_attr(char *buf, size_t cap, float v)
     snprintf(buf, cap, "0x%08X : f32", bits);
 }
 
-static bool
-ex_float(Exp *x, Node *n)
+bool
+exp_op_float_elem(Exp *x, Node *n)
 {
     const Type *yt = exp_vtype(x, n->out[0]);
     const char *name = op_info(n->op)->name;
@@ -272,31 +272,4 @@ ex_float(Exp *x, Node *n)
                                 EXP_TT(x, 1, &b2), EXP_TT(x, 2, yt)));
     }
     return true;
-}
-
-bool
-exp_node_elem(Exp *x, Node *n, bool *known)
-{
-    *known = true;
-    switch (n->op) {
-    case OP_QADD:
-    case OP_QSUB:
-    case OP_QMUL: return ex_qbinary(x, n);
-    case OP_REQUANTIZE: return ex_requantize(x, n);
-    case OP_LUT: return ex_lut(x, n);
-    case OP_IDENTITY:
-    case OP_TRANSPOSE:
-    case OP_SLICE:
-    case OP_RESHAPE:
-    case OP_FLATTEN:
-    case OP_SQUEEZE:
-    case OP_UNSQUEEZE: return ex_layout(x, n);
-    case OP_CONCAT: return ex_concat(x, n);
-    case OP_ADD:
-    case OP_SUB:
-    case OP_MUL:
-    case OP_RELU:
-    case OP_CLIP: return ex_float(x, n);
-    default: *known = false; return false;
-    }
 }

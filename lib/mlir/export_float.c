@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-all_f32(Exp *x, Node *n)
+bool
+exp_all_f32(Exp *x, Node *n)
 {
     for (uint32_t i = 0; i < n->nin; i++)
         if (n->in[i].id && exp_vtype(x, n->in[i])->elem != ET_F32)
@@ -54,8 +54,8 @@ ident_map(int rank)
 }
 
 /* f32 div with numpy broadcasting: the code generator's fdiv in f32. */
-static bool
-ex_div(Exp *x, Node *n)
+bool
+exp_op_div(Exp *x, Node *n)
 {
     const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]),
                *yt = exp_vtype(x, n->out[0]);
@@ -81,8 +81,8 @@ ex_div(Exp *x, Node *n)
 
 /* batchnorm (inference): ((x - mean) / sqrt(var + eps)) * scale + bias in f64, per channel
  * (axis 1), rounded to f32 once. */
-static bool
-ex_batchnorm(Exp *x, Node *n)
+bool
+exp_op_batchnorm(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]);
     if (n->nin < 5 || xt->rank < 2)
@@ -139,8 +139,8 @@ zero_f64(Exp *x, const char *tt)
 
 /* gemm: acc = fma(a[i,k], b[k,j], acc) in f32 from 0 (k ascending), y = alpha * acc + beta * c:
  * the order of docs/numerics.md, "Float matrix products". */
-static bool
-ex_gemm(Exp *x, Node *n)
+bool
+exp_op_gemm(Exp *x, Node *n)
 {
     const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]),
                *yt = exp_vtype(x, n->out[0]);
@@ -195,8 +195,8 @@ ex_gemm(Exp *x, Node *n)
 
 /* global average pooling: the spatial sum in f64 (row-major), divided by the count in f64,
  * rounded to f32. */
-static bool
-ex_global_avgpool(Exp *x, Node *n)
+bool
+exp_op_global_avgpool(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     if (xt->rank < 3 || xt->rank > 5)
@@ -238,8 +238,8 @@ ex_global_avgpool(Exp *x, Node *n)
 /* Element-wise f32 activations in f64, as the code generator: hard_sigmoid clamp01(alpha x +
  * beta), hard_swish x clamp01(x / 6 + 0.5), leaky_relu x < 0 ?
  * alpha x : x; clamp01 passes NaN (ordered compares). */
-static bool
-ex_unary(Exp *x, Node *n)
+bool
+exp_op_unary(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]);
     uint32_t v = exp_operand(x, n->in[0]);
@@ -291,8 +291,8 @@ ex_unary(Exp *x, Node *n)
  * in f32 with x = 0 at a tap in the padding, then y = acc + bias[m]. The input is read with
  * tensor.extract at computed indices (clamped into the input for a padding tap, whose value is
  * then replaced by 0). */
-static bool
-ex_conv(Exp *x, Node *n)
+bool
+exp_op_conv(Exp *x, Node *n)
 {
     Graph *g = x->g;
     const Type *xt = exp_vtype(x, n->in[0]), *wt = exp_vtype(x, n->in[1]), *yt = exp_vtype(x, n->out[0]);
@@ -373,8 +373,8 @@ ex_conv(Exp *x, Node *n)
  * an scf.for inside a parallel linalg.generic (operands read by tensor.extract), not a reduction
  * dimension, which a consumer such as IREE may take for a contraction and tile or reorder; a
  * loop-carried fma chain it has to keep. */
-static bool
-ex_matmul(Exp *x, Node *n)
+bool
+exp_op_matmul(Exp *x, Node *n)
 {
     const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]),
                *yt = exp_vtype(x, n->out[0]);
@@ -421,8 +421,8 @@ ex_matmul(Exp *x, Node *n)
  * definition orders it), y = fma(acc, scale, 0) (+ bias): the compiled kernel's operations.
  * u8 weights travel as i8 shifted by -128 (exp_shift), and so does their zero point, so the
  * difference is unchanged; without a zero point the shift is added back. */
-static bool
-ex_wmatmul(Exp *x, Node *n)
+bool
+exp_op_wmatmul(Exp *x, Node *n)
 {
     const Type *xt0 = exp_vtype(x, n->in[0]), *wt = exp_vtype(x, n->in[1]),
                *yt0 = exp_vtype(x, n->out[0]), *st = exp_vtype(x, n->in[2]);
@@ -546,8 +546,8 @@ sum16_rows(Exp *x, uint32_t v, int64_t O, int64_t L)
 /* layernorm over the trailing axes from `axis` (the reference's order, lib/ref/ref_elem.c):
  * mean = sum16(x) / len; var = sum16((x - mean)^2) / len; inv = 1 / sqrt(var + eps);
  * y = ((x - mean) * inv) * scale [+ bias], all f32. */
-static bool
-ex_layernorm(Exp *x, Node *n)
+bool
+exp_op_layernorm(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     for (uint32_t k = 1; k < n->nout; k++)
@@ -641,8 +641,8 @@ ex_layernorm(Exp *x, Node *n)
 }
 
 /* f32 exp: qn_expf per element */
-static bool
-ex_exp(Exp *x, Node *n)
+bool
+exp_op_exp(Exp *x, Node *n)
 {
     const Type *yt = exp_vtype(x, n->out[0]);
     uint32_t v = exp_operand(x, n->in[0]);
@@ -664,8 +664,8 @@ ex_exp(Exp *x, Node *n)
  * skipped: `x > mx ? x : mx` from -inf), e = qn_expf(x - mx), s = the 16-lane sum, y = e / s.
  * An axis with trailing dimensions other than 1 is transposed to the end and back (the rows
  * keep their element order). */
-static bool
-ex_softmax(Exp *x, Node *n)
+bool
+exp_op_softmax(Exp *x, Node *n)
 {
     const Type *xt0 = exp_vtype(x, n->in[0]);
     int64_t a = ir_attr_int(x->g, n, "axis", -1);
@@ -740,8 +740,8 @@ ex_softmax(Exp *x, Node *n)
 /* f32 reduce_mean (the reference's order): the reduced axes moved last (the kept ones keep
  * their order, so each output's elements stay in input order), the 16-lane sum of each row,
  * then / (float)count in f32. */
-static bool
-ex_reduce_mean(Exp *x, Node *n)
+bool
+exp_op_reduce_mean(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     int64_t axes[IR_MAX_RANK];
@@ -785,34 +785,4 @@ ex_reduce_mean(Exp *x, Node *n)
     sb_free(&body);
     free(mi), free(it);
     return true;
-}
-
-bool
-exp_node_float(Exp *x, Node *n, bool *known)
-{
-    *known = true;
-    switch (n->op) {
-    case OP_DIV: return all_f32(x, n) && ex_div(x, n);
-    case OP_BATCHNORM: return all_f32(x, n) && ex_batchnorm(x, n);
-    case OP_GEMM: return all_f32(x, n) && ex_gemm(x, n);
-    case OP_MATMUL: return all_f32(x, n) && ex_matmul(x, n);
-    case OP_GLOBAL_AVGPOOL: return all_f32(x, n) && ex_global_avgpool(x, n);
-    case OP_LAYERNORM: return all_f32(x, n) && ex_layernorm(x, n);
-    case OP_SOFTMAX: return all_f32(x, n) && ex_softmax(x, n);
-    case OP_EXP: return all_f32(x, n) && ex_exp(x, n);
-    /* lib/numerics/fmath.c's sequences, operation for operation (export_fmath.c) */
-    case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_LOG:
-        return all_f32(x, n) && exp_fmath_unary(x, n);
-    case OP_POW: return exp_fmath_pow(x, n);
-    case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS: case OP_ROUND:
-    case OP_MAX: case OP_MIN: case OP_PRELU:
-        return all_f32(x, n) && exp_fmath_simple(x, n);
-    case OP_REDUCE_MEAN: return all_f32(x, n) && ex_reduce_mean(x, n);
-    case OP_CONV: return all_f32(x, n) && ex_conv(x, n);
-    case OP_WMATMUL: return ex_wmatmul(x, n);
-    case OP_HARD_SIGMOID:
-    case OP_HARD_SWISH:
-    case OP_LEAKY_RELU: return all_f32(x, n) && ex_unary(x, n);
-    default: *known = false; return false;
-    }
 }

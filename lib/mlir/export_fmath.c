@@ -402,7 +402,7 @@ ident(int rank, char **iters)
 
 /* sigmoid, tanh, erf, gelu (approximate none | tanh), log: one element-wise generic */
 bool
-exp_fmath_unary(Exp *x, Node *n)
+exp_op_fmath_unary(Exp *x, Node *n)
 {
     const Type *yt = exp_vtype(x, n->out[0]);
     const char *ap = n->op == OP_GELU ? ir_attr_string(x->g, n, "approximate", "none") : "none";
@@ -609,7 +609,7 @@ pow_body(StrBuf *b)
 
 /* f32 pow with numpy broadcasting (an integer exponent is refused) */
 bool
-exp_fmath_pow(Exp *x, Node *n)
+exp_op_fmath_pow(Exp *x, Node *n)
 {
     const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]),
                *yt = exp_vtype(x, n->out[0]);
@@ -639,7 +639,7 @@ exp_fmath_pow(Exp *x, Node *n)
  * sign bit cleared), round (math.roundeven: rintf's ties to even), and with numpy broadcasting
  * max `a > b || a != a ? a : b`, min `a < b || a != a ? a : b`, prelu `x < 0 ? slope * x : x`. */
 bool
-exp_fmath_simple(Exp *x, Node *n)
+exp_op_fmath_simple(Exp *x, Node *n)
 {
     static const struct { OpKind op; const char *body; } ops[] = {
         {OP_SQRT, "      %y = math.sqrt %a0 : f32\n"},

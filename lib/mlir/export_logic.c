@@ -81,8 +81,8 @@ elementwise(Exp *x, Node *n, const char *out_et, const char *body)
  * f32 to f32 is the value; f32 to integer truncates toward zero with NaN -> 0 and saturation
  * to the i64 range, then wraps to the result's width; f32 <-> f16 by arith.truncf (nearest even)
  * and arith.extf. Otherwise only the element types `plain` takes. */
-static bool
-ex_cast(Exp *x, Node *n)
+bool
+exp_op_cast(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     if (xt->elem == yt->elem && !elem_is_float(yt->elem)) {
@@ -166,8 +166,8 @@ ex_cast(Exp *x, Node *n)
 
 /* comparisons: signed integers (cmpi slt ...; bool as unsigned 0/1), f32 ordered (a NaN
  * operand gives false, as the reference's "unordered") */
-static bool
-ex_compare(Exp *x, Node *n)
+bool
+exp_op_compare(Exp *x, Node *n)
 {
     const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]);
     const char *name = op_info(n->op)->name;
@@ -189,8 +189,8 @@ ex_compare(Exp *x, Node *n)
     return elementwise(x, n, "i1", body);
 }
 
-static bool
-ex_logic(Exp *x, Node *n)
+bool
+exp_op_logic(Exp *x, Node *n)
 {
     for (uint32_t i = 0; i < n->nin; i++)
         if (exp_vtype(x, n->in[i])->elem != ET_BOOL)
@@ -214,8 +214,8 @@ same_values(const Type *t, const Type *y)
     return t->elem == y->elem && qparams_equal(t->q, y->q) && exp_et(y->elem);
 }
 
-static bool
-ex_where(Exp *x, Node *n)
+bool
+exp_op_where(Exp *x, Node *n)
 {
     const Type *ct = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     if (ct->elem != ET_BOOL || !same_values(exp_vtype(x, n->in[1]), yt) ||
@@ -227,8 +227,8 @@ ex_where(Exp *x, Node *n)
     return elementwise(x, n, exp_et(yt->elem), body);
 }
 
-static bool
-ex_expand(Exp *x, Node *n)
+bool
+exp_op_expand(Exp *x, Node *n)
 {
     const Type *yt = exp_vtype(x, n->out[0]);
     if (!same_values(exp_vtype(x, n->in[0]), yt))
@@ -246,8 +246,8 @@ ex_expand(Exp *x, Node *n)
 
 /* gather along `axis`: y[o..., j..., i...] = x[o..., k, i...], k = idx[j...] (+ len if
  * negative), clamped into [0, len). Any table type (the values move); i32/i64 indices. */
-static bool
-ex_gather(Exp *x, Node *n)
+bool
+exp_op_gather(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *it = exp_vtype(x, n->in[1]),
                *yt = exp_vtype(x, n->out[0]);
@@ -303,26 +303,4 @@ ex_gather(Exp *x, Node *n)
     sb_free(&mi);
     sb_free(&b);
     return true;
-}
-
-bool
-exp_node_logic(Exp *x, Node *n, bool *known)
-{
-    *known = true;
-    switch (n->op) {
-    case OP_CAST: return ex_cast(x, n);
-    case OP_EQUAL:
-    case OP_LESS:
-    case OP_LESS_EQUAL:
-    case OP_GREATER:
-    case OP_GREATER_EQUAL: return ex_compare(x, n);
-    case OP_NOT:
-    case OP_AND:
-    case OP_OR:
-    case OP_XOR: return ex_logic(x, n);
-    case OP_WHERE: return ex_where(x, n);
-    case OP_EXPAND: return ex_expand(x, n);
-    case OP_GATHER: return ex_gather(x, n);
-    default: *known = false; return false;
-    }
 }

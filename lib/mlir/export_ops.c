@@ -216,8 +216,8 @@ qdq_blocked(Exp *x, Node *n)
 
 /* quantize (f32 -> i8/u8/i16/u16/i4/u4, per tensor): sat(rne(x / s) + zp); NaN -> zp. Unsigned
  * storage is computed shifted into its signless type (exp_shift). */
-static bool
-ex_quantize(Exp *x, Node *n)
+bool
+exp_op_quantize(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     bool storage = yt->elem == ET_I8 || yt->elem == ET_U8 || yt->elem == ET_I16 ||
@@ -302,8 +302,8 @@ dequantize_axis(Exp *x, Node *n, uint32_t v, const Type *xt, const char *et, con
 }
 
 /* dequantize (integer -> f32, per tensor): (f32)(q - zp) * s, the subtraction in i64. */
-static bool
-ex_dequantize(Exp *x, Node *n)
+bool
+exp_op_dequantize(Exp *x, Node *n)
 {
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
     const char *et = exp_et(xt->elem);
@@ -569,8 +569,8 @@ conv_acc(Exp *x, uint32_t xh, const Type *xn, const Win *win, const Tensor *w, c
     return acc;
 }
 
-static bool
-ex_qconv(Exp *x, Node *n)
+bool
+exp_op_qconv(Exp *x, Node *n)
 {
     Graph *g = x->g;
     const Type *xt = exp_vtype(x, n->in[0]), *wt = exp_vtype(x, n->in[1]), *yt = exp_vtype(x, n->out[0]);
@@ -674,8 +674,8 @@ same_batch(const Type *a, const Type *b)
     return true;
 }
 
-static bool
-ex_qmatmul(Exp *x, Node *n)
+bool
+exp_op_qmatmul(Exp *x, Node *n)
 {
     Graph *g = x->g;
     const Type *at = exp_vtype(x, n->in[0]), *bt = exp_vtype(x, n->in[1]), *yt = exp_vtype(x, n->out[0]);
@@ -845,8 +845,8 @@ qavg_window(Exp *x, Node *n, uint32_t xh, const Type *xn, const Win *w, const Ty
 
 /* maxpool (i8/u8/f32) and qavgpool (tosa.avg_pool2d in the input's parameters, then a
  * rescale to the result's when they differ), between NCHW <-> NHWC transposes. */
-static bool
-ex_pool(Exp *x, Node *n)
+bool
+exp_op_pool(Exp *x, Node *n)
 {
     Graph *g = x->g;
     const Type *xt = exp_vtype(x, n->in[0]), *yt = exp_vtype(x, n->out[0]);
@@ -895,35 +895,45 @@ ex_pool(Exp *x, Node *n)
     return true;
 }
 
+/* qreduce_mean: over the listed axes, all of them without the attribute */
+static bool
+exp_op_qreduce_mean(Exp *x, Node *n)
+{
+    int64_t axes[IR_MAX_RANK];
+    int k = ir_attr_ints(x->g, n, "axes", axes, IR_MAX_RANK);
+    if (k < 0) {
+        k = exp_vtype(x, n->in[0])->rank;
+        for (int i = 0; i < k; i++)
+            axes[i] = i;
+    }
+    return ex_qmean(x, n, axes, k);
+}
+
+/* each op's exporter: ops.def's MLIR column, F32(f) when exp_op_f takes f32 operands and
+ * results only, ANY(f) when it takes what the op allows, NONE when the op has no mapping */
+typedef struct ExpRow {
+    bool (*fn)(Exp *x, Node *n);
+    bool f32;
+} ExpRow;
+#define F32(f) {exp_op_##f, true}
+#define ANY(f) {exp_op_##f, false}
+#define NONE {NULL, false}
+static const ExpRow exp_tab[OP_COUNT] = {
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, REF, LOWER, SCRATCH, STATIC, MLIR, \
+           ...)                                                                                    \
+    [OP_##E] = MLIR,
+#include "ir/ops.def"
+#undef OP
+};
+#undef F32
+#undef ANY
+#undef NONE
+
 bool
 exp_node(Exp *x, Node *n)
 {
-    switch (n->op) {
-    case OP_QUANTIZE: return ex_quantize(x, n);
-    case OP_DEQUANTIZE: return ex_dequantize(x, n);
-    case OP_QCONV: return ex_qconv(x, n);
-    case OP_QMATMUL: return ex_qmatmul(x, n);
-    case OP_MAXPOOL:
-    case OP_QAVGPOOL: return ex_pool(x, n);
-    case OP_QREDUCE_MEAN: {
-        int64_t axes[IR_MAX_RANK];
-        int k = ir_attr_ints(x->g, n, "axes", axes, IR_MAX_RANK);
-        if (k < 0) {
-            k = exp_vtype(x, n->in[0])->rank;
-            for (int i = 0; i < k; i++)
-                axes[i] = i;
-        }
-        return ex_qmean(x, n, axes, k);
-    }
-    default: break;
-    }
-    bool known = true;
-    bool ok = exp_node_float(x, n, &known);
-    if (!known)
-        ok = exp_node_elem(x, n, &known);
-    if (!known)
-        ok = exp_node_logic(x, n, &known);
-    if (!known)
+    const ExpRow *r = n->op > OP_INVALID && n->op < OP_COUNT ? &exp_tab[n->op] : NULL;
+    if (!r || !r->fn)
         return exp_fail(x, n, "`%s` has no tosa/linalg mapping", op_info(n->op)->name);
-    return ok;
+    return (!r->f32 || exp_all_f32(x, n)) && r->fn(x, n);
 }

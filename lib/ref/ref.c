@@ -100,8 +100,8 @@ check_scales(RefCtx *c, Node *n, const QArgs *a)
     return true;
 }
 
-static bool
-run_quantize(RefCtx *c, Node *n)
+bool
+ref_op_quantize(RefCtx *c, Node *n)
 {
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
@@ -122,8 +122,8 @@ run_quantize(RefCtx *c, Node *n)
     return true;
 }
 
-static bool
-run_dequantize(RefCtx *c, Node *n)
+bool
+ref_op_dequantize(RefCtx *c, Node *n)
 {
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
@@ -142,8 +142,8 @@ run_dequantize(RefCtx *c, Node *n)
  * by qn_dynamic_qparams (scale 1 for an all-zero input, as ONNX Runtime), then quantize. A NaN
  * input or a scale that is not positive and finite (an infinite input) is an error, as in
  * compiled code (QDQC_ERR_RUNTIME). */
-static bool
-run_dynamic_quantize(RefCtx *c, Node *n)
+bool
+ref_op_dynamic_quantize(RefCtx *c, Node *n)
 {
     const float *x = ref_f32_in(c, n, 0);
     if (!x)
@@ -177,94 +177,60 @@ run_dynamic_quantize(RefCtx *c, Node *n)
 /* ---- shape ---- */
 
 bool
-ref_op_qdq(RefCtx *c, Node *n)
+ref_op_shape(RefCtx *c, Node *n)
 {
-    switch (n->op) {
-    case OP_QUANTIZE:
-        return run_quantize(c, n);
-    case OP_DEQUANTIZE:
-        return run_dequantize(c, n);
-    case OP_DYNAMIC_QUANTIZE:
-        return run_dynamic_quantize(c, n);
-    case OP_CAST:
-        return ref_op_select(c, n); /* ir/eval.c's ir_cast_elem */
-    case OP_SHAPE: {
-        const RefTensor *x = ref_in(c, n, 0);
-        RefTensor *y = ref_out(c, n, 0);
-        int r = x->type.rank;
-        int64_t s = ir_attr_int(c->g, n, "start", 0);
-        if (s < 0)
-            s += r;
-        s = s < 0 ? 0 : s > r ? r : s;
+    const RefTensor *x = ref_in(c, n, 0);
+    RefTensor *y = ref_out(c, n, 0);
+    int r = x->type.rank;
+    int64_t s = ir_attr_int(c->g, n, "start", 0);
+    if (s < 0)
+        s += r;
+    s = s < 0 ? 0 : s > r ? r : s;
+    for (size_t i = 0; i < ref_numel(y); i++)
+        ref_set_i(y, i, x->type.dims[s + (int64_t)i]);
+    return true;
+}
+
+bool
+ref_op_constant_of_shape(RefCtx *c, Node *n)
+{
+    RefTensor *y = ref_out(c, n, 0);
+    const Attr *v = ir_attr(c->g, n, "value");
+    if (v && v->kind == ATTR_TENSOR && type_numel_unchecked(&v->t->type) != 1) {
+        node_error(c->g, n, "'value' must have one element");
+        return false;
+    }
+    size_t es = elem_size(y->type.elem);
+    if (v && v->kind == ATTR_TENSOR)
         for (size_t i = 0; i < ref_numel(y); i++)
-            ref_set_i(y, i, x->type.dims[s + (int64_t)i]);
-        return true;
-    }
-    case OP_CONSTANT_OF_SHAPE: {
-        RefTensor *y = ref_out(c, n, 0);
-        const Attr *v = ir_attr(c->g, n, "value");
-        if (v && v->kind == ATTR_TENSOR && type_numel_unchecked(&v->t->type) != 1) {
-            node_error(c->g, n, "'value' must have one element");
-            return false;
-        }
-        size_t es = elem_size(y->type.elem);
-        if (v && v->kind == ATTR_TENSOR)
-            for (size_t i = 0; i < ref_numel(y); i++)
-                memcpy((char *)y->data + i * es, v->t->data, es);
-        return true;
-    }
-    default:
-        break;
-    }
-    node_error(c->g, n, "not implemented in the reference interpreter");
-    return false;
+            memcpy((char *)y->data + i * es, v->t->data, es);
+    return true;
 }
 
 /* ---- driver ---- */
 
+/* an op the interpreter has no kernel for (const is read before dispatch) */
+static bool
+ref_op_none(RefCtx *c, Node *n)
+{
+    node_error(c->g, n, "not implemented in the reference interpreter");
+    return false;
+}
+
+/* each op's kernel: the REF column of ops.def */
+typedef bool (*RefFn)(RefCtx *c, Node *n);
+static const RefFn ref_tab[OP_COUNT] = {
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, REF, ...) [OP_##E] = ref_op_##REF,
+#include "ir/ops.def"
+#undef OP
+};
+
 static bool
 dispatch(RefCtx *c, Node *n)
 {
-    switch (n->op) {
-    case OP_QUANTIZE: case OP_DEQUANTIZE: case OP_DYNAMIC_QUANTIZE: case OP_CAST:
-    case OP_SHAPE: case OP_CONSTANT_OF_SHAPE:
-        return ref_op_qdq(c, n);
-    case OP_CONV: case OP_CONV_TRANSPOSE: case OP_MATMUL: case OP_GEMM: case OP_QCONV:
-    case OP_QCONV_TRANSPOSE: case OP_QMATMUL:
-        return ref_op_linear(c, n);
-    case OP_BATCHNORM: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_RELU:
-    case OP_CLIP: case OP_LEAKY_RELU: case OP_PRELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
-    case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU: case OP_SOFTMAX:
-    case OP_LAYERNORM: case OP_REDUCE_MEAN: case OP_QREDUCE_MEAN:
-        return ref_op_elem(c, n);
-    case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_MAXPOOL: case OP_RESIZE: case OP_QAVGPOOL:
-        return ref_op_pool(c, n);
-    case OP_CONCAT: case OP_SPLIT: case OP_SLICE: case OP_PAD: case OP_RESHAPE:
-    case OP_TRANSPOSE: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_FLATTEN: case OP_IDENTITY:
-    case OP_GATHER:
-        return ref_op_layout(c, n);
-    case OP_QADD: case OP_QSUB: case OP_QMUL: case OP_REQUANTIZE: case OP_LUT:
-        return ref_op_int(c, n);
-    case OP_WMATMUL:
-        return ref_op_wmatmul(c, n);
-    /* float-island math (ref_math.c) */
-    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS: case OP_ROUND:
-    case OP_POW: case OP_MIN: case OP_MAX:
-        return ref_op_math(c, n);
-    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
-    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_WHERE: case OP_EXPAND:
-    case OP_TILE: case OP_RANGE: case OP_REDUCE_SUM: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
-    case OP_ARGMAX:
-        return ref_op_select(c, n);
-    case OP_MATMUL_INTEGER:
-        return ref_op_matmul_integer(c, n);
-    case OP_WCONV:
-        return ref_op_wconv(c, n);
-    default:
-        break;
-    }
-    node_error(c->g, n, "not implemented in the reference interpreter");
-    return false;
+    if (n->op > OP_INVALID && n->op < OP_COUNT)
+        return ref_tab[n->op](c, n);
+    return ref_op_none(c, n);
 }
 
 static bool

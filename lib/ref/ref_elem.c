@@ -15,8 +15,8 @@
 #include <math.h>
 #include <string.h>
 
-static bool
-binary(RefCtx *c, Node *n)
+bool
+ref_op_binary(RefCtx *c, Node *n)
 {
     const RefTensor *a = ref_in(c, n, 0), *b = ref_in(c, n, 1);
     RefTensor *y = ref_out(c, n, 0);
@@ -107,8 +107,8 @@ unary_f(const Graph *g, const Node *n, double x)
     }
 }
 
-static bool
-unary(RefCtx *c, Node *n)
+bool
+ref_op_unary(RefCtx *c, Node *n)
 {
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
@@ -170,8 +170,8 @@ unary(RefCtx *c, Node *n)
     return true;
 }
 
-static bool
-batchnorm(RefCtx *c, Node *n)
+bool
+ref_op_batchnorm(RefCtx *c, Node *n)
 {
     const float *x = ref_f32_in(c, n, 0), *sc = ref_f32_in(c, n, 1), *bi = ref_f32_in(c, n, 2);
     const float *mean = ref_f32_in(c, n, 3), *var = ref_f32_in(c, n, 4);
@@ -206,8 +206,8 @@ split_axis(const Type *t, int a, int64_t *outer, int64_t *len, int64_t *inner)
 
 /* softmax: mx = the largest element (NaNs skipped); e_j = qn_expf(x_j - mx); s = the 16-lane
  * sum of the e_j (fmath.h); y_j = e_j / s. All f32. */
-static bool
-softmax(RefCtx *c, Node *n)
+bool
+ref_op_softmax(RefCtx *c, Node *n)
 {
     const float *x = ref_f32_in(c, n, 0);
     float *y = ref_f32_out(c, n, 0);
@@ -238,8 +238,8 @@ softmax(RefCtx *c, Node *n)
 /* layernorm over the trailing axes from `axis`, f32: mean = sum16(x) / len; var = the 16-lane
  * sum of (x_j - mean)^2, / len; inv = 1 / sqrt(var + eps); y = ((x - mean) * inv) * scale
  * (+ bias). */
-static bool
-layernorm(RefCtx *c, Node *n)
+bool
+ref_op_layernorm(RefCtx *c, Node *n)
 {
     const float *x = ref_f32_in(c, n, 0), *sc = ref_f32_in(c, n, 1);
     const float *bi = ref_in(c, n, 2) ? ref_f32_in(c, n, 2) : NULL;
@@ -296,8 +296,8 @@ layernorm(RefCtx *c, Node *n)
 
 /* reduce_mean: f32, the 16-lane sum (fmath.h) of each output's elements in input order, then
  * / (float)count. qreduce_mean: the exact integer sum of x - zx, then qn_qavg (qn_qavg_fixed). */
-static bool
-reduce_mean(RefCtx *c, Node *n)
+bool
+ref_op_reduce_mean(RefCtx *c, Node *n)
 {
     bool q = n->op == OP_QREDUCE_MEAN;
     const RefTensor *xt = ref_in(c, n, 0);
@@ -362,28 +362,4 @@ reduce_mean(RefCtx *c, Node *n)
     free(part);
     free(seen);
     return true;
-}
-
-bool
-ref_op_elem(RefCtx *c, Node *n)
-{
-    switch (n->op) {
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_PRELU:
-        return binary(c, n);
-    case OP_RELU: case OP_CLIP: case OP_LEAKY_RELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
-    case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU:
-        return unary(c, n);
-    case OP_BATCHNORM:
-        return batchnorm(c, n);
-    case OP_SOFTMAX:
-        return softmax(c, n);
-    case OP_LAYERNORM:
-        return layernorm(c, n);
-    case OP_REDUCE_MEAN: case OP_QREDUCE_MEAN:
-        return reduce_mean(c, n);
-    default:
-        break;
-    }
-    node_error(c->g, n, "not implemented in the reference interpreter");
-    return false;
 }

@@ -24,23 +24,41 @@ ref_out(RefCtx *c, const Node *n, uint32_t i)
     return &c->vals[n->out[i].id];
 }
 
-/* ---- families ---- */
-bool ref_op_qdq(RefCtx *c, Node *n);    /* ref.c: quantize, dequantize, dynamic_quantize,
-                                           cast, shape, constant_of_shape */
-bool ref_op_linear(RefCtx *c, Node *n); /* ref_linear.c: conv, conv_transpose, matmul, gemm,
-                                           qconv, qconv_transpose, qmatmul */
-bool ref_op_elem(RefCtx *c, Node *n);   /* ref_elem.c: float elementwise, activations,
-                                           batchnorm, softmax, layernorm, reduce_mean,
-                                           qreduce_mean */
-bool ref_op_pool(RefCtx *c, Node *n);   /* ref_pool.c: avgpool, global_avgpool, maxpool,
-                                           qavgpool, resize */
-bool ref_op_layout(RefCtx *c, Node *n); /* ref_layout.c: concat, split, slice, pad, reshape,
-                                           transpose, squeeze, unsqueeze, flatten, identity,
-                                           gather */
-bool ref_op_int(RefCtx *c, Node *n);    /* ref_int.c: qadd, qsub, qmul, requantize, lut */
+/* ---- kernels: one per row of ops.def's REF column (ref.c's table calls them) ---- */
+bool ref_op_quantize(RefCtx *c, Node *n);          /* ref.c */
+bool ref_op_dequantize(RefCtx *c, Node *n);
+bool ref_op_dynamic_quantize(RefCtx *c, Node *n);
+bool ref_op_shape(RefCtx *c, Node *n);
+bool ref_op_constant_of_shape(RefCtx *c, Node *n);
+/* ref_linear.c: conv, conv_transpose, matmul, gemm, qconv, qconv_transpose, qmatmul */
+bool ref_op_linear(RefCtx *c, Node *n);
+/* ref_elem.c: float elementwise binary (add, sub, mul, div, prelu) and unary activations,
+ * batchnorm, softmax, layernorm, reduce_mean and qreduce_mean */
+bool ref_op_binary(RefCtx *c, Node *n);
+bool ref_op_unary(RefCtx *c, Node *n);
+bool ref_op_batchnorm(RefCtx *c, Node *n);
+bool ref_op_softmax(RefCtx *c, Node *n);
+bool ref_op_layernorm(RefCtx *c, Node *n);
+bool ref_op_reduce_mean(RefCtx *c, Node *n);
+/* ref_pool.c: avgpool, global_avgpool, maxpool, qavgpool; resize */
+bool ref_op_pool(RefCtx *c, Node *n);
+bool ref_op_resize(RefCtx *c, Node *n);
+/* ref_layout.c; ref_op_copy: reshape, squeeze, unsqueeze, flatten, identity */
+bool ref_op_concat(RefCtx *c, Node *n);
+bool ref_op_split(RefCtx *c, Node *n);
+bool ref_op_slice(RefCtx *c, Node *n);
+bool ref_op_pad(RefCtx *c, Node *n);
+bool ref_op_transpose(RefCtx *c, Node *n);
+bool ref_op_gather(RefCtx *c, Node *n);
+bool ref_op_copy(RefCtx *c, Node *n);
+/* ref_int.c: lut, requantize, qadd / qsub / qmul */
+bool ref_op_lut(RefCtx *c, Node *n);
+bool ref_op_requantize(RefCtx *c, Node *n);
+bool ref_op_qbinary(RefCtx *c, Node *n);
 bool ref_op_wmatmul(RefCtx *c, Node *n); /* ref_wonly.c: wmatmul (weight-only matmul) */
-/* ref_math.c: exp, log, sqrt, reciprocal, neg, abs, pow, min, max */
-bool ref_op_math(RefCtx *c, Node *n);
+/* ref_math.c: exp, log, sqrt, reciprocal, neg, abs, round; pow, min, max */
+bool ref_op_math_unary(RefCtx *c, Node *n);
+bool ref_op_math_binary(RefCtx *c, Node *n);
 /* min / max of two f32 (a NaN operand gives NaN); x^e in int64 (ref_math.c) */
 float ref_minmax_f32(OpKind op, float a, float b);
 int64_t ref_ipow(int64_t x, int64_t e);

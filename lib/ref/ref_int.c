@@ -37,8 +37,8 @@ ref_int_range(RefCtx *c, Node *n, int32_t *zy, float *sy, int32_t *lo, int32_t *
     return true;
 }
 
-static bool
-lut(RefCtx *c, Node *n)
+bool
+ref_op_lut(RefCtx *c, Node *n)
 {
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
@@ -79,8 +79,8 @@ ref_fixed_ok(RefCtx *c, Node *n, const char *why)
     return false;
 }
 
-static bool
-requantize(RefCtx *c, Node *n)
+bool
+ref_op_requantize(RefCtx *c, Node *n)
 {
     float sx, sy;
     int32_t zx, zy, lo, hi;
@@ -100,8 +100,8 @@ requantize(RefCtx *c, Node *n)
     return true;
 }
 
-static bool
-binary(RefCtx *c, Node *n)
+bool
+ref_op_qbinary(RefCtx *c, Node *n)
 {
     float sa, sb, sy;
     int32_t za, zb, zy, lo, hi;
@@ -143,21 +143,4 @@ binary(RefCtx *c, Node *n)
         type_next_index(&y->type, idx);
     }
     return true;
-}
-
-bool
-ref_op_int(RefCtx *c, Node *n)
-{
-    switch (n->op) {
-    case OP_LUT:
-        return lut(c, n);
-    case OP_REQUANTIZE:
-        return requantize(c, n);
-    case OP_QADD: case OP_QSUB: case OP_QMUL:
-        return binary(c, n);
-    default:
-        break;
-    }
-    node_error(c->g, n, "not implemented in the reference interpreter");
-    return false;
 }

@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-static bool
-concat(RefCtx *c, Node *n)
+bool
+ref_op_concat(RefCtx *c, Node *n)
 {
     RefTensor *y = ref_out(c, n, 0);
     int64_t a = ir_attr_int(c->g, n, "axis", 0);
@@ -30,8 +30,8 @@ concat(RefCtx *c, Node *n)
     return true;
 }
 
-static bool
-split(RefCtx *c, Node *n)
+bool
+ref_op_split(RefCtx *c, Node *n)
 {
     const RefTensor *x = ref_in(c, n, 0);
     int64_t a = ir_attr_int(c->g, n, "axis", 0);
@@ -71,8 +71,8 @@ strided_copy(const RefTensor *x, RefTensor *y, const int64_t *start, const int64
     }
 }
 
-static bool
-slice(RefCtx *c, Node *n)
+bool
+ref_op_slice(RefCtx *c, Node *n)
 {
     Graph *g = c->g;
     const RefTensor *x = ref_in(c, n, 0);
@@ -105,8 +105,8 @@ slice(RefCtx *c, Node *n)
     return true;
 }
 
-static bool
-pad(RefCtx *c, Node *n)
+bool
+ref_op_pad(RefCtx *c, Node *n)
 {
     Graph *g = c->g;
     const RefTensor *x = ref_in(c, n, 0);
@@ -167,8 +167,8 @@ pad(RefCtx *c, Node *n)
     return true;
 }
 
-static bool
-transpose(RefCtx *c, Node *n)
+bool
+ref_op_transpose(RefCtx *c, Node *n)
 {
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
@@ -189,8 +189,8 @@ transpose(RefCtx *c, Node *n)
     return true;
 }
 
-static bool
-gather(RefCtx *c, Node *n)
+bool
+ref_op_gather(RefCtx *c, Node *n)
 {
     const RefTensor *x = ref_in(c, n, 0), *ix = ref_in(c, n, 1);
     RefTensor *y = ref_out(c, n, 0);
@@ -220,35 +220,16 @@ gather(RefCtx *c, Node *n)
     return true;
 }
 
+/* reshape, squeeze, unsqueeze, flatten, identity: the bytes unchanged */
 bool
-ref_op_layout(RefCtx *c, Node *n)
+ref_op_copy(RefCtx *c, Node *n)
 {
-    switch (n->op) {
-    case OP_CONCAT:
-        return concat(c, n);
-    case OP_SPLIT:
-        return split(c, n);
-    case OP_SLICE:
-        return slice(c, n);
-    case OP_PAD:
-        return pad(c, n);
-    case OP_TRANSPOSE:
-        return transpose(c, n);
-    case OP_GATHER:
-        return gather(c, n);
-    case OP_RESHAPE: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_FLATTEN: case OP_IDENTITY: {
-        const RefTensor *x = ref_in(c, n, 0);
-        RefTensor *y = ref_out(c, n, 0);
-        if (x->nbytes != y->nbytes) {
-            node_error(c->g, n, "reference interpreter: size mismatch");
-            return false;
-        }
-        memcpy(y->data, x->data, x->nbytes);
-        return true;
+    const RefTensor *x = ref_in(c, n, 0);
+    RefTensor *y = ref_out(c, n, 0);
+    if (x->nbytes != y->nbytes) {
+        node_error(c->g, n, "reference interpreter: size mismatch");
+        return false;
     }
-    default:
-        break;
-    }
-    node_error(c->g, n, "not implemented in the reference interpreter");
-    return false;
+    memcpy(y->data, x->data, x->nbytes);
+    return true;
 }

@@ -29,8 +29,8 @@ unary_f32(OpKind op, float x)
     }
 }
 
-static bool
-unary(RefCtx *c, Node *n)
+bool
+ref_op_math_unary(RefCtx *c, Node *n)
 {
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
@@ -77,8 +77,8 @@ ref_ipow(int64_t x, int64_t e)
     return (int64_t)r;
 }
 
-static bool
-binary(RefCtx *c, Node *n)
+bool
+ref_op_math_binary(RefCtx *c, Node *n)
 {
     const RefTensor *a = ref_in(c, n, 0), *b = ref_in(c, n, 1);
     RefTensor *y = ref_out(c, n, 0);
@@ -118,19 +118,4 @@ binary(RefCtx *c, Node *n)
         type_next_index(&y->type, idx);
     }
     return true;
-}
-
-bool
-ref_op_math(RefCtx *c, Node *n)
-{
-    switch (n->op) {
-    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS: case OP_ROUND:
-        return unary(c, n);
-    case OP_POW: case OP_MIN: case OP_MAX:
-        return binary(c, n);
-    default:
-        break;
-    }
-    node_error(c->g, n, "not implemented in the reference interpreter");
-    return false;
 }

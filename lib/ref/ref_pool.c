@@ -14,8 +14,8 @@
 #include <math.h>
 #include <string.h>
 
-static bool
-pool(RefCtx *c, Node *n)
+bool
+ref_op_pool(RefCtx *c, Node *n)
 {
     Graph *g = c->g;
     const RefTensor *x = ref_in(c, n, 0);
@@ -151,8 +151,8 @@ pool(RefCtx *c, Node *n)
     return true;
 }
 
-static bool
-resize(RefCtx *c, Node *n)
+bool
+ref_op_resize(RefCtx *c, Node *n)
 {
     Graph *g = c->g;
     const RefTensor *x = ref_in(c, n, 0);
@@ -245,19 +245,4 @@ resize(RefCtx *c, Node *n)
     }
     free(buf);
     return true;
-}
-
-bool
-ref_op_pool(RefCtx *c, Node *n)
-{
-    switch (n->op) {
-    case OP_MAXPOOL: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_QAVGPOOL:
-        return pool(c, n);
-    case OP_RESIZE:
-        return resize(c, n);
-    default:
-        break;
-    }
-    node_error(c->g, n, "not implemented in the reference interpreter");
-    return false;
 }

@@ -3,7 +3,7 @@
  * broadcasting (one f32 operation; the f32 ones run as float_math.c's vector kernel), the
  * piecewise-linear activations (relu, clip, leaky_relu, hard_sigmoid, hard_swish) evaluated in double and rounded once as the reference does,
  * batchnorm, qreduce_mean, cast and the dynamic (run-time scale / zero point) quantize /
- * dequantize (dynamic_quantize: dynq.c); the dispatch of the float islands. The
+ * dequantize (dynamic_quantize: dynq.c), each an emitter of ops.def's LOWER column. The
  * transcendental functions (sigmoid, tanh, erf, gelu, exp, log, pow, ...) are float_math.c's
  * vector kernels, softmax / layernorm / reduce_mean float_norm.c's; sqrt is llvm.sqrt
  * (correctly rounded). So the results are bit-identical to the reference interpreter;
@@ -60,8 +60,8 @@ need_f32(Kb *k, Node *n, uint32_t i)
 
 /* ---- element-wise ---- */
 
-static bool
-emit_binary(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_float_binary(Kb *k, Node *n, const CgNodeArgs *a)
 {
     const Type *ta = vt(k, n->in[0]), *tb = vt(k, n->in[1]), *y = vt(k, n->out[0]);
     bool fl = y->elem == ET_F32;
@@ -222,8 +222,8 @@ emit_unary(Kb *k, Node *n, const CgNodeArgs *a)
 
 /* ---- normalisations ---- */
 
-static bool
-emit_batchnorm(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_batchnorm(Kb *k, Node *n, const CgNodeArgs *a)
 {
     for (uint32_t i = 0; i < 5; i++)
         if (!need_f32(k, n, i))
@@ -258,8 +258,8 @@ emit_batchnorm(Kb *k, Node *n, const CgNodeArgs *a)
 
 /* qreduce_mean (int64 sum of x - zx, then qn_qavg, or qn_qavg_fixed under --requant=fixed).
  * Loops: kept axes outside, reduced axes inside. (The f32 reduce_mean is float_norm.c's.) */
-static bool
-emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_qreduce_mean(Kb *k, Node *n, const CgNodeArgs *a)
 {
     const bool q = true;
     const Type *t = vt(k, n->in[0]), *y = vt(k, n->out[0]);
@@ -353,8 +353,8 @@ f64_to_f16(Kb *k, LLVMValueRef d)
 }
 
 /* ir_cast_elem (lib/ir/eval.c), element by element */
-static bool
-emit_cast(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_cast(Kb *k, Node *n, const CgNodeArgs *a)
 {
     const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
     ElemType from = x->elem, to = y->elem;
@@ -412,8 +412,8 @@ emit_cast(Kb *k, Node *n, const CgNodeArgs *a)
 
 /* quantize / dequantize with run-time scale (and zero point) operands; per tensor, per axis
  * ('axis', default 1) or blocked ('block_size', ir_qdq_layout). Range: the storage type's. */
-static bool
-emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a)
 {
     bool isq = n->op == OP_QUANTIZE;
     const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
@@ -489,40 +489,29 @@ emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
+/* relu, clip, leaky_relu, sigmoid, hard_sigmoid, hard_swish, tanh, erf, gelu: f32 on
+ * float_math.c's vector kernels (cg_float_math_op), other float types here */
 bool
-cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a)
+cg_emit_float_unary(Kb *k, Node *n, const CgNodeArgs *a)
 {
-    /* the fmath.c functions and the new float-island math: float_math.c */
     if (cg_float_math_op(k, n))
         return cg_emit_float_math(k, n, a);
-    switch (n->op) {
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_PRELU:
-        return emit_binary(k, n, a);
-    case OP_RELU: case OP_CLIP: case OP_LEAKY_RELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
-    case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU:
-        return emit_unary(k, n, a);
-    case OP_BATCHNORM:
-        return emit_batchnorm(k, n, a);
-    case OP_SOFTMAX: case OP_LAYERNORM: case OP_REDUCE_MEAN:
-        return cg_emit_float_norm(k, n, a); /* float_norm.c */
-    case OP_QREDUCE_MEAN:
-        return emit_reduce(k, n, a);
-    case OP_CAST:
-        return emit_cast(k, n, a);
-    case OP_QUANTIZE: case OP_DEQUANTIZE:
-        return emit_qdq_dynamic(k, n, a);
-    case OP_MATMUL: case OP_GEMM:
-        if (cg_float_gemm_ok(k, n)) /* f32: float_gemm.c */
-            return cg_emit_float_gemm(k, n, a);
-        return cg_emit_float_linear(k, n, a);
-    case OP_CONV: case OP_CONV_TRANSPOSE:
-        if (cg_float_conv_ok(k, n)) /* f32, constant weights: float_conv.c */
-            return cg_emit_float_conv(k, n, a);
-        return cg_emit_float_linear(k, n, a);
-    case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_RESIZE:
-        return cg_emit_float_linear(k, n, a);
-    default:
-        break;
-    }
+    return emit_unary(k, n, a);
+}
+
+/* exp, log, sqrt, reciprocal, neg, abs, round, pow, min, max: float_math.c */
+bool
+cg_emit_float_math_op(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    if (cg_float_math_op(k, n))
+        return cg_emit_float_math(k, n, a);
+    return cg_emit_none(k, n, a);
+}
+
+/* an op the code generator has no emitter for */
+bool
+cg_emit_none(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    (void)a;
     return cg_fail(k, n, "%s is not supported by the code generator", op_info(n->op)->name);
 }

@@ -12,7 +12,7 @@
 bool
 cg_node_may_fail(Graph *g, const Node *n);
 
-/* ---- per-family emitters (return false after cg_fail) ---- */
+/* ---- per-op emitters (return false after cg_fail), named by ops.def's LOWER column ---- */
 /* Scratch bytes node n needs (0 if none); -1 if the node is not supported. */
 int64_t cg_node_scratch(Kb *k, Node *n);
 /* Whether operand i of n is consumed at compile time (weights and bias of qconv/qmatmul). */
@@ -25,7 +25,17 @@ bool cg_emit_pool(Kb *k, Node *n, const CgNodeArgs *a);     /* qpool.c */
 bool cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a);   /* qconv.c */
 int64_t cg_linear_scratch(Kb *k, Node *n);
 bool cg_linear_static(Kb *k, Node *n, uint32_t i);
-bool cg_emit_float(Kb *k, Node *n, const CgNodeArgs *a);    /* float_elem.c */
+/* float_elem.c: add / sub / mul / div / prelu; the activations (f32 through float_math.c);
+ * exp ... max (float_math.c, other types refused); batchnorm; qreduce_mean; cast; quantize /
+ * dequantize with run-time scale / zero point; cg_emit_none refuses an op with no emitter */
+bool cg_emit_float_binary(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_float_unary(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_float_math_op(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_batchnorm(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_qreduce_mean(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_cast(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_none(Kb *k, Node *n, const CgNodeArgs *a);
 /* a float element-wise chain headed by n (a->chain; plan.h) in one pass (float_chain.c) */
 bool cg_emit_float_chain(Kb *k, Node *n, const CgNodeArgs *a);
 /* Whether n may continue a float chain whose value so far is `from` (one of n's operands): an
@@ -50,8 +60,7 @@ bool cg_float_conv_ok(Kb *k, Node *n);
 bool cg_float_conv_static(Kb *k, Node *n, uint32_t i);
 int64_t cg_float_conv_scratch(Kb *k, Node *n);
 bool cg_emit_float_conv(Kb *k, Node *n, const CgNodeArgs *a);
-/* qconv_transpose, qmatmul with a run-time right operand, qreduce_mean
- * (qdirect.c) */
+/* qconv_transpose, qmatmul with a run-time right operand (qdirect.c) */
 bool cg_emit_qdirect(Kb *k, Node *n, const CgNodeArgs *a);
 /* wmatmul: float activations x constant 4- or 8-bit weights dequantized in registers
  * (lower/float_wonly.c) */
