@@ -241,6 +241,36 @@ dot16(Fc *f, LLVMValueRef acc, LLVMValueRef xq, LLVMValueRef wv)
     return cg_dot8_call(f->k, f->dot, acc, xq, wv);
 }
 
+/* Element i of the int32 table g (bias or weight quads) in every lane. */
+static LLVMValueRef
+fc_splat(Fc *f, LLVMValueRef g, int64_t i)
+{
+    Kb *k = f->k;
+    LLVMValueRef ix = cg_i64(k, i);
+    return cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, g, &ix, 1, ""), ""), FC_LANES);
+}
+
+/* Channels m .. m + 3 (accumulators acc[0..3]) through the short epilogue, packed to 64 bytes
+ * in grp_pos's packed order (fc_pack4 saturates and clamps). */
+static LLVMValueRef
+fc_pack_group(Fc *f, const LLVMValueRef *acc, int64_t m)
+{
+    LLVMValueRef r[4];
+    for (int i = 0; i < 4; i++)
+        r[i] = cg_dw_epi_fast_i32(f->k, &f->ep, acc[i], cg_i64(f->k, m + i), FC_LANES);
+    return fc_pack4(f->k, f->ep.e, f->ep.ye, r);
+}
+
+/* Element index of channel m, column ow0 of the task's output row in an NCHW result. */
+static LLVMValueRef
+fc_nchw_at(Fc *f, int64_t m, LLVMValueRef ow0)
+{
+    Kb *k = f->k;
+    const ConvGeo *c = f->c;
+    LLVMValueRef plane = cg_add(k, cg_mul(k, f->vn, cg_i64(k, c->M)), cg_i64(k, m));
+    return cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, plane, cg_i64(k, c->OH)), f->voh), cg_i64(k, c->OW)), ow0);
+}
+
 /* The quads of step s for the 16 columns from ow0: lane l holds the step's taps of column
  * ow0 + l, one byte permute of (up to) two 64-byte windows of the padded rows. */
 static LLVMValueRef
@@ -277,24 +307,18 @@ static void
 fc_store_nchw_packed(Fc *f, LLVMValueRef *acc, int64_t m0, int mb, LLVMValueRef ow0)
 {
     Kb *k = f->k;
-    const ConvGeo *c = f->c;
     unsigned ix[64];
     for (unsigned v = 0; v < 4; v++)
         for (unsigned px = 0; px < FC_LANES; px++)
             ix[16 * v + px] = grp_pos(true, v, px);
     for (int g = 0; g < mb / 4; g++) {
-        LLVMValueRef r[4];
-        for (int i = 0; i < 4; i++)
-            r[i] = cg_dw_epi_fast_i32(k, &f->ep, acc[4 * g + i], cg_i64(k, m0 + 4 * g + i), FC_LANES);
-        LLVMValueRef z = fc_pack4(k, f->ep.e, f->ep.ye, r);
+        LLVMValueRef z = fc_pack_group(f, acc + 4 * g, m0 + 4 * g);
         z = shuffle(k, z, z, ix, 64);
         for (int i = 0; i < 4; i++) {
             unsigned q[16];
             for (unsigned px = 0; px < 16; px++)
                 q[px] = 16 * (unsigned)i + px;
-            LLVMValueRef plane = cg_add(k, cg_mul(k, f->vn, cg_i64(k, c->M)), cg_i64(k, m0 + 4 * g + i));
-            LLVMValueRef idx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, plane, cg_i64(k, c->OH)), f->voh), cg_i64(k, c->OW)), ow0);
-            vstore(k, shuffle(k, z, z, q, 16), cg_gep(k, f->y, idx));
+            vstore(k, shuffle(k, z, z, q, 16), cg_gep(k, f->y, fc_nchw_at(f, m0 + 4 * g + i, ow0)));
         }
     }
 }
@@ -310,25 +334,24 @@ fc_store_nhwc(Fc *f, const LLVMValueRef *z, int mb, bool packed, int64_t m0, LLV
     LLVMValueRef pix[4];
     unsigned ix[64];
     int np = nhwc_transpose(k, z, mb, packed, pix), ppv = FC_LANES / np;
-        LLVMValueRef row = cg_mul(k, cg_add(k, cg_mul(k, f->vn, cg_i64(k, c->OH)), f->voh), cg_i64(k, c->OW));
-        for (int g = 0; g < np; g++)
-            for (int p = 0; p < ppv; p++) {
-                int64_t pi = (int64_t)g * ppv + p;
-                if (pi >= cnt)
-                    continue;
-                if (mb == c->M && p == 0 && (int64_t)g * ppv + ppv <= cnt) { /* the pixels' bytes are contiguous */
-                    LLVMValueRef at = cg_mul(k, cg_add(k, cg_add(k, row, ow0), cg_i64(k, pi)), cg_i64(k, c->M));
-                    vstore(k, pix[g], cg_gep(k, f->y, at));
-                    break;
-                }
-                for (int i = 0; i < mb; i++)
-                    ix[i] = (unsigned)(p * mb + i);
-                LLVMValueRef v = shuffle(k, pix[g], pix[g], ix, (unsigned)mb);
-                LLVMValueRef at = cg_add(k, cg_mul(k, cg_add(k, cg_add(k, row, ow0), cg_i64(k, pi)), cg_i64(k, c->M)), cg_i64(k, m0));
-                vstore(k, v, cg_gep(k, f->y, at));
+    LLVMValueRef row = cg_mul(k, cg_add(k, cg_mul(k, f->vn, cg_i64(k, c->OH)), f->voh), cg_i64(k, c->OW));
+    for (int g = 0; g < np; g++)
+        for (int p = 0; p < ppv; p++) {
+            int64_t pi = (int64_t)g * ppv + p;
+            if (pi >= cnt)
+                continue;
+            if (mb == c->M && p == 0 && (int64_t)g * ppv + ppv <= cnt) { /* the pixels' bytes are contiguous */
+                LLVMValueRef at = cg_mul(k, cg_add(k, cg_add(k, row, ow0), cg_i64(k, pi)), cg_i64(k, c->M));
+                vstore(k, pix[g], cg_gep(k, f->y, at));
+                break;
             }
+            for (int i = 0; i < mb; i++)
+                ix[i] = (unsigned)(p * mb + i);
+            LLVMValueRef v = shuffle(k, pix[g], pix[g], ix, (unsigned)mb);
+            LLVMValueRef at = cg_add(k, cg_mul(k, cg_add(k, cg_add(k, row, ow0), cg_i64(k, pi)), cg_i64(k, c->M)), cg_i64(k, m0));
+            vstore(k, v, cg_gep(k, f->y, at));
+        }
 }
-
 
 /* pv full vectors of columns from ow0, short epilogue, M <= 16: the channels in blocks of
  * FC_MB2, each block's pv x FC_MB2 accumulators in registers, so a weight broadcast serves pv
@@ -347,8 +370,7 @@ fc_block(Fc *f, LLVMValueRef ow0, int pv)
     for (int64_t m0 = 0; m0 < c->M; m0 += FC_MB2) {
         LLVMValueRef acc[FC_PVMAX][FC_MB2];
         for (int j = 0; j < FC_MB2; j++) {
-            LLVMValueRef mi = cg_i64(k, m0 + j);
-            LLVMValueRef b = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, f->gb, &mi, 1, ""), ""), FC_LANES);
+            LLVMValueRef b = fc_splat(f, f->gb, m0 + j);
             for (int p = 0; p < pv; p++)
                 acc[p][j] = b;
         }
@@ -357,9 +379,7 @@ fc_block(Fc *f, LLVMValueRef ow0, int pv)
             for (int p = 0; p < pv; p++)
                 xq[p] = fc_quad(f, ow[p], s);
             for (int j = 0; j < FC_MB2; j++) {
-                LLVMValueRef wi = cg_i64(k, (m0 + j) * f->S + s);
-                LLVMValueRef wv = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, f->gw, &wi, 1, ""), ""), FC_LANES);
-                wv = LLVMBuildBitCast(k->b, wv, v64, "");
+                LLVMValueRef wv = LLVMBuildBitCast(k->b, fc_splat(f, f->gw, (m0 + j) * f->S + s), v64, "");
                 for (int p = 0; p < pv; p++)
                     acc[p][j] = dot16(f, acc[p][j], xq[p], wv);
             }
@@ -369,12 +389,8 @@ fc_block(Fc *f, LLVMValueRef ow0, int pv)
                 fc_store_nchw_packed(f, acc[p], m0, FC_MB2, ow[p]);
                 continue;
             }
-            for (int g = 0; g < FC_MB2 / 4; g++) {
-                LLVMValueRef r[4];
-                for (int i = 0; i < 4; i++)
-                    r[i] = cg_dw_epi_fast_i32(k, &f->ep, acc[p][4 * g + i], cg_i64(k, m0 + 4 * g + i), FC_LANES);
-                z[p][m0 / 4 + g] = fc_pack4(k, f->ep.e, f->ep.ye, r);
-            }
+            for (int g = 0; g < FC_MB2 / 4; g++)
+                z[p][m0 / 4 + g] = fc_pack_group(f, acc[p] + 4 * g, m0 + 4 * g);
         }
     }
     for (int p = 0; c->out_nhwc && p < pv; p++)
@@ -394,14 +410,11 @@ fc_vector(Fc *f, LLVMValueRef ow0, int64_t cnt)
     for (int64_t m0 = 0; m0 < c->M; m0 += FC_MB) {
         int mb = (int)(c->M - m0 < FC_MB ? c->M - m0 : FC_MB);
         LLVMValueRef acc[FC_MB], out[FC_MB];
-        for (int j = 0; j < mb; j++) {
-            LLVMValueRef mi = cg_i64(k, m0 + j);
-            acc[j] = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, f->gb, &mi, 1, ""), ""), FC_LANES);
-        }
+        for (int j = 0; j < mb; j++)
+            acc[j] = fc_splat(f, f->gb, m0 + j);
         for (int64_t s = 0; s < f->S; s++)
             for (int j = 0; j < mb; j++) {
-                LLVMValueRef wi = cg_i64(k, (m0 + j) * f->S + s);
-                LLVMValueRef wv = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, f->gw, &wi, 1, ""), ""), FC_LANES);
+                LLVMValueRef wv = fc_splat(f, f->gw, (m0 + j) * f->S + s);
                 acc[j] = dot16(f, acc[j], xq[s], LLVMBuildBitCast(k->b, wv, v64, ""));
             }
         if (!c->out_nhwc && f->ep.fast && f->es == 1 && cnt == FC_LANES && mb % 4 == 0) {
@@ -411,11 +424,9 @@ fc_vector(Fc *f, LLVMValueRef ow0, int64_t cnt)
         if (!c->out_nhwc) {
             for (int j = 0; j < mb; j++)
                 out[j] = cg_dw_epi_apply(k, &f->ep, acc[j], cg_i64(k, m0 + j), FC_LANES);
-            for (int j = 0; j < mb; j++) {
-                LLVMValueRef plane = cg_add(k, cg_mul(k, f->vn, cg_i64(k, c->M)), cg_i64(k, m0 + j));
-                LLVMValueRef idx = cg_add(k, cg_mul(k, cg_add(k, cg_mul(k, plane, cg_i64(k, c->OH)), f->voh), cg_i64(k, c->OW)), ow0);
-                cg_dw_store_lanes(k, out[j], FC_LANES, 0, cnt, cg_gep(k, f->y, cg_mul(k, idx, cg_i64(k, f->es))), f->es);
-            }
+            for (int j = 0; j < mb; j++)
+                cg_dw_store_lanes(k, out[j], FC_LANES, 0, cnt,
+                                  cg_gep(k, f->y, cg_mul(k, fc_nchw_at(f, m0 + j, ow0), cg_i64(k, f->es))), f->es);
             continue;
         }
         /* NHWC: each pixel's mb channel bytes at ((vn * OH + voh) * OW + ow) * M + m0; mb is 16
@@ -425,10 +436,7 @@ fc_vector(Fc *f, LLVMValueRef ow0, int64_t cnt)
         unsigned ix[64];
         for (int g = 0; g < mb / 4; g++) {
             if (packed) {
-                LLVMValueRef r[4];
-                for (int i = 0; i < 4; i++)
-                    r[i] = cg_dw_epi_fast_i32(k, &f->ep, acc[4 * g + i], cg_i64(k, m0 + 4 * g + i), FC_LANES);
-                z[g] = fc_pack4(k, f->ep.e, f->ep.ye, r);
+                z[g] = fc_pack_group(f, acc + 4 * g, m0 + 4 * g);
                 continue;
             }
             for (int i = 0; i < 4; i++)
