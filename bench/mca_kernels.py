@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """mca_kernels.py [--qdqc PATH] [--work DIR] [--write docs/performance.md]
 
-Static throughput analysis of qdqc's GEMM microkernels with llvm-mca-22 (issue 7: "check the
-AArch64 instruction mix with llvm-mca-22 -mcpu=neoverse-v1", since no ARM machine is available
-to time). For each kernel path it
+Static throughput analysis of qdqc's GEMM microkernels with llvm-mca-22 (the AArch64
+instruction mix under -mcpu=neoverse-v1 and neoverse-n1, since no ARM machine is available to
+time). For each kernel path it
 
   1. compiles one int8 GEMM (a text-IR qmatmul: u8 A 64x512, per-channel i8 weights 512x96, u8
      output, float requantization) with `qdqc --emit=asm` for that path;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""run_bench.py: the one-command performance harness of qdqc (issue 7).
+"""run_bench.py: the one-command performance harness of qdqc.
 
     /usr/bin/python3 bench/run_bench.py [--build build-perf] [--work /tmp/qdqc_bench]
                                         [--iters 60] [--rounds 6] [--threads 1,2]
@@ -81,7 +81,7 @@ TORCH_VIT_MODELS = ["vit2_qat", "vit2_qat_o17", "swins1_qat", "swin_t_qat", "vit
 # peer environment; inputs input_ids and attention_mask from WORK/models/<name>/inputs.npz), by
 # name in --models only
 BERT_DYNQ_MODELS = ["bert_base_dynq", "bert_small_dynq"]
-# edge CNNs (test/models/edge_cnns.py, peer environment; issue 29 item 4): torchvision
+# edge CNNs (test/models/edge_cnns.py, peer environment): torchvision
 # MobileNetV3-small/-large, EfficientNet-B0, MnasNet 1.0 and timm ConvNeXt-atto, each as ORT
 # quantize_static QDQ (_ort) and PT2E QAT (_qat); by name in --models only, `edge` for all ten
 EDGE_MODELS = ["%s_%s" % (n, s) for n in ("mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
