@@ -99,7 +99,7 @@ is_int_result_elem(ElemType e)
 
 /* Integer ops: operands quantized, result quantized (or i32 / f32 plain). */
 static bool
-verify_int_op(Graph *g, Node *n)
+vf_int(Graph *g, Node *n)
 {
     bool ok = true;
     const Type *r = &ir_value(g, n->out[0])->type;
@@ -199,7 +199,7 @@ check_passthrough_q(Graph *g, Node *n, uint32_t ncheck)
 /* float-island math (exp ... max): f32 operands, or plain integers where the op is defined on
  * them (neg, abs, pow, min, max) */
 static bool
-check_math_operands(Graph *g, Node *n)
+vf_math(Graph *g, Node *n)
 {
     bool ok = true;
     bool int_ok = n->op == OP_NEG || n->op == OP_ABS || n->op == OP_POW || n->op == OP_MIN ||
@@ -216,38 +216,30 @@ check_math_operands(Graph *g, Node *n)
     return ok;
 }
 
-/* The comparison, logic, selection, broadcasting, range and reduction ops (docs/ir.md); true
- * for any other op. */
+/* where: x, y and the result mean the same (all plain, or one per-tensor quantization) */
 static bool
-verify_select_op(Graph *g, Node *n)
+vf_where(Graph *g, Node *n)
 {
-    switch (n->op) {
-    case OP_EXPAND: case OP_TILE: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
-        return check_passthrough_q(g, n, 1);
-    case OP_WHERE: {
-        /* selection: x, y and the result mean the same (all plain, or one per-tensor
-         * quantization) */
-        const QParams *qa = ir_value(g, n->in[1])->type.q, *qb = ir_value(g, n->in[2])->type.q;
-        const QParams *qy = ir_value(g, n->out[0])->type.q;
-        if (!qparams_equal(qa, qb) || !qparams_equal(qa, qy) || (qa && qa->axis >= 0)) {
-            node_error(g, n, "operands 1, 2 and the result must carry the same per-tensor "
-                       "quantization or none");
-            return false;
-        }
-        return true;
+    const QParams *qa = ir_value(g, n->in[1])->type.q, *qb = ir_value(g, n->in[2])->type.q;
+    const QParams *qy = ir_value(g, n->out[0])->type.q;
+    if (!qparams_equal(qa, qb) || !qparams_equal(qa, qy) || (qa && qa->axis >= 0)) {
+        node_error(g, n, "operands 1, 2 and the result must carry the same per-tensor "
+                   "quantization or none");
+        return false;
     }
-    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
-    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_RANGE: case OP_REDUCE_SUM:
-    case OP_ARGMAX:
-        /* these read the stored numbers (integers as integers) and give plain results */
-        if (ir_value(g, n->out[0])->type.q) {
-            node_error(g, n, "result must not be quantized");
-            return false;
-        }
-        return true;
-    default:
-        return true;
+    return true;
+}
+
+/* comparisons, logic, range, reduce_sum, argmax: they read the stored numbers (integers as
+ * integers) and give plain results */
+static bool
+vf_plain_result(Graph *g, Node *n)
+{
+    if (ir_value(g, n->out[0])->type.q) {
+        node_error(g, n, "result must not be quantized");
+        return false;
     }
+    return true;
 }
 
 /* Operands first.. of n are plain numbers (no quantization on their types) and, when
@@ -272,7 +264,7 @@ check_plain(Graph *g, Node *n, uint32_t first, bool constant)
 
 /* wmatmul: the weight, its scales, zero points and bias are read at compile time */
 static bool
-check_wmatmul_operands(Graph *g, Node *n)
+vf_wonly(Graph *g, Node *n)
 {
     bool ok = check_plain(g, n, 1, true);
     if (ir_value(g, n->in[0])->type.q) {
@@ -282,6 +274,65 @@ check_wmatmul_operands(Graph *g, Node *n)
     }
     return ok;
 }
+
+/* ---- the VERIFY column of ops.def: vf_<V> checks the op-class rules of an op ---- */
+
+static bool
+vf_none(Graph *g, Node *n)
+{
+    (void)g;
+    (void)n;
+    return true;
+}
+
+/* float compute ops: float operands; add, sub, mul, div, relu, clip and resize also take plain
+ * integers; a nearest resize of quantized values only selects: a layout op there */
+static bool
+vf_float(Graph *g, Node *n)
+{
+    if (n->op == OP_RESIZE && ir_value(g, n->in[0])->type.q &&
+        strcmp(ir_attr_string(g, n, "mode", "nearest"), "nearest") == 0)
+        return check_passthrough_q(g, n, 1);
+    bool ok = true;
+    for (uint32_t k = 0; k < n->nin; k++) {
+        if (!n->in[k].id)
+            continue;
+        const Type *t = &ir_value(g, n->in[k])->type;
+        bool int_ok = n->op == OP_RESIZE || n->op == OP_ADD || n->op == OP_SUB ||
+                      n->op == OP_MUL || n->op == OP_DIV || n->op == OP_RELU || n->op == OP_CLIP;
+        if (!elem_is_float(t->elem) && !(int_ok && !t->q)) {
+            node_error(g, n, "operand %u must be float, got %s%s", k, elem_name(t->elem),
+                       t->q ? " (quantized: dequantize it first)" : "");
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* layout ops (and expand, tile, reduce_max, reduce_min): the results carry operand 0's
+ * quantization, every operand's for concat */
+static bool
+vf_layout(Graph *g, Node *n)
+{
+    return check_passthrough_q(g, n, n->op == OP_CONCAT ? n->nin : 1);
+}
+
+/* matmul_integer: plain integers (the zero points and scales are operands, not types) */
+static bool
+vf_plain(Graph *g, Node *n)
+{
+    return check_plain(g, n, 0, false);
+}
+
+typedef bool (*VerifyFn)(Graph *g, Node *n);
+static const VerifyFn verify_tab[OP_COUNT] = {
+    [OP_INVALID] = vf_none,
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, REF, LOWER, SCRATCH, STATIC, MLIR, \
+           VERIFY, ...)                                                                            \
+    [OP_##E] = vf_##VERIFY,
+#include "ops.def"
+#undef OP
+};
 
 static bool
 verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
@@ -342,54 +393,9 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
     }
     if (!ok)
         return false;
-    /* op-class rules (before types: they explain type mismatches better) */
-    switch (n->op) {
-    case OP_CONV: case OP_CONV_TRANSPOSE: case OP_MATMUL: case OP_GEMM: case OP_BATCHNORM:
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_RELU: case OP_CLIP:
-    case OP_LEAKY_RELU: case OP_PRELU: case OP_SIGMOID: case OP_HARD_SIGMOID:
-    case OP_HARD_SWISH: case OP_TANH: case OP_ERF: case OP_GELU: case OP_SOFTMAX:
-    case OP_LAYERNORM: case OP_REDUCE_MEAN: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL:
-    case OP_RESIZE:
-        /* nearest resize only selects elements: on quantized values it is a layout op */
-        if (n->op == OP_RESIZE && ir_value(g, n->in[0])->type.q &&
-            strcmp(ir_attr_string(g, n, "mode", "nearest"), "nearest") == 0) {
-            ok = check_passthrough_q(g, n, 1);
-            break;
-        }
-        for (uint32_t k = 0; k < n->nin; k++) {
-            if (!n->in[k].id)
-                continue;
-            const Type *t = &ir_value(g, n->in[k])->type;
-            bool int_ok = n->op == OP_RESIZE || n->op == OP_ADD || n->op == OP_SUB ||
-                          n->op == OP_MUL || n->op == OP_DIV || n->op == OP_RELU || n->op == OP_CLIP;
-            if (!elem_is_float(t->elem) && !(int_ok && !t->q)) {
-                node_error(g, n, "operand %u must be float, got %s%s", k, elem_name(t->elem),
-                           t->q ? " (quantized: dequantize it first)" : "");
-                ok = false;
-            }
-        }
-        break;
-    case OP_MAXPOOL: case OP_CONCAT: case OP_SPLIT: case OP_SLICE: case OP_PAD:
-    case OP_RESHAPE: case OP_TRANSPOSE: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_FLATTEN:
-    case OP_IDENTITY: case OP_GATHER:
-        ok = check_passthrough_q(g, n, n->op == OP_CONCAT ? n->nin : 1);
-        break;
-    case OP_WMATMUL: case OP_WCONV:
-        ok = check_wmatmul_operands(g, n);
-        break;
-    case OP_MATMUL_INTEGER:
-        /* plain integers: the zero points and scales are operands, not types */
-        ok = check_plain(g, n, 0, false);
-        break;
-    default:
-        if (info->flags & OPF_INT)
-            ok = verify_int_op(g, n) && ok;
-        else if (n->op >= OP_EXP && n->op <= OP_MAX) /* float-island math (ops.def) */
-            ok = check_math_operands(g, n) && ok;
-        else
-            ok = verify_select_op(g, n) && ok;
-        break;
-    }
+    /* op-class rules (before types: they explain type mismatches better): ops.def's VERIFY
+     * column */
+    ok = verify_tab[n->op](g, n);
     if (!ok)
         return false;
     /* types */

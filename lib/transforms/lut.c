@@ -67,16 +67,24 @@ eval(const Fn *f, double x)
     }
 }
 
+/* which ops may become a table: ops.def's LUT column (eval() computes each of them) */
+static const bool lut_ok[OP_COUNT] = {
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, REF, LOWER, SCRATCH, STATIC, MLIR, \
+           VERIFY, LUT, ...)                                                                       \
+    [OP_##E] = LUT,
+#include "ir/ops.def"
+#undef OP
+};
+
+/* f for node n: its op and the attributes eval() reads; false if n cannot be tabulated */
 static bool
 describe(Graph *g, Node *n, Fn *f)
 {
     memset(f, 0, sizeof *f);
     f->op = n->op;
+    if (n->op <= OP_INVALID || n->op >= OP_COUNT || !lut_ok[n->op])
+        return false;
     switch (n->op) {
-    case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_HARD_SWISH:
-    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RECIPROCAL: case OP_NEG: case OP_ABS:
-    case OP_ROUND:
-        return true;
     case OP_CLIP: {
         float lo, hi;
         if (!qm_act_bounds(g, n, &lo, &hi))
@@ -98,7 +106,7 @@ describe(Graph *g, Node *n, Fn *f)
         return f->tanh_approx || strcmp(a, "none") == 0;
     }
     default:
-        return false;
+        return true;
     }
 }
 

@@ -84,7 +84,7 @@ cg_emit_qdq(Kb *k, Node *n, const CgNodeArgs *a)
 {
     if (cg_node_may_fail(k->g, n))
         return cg_emit_qdq_dynamic(k, n, a);
-    return cg_emit_int(k, n, a);
+    return cg_emit_qdq_int(k, n, a);
 }
 
 /* 3 spatial dims or the indices result: float_linear.c */

@@ -20,7 +20,11 @@ bool cg_operand_static(Kb *k, Node *n, uint32_t i);
 bool cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a);
 
 bool cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a);   /* layout.c */
-bool cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a);      /* qelem.c */
+/* qelem.c: quantize / dequantize with constant parameters, lut, and requantize / qadd / qsub /
+ * qmul */
+bool cg_emit_qdq_int(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_lut(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_qelem(Kb *k, Node *n, const CgNodeArgs *a);
 bool cg_emit_pool(Kb *k, Node *n, const CgNodeArgs *a);     /* qpool.c */
 bool cg_emit_linear(Kb *k, Node *n, const CgNodeArgs *a);   /* qconv.c */
 int64_t cg_linear_scratch(Kb *k, Node *n);

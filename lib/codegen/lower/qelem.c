@@ -37,8 +37,8 @@ axis_split(const Type *t, const QParams *q, int64_t *outer, int64_t *dim, int64_
 }
 
 /* quantize: qn_quantize_f32 = sat(rne(x / s) + zp, qmin, qmax), NaN -> sat(zp). */
-static bool
-emit_qdq(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_qdq_int(Kb *k, Node *n, const CgNodeArgs *a)
 {
     Graph *g = k->g;
     bool isq = n->op == OP_QUANTIZE;
@@ -153,8 +153,8 @@ lut_range(Kb *k, const Type *x, const Type *y, LLVMValueRef gt, LLVMValueRef *io
         cg_loop_end(k, &l);
 }
 
-static bool
-emit_lut(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_lut(Kb *k, Node *n, const CgNodeArgs *a)
 {
     Graph *g = k->g;
     const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
@@ -250,19 +250,11 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
     return true;
 }
 
+/* requantize, qadd, qsub, qmul: the flat vector form (qelem_vec.c) where it applies */
 bool
-cg_emit_int(Kb *k, Node *n, const CgNodeArgs *a)
+cg_emit_qelem(Kb *k, Node *n, const CgNodeArgs *a)
 {
-    switch (n->op) {
-    case OP_QUANTIZE: case OP_DEQUANTIZE:
-        return emit_qdq(k, n, a);
-    case OP_LUT:
-        return emit_lut(k, n, a);
-    case OP_REQUANTIZE: case OP_QADD: case OP_QSUB: case OP_QMUL:
-        if (cg_elemwise_vec_ok(k, n))
-            return cg_emit_elemwise_vec(k, n, a); /* qelem_vec.c */
-        return emit_elemwise(k, n, a);
-    default:
-        return cg_fail(k, n, "%s is not supported", op_info(n->op)->name);
-    }
+    if (cg_elemwise_vec_ok(k, n))
+        return cg_emit_elemwise_vec(k, n, a); /* qelem_vec.c */
+    return emit_elemwise(k, n, a);
 }
