@@ -127,7 +127,7 @@ def matrix(src):
     named = set()
     for r in rows(src):
         name, flags, lower, mlir_col = r[1].strip('"'), r[6], r[9], r[12]
-        onnx, types, quant = sup(r[15])
+        onnx, types, quant = sup(r[16])
         named.update(re.findall(r'\b[A-Z][A-Za-z]+\b', onnx))
         out.append(f'| {onnx} | `{name}` | {compiled_as(flags, lower)} | {types} | {quant} '
                    f'| {mlir(mlir_col)} |\n')

@@ -28,20 +28,6 @@
         return false;                          \
     } while (0)
 
-bool
-ir_eval_has(OpKind op)
-{
-    switch (op) {
-    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
-    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_WHERE: case OP_EXPAND:
-    case OP_TILE: case OP_RANGE: case OP_REDUCE_SUM: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
-    case OP_ARGMAX: case OP_CAST:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* ---- cast ---- */
 
 uint16_t

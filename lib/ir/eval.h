@@ -9,10 +9,10 @@
 
 #include "ir.h"
 
-/* Whether ir_eval computes op: equal, less, less_equal, greater, greater_equal, not, and, or,
- * xor, where, expand, tile, range, reduce_sum, reduce_max, reduce_min, argmax, cast. */
-bool ir_eval_has(OpKind op);
-/* n's results out[0..nout) (allocated with n's result types) from its operands in[0..nin)
+/* ir_eval computes equal, less, less_equal, greater, greater_equal, not, and, or, xor, where,
+ * expand, tile, range, reduce_sum, reduce_max, reduce_min, argmax and cast (the ops whose
+ * FOLD column in ops.def is move, eval or isum, and the reference's selections).
+ * n's results out[0..nout) (allocated with n's result types) from its operands in[0..nin)
  * (NULL for an absent one), typed as n's operands. False with the reason in err. */
 bool ir_eval(Graph *g, const Node *n, const Tensor *const *in, Tensor *const *out, char *err,
              size_t len);

@@ -15,7 +15,8 @@
  * float arithmetic is not folded (float reduce_sum keeps its place); range's operands are
  * always constants and its arithmetic is eval.c's; quantize/dequantize are never folded (the
  * passes need to see them).
- * Results larger than FOLD_MAX_BYTES are left alone. */
+ * Which rule folds an op is ops.def's FOLD column (fold_tab below); the rule's flags say what
+ * its operands may be. Results larger than FOLD_MAX_BYTES are left alone. */
 #include "ir.h"
 #include "eval.h"
 
@@ -260,64 +261,183 @@ moved_q(Graph *g, Node *n, const Type *rt)
     return ir_moved_axis(g, n, xt, rt) == r->axis;
 }
 
-bool
-ir_try_fold(Graph *g, NodeId nid)
+/* ---- the fold rules: ops.def's FOLD column names one per op ---- */
+
+typedef bool (*FoldFn)(Graph *g, Node *n, const Tensor *x, Tensor *r);
+
+enum {
+    FR_LAYOUT = 1,   /* moves or selects values: quantized values keep their meaning */
+    FR_INT = 2,      /* folded only on integer (non-bool) operands */
+    FR_SHAPE = 4,    /* reads only its operand's static shape, not its values */
+    FR_ARITH = 8,    /* add/sub/mul/div: integer, or f32/f64 with all types equal */
+    FR_OPTIONAL = 16 /* operands after the first may be absent */
+};
+
+typedef struct {
+    FoldFn fn; /* NULL: the op is never folded */
+    unsigned flags;
+} FoldRule;
+
+static bool
+fold_copy(Graph *g, Node *n, const Tensor *x, Tensor *r)
 {
-    Node *n = ir_node(g, nid);
-    if (n->dead)
+    (void)g, (void)n;
+    if (x->nbytes != r->nbytes)
         return false;
-    bool layout = false;
-    switch (n->op) {
-    case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
-    case OP_TRANSPOSE: case OP_CONCAT: case OP_SLICE: case OP_GATHER:
-        layout = true;
-        break;
-    case OP_SHAPE: case OP_CONSTANT_OF_SHAPE: case OP_CAST: case OP_ADD: case OP_SUB:
-    case OP_MUL: case OP_DIV:
-        break;
-    /* eval.c's ops: the selections and copies keep quantized values' meaning */
-    case OP_EXPAND: case OP_TILE: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_WHERE:
-        layout = true;
-        break;
-    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
-    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_RANGE: case OP_ARGMAX:
-        break;
-    case OP_REDUCE_SUM: /* integer sums only: float arithmetic is not folded */
-    case OP_CLIP:
-        if (!elem_is_int(ir_value(g, n->in[0])->type.elem) ||
-            ir_value(g, n->in[0])->type.elem == ET_BOOL)
+    memcpy(r->data, x->data, r->nbytes);
+    return true;
+}
+
+static bool
+fold_transpose_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    return fold_transpose(g, n, x, r);
+}
+
+static bool
+fold_concat_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    (void)x;
+    return fold_concat(g, n, r);
+}
+
+static bool
+fold_slice_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    return fold_slice(g, n, x, r);
+}
+
+static bool
+fold_gather_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    return fold_gather(g, n, x, operand_const(g, n, 1), r);
+}
+
+/* eval.c's ops: the definition the reference interpreter runs too */
+static bool
+fold_eval(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    (void)x;
+    const Tensor *ins[3] = {NULL, NULL, NULL};
+    for (uint32_t k = 0; k < n->nin && k < 3; k++)
+        ins[k] = operand_const(g, n, k);
+    char err[160];
+    return ir_eval(g, n, ins, &r, err, sizeof err);
+}
+
+static bool
+fold_shape(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    (void)x;
+    const Type *xt = &ir_value(g, n->in[0])->type;
+    size_t cnt = type_numel_unchecked(&r->type);
+    int64_t s = ir_attr_int(g, n, "start", 0);
+    if (s < 0) s += xt->rank;
+    s = s < 0 ? 0 : s > xt->rank ? xt->rank : s;
+    for (size_t i = 0; i < cnt; i++)
+        tensor_set_i(r, i, xt->dims[s + (int64_t)i]);
+    return true;
+}
+
+static bool
+fold_fill(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    (void)x;
+    const Attr *v = ir_attr(g, n, "value");
+    if (v && (v->kind != ATTR_TENSOR || v->t->type.elem != r->type.elem || !v->t->nbytes))
+        return false;
+    size_t es = elem_size(r->type.elem), cnt = type_numel_unchecked(&r->type);
+    for (size_t i = 0; i < cnt && v; i++)
+        memcpy((char *)r->data + i * es, v->t->data, es);
+    return true;
+}
+
+static bool
+fold_clip_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    return x->type.elem == r->type.elem && fold_clip(g, n, x, r);
+}
+
+static bool
+fold_arith_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
+{
+    if (r->type.elem == ET_F32 || r->type.elem == ET_F64) {
+        fold_farith(n, x, operand_const(g, n, 1), r);
+        return true;
+    }
+    return fold_arith(n, x, operand_const(g, n, 1), r);
+}
+
+static const FoldRule rule_none = {NULL, 0};
+static const FoldRule rule_copy = {fold_copy, FR_LAYOUT};
+static const FoldRule rule_transpose = {fold_transpose_rule, FR_LAYOUT};
+static const FoldRule rule_concat = {fold_concat_rule, FR_LAYOUT};
+static const FoldRule rule_slice = {fold_slice_rule, FR_LAYOUT};
+static const FoldRule rule_gather = {fold_gather_rule, FR_LAYOUT};
+static const FoldRule rule_move = {fold_eval, FR_LAYOUT}; /* expand, tile, where, max, min */
+static const FoldRule rule_eval = {fold_eval, 0};
+static const FoldRule rule_isum = {fold_eval, FR_INT}; /* float sums keep their order */
+static const FoldRule rule_shape = {fold_shape, FR_SHAPE};
+static const FoldRule rule_fill = {fold_fill, 0};
+static const FoldRule rule_clip = {fold_clip_rule, FR_INT | FR_OPTIONAL};
+static const FoldRule rule_arith = {fold_arith_rule, FR_ARITH};
+
+static const FoldRule *const fold_tab[OP_COUNT] = {
+    [OP_INVALID] = &rule_none,
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, REF, LOWER, SCRATCH, STATIC, MLIR, \
+           VERIFY, LUT, FOLD, ...)                                                                 \
+    [OP_##E] = &rule_##FOLD,
+#include "ops.def"
+#undef OP
+};
+
+/* whether the operands and the result let rule fr fold n: constants (or a static shape),
+ * quantization parameters only through layout moves, arithmetic on one element type */
+static bool
+fold_operands_ok(Graph *g, Node *n, const FoldRule *fr, const Type *rt)
+{
+    if (fr->flags & FR_INT) {
+        ElemType x0 = ir_value(g, n->in[0])->type.elem;
+        if (!elem_is_int(x0) || x0 == ET_BOOL)
             return false;
-        break;
-    default:
-        return false;
     }
-    if (n->nout != 1 || !n->out[0].id)
-        return false;
-    const Type *rt = &ir_value(g, n->out[0])->type;
-    if (n->op != OP_SHAPE) {
-        for (uint32_t k = 0; k < n->nin; k++)
-            if (!operand_const(g, n, k) && !(n->op == OP_CLIP && k > 0 && !n->in[k].id))
-                return false;
-    }
+    bool shape = fr->flags & FR_SHAPE, layout = fr->flags & FR_LAYOUT;
+    for (uint32_t k = 0; k < n->nin && !shape; k++)
+        if (!operand_const(g, n, k) && !((fr->flags & FR_OPTIONAL) && k > 0 && !n->in[k].id))
+            return false;
     /* quantized values: only layout moves keep their meaning, and per-axis parameters only
      * survive an identity, or a transpose whose result carries them on the permuted axis */
     bool qtrans = moved_q(g, n, rt);
-    for (uint32_t k = 0; k < n->nin && n->op != OP_SHAPE; k++) {
+    for (uint32_t k = 0; k < n->nin && !shape; k++) {
         const QParams *q = ir_value(g, n->in[k])->type.q;
         if (q && (!layout || (q->axis >= 0 && n->op != OP_IDENTITY && !qtrans)))
             return false;
     }
     if (rt->q && (!layout || rt->q->axis >= 0) && n->op != OP_IDENTITY && !qtrans)
         return false;
-    bool farith = false;
-    if (n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_DIV) {
-        farith = rt->elem == ET_F32 || rt->elem == ET_F64;
+    if (fr->flags & FR_ARITH) {
+        bool farith = rt->elem == ET_F32 || rt->elem == ET_F64;
         if (!farith && (!elem_is_int(rt->elem) || rt->elem == ET_BOOL))
             return false;
         for (uint32_t k = 0; k < n->nin; k++)
             if (ir_value(g, n->in[k])->type.elem != rt->elem)
                 return false;
     }
+    return true;
+}
+
+bool
+ir_try_fold(Graph *g, NodeId nid)
+{
+    Node *n = ir_node(g, nid);
+    const FoldRule *fr = fold_tab[n->op];
+    if (n->dead || !fr->fn)
+        return false;
+    if (n->nout != 1 || !n->out[0].id)
+        return false;
+    const Type *rt = &ir_value(g, n->out[0])->type;
+    if (!fold_operands_ok(g, n, fr, rt))
+        return false;
     size_t cnt, bytes;
     if (!type_numel(rt, &cnt) || !size_mul(cnt, elem_size(rt->elem), &bytes) ||
         bytes > FOLD_MAX_BYTES)
@@ -326,69 +446,7 @@ ir_try_fold(Graph *g, NodeId nid)
     if (x && x->type.elem != ir_value(g, n->in[0])->type.elem)
         return false;
     Tensor *r = ir_tensor_new(g->m, rt);
-    if (!r)
-        return false;
-    bool ok = true;
-    switch (n->op) {
-    case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
-        if (x->nbytes != r->nbytes)
-            return false;
-        memcpy(r->data, x->data, r->nbytes);
-        break;
-    case OP_TRANSPOSE:
-        ok = fold_transpose(g, n, x, r);
-        break;
-    case OP_CONCAT:
-        ok = fold_concat(g, n, r);
-        break;
-    case OP_SLICE:
-        ok = fold_slice(g, n, x, r);
-        break;
-    case OP_GATHER:
-        ok = fold_gather(g, n, x, operand_const(g, n, 1), r);
-        break;
-    case OP_CAST: case OP_EXPAND: case OP_TILE: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
-    case OP_WHERE: case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER:
-    case OP_GREATER_EQUAL: case OP_NOT: case OP_AND: case OP_OR: case OP_XOR: case OP_RANGE:
-    case OP_ARGMAX: case OP_REDUCE_SUM: {
-        const Tensor *ins[3] = {NULL, NULL, NULL};
-        for (uint32_t k = 0; k < n->nin && k < 3; k++)
-            ins[k] = operand_const(g, n, k);
-        char err[160];
-        ok = ir_eval(g, n, ins, &r, err, sizeof err);
-        break;
-    }
-    case OP_SHAPE: {
-        const Type *xt = &ir_value(g, n->in[0])->type;
-        int64_t s = ir_attr_int(g, n, "start", 0), e = ir_attr_int(g, n, "end", xt->rank);
-        if (s < 0) s += xt->rank;
-        if (e < 0) e += xt->rank;
-        s = s < 0 ? 0 : s > xt->rank ? xt->rank : s;
-        for (size_t i = 0; i < cnt; i++)
-            tensor_set_i(r, i, xt->dims[s + (int64_t)i]);
-        (void)e;
-        break;
-    }
-    case OP_CONSTANT_OF_SHAPE: {
-        const Attr *v = ir_attr(g, n, "value");
-        if (v && (v->kind != ATTR_TENSOR || v->t->type.elem != rt->elem || !v->t->nbytes))
-            return false;
-        size_t es = elem_size(rt->elem);
-        for (size_t i = 0; i < cnt && v; i++)
-            memcpy((char *)r->data + i * es, v->t->data, es);
-        break;
-    }
-    case OP_CLIP:
-        ok = x->type.elem == rt->elem && fold_clip(g, n, x, r);
-        break;
-    default:
-        if (farith)
-            fold_farith(n, x, operand_const(g, n, 1), r);
-        else
-            ok = fold_arith(n, x, operand_const(g, n, 1), r);
-        break;
-    }
-    if (!ok)
+    if (!r || !fr->fn(g, n, x, r))
         return false;
     Loc loc = ir_node(g, nid)->loc;
     ValueId out = ir_node(g, nid)->out[0];
