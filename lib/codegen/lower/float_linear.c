@@ -89,8 +89,8 @@ fconv_geo(Kb *k, Node *n, bool tr, FConv *c)
 }
 
 /* run_float_conv of ref_linear.c */
-static bool
-emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_conv_loops(Kb *k, Node *n, const CgNodeArgs *a)
 {
     FConv c;
     if (!all_f32(k, n) || !fconv_geo(k, n, false, &c))
@@ -142,8 +142,8 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
 /* run_float_convt of ref_linear.c: per output element one f32 fma chain over (c, k0, k1, k2),
  * a tap that no input position reaches (o + pb - k*d not a multiple of the stride in [0, in*s))
  * reading 0, then + bias. */
-static bool
-emit_convt(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_convt_loops(Kb *k, Node *n, const CgNodeArgs *a)
 {
     FConv c;
     if (!all_f32(k, n) || !fconv_geo(k, n, true, &c))
@@ -200,8 +200,8 @@ emit_convt(Kb *k, Node *n, const CgNodeArgs *a)
 
 /* The f64 matmul of ref_linear.c (an f64 Einsum's matmul: numpy batch broadcasting, rank-1
  * operands promoted, a double sum). f32 matmul and gemm: float_gemm.c. */
-static bool
-emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_matmul_loops(Kb *k, Node *n, const CgNodeArgs *a)
 {
     const Type *at = vt(k, n->in[0]), *bt = vt(k, n->in[1]);
     bool f64 = at->elem == ET_F64 && bt->elem == ET_F64 && vt(k, n->out[0])->elem == ET_F64;
@@ -403,8 +403,8 @@ emit_global_avgpool(Kb *k, Node *n, const CgNodeArgs *a, int64_t NC, int64_t isp
 
 /* pool() of ref_pool.c for avgpool / global_avgpool: double sum over the window taps inside
  * the input; divisor = taps inside [-pb, in + pe) (count_include_pad) or the real taps. */
-static bool
-emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_favgpool(Kb *k, Node *n, const CgNodeArgs *a)
 {
     if (!all_f32(k, n))
         return false;
@@ -492,8 +492,8 @@ emit_avgpool(Kb *k, Node *n, const CgNodeArgs *a)
  * the flat input index of the maximum, row-major or (storage_order=1) column-major over the
  * spatial axes, plus the batch/channel offset. A window that covers only padding is rejected at
  * compile time (shapes are static). */
-static bool
-emit_maxpool3(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_maxpool3(Kb *k, Node *n, const CgNodeArgs *a)
 {
     Graph *g = k->g;
     const Type *x = vt(k, n->in[0]), *y = vt(k, n->out[0]);
@@ -603,8 +603,8 @@ rz_value(Kb *k, const Type *xt, const int *ax, const RzAxis *rz, int m, LLVMValu
                          LLVMBuildFMul(b, v1, cg_load_raw(k, ET_F64, rz[m - 1].t, ov[a]), ""), "");
 }
 
-static bool
-emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
+bool
+cg_emit_resize(Kb *k, Node *n, const CgNodeArgs *a)
 {
     Graph *g = k->g;
     const Type *xt = vt(k, n->in[0]), *yt = vt(k, n->out[0]);
@@ -750,19 +750,4 @@ cg_float_linear_scratch(Kb *k, Node *n)
         return 0;
     FConv c;
     return fconv_geo(k, n, true, &c) ? 0 : -1;
-}
-
-bool
-cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a)
-{
-    switch (n->op) {
-    case OP_CONV: return emit_conv(k, n, a);
-    case OP_CONV_TRANSPOSE: return emit_convt(k, n, a);
-    case OP_MATMUL: return emit_matmul(k, n, a);
-    case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: return emit_avgpool(k, n, a);
-    case OP_MAXPOOL: return emit_maxpool3(k, n, a);
-    case OP_RESIZE: return emit_resize(k, n, a);
-    default: break;
-    }
-    return cg_fail(k, n, "%s is not supported by the code generator", op_info(n->op)->name);
 }

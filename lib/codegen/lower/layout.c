@@ -382,80 +382,120 @@ emit_gather(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
     return true;
 }
 
+/* ---- the emitters ops.def's LOWER column names ---- */
+
+/* n's first operand and result types and their row-major strides */
+typedef struct {
+    const Type *x, *y;
+    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
+} LayTypes;
+
+static LayTypes
+lay_types(Kb *k, const Node *n)
+{
+    LayTypes t;
+    t.x = &ir_value(k->g, n->in[0])->type;
+    t.y = &ir_value(k->g, n->out[0])->type;
+    type_strides(t.x, t.xs);
+    type_strides(t.y, t.ys);
+    return t;
+}
+
+/* identity, reshape, flatten, squeeze, unsqueeze: the bytes unchanged */
 bool
-cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a)
+cg_emit_layout_copy(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    const Type *x = &ir_value(k->g, n->in[0])->type;
+    big_copy(k, a, a->out[0], a->in[0], (int64_t)(type_numel_unchecked(x) * elem_size(x->elem)));
+    return true;
+}
+
+bool
+cg_emit_transpose(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    LayTypes t = lay_types(k, n);
+    const Type *x = t.x, *y = t.y;
+    int64_t perm[IR_MAX_RANK], st[IR_MAX_RANK];
+    if (ir_attr_ints(k->g, n, "perm", perm, IR_MAX_RANK) != x->rank)
+        for (int d = 0; d < x->rank; d++)
+            perm[d] = x->rank - 1 - d;
+    for (int d = 0; d < x->rank; d++)
+        st[d] = t.xs[perm[d]];
+    copy_nd(k, a, x->elem, y->rank, y->dims, a->out[0], 0, t.ys, a->in[0], 0, st);
+    return true;
+}
+
+bool
+cg_emit_slice(Kb *k, Node *n, const CgNodeArgs *a)
 {
     Graph *g = k->g;
-    const Type *x = &ir_value(g, n->in[0])->type, *y = &ir_value(g, n->out[0])->type;
-    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
-    type_strides(x, xs);
-    type_strides(y, ys);
-    switch (n->op) {
-    case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
-        big_copy(k, a, a->out[0], a->in[0], (int64_t)(type_numel_unchecked(x) * elem_size(x->elem)));
-        return true;
-    case OP_TRANSPOSE: {
-        int64_t perm[IR_MAX_RANK], st[IR_MAX_RANK];
-        if (ir_attr_ints(g, n, "perm", perm, IR_MAX_RANK) != x->rank)
-            for (int d = 0; d < x->rank; d++)
-                perm[d] = x->rank - 1 - d;
-        for (int d = 0; d < x->rank; d++)
-            st[d] = xs[perm[d]];
-        copy_nd(k, a, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], 0, st);
-        return true;
+    LayTypes t = lay_types(k, n);
+    const Type *x = t.x, *y = t.y;
+    int64_t sv[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
+    int cnt = ir_attr_ints(g, n, "starts", sv, IR_MAX_RANK);
+    if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
+        for (int i = 0; i < cnt; i++)
+            ax[i] = i;
+    if (ir_attr_ints(g, n, "steps", sp, IR_MAX_RANK) < 0)
+        for (int i = 0; i < cnt; i++)
+            sp[i] = 1;
+    int64_t off = 0, st[IR_MAX_RANK];
+    memcpy(st, t.xs, sizeof st);
+    for (int i = 0; i < cnt; i++) {
+        int64_t d = norm_axis(ax[i], x->rank), len = x->dims[d], s = sv[i];
+        if (s < 0)
+            s += len;
+        if (sp[i] > 0)
+            s = s < 0 ? 0 : s > len ? len : s;
+        else
+            s = s < 0 ? -1 : s > len - 1 ? len - 1 : s;
+        off += s * t.xs[d];
+        st[d] = t.xs[d] * sp[i];
     }
-    case OP_SLICE: {
-        int64_t sv[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
-        int cnt = ir_attr_ints(g, n, "starts", sv, IR_MAX_RANK);
-        if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
-            for (int i = 0; i < cnt; i++)
-                ax[i] = i;
-        if (ir_attr_ints(g, n, "steps", sp, IR_MAX_RANK) < 0)
-            for (int i = 0; i < cnt; i++)
-                sp[i] = 1;
-        int64_t off = 0, st[IR_MAX_RANK];
-        memcpy(st, xs, sizeof st);
-        for (int i = 0; i < cnt; i++) {
-            int64_t d = norm_axis(ax[i], x->rank), len = x->dims[d], s = sv[i];
-            if (s < 0)
-                s += len;
-            if (sp[i] > 0)
-                s = s < 0 ? 0 : s > len ? len : s;
-            else
-                s = s < 0 ? -1 : s > len - 1 ? len - 1 : s;
-            off += s * xs[d];
-            st[d] = xs[d] * sp[i];
-        }
-        copy_nd(k, a, x->elem, y->rank, y->dims, a->out[0], 0, ys, a->in[0], off, st);
-        return true;
+    copy_nd(k, a, x->elem, y->rank, y->dims, a->out[0], 0, t.ys, a->in[0], off, st);
+    return true;
+}
+
+bool
+cg_emit_concat(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    LayTypes lt = lay_types(k, n);
+    int64_t axis = norm_axis(ir_attr_int(k->g, n, "axis", 0), lt.y->rank), pos = 0;
+    for (uint32_t i = 0; i < n->nin; i++) {
+        const Type *t = &ir_value(k->g, n->in[i])->type;
+        int64_t ts[IR_MAX_RANK];
+        type_strides(t, ts);
+        copy_nd(k, a, t->elem, t->rank, t->dims, a->out[0], pos * lt.ys[axis], lt.ys, a->in[i], 0, ts);
+        pos += t->dims[axis];
     }
-    case OP_CONCAT: {
-        int64_t axis = norm_axis(ir_attr_int(g, n, "axis", 0), y->rank), pos = 0;
-        for (uint32_t i = 0; i < n->nin; i++) {
-            const Type *t = &ir_value(g, n->in[i])->type;
-            int64_t ts[IR_MAX_RANK];
-            type_strides(t, ts);
-            copy_nd(k, a, t->elem, t->rank, t->dims, a->out[0], pos * ys[axis], ys, a->in[i], 0, ts);
-            pos += t->dims[axis];
-        }
-        return true;
+    return true;
+}
+
+bool
+cg_emit_split(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    LayTypes lt = lay_types(k, n);
+    int64_t axis = norm_axis(ir_attr_int(k->g, n, "axis", 0), lt.x->rank), pos = 0;
+    for (uint32_t i = 0; i < n->nout; i++) {
+        const Type *t = &ir_value(k->g, n->out[i])->type;
+        int64_t ts[IR_MAX_RANK];
+        type_strides(t, ts);
+        copy_nd(k, a, t->elem, t->rank, t->dims, a->out[i], 0, ts, a->in[0], pos * lt.xs[axis], lt.xs);
+        pos += t->dims[axis];
     }
-    case OP_SPLIT: {
-        int64_t axis = norm_axis(ir_attr_int(g, n, "axis", 0), x->rank), pos = 0;
-        for (uint32_t i = 0; i < n->nout; i++) {
-            const Type *t = &ir_value(g, n->out[i])->type;
-            int64_t ts[IR_MAX_RANK];
-            type_strides(t, ts);
-            copy_nd(k, a, t->elem, t->rank, t->dims, a->out[i], 0, ts, a->in[0], pos * xs[axis], xs);
-            pos += t->dims[axis];
-        }
-        return true;
-    }
-    case OP_PAD:
-        return emit_pad(k, n, a, x, y);
-    case OP_GATHER:
-        return emit_gather(k, n, a, x, y);
-    default:
-        return cg_fail(k, n, "%s is not supported", op_info(n->op)->name);
-    }
+    return true;
+}
+
+bool
+cg_emit_pad(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    LayTypes t = lay_types(k, n);
+    return emit_pad(k, n, a, t.x, t.y);
+}
+
+bool
+cg_emit_gather(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    LayTypes t = lay_types(k, n);
+    return emit_gather(k, n, a, t.x, t.y);
 }

@@ -92,26 +92,43 @@ static bool
 cg_emit_maxpool(Kb *k, Node *n, const CgNodeArgs *a)
 {
     if (ir_value(k->g, n->in[0])->type.rank == 5 || n->nout > 1)
-        return cg_emit_float_linear(k, n, a);
+        return cg_emit_maxpool3(k, n, a);
     return cg_emit_pool(k, n, a);
 }
 
-/* f32 matmul / gemm: float_gemm.c */
+/* f32 matmul / gemm: float_gemm.c; an f64 matmul: float_linear.c's loops */
 static bool
 cg_emit_fmatmul(Kb *k, Node *n, const CgNodeArgs *a)
 {
     if (cg_float_gemm_ok(k, n))
         return cg_emit_float_gemm(k, n, a);
-    return cg_emit_float_linear(k, n, a);
+    return cg_emit_matmul_loops(k, n, a);
 }
 
-/* f32 conv / conv_transpose with constant weights: float_conv.c */
+static bool
+cg_emit_fgemm(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    if (cg_float_gemm_ok(k, n))
+        return cg_emit_float_gemm(k, n, a);
+    return cg_fail(k, n, "%s is not supported by the code generator", op_info(n->op)->name);
+}
+
+/* f32 conv / conv_transpose with constant weights: float_conv.c; the others (3-D, run-time
+ * weights): float_linear.c's loops */
 static bool
 cg_emit_fconv(Kb *k, Node *n, const CgNodeArgs *a)
 {
     if (cg_float_conv_ok(k, n))
         return cg_emit_float_conv(k, n, a);
-    return cg_emit_float_linear(k, n, a);
+    return cg_emit_conv_loops(k, n, a);
+}
+
+static bool
+cg_emit_fconvt(Kb *k, Node *n, const CgNodeArgs *a)
+{
+    if (cg_float_conv_ok(k, n))
+        return cg_emit_float_conv(k, n, a);
+    return cg_emit_convt_loops(k, n, a);
 }
 
 /* ---- the tables ---- */

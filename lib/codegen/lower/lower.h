@@ -19,7 +19,15 @@ int64_t cg_node_scratch(Kb *k, Node *n);
 bool cg_operand_static(Kb *k, Node *n, uint32_t i);
 bool cg_emit_node(Kb *k, Node *n, const CgNodeArgs *a);
 
-bool cg_emit_layout(Kb *k, Node *n, const CgNodeArgs *a);   /* layout.c */
+/* layout.c: the byte moves of identity / reshape / flatten / squeeze / unsqueeze (layout_copy),
+ * transpose, slice, concat, split, pad and gather */
+bool cg_emit_layout_copy(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_transpose(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_slice(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_concat(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_split(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_pad(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_gather(Kb *k, Node *n, const CgNodeArgs *a);
 /* qelem.c: quantize / dequantize with constant parameters, lut, and requantize / qadd / qsub /
  * qmul */
 bool cg_emit_qdq_int(Kb *k, Node *n, const CgNodeArgs *a);
@@ -49,9 +57,15 @@ bool cg_chain_member(Kb *k, Node *n, ValueId from);
 /* Whether n is an op (OP_QUANTIZE / OP_DEQUANTIZE) that can end / head a float chain: static,
  * per-tensor, 8- or 16-bit storage, its float side f32 (float_chain.c reads its q). */
 bool cg_chain_qdq(Graph *g, const Node *n, OpKind op);
-/* float conv, conv_transpose, matmul, gemm, avgpool, global_avgpool, resize
- * (float_linear.c) */
-bool cg_emit_float_linear(Kb *k, Node *n, const CgNodeArgs *a);
+/* float_linear.c: plain loops in the reference's order for conv and conv_transpose (the
+ * cases float_conv.c leaves), f64 matmul, avgpool and global_avgpool, 3-D or indexed maxpool,
+ * resize */
+bool cg_emit_conv_loops(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_convt_loops(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_matmul_loops(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_favgpool(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_maxpool3(Kb *k, Node *n, const CgNodeArgs *a);
+bool cg_emit_resize(Kb *k, Node *n, const CgNodeArgs *a);
 /* f32 matmul and gemm on the f32 GEMM kernels (float_gemm.c); _static: B (and gemm's C folded
  * into the bias) consumed at compile time */
 bool cg_float_gemm_ok(Kb *k, Node *n);
