@@ -89,7 +89,7 @@ typedef enum OpKind {
     OP_COUNT
 } OpKind;
 
-enum { OPF_ELEMWISE = 1, OPF_LAYOUT = 2, OPF_INT = 4, OPF_QDQ = 8 };
+enum { OPF_ELEMWISE = 1, OPF_LAYOUT = 2, OPF_INT = 4, OPF_QDQ = 8, OPF_QRULE = 16 };
 
 typedef struct OpInfo {
     const char *name;

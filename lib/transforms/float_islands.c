@@ -32,20 +32,6 @@ is_float_compute(Graph *g, const Node *n)
     return false;
 }
 
-static bool
-has_rule(OpKind op)
-{
-    switch (op) {
-    case OP_CONV: case OP_CONV_TRANSPOSE: case OP_MATMUL: case OP_GEMM: case OP_BATCHNORM:
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_RELU: case OP_CLIP: case OP_LEAKY_RELU:
-    case OP_SIGMOID: case OP_HARD_SIGMOID: case OP_HARD_SWISH: case OP_TANH: case OP_ERF:
-    case OP_GELU: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_REDUCE_MEAN:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* add(integer op's f32 result, constant bias): why the bias is not in the op's int32 bias.
  * NULL if n is not such an add. The checks mirror weight-fold and qdq-fold. */
 static const char *
@@ -141,7 +127,7 @@ pass_float_reason(Graph *g, Node *n, char *buf, size_t len)
                  (long long)ir_value(g, n->in[1])->type.dims[1]);
         return buf;
     }
-    if (!has_rule(n->op)) {
+    if (!(op_info(n->op)->flags & OPF_QRULE)) {
         snprintf(buf, len, "no integer rule");
         return buf;
     }
