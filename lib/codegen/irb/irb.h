@@ -28,8 +28,8 @@ typedef struct Kb {
     LLVMValueRef fn; /* function being emitted */
     const CgTarget *t;
     CgGemmIsa isa;
-    bool requant_fixed;
-    const CgRqMode *rq; /* the requantize epilogue of --requant (cg_rq_mode), chosen once */
+    const CgRqMode *rq; /* the requantize epilogue of --requant (cg_rq_mode), chosen once;
+                         * rq->fixed: --requant=fixed */
     Graph *g;
     const char *prefix;
     unsigned counter;
