@@ -51,7 +51,7 @@ kb_init(Kb *k, CgBuilt *b, Graph *g, const CgOptions *o, char *err, size_t errle
     k->b = LLVMCreateBuilderInContext(b->ctx);
     k->t = &b->t;
     k->isa = b->isa;
-    k->requant_fixed = o->requant_fixed;
+    k->rq = cg_rq_mode(o->requant_fixed);
     k->g = g;
     k->prefix = o->prefix;
     k->err = err;

@@ -129,6 +129,61 @@ typedef struct CgGemmSpec {
     int a_bits;
 } CgGemmSpec;
 
+/* The epilogue of a spec (cg_gemm_spec): its kind, the type of C and the kind's constants
+ * (the CgGemmSpec fields of the same names). */
+typedef struct CgGemmEpi {
+    CgGemmEpilogue kind;
+    CgGemmElem out;
+    const float *mult;
+    const int32_t *fixed_mult, *fixed_shift;
+    const float *scale, *fbias;
+    int32_t zo, qmin, qmax;
+} CgGemmEpi;
+
+/* The one way to make a CgGemmSpec: every field set from the facts every GEMM has.
+ * C[m, n] (row stride ldc) = A[m, k] (row stride k) x B: A of element type a (CG_GEMM_I8, U8,
+ * I16 or U16; 16-bit sets a_bits 16) and zero point za; B the weights b in b_layout with zero
+ * points zb and bias (either NULL); epilogue epi. Everything else is off: no residual add,
+ * compile-time B, compile-time quantization of A, the ISA's default tiles. A caller sets only
+ * what is special about its GEMM on the result (lda, b_runtime, act_*, residual). */
+static inline CgGemmSpec
+cg_gemm_spec(int64_t m, int64_t n, int64_t k, int64_t ldc, CgGemmElem a, int32_t za,
+             const int8_t *b, CgGemmBLayout b_layout, const int32_t *zb, const int32_t *bias,
+             CgGemmEpi epi)
+{
+    return (CgGemmSpec){
+        .m = m, .n = n, .k = k, .lda = k, .ldc = ldc,
+        .a_signed = a == CG_GEMM_I8 || a == CG_GEMM_I16, .za = za,
+        .a_bits = a == CG_GEMM_I16 || a == CG_GEMM_U16 ? 16 : 0,
+        .b = b, .b_layout = b_layout, .zb = zb, .bias = bias,
+        .epilogue = epi.kind, .out = epi.out, .mult = epi.mult, .fixed_mult = epi.fixed_mult,
+        .fixed_shift = epi.fixed_shift, .scale = epi.scale, .fbias = epi.fbias, .zo = epi.zo,
+        .qmin = epi.qmin, .qmax = epi.qmax,
+        .residual = false, .res_signed = false, .ldr = 0, .res_sa = 0, .res_sb = 0, .res_sy = 0,
+        .res_fixed = {0}, .res_zb = 0, .res_zy = 0, .res_lo = 0, .res_hi = 0,
+        .tile = {.mr = 0, .nv = 0, .mc = 0, .kc = 0, .kunroll = 0},
+        .b_runtime = false, .act_zp = false, .act_scale = false, .act_row_scale = false,
+    };
+}
+
+/* The dequantize epilogue (float)acc * scale[n] (+ fbias[n]) into F32. */
+static inline CgGemmEpi
+cg_gemm_epi_dequant(const float *scale, const float *fbias)
+{
+    return (CgGemmEpi){.kind = CG_GEMM_EPI_DEQUANT, .out = CG_GEMM_F32, .mult = NULL,
+                       .fixed_mult = NULL, .fixed_shift = NULL, .scale = scale, .fbias = fbias,
+                       .zo = 0, .qmin = 0, .qmax = 0};
+}
+
+/* The raw int32 accumulator into I32. */
+static inline CgGemmEpi
+cg_gemm_epi_i32(void)
+{
+    return (CgGemmEpi){.kind = CG_GEMM_EPI_I32, .out = CG_GEMM_I32, .mult = NULL,
+                       .fixed_mult = NULL, .fixed_shift = NULL, .scale = NULL, .fbias = NULL,
+                       .zo = 0, .qmin = 0, .qmax = 0};
+}
+
 /* What a kernel with run-time quantization of A reads (CgGemmSpec.act_*), in this layout:
  * za at byte 0, sa at byte 4, row_scale at byte 8. */
 typedef struct CgGemmActQ {

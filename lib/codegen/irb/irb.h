@@ -19,6 +19,8 @@ typedef struct LLVMOpaqueBasicBlock *LLVMBasicBlockRef;
 
 typedef struct CgGemmCache CgGemmCache; /* gemm/gemm.h; Kb only carries it */
 
+typedef struct CgRqMode CgRqMode; /* below */
+
 typedef struct Kb {
     LLVMContextRef c;
     LLVMModuleRef mod;
@@ -26,7 +28,8 @@ typedef struct Kb {
     LLVMValueRef fn; /* function being emitted */
     const CgTarget *t;
     CgGemmIsa isa;
-    bool requant_fixed;
+    const CgRqMode *rq; /* the requantize epilogue of --requant (cg_rq_mode), chosen once;
+                         * rq->fixed: --requant=fixed */
     Graph *g;
     const char *prefix;
     unsigned counter;
@@ -122,6 +125,41 @@ LLVMValueRef cg_requant_float(Kb *k, LLVMValueRef acc, LLVMValueRef mult, int32_
 /* qn_requant_fixed(acc, (mult, shift) as i64 values, zp, lo, hi) as i64 */
 LLVMValueRef cg_requant_fixed(Kb *k, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift,
                               int32_t zp, int32_t lo, int32_t hi);
+/* ---- the requantize epilogue (--requant=float|fixed) ----
+ * CgRqMode is one mode's row of emitters, picked once per module (cg_rq_mode, Kb.rq); CgRq is
+ * one node's requantization: the row plus the node's constants, per channel (tables indexed by
+ * the channel, one entry for per-tensor) or already loaded for one channel. Emitters call
+ * rq->mode->...(k, rq, ...) instead of branching on the mode. */
+typedef struct CgRq {
+    const CgRqMode *mode;
+    LLVMValueRef mult;          /* float: f32 multipliers (table or loaded value) */
+    LLVMValueRef fmult, fshift; /* fixed: i64 multipliers and shifts (table or loaded values) */
+    int32_t zp, lo, hi;         /* output zero point and clamp */
+    /* qavg (cg_rq_avg): float: the input and output scales; fixed: fmult, fshift the
+     * multiplier (i64 constants) or, with by_count, tables indexed by the divisor */
+    float sx, sy;
+    bool by_count;
+} CgRq;
+struct CgRqMode {
+    bool fixed;
+    /* qn_requant_float / qn_requant_fixed of the i64 acc (an int32 value) with channel m's
+     * constants from the tables (m an i64 index): the i64 result in [lo, hi] */
+    LLVMValueRef (*acc)(Kb *k, const CgRq *rq, LLVMValueRef acc, LLVMValueRef m);
+    /* the same for the exact int64 accumulator of 16-bit activations (qn_requant_*_wide) */
+    LLVMValueRef (*acc_wide)(Kb *k, const CgRq *rq, LLVMValueRef acc, LLVMValueRef m);
+    /* with the channel's constants loaded (rq->mult, or rq->fmult and rq->fshift): store the
+     * requantized a32 (the accumulator as i32; a64 the same sign-extended) at y[yi] as ye */
+    void (*store)(Kb *k, const CgRq *rq, ElemType ye, LLVMValueRef y, LLVMValueRef yi,
+                  LLVMValueRef a32, LLVMValueRef a64);
+    /* qn_qavg / qn_qavg_fixed of the i64 sum (of x - zx) over the i64 count cnt > 0 */
+    LLVMValueRef (*avg)(Kb *k, const CgRq *rq, LLVMValueRef sum, LLVMValueRef cnt);
+};
+/* The row of --requant=fixed (fixed) or =float. */
+const CgRqMode *cg_rq_mode(bool fixed);
+/* The i32 form of cg_requant_float (same values: the clamp keeps rne(f) within int32), which
+ * keeps vectorised loops on full i32 lanes. */
+LLVMValueRef cg_requant_float_i32(Kb *k, LLVMValueRef a32, LLVMValueRef mult, int32_t zp,
+                                  int32_t lo, int32_t hi);
 /* qn_rescale(v, (mult, shift)) (numerics.h: floor(v * mult / 2^shift + 1/2), exact for
  * |v| <= 2^32 - 1): v, mult and shift i64, or all vectors of i64 (same lanes). */
 LLVMValueRef cg_rescale(Kb *k, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift);

@@ -297,6 +297,111 @@ cg_requant_fixed(Kb *k, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift,
     return cg_smin(k, cg_smax(k, v, cg_i64(k, lo)), cg_i64(k, hi));
 }
 
+/* cg_requant_float in 32-bit lanes: f = (f32)acc * mult, clamped to [lo - zp, hi - zp] (NaN ->
+ * 0), so rne(f) fits i32 and fptosi to i32 equals the i64 sequence; + zp, clamp [lo, hi]. The
+ * vectoriser then keeps full 16-lane f32/i32 vectors instead of splitting for f32 -> i64. */
+LLVMValueRef
+cg_requant_float_i32(Kb *k, LLVMValueRef a32, LLVMValueRef mult, int32_t zp, int32_t lo, int32_t hi)
+{
+    LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, a32, k->f32, ""), mult, "");
+    LLVMValueRef flo = cg_f32(k, (float)((int64_t)lo - zp)), fhi = cg_f32(k, (float)((int64_t)hi - zp));
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), cg_f32(k, 0.0f), f, "");
+    LLVMTypeRef ft = k->f32;
+    LLVMValueRef r = LLVMBuildFPToSI(k->b, cg_call(k, "llvm.roundeven.f32", ft, &ft, &f, 1), k->i32, "");
+    r = LLVMBuildAdd(k->b, r, cg_i32(k, zp), "");
+    r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, r, cg_i32(k, lo), ""), cg_i32(k, lo), r, "");
+    return LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSGT, r, cg_i32(k, hi), ""), cg_i32(k, hi), r, "");
+}
+
+/* The two rows of CgRqMode (irb.h). */
+static LLVMValueRef
+rq_float_acc(Kb *k, const CgRq *rq, LLVMValueRef acc, LLVMValueRef m)
+{
+    return cg_requant_float(k, acc, cg_load_raw(k, ET_F32, rq->mult, m), rq->zp, rq->lo, rq->hi);
+}
+
+static LLVMValueRef
+rq_fixed_acc(Kb *k, const CgRq *rq, LLVMValueRef acc, LLVMValueRef m)
+{
+    return cg_requant_fixed(k, acc, cg_load_i64(k, ET_I64, rq->fmult, m),
+                            cg_load_i64(k, ET_I64, rq->fshift, m), rq->zp, rq->lo, rq->hi);
+}
+
+/* qn_requant_float_wide: as cg_requant_float after the product */
+static LLVMValueRef
+rq_float_acc_wide(Kb *k, const CgRq *rq, LLVMValueRef acc, LLVMValueRef m)
+{
+    LLVMBuilderRef b = k->b;
+    LLVMValueRef f = LLVMBuildFMul(b, LLVMBuildSIToFP(b, acc, k->f32, ""),
+                                   cg_load_raw(k, ET_F32, rq->mult, m), "");
+    LLVMValueRef flo = cg_f32(k, (float)((int64_t)rq->lo - rq->zp)), fhi = cg_f32(k, (float)((int64_t)rq->hi - rq->zp));
+    f = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, f, flo, ""), flo, f, "");
+    f = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
+    return cg_finish_f32(k, f, cg_i64(k, rq->zp), rq->lo, rq->hi);
+}
+
+/* qn_requant_fixed_wide */
+static LLVMValueRef
+rq_fixed_acc_wide(Kb *k, const CgRq *rq, LLVMValueRef acc, LLVMValueRef m)
+{
+    LLVMValueRef v = cg_build_rescale_wide(k->b, acc, cg_load_i64(k, ET_I64, rq->fmult, m),
+                                           cg_load_i64(k, ET_I64, rq->fshift, m));
+    return cg_add_sat(k, v, rq->zp, rq->lo, rq->hi);
+}
+
+static void
+rq_float_store(Kb *k, const CgRq *rq, ElemType ye, LLVMValueRef y, LLVMValueRef yi,
+               LLVMValueRef a32, LLVMValueRef a64)
+{
+    (void)a64;
+    LLVMValueRef v32 = cg_requant_float_i32(k, a32, rq->mult, rq->zp, rq->lo, rq->hi);
+    cg_store_raw(k, ye, y, yi, LLVMBuildTrunc(k->b, v32, elem_size(ye) == 2 ? k->i16 : k->i8, ""));
+}
+
+static void
+rq_fixed_store(Kb *k, const CgRq *rq, ElemType ye, LLVMValueRef y, LLVMValueRef yi,
+               LLVMValueRef a32, LLVMValueRef a64)
+{
+    (void)a32;
+    cg_store_i64(k, ye, y, yi, cg_requant_fixed(k, a64, rq->fmult, rq->fshift, rq->zp, rq->lo, rq->hi));
+}
+
+/* qn_qavg: v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
+static LLVMValueRef
+rq_float_avg(Kb *k, const CgRq *rq, LLVMValueRef sum, LLVMValueRef cnt)
+{
+    LLVMValueRef v = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, sum, k->f32, ""), cg_f32(k, rq->sx), "");
+    v = LLVMBuildFDiv(k->b, v, LLVMBuildSIToFP(k->b, cnt, k->f32, ""), "");
+    v = LLVMBuildFDiv(k->b, v, cg_f32(k, rq->sy), "");
+    return cg_finish_f32(k, v, cg_i64(k, rq->zp), rq->lo, rq->hi);
+}
+
+/* qn_qavg_fixed: sat(qn_rescale(sum, m) + zy), m the multiplier of the divisor */
+static LLVMValueRef
+rq_fixed_avg(Kb *k, const CgRq *rq, LLVMValueRef sum, LLVMValueRef cnt)
+{
+    LLVMValueRef v;
+    if (rq->by_count) {
+        LLVMValueRef ci = cg_smax(k, cnt, cg_i64(k, 0));
+        v = cg_rescale(k, sum, cg_load_raw(k, ET_I64, rq->fmult, ci), cg_load_raw(k, ET_I64, rq->fshift, ci));
+    } else {
+        v = cg_rescale(k, sum, rq->fmult, rq->fshift);
+    }
+    return cg_add_sat(k, v, rq->zp, rq->lo, rq->hi);
+}
+
+const CgRqMode *
+cg_rq_mode(bool fixed)
+{
+    static const CgRqMode rows[2] = {
+        {false, rq_float_acc, rq_float_acc_wide, rq_float_store, rq_float_avg},
+        {true, rq_fixed_acc, rq_fixed_acc_wide, rq_fixed_store, rq_fixed_avg},
+    };
+    return &rows[fixed ? 1 : 0];
+}
+
 LLVMValueRef
 cg_rescale(Kb *k, LLVMValueRef v, LLVMValueRef mult, LLVMValueRef shift)
 {

@@ -295,7 +295,7 @@ cg_emit_qreduce_mean(Kb *k, Node *n, const CgNodeArgs *a)
         s *= kd[d];
     }
     QnFixed fix = {0, 0};
-    if (q && k->requant_fixed && cnt > 0 &&
+    if (q && k->rq->fixed && cnt > 0 &&
         !cg_fixed_ok(k, n, qn_qavg_fixed_params(t->q->scale[0], y->q->scale[0], cnt,
                                                 cg_range_bits(k, n->in[0]), &fix)))
         return false;
@@ -316,16 +316,11 @@ cg_emit_qreduce_mean(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMValueRef r;
         if (cnt <= 0) {
             r = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
-        } else if (k->requant_fixed) {
-            /* qn_qavg_fixed: sat(qn_rescale(sum, m) + zy) */
-            r = cg_add_sat(k, cg_rescale_c(k, LLVMBuildLoad2(b, k->i64, accp, ""), fix), zy, lo, hi);
-        } else {
-            /* qn_qavg: v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
-            LLVMValueRef f = LLVMBuildSIToFP(b, LLVMBuildLoad2(b, k->i64, accp, ""), k->f32, "");
-            f = LLVMBuildFMul(b, f, cg_f32(k, t->q->scale[0]), "");
-            f = LLVMBuildFDiv(b, f, cg_f32(k, (float)cnt), "");
-            f = LLVMBuildFDiv(b, f, cg_f32(k, y->q->scale[0]), "");
-            r = cg_finish_f32(k, f, cg_i64(k, zy), lo, hi);
+        } else { /* qn_qavg or qn_qavg_fixed (multiplier fix) of the sum over cnt */
+            CgRq rq = {.mode = k->rq, .mult = NULL, .fmult = cg_i64(k, fix.mult),
+                       .fshift = cg_i64(k, fix.shift), .zp = zy, .lo = lo, .hi = hi,
+                       .sx = t->q->scale[0], .sy = y->q->scale[0], .by_count = false};
+            r = rq.mode->avg(k, &rq, LLVMBuildLoad2(b, k->i64, accp, ""), cg_i64(k, cnt));
         }
         cg_store_i64(k, y->elem, a->out[0], ki[1], r);
     }

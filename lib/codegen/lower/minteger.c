@@ -108,21 +108,9 @@ emit_gemm(Kb *k, Node *n, const CgNodeArgs *a)
         if (fbias)
             fbias[j] = (float)tensor_get_f(bias, (size_t)j);
     }
-    CgGemmSpec s;
-    memset(&s, 0, sizeof s);
-    s.m = M;
-    s.n = N;
-    s.k = K;
-    s.lda = K;
-    s.ldc = N;
-    s.a_signed = at->elem == ET_I8;
-    s.b = wb;
-    s.b_layout = CG_GEMM_B_KN;
-    s.zb = zbv;
-    s.epilogue = scaled ? CG_GEMM_EPI_DEQUANT : CG_GEMM_EPI_I32;
-    s.out = scaled ? CG_GEMM_F32 : CG_GEMM_I32;
-    s.scale = scale;
-    s.fbias = fbias;
+    CgGemmSpec s = cg_gemm_spec(M, N, K, N, at->elem == ET_I8 ? CG_GEMM_I8 : CG_GEMM_U8, 0, wb,
+                                CG_GEMM_B_KN, zbv, NULL,
+                                scaled ? cg_gemm_epi_dequant(scale, fbias) : cg_gemm_epi_i32());
     s.act_zp = has(n, 2);
     s.act_scale = scaled;
     char name[96], err[512];

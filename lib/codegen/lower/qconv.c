@@ -120,10 +120,10 @@ epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e)
              : yt->elem == ET_U8  ? CG_GEMM_U8
              : yt->elem == ET_I16 ? CG_GEMM_I16
                                   : CG_GEMM_U16;
-    e->kind = k->requant_fixed ? CG_GEMM_EPI_REQUANT_FIXED : CG_GEMM_EPI_REQUANT_FLOAT;
+    e->kind = k->rq->fixed ? CG_GEMM_EPI_REQUANT_FIXED : CG_GEMM_EPI_REQUANT_FLOAT;
     e->zo = yt->q->zp[0];
     ir_clamp_range(k->g, n, yt->q, &e->lo, &e->hi);
-    QnFixed *fix = k->requant_fixed ? xcalloc((size_t)nch, sizeof *fix) : NULL;
+    QnFixed *fix = k->rq->fixed ? xcalloc((size_t)nch, sizeof *fix) : NULL;
     int64_t bad = qn_requant_channels(sx, wq->scale, wq->axis >= 0 ? nch : 1, yt->q->scale[0], nch,
                                       e->mult, fix);
     for (int64_t m = 0; fix && m < (bad < 0 ? nch : bad); m++) {
@@ -309,26 +309,31 @@ call_gemm(Kb *k, LLVMValueRef gemm, int64_t M, int rb, LLVMValueRef A, LLVMValue
     call_gemms(k, &gemm, &zero, 1, M, rb, A, C, R, a);
 }
 
+/* The GEMM operand A of n (its input 0): element type and zero point; false (reported) when
+ * it is not i8, u8, i16 or u16. */
 static bool
-spec_fill(Kb *k, Node *n, CgGemmSpec *s, const Epi *e, int64_t off)
+a_of(Kb *k, Node *n, CgGemmElem *ae, int32_t *za)
 {
     const Type *xt = &ir_value(k->g, n->in[0])->type;
-    if (xt->elem != ET_I8 && xt->elem != ET_U8 && xt->elem != ET_I16 && xt->elem != ET_U16)
-        return cg_fail(k, n, "activations must be i8, u8, i16 or u16");
-    s->a_signed = xt->elem == ET_I8 || xt->elem == ET_I16;
-    if (xt->elem == ET_I16 || xt->elem == ET_U16)
-        s->a_bits = 16; /* A16W8: int16/uint16 x int8 (gemm.h) */
-    s->za = xt->q->zp[0];
-    s->epilogue = e->kind;
-    s->out = e->out;
-    s->mult = e->mult + off;
-    s->fixed_mult = e->fmult + off;
-    s->fixed_shift = e->fshift + off;
-    s->scale = e->scale + off;
-    s->zo = e->zo;
-    s->qmin = e->lo;
-    s->qmax = e->hi;
+    switch (xt->elem) {
+    case ET_I8: *ae = CG_GEMM_I8; break;
+    case ET_U8: *ae = CG_GEMM_U8; break;
+    case ET_I16: *ae = CG_GEMM_I16; break; /* A16W8: int16/uint16 x int8 (gemm.h) */
+    case ET_U16: *ae = CG_GEMM_U16; break;
+    default: return cg_fail(k, n, "activations must be i8, u8, i16 or u16");
+    }
+    *za = xt->q->zp[0];
     return true;
+}
+
+/* The GEMM epilogue of e for the channels from off on. */
+static CgGemmEpi
+epi_gemm(const Epi *e, int64_t off)
+{
+    return (CgGemmEpi){.kind = e->kind, .out = e->out, .mult = e->mult + off,
+                       .fixed_mult = e->fmult + off, .fixed_shift = e->fshift + off,
+                       .scale = e->scale + off, .fbias = NULL, .zo = e->zo, .qmin = e->lo,
+                       .qmax = e->hi};
 }
 
 static LLVMValueRef
@@ -372,7 +377,7 @@ residual_fill(Kb *k, Node *n, const CgNodeArgs *a, CgGemmSpec *s)
     ir_clamp_range(k->g, q, yt->q, &s->res_lo, &s->res_hi);
     if (yt->elem != ET_I8 && yt->elem != ET_U8)
         return cg_fail(k, q, "fused residual add: 8-bit result expected");
-    if (k->requant_fixed) { /* the unfused kernel's constants, operands in the qadd's order */
+    if (k->rq->fixed) { /* the unfused kernel's constants, operands in the qadd's order */
         CgElemFixed fx;
         if (!cg_elem_fixed(k, q, &fx))
             return false;
@@ -428,18 +433,12 @@ emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi 
     int64_t br = cg_nhwc_block_rows(c);
     LLVMValueRef A = cg_nhwc_pack(k, c, xt->elem, xt->q->zp[0], a->in[0], a->scratch, a, br == 0);
     LLVMValueRef st = c->out_nhwc ? a->out[0] : cg_nhwc_staging(k, c, a->scratch);
-    CgGemmSpec s;
-    memset(&s, 0, sizeof s);
-    s.m = rows;
-    s.n = c->M;
-    s.k = lda;
-    s.lda = lda;
-    s.ldc = c->M;
-    s.b = wp;
-    s.b_layout = CG_GEMM_B_NK;
-    s.zb = zw;
-    s.bias = bias;
-    bool ok = spec_fill(k, n, &s, e, 0) && (!a->res_add || residual_fill(k, n, a, &s));
+    CgGemmElem ae = CG_GEMM_I8;
+    int32_t za = 0;
+    bool ok = a_of(k, n, &ae, &za);
+    CgGemmSpec s = cg_gemm_spec(rows, c->M, lda, c->M, ae, za, wp, CG_GEMM_B_NK, zw, bias,
+                                epi_gemm(e, 0));
+    ok = ok && (!a->res_add || residual_fill(k, n, a, &s));
     LLVMValueRef gf = ok ? gemm_emit(k, n, &s) : NULL;
     if (wp != w)
         free(wp);
@@ -525,21 +524,15 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
         cg_loop_end(k, &lo);
         cg_loop_end(k, &ln);
         /* GEMM of group gi */
-        CgGemmSpec s;
-        memset(&s, 0, sizeof s);
-        s.m = rows;
-        s.n = c.Mg;
-        s.k = c.K;
-        s.lda = c.K;
-        s.ldc = c.M;
-        s.b = w + gi * c.Mg * c.K;
-        s.b_layout = CG_GEMM_B_NK;
-        s.zb = zw + gi * c.Mg;
-        s.bias = bias ? bias + gi * c.Mg : NULL;
-        if (!spec_fill(k, n, &s, &e, gi * c.Mg)) {
+        CgGemmElem ae;
+        int32_t za;
+        if (!a_of(k, n, &ae, &za)) {
             ok = false;
             break;
         }
+        CgGemmSpec s = cg_gemm_spec(rows, c.Mg, c.K, c.M, ae, za, w + gi * c.Mg * c.K,
+                                    CG_GEMM_B_NK, zw + gi * c.Mg,
+                                    bias ? bias + gi * c.Mg : NULL, epi_gemm(&e, gi * c.Mg));
         LLVMValueRef gf = gemm_emit(k, n, &s);
         if (!gf) {
             ok = false;
@@ -588,18 +581,10 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
         epi_free(&e);
         return false;
     }
-    CgGemmSpec s;
-    memset(&s, 0, sizeof s);
-    s.m = M;
-    s.n = N;
-    s.k = K;
-    s.lda = K;
-    s.ldc = N;
-    s.b = w;
-    s.b_layout = CG_GEMM_B_KN;
-    s.zb = zw;
-    s.bias = bias;
-    bool ok = spec_fill(k, n, &s, &e, 0);
+    CgGemmElem ae = CG_GEMM_I8;
+    int32_t za = 0;
+    bool ok = a_of(k, n, &ae, &za);
+    CgGemmSpec s = cg_gemm_spec(M, N, K, N, ae, za, w, CG_GEMM_B_KN, zw, bias, epi_gemm(&e, 0));
     int rb = ok ? cg_gemm_row_block(k->t, k->isa, &s) : 1;
     rb = rb > 0 ? rb : 1;
     /* A GEMM of one row block (a classifier: M = 1) would be one unit of parallel work, the
@@ -618,11 +603,8 @@ emit_matmul(Kb *k, Node *n, const CgNodeArgs *a)
         if (P > 1) {
             for (int64_t kk = 0; kk < K; kk++)
                 memcpy(wsl + kk * nw, w + kk * N + n0, (size_t)nw);
-            sp.n = nw;
-            sp.b = wsl;
-            sp.zb = zw ? zw + n0 : NULL;
-            sp.bias = bias ? bias + n0 : NULL;
-            ok = spec_fill(k, n, &sp, &e, n0);
+            sp = cg_gemm_spec(M, nw, K, N, ae, za, wsl, CG_GEMM_B_KN, zw ? zw + n0 : NULL,
+                              bias ? bias + n0 : NULL, epi_gemm(&e, n0));
         }
         gf[p] = ok ? gemm_emit(k, n, &sp) : NULL;
         coff[p] = n0 * out_es(k, n);
@@ -658,7 +640,13 @@ cg_epi_free(Epi *e)
 }
 
 bool
-cg_gemm_spec_fill(Kb *k, Node *n, CgGemmSpec *s, const Epi *e, int64_t off)
+cg_gemm_a_of(Kb *k, Node *n, CgGemmElem *ae, int32_t *za)
 {
-    return spec_fill(k, n, s, e, off);
+    return a_of(k, n, ae, za);
+}
+
+CgGemmEpi
+cg_epi_gemm(const Epi *e, int64_t off)
+{
+    return epi_gemm(e, off);
 }

@@ -23,12 +23,14 @@ typedef struct Epi {
     int32_t zo, lo, hi;
 } Epi;
 
-/* epi_init / epi_free / spec_fill of qconv.c (epilogue of n with nch channels, weight scales
- * per tensor or along axis wq_axis_ok; a GEMM spec's A and epilogue fields from channel off):
- * shared with the run-time qmatmul of qmatmul_rt.c. */
+/* epi_init / epi_free / a_of / epi_gemm of qconv.c (epilogue of n with nch channels, weight
+ * scales per tensor or along axis wq_axis_ok; the GEMM's A operand of n, false (reported) when
+ * not 8/16-bit; e as a GEMM epilogue from channel off): shared with the run-time qmatmul of
+ * qmatmul_rt.c. */
 bool cg_epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e);
 void cg_epi_free(Epi *e);
-bool cg_gemm_spec_fill(Kb *k, Node *n, CgGemmSpec *s, const Epi *e, int64_t off);
+bool cg_gemm_a_of(Kb *k, Node *n, CgGemmElem *ae, int32_t *za);
+CgGemmEpi cg_epi_gemm(const Epi *e, int64_t off);
 
 /* ---- non-grouped convolution through an NHWC copy of the input ----
  * The input (NCHW) is transposed once into X = NHWC; for a 1x1 stride-1 unpadded conv X is the

@@ -1110,30 +1110,6 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     return true;
 }
 
-/* cg_requant_float in 32-bit lanes: f = (f32)acc * mult, clamped to [lo - zp, hi - zp] (NaN ->
- * 0), so rne(f) fits i32 and fptosi to i32 equals the i64 sequence; + zp, clamp [lo, hi]. The
- * vectoriser then keeps full 16-lane f32/i32 vectors instead of splitting for f32 -> i64. */
-static LLVMValueRef
-requant_float_i32(Kb *k, LLVMValueRef a32, LLVMValueRef mult, int32_t zp, int32_t lo, int32_t hi)
-{
-    LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, a32, k->f32, ""), mult, "");
-    LLVMValueRef flo = cg_f32(k, (float)((int64_t)lo - zp)), fhi = cg_f32(k, (float)((int64_t)hi - zp));
-    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
-    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
-    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), cg_f32(k, 0.0f), f, "");
-    LLVMTypeRef ft = k->f32;
-    LLVMValueRef r = LLVMBuildFPToSI(k->b, cg_call(k, "llvm.roundeven.f32", ft, &ft, &f, 1), k->i32, "");
-    r = LLVMBuildAdd(k->b, r, cg_i32(k, zp), "");
-    r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, r, cg_i32(k, lo), ""), cg_i32(k, lo), r, "");
-    return LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSGT, r, cg_i32(k, hi), ""), cg_i32(k, hi), r, "");
-}
-
-static void
-store_i32_as(Kb *k, ElemType ye, LLVMValueRef base, LLVMValueRef idx, LLVMValueRef v32)
-{
-    cg_store_raw(k, ye, base, idx, LLVMBuildTrunc(k->b, v32, elem_size(ye) == 2 ? k->i16 : k->i8, ""));
-}
-
 /* ---- depthwise, NCHW: a zero-point padded plane per channel ---- */
 
 typedef struct DwPad {
@@ -1899,6 +1875,8 @@ cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi
     LLVMValueRef mult_m = tb.gm ? cg_load_raw(k, ET_F32, tb.gm, vm) : NULL;
     LLVMValueRef fm_m = tb.gfm ? cg_load_i64(k, ET_I64, tb.gfm, vm) : NULL;
     LLVMValueRef fs_m = tb.gfs ? cg_load_i64(k, ET_I64, tb.gfs, vm) : NULL;
+    CgRq rq = {.mode = k->rq, .mult = mult_m, .fmult = fm_m, .fshift = fs_m, .zp = e->zo,
+               .lo = e->lo, .hi = e->hi, .sx = 0, .sy = 0, .by_count = false};
     LLVMValueRef ybase = cg_mul(k, cg_add(k, cg_mul(k, vn, cg_i64(k, c->M)), vm), cg_i64(k, c->OH * c->OW));
     LLVMValueRef voh = cg_loop_begin(k, &loh, cg_i64(k, c->OH));
     {
@@ -1943,10 +1921,8 @@ cg_emit_dw_conv(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi
             break;
         }
         case CG_GEMM_EPI_REQUANT_FLOAT:
-            store_i32_as(k, ye, a->out[0], yi, requant_float_i32(k, a32, mult_m, e->zo, e->lo, e->hi));
-            break;
         case CG_GEMM_EPI_REQUANT_FIXED:
-            cg_store_i64(k, ye, a->out[0], yi, cg_requant_fixed(k, av, fm_m, fs_m, e->zo, e->lo, e->hi));
+            rq.mode->store(k, &rq, ye, a->out[0], yi, a32, av);
             break;
         }
         cg_loop_end_novec(k, &lz); /* a folded tail's masked store wrote past the row */

@@ -16,14 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { QE_I32, QE_F32, QE_FLOAT, QE_FIXED } QeKind;
+typedef enum { QE_I32, QE_F32, QE_RQ } QeKind;
 
 typedef struct Qe {
     QeKind kind;
     bool wide; /* 16-bit activations: the int64 accumulator, not wrapped */
     ElemType ye;
-    int32_t zy, lo, hi;
-    LLVMValueRef mult, fmult, fshift; /* per channel constant arrays (f32, i64, i64) */
+    LLVMValueRef mult; /* QE_F32: per channel f32 constant array */
+    CgRq rq;           /* QE_RQ: the requantization, its per channel constant arrays */
 } Qe;
 
 /* Per-channel epilogue of n with nch output channels; channel m uses weight scale m % wmod. */
@@ -57,10 +57,10 @@ qe_init(Kb *k, Node *n, int64_t nch, int64_t wmod, Qe *e)
     } else if (!yt->q || yt->q->axis >= 0 || !elem_is_int(yt->elem)) {
         ok = cg_fail(k, n, "result must be per-tensor quantized, i32 or f32");
     } else {
-        e->kind = k->requant_fixed ? QE_FIXED : QE_FLOAT;
-        e->zy = yt->q->zp[0];
-        ir_clamp_range(k->g, n, yt->q, &e->lo, &e->hi);
-        QnFixed *fix = k->requant_fixed ? xcalloc(cnt, sizeof *fix) : NULL;
+        e->kind = QE_RQ;
+        e->rq.zp = yt->q->zp[0];
+        ir_clamp_range(k->g, n, yt->q, &e->rq.lo, &e->rq.hi);
+        QnFixed *fix = k->rq->fixed ? xcalloc(cnt, sizeof *fix) : NULL;
         int64_t bad = qn_requant_channels(sx, wq->scale, wq->axis >= 0 ? wmod : 1,
                                           yt->q->scale[0], nch, mult, fix);
         for (int64_t m = 0; fix && m < (bad < 0 ? nch : bad); m++) {
@@ -74,8 +74,10 @@ qe_init(Kb *k, Node *n, int64_t nch, int64_t wmod, Qe *e)
     }
     if (ok) {
         e->mult = cg_const_bytes(k, mult, cnt * sizeof(float), "mult");
-        e->fmult = cg_const_bytes(k, fm, cnt * sizeof(int64_t), "fm");
-        e->fshift = cg_const_bytes(k, fs, cnt * sizeof(int64_t), "fs");
+        e->rq.mode = k->rq;
+        e->rq.mult = e->mult;
+        e->rq.fmult = cg_const_bytes(k, fm, cnt * sizeof(int64_t), "fm");
+        e->rq.fshift = cg_const_bytes(k, fs, cnt * sizeof(int64_t), "fs");
     }
     free(mult);
     free(fm);
@@ -88,24 +90,14 @@ static void
 qe_store(Kb *k, const Qe *e, LLVMValueRef y, LLVMValueRef yi, LLVMValueRef acc, LLVMValueRef m)
 {
     LLVMBuilderRef b = k->b;
-    if (e->wide && e->kind != QE_I32) { /* the exact int64 accumulator */
-        if (e->kind == QE_FIXED) {
-            LLVMValueRef v = cg_build_rescale_wide(b, acc, cg_load_i64(k, ET_I64, e->fmult, m),
-                                                   cg_load_i64(k, ET_I64, e->fshift, m));
-            cg_store_i64(k, e->ye, y, yi, cg_add_sat(k, v, e->zy, e->lo, e->hi));
-            return;
-        }
+    if (e->wide && e->kind == QE_RQ) { /* the exact int64 accumulator */
+        cg_store_i64(k, e->ye, y, yi, e->rq.mode->acc_wide(k, &e->rq, acc, m));
+        return;
+    }
+    if (e->wide && e->kind == QE_F32) {
         LLVMValueRef f = LLVMBuildFMul(b, LLVMBuildSIToFP(b, acc, k->f32, ""),
                                        cg_load_raw(k, ET_F32, e->mult, m), "");
-        if (e->kind == QE_F32) {
-            cg_store_raw(k, ET_F32, y, yi, f);
-            return;
-        }
-        /* qn_requant_float_wide: as cg_requant_float after the product */
-        LLVMValueRef flo = cg_f32(k, (float)((int64_t)e->lo - e->zy)), fhi = cg_f32(k, (float)((int64_t)e->hi - e->zy));
-        f = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, f, flo, ""), flo, f, "");
-        f = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
-        cg_store_i64(k, e->ye, y, yi, cg_finish_f32(k, f, cg_i64(k, e->zy), e->lo, e->hi));
+        cg_store_raw(k, ET_F32, y, yi, f);
         return;
     }
     acc = LLVMBuildSExt(b, LLVMBuildTrunc(b, acc, k->i32, ""), k->i64, "");
@@ -118,14 +110,8 @@ qe_store(Kb *k, const Qe *e, LLVMValueRef y, LLVMValueRef yi, LLVMValueRef acc, 
         cg_store_raw(k, ET_F32, y, yi, LLVMBuildFMul(b, f, cg_load_raw(k, ET_F32, e->mult, m), ""));
         break;
     }
-    case QE_FLOAT:
-        cg_store_i64(k, e->ye, y, yi,
-                     cg_requant_float(k, acc, cg_load_raw(k, ET_F32, e->mult, m), e->zy, e->lo, e->hi));
-        break;
-    case QE_FIXED:
-        cg_store_i64(k, e->ye, y, yi,
-                     cg_requant_fixed(k, acc, cg_load_i64(k, ET_I64, e->fmult, m),
-                                      cg_load_i64(k, ET_I64, e->fshift, m), e->zy, e->lo, e->hi));
+    case QE_RQ:
+        cg_store_i64(k, e->ye, y, yi, e->rq.mode->acc(k, &e->rq, acc, m));
         break;
     }
 }

@@ -210,7 +210,7 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
     int32_t lo, hi;
     ir_clamp_range(k->g, n, y->q, &lo, &hi);
     CgElemFixed fx;
-    if (k->requant_fixed && !cg_elem_fixed(k, n, &fx))
+    if (k->rq->fixed && !cg_elem_fixed(k, n, &fx))
         return false;
     int64_t ys[IR_MAX_RANK], st[2][IR_MAX_RANK];
     type_strides(y, ys);
@@ -229,7 +229,7 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
         dz[i] = LLVMBuildSub(k->b, cg_load_i64(k, t[i]->elem, a->in[i], xi[i]),
                              cg_i64(k, t[i]->q->zp[0]), "");
     LLVMValueRef r;
-    if (k->requant_fixed) {
+    if (k->rq->fixed) {
         r = cg_add_sat(k, cg_elem_fixed_value(k, n, &fx, dz), y->q->zp[0], lo, hi);
     } else {
         LLVMValueRef v[2];

@@ -392,7 +392,7 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
         }
     }
     ir_clamp_range(k->g, n, e.y->q, &e.lo, &e.hi);
-    e.fixed = k->requant_fixed;
+    e.fixed = k->rq->fixed;
     if (e.fixed && !cg_elem_fixed(k, n, &e.fx))
         return false;
     unsigned vl = cg_isa_i32_lanes(k->t, k->isa);

@@ -93,7 +93,7 @@ rt_geo(Kb *k, Node *n, RtGeo *r)
     r->nbB = (int64_t)type_numel_unchecked(&bb);
     if (r->nb < 1 || r->nbB < 1)
         return false;
-    if (yq8 && k->requant_fixed) /* the epilogue must be representable (else qdirect reports) */
+    if (yq8 && k->rq->fixed) /* the epilogue must be representable (else qdirect reports) */
         for (int64_t m = 0; m < (bt->q->axis >= 0 ? r->N : 1); m++) {
             QnFixed f;
             if (!qn_requant_fixed_mult(at->q->scale[0], bt->q->scale[m], yt->q->scale[0], &f))
@@ -107,23 +107,21 @@ static bool
 rt_spec(Kb *k, Node *n, const RtGeo *r, const Epi *e, int32_t *zb, CgGemmSpec *s, CgGemmRtB *rb)
 {
     const Type *bt = &ir_value(k->g, n->in[1])->type;
-    memset(s, 0, sizeof *s);
-    memset(rb, 0, sizeof *rb);
-    s->m = r->M;
-    s->n = r->N;
-    s->k = r->K;
-    s->lda = r->K;
-    s->ldc = r->N;
-    s->b_runtime = true;
     int shift = bt->elem == ET_U8 ? 128 : 0;
     for (int64_t j = 0; j < r->N; j++)
         zb[j] = bt->q->zp[bt->q->axis >= 0 ? j : 0] - shift;
-    s->zb = zb;
-    rb->b_signed = bt->elem == ET_I8;
-    rb->sn = 1; /* B is [.., K, N] row-major */
-    rb->sk = r->N;
-    rb->rt_bias = r->has_bias;
-    return cg_gemm_spec_fill(k, n, s, e, 0);
+    CgGemmElem ae;
+    int32_t za;
+    if (!cg_gemm_a_of(k, n, &ae, &za))
+        return false;
+    *s = cg_gemm_spec(r->M, r->N, r->K, r->N, ae, za, NULL, CG_GEMM_B_NK, zb, NULL,
+                      cg_epi_gemm(e, 0));
+    s->b_runtime = true;
+    *rb = (CgGemmRtB){.b_signed = bt->elem == ET_I8,
+                      .sn = 1, /* B is [.., K, N] row-major */
+                      .sk = r->N,
+                      .rt_bias = r->has_bias};
+    return true;
 }
 
 static int64_t

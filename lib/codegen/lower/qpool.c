@@ -61,44 +61,26 @@ pool_geo(Kb *k, Node *n, PoolGeo *p, bool global)
  * counted taps) qn_qavg or qn_qavg_fixed, a count <= 0 giving sat(zy). */
 typedef struct PoolEpi {
     const Type *x, *y;
-    bool is_max, fl, fixed, global;
-    QnFixed gf;             /* fixed, global: the one divisor's multiplier */
-    LLVMValueRef gfm, gfs;  /* fixed, windows: multipliers per divisor */
-    int32_t lo, hi;
+    bool is_max, fl;
+    CgRq rq; /* qavgpool: qn_qavg (scales) or qn_qavg_fixed (the multiplier of a global
+              * pool's one divisor, else tables per divisor) */
 } PoolEpi;
 
 static void
 pool_store(Kb *k, const PoolEpi *e, LLVMValueRef out, LLVMValueRef yi, LLVMValueRef best, LLVMValueRef cnt)
 {
-    const Type *x = e->x, *y = e->y;
-    int32_t lo = e->lo, hi = e->hi;
+    const Type *y = e->y;
+    int32_t lo = e->rq.lo, hi = e->rq.hi;
     if (e->is_max) {
         if (e->fl)
             cg_store_raw(k, ET_F32, out, yi, best);
         else
             cg_store_i64(k, y->elem, out, yi, best);
-    } else if (e->fixed) {
-        /* qn_qavg_fixed: count <= 0 -> sat(zy); sat(qn_rescale(sum, m[count]) + zy) */
-        LLVMValueRef v;
-        if (e->global) {
-            v = cg_rescale_c(k, best, e->gf);
-        } else {
-            LLVMValueRef ci = cg_smax(k, cnt, cg_i64(k, 0));
-            v = cg_rescale(k, best, cg_load_raw(k, ET_I64, e->gfm, ci), cg_load_raw(k, ET_I64, e->gfs, ci));
-        }
-        int32_t zy = y->q->zp[0];
-        LLVMValueRef r = cg_add_sat(k, v, zy, lo, hi);
-        LLVMValueRef z = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
-        r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
-        cg_store_i64(k, y->elem, out, yi, r);
     } else {
-        /* qn_qavg: count <= 0 -> sat(zy); v = ((f32)sum * sx) / (f32)count; finish(v / sy) */
-        LLVMValueRef v = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, best, k->f32, ""), cg_f32(k, x->q->scale[0]), "");
-        v = LLVMBuildFDiv(k->b, v, LLVMBuildSIToFP(k->b, cnt, k->f32, ""), "");
-        v = LLVMBuildFDiv(k->b, v, cg_f32(k, y->q->scale[0]), "");
-        LLVMValueRef zy = cg_i64(k, y->q->zp[0]);
-        LLVMValueRef r = cg_finish_f32(k, v, zy, lo, hi);
-        LLVMValueRef z = cg_smin(k, cg_smax(k, zy, cg_i64(k, lo)), cg_i64(k, hi));
+        /* qn_qavg / qn_qavg_fixed; count <= 0 -> sat(zy) */
+        LLVMValueRef r = e->rq.mode->avg(k, &e->rq, best, cnt);
+        int32_t zy = y->q->zp[0];
+        LLVMValueRef z = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
         r = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLE, cnt, cg_i64(k, 0), ""), z, r, "");
         cg_store_i64(k, y->elem, out, yi, r);
     }
@@ -158,7 +140,7 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
      * table over every divisor 1..KH*KW (a global pool: its one divisor), as lib/ref */
     LLVMValueRef gfm = NULL, gfs = NULL;
     QnFixed gf = {0, 0};
-    bool fixed = !is_max && k->requant_fixed;
+    bool fixed = !is_max && k->rq->fixed;
     if (fixed) {
         int64_t kmax = p.KH * p.KW;
         int bits = cg_range_bits(k, n->in[0]);
@@ -186,7 +168,12 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
                 return false;
         }
     }
-    PoolEpi pe = {x, y, is_max, fl, fixed, global, gf, gfm, gfs, lo, hi};
+    PoolEpi pe = {x, y, is_max, fl, {0}};
+    if (!is_max)
+        pe.rq = (CgRq){.mode = k->rq, .mult = NULL, .fmult = global ? cg_i64(k, gf.mult) : gfm,
+                       .fshift = global ? cg_i64(k, gf.shift) : gfs, .zp = y->q->zp[0],
+                       .lo = lo, .hi = hi, .sx = x->q->scale[0], .sy = y->q->scale[0],
+                       .by_count = !global};
     if (global && p.H * p.W > 0 && p.H * p.W < ((int64_t)1 << 15)) {
         emit_global_qavg(k, &pe, a, p.NC, p.H * p.W);
         return true;

@@ -70,21 +70,8 @@ slice_gemm(Kb *k, Node *n, int64_t M, int64_t K, int64_t N, int64_t n0, int64_t 
         if (fb)
             fb[j] = ((const float *)b->data)[n0 + j];
     }
-    CgGemmSpec sp;
-    memset(&sp, 0, sizeof sp);
-    sp.m = M;
-    sp.n = nw;
-    sp.k = K;
-    sp.lda = K;
-    sp.ldc = N;
-    sp.a_signed = true;
-    sp.b = wb;
-    sp.b_layout = CG_GEMM_B_KN;
-    sp.zb = zb;
-    sp.epilogue = CG_GEMM_EPI_DEQUANT;
-    sp.out = CG_GEMM_F32;
-    sp.scale = sc;
-    sp.fbias = fb;
+    CgGemmSpec sp = cg_gemm_spec(M, nw, K, N, CG_GEMM_I8, 0, wb, CG_GEMM_B_KN, zb, NULL,
+                                 cg_gemm_epi_dequant(sc, fb));
     sp.act_row_scale = true;
     char name[96], err[512];
     snprintf(name, sizeof name, "%s.gemm%u", k->prefix, k->counter++);
@@ -119,9 +106,8 @@ cg_emit_wonly_i8(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef q = a->scratch, rows = cg_gep(k, a->scratch, cg_i64(k, (M * K + 63) / 64 * 64));
     cg_emit_row_quant_i8(k, a->in[0], q, rows, M, K, a);
     /* the GEMMs: one, or column slices of at least 128 columns for a single row block */
-    CgGemmSpec probe;
-    memset(&probe, 0, sizeof probe);
-    probe.m = M, probe.n = N, probe.k = K, probe.a_signed = true;
+    CgGemmSpec probe = cg_gemm_spec(M, N, K, N, CG_GEMM_I8, 0, NULL, CG_GEMM_B_KN, NULL, NULL,
+                                    cg_gemm_epi_dequant(NULL, NULL));
     int rbk = cg_gemm_row_block(k->t, k->isa, &probe);
     int64_t rb = rbk > 0 ? rbk : 1, ntiles = (M + rb - 1) / rb;
     int P = 1;
