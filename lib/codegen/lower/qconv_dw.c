@@ -161,6 +161,9 @@ typedef struct Dw {
      * bias + 0x4B400000, so that as f32 bits they are 1.5 * 2^23 + acc exactly (dw_magic_ok) */
     int ilv;
     bool magic;
+    /* Dw.ilv: the task's bias' (+ 0x4B400000 for magic) splat to vl lanes in a stack slot,
+     * loaded anew for every accumulator of a block (dw_rows_block) */
+    LLVMValueRef bslot;
     /* NHWC kernel on AArch64 with dotprod (dw_nhwc_q4_ok): blocks of 16 channels in quads of
      * 4 taps per lane (zip1/zip2 of 4 tap pixels, sdot / usdot); gwq the weight quads */
     bool nq4;
@@ -873,19 +876,21 @@ row_fn_attrs(Dw *d, LLVMValueRef fn)
                                                       (unsigned)strlen(feat)));
 }
 
-/* Dw.gbq: bias - (zx - 128) x sum_t w'_t per channel (wrapping), the bias of sums of
- * (x ^ 0x80) x w' = (x - 128) x w'. */
+/* A bias table: bias - zb x sum_t w'_t + add per channel (wrapping), rep times each. Dw.gbq: zb = zx - 128, the
+ * bias of sums of (x ^ 0x80) x w' = (x - 128) x w'; Dw.gbm: the NCHW plane's zero point, plus
+ * 0x4B400000 for Dw.magic. */
 static LLVMValueRef
-dw_flip_bias(Kb *k, int64_t M, int64_t T, const int8_t *w, const int32_t *zw, const int32_t *bias, int32_t zx)
+dw_bias_table(Kb *k, int64_t M, int64_t T, const int8_t *w, const int32_t *zw, const int32_t *bias, int32_t zb,
+              uint32_t add, const char *name)
 {
     int32_t *bz = xmalloc((size_t)(M > 0 ? M : 1) * sizeof *bz);
     for (int64_t m = 0; m < M; m++) {
         uint32_t s = 0;
         for (int64_t t = 0; t < T; t++)
             s += (uint32_t)(w[m * T + t] - zw[m]);
-        bz[m] = (int32_t)((uint32_t)(bias ? bias[m] : 0) - (uint32_t)(zx - 128) * s);
+        bz[m] = (int32_t)((uint32_t)(bias ? bias[m] : 0) - (uint32_t)zb * s + add);
     }
-    LLVMValueRef g = cg_const_bytes(k, bz, (size_t)M * sizeof *bz, "dwbq");
+    LLVMValueRef g = cg_const_bytes(k, bz, (size_t)M * sizeof *bz, name);
     free(bz);
     return g;
 }
@@ -999,7 +1004,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
         free(wq);
         dw_ncol_weights(&d, w, zw);
         if (d.nflip)
-            d.gbq = dw_flip_bias(k, C, d.T, w, zw, bias, zx);
+            d.gbq = dw_bias_table(k, C, d.T, w, zw, bias, zx - 128, 0, "dwbq");
         d.magic = d.fast && dw_magic_ok(e, C, d.T, w, zw, bias, 2097152.0);
         d.n16 = d.magic && dw_magic_ok(e, C, d.T, w, zw, bias, 32767.0);
     }
@@ -1459,8 +1464,17 @@ dw_rows_block(Dw *d, LLVMValueRef plane, LLVMValueRef voh, int R, LLVMValueRef m
     LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->tb.gb, &m, 1, ""), "");
     if (d->magic)
         b = LLVMBuildAdd(k->b, b, LLVMConstInt(k->i32, 0x4B400000, 0), "");
-    for (int j = 0; j < R * nv; j++)
+    for (int j = 0; j < R * nv; j++) {
+        if (d->bslot) { /* sdot overwrites its accumulator: a 16-byte load (ldr q, a load pipe
+                         * only; ld1r takes a vector pipe as well) per accumulator instead of a
+                         * vector copy of one register (a vector pipe); volatile, so that LLVM
+                         * neither merges nor hoists the loads */
+            acc[j] = LLVMBuildLoad2(k->b, LLVMVectorType(k->i32, n), d->bslot, "");
+            LLVMSetVolatile(acc[j], 1);
+            continue;
+        }
         acc[j] = cg_vsplat(k, b, n);
+    }
     LLVMValueRef row0 = cg_gep(k, plane, cg_mul(k, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, PW)));
     int64_t S = dw_rows_steps(c, d->q4, NULL, NULL);
     int64_t tap[DW_MAXT];
@@ -1639,6 +1653,16 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     LLVMValueRef plane = cg_gep(k, planes, cg_mul(k, LLVMBuildAnd(k->b, v, cg_i64(k, 1), ""), cg_i64(k, plane_bytes)));
     int64_t es = (int64_t)elem_size(d.ye);
     LLVMValueRef ybase = cg_gep(k, io[1], cg_mul(k, v, cg_i64(k, c->OH * c->OW * es)));
+    /* (not on the cortex-a76 build: llvm-mca's Neoverse N1 model, 2 vector pipes and 3-wide
+     * dispatch, takes ldr q as 2 uops and gets slower; i8mm tells the two apart as in
+     * dw_ncol_weights) */
+    if (d.ilv && k->t->i8mm) {
+        LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d.tb.gb, &m, 1, ""), "");
+        if (d.magic)
+            b = LLVMBuildAdd(k->b, b, LLVMConstInt(k->i32, 0x4B400000, 0), "");
+        d.bslot = cg_entry_alloca(k, LLVMVectorType(k->i32, vl));
+        LLVMSetAlignment(LLVMBuildStore(k->b, cg_vsplat(k, b, vl), d.bslot), 16);
+    }
     for (int64_t j = 0; d.flat && j < nq; j += DWR_MAXACC) {
         int nb = (int)(nq - j < DWR_MAXACC ? nq - j : DWR_MAXACC);
         dw_rows_block(&d, plane, cg_i64(k, 0), 1, m, ybase, j * vl, nb, vl, c->OH);
