@@ -177,8 +177,10 @@ typedef struct Dw {
     int64_t rc;
     LLVMValueRef gwqr;
     /* Dw.magic whose results rne(acc * mult) + zo provably fit int16 (dw_magic_ok with 2^15 - 1):
-     * the NHWC quad form narrows the f32 bits' low halves (uzp1 .8h, which are the int16
-     * results) with saturation (sqxtun / sqxtn) and clamps 16 bytes at once (nq4_narrow) */
+     * the f32 bits' low halves are the int16 results (n16_halves). The NHWC quad form narrows
+     * them (uzp1 .8h) with saturation (sqxtun / sqxtn) and clamps 16 bytes at once
+     * (nq4_narrow); the NCHW interleaved one puts them in column order (trn1 .8h), clamps them
+     * as int16 and keeps the low bytes (trn1 .16b; n16_pack) */
     bool n16;
     /* the NHWC quad form of uint8 activations without i8mm (no usdot): the loaded pixels flipped
      * to int8 (x ^ 0x80 = x - 128) for sdot, the bias table gbq folded with zx - 128 instead of
@@ -428,6 +430,37 @@ epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
     return epilogue_vec_w(d, acc, ch, n, false);
 }
 
+/* Dw.n16: the n = 4 lane accumulators acc[0..na) epilogued up to the f32 bits 0x4B400000 + v,
+ * v the int16 result, as <8 x i16> (the low halves are the v). */
+static void
+n16_halves(Dw *d, LLVMValueRef *acc, const LLVMValueRef *ch, int na, LLVMValueRef *o)
+{
+    Kb *k = d->k;
+    d->unclamped = true;
+    for (int j = 0; j < na; j++)
+        o[j] = LLVMBuildBitCast(k->b, epilogue_vec_w(d, acc[j], ch[j], 4, true), LLVMVectorType(k->i16, 8), "");
+    d->unclamped = false;
+}
+
+/* Dw.n16: the 16 results of the even halves of a and b (<8 x i16>, shuffled by the 8-lane mask
+ * hm: trn1 .8h) clamped to [lo, hi] as int16 (smax, smin .8h) and narrowed to their
+ * low bytes (the 16-lane mask bm over the bytes of both: trn1 .16b); without b0, the 8
+ * results of a (xtn). */
+static LLVMValueRef
+n16_pack(Dw *d, LLVMValueRef a0, LLVMValueRef a1, LLVMValueRef b0, LLVMValueRef b1, LLVMValueRef hm, LLVMValueRef bm)
+{
+    Kb *k = d->k;
+    LLVMTypeRef b16 = LLVMVectorType(k->i8, 16);
+    LLVMValueRef lo = cg_vsplat(k, LLVMBuildTrunc(k->b, d->qd, k->i16, ""), 8);
+    LLVMValueRef hi = cg_vsplat(k, LLVMBuildTrunc(k->b, d->qe, k->i16, ""), 8);
+    LLVMValueRef h[2] = {LLVMBuildShuffleVector(k->b, a0, a1, hm, ""), b0 ? LLVMBuildShuffleVector(k->b, b0, b1, hm, "") : NULL};
+    for (int i = 0; i < 2 && h[i]; i++)
+        h[i] = intrin2(k, "llvm.smin", intrin2(k, "llvm.smax", h[i], lo), hi);
+    if (!b0)
+        return LLVMBuildTrunc(k->b, h[0], LLVMVectorType(k->i8, 8), "");
+    return LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, h[0], b16, ""), LLVMBuildBitCast(k->b, h[1], b16, ""), bm, "");
+}
+
 /* The n = 4 lane accumulators of an interleaved group (Dw.ilv: lane l of vector r is column
  * G * l + r), epilogued, as one vector of 4 G bytes in column order (8-bit results only), from
  * the int32 lanes: G = 4: even halfwords of o0/o2 and of o1/o3 interleaved (trn1 .8h),
@@ -438,12 +471,20 @@ ilv_group(Dw *d, LLVMValueRef *acc, LLVMValueRef m)
     Kb *k = d->k;
     int G = d->ilv;
     LLVMValueRef o[4], ix[16];
-    for (int q = 0; q < G; q++)
-        o[q] = epilogue_vec_w(d, acc[q], m, 4, true);
     LLVMTypeRef h8 = LLVMVectorType(k->i16, 8), b16 = LLVMVectorType(k->i8, 16);
     for (unsigned l = 0; l < 8; l++) /* trn1 .8h */
         ix[l] = LLVMConstInt(k->i32, l / 2 * 2 + (l & 1) * 8, 0);
     LLVMValueRef m8 = LLVMConstVector(ix, 8);
+    if (d->n16) { /* the int16 results (trn1 .8h) clamped as int16, then trn1 .16b or xtn */
+        LLVMValueRef chs[4] = {m, m, m, m};
+        n16_halves(d, acc, chs, G, o);
+        for (unsigned l = 0; l < 16; l++)
+            ix[l] = LLVMConstInt(k->i32, l / 2 * 2 + (l & 1) * 16, 0);
+        return G == 2 ? n16_pack(d, o[0], o[1], NULL, NULL, m8, NULL)
+                      : n16_pack(d, o[0], o[2], o[1], o[3], m8, LLVMConstVector(ix, 16));
+    }
+    for (int q = 0; q < G; q++)
+        o[q] = epilogue_vec_w(d, acc[q], m, 4, true);
     if (G == 2) {
         LLVMValueRef t = LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, o[0], h8, ""),
                                                 LLVMBuildBitCast(k->b, o[1], h8, ""), m8, "");
@@ -607,19 +648,16 @@ nq4_init(Dw *d, int P, LLVMValueRef c0, LLVMValueRef *ch, LLVMValueRef *acc)
 }
 
 /* Dw.n16: the 4 accumulators of 16 channels epilogued up to the f32 bits 0x4B400000 + v, v
- * the int16 result; their low halves (uzp1 .8h) are v; saturated to the result type (sqxtun
- * / sqxtn) and clamped to [lo, hi] as 16 bytes. */
+ * the int16 result (n16_halves); their low halves (uzp1 .8h) are v; saturated to the result
+ * type (sqxtun / sqxtn) and clamped to [lo, hi] as 16 bytes (here the saturating narrow keeps
+ * fewer registers live than n16_pack's int16 clamp, which spills in llvm-mca's blocks). */
 static LLVMValueRef
 nq4_narrow(Dw *d, LLVMValueRef *acc, LLVMValueRef *ch)
 {
     Kb *k = d->k;
-    LLVMTypeRef h8 = LLVMVectorType(k->i16, 8);
     LLVMTypeRef b16 = LLVMVectorType(k->i8, 16);
     LLVMValueRef o[4], ix[16];
-    d->unclamped = true;
-    for (int j = 0; j < 4; j++)
-        o[j] = LLVMBuildBitCast(k->b, epilogue_vec_w(d, acc[j], ch[j], 4, true), h8, "");
-    d->unclamped = false;
+    n16_halves(d, acc, ch, 4, o);
     for (unsigned i = 0; i < 16; i++)
         ix[i] = LLVMConstInt(k->i32, 2 * i, 0);
     LLVMValueRef m8 = LLVMConstVector(ix, 8);
@@ -1612,6 +1650,7 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     if (sdot && c->dw == 1 && elem_size(d.ye) == 1 && d.rpv == 1 && !d.flat && vl == 4 && (c->OW + gcols - 1) / gcols * gcols * 7 <= c->OW * 8)
         d.ilv = (int)(4 / c->sw);
     d.magic = sdot && d.fast && dw_magic_ok(e, c->M, d.T, w, zw, bias, 2097152.0);
+    d.n16 = d.ilv && d.magic && dw_magic_ok(e, c->M, d.T, w, zw, bias, 32767.0);
     dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
     d.gwr = dw_rows_weights(k, c, d.q4, w, zw, mac_intrinsic(&d, vl) != NULL);
     int64_t plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64 + (d.rpv - 1) * c->sh * PW + (d.ilv ? 64 : 0);
