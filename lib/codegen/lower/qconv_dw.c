@@ -164,6 +164,9 @@ typedef struct Dw {
     /* Dw.ilv: the task's bias' (+ 0x4B400000 for magic) splat to vl lanes in a stack slot,
      * loaded anew for every accumulator of a block (dw_rows_block) */
     LLVMValueRef bslot;
+    /* the NHWC quad form with i8mm: bias' (gb or gbq, + 0x4B400000 for magic) per channel,
+     * loaded anew for every accumulator of a block (nq4_init) */
+    LLVMValueRef gbm;
     /* NHWC kernel on AArch64 with dotprod (dw_nhwc_q4_ok): blocks of 16 channels in quads of
      * 4 taps per lane (zip1/zip2 of 4 tap pixels, sdot / usdot); gwq the weight quads */
     bool nq4;
@@ -596,11 +599,15 @@ zip_v(Kb *k, LLVMValueRef a, LLVMValueRef b, bool half, int hi)
 }
 
 /* The NHWC quad form's dot product (Dw.nq4): acc + the 4-byte dot products of q and w per
- * lane, sdot (int8 activations) or usdot (uint8). */
+ * lane, sdot (int8 activations) or usdot (uint8); acc NULL: channels ch's bias from Dw.gbm. */
 static LLVMValueRef
-nq4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef q, LLVMValueRef w)
+nq4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef ch, LLVMValueRef q, LLVMValueRef w)
 {
     Kb *k = d->k;
+    if (!acc) { /* Dw.gbm (nq4_init): the bias, loaded right before the accumulator's first dot */
+        acc = table_vec(k, d->gbm, k->i32, ch, 4);
+        LLVMSetVolatile(acc, 1);
+    }
     const char *name = d->xe == ET_U8 && !d->nflip ? "llvm.aarch64.neon.usdot" : "llvm.aarch64.neon.sdot";
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     LLVMTypeRef ov[2] = {LLVMVectorType(k->i32, 4), LLVMVectorType(k->i8, 16)};
@@ -632,13 +639,19 @@ nq4_quads(Kb *k, const LLVMValueRef *a, LLVMValueRef *q)
 }
 
 /* The accumulators of P pixels x 16 channels from c0 (4 vectors of 4 lanes each, channels
- * ch[j] = c0 + 4 j): the bias (plus 0x4B400000 for Dw.magic). */
+ * ch[j] = c0 + 4 j): the bias (plus 0x4B400000 for Dw.magic); with Dw.gbm NULL, for nq4_dot
+ * to load each accumulator's bias (sdot overwrites its accumulator: a load pipe instead of a
+ * vector copy). */
 static void
 nq4_init(Dw *d, int P, LLVMValueRef c0, LLVMValueRef *ch, LLVMValueRef *acc)
 {
     Kb *k = d->k;
     for (int j = 0; j < 4; j++) {
         ch[j] = cg_add(k, c0, cg_i64(k, 4 * j));
+        for (int p = 0; p < P && d->gbm; p++) /* loaded by the first nq4_dot */
+            acc[p * 4 + j] = NULL;
+        if (d->gbm)
+            continue;
         LLVMValueRef b = table_vec(k, d->nflip ? d->gbq : d->tb.gb, k->i32, ch[j], 4);
         if (d->magic)
             b = LLVMBuildAdd(k->b, b, cg_vsplat(k, LLVMConstInt(k->i32, 0x4B400000, 0), 4), "");
@@ -722,7 +735,7 @@ nq4_taps(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef c0, const LLVMValueRef *ch
                                           : LLVMConstNull(LLVMVectorType(k->i8, 16));
             nq4_quads(k, a, q);
             for (int j = 0; j < 4; j++)
-                acc[p * 4 + j] = nq4_dot(d, acc[p * 4 + j], q[j], wq[j]);
+                acc[p * 4 + j] = nq4_dot(d, acc[p * 4 + j], ch[j], q[j], wq[j]);
         }
     }
 }
@@ -778,7 +791,7 @@ emit_block_qc(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
                 for (int j = 0; j < 4; j++) {
                     LLVMValueRef wi = cg_add(k, ch[j], cg_i64(k, (uk[u] * NR + rg) * C));
                     LLVMValueRef wq = vload(k, k->i8, 16, cg_gep(k, d->gwqc, cg_mul(k, wi, cg_i64(k, 4))));
-                    acc[up[u] * 4 + j] = nq4_dot(d, acc[up[u] * 4 + j], q[j], wq);
+                    acc[up[u] * 4 + j] = nq4_dot(d, acc[up[u] * 4 + j], ch[j], q[j], wq);
                 }
         }
     }
@@ -1045,6 +1058,8 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
             d.gbq = dw_bias_table(k, C, d.T, w, zw, bias, zx - 128, 0, "dwbq");
         d.magic = d.fast && dw_magic_ok(e, C, d.T, w, zw, bias, 2097152.0);
         d.n16 = d.magic && dw_magic_ok(e, C, d.T, w, zw, bias, 32767.0);
+        if (k->t->i8mm && c->KH > 3) /* as dw_rows; llvm-mca's 3x3 blocks spill these and slow */
+            d.gbm = dw_bias_table(k, C, d.T, w, zw, bias, d.nflip ? zx - 128 : zx, d.magic ? 0x4B400000u : 0, "dwbm");
     }
     int P = budget / cv;
     if (P > 8)
