@@ -161,6 +161,12 @@ typedef struct Dw {
      * bias + 0x4B400000, so that as f32 bits they are 1.5 * 2^23 + acc exactly (dw_magic_ok) */
     int ilv;
     bool magic;
+    /* Dw.ilv: the task's bias' (+ 0x4B400000 for magic) splat to vl lanes in a stack slot,
+     * loaded anew for every accumulator of a block (dw_rows_block) */
+    LLVMValueRef bslot;
+    /* the NHWC quad form with i8mm: bias' (gb or gbq, + 0x4B400000 for magic) per channel,
+     * loaded anew for every accumulator of a block (nq4_init) */
+    LLVMValueRef gbm;
     /* NHWC kernel on AArch64 with dotprod (dw_nhwc_q4_ok): blocks of 16 channels in quads of
      * 4 taps per lane (zip1/zip2 of 4 tap pixels, sdot / usdot); gwq the weight quads */
     bool nq4;
@@ -174,8 +180,10 @@ typedef struct Dw {
     int64_t rc;
     LLVMValueRef gwqr;
     /* Dw.magic whose results rne(acc * mult) + zo provably fit int16 (dw_magic_ok with 2^15 - 1):
-     * the NHWC quad form narrows the f32 bits' low halves (uzp1 .8h, which are the int16
-     * results) with saturation (sqxtun / sqxtn) and clamps 16 bytes at once (nq4_narrow) */
+     * the f32 bits' low halves are the int16 results (n16_halves). The NHWC quad form narrows
+     * them (uzp1 .8h) with saturation (sqxtun / sqxtn) and clamps 16 bytes at once
+     * (nq4_narrow); the NCHW interleaved one puts them in column order (trn1 .8h), clamps them
+     * as int16 and keeps the low bytes (trn1 .16b; n16_pack) */
     bool n16;
     /* the NHWC quad form of uint8 activations without i8mm (no usdot): the loaded pixels flipped
      * to int8 (x ^ 0x80 = x - 128) for sdot, the bias table gbq folded with zx - 128 instead of
@@ -425,6 +433,37 @@ epilogue_vec(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n)
     return epilogue_vec_w(d, acc, ch, n, false);
 }
 
+/* Dw.n16: the n = 4 lane accumulators acc[0..na) epilogued up to the f32 bits 0x4B400000 + v,
+ * v the int16 result, as <8 x i16> (the low halves are the v). */
+static void
+n16_halves(Dw *d, LLVMValueRef *acc, const LLVMValueRef *ch, int na, LLVMValueRef *o)
+{
+    Kb *k = d->k;
+    d->unclamped = true;
+    for (int j = 0; j < na; j++)
+        o[j] = LLVMBuildBitCast(k->b, epilogue_vec_w(d, acc[j], ch[j], 4, true), LLVMVectorType(k->i16, 8), "");
+    d->unclamped = false;
+}
+
+/* Dw.n16: the 16 results of the even halves of a and b (<8 x i16>, shuffled by the 8-lane mask
+ * hm: trn1 .8h) clamped to [lo, hi] as int16 (smax, smin .8h) and narrowed to their
+ * low bytes (the 16-lane mask bm over the bytes of both: trn1 .16b); without b0, the 8
+ * results of a (xtn). */
+static LLVMValueRef
+n16_pack(Dw *d, LLVMValueRef a0, LLVMValueRef a1, LLVMValueRef b0, LLVMValueRef b1, LLVMValueRef hm, LLVMValueRef bm)
+{
+    Kb *k = d->k;
+    LLVMTypeRef b16 = LLVMVectorType(k->i8, 16);
+    LLVMValueRef lo = cg_vsplat(k, LLVMBuildTrunc(k->b, d->qd, k->i16, ""), 8);
+    LLVMValueRef hi = cg_vsplat(k, LLVMBuildTrunc(k->b, d->qe, k->i16, ""), 8);
+    LLVMValueRef h[2] = {LLVMBuildShuffleVector(k->b, a0, a1, hm, ""), b0 ? LLVMBuildShuffleVector(k->b, b0, b1, hm, "") : NULL};
+    for (int i = 0; i < 2 && h[i]; i++)
+        h[i] = intrin2(k, "llvm.smin", intrin2(k, "llvm.smax", h[i], lo), hi);
+    if (!b0)
+        return LLVMBuildTrunc(k->b, h[0], LLVMVectorType(k->i8, 8), "");
+    return LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, h[0], b16, ""), LLVMBuildBitCast(k->b, h[1], b16, ""), bm, "");
+}
+
 /* The n = 4 lane accumulators of an interleaved group (Dw.ilv: lane l of vector r is column
  * G * l + r), epilogued, as one vector of 4 G bytes in column order (8-bit results only), from
  * the int32 lanes: G = 4: even halfwords of o0/o2 and of o1/o3 interleaved (trn1 .8h),
@@ -435,12 +474,20 @@ ilv_group(Dw *d, LLVMValueRef *acc, LLVMValueRef m)
     Kb *k = d->k;
     int G = d->ilv;
     LLVMValueRef o[4], ix[16];
-    for (int q = 0; q < G; q++)
-        o[q] = epilogue_vec_w(d, acc[q], m, 4, true);
     LLVMTypeRef h8 = LLVMVectorType(k->i16, 8), b16 = LLVMVectorType(k->i8, 16);
     for (unsigned l = 0; l < 8; l++) /* trn1 .8h */
         ix[l] = LLVMConstInt(k->i32, l / 2 * 2 + (l & 1) * 8, 0);
     LLVMValueRef m8 = LLVMConstVector(ix, 8);
+    if (d->n16) { /* the int16 results (trn1 .8h) clamped as int16, then trn1 .16b or xtn */
+        LLVMValueRef chs[4] = {m, m, m, m};
+        n16_halves(d, acc, chs, G, o);
+        for (unsigned l = 0; l < 16; l++)
+            ix[l] = LLVMConstInt(k->i32, l / 2 * 2 + (l & 1) * 16, 0);
+        return G == 2 ? n16_pack(d, o[0], o[1], NULL, NULL, m8, NULL)
+                      : n16_pack(d, o[0], o[2], o[1], o[3], m8, LLVMConstVector(ix, 16));
+    }
+    for (int q = 0; q < G; q++)
+        o[q] = epilogue_vec_w(d, acc[q], m, 4, true);
     if (G == 2) {
         LLVMValueRef t = LLVMBuildShuffleVector(k->b, LLVMBuildBitCast(k->b, o[0], h8, ""),
                                                 LLVMBuildBitCast(k->b, o[1], h8, ""), m8, "");
@@ -552,11 +599,15 @@ zip_v(Kb *k, LLVMValueRef a, LLVMValueRef b, bool half, int hi)
 }
 
 /* The NHWC quad form's dot product (Dw.nq4): acc + the 4-byte dot products of q and w per
- * lane, sdot (int8 activations) or usdot (uint8). */
+ * lane, sdot (int8 activations) or usdot (uint8); acc NULL: channels ch's bias from Dw.gbm. */
 static LLVMValueRef
-nq4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef q, LLVMValueRef w)
+nq4_dot(Dw *d, LLVMValueRef acc, LLVMValueRef ch, LLVMValueRef q, LLVMValueRef w)
 {
     Kb *k = d->k;
+    if (!acc) { /* Dw.gbm (nq4_init): the bias, loaded right before the accumulator's first dot */
+        acc = table_vec(k, d->gbm, k->i32, ch, 4);
+        LLVMSetVolatile(acc, 1);
+    }
     const char *name = d->xe == ET_U8 && !d->nflip ? "llvm.aarch64.neon.usdot" : "llvm.aarch64.neon.sdot";
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     LLVMTypeRef ov[2] = {LLVMVectorType(k->i32, 4), LLVMVectorType(k->i8, 16)};
@@ -588,13 +639,19 @@ nq4_quads(Kb *k, const LLVMValueRef *a, LLVMValueRef *q)
 }
 
 /* The accumulators of P pixels x 16 channels from c0 (4 vectors of 4 lanes each, channels
- * ch[j] = c0 + 4 j): the bias (plus 0x4B400000 for Dw.magic). */
+ * ch[j] = c0 + 4 j): the bias (plus 0x4B400000 for Dw.magic); with Dw.gbm NULL, for nq4_dot
+ * to load each accumulator's bias (sdot overwrites its accumulator: a load pipe instead of a
+ * vector copy). */
 static void
 nq4_init(Dw *d, int P, LLVMValueRef c0, LLVMValueRef *ch, LLVMValueRef *acc)
 {
     Kb *k = d->k;
     for (int j = 0; j < 4; j++) {
         ch[j] = cg_add(k, c0, cg_i64(k, 4 * j));
+        for (int p = 0; p < P && d->gbm; p++) /* loaded by the first nq4_dot */
+            acc[p * 4 + j] = NULL;
+        if (d->gbm)
+            continue;
         LLVMValueRef b = table_vec(k, d->nflip ? d->gbq : d->tb.gb, k->i32, ch[j], 4);
         if (d->magic)
             b = LLVMBuildAdd(k->b, b, cg_vsplat(k, LLVMConstInt(k->i32, 0x4B400000, 0), 4), "");
@@ -604,19 +661,16 @@ nq4_init(Dw *d, int P, LLVMValueRef c0, LLVMValueRef *ch, LLVMValueRef *acc)
 }
 
 /* Dw.n16: the 4 accumulators of 16 channels epilogued up to the f32 bits 0x4B400000 + v, v
- * the int16 result; their low halves (uzp1 .8h) are v; saturated to the result type (sqxtun
- * / sqxtn) and clamped to [lo, hi] as 16 bytes. */
+ * the int16 result (n16_halves); their low halves (uzp1 .8h) are v; saturated to the result
+ * type (sqxtun / sqxtn) and clamped to [lo, hi] as 16 bytes (here the saturating narrow keeps
+ * fewer registers live than n16_pack's int16 clamp, which spills in llvm-mca's blocks). */
 static LLVMValueRef
 nq4_narrow(Dw *d, LLVMValueRef *acc, LLVMValueRef *ch)
 {
     Kb *k = d->k;
-    LLVMTypeRef h8 = LLVMVectorType(k->i16, 8);
     LLVMTypeRef b16 = LLVMVectorType(k->i8, 16);
     LLVMValueRef o[4], ix[16];
-    d->unclamped = true;
-    for (int j = 0; j < 4; j++)
-        o[j] = LLVMBuildBitCast(k->b, epilogue_vec_w(d, acc[j], ch[j], 4, true), h8, "");
-    d->unclamped = false;
+    n16_halves(d, acc, ch, 4, o);
     for (unsigned i = 0; i < 16; i++)
         ix[i] = LLVMConstInt(k->i32, 2 * i, 0);
     LLVMValueRef m8 = LLVMConstVector(ix, 8);
@@ -681,7 +735,7 @@ nq4_taps(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef c0, const LLVMValueRef *ch
                                           : LLVMConstNull(LLVMVectorType(k->i8, 16));
             nq4_quads(k, a, q);
             for (int j = 0; j < 4; j++)
-                acc[p * 4 + j] = nq4_dot(d, acc[p * 4 + j], q[j], wq[j]);
+                acc[p * 4 + j] = nq4_dot(d, acc[p * 4 + j], ch[j], q[j], wq[j]);
         }
     }
 }
@@ -737,7 +791,7 @@ emit_block_qc(Dw *d, int P, LLVMValueRef *tp, LLVMValueRef *yp, LLVMValueRef c0)
                 for (int j = 0; j < 4; j++) {
                     LLVMValueRef wi = cg_add(k, ch[j], cg_i64(k, (uk[u] * NR + rg) * C));
                     LLVMValueRef wq = vload(k, k->i8, 16, cg_gep(k, d->gwqc, cg_mul(k, wi, cg_i64(k, 4))));
-                    acc[up[u] * 4 + j] = nq4_dot(d, acc[up[u] * 4 + j], q[j], wq);
+                    acc[up[u] * 4 + j] = nq4_dot(d, acc[up[u] * 4 + j], ch[j], q[j], wq);
                 }
         }
     }
@@ -873,19 +927,21 @@ row_fn_attrs(Dw *d, LLVMValueRef fn)
                                                       (unsigned)strlen(feat)));
 }
 
-/* Dw.gbq: bias - (zx - 128) x sum_t w'_t per channel (wrapping), the bias of sums of
- * (x ^ 0x80) x w' = (x - 128) x w'. */
+/* A bias table: bias - zb x sum_t w'_t + add per channel (wrapping), rep times each. Dw.gbq: zb = zx - 128, the
+ * bias of sums of (x ^ 0x80) x w' = (x - 128) x w'; Dw.gbm: the NCHW plane's zero point, plus
+ * 0x4B400000 for Dw.magic. */
 static LLVMValueRef
-dw_flip_bias(Kb *k, int64_t M, int64_t T, const int8_t *w, const int32_t *zw, const int32_t *bias, int32_t zx)
+dw_bias_table(Kb *k, int64_t M, int64_t T, const int8_t *w, const int32_t *zw, const int32_t *bias, int32_t zb,
+              uint32_t add, const char *name)
 {
     int32_t *bz = xmalloc((size_t)(M > 0 ? M : 1) * sizeof *bz);
     for (int64_t m = 0; m < M; m++) {
         uint32_t s = 0;
         for (int64_t t = 0; t < T; t++)
             s += (uint32_t)(w[m * T + t] - zw[m]);
-        bz[m] = (int32_t)((uint32_t)(bias ? bias[m] : 0) - (uint32_t)(zx - 128) * s);
+        bz[m] = (int32_t)((uint32_t)(bias ? bias[m] : 0) - (uint32_t)zb * s + add);
     }
-    LLVMValueRef g = cg_const_bytes(k, bz, (size_t)M * sizeof *bz, "dwbq");
+    LLVMValueRef g = cg_const_bytes(k, bz, (size_t)M * sizeof *bz, name);
     free(bz);
     return g;
 }
@@ -999,9 +1055,11 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
         free(wq);
         dw_ncol_weights(&d, w, zw);
         if (d.nflip)
-            d.gbq = dw_flip_bias(k, C, d.T, w, zw, bias, zx);
+            d.gbq = dw_bias_table(k, C, d.T, w, zw, bias, zx - 128, 0, "dwbq");
         d.magic = d.fast && dw_magic_ok(e, C, d.T, w, zw, bias, 2097152.0);
         d.n16 = d.magic && dw_magic_ok(e, C, d.T, w, zw, bias, 32767.0);
+        if (k->t->i8mm && c->KH > 3) /* as dw_rows; llvm-mca's 3x3 blocks spill these and slow */
+            d.gbm = dw_bias_table(k, C, d.T, w, zw, bias, d.nflip ? zx - 128 : zx, d.magic ? 0x4B400000u : 0, "dwbm");
     }
     int P = budget / cv;
     if (P > 8)
@@ -1435,8 +1493,17 @@ dw_rows_block(Dw *d, LLVMValueRef plane, LLVMValueRef voh, int R, LLVMValueRef m
     LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d->tb.gb, &m, 1, ""), "");
     if (d->magic)
         b = LLVMBuildAdd(k->b, b, LLVMConstInt(k->i32, 0x4B400000, 0), "");
-    for (int j = 0; j < R * nv; j++)
+    for (int j = 0; j < R * nv; j++) {
+        if (d->bslot) { /* sdot overwrites its accumulator: a 16-byte load (ldr q, a load pipe
+                         * only; ld1r takes a vector pipe as well) per accumulator instead of a
+                         * vector copy of one register (a vector pipe); volatile, so that LLVM
+                         * neither merges nor hoists the loads */
+            acc[j] = LLVMBuildLoad2(k->b, LLVMVectorType(k->i32, n), d->bslot, "");
+            LLVMSetVolatile(acc[j], 1);
+            continue;
+        }
         acc[j] = cg_vsplat(k, b, n);
+    }
     LLVMValueRef row0 = cg_gep(k, plane, cg_mul(k, cg_mul(k, voh, cg_i64(k, c->sh)), cg_i64(k, PW)));
     int64_t S = dw_rows_steps(c, d->q4, NULL, NULL);
     int64_t tap[DW_MAXT];
@@ -1574,6 +1641,7 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     if (sdot && c->dw == 1 && elem_size(d.ye) == 1 && d.rpv == 1 && !d.flat && vl == 4 && (c->OW + gcols - 1) / gcols * gcols * 7 <= c->OW * 8)
         d.ilv = (int)(4 / c->sw);
     d.magic = sdot && d.fast && dw_magic_ok(e, c->M, d.T, w, zw, bias, 2097152.0);
+    d.n16 = d.ilv && d.magic && dw_magic_ok(e, c->M, d.T, w, zw, bias, 32767.0);
     dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
     d.gwr = dw_rows_weights(k, c, d.q4, w, zw, mac_intrinsic(&d, vl) != NULL);
     int64_t plane_bytes = pd.PH * PW + 4 * (int64_t)vl + 64 + (d.rpv - 1) * c->sh * PW + (d.ilv ? 64 : 0);
@@ -1615,6 +1683,16 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     LLVMValueRef plane = cg_gep(k, planes, cg_mul(k, LLVMBuildAnd(k->b, v, cg_i64(k, 1), ""), cg_i64(k, plane_bytes)));
     int64_t es = (int64_t)elem_size(d.ye);
     LLVMValueRef ybase = cg_gep(k, io[1], cg_mul(k, v, cg_i64(k, c->OH * c->OW * es)));
+    /* (not on the cortex-a76 build: llvm-mca's Neoverse N1 model, 2 vector pipes and 3-wide
+     * dispatch, takes ldr q as 2 uops and gets slower; i8mm tells the two apart as in
+     * dw_ncol_weights) */
+    if (d.ilv && k->t->i8mm) {
+        LLVMValueRef b = LLVMBuildLoad2(k->b, k->i32, LLVMBuildGEP2(k->b, k->i32, d.tb.gb, &m, 1, ""), "");
+        if (d.magic)
+            b = LLVMBuildAdd(k->b, b, LLVMConstInt(k->i32, 0x4B400000, 0), "");
+        d.bslot = cg_entry_alloca(k, LLVMVectorType(k->i32, vl));
+        LLVMSetAlignment(LLVMBuildStore(k->b, cg_vsplat(k, b, vl), d.bslot), 16);
+    }
     for (int64_t j = 0; d.flat && j < nq; j += DWR_MAXACC) {
         int nb = (int)(nq - j < DWR_MAXACC ? nq - j : DWR_MAXACC);
         dw_rows_block(&d, plane, cg_i64(k, 0), 1, m, ybase, j * vl, nb, vl, c->OH);
