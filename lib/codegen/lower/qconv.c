@@ -524,8 +524,8 @@ emit_conv(Kb *k, Node *n, const CgNodeArgs *a)
         cg_loop_end(k, &lo);
         cg_loop_end(k, &ln);
         /* GEMM of group gi */
-        CgGemmElem ae;
-        int32_t za;
+        CgGemmElem ae = CG_GEMM_I8;
+        int32_t za = 0;
         if (!a_of(k, n, &ae, &za)) {
             ok = false;
             break;

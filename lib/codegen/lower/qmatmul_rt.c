@@ -110,8 +110,8 @@ rt_spec(Kb *k, Node *n, const RtGeo *r, const Epi *e, int32_t *zb, CgGemmSpec *s
     int shift = bt->elem == ET_U8 ? 128 : 0;
     for (int64_t j = 0; j < r->N; j++)
         zb[j] = bt->q->zp[bt->q->axis >= 0 ? j : 0] - shift;
-    CgGemmElem ae;
-    int32_t za;
+    CgGemmElem ae = CG_GEMM_I8;
+    int32_t za = 0;
     if (!cg_gemm_a_of(k, n, &ae, &za))
         return false;
     *s = cg_gemm_spec(r->M, r->N, r->K, r->N, ae, za, NULL, CG_GEMM_B_NK, zb, NULL,
