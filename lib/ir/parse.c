@@ -348,16 +348,18 @@ parse_tensor(Parser *P)
         lex_error(P, tl, tc, "tensor literal is too large");
         return NULL;
     }
-    Tensor *ts = ir_tensor_new(P->m, &t);
-    if (!ts) {
-        lex_error(P, tl, tc, "tensor literal is too large");
-        return NULL;
-    }
+    /* the tensor is allocated only once the literal has shown it holds that much data, so
+     * its size is bounded by the input's (a short file may not claim gigabytes) */
+    Tensor *ts = NULL;
     if (P->tok == T_HEX) {
         size_t ndig = P->tlen - 2;
-        if (ndig != 2 * ts->nbytes) {
+        if (ndig != 2 * n * esz) {
             ERR("hex data has %zu bytes, type %s needs %zu", ndig / 2, elem_name(t.elem),
-                ts->nbytes);
+                n * esz);
+            return NULL;
+        }
+        if (!(ts = ir_tensor_new(P->m, &t))) {
+            lex_error(P, tl, tc, "tensor literal is too large");
             return NULL;
         }
         unsigned char *d = ts->data;
@@ -376,6 +378,11 @@ parse_tensor(Parser *P)
             uint32_t got = l.v.len;
             numlist_free(&l);
             lex_error(P, ll, lc, "tensor literal has %u values, type needs %zu", got, n);
+            return NULL;
+        }
+        if (!(ts = ir_tensor_new(P->m, &t))) {
+            numlist_free(&l);
+            lex_error(P, tl, tc, "tensor literal is too large");
             return NULL;
         }
         for (size_t i = 0; i < n; i++) {
