@@ -100,6 +100,8 @@ fold_farith(Node *n, const Tensor *a, const Tensor *b, Tensor *r)
 static bool
 fold_clip(Graph *g, Node *n, const Tensor *x, Tensor *r)
 {
+    if (x->type.elem != r->type.elem)
+        return false;
     double lo = -INFINITY, hi = INFINITY;
     const Tensor *tl = operand_const(g, n, 1), *th = operand_const(g, n, 2);
     const Attr *al = ir_attr(g, n, "min"), *ah = ir_attr(g, n, "max");
@@ -152,8 +154,9 @@ fold_transpose(Graph *g, Node *n, const Tensor *x, Tensor *r)
 }
 
 static bool
-fold_concat(Graph *g, Node *n, Tensor *r)
+fold_concat(Graph *g, Node *n, const Tensor *x, Tensor *r)
 {
+    (void)x; /* every operand is read below */
     int rank = r->type.rank;
     int64_t axis = ir_attr_int(g, n, "axis", 0);
     if (axis < 0)
@@ -178,33 +181,9 @@ static bool
 fold_slice(Graph *g, Node *n, const Tensor *x, Tensor *r)
 {
     int rank = x->type.rank;
-    int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
     int64_t start[IR_MAX_RANK], step[IR_MAX_RANK];
-    for (int i = 0; i < rank; i++) {
-        start[i] = 0;
-        step[i] = 1;
-    }
-    int k = ir_attr_ints(g, n, "starts", st, IR_MAX_RANK);
-    if (k < 0 || k > rank)
+    if (!ir_slice_starts(g, n, &x->type, start, step))
         return false;
-    ir_attr_ints(g, n, "ends", en, IR_MAX_RANK);
-    if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
-        for (int i = 0; i < k; i++)
-            ax[i] = i;
-    if (ir_attr_ints(g, n, "steps", sp, IR_MAX_RANK) < 0)
-        for (int i = 0; i < k; i++)
-            sp[i] = 1;
-    for (int i = 0; i < k; i++) {
-        int64_t a = ax[i] < 0 ? ax[i] + rank : ax[i], d = x->type.dims[a], s = st[i];
-        if (s < 0)
-            s += d;
-        if (sp[i] > 0)
-            s = s < 0 ? 0 : s > d ? d : s;
-        else
-            s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
-        start[a] = s;
-        step[a] = sp[i];
-    }
     int64_t xs[IR_MAX_RANK];
     size_t es = elem_size(x->type.elem);
     type_strides(&x->type, xs);
@@ -221,8 +200,9 @@ fold_slice(Graph *g, Node *n, const Tensor *x, Tensor *r)
 }
 
 static bool
-fold_gather(Graph *g, Node *n, const Tensor *x, const Tensor *ind, Tensor *r)
+fold_gather(Graph *g, Node *n, const Tensor *x, Tensor *r)
 {
+    const Tensor *ind = operand_const(g, n, 1);
     int64_t axis = ir_attr_int(g, n, "axis", 0);
     if (axis < 0)
         axis += x->type.rank;
@@ -288,31 +268,6 @@ fold_copy(Graph *g, Node *n, const Tensor *x, Tensor *r)
     return true;
 }
 
-static bool
-fold_transpose_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
-{
-    return fold_transpose(g, n, x, r);
-}
-
-static bool
-fold_concat_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
-{
-    (void)x;
-    return fold_concat(g, n, r);
-}
-
-static bool
-fold_slice_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
-{
-    return fold_slice(g, n, x, r);
-}
-
-static bool
-fold_gather_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
-{
-    return fold_gather(g, n, x, operand_const(g, n, 1), r);
-}
-
 /* eval.c's ops: the definition the reference interpreter runs too */
 static bool
 fold_eval(Graph *g, Node *n, const Tensor *x, Tensor *r)
@@ -353,12 +308,6 @@ fold_fill(Graph *g, Node *n, const Tensor *x, Tensor *r)
 }
 
 static bool
-fold_clip_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
-{
-    return x->type.elem == r->type.elem && fold_clip(g, n, x, r);
-}
-
-static bool
 fold_arith_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
 {
     if (r->type.elem == ET_F32 || r->type.elem == ET_F64) {
@@ -370,16 +319,16 @@ fold_arith_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
 
 static const FoldRule rule_none = {NULL, 0};
 static const FoldRule rule_copy = {fold_copy, FR_LAYOUT};
-static const FoldRule rule_transpose = {fold_transpose_rule, FR_LAYOUT};
-static const FoldRule rule_concat = {fold_concat_rule, FR_LAYOUT};
-static const FoldRule rule_slice = {fold_slice_rule, FR_LAYOUT};
-static const FoldRule rule_gather = {fold_gather_rule, FR_LAYOUT};
+static const FoldRule rule_transpose = {fold_transpose, FR_LAYOUT};
+static const FoldRule rule_concat = {fold_concat, FR_LAYOUT};
+static const FoldRule rule_slice = {fold_slice, FR_LAYOUT};
+static const FoldRule rule_gather = {fold_gather, FR_LAYOUT};
 static const FoldRule rule_move = {fold_eval, FR_LAYOUT}; /* expand, tile, where, max, min */
 static const FoldRule rule_eval = {fold_eval, 0};
 static const FoldRule rule_isum = {fold_eval, FR_INT}; /* float sums keep their order */
 static const FoldRule rule_shape = {fold_shape, FR_SHAPE};
 static const FoldRule rule_fill = {fold_fill, 0};
-static const FoldRule rule_clip = {fold_clip_rule, FR_INT | FR_OPTIONAL};
+static const FoldRule rule_clip = {fold_clip, FR_INT | FR_OPTIONAL};
 static const FoldRule rule_arith = {fold_arith_rule, FR_ARITH};
 
 static const FoldRule *const fold_tab[OP_COUNT] = {

@@ -1,4 +1,4 @@
-/* geometry.c: operand geometry of window ops (conv, pooling) and of matmul, one definition
+/* geometry.c: operand geometry of window ops (conv, pooling), of slice and of matmul, one definition
  * shared by the type inference (infer.c), the reference interpreter (lib/ref), and the code
  * generator (lib/codegen). */
 #include "ir.h"
@@ -57,4 +57,35 @@ ir_matmul_promote(const Type *a, const Type *b, Type *a2, Type *b2)
         b2->dims[0] = b->dims[0];
         b2->dims[1] = 1;
     }
+}
+
+bool
+ir_slice_starts(const Graph *g, const Node *n, const Type *x, int64_t *start, int64_t *step)
+{
+    for (int i = 0; i < IR_MAX_RANK; i++) {
+        start[i] = 0;
+        step[i] = 1;
+    }
+    int64_t st[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
+    int k = ir_attr_ints(g, n, "starts", st, IR_MAX_RANK);
+    if (k < 0 || k > x->rank)
+        return false;
+    if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
+        for (int i = 0; i < k; i++)
+            ax[i] = i;
+    if (ir_attr_ints(g, n, "steps", sp, IR_MAX_RANK) < 0)
+        for (int i = 0; i < k; i++)
+            sp[i] = 1;
+    for (int i = 0; i < k; i++) {
+        int64_t a = ax[i] < 0 ? ax[i] + x->rank : ax[i], d = x->dims[a], s = st[i];
+        if (s < 0)
+            s += d;
+        if (sp[i] > 0)
+            s = s < 0 ? 0 : s > d ? d : s;
+        else
+            s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
+        start[a] = s;
+        step[a] = sp[i];
+    }
+    return true;
 }

@@ -296,6 +296,11 @@ const char *ir_window(const Graph *g, const Node *n, const Type *x, const Type *
 /* MatMul's rank-1 promotion (numpy): a vector a becomes [1, K], a vector b [K, 1]; operands
  * of rank >= 2 are copied unchanged. */
 void ir_matmul_promote(const Type *a, const Type *b, Type *a2, Type *b2);
+/* Slice's first element and step on every axis of its operand x (rank r): for the axes n
+ * slices, the start (negative counts from the end) clamped as ONNX says, to [0, d] for a
+ * positive step and [-1, d - 1] for a negative one, and the step; 0 and 1 on the others (and
+ * up to IR_MAX_RANK). False if 'starts' is missing or longer than r. */
+bool ir_slice_starts(const Graph *g, const Node *n, const Type *x, int64_t *start, int64_t *step);
 
 /* ---- resize index maps (resize.c), shared by lib/ref and lib/codegen ---- */
 enum {

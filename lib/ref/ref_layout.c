@@ -74,33 +74,10 @@ strided_copy(const RefTensor *x, RefTensor *y, const int64_t *start, const int64
 bool
 ref_op_slice(RefCtx *c, Node *n)
 {
-    Graph *g = c->g;
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
-    int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
-    int k = ir_attr_ints(g, n, "starts", st, IR_MAX_RANK);
-    ir_attr_ints(g, n, "ends", en, IR_MAX_RANK);
-    if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
-        for (int i = 0; i < k; i++)
-            ax[i] = i;
-    if (ir_attr_ints(g, n, "steps", sp, IR_MAX_RANK) < 0)
-        for (int i = 0; i < k; i++)
-            sp[i] = 1;
-    int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK];
-    for (int a = 0; a < IR_MAX_RANK; a++)
-        step[a] = 1;
-    for (int i = 0; i < k; i++) {
-        int64_t a = ax[i] < 0 ? ax[i] + x->type.rank : ax[i];
-        int64_t d = x->type.dims[a], s = st[i];
-        if (s < 0)
-            s += d;
-        if (sp[i] > 0)
-            s = s < 0 ? 0 : s > d ? d : s;
-        else
-            s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
-        start[a] = s;
-        step[a] = sp[i];
-    }
+    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK];
+    ir_slice_starts(c->g, n, &x->type, start, step);
     strided_copy(x, y, start, step);
     return true;
 }

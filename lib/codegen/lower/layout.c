@@ -428,29 +428,13 @@ cg_emit_transpose(Kb *k, Node *n, const CgNodeArgs *a)
 bool
 cg_emit_slice(Kb *k, Node *n, const CgNodeArgs *a)
 {
-    Graph *g = k->g;
     LayTypes t = lay_types(k, n);
     const Type *x = t.x, *y = t.y;
-    int64_t sv[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
-    int cnt = ir_attr_ints(g, n, "starts", sv, IR_MAX_RANK);
-    if (ir_attr_ints(g, n, "axes", ax, IR_MAX_RANK) < 0)
-        for (int i = 0; i < cnt; i++)
-            ax[i] = i;
-    if (ir_attr_ints(g, n, "steps", sp, IR_MAX_RANK) < 0)
-        for (int i = 0; i < cnt; i++)
-            sp[i] = 1;
-    int64_t off = 0, st[IR_MAX_RANK];
-    memcpy(st, t.xs, sizeof st);
-    for (int i = 0; i < cnt; i++) {
-        int64_t d = norm_axis(ax[i], x->rank), len = x->dims[d], s = sv[i];
-        if (s < 0)
-            s += len;
-        if (sp[i] > 0)
-            s = s < 0 ? 0 : s > len ? len : s;
-        else
-            s = s < 0 ? -1 : s > len - 1 ? len - 1 : s;
-        off += s * t.xs[d];
-        st[d] = t.xs[d] * sp[i];
+    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], off = 0, st[IR_MAX_RANK];
+    ir_slice_starts(k->g, n, x, start, step);
+    for (int d = 0; d < x->rank; d++) {
+        off += start[d] * t.xs[d];
+        st[d] = t.xs[d] * step[d];
     }
     copy_nd(k, a, x->elem, y->rank, y->dims, a->out[0], 0, t.ys, a->in[0], off, st);
     return true;
