@@ -115,6 +115,13 @@ QDQC_API qdqc_status qdqc_module_load_file(qdqc_context *ctx, const char *path,
 QDQC_API void qdqc_module_destroy(qdqc_module *m); /* NULL is a no-op */
 /* Fix a dynamic input dimension set: spec "NAME=1x3x224x224". Applies to later imports. */
 QDQC_API qdqc_status qdqc_context_add_input_shape(qdqc_context *ctx, const char *spec);
+/* Bind the symbolic dimension `name` (an ONNX dim_param such as "batch_size", or a text-IR
+ * "?name") to `value` (1 to 2^40) in every model the context reads afterwards: every input,
+ * shape and expression that uses it becomes static. qdqc_context_add_dim takes "NAME=N" (the
+ * CLI's --dim). A dimension left symbolic is typed and printed as such, but compiling or
+ * running the model needs it bound (docs/onnx.md, "Symbolic dimensions"). */
+QDQC_API qdqc_status qdqc_context_set_dim(qdqc_context *ctx, const char *name, int64_t value);
+QDQC_API qdqc_status qdqc_context_add_dim(qdqc_context *ctx, const char *spec);
 /* Freeze a graph input to a compile-time constant for later ONNX imports: spec
  * "NAME=FILE.npy" (the file is read now). The input is removed from the graph's inputs and
  * its value becomes a constant, like an initializer, before shape inference and constant
@@ -173,6 +180,10 @@ QDQC_API size_t qdqc_module_input_count(const qdqc_module *m);
 QDQC_API const char *qdqc_module_input_name(const qdqc_module *m, size_t i);
 QDQC_API int qdqc_module_input_rank(const qdqc_module *m, size_t i);
 QDQC_API const int64_t *qdqc_module_input_dims(const qdqc_module *m, size_t i);
+/* A symbolic dimension (qdqc_context_set_dim) is a negative entry of the dims; the name of
+ * the symbol at axis d (NULL when the dimension is static or a compound expression). */
+QDQC_API const char *qdqc_module_input_dim_symbol(const qdqc_module *m, size_t i, int d);
+QDQC_API const char *qdqc_module_output_dim_symbol(const qdqc_module *m, size_t i, int d);
 QDQC_API const char *qdqc_module_input_elem_type(const qdqc_module *m, size_t i);
 QDQC_API size_t qdqc_module_output_count(const qdqc_module *m);
 QDQC_API const char *qdqc_module_output_name(const qdqc_module *m, size_t i);

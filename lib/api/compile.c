@@ -134,6 +134,8 @@ qdqc_module_compile_outputs(qdqc_module *m, const qdqc_compile_options *opts, si
     CgEmitKind ck[8];
     if (n > sizeof ck / sizeof ck[0])
         return QDQC_ERR_INVALID_ARG;
+    if (!ir_require_static(&m->g, "compiling"))
+        return QDQC_ERR_CODEGEN;
     for (size_t i = 0; i < n; i++) {
         if ((unsigned)kinds[i] > QDQC_EMIT_BITCODE)
             return QDQC_ERR_INVALID_ARG;
@@ -235,6 +237,8 @@ qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts, qdqc_jit **out
     if (!m || !out)
         return QDQC_ERR_INVALID_ARG;
     *out = NULL;
+    if (!ir_require_static(&m->g, "compiling"))
+        return QDQC_ERR_CODEGEN;
     CgOptions o;
     resolve(m, opts, &o);
     OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);

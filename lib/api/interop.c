@@ -40,7 +40,7 @@ qdqc_module_import_mlir(qdqc_context *ctx, const char *text, size_t len, const c
 char *
 qdqc_module_print_mlir(const qdqc_module *m)
 {
-    if (!m)
+    if (!m || !ir_require_static((Graph *)&m->g, "the MLIR export"))
         return NULL;
     OomTrap none; /* as above: MLIR verifies the text with a diagnostic callback */
     oom_trap_push_abort(&none);

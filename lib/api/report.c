@@ -341,7 +341,7 @@ dot_text(const qdqc_module *cm)
                     continue;
                 StrBuf tb;
                 sb_init(&tb);
-                ir_print_type(&tb, vtype(g, n->in[j]));
+                ir_print_type(&tb, g, vtype(g, n->in[j]));
                 if (p)
                     sb_printf(&b, "  n%u -> n%u [label=\"", (uint32_t)(p - g->nodes.data), i);
                 else

@@ -48,6 +48,14 @@ qdqc_module_output_count(const qdqc_module *m)
         const Value *v = io_value(m, i, out);                                      \
         return v ? v->type.dims : NULL;                                            \
     }                                                                              \
+    const char *qdqc_module_##kind##_dim_symbol(const qdqc_module *m, size_t i, int d) \
+    {                                                                              \
+        const Value *v = io_value(m, i, out);                                      \
+        const char *s = NULL;                                                      \
+        if (v && d >= 0 && d < v->type.rank)                                       \
+            ir_dim_sym_name(&m->g, v->type.dims[d], &s);                           \
+        return s;                                                                  \
+    }                                                                              \
     const char *qdqc_module_##kind##_elem_type(const qdqc_module *m, size_t i)     \
     {                                                                              \
         const Value *v = io_value(m, i, out);                                      \
@@ -70,6 +78,8 @@ qdqc_status
 qdqc_module_run_reference(qdqc_module *m, const void *const *inputs, void *const *outputs)
 {
     if (!m || (m->g.inputs.len && !inputs) || (m->g.outputs.len && !outputs))
+        return QDQC_ERR_INVALID_ARG;
+    if (!ir_require_static(&m->g, "the reference interpreter"))
         return QDQC_ERR_INVALID_ARG;
     OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
     Graph *g = &m->g;

@@ -585,6 +585,28 @@ add_const_input(OnnxImp *I, const char *name, const ConstInput *c, ElemType et,
     return true;
 }
 
+/* A dynamic dimension of graph input `name`: the symbol of its dim_param (characters other
+ * than letters, digits, '_' and '.' become '_'), or "NAME_dD" when it has none; bound by
+ * --dim when the context has the name. */
+static bool
+symbolic_dim(OnnxImp *I, const Loc *l, const char *name, size_t d, const char *param,
+             int64_t *out)
+{
+    char sym[128];
+    if (param && *param)
+        snprintf(sym, sizeof sym, "%s", param);
+    else
+        snprintf(sym, sizeof sym, "%s_d%zu", name, d);
+    for (char *p = sym; *p; p++)
+        if (!ir_dim_name_char(*p, p == sym))
+            *p = p == sym && *p >= '0' && *p <= '9' ? 'd' : '_';
+    if (!ir_dim_sym(I->g, sym, out)) {
+        diag_error(I->ctx, l, "graph input '%s': too many symbolic dimensions", name);
+        return false;
+    }
+    return true;
+}
+
 static bool
 add_input(OnnxImp *I, const Onnx__ValueInfoProto *vi, size_t index)
 {
@@ -657,16 +679,14 @@ add_input(OnnxImp *I, const Onnx__ValueInfoProto *vi, size_t index)
                 const char *sym = dim && dim->value_case ==
                                   ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
                                   dim->dim_param ? dim->dim_param : NULL;
-                diag_error(I->ctx, &l, "graph input '%s': dimension %zu%s%s%s is dynamic; fix it "
-                           "with --input-shape %s=D0xD1x... (qdqc does not assume a batch size)",
-                           name, d, sym ? " ('" : "", sym ? sym : "", sym ? "')" : "", name);
-                return false;
+                if (!symbolic_dim(I, &l, name, d, sym, &t.dims[d]))
+                    return false;
             }
         }
     }
     size_t n, bytes;
-    if (!type_numel(&t, &n) || !size_mul(n, elem_size(et), &bytes) ||
-        bytes > ONNX_MAX_TENSOR_BYTES) {
+    if (ir_type_is_static(&t) && (!type_numel(&t, &n) || !size_mul(n, elem_size(et), &bytes) ||
+                                  bytes > ONNX_MAX_TENSOR_BYTES)) {
         char ds[256];
         fmt_dims(ds, sizeof ds, t.dims, t.rank);
         diag_error(I->ctx, &l, "graph input '%s': shape %s is too large", name, ds);

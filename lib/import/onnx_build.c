@@ -163,8 +163,8 @@ fin(OnnxImp *I, NodeId nid, const char *const *names, ValueId *outs, ElemType fo
         if (inf[k].elem == ET_NONE)
             inf[k].elem = force;
         size_t ne, bytes;
-        if (!type_numel(&inf[k], &ne) || !size_mul(ne, elem_size(inf[k].elem), &bytes) ||
-            bytes > ONNX_MAX_TENSOR_BYTES) {
+        if (ir_type_is_static(&inf[k]) && (!type_numel(&inf[k], &ne) || !size_mul(ne, elem_size(inf[k].elem), &bytes) ||
+            bytes > ONNX_MAX_TENSOR_BYTES)) {
             onnx_node_error(I, "result %u is too large (its size overflows or exceeds the limit)",
                             k);
             return false;

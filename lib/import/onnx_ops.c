@@ -393,6 +393,12 @@ op_softmax(OnnxImp *I)
         ir_set_attr_int(I->g, n, "axis", a);
         return onnx_emit(I, n, ET_NONE);
     }
+    if (!ir_type_is_static(xt)) {
+        onnx_node_error(I, "opset %lld Softmax over axes %lld.. of an input with symbolic "
+                        "dimensions is not supported; bind them with --dim NAME=<size>",
+                        (long long)I->opset, (long long)a);
+        return false;
+    }
     int64_t d0 = 1, d1 = 1;
     for (int i = 0; i < xt->rank; i++)
         *(i < a ? &d0 : &d1) *= xt->dims[i];
@@ -653,6 +659,46 @@ onnx_op_supported(const OnnxImp *I, const char *domain, const char *op_type)
     return find_op(I, domain, op_type) != NULL;
 }
 
+/* The ONNX ops whose import takes operands with symbolic dimensions (their qdqc ops type
+ * them, dims.c); any other op with such an operand is an error naming the symbol. */
+static bool
+takes_symbolic(const char *op)
+{
+    static const char *const ok[] = {
+        "QuantizeLinear", "DequantizeLinear", "MatMul", "Add", "Sub", "Mul", "Div", "Pow",
+        "Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "Log", "Neg", "Abs",
+        "Reciprocal", "Softmax", "Cast", "Transpose", "Reshape", "Shape", "Gather", "Concat",
+        "Unsqueeze", "Squeeze", "Identity", "Where", "Equal", "Less", "Greater", "Not",
+        "LayerNormalization", "Clip", "Max", "Min",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (strcmp(op, ok[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool
+check_symbolic_operands(OnnxImp *I, const char *op)
+{
+    if (!I->g->dimx.len || takes_symbolic(op))
+        return true;
+    for (size_t k = 0; k < I->node->n_input; k++) {
+        ValueId v = IN(I, k);
+        const Type *t = v.id ? TY(I, v) : NULL;
+        int d = t ? ir_type_first_sym(t) : -1;
+        if (d < 0)
+            continue;
+        char ds[96];
+        const char *sym = "NAME";
+        ir_dim_sym_name(I->g, t->dims[d], &sym);
+        onnx_node_error(I, "input %zu has the symbolic dimension %s (axis %d), and qdqc imports "
+                        "%s only with static shapes; bind it with --dim %s=<size>", k,
+                        ir_dim_str(I->g, t->dims[d], ds, sizeof ds), d, op, sym);
+        return false;
+    }
+    return true;
+}
+
 bool
 onnx_translate(OnnxImp *I)
 {
@@ -682,6 +728,8 @@ onnx_translate(OnnxImp *I)
                             e->max_out == 1 ? "" : "s", e->name);
             return false;
         }
+    if (!check_symbolic_operands(I, e->name))
+        return false;
     bool ok = e->fn(I);
     if (ok && I->bad_attr)
         return false;

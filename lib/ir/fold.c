@@ -45,16 +45,37 @@ bcast_index(const Type *a, const Type *o, const int64_t *idx)
 }
 
 
+/* i64 shape arithmetic on a symbolic dimension (dims.c): exact, or not folded */
 static bool
-fold_arith(Node *n, const Tensor *a, const Tensor *b, Tensor *r)
+sym_arith(Graph *g, OpKind op, int64_t x, int64_t y, int64_t *v)
+{
+    switch (op) {
+    case OP_ADD: return ir_dim_add(g, x, y, v);
+    case OP_SUB: return ir_dim_sub(g, x, y, v);
+    case OP_MUL: return ir_dim_mul(g, x, y, v);
+    case OP_DIV: return !ir_dim_is_tag(y) && y > 0 && ir_dim_floordiv(g, x, y, v);
+    default: return false;
+    }
+}
+
+static bool
+fold_arith(Graph *g, Node *n, const Tensor *a, const Tensor *b, Tensor *r)
 {
     size_t cnt = type_numel_unchecked(&r->type);
     int64_t idx[IR_MAX_RANK] = {0};
+    bool sym = g->dimx.len && (ir_tensor_has_sym(a) || ir_tensor_has_sym(b));
     for (size_t i = 0; i < cnt; i++) {
         int64_t x = tensor_get_i(a, bcast_index(&a->type, &r->type, idx));
         int64_t y = tensor_get_i(b, bcast_index(&b->type, &r->type, idx));
         uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
         int64_t v;
+        if (sym && (ir_dim_is_tag(x) || ir_dim_is_tag(y))) {
+            if (!sym_arith(g, n->op, x, y, &v))
+                return false;
+            tensor_set_i(r, i, v);
+            type_next_index(&r->type, idx);
+            continue;
+        }
         switch (n->op) {
         case OP_ADD: v = (int64_t)(ux + uy); break;
         case OP_SUB: v = (int64_t)(ux - uy); break;
@@ -314,7 +335,7 @@ fold_arith_rule(Graph *g, Node *n, const Tensor *x, Tensor *r)
         fold_farith(n, x, operand_const(g, n, 1), r);
         return true;
     }
-    return fold_arith(n, x, operand_const(g, n, 1), r);
+    return fold_arith(g, n, x, operand_const(g, n, 1), r);
 }
 
 static const FoldRule rule_none = {NULL, 0};
@@ -364,6 +385,16 @@ fold_operands_ok(Graph *g, Node *n, const FoldRule *fr, const Type *rt)
     }
     if (rt->q && (!layout || rt->q->axis >= 0) && n->op != OP_IDENTITY && !qtrans)
         return false;
+    /* i64 shapes holding symbolic dimensions: only moves and the shape arithmetic see them
+     * (eval.c would compute with the tags' raw values) */
+    for (uint32_t k = 0; k < n->nin && g->dimx.len && !shape; k++) {
+        const Tensor *t = operand_const(g, n, k);
+        if (t && ir_tensor_has_sym(t) && !(fr->flags & (FR_LAYOUT | FR_ARITH)))
+            return false;
+        if (t && ir_tensor_has_sym(t) && fr->fn == fold_eval && n->op != OP_EXPAND &&
+            n->op != OP_TILE && n->op != OP_WHERE)
+            return false;
+    }
     if (fr->flags & FR_ARITH) {
         bool farith = rt->elem == ET_F32 || rt->elem == ET_F64;
         if (!farith && (!elem_is_int(rt->elem) || rt->elem == ET_BOOL))

@@ -45,15 +45,23 @@ shape_broadcast(const Type *a, const Type *b, Type *out)
 }
 
 static void
-fmt_shape(char *buf, size_t len, const Type *t)
+fmt_shape(const Graph *g, char *buf, size_t len, const Type *t)
 {
-    size_t o = 0;
-    o += (size_t)snprintf(buf + o, len - o, "[");
-    for (int i = 0; i < t->rank && o < len; i++)
-        o += (size_t)snprintf(buf + o, len - o, i ? ",%lld" : "%lld", (long long)t->dims[i]);
-    if (o < len)
-        snprintf(buf + o, len - o, "]");
+    StrBuf b;
+    sb_init(&b);
+    sb_putc(&b, '[');
+    for (int i = 0; i < t->rank; i++) {
+        if (i)
+            sb_putc(&b, ',');
+        ir_dim_print(&b, g, t->dims[i]);
+    }
+    sb_putc(&b, ']');
+    snprintf(buf, len, "%s", b.data);
+    sb_free(&b);
 }
+
+/* A dimension for a message: 7, ?batch, ?(2*seq) */
+#define DSTR(d) ir_dim_str(g, (d), (char[96]){0}, 96)
 
 /* Read an ints attribute of exactly `want` values (or `dflt_val` repeated if absent). */
 static bool
@@ -101,6 +109,16 @@ qdq_layout_ok(Graph *g, Node *n, const Type *x)
         return false;
     }
     const Type *s = in_type(g, n, 1), *z = in_type(g, n, 2);
+    if (!ir_type_is_static(x)) {
+        /* per tensor only: a one-element scale (and zero point) */
+        if (block == 0 && type_numel_unchecked(s) == 1 && (!z || type_numel_unchecked(z) == 1))
+            return true;
+        char ts[256];
+        fmt_shape(g, ts, sizeof ts, x);
+        node_error(g, n, "per-axis or blocked parameters on %s, which has symbolic dimensions "
+                   "(bind them with --dim NAME=<size>)", ts);
+        return false;
+    }
     if (ir_qdq_layout(x, s, z, ir_attr_int(g, n, "axis", 1), block, &l, err, sizeof err))
         return true;
     node_error(g, n, "%s", err);
@@ -228,7 +246,7 @@ matmul_type(Graph *g, Node *n, const Type *a, const Type *b, Type *out)
     ir_matmul_promote(a, b, &a2, &b2);
     int64_t k1 = a2.dims[a2.rank - 1], k2 = b2.dims[b2.rank - 2];
     if (k1 != k2)
-        FAIL("inner dimensions differ: %lld vs %lld", (long long)k1, (long long)k2);
+        FAIL("inner dimensions differ: %s vs %s", DSTR(k1), DSTR(k2));
     Type ba = a2, bb = b2;
     ba.rank -= 2;
     bb.rank -= 2;
@@ -545,8 +563,8 @@ INFER_FN(binary)
         FAIL("operand types differ: %s vs %s", elem_name(x->elem), elem_name(b->elem));
     if (!shape_broadcast(x, b, o)) {
         char sa[128], sb[128];
-        fmt_shape(sa, sizeof sa, x);
-        fmt_shape(sb, sizeof sb, b);
+        fmt_shape(g, sa, sizeof sa, x);
+        fmt_shape(g, sb, sizeof sb, b);
         FAIL("shapes %s and %s do not broadcast", sa, sb);
     }
     if (n->op == OP_PRELU && !type_shape_equal(o, x))
@@ -565,8 +583,8 @@ INFER_FN(pow)
         FAIL("exponent must be f32 or an integer, got %s", elem_name(b->elem));
     if (!shape_broadcast(x, b, o)) {
         char sa[128], sb[128];
-        fmt_shape(sa, sizeof sa, x);
-        fmt_shape(sb, sizeof sb, b);
+        fmt_shape(g, sa, sizeof sa, x);
+        fmt_shape(g, sb, sizeof sb, b);
         FAIL("shapes %s and %s do not broadcast", sa, sb);
     }
     o->elem = x->elem;
@@ -711,8 +729,10 @@ INFER_FN(concat)
             FAIL("operand %u has a different rank or element type", i);
         for (int d = 0; d < x->rank; d++)
             if (d != a && t->dims[d] != x->dims[d])
-                FAIL("operand %u differs in dimension %d", i, d);
-        sum += t->dims[a];
+                FAIL("operand %u differs in dimension %d: %s vs %s", i, d, DSTR(t->dims[d]),
+                     DSTR(x->dims[d]));
+        if (!ir_dim_add(g, sum, t->dims[a], &sum))
+            FAIL("the concatenated dimension is too large or too complex");
     }
     o->dims[a] = sum;
     return true;
@@ -831,10 +851,16 @@ INFER_FN(reshape)
         FAIL("'shape' must have at most %d values", IR_MAX_RANK);
     o->rank = (uint8_t)k;
     for (int i = 0; i < k; i++) {
-        if (sh[i] < 0)
+        if (sh[i] < 0 && !(ir_dim_is_tag(sh[i]) && ir_dim_valid(g, sh[i])))
             FAIL("reshape dimensions must be resolved (non-negative), got %lld",
                  (long long)sh[i]);
         o->dims[i] = sh[i];
+    }
+    if (!ir_type_is_static(x) || !ir_type_is_static(o)) {
+        int64_t a = 0, b = 0;
+        if (!ir_type_numel_dim(g, x, &a) || !ir_type_numel_dim(g, o, &b) || a != b)
+            FAIL("reshape %s -> %s may change the number of elements", DSTR(a), DSTR(b));
+        return true;
     }
     size_t a, b;
     if (!type_numel(x, &a) || !type_numel(o, &b) || a != b)
@@ -877,8 +903,8 @@ INFER_FN(squeeze)
             if (!norm_axis(g, n, axes[i], x->rank, &a, "axis"))
                 return false;
             if (x->dims[a] != 1)
-                FAIL("cannot squeeze dimension %lld of size %lld", (long long)a,
-                     (long long)x->dims[a]);
+                FAIL("cannot squeeze dimension %lld of size %s", (long long)a,
+                     DSTR(x->dims[a]));
             rm[a] = true;
         }
     }
@@ -981,6 +1007,11 @@ INFER_FN(constant_of_shape)
     o->rank = (uint8_t)x->dims[0];
     for (int i = 0; i < o->rank; i++) {
         o->dims[i] = tensor_get_i(t, (size_t)i);
+        const char *sym = "NAME";
+        if (ir_dim_is_tag(o->dims[i]) && ir_dim_valid(g, o->dims[i]) &&
+            (ir_dim_sym_name(g, o->dims[i], &sym) || true))
+            FAIL("the shape has the symbolic dimension %s; a constant needs a static shape "
+                 "(bind it with --dim %s=<size>)", DSTR(o->dims[i]), sym);
         if (o->dims[i] < 0)
             FAIL("negative dimension");
     }
@@ -1010,8 +1041,8 @@ bcast_operands(Graph *g, Node *n, uint32_t first, Type *o)
         const Type *t = in_type(g, n, i);
         if (!shape_broadcast(&acc, t, &acc)) {
             char sa[128], sb[128];
-            fmt_shape(sa, sizeof sa, &acc);
-            fmt_shape(sb, sizeof sb, t);
+            fmt_shape(g, sa, sizeof sa, &acc);
+            fmt_shape(g, sb, sizeof sb, t);
             FAIL("shapes %s and %s do not broadcast", sa, sb);
         }
     }
@@ -1073,17 +1104,17 @@ INFER_FN(expand)
     if (k < 0 || k > IR_MAX_RANK)
         FAIL("'shape' must have at most %d values", IR_MAX_RANK);
     for (int i = 0; i < k; i++)
-        if (sh[i] < 0)
+        if (sh[i] < 0 && !(ir_dim_is_tag(sh[i]) && ir_dim_valid(g, sh[i])))
             FAIL("'shape' has a negative dimension %lld", (long long)sh[i]);
     Type s = type_make(x->elem, k, sh), r;
     if (!shape_broadcast(x, &s, &r)) {
         char sa[128], sb[128];
-        fmt_shape(sa, sizeof sa, x);
-        fmt_shape(sb, sizeof sb, &s);
+        fmt_shape(g, sa, sizeof sa, x);
+        fmt_shape(g, sb, sizeof sb, &s);
         FAIL("shape %s does not broadcast to %s", sa, sb);
     }
     size_t cnt;
-    if (!type_numel(&r, &cnt) || cnt > ((size_t)1 << 40))
+    if (ir_type_is_static(&r) && (!type_numel(&r, &cnt) || cnt > ((size_t)1 << 40)))
         FAIL("result is too large");
     o->rank = r.rank;
     memcpy(o->dims, r.dims, sizeof o->dims);
@@ -1159,6 +1190,31 @@ INFER_FN(argmax)
     return true;
 }
 
+/* An op without OPF_SYMDIM types only static operands and attributes: a symbolic dimension
+ * there is an error naming it. */
+static bool
+symbolic_operands_ok(Graph *g, Node *n)
+{
+    for (uint32_t i = 0; i < n->nin; i++) {
+        const Type *t = in_type(g, n, i);
+        int d = t ? ir_type_first_sym(t) : -1;
+        if (d >= 0) {
+            char ts[256];
+            fmt_shape(g, ts, sizeof ts, t);
+            FAIL("the op does not take symbolic dimensions (operand %u is %s %s); bind the "
+                 "symbol with --dim NAME=<size>", i, elem_name(t->elem), ts);
+        }
+    }
+    for (uint32_t i = 0; i < n->nattr; i++) {
+        const Attr *a = &n->attrs[i];
+        for (uint32_t k = 0; a->kind == ATTR_INTS && k < a->ints.n; k++)
+            if (ir_dim_is_tag(a->ints.v[k]) && ir_dim_valid(g, a->ints.v[k]))
+                FAIL("the op does not take symbolic dimensions ('%s' holds %s); bind the "
+                     "symbol with --dim NAME=<size>", ir_str(g, a->name), DSTR(a->ints.v[k]));
+    }
+    return true;
+}
+
 typedef bool (*InferFn)(Graph *g, Node *n, const Type *x, Type *o, Type *out);
 static const InferFn infer_tab[OP_COUNT] = {
 #define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, ...) [OP_##E] = infer_##INFER,
@@ -1176,6 +1232,8 @@ ir_infer_types(Graph *g, Node *n, Type *out)
             FAIL("operand %d is required", i);
     if (n->op <= OP_INVALID || n->op >= OP_COUNT)
         FAIL("invalid op");
+    if (g->dimx.len && !(info->flags & OPF_SYMDIM) && !symbolic_operands_ok(g, n))
+        return false;
     const Type *x = in_type(g, n, 0);
     Type o = {0};
     if (x) {

@@ -64,6 +64,7 @@ graph_free(Graph *g)
     free(g->name_taken);
     g->name_taken = NULL;
     g->name_taken_cap = 0;
+    vec_free(&g->dimx);
 }
 
 void
@@ -608,6 +609,9 @@ compact_renumber(Graph *g, const uint32_t *order, uint32_t no)
     ng.name_taken_cap = g->name_taken_cap;
     g->name_taken = NULL;
     g->name_taken_cap = 0;
+    ng.dimx = g->dimx; /* the symbolic dimensions stay (values refer to them by index) */
+    g->dimx.data = NULL;
+    g->dimx.len = g->dimx.cap = 0;
     Node n0 = {0};
     Value v0 = {0};
     vec_push(&ng.nodes, n0);

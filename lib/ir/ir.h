@@ -48,10 +48,16 @@ typedef struct QParams {
     int32_t qmin, qmax; /* storage range; narrower for narrow-range ([-127,127]) */
 } QParams;
 
+/* A dimension is a constant >= 0 or a symbolic expression of the graph (dims.c): the tag
+ * DIM_TAG0 - index of an entry of Graph.dimx. Tags also travel in i64 tensors holding shapes. */
+#define DIM_TAG0 (-((int64_t)1 << 62))
+#define DIM_TAG_SPAN ((int64_t)1 << 24)
+static inline bool ir_dim_is_tag(int64_t v) { return v <= DIM_TAG0 && v > DIM_TAG0 - DIM_TAG_SPAN; }
+
 typedef struct Type {
     ElemType elem;
     uint8_t rank;
-    int64_t dims[IR_MAX_RANK];
+    int64_t dims[IR_MAX_RANK]; /* constants, or symbolic (ir_dim_is_tag) */
     const QParams *q; /* NULL: plain numbers */
 } Type;
 
@@ -89,7 +95,7 @@ typedef enum OpKind {
     OP_COUNT
 } OpKind;
 
-enum { OPF_ELEMWISE = 1, OPF_LAYOUT = 2, OPF_INT = 4, OPF_QDQ = 8, OPF_QRULE = 16 };
+enum { OPF_ELEMWISE = 1, OPF_LAYOUT = 2, OPF_INT = 4, OPF_QDQ = 8, OPF_QRULE = 16, OPF_SYMDIM = 32 };
 
 typedef struct OpInfo {
     const char *name;
@@ -125,6 +131,23 @@ typedef struct Use {
 
 typedef struct qdqc_module Module;
 
+/* One entry of the table of symbolic dimensions (dims.c). */
+enum { DIMX_SYM, DIMX_DIV, DIMX_POLY };
+#define DIM_MAX_TERMS 4
+#define DIM_MAX_ATOMS 4
+typedef struct DimTerm {
+    int64_t c;                   /* coefficient */
+    uint8_t na;                  /* atoms (symbols or divisions) multiplied, sorted */
+    uint32_t a[DIM_MAX_ATOMS];   /* entry indices */
+} DimTerm;
+typedef struct DimEntry {
+    uint8_t kind;
+    uint8_t nt;                  /* POLY: terms, canonical order */
+    uint32_t name;               /* SYM: interned name */
+    int64_t arg, div;            /* DIV: floor(arg / div), div > 1 */
+    DimTerm t[DIM_MAX_TERMS];    /* POLY */
+} DimEntry;
+
 typedef struct Graph {
     Module *m;
     uint32_t name;
@@ -141,6 +164,7 @@ typedef struct Graph {
      * found in constant time; a name stays taken after its value is removed */
     uint8_t *name_taken;
     uint32_t name_taken_cap;
+    VEC(DimEntry) dimx; /* symbolic dimensions (dims.c); empty for a static graph */
 } Graph;
 
 struct qdqc_module {
@@ -331,9 +355,38 @@ bool ir_resize_inside(const ResizeSpec *rs, int a, int64_t o, int64_t lin, int64
 /* Whether axis a (lin -> lout) maps every position onto itself, inside the input. */
 bool ir_resize_identity(const ResizeSpec *rs, int a, int64_t lin, int64_t lout);
 
+/* ---- symbolic dimensions (dims.c) ---- */
+/* The symbol `name` (the context's --dim binding's constant when it has one); false when the
+ * table of expressions is full. */
+bool ir_dim_sym(Graph *g, const char *name, int64_t *out);
+bool ir_dim_sym_name(const Graph *g, int64_t v, const char **name); /* v is a plain symbol */
+bool ir_dim_valid(const Graph *g, int64_t v); /* a constant or a tag of an existing entry */
+/* Arithmetic on dimension values (constants or tags); false on overflow, on an expression too
+ * complex for the canonical form, or (div_exact) when b does not divide a exactly. */
+bool ir_dim_add(Graph *g, int64_t a, int64_t b, int64_t *out);
+bool ir_dim_sub(Graph *g, int64_t a, int64_t b, int64_t *out);
+bool ir_dim_mul(Graph *g, int64_t a, int64_t b, int64_t *out);
+bool ir_dim_div_exact(Graph *g, int64_t a, int64_t b, int64_t *out);
+bool ir_dim_floordiv(Graph *g, int64_t a, int64_t c, int64_t *out); /* c > 0 constant */
+/* Text: "128", "?batch", "?(12*batch*seq)"; ir_dim_str into buf (truncated). */
+void ir_dim_print(StrBuf *b, const Graph *g, int64_t v);
+void ir_dim_format_expr(StrBuf *b, const Graph *g, int64_t v);
+const char *ir_dim_str(const Graph *g, int64_t v, char *buf, size_t len);
+/* Parse the expression of a dimension (the text after '?': a name or a parenthesised sum of
+ * products of names and integers, '/' by a positive integer). */
+bool ir_dim_parse(Graph *g, const char *s, size_t len, int64_t *out, const char **err);
+bool ir_dim_name_char(char c, bool first);
+bool ir_type_is_static(const Type *t);
+bool ir_type_numel_dim(Graph *g, const Type *t, int64_t *out); /* the element count, symbolic */
+int ir_type_first_sym(const Type *t); /* the first symbolic axis, or -1 */
+bool ir_tensor_has_sym(const Tensor *t); /* an i64 tensor holding a symbolic value */
+/* An error naming the first value (graph inputs first) with a symbolic dimension: `what`
+ * ("the passes", "compiling") needs static shapes. */
+bool ir_require_static(Graph *g, const char *what);
+
 /* ---- text form ---- */
 char *ir_print(Graph *g);          /* caller frees */
-void ir_print_type(StrBuf *b, const Type *t);
+void ir_print_type(StrBuf *b, const Graph *g, const Type *t);
 /* Parse one module from text; NULL with diagnostics on error. */
 Module *ir_parse(qdqc_context *ctx, const char *text, size_t len, const char *filename);
 

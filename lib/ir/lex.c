@@ -35,6 +35,7 @@ lex_tok_desc(Tok t)
     case T_FLOAT: return "number";
     case T_STRING: return "string";
     case T_HEX: return "hex data";
+    case T_SYM: return "symbolic dimension";
     case T_LPAREN: return "'('";
     case T_RPAREN: return "')'";
     case T_LBRACK: return "'['";
@@ -279,6 +280,38 @@ lex_number(Parser *P, char c)
     return true;
 }
 
+/* '?' and a symbolic dimension: a name (?batch) or a parenthesised expression on one line
+ * (?(2*seq + 1)); dims.c parses the text */
+static bool
+lex_sym(Parser *P)
+{
+    advance_char(P);
+    if (P->p < P->end && *P->p == '(') {
+        int depth = 0;
+        do {
+            char c = *P->p;
+            if (c == '\n' || c == '\r')
+                break;
+            depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+            advance_char(P);
+        } while (depth > 0 && P->p < P->end);
+        if (depth != 0) {
+            lex_error(P, P->tline, P->tcol, "unbalanced parentheses in a symbolic dimension");
+            P->tok = T_ERROR;
+            return false;
+        }
+    } else if (P->p < P->end && ir_dim_name_char(*P->p, true)) {
+        while (P->p < P->end && ir_dim_name_char(*P->p, false))
+            advance_char(P);
+    } else {
+        lex_error(P, P->tline, P->tcol, "expected a name or '(' after '?'");
+        P->tok = T_ERROR;
+        return false;
+    }
+    P->tok = T_SYM;
+    return true;
+}
+
 /* an identifier; bare nan / inf are float literals */
 static void
 lex_ident(Parser *P)
@@ -327,6 +360,9 @@ lex_next(Parser *P)
         P->tok = T_STRING;
     } else if (c == '%' || c == '@') {
         if (!lex_name(P, c))
+            return;
+    } else if (c == '?') {
+        if (!lex_sym(P))
             return;
     } else if (c == '-' && P->end - P->p >= 2 && P->p[1] == '>') {
         advance_char(P);

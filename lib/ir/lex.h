@@ -9,7 +9,7 @@
 typedef enum Tok {
     T_EOF, T_IDENT, T_VALUE, T_GLOBAL, T_INT, T_FLOAT, T_STRING, T_HEX,
     T_LPAREN, T_RPAREN, T_LBRACK, T_RBRACK, T_LBRACE, T_RBRACE, T_LT, T_GT,
-    T_COMMA, T_COLON, T_EQ, T_ARROW, T_ERROR
+    T_COMMA, T_COLON, T_EQ, T_ARROW, T_SYM, T_ERROR
 } Tok;
 
 typedef struct Parser {
@@ -18,7 +18,7 @@ typedef struct Parser {
     const char *src, *end, *p;
     const char *file;
     uint32_t line, col;
-    /* current token */
+    /* current token (T_SYM: '?' and a symbolic dimension, tstart..tlen, parsed by the caller) */
     Tok tok;
     const char *tstart;
     size_t tlen;

@@ -36,8 +36,20 @@ record_def(Parser *P, uint32_t name, ValueId v)
 typedef struct NumList {
     VEC(double) v;
     VEC(int64_t) iv; /* the exact values when !any_float (i64 literals beyond 2^53) */
-    bool any_float;
+    bool any_float, any_sym;
 } NumList;
+
+/* The current T_SYM token's dimension value (a tag, or a constant under a --dim binding). */
+static bool
+sym_value(Parser *P, int64_t *out)
+{
+    const char *err = NULL;
+    if (!ir_dim_parse(&P->m->g, P->tstart + 1, P->tlen - 1, out, &err)) {
+        ERR("symbolic dimension '%.*s': %s", (int)P->tlen, P->tstart, err);
+        return false;
+    }
+    return true;
+}
 
 static void
 numlist_free(NumList *l)
@@ -52,18 +64,40 @@ parse_num_list(Parser *P, NumList *out, size_t max)
 {
     out->v.len = 0;
     out->iv.len = 0;
-    out->any_float = false;
+    out->any_float = out->any_sym = false;
     if (!lex_expect(P, T_LBRACK, NULL))
         return false;
     if (lex_accept(P, T_RBRACK))
         return true;
     for (;;) {
+        if (P->tok == T_SYM) {
+            int64_t v;
+            if (out->any_float || out->iv.len >= max || !sym_value(P, &v)) {
+                if (!P->failed)
+                    ERR(out->any_float ? "a symbolic dimension in a float list"
+                                       : "list has too many elements");
+                return false;
+            }
+            out->any_sym = true;
+            vec_push(&out->v, ir_dim_is_tag(v) ? 0.0 : (double)v);
+            vec_push(&out->iv, v);
+            lex_next(P);
+            if (lex_accept(P, T_RBRACK))
+                return true;
+            if (!lex_expect(P, T_COMMA, "',' or ']'"))
+                return false;
+            continue;
+        }
         if (P->tok != T_INT && P->tok != T_FLOAT) {
             ERR("expected a number, got %s", lex_tok_desc(P->tok));
             return false;
         }
         if (out->v.len >= max) {
             ERR("list has more than %zu elements", max);
+            return false;
+        }
+        if (P->tok == T_FLOAT && out->any_sym) {
+            ERR("a float in a list of symbolic dimensions");
             return false;
         }
         if (P->tok == T_FLOAT)
@@ -267,6 +301,26 @@ parse_type(Parser *P, Type *t)
         return false;
     if (!lex_accept(P, T_RBRACK)) {
         for (;;) {
+            int64_t sv;
+            if (P->tok == T_SYM) {
+                if (t->rank == IR_MAX_RANK) {
+                    ERR("more than %d dimensions", IR_MAX_RANK);
+                    return false;
+                }
+                if (!sym_value(P, &sv))
+                    return false;
+                if (!ir_dim_is_tag(sv) && sv < 0) {
+                    ERR("dimension must not be negative, got %lld", (long long)sv);
+                    return false;
+                }
+                t->dims[t->rank++] = sv;
+                lex_next(P);
+                if (lex_accept(P, T_RBRACK))
+                    break;
+                if (!lex_expect(P, T_COMMA, "',' or ']'"))
+                    return false;
+                continue;
+            }
             if (P->tok != T_INT) {
                 ERR("expected a dimension, got %s", lex_tok_desc(P->tok));
                 return false;
@@ -288,7 +342,7 @@ parse_type(Parser *P, Type *t)
         }
     }
     size_t n;
-    if (!type_numel(t, &n) || n > ((size_t)1 << 40)) {
+    if (ir_type_is_static(t) && (!type_numel(t, &n) || n > ((size_t)1 << 40))) {
         lex_error(P, tl, tc, "type has too many elements");
         return false;
     }
@@ -341,6 +395,10 @@ parse_tensor(Parser *P)
         return NULL;
     if (!lex_expect(P, T_COMMA, "',' after the tensor type"))
         return NULL;
+    if (!ir_type_is_static(&t)) {
+        lex_error(P, tl, tc, "a tensor literal must have a static shape");
+        return NULL;
+    }
     size_t n;
     type_numel(&t, &n);
     size_t esz = elem_size(t.elem);
@@ -450,6 +508,10 @@ parse_attr_value(Parser *P, Attr *a)
             a->ints.n = l.v.len;
             a->ints.v = arena_alloc(&P->m->arena, (l.v.len + 1) * sizeof(int64_t));
             for (uint32_t i = 0; i < l.v.len; i++) {
+                if (ir_dim_is_tag(l.iv.data[i])) {
+                    a->ints.v[i] = l.iv.data[i];
+                    continue;
+                }
                 if (fabs(l.v.data[i]) > 9.0e15) {
                     numlist_free(&l);
                     ERR("integer list element out of range");
@@ -885,8 +947,8 @@ parse_graph(Parser *P, Graph *g)
                     StrBuf a, b;
                     sb_init(&a);
                     sb_init(&b);
-                    ir_print_type(&a, &rtypes.data[k]);
-                    ir_print_type(&b, &ir_value(g, g->outputs.data[k])->type);
+                    ir_print_type(&a, g, &rtypes.data[k]);
+                    ir_print_type(&b, g, &ir_value(g, g->outputs.data[k])->type);
                     lex_error(P, rl, rc, "result %u is declared %s but returns %s", k, a.data, b.data);
                     sb_free(&a);
                     sb_free(&b);

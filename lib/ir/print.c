@@ -74,12 +74,25 @@ print_qparams_body(StrBuf *b, const QParams *q)
         sb_printf(b, ", range=[%d, %d]", q->qmin, q->qmax);
 }
 
+/* An integer that may be a symbolic dimension (a tag of g's table): 7, ?batch, ?(2*seq). */
+static void
+print_int(StrBuf *b, const Graph *g, int64_t v)
+{
+    if (g && ir_dim_is_tag(v) && ir_dim_valid(g, v))
+        ir_dim_print(b, g, v);
+    else
+        sb_printf(b, "%lld", (long long)v);
+}
+
 void
-ir_print_type(StrBuf *b, const Type *t)
+ir_print_type(StrBuf *b, const Graph *g, const Type *t)
 {
     sb_printf(b, "%s[", elem_name(t->elem));
-    for (int i = 0; i < t->rank; i++)
-        sb_printf(b, i ? ",%lld" : "%lld", (long long)t->dims[i]);
+    for (int i = 0; i < t->rank; i++) {
+        if (i)
+            sb_putc(b, ',');
+        print_int(b, g, t->dims[i]);
+    }
     sb_putc(b, ']');
     if (t->q) {
         sb_putc(b, '{');
@@ -89,13 +102,14 @@ ir_print_type(StrBuf *b, const Type *t)
 }
 
 static void
-print_tensor(StrBuf *b, const Tensor *t)
+print_tensor(StrBuf *b, const Graph *g, const Tensor *t)
 {
     sb_puts(b, "dense<");
-    ir_print_type(b, &t->type);
+    ir_print_type(b, g, &t->type);
     sb_puts(b, ", ");
     size_t n = type_numel_unchecked(&t->type);
-    if (n <= 16 && t->type.elem != ET_F16) {
+    bool sym = ir_tensor_has_sym(t);
+    if ((n <= 16 || sym) && t->type.elem != ET_F16) {
         sb_putc(b, '[');
         for (size_t i = 0; i < n; i++) {
             if (i)
@@ -109,7 +123,7 @@ print_tensor(StrBuf *b, const Tensor *t)
             } else if (t->type.elem == ET_U32) {
                 sb_printf(b, "%llu", (unsigned long long)(uint32_t)tensor_get_i(t, i));
             } else {
-                sb_printf(b, "%lld", (long long)tensor_get_i(t, i));
+                print_int(b, g, tensor_get_i(t, i));
             }
         }
         sb_putc(b, ']');
@@ -137,8 +151,11 @@ print_attr_value(StrBuf *b, Graph *g, const Attr *a)
         break;
     case ATTR_INTS:
         sb_putc(b, '[');
-        for (uint32_t i = 0; i < a->ints.n; i++)
-            sb_printf(b, i ? ", %lld" : "%lld", (long long)a->ints.v[i]);
+        for (uint32_t i = 0; i < a->ints.n; i++) {
+            if (i)
+                sb_puts(b, ", ");
+            print_int(b, g, a->ints.v[i]);
+        }
         sb_putc(b, ']');
         break;
     case ATTR_FLOATS:
@@ -155,7 +172,7 @@ print_attr_value(StrBuf *b, Graph *g, const Attr *a)
         print_quoted(b, ir_str(g, a->s));
         break;
     case ATTR_TENSOR:
-        print_tensor(b, a->t);
+        print_tensor(b, g, a->t);
         break;
     }
 }
@@ -174,7 +191,7 @@ print_node(StrBuf *b, Graph *g, Node *n)
     if (n->op == OP_CONST) {
         const Attr *a = ir_attr(g, n, "value");
         sb_putc(b, ' ');
-        print_tensor(b, a->t);
+        print_tensor(b, g, a->t);
     } else {
         for (uint32_t k = 0; k < n->nin; k++) {
             sb_puts(b, first ? " " : ", ");
@@ -199,7 +216,7 @@ print_node(StrBuf *b, Graph *g, Node *n)
         for (uint32_t k = 0; k < n->nout; k++) {
             if (k)
                 sb_puts(b, ", ");
-            ir_print_type(b, &ir_value(g, n->out[k])->type);
+            ir_print_type(b, g, &ir_value(g, n->out[k])->type);
         }
     }
     if (n->loc.node || n->loc.optype) {
@@ -230,7 +247,7 @@ ir_print(Graph *g)
         ValueId v = g->inputs.data[k];
         print_name(&b, '%', ir_value_name(g, v));
         sb_puts(&b, ": ");
-        ir_print_type(&b, &ir_value(g, v)->type);
+        ir_print_type(&b, g, &ir_value(g, v)->type);
     }
     sb_puts(&b, ") -> ");
     if (g->outputs.len != 1)
@@ -238,7 +255,7 @@ ir_print(Graph *g)
     for (uint32_t k = 0; k < g->outputs.len; k++) {
         if (k)
             sb_puts(&b, ", ");
-        ir_print_type(&b, &ir_value(g, g->outputs.data[k])->type);
+        ir_print_type(&b, g, &ir_value(g, g->outputs.data[k])->type);
     }
     if (g->outputs.len != 1)
         sb_putc(&b, ')');

@@ -10,11 +10,11 @@
 #include <string.h>
 
 static void
-type_str(char *buf, size_t len, const Type *t)
+type_str(char *buf, size_t len, const Graph *g, const Type *t)
 {
     StrBuf b;
     sb_init(&b);
-    ir_print_type(&b, t);
+    ir_print_type(&b, g, t);
     snprintf(buf, len, "%s", b.data ? b.data : "");
     sb_free(&b);
 }
@@ -414,10 +414,10 @@ verify_node(Graph *g, NodeId nid, const uint32_t *def_pos)
             Type want = inf[k];
             if (want.elem == ET_NONE)
                 want.elem = t->elem;
-            type_str(a, sizeof a, &want);
+            type_str(a, sizeof a, g, &want);
             Type got = *t;
             got.q = NULL;
-            type_str(b, sizeof b, &got);
+            type_str(b, sizeof b, g, &got);
             node_error(g, n, "result %u has type %s, expected %s", k, b, a);
             ok = false;
         }

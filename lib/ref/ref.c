@@ -281,8 +281,8 @@ ref_run(Module *m, const RefTensor *inputs, uint32_t nin, RefTensor *outputs, ui
             sb_init(&b);
             Type want = *t, got = inputs[k].type;
             want.q = got.q = NULL;
-            ir_print_type(&a, &want);
-            ir_print_type(&b, &got);
+            ir_print_type(&a, g, &want);
+            ir_print_type(&b, g, &got);
             diag_error(m->ctx, &gl, "reference interpreter: input '%s' must be %s, got %s",
                        ir_value_name(g, v), a.data, b.data);
             sb_free(&a);

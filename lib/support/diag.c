@@ -192,6 +192,9 @@ qdqc_context_destroy(qdqc_context *ctx)
     for (uint32_t i = 0; i < ctx->input_shapes.len; i++)
         free(ctx->input_shapes.data[i].name);
     vec_free(&ctx->input_shapes);
+    for (uint32_t i = 0; i < ctx->dim_binds.len; i++)
+        free(ctx->dim_binds.data[i].name);
+    vec_free(&ctx->dim_binds);
     for (uint32_t i = 0; i < ctx->const_inputs.len; i++) {
         free(ctx->const_inputs.data[i].name);
         free(ctx->const_inputs.data[i].origin);
@@ -358,6 +361,56 @@ qdqc_context_add_input_shape(qdqc_context *ctx, const char *spec)
     is.name = xstrndup(spec, (size_t)(eq - spec));
     vec_push(&ctx->input_shapes, is);
     return QDQC_OK;
+}
+
+qdqc_status
+qdqc_context_set_dim(qdqc_context *ctx, const char *name, int64_t value)
+{
+    if (!ctx || !name)
+        return QDQC_ERR_INVALID_ARG;
+    bool ok = *name && strlen(name) < 128;
+    for (const char *p = name; ok && *p; p++)
+        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+             (p != name && ((*p >= '0' && *p <= '9') || *p == '.'));
+    if (!ok) {
+        diag_error(ctx, NULL, "--dim: '%s' is not a dimension name (letters, digits, '_' and "
+                   "'.', not starting with a digit or '.')", name);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    if (value <= 0 || value > ((int64_t)1 << 40)) {
+        diag_error(ctx, NULL, "--dim %s: the value must be a positive integer up to 2^40, got "
+                   "%lld", name, (long long)value);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    for (uint32_t i = 0; i < ctx->dim_binds.len; i++)
+        if (strcmp(ctx->dim_binds.data[i].name, name) == 0) {
+            ctx->dim_binds.data[i].value = value;
+            return QDQC_OK;
+        }
+    DimBind b = {xstrdup(name), value};
+    vec_push(&ctx->dim_binds, b);
+    return QDQC_OK;
+}
+
+qdqc_status
+qdqc_context_add_dim(qdqc_context *ctx, const char *spec)
+{
+    const char *eq = spec ? strrchr(spec, '=') : NULL;
+    char *end;
+    if (!eq || eq == spec || !eq[1]) {
+        diag_error(ctx, NULL, "--dim '%s': expected NAME=N, e.g. batch=1", spec ? spec : "");
+        return QDQC_ERR_INVALID_ARG;
+    }
+    errno = 0;
+    long long v = strtoll(eq + 1, &end, 10);
+    char name[128];
+    if (*end || errno || (size_t)(eq - spec) >= sizeof name) {
+        diag_error(ctx, NULL, "--dim '%s': expected NAME=N with N a positive integer", spec);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    memcpy(name, spec, (size_t)(eq - spec));
+    name[eq - spec] = 0;
+    return qdqc_context_set_dim(ctx, name, v);
 }
 
 unsigned

@@ -208,6 +208,12 @@ typedef struct ConstInput {
     size_t nbytes;
 } ConstInput;
 
+/* --dim NAME=N: the symbolic dimension NAME (an ONNX dim_param, a text-IR ?NAME) is N. */
+typedef struct DimBind {
+    char *name;
+    int64_t value;
+} DimBind;
+
 struct qdqc_context {
     VEC(Diag) diags;
     size_t nerrors;
@@ -217,6 +223,7 @@ struct qdqc_context {
     QdqcOptions opt;
     VEC(InputShape) input_shapes;
     VEC(ConstInput) const_inputs;
+    VEC(DimBind) dim_binds;
     /* output sink for --print-after etc. (the CLI sets it; the library writes only here) */
     void (*print_sink)(void *user, const char *text);
     void *print_user;

@@ -109,6 +109,10 @@ pass_run_pipeline(Module *m, const char *pipeline)
         vec_free(&seq);
         return false;
     }
+    if (seq.len && !ir_require_static(&m->g, "the passes")) {
+        vec_free(&seq);
+        return false;
+    }
     pass_check_keep_float(m);
     PassCtx pc = {ctx, m, &ctx->opt, false};
     for (uint32_t i = 0; i < seq.len && ok; i++) {

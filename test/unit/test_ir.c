@@ -213,6 +213,65 @@ test_diagnostics(void)
     qdqc_context_destroy(ctx);
 }
 
+/* symbolic dimensions (lib/ir/dims.c): canonical forms, exact division, floor division,
+ * overflow and the expression table's limit */
+static const char *
+dstr(Graph *g, int64_t v)
+{
+    static char buf[128];
+    return ir_dim_str(g, v, buf, sizeof buf);
+}
+
+static void
+test_symbolic_dims(void)
+{
+    qdqc_context *ctx = qdqc_context_create();
+    Module *m = ir_module_create(ctx, "t");
+    Graph *g = &m->g;
+    int64_t b, s, x, y, z;
+    CHECK(ir_dim_sym(g, "b", &b) && ir_dim_sym(g, "s", &s) && ir_dim_is_tag(b) && b != s);
+    CHECK(ir_dim_sym(g, "b", &x) && x == b); /* interned */
+    CHECK(ir_dim_mul(g, b, s, &x) && ir_dim_mul(g, s, b, &y) && x == y);
+    CHECK(strcmp(dstr(g, x), "?(b*s)") == 0);
+    CHECK(ir_dim_mul(g, x, 32, &y) && strcmp(dstr(g, y), "?(32*b*s)") == 0);
+    CHECK(ir_dim_div_exact(g, y, x, &z) && z == 32);  /* Reshape's -1 */
+    CHECK(ir_dim_div_exact(g, y, 8, &z) && ir_dim_mul(g, x, 4, &x) && z == x);
+    CHECK(!ir_dim_div_exact(g, y, 64, &z));           /* 32 is not a multiple of 64 */
+    CHECK(ir_dim_sym(g, "t", &z) && !ir_dim_div_exact(g, y, z, &x));
+    CHECK(ir_dim_add(g, s, 1, &x) && ir_dim_add(g, 1, s, &y) && x == y);
+    CHECK(strcmp(dstr(g, x), "?(s + 1)") == 0);
+    CHECK(ir_dim_sub(g, x, 1, &y) && y == s);          /* like terms cancel */
+    CHECK(ir_dim_sub(g, s, s, &y) && y == 0);
+    CHECK(ir_dim_mul(g, x, 2, &y) && ir_dim_floordiv(g, y, 2, &z) && z == x); /* exact */
+    CHECK(ir_dim_floordiv(g, x, 2, &y) && ir_dim_is_tag(y));
+    CHECK(strcmp(dstr(g, y), "?((s + 1)/2)") == 0);
+    CHECK(ir_dim_floordiv(g, 7, 2, &y) && y == 3);
+    CHECK(ir_dim_floordiv(g, -7, 2, &y) && y == -4);   /* floor, not truncation */
+    CHECK(!ir_dim_floordiv(g, s, 0, &y));
+    CHECK(ir_dim_mul(g, x, x, &y) && strcmp(dstr(g, y), "?(s*s + 2*s + 1)") == 0);
+    CHECK(!ir_dim_mul(g, b, INT64_MAX, &y) || ir_dim_is_tag(y));
+    CHECK(ir_dim_mul(g, b, (int64_t)1 << 40, &x) && !ir_dim_mul(g, x, (int64_t)1 << 40, &y));
+    CHECK(!ir_dim_valid(g, DIM_TAG0 - 100000)); /* a tag of no entry */
+    const char *err = NULL;
+    CHECK(ir_dim_parse(g, "(s+1)*(s+1)", 11, &x, &err) && strcmp(dstr(g, x), "?(s*s + 2*s + 1)") == 0);
+    CHECK(!ir_dim_parse(g, "s+", 2, &x, &err) && err);
+    /* the table is bounded: a flood of symbols fails cleanly */
+    bool full = false;
+    char name[32];
+    for (int i = 0; i < 5000 && !full; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        full = !ir_dim_sym(g, name, &x);
+    }
+    CHECK(full);
+    /* a context binding makes the symbol a constant */
+    CHECK(qdqc_context_set_dim(ctx, "bound", 12) == QDQC_OK);
+    CHECK(ir_dim_sym(g, "bound", &x) && x == 12);
+    CHECK(qdqc_context_add_dim(ctx, "bound=13") == QDQC_OK && ir_dim_sym(g, "bound", &x) && x == 13);
+    CHECK(qdqc_context_add_dim(ctx, "bound=") != QDQC_OK && qdqc_context_add_dim(ctx, "a b=1") != QDQC_OK);
+    ir_module_destroy(m);
+    qdqc_context_destroy(ctx);
+}
+
 int
 main(void)
 {
@@ -223,6 +282,7 @@ main(void)
     test_compact();
     test_cycle();
     test_diagnostics();
+    test_symbolic_dims();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -112,6 +112,8 @@ static const char usage_text[] =
     "  --keep-float A,B        leave the ONNX nodes A and B float islands (their quantize\n"
     "                          and dequantize explicit): no integer op is made of them\n"
     "  --input-shape NAME=DIMS fix a dynamic input shape, e.g. x=1x3x224x224 (repeatable)\n"
+    "  --dim NAME=N            bind the symbolic dimension NAME (an ONNX dim_param, a text-IR\n"
+    "                          ?NAME) to N in every input and shape (repeatable)\n"
     "  --const-input NAME=FILE.npy\n"
     "                          freeze ONNX graph input NAME to the array's value: it is no\n"
     "                          longer an input but a compile-time constant (repeatable)\n"
@@ -222,13 +224,10 @@ write_output(const char *path, const char *data, size_t len)
     return false;
 }
 
-/* Process one text-IR buffer in opt mode; returns an exit code. */
+/* Run the passes on m (destroyed) and print it; returns an exit code. */
 static int
-opt_one(Opts *o, const char *text, size_t len, const char *name, FILE *out)
+opt_module(Opts *o, qdqc_module *m, FILE *out)
 {
-    qdqc_module *m = NULL;
-    if (qdqc_module_parse(o->ctx, text, len, name, &m) != QDQC_OK)
-        return EXIT_INPUT;
     int rc = EXIT_OK;
     if (o->passes && *o->passes && qdqc_module_run_passes(m, o->passes) != QDQC_OK)
         rc = EXIT_INPUT;
@@ -241,10 +240,28 @@ opt_one(Opts *o, const char *text, size_t len, const char *name, FILE *out)
     return rc;
 }
 
+/* Process one text-IR buffer in opt mode; returns an exit code. */
+static int
+opt_one(Opts *o, const char *text, size_t len, const char *name, FILE *out)
+{
+    qdqc_module *m = NULL;
+    if (qdqc_module_parse(o->ctx, text, len, name, &m) != QDQC_OK)
+        return EXIT_INPUT;
+    return opt_module(o, m, out);
+}
+
 static int
 run_opt(Opts *o)
 {
     size_t len;
+    size_t il = strlen(o->input);
+    if (!o->split_input_file && il > 5 && strcmp(o->input + il - 5, ".onnx") == 0) {
+        /* an ONNX model: imported, then as text IR */
+        qdqc_module *m = NULL;
+        if (qdqc_module_load_file(o->ctx, o->input, &m) != QDQC_OK)
+            return EXIT_INPUT;
+        return opt_module(o, m, stdout);
+    }
     char *text = cli_slurp(o->input, &len);
     if (!text) {
         fprintf(stderr, "%s: error: cannot read file: %s\n", o->input, strerror(errno));
@@ -777,6 +794,9 @@ parse_compile_flag(Opts *o, int argc, char **argv, int *i)
     } else if ((v = flag_value(argc, argv, i, "--input-shape", &m)) || m) {
         if (!v || qdqc_context_add_input_shape(o->ctx, v) != QDQC_OK)
             return v ? EXIT_USAGE : usage_error("--input-shape needs NAME=DIMS");
+    } else if ((v = flag_value(argc, argv, i, "--dim", &m)) || m) {
+        if (!v || qdqc_context_add_dim(o->ctx, v) != QDQC_OK)
+            return v ? EXIT_USAGE : usage_error("--dim needs NAME=N");
     } else if ((v = flag_value(argc, argv, i, "--const-input", &m)) || m) {
         qdqc_status st = v ? qdqc_context_add_const_input(o->ctx, v) : QDQC_OK;
         if (!v)

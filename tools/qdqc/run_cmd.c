@@ -685,6 +685,46 @@ run_free(Run *r)
     free(r->files);
 }
 
+/* A model with symbolic input dimensions runs at the shapes of the given arrays: each symbol
+ * of an input is bound (qdqc_context_set_dim) to the array's extent on that axis. Returns how
+ * many were bound, or -1 on an error (reported). */
+static int
+bind_symbols(qdqc_context *ctx, const RunOpts *o, qdqc_module *m)
+{
+    size_t nin = qdqc_module_input_count(m);
+    int bound = 0;
+    for (int k = 0; k < o->ninputs; k++) {
+        const char *spec = o->inputs[k], *eq = strchr(spec, '='), *file = spec;
+        size_t slot = nin;
+        for (size_t i = 0; eq && i < nin; i++) {
+            const char *name = qdqc_module_input_name(m, i);
+            if (strlen(name) == (size_t)(eq - spec) && !strncmp(name, spec, (size_t)(eq - spec)))
+                slot = i, file = eq + 1;
+        }
+        if (slot == nin && nin == 1)
+            slot = 0;
+        int rank = slot < nin ? qdqc_module_input_rank(m, slot) : 0;
+        bool sym = false;
+        for (int d = 0; d < rank; d++)
+            sym = sym || qdqc_module_input_dim_symbol(m, slot, d);
+        if (!sym)
+            continue;
+        qdqc_array a = {0};
+        if (qdqc_npy_read(ctx, file, &a) != QDQC_OK)
+            return -1;
+        for (int d = 0; d < rank && a.rank == rank; d++) {
+            const char *s = qdqc_module_input_dim_symbol(m, slot, d);
+            if (s && qdqc_context_set_dim(ctx, s, a.dims[d]) != QDQC_OK) {
+                qdqc_array_free(&a);
+                return -1;
+            }
+            bound += s != NULL;
+        }
+        qdqc_array_free(&a);
+    }
+    return bound;
+}
+
 int
 qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
 {
@@ -695,6 +735,13 @@ qdqc_cli_run(qdqc_context *ctx, const RunOpts *o)
     qdqc_module *m = NULL;
     if (cli_load_module(ctx, o->model, &m) != QDQC_OK)
         return RC_INPUT;
+    int nb = bind_symbols(ctx, o, m);
+    if (nb != 0) { /* read again with the symbols bound */
+        qdqc_module_destroy(m);
+        m = NULL;
+        if (nb < 0 || cli_load_module(ctx, o->model, &m) != QDQC_OK)
+            return RC_INPUT;
+    }
     /* the quantized unit of each output, before the passes fold its dequantize into another
      * op (a Gemm with a float result) */
     size_t nout0 = qdqc_module_output_count(m);

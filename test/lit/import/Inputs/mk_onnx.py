@@ -251,6 +251,41 @@ def dynamic_batch():
 
 
 @case
+def symbolic_linear():
+    """A QDQ linear over [batch, seq, 64] whose result is flattened to [batch*seq, 32] through
+    the Shape -> Gather -> Mul -> Concat -> Reshape chain torch exports write."""
+    w = np.random.default_rng(0).integers(-127, 128, size=(64, 32)).astype(np.int8)
+    inits = [init("xs", np.float32(0.05)), init("xz", np.uint8(128)), init("w", w),
+             init("ws", np.float32(0.01)), init("wz", np.int8(0)), init("ys", np.float32(0.2)),
+             init("yz", np.uint8(128)), init("i0", np.array([0], np.int64)),
+             init("i1", np.array([1], np.int64)), init("m1", np.array([-1], np.int64))]
+    nodes = [
+        h.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        h.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        h.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"]),
+        h.make_node("MatMul", ["xd", "wd"], ["mm"]),
+        h.make_node("Relu", ["mm"], ["r"]),
+        h.make_node("QuantizeLinear", ["r", "ys", "yz"], ["rq"]),
+        h.make_node("DequantizeLinear", ["rq", "ys", "yz"], ["rd"]),
+        h.make_node("Shape", ["rd"], ["shp"]),
+        h.make_node("Gather", ["shp", "i0"], ["b"]),
+        h.make_node("Gather", ["shp", "i1"], ["s"]),
+        h.make_node("Mul", ["b", "s"], ["bs"]),
+        h.make_node("Concat", ["bs", "m1"], ["newshape"], axis=0),
+        h.make_node("Reshape", ["rd", "newshape"], ["y"], name="flatten_tokens"),
+    ]
+    return model(nodes, [f32("x", ["batch size", "seq", 64])], [f32("y", [None, 32])], inits)
+
+
+@case
+def symbolic_expand():
+    """Expand to a shape read from the input: the result's shape is symbolic."""
+    nodes = [h.make_node("Shape", ["x"], ["shp"]),
+             h.make_node("ConstantOfShape", ["shp"], ["ones"], name="fill")]
+    return model(nodes, [f32("x", ["batch", 4])], [f32("ones", ["batch", 4])])
+
+
+@case
 def output_decl_shape():
     nodes = [h.make_node("Relu", ["x"], ["y"], name="relu")]
     return model(nodes, [f32("x", [1, 3, 4, 4])], [f32("y", [1, 3, 4, 5])])
