@@ -377,7 +377,8 @@ fmt_dims(char *buf, size_t len, const int64_t *d, int rank)
 /* A shape as in the IR, "[2,3]" ("[]" for a scalar); `decl` (may be NULL) gives the declared
  * dimensions instead, '?' for a dynamic one. */
 static void
-fmt_shape(char *buf, size_t len, const int64_t *d, int rank, const Onnx__TensorShapeProto *decl)
+fmt_shape(const Graph *g, char *buf, size_t len, const int64_t *d, int rank,
+          const Onnx__TensorShapeProto *decl)
 {
     size_t o = (size_t)snprintf(buf, len, "[");
     size_t n = decl ? decl->n_dim : (size_t)rank;
@@ -386,7 +387,11 @@ fmt_shape(char *buf, size_t len, const int64_t *d, int rank, const Onnx__TensorS
         if (decl && !(dim && dim->value_case ==
                                  ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE))
             o += (size_t)snprintf(buf + o, len - o, i ? ",?" : "?");
-        else
+        else if (!decl && ir_dim_is_tag(d[i])) {
+            char ds[96];
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? "," : "",
+                                  ir_dim_str(g, d[i], ds, sizeof ds));
+        } else
             o += (size_t)snprintf(buf + o, len - o, i ? ",%lld" : "%lld",
                                   (long long)(decl ? dim->dim_value : d[i]));
     }
@@ -428,8 +433,8 @@ check_output_decl(OnnxImp *I, const Onnx__ValueInfoProto *vi, ValueId v)
     }
     if (!ok) {
         char have[256], want[256];
-        fmt_shape(have, sizeof have, t->dims, t->rank, NULL);
-        fmt_shape(want, sizeof want, NULL, 0, sp);
+        fmt_shape(I->g, have, sizeof have, t->dims, t->rank, NULL);
+        fmt_shape(I->g, want, sizeof want, NULL, 0, sp);
         diag_error(I->ctx, &l, "graph output '%s' is declared with shape %s but computes %s",
                    vi->name, want, have);
         return false;
@@ -469,7 +474,7 @@ check_outputs_complete(OnnxImp *I, const Onnx__GraphProto *gp)
         const Onnx__ValueInfoProto *vi = gp->output[first[k]];
         const Type *t = &ir_value(I->g, onnx_lookup(I, vi->name))->type;
         char have[256], more[64] = "";
-        fmt_shape(have, sizeof have, t->dims, t->rank, NULL);
+        fmt_shape(I->g, have, sizeof have, t->dims, t->rank, NULL);
         if (count[k] > 1)
             snprintf(more, sizeof more, "; %zu other output%s too", count[k] - 1,
                      count[k] > 2 ? "s" : "");
@@ -522,8 +527,8 @@ check_value_info(OnnxImp *I, const Onnx__GraphProto *gp)
         }
         if (!ok) {
             char have[256], want[256];
-            fmt_shape(have, sizeof have, t.dims, t.rank, NULL);
-            fmt_shape(want, sizeof want, NULL, 0, sp);
+            fmt_shape(I->g, have, sizeof have, t.dims, t.rank, NULL);
+            fmt_shape(I->g, want, sizeof want, NULL, 0, sp);
             if (!onnx_node_lint(I, "value_info declares '%s' with shape %s, the graph computes "
                                 "%s", vi->name, want, have))
                 return false;
@@ -561,9 +566,9 @@ add_const_input(OnnxImp *I, const char *name, const ConstInput *c, ElemType et,
         ok = false;
     if (!ok) {
         char have[256], want[256];
-        fmt_shape(have, sizeof have, c->dims, c->rank, NULL);
+        fmt_shape(I->g, have, sizeof have, c->dims, c->rank, NULL);
         if (sp)
-            fmt_shape(want, sizeof want, NULL, 0, sp);
+            fmt_shape(I->g, want, sizeof want, NULL, 0, sp);
         else
             snprintf(want, sizeof want, "of rank at most %d", IR_MAX_RANK);
         diag_error(I->ctx, &l, "--const-input %s: %s has shape %s, the input is declared %s",
@@ -722,9 +727,9 @@ check_input_init_decl(OnnxImp *I, const Onnx__ValueInfoProto *vi)
     if (ok)
         return true;
     char have[256], want[256] = "";
-    fmt_shape(have, sizeof have, t->dims, t->rank, NULL);
+    fmt_shape(I->g, have, sizeof have, t->dims, t->rank, NULL);
     if (sp)
-        fmt_shape(want, sizeof want, NULL, 0, sp);
+        fmt_shape(I->g, want, sizeof want, NULL, 0, sp);
     I->loc = file_loc(I);
     const char *dt = "";
     if (tt->has_elem_type && tt->elem_type) {

@@ -669,7 +669,8 @@ takes_symbolic(const char *op)
         "Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "Log", "Neg", "Abs",
         "Reciprocal", "Softmax", "Cast", "Transpose", "Reshape", "Shape", "Gather", "Concat",
         "Unsqueeze", "Squeeze", "Identity", "Where", "Equal", "Less", "Greater", "Not",
-        "LayerNormalization", "Clip", "Max", "Min",
+        "LayerNormalization", "Clip", "Max", "Min", "GreaterOrEqual", "LessOrEqual", "And", "Or",
+        "Xor", "Flatten", "ConstantOfShape", "Range", "Expand", "Slice",
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         if (strcmp(op, ok[i]) == 0)

@@ -361,6 +361,31 @@ static const FoldRule *const fold_tab[OP_COUNT] = {
 #undef OP
 };
 
+/* An equal of i64 shape values holding symbols, decidable element by element: equal tags
+ * (true), or a symbol (a dimension, >= 0 once bound) against a negative constant (false: the
+ * -1 of a reshape target that exports compare with). eval.c's raw comparison gives exactly
+ * these answers (an ordering would not: a tag is a large negative number). */
+static bool
+sym_compare_decidable(Graph *g, Node *n)
+{
+    if (n->nin != 2 || n->op != OP_EQUAL)
+        return false;
+    const Tensor *a = operand_const(g, n, 0), *b = operand_const(g, n, 1);
+    if (!a || !b || a->type.elem != ET_I64 || b->type.elem != ET_I64)
+        return false;
+    const Type *rt = &ir_value(g, n->out[0])->type;
+    size_t cnt = type_numel_unchecked(rt);
+    int64_t idx[IR_MAX_RANK] = {0};
+    for (size_t i = 0; i < cnt; i++, type_next_index(rt, idx)) {
+        int64_t x = tensor_get_i(a, bcast_index(&a->type, rt, idx));
+        int64_t y = tensor_get_i(b, bcast_index(&b->type, rt, idx));
+        bool tx = ir_dim_is_tag(x), ty = ir_dim_is_tag(y);
+        if ((tx && ty && x != y) || (tx && !ty && y >= 0) || (ty && !tx && x >= 0))
+            return false;
+    }
+    return true;
+}
+
 /* whether the operands and the result let rule fr fold n: constants (or a static shape),
  * quantization parameters only through layout moves, arithmetic on one element type */
 static bool
@@ -389,10 +414,12 @@ fold_operands_ok(Graph *g, Node *n, const FoldRule *fr, const Type *rt)
      * (eval.c would compute with the tags' raw values) */
     for (uint32_t k = 0; k < n->nin && g->dimx.len && !shape; k++) {
         const Tensor *t = operand_const(g, n, k);
-        if (t && ir_tensor_has_sym(t) && !(fr->flags & (FR_LAYOUT | FR_ARITH)))
+        if (!t || !ir_tensor_has_sym(t) || (n->op == OP_CAST && rt->elem == ET_I64))
+            continue; /* a cast to i64 keeps the values */
+        if (!(fr->flags & (FR_LAYOUT | FR_ARITH)) && !sym_compare_decidable(g, n))
             return false;
-        if (t && ir_tensor_has_sym(t) && fr->fn == fold_eval && n->op != OP_EXPAND &&
-            n->op != OP_TILE && n->op != OP_WHERE)
+        if (fr->fn == fold_eval && n->op != OP_EXPAND && n->op != OP_TILE && n->op != OP_WHERE &&
+            !sym_compare_decidable(g, n))
             return false;
     }
     if (fr->flags & FR_ARITH) {

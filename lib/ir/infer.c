@@ -792,6 +792,19 @@ slice_extent(int64_t d, int64_t s, int64_t e, int64_t step)
     return s > e ? (s - e + (-step) - 1) / (-step) : 0;
 }
 
+/* A slice with symbolic operands: step 1 from a constant start s >= 0, to the end of the
+ * axis (an end past every dimension) or to a symbolic end e: e - s elements (e within the
+ * axis and >= s when bound: the bound graph is typed exactly, with ONNX's clamping). */
+static bool
+slice_symbolic(Graph *g, int64_t d, int64_t s, int64_t e, int64_t step, int64_t *out)
+{
+    if (step != 1 || ir_dim_is_tag(s) || s < 0)
+        return false;
+    if (!ir_dim_is_tag(e) && e >= ((int64_t)1 << 40))
+        return ir_dim_sub(g, d, s, out);
+    return ir_dim_is_tag(e) && ir_dim_valid(g, e) && ir_dim_sub(g, e, s, out);
+}
+
 INFER_FN(slice)
 {
     int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], stp[IR_MAX_RANK];
@@ -820,6 +833,13 @@ INFER_FN(slice)
         seen[a] = true;
         if (stp[i] == 0)
             FAIL("slice step must not be 0");
+        if (ir_dim_is_tag(x->dims[a]) || ir_dim_is_tag(st[i]) || ir_dim_is_tag(en[i])) {
+            if (!slice_symbolic(g, x->dims[a], st[i], en[i], stp[i], &o->dims[a]))
+                FAIL("slice of axis %lld from %s to %s by %lld: only step 1 from a constant "
+                     "start >= 0 to the end or to a symbolic end is taken symbolically",
+                     (long long)a, DSTR(st[i]), DSTR(en[i]), (long long)stp[i]);
+            continue;
+        }
         o->dims[a] = slice_extent(x->dims[a], st[i], en[i], stp[i]);
     }
     return true;
@@ -948,7 +968,8 @@ INFER_FN(flatten)
         FAIL("axis out of range");
     int64_t d0 = 1, d1 = 1;
     for (int i = 0; i < x->rank; i++)
-        *(i < a ? &d0 : &d1) *= x->dims[i];
+        if (!ir_dim_mul(g, i < a ? d0 : d1, x->dims[i], i < a ? &d0 : &d1))
+            FAIL("the flattened dimensions are too large or too complex");
     o->rank = 2;
     o->dims[0] = d0;
     o->dims[1] = d1;
@@ -1007,11 +1028,8 @@ INFER_FN(constant_of_shape)
     o->rank = (uint8_t)x->dims[0];
     for (int i = 0; i < o->rank; i++) {
         o->dims[i] = tensor_get_i(t, (size_t)i);
-        const char *sym = "NAME";
-        if (ir_dim_is_tag(o->dims[i]) && ir_dim_valid(g, o->dims[i]) &&
-            (ir_dim_sym_name(g, o->dims[i], &sym) || true))
-            FAIL("the shape has the symbolic dimension %s; a constant needs a static shape "
-                 "(bind it with --dim %s=<size>)", DSTR(o->dims[i]), sym);
+        if (ir_dim_is_tag(o->dims[i]) && ir_dim_valid(g, o->dims[i]))
+            continue; /* a symbolic shape: the node stays until the symbol is bound */
         if (o->dims[i] < 0)
             FAIL("negative dimension");
     }
@@ -1159,6 +1177,15 @@ INFER_FN(range)
         FAIL("operands must be f32, f64, i16, i32 or i64, got %s", elem_name(x->elem));
     int64_t cnt;
     char err[160];
+    if (g->dimx.len && elem_is_int(x->elem) && ir_tensor_has_sym(t[1])) {
+        /* range(start, symbolic limit, 1): limit - start elements, the limit a dimension
+         * (>= start when the symbol is bound; the bound graph is typed exactly) */
+        if (ir_tensor_has_sym(t[0]) || tensor_get_i(t[2], 0) != 1 ||
+            !ir_dim_sub(g, tensor_get_i(t[1], 0), tensor_get_i(t[0], 0), &cnt))
+            FAIL("a symbolic limit needs a constant start and delta 1");
+        *o = type_make(x->elem, 1, &cnt);
+        return true;
+    }
     if (!ir_range_count(t[0], t[1], t[2], &cnt, err, sizeof err))
         FAIL("%s", err);
     *o = type_make(x->elem, 1, &cnt);

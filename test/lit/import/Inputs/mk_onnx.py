@@ -278,6 +278,37 @@ def symbolic_linear():
 
 
 @case
+def symbolic_mask_chain():
+    """The index and mask arithmetic of transformers' exports on an [batch, seq] input: Range
+    to a length read from Shape, ConstantOfShape of a symbolic shape, a Slice to a symbolic end,
+    Flatten, and the Equal(shape, -1) -> Where -> Expand idiom."""
+    i64 = lambda name, v: init(name, np.array(v, np.int64))
+    inits = [i64("one", [1]), i64("zero_s", 0), i64("one_s", 1), i64("m1", [-1]),
+             i64("m1x3", [-1, -1, -1]), i64("ones3", [1, 1, 1]), i64("ax0", [0]),
+             i64("ax1", [1]), init("buf", np.arange(512, dtype=np.int64)[None])]
+    nodes = [
+        h.make_node("Shape", ["x"], ["shp"]),
+        h.make_node("Gather", ["shp", "one_s"], ["seq"]),
+        h.make_node("Gather", ["shp", "zero_s"], ["bat"]),
+        h.make_node("Range", ["zero_s", "seq", "one_s"], ["r"], name="range"),
+        h.make_node("ConstantOfShape", ["shp"], ["zeros"], name="zeros",
+                    value=h.make_tensor("v", TP.INT64, [1], [0])),
+        h.make_node("Unsqueeze", ["seq", "ax0"], ["seq1"]),
+        h.make_node("Unsqueeze", ["bat", "ax0"], ["bat1"]),
+        h.make_node("Slice", ["buf", "ax0", "seq1", "ax1"], ["pos"], name="pos"),
+        h.make_node("Add", ["pos", "x"], ["posx"]),
+        h.make_node("Add", ["posx", "zeros"], ["y0"]),
+        h.make_node("Flatten", ["y0"], ["flat"], name="flat", axis=0),
+        h.make_node("Concat", ["bat1", "m1", "seq1"], ["ex"], axis=0),
+        h.make_node("Equal", ["ex", "m1x3"], ["eq"]),
+        h.make_node("Where", ["eq", "ones3", "ex"], ["tgt"]),
+        h.make_node("Expand", ["r", "tgt"], ["y1"], name="expand"),
+    ]
+    return model(nodes, [vi("x", TP.INT64, ["batch", "seq"])],
+                 [vi("flat", TP.INT64, None), vi("y1", TP.INT64, None)], inits)
+
+
+@case
 def symbolic_expand():
     """Expand to a shape read from the input: the result's shape is symbolic."""
     nodes = [h.make_node("Shape", ["x"], ["shp"]),
