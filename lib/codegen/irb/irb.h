@@ -173,6 +173,22 @@ typedef struct CgRqElem {
     bool recip; /* divide by sy as a multiply by rsy (qn_div_as_recip proved it) */
     float inv;
 } CgRqElem;
+/* A vector requantize epilogue over per-channel tables (the depthwise kernels, qconv_dw.c):
+ * the tables (vec_tables), the zero point and clamp as a table too (vec_clamp_table), loaded
+ * where the loop starts (vec_clamp_load), so that same-shape kernels emit the same function
+ * (target/merge.c shares it); alone, LLVM folds the loads back into constants. */
+typedef struct CgRqTables {
+    LLVMValueRef gm;            /* float: the f32 multipliers */
+    LLVMValueRef gfm, gfr, gfs; /* fixed: the i64 multipliers, 2^(shift - 1) and shifts */
+} CgRqTables;
+/* vec's view of one vector of channels: lanes(ctx, table, elt) the vector's entries of a table
+ * of elt; q the clamp values of vec_clamp_load */
+typedef struct CgRqLanes {
+    LLVMValueRef (*lanes)(const void *ctx, LLVMValueRef table, LLVMTypeRef elt);
+    const void *ctx;
+    const CgRqTables *tb;
+    const LLVMValueRef *q;
+} CgRqLanes;
 struct CgRqMode {
     /* the GEMM epilogue of a requantizing conv / matmul (core.h: IRB_EPI_REQUANT_FLOAT or
      * _FIXED, gemm/gemm.h's CG_GEMM_EPI_REQUANT_FLOAT or _FIXED) */
@@ -219,6 +235,20 @@ struct CgRqMode {
                                      unsigned lanes);
     /* the result of operand values v[] (lanes > 0) as integer lanes in [lo, hi] (to truncate) */
     LLVMValueRef (*elem_vec)(Kb *k, const CgRqElem *e, LLVMValueRef *v, unsigned lanes);
+    /* ---- vector epilogue over per-channel tables (CgRqTables, CgRqLanes) ----
+     * the tables of channels [0, M) (at least one entry each) from the epilogue's float
+     * multipliers or fixed multipliers and shifts, named tag + m / fm / fr / fs */
+    void (*vec_tables)(Kb *k, const float *mult, const int32_t *fmult, const int32_t *fshift,
+                       int64_t M, const char *tag, CgRqTables *tb);
+    /* the zero point and clamp as a constant table named tag */
+    LLVMValueRef (*vec_clamp_table)(Kb *k, int32_t zo, int32_t lo, int32_t hi, const char *tag);
+    /* its values q[5] at the builder's position: float flo, fhi (f32: lo - zo, hi - zo), zo, lo,
+     * hi (i32); fixed zo, lo, hi (i64) */
+    void (*vec_clamp_load)(Kb *k, LLVMValueRef gq, LLVMValueRef *q);
+    /* the requantized int32 accumulator vector acc (n lanes) as n i32 lanes in [lo, hi]:
+     * qn_requant_float (f32 product, clamp to [lo - zo, hi - zo], NaN -> 0, rne, + zo) or
+     * qn_requant_fixed ((i64)acc * M + 2^(s-1) >> s, + zo, saturated) */
+    LLVMValueRef (*vec)(Kb *k, const CgRqLanes *l, LLVMValueRef acc, unsigned n);
 };
 /* The row of --requant=fixed (fixed) or =float. */
 const CgRqMode *cg_rq_mode(bool fixed);

@@ -11,6 +11,7 @@
 
 #include <llvm-c/Core.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -343,6 +344,126 @@ rq_fixed_elem_vec(Kb *k, const CgRqElem *e, LLVMValueRef *v, unsigned lanes)
     return cg_add_sat(k, cg_elem_fixed_value(k, e->n, &e->fx, v), e->y->q->zp[0], e->lo, e->hi);
 }
 
+/* ---- vector epilogue over per-channel tables ---- */
+static void
+rq_float_vec_tables(Kb *k, const float *mult, const int32_t *fmult, const int32_t *fshift,
+                    int64_t M, const char *tag, CgRqTables *tb)
+{
+    (void)fmult;
+    (void)fshift;
+    char name[32];
+    snprintf(name, sizeof name, "%sm", tag);
+    tb->gm = cg_const_bytes(k, mult, (size_t)(M > 0 ? M : 1) * sizeof(float), name);
+}
+
+static void
+rq_fixed_vec_tables(Kb *k, const float *mult, const int32_t *fmult, const int32_t *fshift,
+                    int64_t M, const char *tag, CgRqTables *tb)
+{
+    (void)mult;
+    size_t nm = (size_t)(M > 0 ? M : 1);
+    int64_t *fm = xcalloc(nm, sizeof *fm), *fr = xcalloc(nm, sizeof *fr), *fs = xcalloc(nm, sizeof *fs);
+    for (int64_t m = 0; m < M; m++) {
+        fm[m] = fmult[m];
+        fs[m] = fshift[m];
+        fr[m] = (int64_t)1 << (fshift[m] - 1);
+    }
+    char name[32];
+    snprintf(name, sizeof name, "%sfm", tag);
+    tb->gfm = cg_const_bytes(k, fm, nm * sizeof *fm, name);
+    snprintf(name, sizeof name, "%sfr", tag);
+    tb->gfr = cg_const_bytes(k, fr, nm * sizeof *fr, name);
+    snprintf(name, sizeof name, "%sfs", tag);
+    tb->gfs = cg_const_bytes(k, fs, nm * sizeof *fs, name);
+    free(fm);
+    free(fr);
+    free(fs);
+}
+
+static LLVMValueRef
+rq_float_vec_clamp_table(Kb *k, int32_t zo, int32_t lo, int32_t hi, const char *tag)
+{
+    float f[2] = {(float)((int64_t)lo - zo), (float)((int64_t)hi - zo)};
+    int32_t v[5];
+    memcpy(&v[0], &f[0], 4);
+    memcpy(&v[1], &f[1], 4);
+    v[2] = zo;
+    v[3] = lo;
+    v[4] = hi;
+    return cg_const_bytes(k, v, sizeof v, tag);
+}
+
+static LLVMValueRef
+rq_fixed_vec_clamp_table(Kb *k, int32_t zo, int32_t lo, int32_t hi, const char *tag)
+{
+    int64_t v[3] = {zo, lo, hi};
+    return cg_const_bytes(k, v, sizeof v, tag);
+}
+
+static void
+clamp_load(Kb *k, LLVMValueRef gq, LLVMValueRef *q, const LLVMTypeRef *t, int nq)
+{
+    for (int i = 0; i < nq; i++) {
+        LLVMValueRef idx = cg_i64(k, i);
+        q[i] = LLVMBuildLoad2(k->b, t[i], LLVMBuildGEP2(k->b, t[i], gq, &idx, 1, ""), "");
+    }
+}
+
+static void
+rq_float_vec_clamp_load(Kb *k, LLVMValueRef gq, LLVMValueRef *q)
+{
+    LLVMTypeRef t[5] = {k->f32, k->f32, k->i32, k->i32, k->i32};
+    clamp_load(k, gq, q, t, 5);
+}
+
+static void
+rq_fixed_vec_clamp_load(Kb *k, LLVMValueRef gq, LLVMValueRef *q)
+{
+    LLVMTypeRef t[3] = {k->i64, k->i64, k->i64};
+    clamp_load(k, gq, q, t, 3);
+}
+
+/* qn_requant_float: f32 product, clamp to [lo - zo, hi - zo] (8-bit results: exact in f32, so
+ * rne(f) + zo is already within [lo, hi]), rne */
+static LLVMValueRef
+rq_float_vec(Kb *k, const CgRqLanes *l, LLVMValueRef acc, unsigned n)
+{
+    LLVMTypeRef vf = LLVMVectorType(k->f32, n);
+    LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), l->lanes(l->ctx, l->tb->gm, k->f32), "");
+    LLVMValueRef flo = cg_vsplat(k, l->q[0], n);
+    LLVMValueRef fhi = cg_vsplat(k, l->q[1], n);
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
+    f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), LLVMConstNull(vf), f, "");
+    const char *rn = "llvm.roundeven";
+    unsigned id = LLVMLookupIntrinsicID(rn, strlen(rn));
+    LLVMValueRef rf = LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &vf, 1),
+                                     LLVMGetIntrinsicDeclaration(k->mod, id, &vf, 1), &f, 1, "");
+    LLVMValueRef out = LLVMBuildFPToSI(k->b, rf, LLVMTypeOf(acc), "");
+    return LLVMBuildAdd(k->b, out, cg_vsplat(k, l->q[2], n), "");
+}
+
+static LLVMValueRef
+vselect_lt(Kb *k, LLVMValueRef v, LLVMValueRef bound, bool less_than)
+{
+    LLVMValueRef c = LLVMBuildICmp(k->b, less_than ? LLVMIntSLT : LLVMIntSGT, v, bound, "");
+    return LLVMBuildSelect(k->b, c, bound, v, "");
+}
+
+/* qn_requant_fixed: ((int64)acc * M + 2^(s-1)) >> s (floor), + zo, saturate */
+static LLVMValueRef
+rq_fixed_vec(Kb *k, const CgRqLanes *l, LLVMValueRef acc, unsigned n)
+{
+    LLVMTypeRef vi64 = LLVMVectorType(k->i64, n);
+    LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), l->lanes(l->ctx, l->tb->gfm, k->i64), "");
+    w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, l->lanes(l->ctx, l->tb->gfr, k->i64), ""),
+                      l->lanes(l->ctx, l->tb->gfs, k->i64), "");
+    w = LLVMBuildAdd(k->b, w, cg_vsplat(k, l->q[0], n), "");
+    w = vselect_lt(k, w, cg_vsplat(k, l->q[1], n), true);
+    w = vselect_lt(k, w, cg_vsplat(k, l->q[2], n), false);
+    return LLVMBuildTrunc(k->b, w, LLVMTypeOf(acc), "");
+}
+
 const CgRqMode *
 cg_rq_mode(bool fixed)
 {
@@ -350,11 +471,13 @@ cg_rq_mode(bool fixed)
         {IRB_EPI_REQUANT_FLOAT, rq_float_acc, rq_float_acc_wide, rq_float_store, rq_float_avg,
          rq_float_channels, rq_float_mult_ok, rq_float_avg_init, rq_float_elem_fixed,
          rq_float_elem_init, rq_float_elem, rq_float_elem_vec_load, rq_float_elem_vec_operand,
-         rq_float_elem_vec},
+         rq_float_elem_vec, rq_float_vec_tables, rq_float_vec_clamp_table, rq_float_vec_clamp_load,
+         rq_float_vec},
         {IRB_EPI_REQUANT_FIXED, rq_fixed_acc, rq_fixed_acc_wide, rq_fixed_store, rq_fixed_avg,
          rq_fixed_channels, rq_fixed_mult_ok, rq_fixed_avg_init, cg_elem_fixed,
          rq_fixed_elem_init, rq_fixed_elem, rq_fixed_elem_vec_load, rq_fixed_elem_vec_operand,
-         rq_fixed_elem_vec},
+         rq_fixed_elem_vec, rq_fixed_vec_tables, rq_fixed_vec_clamp_table, rq_fixed_vec_clamp_load,
+         rq_fixed_vec},
     };
     return &rows[fixed ? 1 : 0];
 }

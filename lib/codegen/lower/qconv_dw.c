@@ -56,6 +56,29 @@ typedef struct DwTables {
     LLVMValueRef gw, gb, gm, gfm, gfr, gfs;
 } DwTables;
 
+static bool
+epi_rq(const Epi *e)
+{
+    return e->kind == CG_GEMM_EPI_REQUANT_FLOAT || e->kind == CG_GEMM_EPI_REQUANT_FIXED;
+}
+
+/* The epilogue's tables: the dequantize scales, or the requantize mode's (vec_tables). */
+static void
+dw_epi_tables(Kb *k, const Epi *e, int64_t M, LLVMValueRef *gm, LLVMValueRef *gfm, LLVMValueRef *gfr,
+              LLVMValueRef *gfs)
+{
+    if (e->kind == CG_GEMM_EPI_DEQUANT)
+        *gm = cg_const_bytes(k, e->scale, (size_t)(M > 0 ? M : 1) * sizeof(float), "dwm");
+    if (!epi_rq(e))
+        return;
+    CgRqTables t = {NULL, NULL, NULL, NULL};
+    k->rq->vec_tables(k, e->mult, e->fmult, e->fshift, M, "dw", &t);
+    *gm = t.gm;
+    *gfm = t.gfm;
+    *gfr = t.gfr;
+    *gfs = t.gfs;
+}
+
 static void
 dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int32_t *zw,
           const int32_t *bias, int32_t zx, DwTables *tb)
@@ -64,7 +87,6 @@ dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int3
     size_t nm = (size_t)(M > 0 ? M : 1);
     int16_t *wd = xmalloc((size_t)(T > 0 ? T : 1) * nm * sizeof *wd);
     int32_t *bz = xmalloc(nm * sizeof *bz);
-    int64_t *fm = xcalloc(nm, sizeof *fm), *fr = xcalloc(nm, sizeof *fr), *fs = xcalloc(nm, sizeof *fs);
     for (int64_t m = 0; m < M; m++) {
         uint32_t s = 0;
         for (int64_t t = 0; t < T; t++) {
@@ -72,27 +94,12 @@ dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int3
             s += (uint32_t)(int32_t)wd[t * M + m];
         }
         bz[m] = (int32_t)((uint32_t)(bias ? bias[m] : 0) - (uint32_t)zx * s);
-        if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
-            fm[m] = e->fmult[m];
-            fs[m] = e->fshift[m];
-            fr[m] = (int64_t)1 << (e->fshift[m] - 1);
-        }
     }
     tb->gw = cg_const_bytes(k, wd, (size_t)(T * M) * sizeof *wd, "dww");
     tb->gb = cg_const_bytes(k, bz, (size_t)M * sizeof *bz, "dwb");
-    if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT || e->kind == CG_GEMM_EPI_DEQUANT)
-        tb->gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult,
-                                (size_t)M * sizeof(float), "dwm");
-    if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
-        tb->gfm = cg_const_bytes(k, fm, (size_t)M * sizeof *fm, "dwfm");
-        tb->gfr = cg_const_bytes(k, fr, (size_t)M * sizeof *fr, "dwfr");
-        tb->gfs = cg_const_bytes(k, fs, (size_t)M * sizeof *fs, "dwfs");
-    }
+    dw_epi_tables(k, e, M, &tb->gm, &tb->gfm, &tb->gfr, &tb->gfs);
     free(wd);
     free(bz);
-    free(fm);
-    free(fr);
-    free(fs);
 }
 
 /* The epilogue's zero point and clamp as a constant table (Dw.qa ... qe), NULL when the
@@ -100,21 +107,7 @@ dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int3
 static LLVMValueRef
 dw_clamp_table(Kb *k, const Epi *e)
 {
-    if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT) {
-        float f[2] = {(float)((int64_t)e->lo - e->zo), (float)((int64_t)e->hi - e->zo)};
-        int32_t v[5];
-        memcpy(&v[0], &f[0], 4);
-        memcpy(&v[1], &f[1], 4);
-        v[2] = e->zo;
-        v[3] = e->lo;
-        v[4] = e->hi;
-        return cg_const_bytes(k, v, sizeof v, "dwq");
-    }
-    if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
-        int64_t v[3] = {e->zo, e->lo, e->hi};
-        return cg_const_bytes(k, v, sizeof v, "dwq");
-    }
-    return NULL;
+    return epi_rq(e) ? k->rq->vec_clamp_table(k, e->zo, e->lo, e->hi, "dwq") : NULL;
 }
 
 /* A channel vector of a block: first channel (relative to the block) and lanes. */
@@ -216,13 +209,13 @@ dw_clamp_load(Dw *d, LLVMValueRef gq)
     Kb *k = d->k;
     if (!gq)
         return;
-    bool fx = d->e->kind == CG_GEMM_EPI_REQUANT_FIXED;
-    LLVMTypeRef t[5] = {fx ? k->i64 : k->f32, fx ? k->i64 : k->f32, fx ? k->i64 : k->i32, k->i32, k->i32};
-    LLVMValueRef *dst[5] = {&d->qa, &d->qb, &d->qc, &d->qd, &d->qe};
-    for (int i = 0; i < (fx ? 3 : 5); i++) {
-        LLVMValueRef idx = cg_i64(k, i);
-        *dst[i] = LLVMBuildLoad2(k->b, t[i], LLVMBuildGEP2(k->b, t[i], gq, &idx, 1, ""), "");
-    }
+    LLVMValueRef q[5] = {NULL, NULL, NULL, NULL, NULL};
+    k->rq->vec_clamp_load(k, gq, q);
+    d->qa = q[0];
+    d->qb = q[1];
+    d->qc = q[2];
+    d->qd = q[3];
+    d->qe = q[4];
 }
 
 static LLVMValueRef
@@ -249,13 +242,6 @@ table_vec(Kb *k, LLVMValueRef g, LLVMTypeRef elt, LLVMValueRef ch, unsigned n)
     return vload(k, elt, n, LLVMBuildGEP2(k->b, elt, g, &ch, 1, ""));
 }
 
-static LLVMValueRef
-vselect_lt(Kb *k, LLVMValueRef v, LLVMValueRef bound, bool less_than)
-{
-    LLVMValueRef c = LLVMBuildICmp(k->b, less_than ? LLVMIntSLT : LLVMIntSGT, v, bound, "");
-    return LLVMBuildSelect(k->b, c, bound, v, "");
-}
-
 /* The epilogue's table g for the n lanes of channels [ch, ch + n), or of channel ch on every
  * lane (d->splat). */
 static LLVMValueRef
@@ -265,6 +251,20 @@ epi_vec(Dw *d, LLVMValueRef g, LLVMTypeRef elt, LLVMValueRef ch, unsigned n)
         return table_vec(d->k, g, elt, ch, n);
     Kb *k = d->k;
     return cg_vsplat(k, LLVMBuildLoad2(k->b, elt, LLVMBuildGEP2(k->b, elt, g, &ch, 1, ""), ""), n);
+}
+
+/* CgRqLanes.lanes of the epilogue's vector of channels [ch, ch + n) */
+typedef struct DwLanes {
+    Dw *d;
+    LLVMValueRef ch;
+    unsigned n;
+} DwLanes;
+
+static LLVMValueRef
+dw_lanes(const void *ctx, LLVMValueRef table, LLVMTypeRef elt)
+{
+    const DwLanes *l = ctx;
+    return epi_vec(l->d, table, elt, l->ch, l->n);
 }
 
 /* Call of the (not overloaded) intrinsic name. */
@@ -356,7 +356,7 @@ epilogue_vec_w(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, bool wide)
 {
     Kb *k = d->k;
     const Epi *e = d->e;
-    LLVMTypeRef vf = LLVMVectorType(k->f32, n), vi64 = LLVMVectorType(k->i64, n);
+    LLVMTypeRef vf = LLVMVectorType(k->f32, n);
     LLVMValueRef out = acc;
     if (d->magic) { /* dw_magic_ok: acc holds 0x4B400000 + a, |a| < 2^22; as f32 bits that is
                      * 1.5 * 2^23 + a, minus 1.5 * 2^23 the exact (f32)a; the product p plus
@@ -393,28 +393,13 @@ epilogue_vec_w(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, bool wide)
     case CG_GEMM_EPI_DEQUANT:
         out = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
         break;
-    case CG_GEMM_EPI_REQUANT_FLOAT: {
-        /* qn_requant_float: f32 product, clamp to [lo - zo, hi - zo] (8-bit results: exact in
-         * f32, so rne(f) + zo is already within [lo, hi]), rne */
-        LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
-        LLVMValueRef flo = cg_vsplat(k, d->qa, n);
-        LLVMValueRef fhi = cg_vsplat(k, d->qb, n);
-        f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
-        f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
-        f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), LLVMConstNull(vf), f, "");
-        out = LLVMBuildFPToSI(k->b, intrin(k, "llvm.roundeven", f), LLVMTypeOf(acc), "");
-        out = LLVMBuildAdd(k->b, out, cg_vsplat(k, d->qc, n), "");
-        break;
-    }
-    case CG_GEMM_EPI_REQUANT_FIXED: {
-        /* qn_requant_fixed: ((int64)acc * M + 2^(s-1)) >> s (floor), + zo, saturate */
-        LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), epi_vec(d, d->tb.gfm, k->i64, ch, n), "");
-        w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, epi_vec(d, d->tb.gfr, k->i64, ch, n), ""),
-                          epi_vec(d, d->tb.gfs, k->i64, ch, n), "");
-        w = LLVMBuildAdd(k->b, w, cg_vsplat(k, d->qa, n), "");
-        w = vselect_lt(k, w, cg_vsplat(k, d->qb, n), true);
-        w = vselect_lt(k, w, cg_vsplat(k, d->qc, n), false);
-        out = LLVMBuildTrunc(k->b, w, LLVMTypeOf(acc), "");
+    case CG_GEMM_EPI_REQUANT_FLOAT:
+    case CG_GEMM_EPI_REQUANT_FIXED: { /* the requantize mode's (CgRqMode.vec) */
+        DwLanes dl = {d, ch, n};
+        CgRqTables tb = {d->tb.gm, d->tb.gfm, d->tb.gfr, d->tb.gfs};
+        LLVMValueRef q[5] = {d->qa, d->qb, d->qc, d->qd, d->qe};
+        CgRqLanes l = {dw_lanes, &dl, &tb, q};
+        out = k->rq->vec(k, &l, acc, n);
         break;
     }
     }
@@ -2020,23 +2005,7 @@ cg_dw_epi_init(Kb *k, const Epi *e, ElemType ye, int64_t M, bool fast, CgDwEpi *
     t->e = e;
     t->ye = ye;
     t->fast = fast;
-    size_t nm = (size_t)(M > 0 ? M : 1);
-    if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT || e->kind == CG_GEMM_EPI_DEQUANT)
-        t->gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult, nm * sizeof(float), "dwm");
-    if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
-        int64_t *fm = xcalloc(nm, sizeof *fm), *fr = xcalloc(nm, sizeof *fr), *fs = xcalloc(nm, sizeof *fs);
-        for (int64_t m = 0; m < M; m++) {
-            fm[m] = e->fmult[m];
-            fs[m] = e->fshift[m];
-            fr[m] = (int64_t)1 << (e->fshift[m] - 1);
-        }
-        t->gfm = cg_const_bytes(k, fm, nm * sizeof *fm, "dwfm");
-        t->gfr = cg_const_bytes(k, fr, nm * sizeof *fr, "dwfr");
-        t->gfs = cg_const_bytes(k, fs, nm * sizeof *fs, "dwfs");
-        free(fm);
-        free(fr);
-        free(fs);
-    }
+    dw_epi_tables(k, e, M, &t->gm, &t->gfm, &t->gfr, &t->gfs);
     t->gq = dw_clamp_table(k, e);
 }
 
