@@ -249,6 +249,10 @@ struct CgRqMode {
      * qn_requant_float (f32 product, clamp to [lo - zo, hi - zo], NaN -> 0, rne, + zo) or
      * qn_requant_fixed ((i64)acc * M + 2^(s-1) >> s, + zo, saturated) */
     LLVMValueRef (*vec)(Kb *k, const CgRqLanes *l, LLVMValueRef acc, unsigned n);
+    /* whether the float short forms of vec may replace it (qconv_dw.c Dw.fast, 8-bit results):
+     * float, every channel's f32 product of an |acc| <= amax[m] stays below 2^30 in magnitude
+     * (mult[m] >= 0 and mult[m] * amax[m] < 2^30); fixed, never */
+    bool (*vec_short_ok)(const float *mult, const double *amax, int64_t M);
 };
 /* The row of --requant=fixed (fixed) or =float. */
 const CgRqMode *cg_rq_mode(bool fixed);

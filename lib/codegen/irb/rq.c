@@ -464,6 +464,26 @@ rq_fixed_vec(Kb *k, const CgRqLanes *l, LLVMValueRef acc, unsigned n)
     return LLVMBuildTrunc(k->b, w, LLVMTypeOf(acc), "");
 }
 
+static bool
+rq_float_vec_short_ok(const float *mult, const double *amax, int64_t M)
+{
+    for (int64_t m = 0; m < M; m++) {
+        double f = mult[m];
+        if (!(f >= 0 && f * amax[m] < 1073741824.0))
+            return false;
+    }
+    return true;
+}
+
+static bool
+rq_fixed_vec_short_ok(const float *mult, const double *amax, int64_t M)
+{
+    (void)mult;
+    (void)amax;
+    (void)M;
+    return false;
+}
+
 const CgRqMode *
 cg_rq_mode(bool fixed)
 {
@@ -472,12 +492,12 @@ cg_rq_mode(bool fixed)
          rq_float_channels, rq_float_mult_ok, rq_float_avg_init, rq_float_elem_fixed,
          rq_float_elem_init, rq_float_elem, rq_float_elem_vec_load, rq_float_elem_vec_operand,
          rq_float_elem_vec, rq_float_vec_tables, rq_float_vec_clamp_table, rq_float_vec_clamp_load,
-         rq_float_vec},
+         rq_float_vec, rq_float_vec_short_ok},
         {IRB_EPI_REQUANT_FIXED, rq_fixed_acc, rq_fixed_acc_wide, rq_fixed_store, rq_fixed_avg,
          rq_fixed_channels, rq_fixed_mult_ok, rq_fixed_avg_init, cg_elem_fixed,
          rq_fixed_elem_init, rq_fixed_elem, rq_fixed_elem_vec_load, rq_fixed_elem_vec_operand,
          rq_fixed_elem_vec, rq_fixed_vec_tables, rq_fixed_vec_clamp_table, rq_fixed_vec_clamp_load,
-         rq_fixed_vec},
+         rq_fixed_vec, rq_fixed_vec_short_ok},
     };
     return &rows[fixed ? 1 : 0];
 }

@@ -286,18 +286,19 @@ intrin2(Kb *k, const char *name, LLVMValueRef a, LLVMValueRef b)
     return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &t, 1), f, args, 2, "");
 }
 
-/* Whether every channel's float requantization can take the short form of epilogue_vec: an
- * 8-bit result, and |acc| <= |bias'| + 255 * sum |w'| (x or x ^ 0x80 in [0, 255]) times the
- * (finite) multiplier stays below 2^30, so f = (f32)acc * mult is never NaN and rne(f) fits
- * int32: clamping f to [lo - zo, hi - zo] and rounding then equals rounding, adding zo and
- * clamping to [lo, hi] in int32 (rne is monotonic and the bounds are integers), which is
- * lib/numerics' requant_product for every accumulator. */
+/* Whether every channel's requantization can take the short form of epilogue_vec (the float
+ * mode's, CgRqMode.vec_short_ok): an 8-bit result, and |acc| <= |bias'| + 255 * sum |w'| (x or
+ * x ^ 0x80 in [0, 255]) times the (finite) multiplier stays below 2^30, so f = (f32)acc * mult
+ * is never NaN and rne(f) fits int32: clamping f to [lo - zo, hi - zo] and rounding then
+ * equals rounding, adding zo and clamping to [lo, hi] in int32 (rne is monotonic and the
+ * bounds are integers), which is lib/numerics' requant_product for every accumulator. */
 bool
-cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, const int32_t *zw,
-           const int32_t *bias)
+cg_dw_fast_ok(Kb *k, const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w,
+              const int32_t *zw, const int32_t *bias)
 {
-    if (e->kind != CG_GEMM_EPI_REQUANT_FLOAT || elem_size(ye) != 1)
+    if (!epi_rq(e) || elem_size(ye) != 1)
         return false;
+    double *amax = xmalloc((size_t)(M > 0 ? M : 1) * sizeof *amax);
     for (int64_t m = 0; m < M; m++) {
         /* acc = bias + sum_t (x_t - zx) * w'_t exactly (mod 2^32 on the way), |x - zx| <= 255 */
         double sw = 0;
@@ -305,11 +306,12 @@ cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, 
             int32_t v = w[m * T + t] - zw[m];
             sw += v < 0 ? -v : v;
         }
-        double b = bias ? bias[m] : 0, mult = e->mult[m];
-        if (!(mult >= 0 && mult * ((b < 0 ? -b : b) + 255.0 * sw) < 1073741824.0))
-            return false;
+        double b = bias ? bias[m] : 0;
+        amax[m] = (b < 0 ? -b : b) + 255.0 * sw;
     }
-    return true;
+    bool ok = k->rq->vec_short_ok(e->mult, amax, M);
+    free(amax);
+    return ok;
 }
 
 /* Whether the f32 bit-pattern epilogue (Dw.magic) is exact: besides dw_fast_ok's conditions,
@@ -1015,7 +1017,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     int32_t zx = xt->q->zp[0];
     int64_t C = c->M, nvec = C / d.vl;
     dw_tables(k, C, d.T, e, w, zw, bias, zx, &d.tb);
-    d.fast = cg_dw_fast_ok(e, d.ye, C, d.T, w, zw, bias);
+    d.fast = cg_dw_fast_ok(k, e, d.ye, C, d.T, w, zw, bias);
     /* channel vectors per block: 4, or 3 / 2 when that leaves no tail block (96, 144) */
     int cv = nvec >= 4 ? 4 : nvec >= 1 ? (int)nvec : 1;
     if (nvec >= 4 && nvec % 4 != 0)
@@ -1592,7 +1594,7 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     dw_init(&d, k, n, c, e);
     d.splat = true;
     int32_t zx = xt->q->zp[0];
-    d.fast = cg_dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
+    d.fast = cg_dw_fast_ok(k, e, d.ye, c->M, d.T, w, zw, bias);
     DwPad pd = dw_pad(c);
     int64_t PW = pd.PW;
     d.PW = PW;
@@ -1845,7 +1847,7 @@ dw_small(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, co
     d.splat = true;
     d.q4 = true;
     d.vl = 16;
-    d.fast = cg_dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
+    d.fast = cg_dw_fast_ok(k, e, d.ye, c->M, d.T, w, zw, bias);
     bool flip = d.xe == ET_I8;
     int32_t zxu = flip ? xt->q->zp[0] + 128 : xt->q->zp[0];
     dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
