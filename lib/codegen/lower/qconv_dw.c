@@ -21,7 +21,8 @@
  * no load or store past a row. Kernels above DW_MAXT taps (9x9 and up) keep the same blocks of
  * channel vectors but run one pixel at a time with the taps as a loop (emit_block_tap_loop).
  * The epilogue (requantize float|fixed, clamp, i32, f32) is the
- * GEMM's, lane for lane (emit.c), so the result equals lib/ref bit for bit.
+ * GEMM's, lane for lane (emit.c), so the result equals lib/ref bit for bit; its requantization
+ * is the module's requantize mode's (CgRqMode.vec, irb/rq.c).
  *
  * NCHW (cg_emit_dw_conv; any channel multiplier): 8-bit activations, horizontal stride 1 or 2
  * and a padded plane up to DWR_MAXPLANE bytes run dw_rows (register-blocked output columns,
@@ -51,7 +52,8 @@ enum { DW_MAXV = 12, DW_MAXP = 8, DW_MAXT = 64 };
 
 /* Per-channel tables of both depthwise kernels: weights w' = w - zw as int16 [tap][channel],
  * bias' = bias - zx * sum_t w' (int32, wrapping: the kernels read zx wherever a tap leaves the
- * input), and the epilogue's multipliers (fixed mode: mult, 2^(shift-1), shift as int64). */
+ * input), and the epilogue's multipliers: the dequantize scales, or the requantize mode's
+ * tables (CgRqMode.vec_tables; fixed mode: mult, 2^(shift-1), shift as int64). */
 typedef struct DwTables {
     LLVMValueRef gw, gb, gm, gfm, gfr, gfs;
 } DwTables;
@@ -129,8 +131,8 @@ typedef struct Dw {
     bool tap_loop;
     LLVMValueRef vn, voh, ow;
     /* the epilogue's output zero point and clamp, loaded in the row function from a constant
-     * table (dw_clamp_table): float mode flo, fhi (f32, lo/hi - zo), zo, lo, hi (i32); fixed mode
-     * zo, lo, hi (i64). Same-shape depthwise convs then emit the same row function, which
+     * table (dw_clamp_table, CgRqMode.vec_clamp_table): float mode flo, fhi (f32, lo/hi - zo),
+     * zo, lo, hi (i32); fixed mode zo, lo, hi (i64). Same-shape depthwise convs then emit the same row function, which
      * target/merge.c shares; alone, LLVM folds the loads back into constants. */
     LLVMValueRef qa, qb, qc, qd, qe;
     /* NCHW rows kernel: every lane of a vector is the same channel, so the epilogue's tables
