@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codegen/irb/core.h"
 #include "codegen/target/isa.h"
 #include "codegen/target/target.h"
 #include "numerics/elementwise.h"
@@ -40,8 +41,10 @@ typedef struct LLVMOpaqueValue *LLVMValueRef;
 
 typedef enum CgGemmEpilogue {
     CG_GEMM_EPI_I32,            /* raw int32 accumulator (out must be I32) */
-    CG_GEMM_EPI_REQUANT_FLOAT,  /* qn_requant_float: clamp((float)acc*mult[n]) rne + zo */
-    CG_GEMM_EPI_REQUANT_FIXED,  /* qn_requant_fixed: ((int64)acc*M[n] + 2^(s-1)) >> s, + zo */
+    /* qn_requant_float: clamp((float)acc*mult[n]) rne + zo */
+    CG_GEMM_EPI_REQUANT_FLOAT = IRB_EPI_REQUANT_FLOAT,
+    /* qn_requant_fixed: ((int64)acc*M[n] + 2^(s-1)) >> s, + zo */
+    CG_GEMM_EPI_REQUANT_FIXED = IRB_EPI_REQUANT_FIXED,
     CG_GEMM_EPI_DEQUANT,        /* (float)acc * scale[n] (+ fbias[n]); out must be F32 */
 } CgGemmEpilogue;
 

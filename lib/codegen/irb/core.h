@@ -14,6 +14,10 @@
 
 #include "numerics/elementwise.h"
 
+/* The GEMM epilogues of the two requantize modes (CgRqMode.gemm_epi), numbered as
+ * gemm/gemm.h's CgGemmEpilogue, which takes its values from here. */
+enum { IRB_EPI_REQUANT_FLOAT = 1, IRB_EPI_REQUANT_FIXED = 2 };
+
 typedef struct LLVMOpaqueContext *LLVMContextRef;
 typedef struct LLVMOpaqueModule *LLVMModuleRef;
 typedef struct LLVMOpaqueValue *LLVMValueRef;

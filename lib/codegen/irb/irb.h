@@ -2,7 +2,8 @@
  * emitted, loops and loop nests, element access, constants, splats, intrinsic calls,
  * the clamp of a quantized range, window geometry, parallel-for outlining, and the exact
  * rounding/requantization sequences of lib/numerics. Internal to lib/codegen; the GEMM
- * generator has its own state (gemm/gemm_ir.h). */
+ * generator has its own state (gemm/gemm_ir.h). The requantize epilogue (CgRqMode, CgRq,
+ * CgRqElem) is implemented in irb/rq.c. */
 #ifndef QDQC_CODEGEN_IRB_IRB_H
 #define QDQC_CODEGEN_IRB_IRB_H
 
@@ -28,8 +29,7 @@ typedef struct Kb {
     LLVMValueRef fn; /* function being emitted */
     const CgTarget *t;
     CgGemmIsa isa;
-    const CgRqMode *rq; /* the requantize epilogue of --requant (cg_rq_mode), chosen once;
-                         * rq->fixed: --requant=fixed */
+    const CgRqMode *rq; /* the requantize epilogue of --requant (cg_rq_mode), chosen once */
     Graph *g;
     const char *prefix;
     unsigned counter;
@@ -125,6 +125,21 @@ LLVMValueRef cg_requant_float(Kb *k, LLVMValueRef acc, LLVMValueRef mult, int32_
 /* qn_requant_fixed(acc, (mult, shift) as i64 values, zp, lo, hi) as i64 */
 LLVMValueRef cg_requant_fixed(Kb *k, LLVMValueRef acc, LLVMValueRef mult, LLVMValueRef shift,
                               int32_t zp, int32_t lo, int32_t hi);
+/* True if why (a fixed-mode *_params result of lib/numerics) is NULL, else cg_fail at n. */
+bool cg_fixed_ok(Kb *k, Node *n, const char *why);
+/* Fixed-mode constants of requantize / qadd / qsub / qmul node n, whose operands and result
+ * the caller has checked to be per-tensor quantized (the *_params functions of
+ * lib/numerics/elementwise.h; qelem.c). False after cg_fail if not representable. */
+typedef struct CgElemFixed {
+    QnFixed m;      /* requantize, qmul */
+    QnAddFixed add; /* qadd, qsub */
+} CgElemFixed;
+bool cg_elem_fixed(Kb *k, Node *n, CgElemFixed *f);
+/* n's fixed-mode value before + zy and saturation (cg_add_sat), from d[i] = operand i minus
+ * its zero point as i64 or vectors of i64: qn_requantize_fixed, qn_qadd_fixed, qn_qsub_fixed,
+ * qn_qmul_fixed step for step. Every scalar or vector kernel of these ops in fixed mode must
+ * use it (or compute the same integers). */
+LLVMValueRef cg_elem_fixed_value(Kb *k, Node *n, const CgElemFixed *f, LLVMValueRef *d);
 /* ---- the requantize epilogue (--requant=float|fixed) ----
  * CgRqMode is one mode's row of emitters, picked once per module (cg_rq_mode, Kb.rq); CgRq is
  * one node's requantization: the row plus the node's constants, per channel (tables indexed by
@@ -140,8 +155,44 @@ typedef struct CgRq {
     float sx, sy;
     bool by_count;
 } CgRq;
+/* One requantize / qadd / qsub / qmul node (per-tensor operands and result) for the element-wise
+ * entries of CgRqMode: the emitter sets n, nop, t, y, lo, hi; elem_init adds the mode's
+ * constants. */
+typedef struct CgRqElem {
+    Node *n;
+    uint32_t nop;
+    const Type *t[2], *y;
+    int32_t lo, hi; /* the result's clamp */
+    CgElemFixed fx; /* fixed: cg_elem_fixed */
+    /* float, vector form: the operands' zero points and scales, the result's scale, zero point
+     * and clamp [lo - zy, hi - zy], and 1 / sy, loaded (elem_vec_load) from a constant table
+     * where the loop starts, so that same-length ops emit the same function (target/merge.c
+     * shares it); alone, LLVM folds the loads back into the constants */
+    LLVMValueRef gq;
+    LLVMValueRef za[2], sa[2], sy, zy, flo, fhi, rsy;
+    bool recip; /* divide by sy as a multiply by rsy (qn_div_as_recip proved it) */
+    float inv;
+} CgRqElem;
+/* A vector requantize epilogue over per-channel tables (the depthwise kernels, qconv_dw.c):
+ * the tables (vec_tables), the zero point and clamp as a table too (vec_clamp_table), loaded
+ * where the loop starts (vec_clamp_load), so that same-shape kernels emit the same function
+ * (target/merge.c shares it); alone, LLVM folds the loads back into constants. */
+typedef struct CgRqTables {
+    LLVMValueRef gm;            /* float: the f32 multipliers */
+    LLVMValueRef gfm, gfr, gfs; /* fixed: the i64 multipliers, 2^(shift - 1) and shifts */
+} CgRqTables;
+/* vec's view of one vector of channels: lanes(ctx, table, elt) the vector's entries of a table
+ * of elt; q the clamp values of vec_clamp_load */
+typedef struct CgRqLanes {
+    LLVMValueRef (*lanes)(const void *ctx, LLVMValueRef table, LLVMTypeRef elt);
+    const void *ctx;
+    const CgRqTables *tb;
+    const LLVMValueRef *q;
+} CgRqLanes;
 struct CgRqMode {
-    bool fixed;
+    /* the GEMM epilogue of a requantizing conv / matmul (core.h: IRB_EPI_REQUANT_FLOAT or
+     * _FIXED, gemm/gemm.h's CG_GEMM_EPI_REQUANT_FLOAT or _FIXED) */
+    int gemm_epi;
     /* qn_requant_float / qn_requant_fixed of the i64 acc (an int32 value) with channel m's
      * constants from the tables (m an i64 index): the i64 result in [lo, hi] */
     LLVMValueRef (*acc)(Kb *k, const CgRq *rq, LLVMValueRef acc, LLVMValueRef m);
@@ -153,6 +204,55 @@ struct CgRqMode {
                   LLVMValueRef a32, LLVMValueRef a64);
     /* qn_qavg / qn_qavg_fixed of the i64 sum (of x - zx) over the i64 count cnt > 0 */
     LLVMValueRef (*avg)(Kb *k, const CgRq *rq, LLVMValueRef sum, LLVMValueRef cnt);
+    /* ---- compile-time constants ----
+     * qn_requant_channels: the float multipliers mult[nch] and, fixed, fix[nch] (float leaves
+     * fix alone); -1, or the first channel whose fixed multiplier is not representable */
+    int64_t (*channels)(float sx, const float *sw, int64_t nsw, float sy, int64_t nch,
+                        float *mult, QnFixed *fix);
+    /* qn_requant_fixed_mult is representable (fixed) or true (float) */
+    bool (*mult_ok)(float sx, float sw, float sy);
+    /* qavg constants of node n (rq->sx, rq->sy set; bits = cg_range_bits of its input): fixed:
+     * rq->fmult, rq->fshift the multiplier of divisor cnt, or with rq->by_count tables over
+     * every divisor 0..cnt (0: a window of padding only, never used); float: nothing. False
+     * after cg_fail */
+    bool (*avg_init)(Kb *k, Node *n, CgRq *rq, int64_t cnt, int bits);
+    /* fixed: cg_elem_fixed of requantize / qadd / qsub / qmul node n into *f; float: true,
+     * *f untouched */
+    bool (*elem_fixed)(Kb *k, Node *n, CgElemFixed *f);
+    /* ---- element-wise ops (CgRqElem) ----
+     * the node's constants: fixed cg_elem_fixed; float with vec, the vector form's table.
+     * False after cg_fail */
+    bool (*elem_init)(Kb *k, CgRqElem *e, bool vec);
+    /* the scalar result (i64 in [lo, hi]) from d[i] = operand i minus its zero point (i64) */
+    LLVMValueRef (*elem)(Kb *k, const CgRqElem *e, LLVMValueRef *d);
+    /* vector form: the table's values at the builder's position (once per function) */
+    void (*elem_vec_load)(Kb *k, CgRqElem *e);
+    /* operand j from its 8-bit elements x (one scalar when lanes == 0, else a vector of
+     * lanes): x - za (i32; fixed i64), then in float sa * (float) of it. The same operations
+     * on a scalar and on each lane, so a value computed once and splatted has the bits of
+     * each lane's */
+    LLVMValueRef (*elem_vec_operand)(Kb *k, const CgRqElem *e, uint32_t j, LLVMValueRef x,
+                                     unsigned lanes);
+    /* the result of operand values v[] (lanes > 0) as integer lanes in [lo, hi] (to truncate) */
+    LLVMValueRef (*elem_vec)(Kb *k, const CgRqElem *e, LLVMValueRef *v, unsigned lanes);
+    /* ---- vector epilogue over per-channel tables (CgRqTables, CgRqLanes) ----
+     * the tables of channels [0, M) (at least one entry each) from the epilogue's float
+     * multipliers or fixed multipliers and shifts, named tag + m / fm / fr / fs */
+    void (*vec_tables)(Kb *k, const float *mult, const int32_t *fmult, const int32_t *fshift,
+                       int64_t M, const char *tag, CgRqTables *tb);
+    /* the zero point and clamp as a constant table named tag */
+    LLVMValueRef (*vec_clamp_table)(Kb *k, int32_t zo, int32_t lo, int32_t hi, const char *tag);
+    /* its values q[5] at the builder's position: float flo, fhi (f32: lo - zo, hi - zo), zo, lo,
+     * hi (i32); fixed zo, lo, hi (i64) */
+    void (*vec_clamp_load)(Kb *k, LLVMValueRef gq, LLVMValueRef *q);
+    /* the requantized int32 accumulator vector acc (n lanes) as n i32 lanes in [lo, hi]:
+     * qn_requant_float (f32 product, clamp to [lo - zo, hi - zo], NaN -> 0, rne, + zo) or
+     * qn_requant_fixed ((i64)acc * M + 2^(s-1) >> s, + zo, saturated) */
+    LLVMValueRef (*vec)(Kb *k, const CgRqLanes *l, LLVMValueRef acc, unsigned n);
+    /* whether the float short forms of vec may replace it (qconv_dw.c Dw.fast, 8-bit results):
+     * float, every channel's f32 product of an |acc| <= amax[m] stays below 2^30 in magnitude
+     * (mult[m] >= 0 and mult[m] * amax[m] < 2^30); fixed, never */
+    bool (*vec_short_ok)(const float *mult, const double *amax, int64_t M);
 };
 /* The row of --requant=fixed (fixed) or =float. */
 const CgRqMode *cg_rq_mode(bool fixed);
@@ -169,21 +269,6 @@ LLVMValueRef cg_rescale_c(Kb *k, LLVMValueRef v, QnFixed f);
 LLVMValueRef cg_add_sat(Kb *k, LLVMValueRef v, int32_t zy, int32_t lo, int32_t hi);
 /* Width of the storage range of value v's element type (qn_range_bits): 8 for i8/u8. */
 int cg_range_bits(Kb *k, ValueId v);
-/* True if why (a fixed-mode *_params result of lib/numerics) is NULL, else cg_fail at n. */
-bool cg_fixed_ok(Kb *k, Node *n, const char *why);
-/* Fixed-mode constants of requantize / qadd / qsub / qmul node n, whose operands and result
- * the caller has checked to be per-tensor quantized (the *_params functions of
- * lib/numerics/elementwise.h; qelem.c). False after cg_fail if not representable. */
-typedef struct CgElemFixed {
-    QnFixed m;      /* requantize, qmul */
-    QnAddFixed add; /* qadd, qsub */
-} CgElemFixed;
-bool cg_elem_fixed(Kb *k, Node *n, CgElemFixed *f);
-/* n's fixed-mode value before + zy and saturation (cg_add_sat), from d[i] = operand i minus
- * its zero point as i64 or vectors of i64: qn_requantize_fixed, qn_qadd_fixed, qn_qsub_fixed,
- * qn_qmul_fixed step for step. Every scalar or vector kernel of these ops in fixed mode must
- * use it (or compute the same integers). */
-LLVMValueRef cg_elem_fixed_value(Kb *k, Node *n, const CgElemFixed *f, LLVMValueRef *d);
 /* Call a function declared with `ret name(args...)` (declared on first use). */
 LLVMValueRef cg_call(Kb *k, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt,
                      LLVMValueRef *args, unsigned n);

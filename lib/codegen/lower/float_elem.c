@@ -294,10 +294,11 @@ cg_emit_qreduce_mean(Kb *k, Node *n, const CgNodeArgs *a)
         kst[1][d] = s;
         s *= kd[d];
     }
-    QnFixed fix = {0, 0};
-    if (q && k->rq->fixed && cnt > 0 &&
-        !cg_fixed_ok(k, n, qn_qavg_fixed_params(t->q->scale[0], y->q->scale[0], cnt,
-                                                cg_range_bits(k, n->in[0]), &fix)))
+    /* qn_qavg or qn_qavg_fixed of the sum over cnt */
+    CgRq rq = {.mode = k->rq, .mult = NULL, .fmult = NULL, .fshift = NULL, .zp = y->q->zp[0],
+               .lo = 0, .hi = 0, .sx = t->q->scale[0], .sy = y->q->scale[0], .by_count = false};
+    ir_clamp_range(k->g, n, y->q, &rq.lo, &rq.hi);
+    if (q && cnt > 0 && !rq.mode->avg_init(k, n, &rq, cnt, cg_range_bits(k, n->in[0])))
         return false;
     LLVMBuilderRef b = k->b;
     CgNest nko, nre;
@@ -311,17 +312,9 @@ cg_emit_qreduce_mean(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMBuildStore(b, cg_add(k, LLVMBuildLoad2(b, k->i64, accp, ""), v), accp);
     cg_nest_end(k, &nre);
     {
-        int32_t lo, hi, zy = y->q->zp[0];
-        ir_clamp_range(k->g, n, y->q, &lo, &hi);
-        LLVMValueRef r;
-        if (cnt <= 0) {
-            r = cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy);
-        } else { /* qn_qavg or qn_qavg_fixed (multiplier fix) of the sum over cnt */
-            CgRq rq = {.mode = k->rq, .mult = NULL, .fmult = cg_i64(k, fix.mult),
-                       .fshift = cg_i64(k, fix.shift), .zp = zy, .lo = lo, .hi = hi,
-                       .sx = t->q->scale[0], .sy = y->q->scale[0], .by_count = false};
-            r = rq.mode->avg(k, &rq, LLVMBuildLoad2(b, k->i64, accp, ""), cg_i64(k, cnt));
-        }
+        int32_t lo = rq.lo, hi = rq.hi, zy = rq.zp;
+        LLVMValueRef r = cnt <= 0 ? cg_i64(k, zy < lo ? lo : zy > hi ? hi : zy)
+                                  : rq.mode->avg(k, &rq, LLVMBuildLoad2(b, k->i64, accp, ""), cg_i64(k, cnt));
         cg_store_i64(k, y->elem, a->out[0], ki[1], r);
     }
     cg_nest_end(k, &nko);

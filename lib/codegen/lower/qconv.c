@@ -120,13 +120,13 @@ epi_init(Kb *k, Node *n, int64_t nch, int wq_axis_ok, Epi *e)
              : yt->elem == ET_U8  ? CG_GEMM_U8
              : yt->elem == ET_I16 ? CG_GEMM_I16
                                   : CG_GEMM_U16;
-    e->kind = k->rq->fixed ? CG_GEMM_EPI_REQUANT_FIXED : CG_GEMM_EPI_REQUANT_FLOAT;
+    e->kind = (CgGemmEpilogue)k->rq->gemm_epi;
     e->zo = yt->q->zp[0];
     ir_clamp_range(k->g, n, yt->q, &e->lo, &e->hi);
-    QnFixed *fix = k->rq->fixed ? xcalloc((size_t)nch, sizeof *fix) : NULL;
-    int64_t bad = qn_requant_channels(sx, wq->scale, wq->axis >= 0 ? nch : 1, yt->q->scale[0], nch,
-                                      e->mult, fix);
-    for (int64_t m = 0; fix && m < (bad < 0 ? nch : bad); m++) {
+    QnFixed *fix = xcalloc((size_t)nch, sizeof *fix); /* float mode: left 0 */
+    int64_t bad = k->rq->channels(sx, wq->scale, wq->axis >= 0 ? nch : 1, yt->q->scale[0], nch,
+                                  e->mult, fix);
+    for (int64_t m = 0; m < (bad < 0 ? nch : bad); m++) {
         e->fmult[m] = fix[m].mult;
         e->fshift[m] = fix[m].shift;
     }
@@ -377,15 +377,14 @@ residual_fill(Kb *k, Node *n, const CgNodeArgs *a, CgGemmSpec *s)
     ir_clamp_range(k->g, q, yt->q, &s->res_lo, &s->res_hi);
     if (yt->elem != ET_I8 && yt->elem != ET_U8)
         return cg_fail(k, q, "fused residual add: 8-bit result expected");
-    if (k->rq->fixed) { /* the unfused kernel's constants, operands in the qadd's order */
-        CgElemFixed fx;
-        if (!cg_elem_fixed(k, q, &fx))
-            return false;
-        s->res_fixed = fx.add;
-        if (o == 0) { /* the conv's result is the qadd's second operand */
-            s->res_fixed.a = fx.add.b;
-            s->res_fixed.b = fx.add.a;
-        }
+    /* fixed mode: the unfused kernel's constants, operands in the qadd's order (float: 0) */
+    CgElemFixed fx = {.add = s->res_fixed};
+    if (!k->rq->elem_fixed(k, q, &fx))
+        return false;
+    s->res_fixed = fx.add;
+    if (o == 0) { /* the conv's result is the qadd's second operand */
+        s->res_fixed.a = fx.add.b;
+        s->res_fixed.b = fx.add.a;
     }
     s->out = yt->elem == ET_I8 ? CG_GEMM_I8 : CG_GEMM_U8;
     return true;

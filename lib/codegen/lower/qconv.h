@@ -92,8 +92,8 @@ typedef struct CgDwEpi {
     LLVMValueRef gm, gfm, gfr, gfs, gq;
     LLVMValueRef q[5];
 } CgDwEpi;
-bool cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, const int32_t *zw,
-                   const int32_t *bias);
+bool cg_dw_fast_ok(Kb *k, const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w,
+                   const int32_t *zw, const int32_t *bias);
 void cg_dw_epi_init(Kb *k, const Epi *e, ElemType ye, int64_t M, bool fast, CgDwEpi *t);
 void cg_dw_epi_load(Kb *k, CgDwEpi *t);
 LLVMValueRef cg_dw_epi_apply(Kb *k, const CgDwEpi *t, LLVMValueRef acc, LLVMValueRef m, unsigned n);

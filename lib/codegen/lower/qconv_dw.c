@@ -21,7 +21,8 @@
  * no load or store past a row. Kernels above DW_MAXT taps (9x9 and up) keep the same blocks of
  * channel vectors but run one pixel at a time with the taps as a loop (emit_block_tap_loop).
  * The epilogue (requantize float|fixed, clamp, i32, f32) is the
- * GEMM's, lane for lane (emit.c), so the result equals lib/ref bit for bit.
+ * GEMM's, lane for lane (emit.c), so the result equals lib/ref bit for bit; its requantization
+ * is the module's requantize mode's (CgRqMode.vec, irb/rq.c).
  *
  * NCHW (cg_emit_dw_conv; any channel multiplier): 8-bit activations, horizontal stride 1 or 2
  * and a padded plane up to DWR_MAXPLANE bytes run dw_rows (register-blocked output columns,
@@ -51,10 +52,34 @@ enum { DW_MAXV = 12, DW_MAXP = 8, DW_MAXT = 64 };
 
 /* Per-channel tables of both depthwise kernels: weights w' = w - zw as int16 [tap][channel],
  * bias' = bias - zx * sum_t w' (int32, wrapping: the kernels read zx wherever a tap leaves the
- * input), and the epilogue's multipliers (fixed mode: mult, 2^(shift-1), shift as int64). */
+ * input), and the epilogue's multipliers: the dequantize scales, or the requantize mode's
+ * tables (CgRqMode.vec_tables; fixed mode: mult, 2^(shift-1), shift as int64). */
 typedef struct DwTables {
     LLVMValueRef gw, gb, gm, gfm, gfr, gfs;
 } DwTables;
+
+static bool
+epi_rq(const Epi *e)
+{
+    return e->kind == CG_GEMM_EPI_REQUANT_FLOAT || e->kind == CG_GEMM_EPI_REQUANT_FIXED;
+}
+
+/* The epilogue's tables: the dequantize scales, or the requantize mode's (vec_tables). */
+static void
+dw_epi_tables(Kb *k, const Epi *e, int64_t M, LLVMValueRef *gm, LLVMValueRef *gfm, LLVMValueRef *gfr,
+              LLVMValueRef *gfs)
+{
+    if (e->kind == CG_GEMM_EPI_DEQUANT)
+        *gm = cg_const_bytes(k, e->scale, (size_t)(M > 0 ? M : 1) * sizeof(float), "dwm");
+    if (!epi_rq(e))
+        return;
+    CgRqTables t = {NULL, NULL, NULL, NULL};
+    k->rq->vec_tables(k, e->mult, e->fmult, e->fshift, M, "dw", &t);
+    *gm = t.gm;
+    *gfm = t.gfm;
+    *gfr = t.gfr;
+    *gfs = t.gfs;
+}
 
 static void
 dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int32_t *zw,
@@ -64,7 +89,6 @@ dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int3
     size_t nm = (size_t)(M > 0 ? M : 1);
     int16_t *wd = xmalloc((size_t)(T > 0 ? T : 1) * nm * sizeof *wd);
     int32_t *bz = xmalloc(nm * sizeof *bz);
-    int64_t *fm = xcalloc(nm, sizeof *fm), *fr = xcalloc(nm, sizeof *fr), *fs = xcalloc(nm, sizeof *fs);
     for (int64_t m = 0; m < M; m++) {
         uint32_t s = 0;
         for (int64_t t = 0; t < T; t++) {
@@ -72,27 +96,12 @@ dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int3
             s += (uint32_t)(int32_t)wd[t * M + m];
         }
         bz[m] = (int32_t)((uint32_t)(bias ? bias[m] : 0) - (uint32_t)zx * s);
-        if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
-            fm[m] = e->fmult[m];
-            fs[m] = e->fshift[m];
-            fr[m] = (int64_t)1 << (e->fshift[m] - 1);
-        }
     }
     tb->gw = cg_const_bytes(k, wd, (size_t)(T * M) * sizeof *wd, "dww");
     tb->gb = cg_const_bytes(k, bz, (size_t)M * sizeof *bz, "dwb");
-    if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT || e->kind == CG_GEMM_EPI_DEQUANT)
-        tb->gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult,
-                                (size_t)M * sizeof(float), "dwm");
-    if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
-        tb->gfm = cg_const_bytes(k, fm, (size_t)M * sizeof *fm, "dwfm");
-        tb->gfr = cg_const_bytes(k, fr, (size_t)M * sizeof *fr, "dwfr");
-        tb->gfs = cg_const_bytes(k, fs, (size_t)M * sizeof *fs, "dwfs");
-    }
+    dw_epi_tables(k, e, M, &tb->gm, &tb->gfm, &tb->gfr, &tb->gfs);
     free(wd);
     free(bz);
-    free(fm);
-    free(fr);
-    free(fs);
 }
 
 /* The epilogue's zero point and clamp as a constant table (Dw.qa ... qe), NULL when the
@@ -100,21 +109,7 @@ dw_tables(Kb *k, int64_t M, int64_t T, const Epi *e, const int8_t *w, const int3
 static LLVMValueRef
 dw_clamp_table(Kb *k, const Epi *e)
 {
-    if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT) {
-        float f[2] = {(float)((int64_t)e->lo - e->zo), (float)((int64_t)e->hi - e->zo)};
-        int32_t v[5];
-        memcpy(&v[0], &f[0], 4);
-        memcpy(&v[1], &f[1], 4);
-        v[2] = e->zo;
-        v[3] = e->lo;
-        v[4] = e->hi;
-        return cg_const_bytes(k, v, sizeof v, "dwq");
-    }
-    if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
-        int64_t v[3] = {e->zo, e->lo, e->hi};
-        return cg_const_bytes(k, v, sizeof v, "dwq");
-    }
-    return NULL;
+    return epi_rq(e) ? k->rq->vec_clamp_table(k, e->zo, e->lo, e->hi, "dwq") : NULL;
 }
 
 /* A channel vector of a block: first channel (relative to the block) and lanes. */
@@ -136,8 +131,8 @@ typedef struct Dw {
     bool tap_loop;
     LLVMValueRef vn, voh, ow;
     /* the epilogue's output zero point and clamp, loaded in the row function from a constant
-     * table (dw_clamp_table): float mode flo, fhi (f32, lo/hi - zo), zo, lo, hi (i32); fixed mode
-     * zo, lo, hi (i64). Same-shape depthwise convs then emit the same row function, which
+     * table (dw_clamp_table, CgRqMode.vec_clamp_table): float mode flo, fhi (f32, lo/hi - zo),
+     * zo, lo, hi (i32); fixed mode zo, lo, hi (i64). Same-shape depthwise convs then emit the same row function, which
      * target/merge.c shares; alone, LLVM folds the loads back into constants. */
     LLVMValueRef qa, qb, qc, qd, qe;
     /* NCHW rows kernel: every lane of a vector is the same channel, so the epilogue's tables
@@ -216,13 +211,13 @@ dw_clamp_load(Dw *d, LLVMValueRef gq)
     Kb *k = d->k;
     if (!gq)
         return;
-    bool fx = d->e->kind == CG_GEMM_EPI_REQUANT_FIXED;
-    LLVMTypeRef t[5] = {fx ? k->i64 : k->f32, fx ? k->i64 : k->f32, fx ? k->i64 : k->i32, k->i32, k->i32};
-    LLVMValueRef *dst[5] = {&d->qa, &d->qb, &d->qc, &d->qd, &d->qe};
-    for (int i = 0; i < (fx ? 3 : 5); i++) {
-        LLVMValueRef idx = cg_i64(k, i);
-        *dst[i] = LLVMBuildLoad2(k->b, t[i], LLVMBuildGEP2(k->b, t[i], gq, &idx, 1, ""), "");
-    }
+    LLVMValueRef q[5] = {NULL, NULL, NULL, NULL, NULL};
+    k->rq->vec_clamp_load(k, gq, q);
+    d->qa = q[0];
+    d->qb = q[1];
+    d->qc = q[2];
+    d->qd = q[3];
+    d->qe = q[4];
 }
 
 static LLVMValueRef
@@ -249,13 +244,6 @@ table_vec(Kb *k, LLVMValueRef g, LLVMTypeRef elt, LLVMValueRef ch, unsigned n)
     return vload(k, elt, n, LLVMBuildGEP2(k->b, elt, g, &ch, 1, ""));
 }
 
-static LLVMValueRef
-vselect_lt(Kb *k, LLVMValueRef v, LLVMValueRef bound, bool less_than)
-{
-    LLVMValueRef c = LLVMBuildICmp(k->b, less_than ? LLVMIntSLT : LLVMIntSGT, v, bound, "");
-    return LLVMBuildSelect(k->b, c, bound, v, "");
-}
-
 /* The epilogue's table g for the n lanes of channels [ch, ch + n), or of channel ch on every
  * lane (d->splat). */
 static LLVMValueRef
@@ -265,6 +253,20 @@ epi_vec(Dw *d, LLVMValueRef g, LLVMTypeRef elt, LLVMValueRef ch, unsigned n)
         return table_vec(d->k, g, elt, ch, n);
     Kb *k = d->k;
     return cg_vsplat(k, LLVMBuildLoad2(k->b, elt, LLVMBuildGEP2(k->b, elt, g, &ch, 1, ""), ""), n);
+}
+
+/* CgRqLanes.lanes of the epilogue's vector of channels [ch, ch + n) */
+typedef struct DwLanes {
+    Dw *d;
+    LLVMValueRef ch;
+    unsigned n;
+} DwLanes;
+
+static LLVMValueRef
+dw_lanes(const void *ctx, LLVMValueRef table, LLVMTypeRef elt)
+{
+    const DwLanes *l = ctx;
+    return epi_vec(l->d, table, elt, l->ch, l->n);
 }
 
 /* Call of the (not overloaded) intrinsic name. */
@@ -286,18 +288,19 @@ intrin2(Kb *k, const char *name, LLVMValueRef a, LLVMValueRef b)
     return LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &t, 1), f, args, 2, "");
 }
 
-/* Whether every channel's float requantization can take the short form of epilogue_vec: an
- * 8-bit result, and |acc| <= |bias'| + 255 * sum |w'| (x or x ^ 0x80 in [0, 255]) times the
- * (finite) multiplier stays below 2^30, so f = (f32)acc * mult is never NaN and rne(f) fits
- * int32: clamping f to [lo - zo, hi - zo] and rounding then equals rounding, adding zo and
- * clamping to [lo, hi] in int32 (rne is monotonic and the bounds are integers), which is
- * lib/numerics' requant_product for every accumulator. */
+/* Whether every channel's requantization can take the short form of epilogue_vec (the float
+ * mode's, CgRqMode.vec_short_ok): an 8-bit result, and |acc| <= |bias'| + 255 * sum |w'| (x or
+ * x ^ 0x80 in [0, 255]) times the (finite) multiplier stays below 2^30, so f = (f32)acc * mult
+ * is never NaN and rne(f) fits int32: clamping f to [lo - zo, hi - zo] and rounding then
+ * equals rounding, adding zo and clamping to [lo, hi] in int32 (rne is monotonic and the
+ * bounds are integers), which is lib/numerics' requant_product for every accumulator. */
 bool
-cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, const int32_t *zw,
-           const int32_t *bias)
+cg_dw_fast_ok(Kb *k, const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w,
+              const int32_t *zw, const int32_t *bias)
 {
-    if (e->kind != CG_GEMM_EPI_REQUANT_FLOAT || elem_size(ye) != 1)
+    if (!epi_rq(e) || elem_size(ye) != 1)
         return false;
+    double *amax = xmalloc((size_t)(M > 0 ? M : 1) * sizeof *amax);
     for (int64_t m = 0; m < M; m++) {
         /* acc = bias + sum_t (x_t - zx) * w'_t exactly (mod 2^32 on the way), |x - zx| <= 255 */
         double sw = 0;
@@ -305,11 +308,12 @@ cg_dw_fast_ok(const Epi *e, ElemType ye, int64_t M, int64_t T, const int8_t *w, 
             int32_t v = w[m * T + t] - zw[m];
             sw += v < 0 ? -v : v;
         }
-        double b = bias ? bias[m] : 0, mult = e->mult[m];
-        if (!(mult >= 0 && mult * ((b < 0 ? -b : b) + 255.0 * sw) < 1073741824.0))
-            return false;
+        double b = bias ? bias[m] : 0;
+        amax[m] = (b < 0 ? -b : b) + 255.0 * sw;
     }
-    return true;
+    bool ok = k->rq->vec_short_ok(e->mult, amax, M);
+    free(amax);
+    return ok;
 }
 
 /* Whether the f32 bit-pattern epilogue (Dw.magic) is exact: besides dw_fast_ok's conditions,
@@ -356,7 +360,7 @@ epilogue_vec_w(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, bool wide)
 {
     Kb *k = d->k;
     const Epi *e = d->e;
-    LLVMTypeRef vf = LLVMVectorType(k->f32, n), vi64 = LLVMVectorType(k->i64, n);
+    LLVMTypeRef vf = LLVMVectorType(k->f32, n);
     LLVMValueRef out = acc;
     if (d->magic) { /* dw_magic_ok: acc holds 0x4B400000 + a, |a| < 2^22; as f32 bits that is
                      * 1.5 * 2^23 + a, minus 1.5 * 2^23 the exact (f32)a; the product p plus
@@ -393,28 +397,13 @@ epilogue_vec_w(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, bool wide)
     case CG_GEMM_EPI_DEQUANT:
         out = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
         break;
-    case CG_GEMM_EPI_REQUANT_FLOAT: {
-        /* qn_requant_float: f32 product, clamp to [lo - zo, hi - zo] (8-bit results: exact in
-         * f32, so rne(f) + zo is already within [lo, hi]), rne */
-        LLVMValueRef f = LLVMBuildFMul(k->b, LLVMBuildSIToFP(k->b, acc, vf, ""), epi_vec(d, d->tb.gm, k->f32, ch, n), "");
-        LLVMValueRef flo = cg_vsplat(k, d->qa, n);
-        LLVMValueRef fhi = cg_vsplat(k, d->qb, n);
-        f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, f, flo, ""), flo, f, "");
-        f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, f, fhi, ""), fhi, f, "");
-        f = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, f, f, ""), LLVMConstNull(vf), f, "");
-        out = LLVMBuildFPToSI(k->b, intrin(k, "llvm.roundeven", f), LLVMTypeOf(acc), "");
-        out = LLVMBuildAdd(k->b, out, cg_vsplat(k, d->qc, n), "");
-        break;
-    }
-    case CG_GEMM_EPI_REQUANT_FIXED: {
-        /* qn_requant_fixed: ((int64)acc * M + 2^(s-1)) >> s (floor), + zo, saturate */
-        LLVMValueRef w = LLVMBuildMul(k->b, LLVMBuildSExt(k->b, acc, vi64, ""), epi_vec(d, d->tb.gfm, k->i64, ch, n), "");
-        w = LLVMBuildAShr(k->b, LLVMBuildAdd(k->b, w, epi_vec(d, d->tb.gfr, k->i64, ch, n), ""),
-                          epi_vec(d, d->tb.gfs, k->i64, ch, n), "");
-        w = LLVMBuildAdd(k->b, w, cg_vsplat(k, d->qa, n), "");
-        w = vselect_lt(k, w, cg_vsplat(k, d->qb, n), true);
-        w = vselect_lt(k, w, cg_vsplat(k, d->qc, n), false);
-        out = LLVMBuildTrunc(k->b, w, LLVMTypeOf(acc), "");
+    case CG_GEMM_EPI_REQUANT_FLOAT:
+    case CG_GEMM_EPI_REQUANT_FIXED: { /* the requantize mode's (CgRqMode.vec) */
+        DwLanes dl = {d, ch, n};
+        CgRqTables tb = {d->tb.gm, d->tb.gfm, d->tb.gfr, d->tb.gfs};
+        LLVMValueRef q[5] = {d->qa, d->qb, d->qc, d->qd, d->qe};
+        CgRqLanes l = {dw_lanes, &dl, &tb, q};
+        out = k->rq->vec(k, &l, acc, n);
         break;
     }
     }
@@ -1030,7 +1019,7 @@ cg_emit_dw_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, cons
     int32_t zx = xt->q->zp[0];
     int64_t C = c->M, nvec = C / d.vl;
     dw_tables(k, C, d.T, e, w, zw, bias, zx, &d.tb);
-    d.fast = cg_dw_fast_ok(e, d.ye, C, d.T, w, zw, bias);
+    d.fast = cg_dw_fast_ok(k, e, d.ye, C, d.T, w, zw, bias);
     /* channel vectors per block: 4, or 3 / 2 when that leaves no tail block (96, 144) */
     int cv = nvec >= 4 ? 4 : nvec >= 1 ? (int)nvec : 1;
     if (nvec >= 4 && nvec % 4 != 0)
@@ -1607,7 +1596,7 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
     dw_init(&d, k, n, c, e);
     d.splat = true;
     int32_t zx = xt->q->zp[0];
-    d.fast = cg_dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
+    d.fast = cg_dw_fast_ok(k, e, d.ye, c->M, d.T, w, zw, bias);
     DwPad pd = dw_pad(c);
     int64_t PW = pd.PW;
     d.PW = PW;
@@ -1860,7 +1849,7 @@ dw_small(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, co
     d.splat = true;
     d.q4 = true;
     d.vl = 16;
-    d.fast = cg_dw_fast_ok(e, d.ye, c->M, d.T, w, zw, bias);
+    d.fast = cg_dw_fast_ok(k, e, d.ye, c->M, d.T, w, zw, bias);
     bool flip = d.xe == ET_I8;
     int32_t zxu = flip ? xt->q->zp[0] + 128 : xt->q->zp[0];
     dw_tables(k, c->M, d.T, e, w, zw, bias, zxu, &d.tb);
@@ -2020,23 +2009,7 @@ cg_dw_epi_init(Kb *k, const Epi *e, ElemType ye, int64_t M, bool fast, CgDwEpi *
     t->e = e;
     t->ye = ye;
     t->fast = fast;
-    size_t nm = (size_t)(M > 0 ? M : 1);
-    if (e->kind == CG_GEMM_EPI_REQUANT_FLOAT || e->kind == CG_GEMM_EPI_DEQUANT)
-        t->gm = cg_const_bytes(k, e->kind == CG_GEMM_EPI_DEQUANT ? e->scale : e->mult, nm * sizeof(float), "dwm");
-    if (e->kind == CG_GEMM_EPI_REQUANT_FIXED) {
-        int64_t *fm = xcalloc(nm, sizeof *fm), *fr = xcalloc(nm, sizeof *fr), *fs = xcalloc(nm, sizeof *fs);
-        for (int64_t m = 0; m < M; m++) {
-            fm[m] = e->fmult[m];
-            fs[m] = e->fshift[m];
-            fr[m] = (int64_t)1 << (e->fshift[m] - 1);
-        }
-        t->gfm = cg_const_bytes(k, fm, nm * sizeof *fm, "dwfm");
-        t->gfr = cg_const_bytes(k, fr, nm * sizeof *fr, "dwfr");
-        t->gfs = cg_const_bytes(k, fs, nm * sizeof *fs, "dwfs");
-        free(fm);
-        free(fr);
-        free(fs);
-    }
+    dw_epi_tables(k, e, M, &t->gm, &t->gfm, &t->gfr, &t->gfs);
     t->gq = dw_clamp_table(k, e);
 }
 

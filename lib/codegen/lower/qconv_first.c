@@ -497,7 +497,7 @@ cg_emit_conv_first(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const 
     bool flip = xt->elem == ET_I8;
     int32_t zxu = flip ? xt->q->zp[0] + 128 : xt->q->zp[0];
     fc_tables(&f, w, zw, bias, zxu);
-    cg_dw_epi_init(k, e, ye, c->M, cg_dw_fast_ok(e, ye, c->M, c->K, w, zw, bias), &f.ep);
+    cg_dw_epi_init(k, e, ye, c->M, cg_dw_fast_ok(k, e, ye, c->M, c->K, w, zw, bias), &f.ep);
     /* row bytes: the padded input row, and every 64-byte window a vector reads */
     int64_t nvec = (c->OW + FC_LANES - 1) / FC_LANES;
     int64_t need = c->sw * FC_LANES * (nvec - 1) + ((c->KW - 1) / 4) * 4 * c->dw + 64;

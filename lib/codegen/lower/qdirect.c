@@ -60,10 +60,10 @@ qe_init(Kb *k, Node *n, int64_t nch, int64_t wmod, Qe *e)
         e->kind = QE_RQ;
         e->rq.zp = yt->q->zp[0];
         ir_clamp_range(k->g, n, yt->q, &e->rq.lo, &e->rq.hi);
-        QnFixed *fix = k->rq->fixed ? xcalloc(cnt, sizeof *fix) : NULL;
-        int64_t bad = qn_requant_channels(sx, wq->scale, wq->axis >= 0 ? wmod : 1,
-                                          yt->q->scale[0], nch, mult, fix);
-        for (int64_t m = 0; fix && m < (bad < 0 ? nch : bad); m++) {
+        QnFixed *fix = xcalloc(cnt, sizeof *fix); /* float mode: left 0 */
+        int64_t bad = k->rq->channels(sx, wq->scale, wq->axis >= 0 ? wmod : 1, yt->q->scale[0],
+                                      nch, mult, fix);
+        for (int64_t m = 0; m < (bad < 0 ? nch : bad); m++) {
             fm[m] = fix[m].mult;
             fs[m] = fix[m].shift;
         }

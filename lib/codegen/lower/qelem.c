@@ -2,8 +2,9 @@
  * AVX-512 VBMI, blocks across the parallel-for hook), requantize, qadd, qsub, qmul
  * (numpy broadcasting; the flat vector form is qelem_vec.c; pools are qpool.c).
  * Each arithmetic sequence is the one of lib/numerics (numerics.h, elementwise.h), emitted as
- * scalar loops in the logical layout; see irb/kb.c for the rounding helpers. Under
- * --requant=fixed the element-wise ops are integer only (the *_fixed functions of
+ * scalar loops in the logical layout; see irb/kb.c for the rounding helpers. The arithmetic
+ * of requantize / qadd / qsub / qmul is the requantize mode's (CgRqMode.elem, irb/rq.c): the
+ * f32 sequence, or under --requant=fixed integers only (the *_fixed functions of
  * elementwise.h, constants from their *_params at compile time). */
 #include "codegen/lower/lower.h"
 #include "codegen/target/isa.h"
@@ -207,10 +208,9 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
     }
     if (!per_tensor(y->q))
         return cg_fail(k, n, "the result must be per-tensor quantized");
-    int32_t lo, hi;
-    ir_clamp_range(k->g, n, y->q, &lo, &hi);
-    CgElemFixed fx;
-    if (k->rq->fixed && !cg_elem_fixed(k, n, &fx))
+    CgRqElem e = {.n = n, .nop = nop, .t = {t[0], nop > 1 ? t[1] : NULL}, .y = y};
+    ir_clamp_range(k->g, n, y->q, &e.lo, &e.hi);
+    if (!k->rq->elem_init(k, &e, false))
         return false;
     int64_t ys[IR_MAX_RANK], st[2][IR_MAX_RANK];
     type_strides(y, ys);
@@ -228,22 +228,7 @@ emit_elemwise(Kb *k, Node *n, const CgNodeArgs *a)
     for (uint32_t i = 0; i < nop; i++)
         dz[i] = LLVMBuildSub(k->b, cg_load_i64(k, t[i]->elem, a->in[i], xi[i]),
                              cg_i64(k, t[i]->q->zp[0]), "");
-    LLVMValueRef r;
-    if (k->rq->fixed) {
-        r = cg_add_sat(k, cg_elem_fixed_value(k, n, &fx, dz), y->q->zp[0], lo, hi);
-    } else {
-        LLVMValueRef v[2];
-        for (uint32_t i = 0; i < nop; i++)
-            v[i] = LLVMBuildFMul(k->b, cg_f32(k, t[i]->q->scale[0]), LLVMBuildSIToFP(k->b, dz[i], k->f32, ""), "");
-        switch (n->op) {
-        case OP_QADD: r = LLVMBuildFAdd(k->b, v[0], v[1], ""); break;
-        case OP_QSUB: r = LLVMBuildFSub(k->b, v[0], v[1], ""); break;
-        case OP_QMUL: r = LLVMBuildFMul(k->b, v[0], v[1], ""); break;
-        default: r = v[0]; break;
-        }
-        r = LLVMBuildFDiv(k->b, r, cg_f32(k, y->q->scale[0]), "");
-        r = cg_finish_f32(k, r, cg_i64(k, y->q->zp[0]), lo, hi);
-    }
+    LLVMValueRef r = k->rq->elem(k, &e, dz);
     cg_store_i64(k, y->elem, a->out[0], yi, r);
     for (int d = y->rank - 1; d >= 0; d--)
         cg_loop_end(k, &l[d]);

@@ -4,16 +4,12 @@
  * The scalar kernel of qelem.c walks numpy broadcasting with i64 index arithmetic
  * and one f32 division per element (LLVM does not vectorise it). When every operand is either
  * the result's shape or one element, the op is the same per element in any layout (NHWC
- * values included), so it runs as one flat loop of vl-lane vectors: 8-bit loads widened to
- * int32, the f32 sequence of lib/numerics/elementwise.h (qn_qadd / qn_qsub / qn_qmul /
- * qn_requantize: sa * (float)(a - za), op, / sy, one operation each, in that order, no FMA),
- * then the rounding: clamp to [lo - zy, hi - zy] (exact in f32 for 8-bit results; NaN -> 0),
- * round half to even, + zy, which equals qn_saturate(rne(v) + zy, lo, hi) since rounding is
- * monotone and leaves those integer bounds alone. --requant=fixed: the operands minus their
- * zero points widened to i64 lanes, then cg_elem_fixed_value (qn_qadd_fixed / qn_qsub_fixed /
- * qn_qmul_fixed / qn_requantize_fixed step for step, every qn_rescale an i64 multiply and
- * arithmetic shifts, constants from the same *_params calls as the scalar kernel) and
- * cg_add_sat: integers only, the scalar kernel's integers lane by lane. Blocks of EV_BLOCK
+ * values included), so it runs as one flat loop of vl-lane vectors: 8-bit loads, each operand's
+ * value and the result from the requantize mode's element-wise entries (CgRqMode, irb/rq.c):
+ * float, the f32 sequence of lib/numerics/elementwise.h (sa * (float)(a - za), op, / sy, no
+ * FMA) and its exact rounding in 32-bit lanes, the constants from a table loaded where the loop
+ * starts; fixed, the operands minus their zero points in i64 lanes and cg_elem_fixed_value (the
+ * scalar kernel's integers lane by lane). Blocks of EV_BLOCK
  * elements are split across the parallel-for hook; the rest (and lengths that are not a
  * multiple of vl) end with exact-size vectors.
  * An operand may also repeat along the leading axes (a bias [N] added to [.., N], as ORT's
@@ -38,86 +34,13 @@ enum { EV_BLOCK = 8192 };
 
 typedef struct Ev {
     Kb *k;
-    Node *n;
-    uint32_t nop;
-    const Type *t[2], *y;
+    CgRqElem q;       /* the node, its clamp and the requantize mode's constants */
     bool scalar[2];   /* operand is one element (splatted) */
     bool row[2];      /* operand repeats every `period` elements (trailing-axes broadcast) */
     int64_t col[2];   /* >0: operand has one element per row of `period` (col[j] elements, repeating) */
     int64_t period;
-    int32_t lo, hi;
-    bool fixed;       /* --requant=fixed: integer sequence with the constants fx */
-    CgElemFixed fx;
-    /* float mode: the operands' zero points and scales, the result's scale, zero point and
-     * clamp [lo - zy, hi - zy], read from a constant table (ev_table) where the loop starts,
-     * so that same-length ops emit the same function (target/merge.c shares it); alone, LLVM
-     * folds the loads back into the constants */
-    LLVMValueRef gq;
-    LLVMValueRef za[2], sa[2], sy, zy, flo, fhi, rsy;
-    bool recip;          /* divide by sy as a multiply by rsy (qn_div_as_recip proved it) */
-    float inv;
     LLVMValueRef pre[2]; /* a column operand's value for the current row (scalar), or NULL */
 } Ev;
-
-enum { EV_ZA0, EV_SA0, EV_ZA1, EV_SA1, EV_SY, EV_ZY, EV_FLO, EV_FHI, EV_RSY, EV_NQ };
-
-static void
-ev_table(Ev *e)
-{
-    uint32_t v[EV_NQ] = {0};
-    float f;
-    for (uint32_t j = 0; j < e->nop; j++) {
-        v[EV_ZA0 + 2 * j] = (uint32_t)e->t[j]->q->zp[0];
-        memcpy(&v[EV_SA0 + 2 * j], &e->t[j]->q->scale[0], 4);
-    }
-    int32_t zy = e->y->q->zp[0];
-    memcpy(&v[EV_SY], &e->y->q->scale[0], 4);
-    v[EV_ZY] = (uint32_t)zy;
-    f = (float)((int64_t)e->lo - zy);
-    memcpy(&v[EV_FLO], &f, 4);
-    f = (float)((int64_t)e->hi - zy);
-    memcpy(&v[EV_FHI], &f, 4);
-    memcpy(&v[EV_RSY], &e->inv, 4);
-    e->gq = cg_const_bytes(e->k, v, sizeof v, "evq");
-}
-
-/* Whether the division by sy may be a multiplication (elementwise.h qn_div_as_recip, over the
- * operands' whole 8-bit storage ranges: a graph input may hold any byte). */
-static void
-ev_recip(Ev *e)
-{
-    static const QnElemOp ops[] = {[OP_REQUANTIZE] = QN_REQUANTIZE, [OP_QADD] = QN_QADD,
-                                   [OP_QSUB] = QN_QSUB, [OP_QMUL] = QN_QMUL};
-    int32_t lo[2] = {0, 0}, hi[2] = {0, 0};
-    float s[2] = {0, 0};
-    int32_t z[2] = {0, 0};
-    for (uint32_t j = 0; j < e->nop; j++) {
-        bool sgn = e->t[j]->elem == ET_I8;
-        lo[j] = sgn ? -128 : 0;
-        hi[j] = sgn ? 127 : 255;
-        s[j] = e->t[j]->q->scale[0];
-        z[j] = e->t[j]->q->zp[0];
-    }
-    e->recip = qn_div_as_recip(ops[e->n->op], s[0], z[0], lo[0], hi[0], s[1], z[1], lo[1], hi[1],
-                               e->y->q->scale[0], e->y->q->zp[0], e->lo, e->hi, &e->inv);
-}
-
-/* The table's values at the builder's position (once per function that uses them). */
-static void
-ev_load(Ev *e)
-{
-    Kb *k = e->k;
-    if (!e->gq)
-        return;
-    LLVMValueRef *dst[EV_NQ] = {&e->za[0], &e->sa[0], &e->za[1], &e->sa[1], &e->sy,
-                                &e->zy,    &e->flo,   &e->fhi,   &e->rsy};
-    for (int i = 0; i < EV_NQ; i++) {
-        bool is_int = i == EV_ZA0 || i == EV_ZA1 || i == EV_ZY;
-        LLVMTypeRef t = is_int ? k->i32 : k->f32;
-        LLVMValueRef idx = cg_i64(k, i);
-        *dst[i] = LLVMBuildLoad2(k->b, t, LLVMBuildGEP2(k->b, t, e->gq, &idx, 1, ""), "");
-    }
-}
 
 static bool
 is8(ElemType e)
@@ -233,36 +156,13 @@ ev_store(Kb *k, LLVMValueRef o, LLVMValueRef out, LLVMValueRef i, unsigned lanes
     LLVMSetAlignment(st, 1);
 }
 
-/* Operand j's value from its 8-bit elements x (one scalar when lanes == 0, else a vector of
- * lanes): x - za (i32, or i64 under --requant=fixed), then sa * (float) of it in float mode.
- * The same operations on a scalar and on each lane, so a row's value computed once
- * (ev_row_range) and splatted has the bits ev_vec computes per lane. */
-static LLVMValueRef
-ev_operand(Ev *e, uint32_t j, LLVMValueRef x, unsigned lanes)
-{
-    Kb *k = e->k;
-    LLVMTypeRef w = e->fixed ? k->i64 : k->i32, f = k->f32;
-    if (lanes) {
-        w = LLVMVectorType(w, lanes);
-        f = LLVMVectorType(f, lanes);
-    }
-    x = e->t[j]->elem == ET_I8 ? LLVMBuildSExt(k->b, x, w, "") : LLVMBuildZExt(k->b, x, w, "");
-    LLVMValueRef za = e->fixed ? LLVMConstInt(k->i64, (unsigned long long)e->t[j]->q->zp[0], 1) : e->za[j];
-    x = LLVMBuildSub(k->b, x, lanes ? cg_vsplat(k, za, lanes) : za, "");
-    if (e->fixed)
-        return x;
-    return LLVMBuildFMul(k->b, lanes ? cg_vsplat(k, e->sa[j], lanes) : e->sa[j],
-                         LLVMBuildSIToFP(k->b, x, f, ""), "");
-}
-
 /* Result of `lanes` elements starting at element i (i64) of operands p[] into out. */
 static void
 ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
 {
     Kb *k = e->k;
-    LLVMTypeRef vi = LLVMVectorType(k->i32, lanes), vf = LLVMVectorType(k->f32, lanes);
     LLVMValueRef v[2];
-    for (uint32_t j = 0; j < e->nop; j++) {
+    for (uint32_t j = 0; j < e->q.nop; j++) {
         LLVMValueRef x;
         if (e->pre[j]) { /* computed once per row (ev_row_range) */
             v[j] = cg_vsplat(k, e->pre[j], lanes);
@@ -274,33 +174,9 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
             x = LLVMBuildLoad2(k->b, LLVMVectorType(k->i8, lanes), cg_gep(k, p[j], i), "");
             LLVMSetAlignment(x, 1);
         }
-        v[j] = ev_operand(e, j, x, lanes);
+        v[j] = k->rq->elem_vec_operand(k, &e->q, j, x, lanes);
     }
-    if (e->fixed) {
-        LLVMValueRef o = cg_add_sat(k, cg_elem_fixed_value(k, e->n, &e->fx, v), e->y->q->zp[0], e->lo, e->hi);
-        ev_store(k, o, out, i, lanes);
-        return;
-    }
-    LLVMValueRef r = v[0];
-    switch (e->n->op) {
-    case OP_QADD: r = LLVMBuildFAdd(k->b, v[0], v[1], ""); break;
-    case OP_QSUB: r = LLVMBuildFSub(k->b, v[0], v[1], ""); break;
-    case OP_QMUL: r = LLVMBuildFMul(k->b, v[0], v[1], ""); break;
-    default: break;
-    }
-    r = e->recip ? LLVMBuildFMul(k->b, r, cg_vsplat(k, e->rsy, lanes), "")
-                 : LLVMBuildFDiv(k->b, r, cg_vsplat(k, e->sy, lanes), "");
-    LLVMValueRef flo = cg_vsplat(k, e->flo, lanes);
-    LLVMValueRef fhi = cg_vsplat(k, e->fhi, lanes);
-    r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealUNO, r, r, ""), LLVMConstNull(vf), r, "");
-    r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOLT, r, flo, ""), flo, r, "");
-    r = LLVMBuildSelect(k->b, LLVMBuildFCmp(k->b, LLVMRealOGT, r, fhi, ""), fhi, r, "");
-    const char *rn = "llvm.roundeven";
-    unsigned id = LLVMLookupIntrinsicID(rn, strlen(rn));
-    LLVMValueRef rf = LLVMBuildCall2(k->b, LLVMIntrinsicGetType(k->c, id, &vf, 1),
-                                     LLVMGetIntrinsicDeclaration(k->mod, id, &vf, 1), &r, 1, "");
-    ev_store(k, LLVMBuildAdd(k->b, LLVMBuildFPToSI(k->b, rf, vi, ""), cg_vsplat(k, e->zy, lanes), ""),
-             out, i, lanes);
+    ev_store(k, k->rq->elem_vec(k, &e->q, v, lanes), out, i, lanes);
 }
 
 /* Elements [from, from + count) with count known: full vectors in a loop, then pieces. */
@@ -332,11 +208,12 @@ ev_row_range(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef r0, int64_t 
     LLVMValueRef r = cg_add(k, r0, cg_loop_begin(k, &l, cg_i64(k, count)));
     LLVMValueRef from = cg_mul(k, r, cg_i64(k, e->period));
     LLVMValueRef q[2];
-    for (uint32_t j = 0; j < e->nop; j++) { /* the repeating operand, read at the row's offset */
+    for (uint32_t j = 0; j < e->q.nop; j++) { /* the repeating operand, read at the row's offset */
         q[j] = e->row[j]   ? cg_gep(k, p[j], LLVMBuildNeg(k->b, from, ""))
                : e->col[j] ? cg_gep(k, p[j], LLVMBuildURem(k->b, r, cg_i64(k, e->col[j]), ""))
                            : p[j];
-        e->pre[j] = e->col[j] ? ev_operand(e, j, LLVMBuildLoad2(k->b, k->i8, q[j], ""), 0) : NULL;
+        e->pre[j] = e->col[j] ? k->rq->elem_vec_operand(k, &e->q, j, LLVMBuildLoad2(k->b, k->i8, q[j], ""), 0)
+                              : NULL;
     }
     ev_range(e, q, out, from, e->period, vl);
     e->pre[0] = e->pre[1] = NULL;
@@ -356,14 +233,14 @@ ev_rows(Ev *e, const CgNodeArgs *a, LLVMValueRef *p, int64_t rows, unsigned vl)
         LLVMValueRef b = cg_par_begin(k, &par, nb, io, 3);
         if (vl == 16)
             cg_function_set_target(par.fn, k->t, 512);
-        ev_load(e);
+        k->rq->elem_vec_load(k, &e->q);
         ev_row_range(e, io, io[2], cg_mul(k, b, cg_i64(k, rpb)), rpb, vl);
         cg_par_end(k, &par, a);
     } else {
         nb = 0;
     }
     if (rows - nb * rpb > 0) {
-        ev_load(e);
+        k->rq->elem_vec_load(k, &e->q);
         ev_row_range(e, p, p[2], cg_i64(k, nb * rpb), rows - nb * rpb, vl);
     }
 }
@@ -375,33 +252,29 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
     Ev e;
     memset(&e, 0, sizeof e);
     e.k = k;
-    e.n = n;
-    e.nop = n->op == OP_REQUANTIZE ? 1 : 2;
-    e.y = &ir_value(g, n->out[0])->type;
-    for (uint32_t j = 0; j < e.nop; j++) {
-        e.t[j] = &ir_value(g, n->in[j])->type;
-        e.scalar[j] = type_numel_unchecked(e.t[j]) == 1 && type_numel_unchecked(e.y) != 1;
-        int64_t pr = e.scalar[j] ? 0 : row_period(e.t[j], e.y), cnt = 0;
+    e.q.n = n;
+    e.q.nop = n->op == OP_REQUANTIZE ? 1 : 2;
+    e.q.y = &ir_value(g, n->out[0])->type;
+    const Type *y = e.q.y;
+    for (uint32_t j = 0; j < e.q.nop; j++) {
+        const Type *t = e.q.t[j] = &ir_value(g, n->in[j])->type;
+        e.scalar[j] = type_numel_unchecked(t) == 1 && type_numel_unchecked(y) != 1;
+        int64_t pr = e.scalar[j] ? 0 : row_period(t, y), cnt = 0;
         if (pr) {
             e.row[j] = true;
             e.period = pr;
-        } else if (!e.scalar[j] && (pr = col_period(e.t[j], e.y, &cnt)) != 0) {
+        } else if (!e.scalar[j] && (pr = col_period(t, y, &cnt)) != 0) {
             e.col[j] = cnt; /* one element per row: splatted, as a one-element operand is */
             e.scalar[j] = true;
             e.period = pr;
         }
     }
-    ir_clamp_range(k->g, n, e.y->q, &e.lo, &e.hi);
-    e.fixed = k->rq->fixed;
-    if (e.fixed && !cg_elem_fixed(k, n, &e.fx))
+    ir_clamp_range(k->g, n, y->q, &e.q.lo, &e.q.hi);
+    if (!k->rq->elem_init(k, &e.q, true))
         return false;
     unsigned vl = cg_isa_i32_lanes(k->t, k->isa);
-    int64_t total = (int64_t)type_numel_unchecked(e.y), nb = total / EV_BLOCK;
-    LLVMValueRef p[3] = {a->in[0], e.nop > 1 ? a->in[1] : a->in[0], a->out[0]};
-    if (!e.fixed) {
-        ev_recip(&e);
-        ev_table(&e);
-    }
+    int64_t total = (int64_t)type_numel_unchecked(y), nb = total / EV_BLOCK;
+    LLVMValueRef p[3] = {a->in[0], e.q.nop > 1 ? a->in[1] : a->in[0], a->out[0]};
     if (e.period) {
         ev_rows(&e, a, p, total / e.period, vl);
         return true;
@@ -412,12 +285,12 @@ cg_emit_elemwise_vec(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMValueRef b = cg_par_begin(k, &par, nb, io, 3);
         if (vl == 16)
             cg_function_set_target(par.fn, k->t, 512);
-        ev_load(&e);
+        k->rq->elem_vec_load(k, &e.q);
         ev_range(&e, io, io[2], cg_mul(k, b, cg_i64(k, EV_BLOCK)), EV_BLOCK, vl);
         cg_par_end(k, &par, a);
     }
     if (total - nb * EV_BLOCK > 0) {
-        ev_load(&e);
+        k->rq->elem_vec_load(k, &e.q);
         ev_range(&e, p, p[2], cg_i64(k, nb * EV_BLOCK), total - nb * EV_BLOCK, vl);
     }
     return true;

@@ -93,12 +93,10 @@ rt_geo(Kb *k, Node *n, RtGeo *r)
     r->nbB = (int64_t)type_numel_unchecked(&bb);
     if (r->nb < 1 || r->nbB < 1)
         return false;
-    if (yq8 && k->rq->fixed) /* the epilogue must be representable (else qdirect reports) */
-        for (int64_t m = 0; m < (bt->q->axis >= 0 ? r->N : 1); m++) {
-            QnFixed f;
-            if (!qn_requant_fixed_mult(at->q->scale[0], bt->q->scale[m], yt->q->scale[0], &f))
+    if (yq8) /* the epilogue must be representable (else qdirect reports) */
+        for (int64_t m = 0; m < (bt->q->axis >= 0 ? r->N : 1); m++)
+            if (!k->rq->mult_ok(at->q->scale[0], bt->q->scale[m], yt->q->scale[0]))
                 return false;
-        }
     return true;
 }
 

@@ -136,44 +136,16 @@ emit_pool(Kb *k, Node *n, const CgNodeArgs *a)
             return cg_fail(k, n, "qavgpool needs per-tensor quantized operands");
         ir_clamp_range(k->g, n, y->q, &lo, &hi);
     }
-    /* --requant=fixed: qn_qavg_fixed with the multiplier of the window's divisor, from a
-     * table over every divisor 1..KH*KW (a global pool: its one divisor), as lib/ref */
-    LLVMValueRef gfm = NULL, gfs = NULL;
-    QnFixed gf = {0, 0};
-    bool fixed = !is_max && k->rq->fixed;
-    if (fixed) {
-        int64_t kmax = p.KH * p.KW;
-        int bits = cg_range_bits(k, n->in[0]);
-        float sx = x->q->scale[0], sy = y->q->scale[0];
-        if (global && !cg_fixed_ok(k, n, qn_qavg_fixed_params(sx, sy, kmax, bits, &gf)))
-            return false;
-        if (!global) {
-            int64_t *fm = xcalloc((size_t)kmax + 1, sizeof *fm);
-            int64_t *fs = xcalloc((size_t)kmax + 1, sizeof *fs);
-            bool ok = true;
-            fs[0] = 31; /* divisor 0 (a window of padding only): replaced by sat(zy) below */
-            for (int64_t d = 1; d <= kmax && ok; d++) {
-                QnFixed f = {0, 31};
-                ok = cg_fixed_ok(k, n, qn_qavg_fixed_params(sx, sy, d, bits, &f));
-                fm[d] = f.mult;
-                fs[d] = f.shift;
-            }
-            if (ok) {
-                gfm = cg_const_bytes(k, fm, (size_t)(kmax + 1) * sizeof *fm, "avgm");
-                gfs = cg_const_bytes(k, fs, (size_t)(kmax + 1) * sizeof *fs, "avgs");
-            }
-            free(fm);
-            free(fs);
-            if (!ok)
-                return false;
-        }
-    }
     PoolEpi pe = {x, y, is_max, fl, {0}};
-    if (!is_max)
-        pe.rq = (CgRq){.mode = k->rq, .mult = NULL, .fmult = global ? cg_i64(k, gf.mult) : gfm,
-                       .fshift = global ? cg_i64(k, gf.shift) : gfs, .zp = y->q->zp[0],
-                       .lo = lo, .hi = hi, .sx = x->q->scale[0], .sy = y->q->scale[0],
-                       .by_count = !global};
+    if (!is_max) { /* qn_qavg, or qn_qavg_fixed with the multiplier of the window's divisor
+                    * (rq.avg_init: from a table over every divisor 1..KH*KW; a global pool:
+                    * its one divisor), as lib/ref */
+        pe.rq = (CgRq){.mode = k->rq, .mult = NULL, .fmult = NULL, .fshift = NULL,
+                       .zp = y->q->zp[0], .lo = lo, .hi = hi, .sx = x->q->scale[0],
+                       .sy = y->q->scale[0], .by_count = !global};
+        if (!k->rq->avg_init(k, n, &pe.rq, p.KH * p.KW, cg_range_bits(k, n->in[0])))
+            return false;
+    }
     if (global && p.H * p.W > 0 && p.H * p.W < ((int64_t)1 << 15)) {
         emit_global_qavg(k, &pe, a, p.NC, p.H * p.W);
         return true;
