@@ -87,7 +87,7 @@ def _looks_like_mlir(data):
 
 def compile(model, target=None, requant="float", input_shapes=None, passes=None, *,
             cpu=None, features=None, name=None, engine="auto", threads=None,
-            const_inputs=None, profile=False):
+            const_inputs=None, profile=False, dims=None):
     """Load `model`, run the pass pipeline and JIT-compile it; returns a Model.
 
     model: a path (.onnx, .mlir or text IR, by extension) or bytes (ONNX protobuf, text IR or
@@ -96,6 +96,10 @@ def compile(model, target=None, requant="float", input_shapes=None, passes=None,
            used by save_object/save_header/emit and the JIT.
     requant: "float" or "fixed" (docs/numerics.md).
     input_shapes: {input name: shape} fixing dynamic input dimensions.
+    dims: {symbol: size} binding symbolic dimensions (ONNX dim_params such as "batch_size") in
+           every input and shape that uses them (the qdqc tool's --dim; docs/onnx.md,
+           "Shapes"). A model compiles once all its symbols are bound, to the same code as with
+           the equivalent input_shapes.
     const_inputs: {input name: array} freezing ONNX graph inputs to compile-time constants
            (the qdqc tool's --const-input): the input is no longer an input of the model, and
            parameters a model takes as inputs (Reshape's shape, Slice's starts, ...) fold. The
@@ -119,6 +123,8 @@ def compile(model, target=None, requant="float", input_shapes=None, passes=None,
     for name, shape in (input_shapes or {}).items():
         spec = f"{name}=" + "x".join(str(int(d)) for d in shape)
         m._check(lib_.qdqc_context_add_input_shape(m._ctx, spec.encode()), "input_shapes")
+    for name, size in (dims or {}).items():
+        m._check(lib_.qdqc_context_set_dim(m._ctx, str(name).encode(), int(size)), "dims")
     for name, value in (const_inputs or {}).items():
         a = np.ascontiguousarray(value)
         elem = elem_type_of(a.dtype)

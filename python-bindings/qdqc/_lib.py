@@ -26,6 +26,7 @@ _PROTOS = {
     "qdqc_context_clear_diagnostics": (None, [ctypes.c_void_p]),
     "qdqc_context_set_option": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]),
     "qdqc_context_add_input_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "qdqc_context_set_dim": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64]),
     "qdqc_context_add_const_input": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "qdqc_context_add_const_input_data": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
                                                          ctypes.c_char_p, ctypes.c_int,

@@ -171,6 +171,25 @@ def test_input_shapes():
     assert "remark" not in f.jit_error and "float island" in f.report()
 
 
+def test_dims():
+    """Symbolic dimensions bound by name; an unbound one is an error naming it."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 4])])
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    m = qdqc.compile(data, dims={"batch": 2, "seq": 3})
+    assert m.inputs[0].shape == (2, 3, 4)
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(m.run(x=x)["y"], np.maximum(x, 0))
+    with pytest.raises(qdqc.Error, match=r"symbolic dimension \?seq \(axis 1\)"):
+        qdqc.compile(data, dims={"batch": 2})
+    with pytest.raises(qdqc.Error, match="must be a positive integer"):
+        qdqc.compile(data, dims={"batch": 0, "seq": 3})
+
+
 def test_parse_error_carries_diagnostics():
     with pytest.raises(qdqc.Error) as e:
         qdqc.compile(b"graph @g(%x: f32[2]) -> f32[2] {\n  %y = nosuchop %x : f32[2]\n  return %y\n}\n")
