@@ -562,5 +562,29 @@ ir_require_static(Graph *g, const char *what)
                    plain ? "it" : "its symbols", plain ? name : "NAME");
         return false;
     }
+    /* a shape value holding a symbol (an i64 constant, an ints attribute) */
+    for (uint32_t i = 1; i < g->nodes.len; i++) {
+        Node *n = &g->nodes.data[i];
+        for (uint32_t k = 0; !n->dead && k < n->nattr; k++) {
+            const Attr *a = &n->attrs[k];
+            int64_t sym = 0;
+            for (uint32_t j = 0; a->kind == ATTR_INTS && j < a->ints.n && !sym; j++)
+                if (ir_dim_is_tag(a->ints.v[j]) && ir_dim_valid(g, a->ints.v[j]))
+                    sym = a->ints.v[j];
+            if (a->kind == ATTR_TENSOR && a->t->type.elem == ET_I64)
+                for (size_t j = 0; j < a->t->nbytes / 8 && !sym; j++) {
+                    int64_t v = tensor_get_i(a->t, j);
+                    if (ir_dim_is_tag(v) && ir_dim_valid(g, v))
+                        sym = v;
+                }
+            if (!sym)
+                continue;
+            char ds[96];
+            node_error(g, n, "'%s' holds the symbolic dimension %s: %s need static shapes; "
+                       "bind its symbols with --dim NAME=<size>", ir_str(g, a->name),
+                       ir_dim_str(g, sym, ds, sizeof ds), what);
+            return false;
+        }
+    }
     return true;
 }
