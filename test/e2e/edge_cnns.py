@@ -37,8 +37,9 @@ def tap_copy(path, out):
     classifier's Gemm dequantizes into float logits), a copy with one more graph output (a tap):
     the output of the last single-scale DequantizeLinear on the path back from the output
     through each node's first input (the classifier's quantized input), so that the comparison
-    has a quantization unit to count in. The computation is unchanged. False when there is
-    none or no need."""
+    has a quantization unit to count in; when that value is only a coarser one requantized onto
+    a finer grid through a layout op, the coarser DequantizeLinear (whose unit the rounding was
+    in). The computation is unchanged. False when there is none or no need."""
     import onnx
     m = onnx.load(path)
     g = m.graph
@@ -58,6 +59,24 @@ def tap_copy(path, out):
         n = prod.get(n.input[0]) if n.input else None
     if n is None:
         return False
+
+    def scale_of(dq):
+        return float(onnx.numpy_helper.to_array(init[dq.input[1]]).reshape(-1)[0])
+
+    # A DequantizeLinear fed by a QuantizeLinear of a layout-only view (Reshape, Flatten...) of
+    # an earlier, coarser per-tensor DequantizeLinear only re-expresses that value on a finer
+    # grid, exactly: one unit of rounding there is S_up / S_down units here. Count in the
+    # coarser unit: tap the earlier DequantizeLinear.
+    layout = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity"}
+    while True:
+        q = prod.get(n.input[0])
+        x = prod.get(q.input[0]) if q is not None and q.op_type == "QuantizeLinear" else None
+        while x is not None and x.op_type in layout:
+            x = prod.get(x.input[0])
+        if x is None or x.op_type != "DequantizeLinear" or x.input[1] not in init or \
+                onnx.numpy_helper.to_array(init[x.input[1]]).size != 1 or scale_of(x) <= scale_of(n):
+            break
+        n = x
     g.output.append(onnx.helper.make_tensor_value_info(n.output[0], onnx.TensorProto.FLOAT, None))
     onnx.save(m, out)
     return True
