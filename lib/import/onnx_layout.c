@@ -176,12 +176,20 @@ op_pad(OnnxImp *I)
     return onnx_emit(I, n, ET_NONE);
 }
 
-/* Reshape whose input or target shape holds symbolic dimensions (dims.c): 0 copies the
- * input's dimension, -1 is the element count divided exactly by the others' product. */
+/* Reshape: the shape input becomes an attribute; 0 copies the input's dimension (unless
+ * allowzero), -1 is the element count divided exactly by the others' product. Dimension
+ * arithmetic (dims.c), so static and symbolic shapes take one path. */
 static bool
-reshape_symbolic(OnnxImp *I, ValueId x, const Type *xt, int64_t *sh, int k, bool allowzero)
+op_reshape(OnnxImp *I)
 {
+    ValueId x = IN(I, 0);
+    const Type *xt = TY(I, x);
     Graph *g = I->g;
+    int64_t sh[IR_MAX_RANK];
+    int k;
+    if (!onnx_const_ints(I, 1, "shape", sh, IR_MAX_RANK, &k))
+        return false;
+    bool allowzero = onnx_attr_i(I, "allowzero", 0) != 0;
     int neg = -1;
     int64_t total, known = 1;
     char a[96], b[96];
@@ -189,57 +197,6 @@ reshape_symbolic(OnnxImp *I, ValueId x, const Type *xt, int64_t *sh, int k, bool
         onnx_node_error(I, "the input's element count is too complex a symbolic expression");
         return false;
     }
-    for (int i = 0; i < k; i++) {
-        if (sh[i] == 0 && !allowzero) {
-            if (i >= xt->rank) {
-                onnx_node_error(I, "shape[%d] is 0 (copy) but the input has rank %d", i,
-                                xt->rank);
-                return false;
-            }
-            sh[i] = xt->dims[i];
-        }
-        if (sh[i] == -1 && neg < 0) {
-            neg = i;
-            continue;
-        }
-        if ((sh[i] < 0 && !ir_dim_is_tag(sh[i])) || !ir_dim_valid(g, sh[i])) {
-            onnx_node_error(I, "shape[%d] is %lld", i, (long long)sh[i]);
-            return false;
-        }
-        if (!ir_dim_mul(g, known, sh[i], &known)) {
-            onnx_node_error(I, "the shape's product is too large or too complex");
-            return false;
-        }
-    }
-    if (neg >= 0 && !ir_dim_div_exact(g, total, known, &sh[neg])) {
-        onnx_node_error(I, "cannot infer the -1 dimension: %s elements into blocks of %s",
-                        ir_dim_str(g, total, a, sizeof a), ir_dim_str(g, known, b, sizeof b));
-        return false;
-    }
-    NodeId n = onnx_mk(I, OP_RESHAPE, 1, &x, 1);
-    ir_set_attr_ints(g, n, "shape", sh, (uint32_t)k);
-    return onnx_emit(I, n, ET_NONE);
-}
-
-static bool
-op_reshape(OnnxImp *I)
-{
-    ValueId x = IN(I, 0);
-    const Type *xt = TY(I, x);
-    int64_t sh[IR_MAX_RANK];
-    int k;
-    if (!onnx_const_ints(I, 1, "shape", sh, IR_MAX_RANK, &k))
-        return false;
-    bool allowzero = onnx_attr_i(I, "allowzero", 0) != 0;
-    bool sym = !ir_type_is_static(xt);
-    for (int i = 0; i < k && I->g->dimx.len; i++)
-        sym = sym || ir_dim_is_tag(sh[i]);
-    if (sym)
-        return reshape_symbolic(I, x, xt, sh, k, allowzero);
-    int neg = -1;
-    size_t total, known = 1;
-    if (!type_numel(xt, &total))
-        return false;
     for (int i = 0; i < k; i++) {
         if (sh[i] == 0 && !allowzero) {
             if (i >= xt->rank) {
@@ -257,25 +214,22 @@ op_reshape(OnnxImp *I)
             neg = i;
             continue;
         }
-        if (sh[i] < 0) {
+        if ((sh[i] < 0 && !ir_dim_is_tag(sh[i])) || !ir_dim_valid(g, sh[i])) {
             onnx_node_error(I, "shape[%d] is %lld", i, (long long)sh[i]);
             return false;
         }
-        if (!size_mul(known, (size_t)sh[i], &known)) {
-            onnx_node_error(I, "shape overflows");
+        if (!ir_dim_mul(g, known, sh[i], &known)) {
+            onnx_node_error(I, "shape overflows (or is too complex a symbolic expression)");
             return false;
         }
     }
-    if (neg >= 0) {
-        if (known == 0 || total % known) {
-            onnx_node_error(I, "cannot infer the -1 dimension: %zu elements into blocks of %zu",
-                            total, known);
-            return false;
-        }
-        sh[neg] = (int64_t)(total / known);
+    if (neg >= 0 && !ir_dim_div_exact(g, total, known, &sh[neg])) {
+        onnx_node_error(I, "cannot infer the -1 dimension: %s elements into blocks of %s",
+                        ir_dim_str(g, total, a, sizeof a), ir_dim_str(g, known, b, sizeof b));
+        return false;
     }
     NodeId n = onnx_mk(I, OP_RESHAPE, 1, &x, 1);
-    ir_set_attr_ints(I->g, n, "shape", sh, (uint32_t)k);
+    ir_set_attr_ints(g, n, "shape", sh, (uint32_t)k);
     return onnx_emit(I, n, ET_NONE);
 }
 

@@ -308,6 +308,22 @@ def symbolic_mask_chain():
                  [vi("flat", TP.INT64, None), vi("y1", TP.INT64, None)], inits)
 
 
+def symbolic_reshape(shape):
+    nodes = [h.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]
+    return model(nodes, [f32("x", ["batch", 6])], [f32("y", None)],
+                 [init("shape", np.array(shape, np.int64))])
+
+
+@case
+def symbolic_reshape_two_neg():
+    return symbolic_reshape([-1, -1])
+
+
+@case
+def symbolic_reshape_indivisible():
+    return symbolic_reshape([-1, 4])
+
+
 @case
 def symbolic_expand():
     """Expand to a shape read from the input: the result's shape is symbolic."""
