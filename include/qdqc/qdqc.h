@@ -117,10 +117,15 @@ QDQC_API void qdqc_module_destroy(qdqc_module *m); /* NULL is a no-op */
 QDQC_API qdqc_status qdqc_context_add_input_shape(qdqc_context *ctx, const char *spec);
 /* Bind the symbolic dimension `name` (an ONNX dim_param such as "batch_size", or a text-IR
  * "?name") to `value` (1 to 2^40) in every model the context reads afterwards: every input,
- * shape and expression that uses it becomes static. qdqc_context_add_dim takes "NAME=N" (the
- * CLI's --dim). A dimension left symbolic is typed and printed as such, but compiling or
- * running the model needs it bound (docs/onnx.md, "Symbolic dimensions"). */
+ * shape and expression that uses it becomes static. qdqc_context_add_dim takes "NAME=N" or
+ * "NAME=LO..HI" (the CLI's --dim). A dimension left symbolic is typed and printed as such;
+ * compiling or running the model needs it bound, or given a range with
+ * qdqc_context_set_dim_range: the symbol then stays a run-time dimension of the compiled
+ * object, which takes any value in [lo, hi] (docs/abi.md, "Run-time dimensions"; a batch-like
+ * symbol only: every node must compute each index along it independently). */
 QDQC_API qdqc_status qdqc_context_set_dim(qdqc_context *ctx, const char *name, int64_t value);
+QDQC_API qdqc_status qdqc_context_set_dim_range(qdqc_context *ctx, const char *name, int64_t lo,
+                                                int64_t hi);
 QDQC_API qdqc_status qdqc_context_add_dim(qdqc_context *ctx, const char *spec);
 /* Freeze a graph input to a compile-time constant for later ONNX imports: spec
  * "NAME=FILE.npy" (the file is read now). The input is removed from the graph's inputs and

@@ -1,5 +1,6 @@
 /* compile.c: public API of the code generator (qdqc_module_compile_*, qdqc_jit_*): thin
  * wrappers over lib/codegen. Nothing here prints or exits. */
+#include "api/dynamic.h"
 #include "api/report.h"
 #include "codegen/codegen.h"
 #include "support/file_write.h"
@@ -134,8 +135,6 @@ qdqc_module_compile_outputs(qdqc_module *m, const qdqc_compile_options *opts, si
     CgEmitKind ck[8];
     if (n > sizeof ck / sizeof ck[0])
         return QDQC_ERR_INVALID_ARG;
-    if (!ir_require_static(&m->g, "compiling"))
-        return QDQC_ERR_CODEGEN;
     for (size_t i = 0; i < n; i++) {
         if ((unsigned)kinds[i] > QDQC_EMIT_BITCODE)
             return QDQC_ERR_INVALID_ARG;
@@ -147,9 +146,18 @@ qdqc_module_compile_outputs(qdqc_module *m, const qdqc_compile_options *opts, si
     }
     CgOptions o;
     resolve(m, opts, &o);
+    Module *unit = NULL;
+    CgDyn dyn;
+    int dynamic = api_dyn_prepare(m, &unit, &dyn);
+    if (dynamic < 0 || (!dynamic && !ir_require_static(&m->g, "compiling")))
+        return QDQC_ERR_CODEGEN;
+    o.dyn = dynamic ? &dyn : NULL;
     OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
-    qdqc_status st = cg_compile_kinds(m, &o, n, ck, outs, lens) ? QDQC_OK : QDQC_ERR_CODEGEN;
+    qdqc_status st =
+        cg_compile_kinds(dynamic ? unit : m, &o, n, ck, outs, lens) ? QDQC_OK : QDQC_ERR_CODEGEN;
     OOM_TRAP_LEAVE(trap);
+    ir_module_destroy(unit);
+    api_dyn_free(&dyn);
     return st;
 }
 

@@ -147,8 +147,128 @@ emit_run(Kb *k, CgPlan *p, const LLVMValueRef *fns, LLVMValueRef runex)
     return fn;
 }
 
+/* ---- a run-time batch dimension (CgDyn): PREFIX_run_shapes ----
+ * Reads the symbol's value from the input shapes (each must match the graph's, the symbol's
+ * axis a multiple of it, every input agreeing), checks it against [lo, hi], writes the output
+ * shapes, then calls run_ex once per index of the symbol on the next slice of each input and
+ * output that carries it. A bad shape returns QDQC_ERR_INVALID_ARG before anything runs. */
+
+/* Fail (return QDQC_ERR_INVALID_ARG) unless ok. */
+static void
+dyn_require(Kb *k, LLVMValueRef ok)
+{
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, k->fn, "bad_shape");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, k->fn, "");
+    LLVMBuildCondBr(k->b, ok, cont, bad);
+    LLVMPositionBuilderAtEnd(k->b, bad);
+    LLVMBuildRet(k->b, cg_i32(k, QDQC_ERR_INVALID_ARG));
+    LLVMPositionBuilderAtEnd(k->b, cont);
+}
+
+static LLVMValueRef
+dyn_load_ptr(Kb *k, LLVMValueRef arr, uint32_t i)
+{
+    LLVMValueRef idx = cg_i64(k, i);
+    return LLVMBuildLoad2(k->b, k->ptr, LLVMBuildGEP2(k->b, k->ptr, arr, &idx, 1, ""), "");
+}
+
+/* The symbol's value read from the input shapes (slot vs: -1 until an input sets it). */
+static void
+dyn_read_inputs(Kb *k, const CgDyn *d, LLVMValueRef shapes, LLVMValueRef vs)
+{
+    Graph *g = k->g;
+    for (uint32_t i = 0; i < g->inputs.len; i++) {
+        const Type *t = &ir_value(g, g->inputs.data[i])->type;
+        LLVMValueRef sh = dyn_load_ptr(k, shapes, i);
+        dyn_require(k, LLVMBuildIsNotNull(k->b, sh, ""));
+        for (int a = 0; a < t->rank; a++) {
+            LLVMValueRef dim = cg_load_at(k, k->i64, sh, cg_i64(k, 8 * a), 8);
+            if (a != d->in[i].axis) {
+                dyn_require(k, LLVMBuildICmp(k->b, LLVMIntEQ, dim, cg_i64(k, t->dims[a]), ""));
+                continue;
+            }
+            LLVMValueRef c = cg_i64(k, d->in[i].coef);
+            LLVMValueRef q = LLVMBuildSDiv(k->b, dim, c, "");
+            dyn_require(k, LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGT, dim, cg_i64(k, 0), ""),
+                                        LLVMBuildICmp(k->b, LLVMIntEQ, LLVMBuildMul(k->b, q, c, ""), dim, ""), ""));
+            LLVMValueRef old = LLVMBuildLoad2(k->b, k->i64, vs, "");
+            LLVMValueRef unset = LLVMBuildICmp(k->b, LLVMIntSLT, old, cg_i64(k, 0), "");
+            dyn_require(k, LLVMBuildOr(k->b, unset, LLVMBuildICmp(k->b, LLVMIntEQ, old, q, ""), ""));
+            LLVMBuildStore(k->b, q, vs);
+        }
+    }
+}
+
+static LLVMValueRef
+emit_run_shapes(Kb *k, CgPlan *p, const CgDyn *d, LLVMValueRef runex)
+{
+    Graph *g = k->g;
+    (void)p;
+    char name[128];
+    LLVMTypeRef pt[7] = {k->ptr, k->ptr, k->ptr, k->ptr, k->ptr, k->ptr, k->ptr};
+    snprintf(name, sizeof name, "%s_run_shapes", k->prefix);
+    LLVMValueRef fn = LLVMAddFunction(k->mod, name, LLVMFunctionType(k->i32, pt, 7, 0));
+    cg_fn_attrs(k, fn);
+    k->fn = fn;
+    LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, fn, "entry"));
+    LLVMValueRef ishape = LLVMGetParam(fn, 0), pin = LLVMGetParam(fn, 1);
+    LLVMValueRef oshape = LLVMGetParam(fn, 2), pout = LLVMGetParam(fn, 3);
+    uint32_t nin = g->inputs.len, nout = g->outputs.len;
+    LLVMValueRef vs = cg_entry_alloca(k, k->i64);
+    LLVMBuildStore(k->b, cg_i64(k, -1), vs);
+    dyn_require(k, LLVMBuildIsNotNull(k->b, ishape, ""));
+    dyn_read_inputs(k, d, ishape, vs);
+    LLVMValueRef v = LLVMBuildLoad2(k->b, k->i64, vs, "dim");
+    dyn_require(k, LLVMBuildAnd(k->b, LLVMBuildICmp(k->b, LLVMIntSGE, v, cg_i64(k, d->lo), ""),
+                                LLVMBuildICmp(k->b, LLVMIntSLE, v, cg_i64(k, d->hi), ""), ""));
+    /* output shapes: optional (NULL array or NULL entry: not written) */
+    for (uint32_t o = 0; o < nout; o++) {
+        const Type *t = &ir_value(g, g->outputs.data[o])->type;
+        CgIf f0, f1;
+        cg_if_begin(k, &f0, LLVMBuildIsNotNull(k->b, oshape, ""));
+        LLVMValueRef sh = dyn_load_ptr(k, oshape, o);
+        cg_if_begin(k, &f1, LLVMBuildIsNotNull(k->b, sh, ""));
+        for (int a = 0; a < t->rank; a++) {
+            LLVMValueRef dim = a == d->out[o].axis ? LLVMBuildMul(k->b, v, cg_i64(k, d->out[o].coef), "")
+                                                   : cg_i64(k, t->dims[a]);
+            LLVMBuildStore(k->b, dim, cg_gep(k, sh, cg_i64(k, 8 * a)));
+        }
+        cg_if_else(k, &f1);
+        cg_if_end(k, &f1);
+        cg_if_else(k, &f0);
+        cg_if_end(k, &f0);
+    }
+    LLVMValueRef ins = cg_entry_alloca(k, LLVMArrayType2(k->ptr, nin ? nin : 1));
+    LLVMValueRef outs = cg_entry_alloca(k, LLVMArrayType2(k->ptr, nout ? nout : 1));
+    CgLoop l;
+    LLVMValueRef b = cg_loop_begin(k, &l, v);
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        uint32_t n = pass ? nout : nin;
+        for (uint32_t i = 0; i < n; i++) {
+            const IrBatchIO *io = pass ? &d->out[i] : &d->in[i];
+            ValueId val = pass ? g->outputs.data[i] : g->inputs.data[i];
+            LLVMValueRef ptr = dyn_load_ptr(k, pass ? pout : pin, i);
+            if (io->axis >= 0)
+                ptr = cg_gep(k, ptr, LLVMBuildMul(k->b, b, cg_i64(k, cg_value_bytes(g, val)), ""));
+            LLVMValueRef idx = cg_i64(k, i);
+            LLVMBuildStore(k->b, ptr, LLVMBuildGEP2(k->b, k->ptr, pass ? outs : ins, &idx, 1, ""));
+        }
+    }
+    LLVMValueRef args[5] = {ins, outs, LLVMGetParam(fn, 4), LLVMGetParam(fn, 5), LLVMGetParam(fn, 6)};
+    LLVMValueRef st = LLVMBuildCall2(k->b, LLVMGlobalGetValueType(runex), runex, args, 5, "");
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, fn, "failed");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, fn, "");
+    LLVMBuildCondBr(k->b, LLVMBuildICmp(k->b, LLVMIntNE, st, cg_i32(k, 0), ""), bad, cont);
+    LLVMPositionBuilderAtEnd(k->b, bad);
+    LLVMBuildRet(k->b, st);
+    LLVMPositionBuilderAtEnd(k->b, cont);
+    cg_loop_end(k, &l);
+    LLVMBuildRet(k->b, cg_i32(k, QDQC_OK));
+    return fn;
+}
+
 void
-cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile)
+cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile, const struct CgDyn *dyn)
 {
     char name[128];
     LLVMTypeRef pt[5] = {k->ptr, k->ptr, k->ptr, k->ptr, k->ptr};
@@ -170,6 +290,8 @@ cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile)
     cg_fn_attrs(k, wsz);
     LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, wsz, "entry"));
     LLVMBuildRet(k->b, cg_i64(k, p->workspace));
+    if (dyn)
+        emit_run_shapes(k, p, dyn, runex);
 }
 
 /* ---- the C header ---- */
@@ -218,6 +340,42 @@ io_block(StrBuf *b, Graph *g, const char *P, const char *p, bool out)
     sb_printf(b, "%s};\n", v->len ? "" : "0");
 }
 
+/* The run-time dimension's part of the header: the symbol, its bounds, where it sits in each
+ * input and output, and PREFIX_run_shapes. */
+static void
+dyn_header(StrBuf *b, Graph *g, const CgDyn *d, const char *p, const char *P)
+{
+    sb_printf(b, "\n/* Run-time dimension: the compiled object takes every %s in [%s_DIM_MIN,\n"
+              " * %s_DIM_MAX]. %s_INPUTi_DIM_AXIS / %s_OUTPUTi_DIM_AXIS: the axis that is\n"
+              " * %s_INPUTi_DIM_COEF * %s (-1: none; the _DIMS, _NUMEL and _BYTES above are at\n"
+              " * %s = 1). */\n", d->sym, P, P, P, P, P, d->sym, d->sym);
+    sb_printf(b, "#define %s_DIM_NAME ", P);
+    c_string(b, d->sym);
+    sb_printf(b, "\n#define %s_DIM_MIN %lld\n#define %s_DIM_MAX %lld\n", P, (long long)d->lo, P,
+              (long long)d->hi);
+    for (int out = 0; out < 2; out++) {
+        uint32_t n = out ? g->outputs.len : g->inputs.len;
+        for (uint32_t i = 0; i < n; i++) {
+            const IrBatchIO *io = out ? &d->out[i] : &d->in[i];
+            const char *kind = out ? "OUTPUT" : "INPUT";
+            sb_printf(b, "#define %s_%s%u_DIM_AXIS %d\n#define %s_%s%u_DIM_COEF %lld\n", P, kind,
+                      i, io->axis, P, kind, i, (long long)io->coef);
+        }
+    }
+    sb_printf(b,
+              "/* Run at the shapes of the inputs: input_shapes[i] holds %s_INPUTi_RANK\n"
+              " * dimensions, equal to _DIMS but on _DIM_AXIS, which is _DIM_COEF * n with n in\n"
+              " * [%s_DIM_MIN, %s_DIM_MAX] and the same n for every input. Buffers hold n times\n"
+              " * the _BYTES at 1. output_shapes (or an entry of it) may be NULL; else entry i\n"
+              " * receives output i's %s_OUTPUTi_RANK dimensions. Returns QDQC_ERR_INVALID_ARG (6)\n"
+              " * before running anything when a shape does not conform, else as %s_run_ex. The\n"
+              " * workspace is %s_WORKSPACE_SIZE bytes for every n. */\n"
+              "int %s_run_shapes(const int64_t *const *input_shapes, const void *const *inputs,\n"
+              "                  int64_t *const *output_shapes, void *const *outputs, void *workspace,\n"
+              "                  %s_parallel_for_fn pf, void *pf_ctx);\n",
+              P, P, P, P, p, P, p, p);
+}
+
 char *
 cg_header_text(Module *m, const CgOptions *o, size_t workspace, const CgStep *steps,
                uint32_t nsteps)
@@ -262,6 +420,8 @@ cg_header_text(Module *m, const CgOptions *o, size_t workspace, const CgStep *st
               "               %s_parallel_for_fn pf, void *pf_ctx);\n"
               "size_t %s_workspace_size(void); /* == %s_WORKSPACE_SIZE */\n",
               p, p, p, P, P, p, p, p, p, p, P);
+    if (o->dyn)
+        dyn_header(&b, g, o->dyn, p, P);
     if (o->profile) {
         sb_printf(&b,
                   "\n/* Step hook (compiled with the option profile): %s_run_profile calls\n"

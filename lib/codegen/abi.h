@@ -5,9 +5,12 @@
 
 #include "codegen/plan/plan.h"
 
+struct CgDyn;
+
 /* The C ABI (abi.c): PREFIX_run_ex (calling fns[s] for step s of p), PREFIX_run,
- * PREFIX_workspace_size; with profile also PREFIX_run_profile (the step hook around every step). */
+ * PREFIX_workspace_size; with profile also PREFIX_run_profile (the step hook around every step);
+ * with dyn also PREFIX_run_shapes (a run-time batch dimension, codegen.h). */
 void
-cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile);
+cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile, const struct CgDyn *dyn);
 
 #endif

@@ -202,7 +202,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     for (uint32_t s = 0; ok && s < plan.nsteps; s++)
         fns[s] = emit_step(&k, &plan, s, &ok);
     if (ok)
-        cg_emit_abi(&k, &plan, fns, o->profile);
+        cg_emit_abi(&k, &plan, fns, o->profile, o->dyn);
     LLVMDisposeBuilder(k.b);
     cg_gemm_cache_destroy(k.gemm_cache);
     free(fns);

@@ -40,7 +40,16 @@ typedef struct CgOptions {
     char isa[32];      /* "" = best for the target, else a cg_gemm_isa_name() */
     bool requant_fixed;
     bool profile;      /* also emit PREFIX_run_profile: a step hook around every step */
+    const struct CgDyn *dyn; /* a run-time batch dimension: also emit PREFIX_run_shapes */
 } CgOptions;
+
+/* A run-time batch dimension (lib/api/dynamic.c): the graph is compiled at sym = 1 and
+ * PREFIX_run_shapes runs it once per index of sym (docs/abi.md, "Run-time dimensions"). */
+typedef struct CgDyn {
+    char sym[128];
+    int64_t lo, hi;
+    IrBatchIO *in, *out; /* per graph input / output of the graph compiled at sym = 1 */
+} CgDyn;
 
 typedef enum CgEmitKind {
     CG_EMIT_OBJ,

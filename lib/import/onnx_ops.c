@@ -670,7 +670,22 @@ takes_symbolic(const char *op)
         "Reciprocal", "Softmax", "Cast", "Transpose", "Reshape", "Shape", "Gather", "Concat",
         "Unsqueeze", "Squeeze", "Identity", "Where", "Equal", "Less", "Greater", "Not",
         "LayerNormalization", "Clip", "Max", "Min", "GreaterOrEqual", "LessOrEqual", "And", "Or",
-        "Xor", "Flatten", "ConstantOfShape", "Range", "Expand", "Slice",
+        "Xor", "Flatten", "ConstantOfShape", "Range", "Expand", "Slice", "LeakyRelu",
+        "HardSigmoid", "HardSwish", "PRelu",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (strcmp(op, ok[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The ONNX ops that take a symbol in axis 0 (the batch) of input 0 only (OPF_SYMN). */
+static bool
+takes_symbolic_batch(const char *op)
+{
+    static const char *const ok[] = {
+        "Conv", "BatchNormalization", "Gemm", "AveragePool", "GlobalAveragePool", "MaxPool",
+        "ReduceMean",
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         if (strcmp(op, ok[i]) == 0)
@@ -683,10 +698,16 @@ check_symbolic_operands(OnnxImp *I, const char *op)
 {
     if (!I->g->dimx.len || takes_symbolic(op))
         return true;
+    bool batch = takes_symbolic_batch(op);
     for (size_t k = 0; k < I->node->n_input; k++) {
         ValueId v = IN(I, k);
         const Type *t = v.id ? TY(I, v) : NULL;
         int d = t ? ir_type_first_sym(t) : -1;
+        if (d == 0 && k == 0 && batch) {
+            Type rest = *t;
+            rest.dims[0] = 1;
+            d = ir_type_first_sym(&rest);
+        }
         if (d < 0)
             continue;
         char ds[96];

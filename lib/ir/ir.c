@@ -73,6 +73,7 @@ ir_module_destroy(Module *m)
     if (!m)
         return;
     graph_free(&m->g);
+    free(m->deferred_passes);
     intern_free(&m->strs);
     arena_free(&m->arena);
     free(m);

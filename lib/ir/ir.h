@@ -95,7 +95,8 @@ typedef enum OpKind {
     OP_COUNT
 } OpKind;
 
-enum { OPF_ELEMWISE = 1, OPF_LAYOUT = 2, OPF_INT = 4, OPF_QDQ = 8, OPF_QRULE = 16, OPF_SYMDIM = 32 };
+enum { OPF_ELEMWISE = 1, OPF_LAYOUT = 2, OPF_INT = 4, OPF_QDQ = 8, OPF_QRULE = 16, OPF_SYMDIM = 32,
+       OPF_BATCH = 64, OPF_VIEW = 128, OPF_SYMN = 256 };
 
 typedef struct OpInfo {
     const char *name;
@@ -173,6 +174,10 @@ struct qdqc_module {
     Interner strs;
     Graph g;
     const char *filename; /* interned */
+    /* passes asked for while a symbol has a run-time range (--dim NAME=LO..HI): they run on
+     * each specialisation of the module when it is compiled (lib/api/dynamic.c); malloc'd,
+     * comma-separated, NULL if none */
+    char *deferred_passes;
 };
 
 /* ---- module / graph construction ---- */
@@ -383,6 +388,24 @@ bool ir_tensor_has_sym(const Tensor *t); /* an i64 tensor holding a symbolic val
 /* An error naming the first value (graph inputs first) with a symbolic dimension: `what`
  * ("the passes", "compiling") needs static shapes. */
 bool ir_require_static(Graph *g, const char *what);
+
+/* ---- run-time batch dimensions (batchsep.c) ---- */
+/* Where the run-time symbol sits in a graph input or output: axis -1 when it does not. */
+typedef struct IrBatchIO {
+    int axis;
+    int64_t coef; /* the axis is coef * symbol */
+} IrBatchIO;
+/* Whether the symbol `sym` may be a run-time batch dimension of the graph, given the module
+ * specialised (and passed) at sym = 1, 2, 3; fills in[]/out[] per graph input/output, or
+ * reports an error naming the node that mixes values along it. */
+bool ir_batch_check(Module *const ms[3], const char *sym, IrBatchIO *in, IrBatchIO *out);
+/* A copy of m with the symbol bound to value (through the text form: every type, shape
+ * constant and attribute re-inferred); NULL with diagnostics on error. Its node locations
+ * point into m's strings: m must outlive it. */
+Module *ir_module_specialise(Module *m, const char *sym, int64_t value);
+/* The first symbol of g that has a run-time range in its context (--dim NAME=LO..HI), its
+ * bounds, and how many symbols of g have one; NULL if none. */
+const char *ir_runtime_symbol(Graph *g, int64_t *lo, int64_t *hi, uint32_t *count);
 
 /* ---- text form ---- */
 char *ir_print(Graph *g);          /* caller frees */

@@ -195,6 +195,9 @@ qdqc_context_destroy(qdqc_context *ctx)
     for (uint32_t i = 0; i < ctx->dim_binds.len; i++)
         free(ctx->dim_binds.data[i].name);
     vec_free(&ctx->dim_binds);
+    for (uint32_t i = 0; i < ctx->dim_ranges.len; i++)
+        free(ctx->dim_ranges.data[i].name);
+    vec_free(&ctx->dim_ranges);
     for (uint32_t i = 0; i < ctx->const_inputs.len; i++) {
         free(ctx->const_inputs.data[i].name);
         free(ctx->const_inputs.data[i].origin);
@@ -363,25 +366,36 @@ qdqc_context_add_input_shape(qdqc_context *ctx, const char *spec)
     return QDQC_OK;
 }
 
+static bool
+dim_name_ok(qdqc_context *ctx, const char *name)
+{
+    bool ok = *name && strlen(name) < 128;
+    for (const char *p = name; ok && *p; p++)
+        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+             (p != name && ((*p >= '0' && *p <= '9') || *p == '.'));
+    if (!ok)
+        diag_error(ctx, NULL, "--dim: '%s' is not a dimension name (letters, digits, '_' and "
+                   "'.', not starting with a digit or '.')", name);
+    return ok;
+}
+
+static bool
+dim_value_ok(qdqc_context *ctx, const char *name, int64_t value)
+{
+    if (value > 0 && value <= ((int64_t)1 << 40))
+        return true;
+    diag_error(ctx, NULL, "--dim %s: the value must be a positive integer up to 2^40, got %lld",
+               name, (long long)value);
+    return false;
+}
+
 qdqc_status
 qdqc_context_set_dim(qdqc_context *ctx, const char *name, int64_t value)
 {
     if (!ctx || !name)
         return QDQC_ERR_INVALID_ARG;
-    bool ok = *name && strlen(name) < 128;
-    for (const char *p = name; ok && *p; p++)
-        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
-             (p != name && ((*p >= '0' && *p <= '9') || *p == '.'));
-    if (!ok) {
-        diag_error(ctx, NULL, "--dim: '%s' is not a dimension name (letters, digits, '_' and "
-                   "'.', not starting with a digit or '.')", name);
+    if (!dim_name_ok(ctx, name) || !dim_value_ok(ctx, name, value))
         return QDQC_ERR_INVALID_ARG;
-    }
-    if (value <= 0 || value > ((int64_t)1 << 40)) {
-        diag_error(ctx, NULL, "--dim %s: the value must be a positive integer up to 2^40, got "
-                   "%lld", name, (long long)value);
-        return QDQC_ERR_INVALID_ARG;
-    }
     for (uint32_t i = 0; i < ctx->dim_binds.len; i++)
         if (strcmp(ctx->dim_binds.data[i].name, name) == 0) {
             ctx->dim_binds.data[i].value = value;
@@ -393,24 +407,63 @@ qdqc_context_set_dim(qdqc_context *ctx, const char *name, int64_t value)
 }
 
 qdqc_status
+qdqc_context_set_dim_range(qdqc_context *ctx, const char *name, int64_t lo, int64_t hi)
+{
+    if (!ctx || !name)
+        return QDQC_ERR_INVALID_ARG;
+    if (!dim_name_ok(ctx, name) || !dim_value_ok(ctx, name, lo) || !dim_value_ok(ctx, name, hi))
+        return QDQC_ERR_INVALID_ARG;
+    if (lo > hi) {
+        diag_error(ctx, NULL, "--dim %s=%lld..%lld: the lower bound is above the upper bound",
+                   name, (long long)lo, (long long)hi);
+        return QDQC_ERR_INVALID_ARG;
+    }
+    for (uint32_t i = 0; i < ctx->dim_ranges.len; i++)
+        if (strcmp(ctx->dim_ranges.data[i].name, name) == 0) {
+            ctx->dim_ranges.data[i].lo = lo;
+            ctx->dim_ranges.data[i].hi = hi;
+            return QDQC_OK;
+        }
+    DimRange r = {xstrdup(name), lo, hi};
+    vec_push(&ctx->dim_ranges, r);
+    return QDQC_OK;
+}
+
+static bool
+parse_dim_int(const char *s, const char **end, long long *v)
+{
+    errno = 0;
+    char *e;
+    *v = strtoll(s, &e, 10);
+    *end = e;
+    return e != s && !errno && *s >= '0' && *s <= '9';
+}
+
+qdqc_status
 qdqc_context_add_dim(qdqc_context *ctx, const char *spec)
 {
     const char *eq = spec ? strrchr(spec, '=') : NULL;
-    char *end;
+    const char *end;
     if (!eq || eq == spec || !eq[1]) {
-        diag_error(ctx, NULL, "--dim '%s': expected NAME=N, e.g. batch=1", spec ? spec : "");
+        diag_error(ctx, NULL, "--dim '%s': expected NAME=N or NAME=LO..HI, e.g. batch=1",
+                   spec ? spec : "");
         return QDQC_ERR_INVALID_ARG;
     }
-    errno = 0;
-    long long v = strtoll(eq + 1, &end, 10);
+    long long lo, hi;
     char name[128];
-    if (*end || errno || (size_t)(eq - spec) >= sizeof name) {
-        diag_error(ctx, NULL, "--dim '%s': expected NAME=N with N a positive integer", spec);
+    bool ok = (size_t)(eq - spec) < sizeof name && parse_dim_int(eq + 1, &end, &lo);
+    bool range = ok && end[0] == '.' && end[1] == '.';
+    if (range)
+        ok = parse_dim_int(end + 2, &end, &hi);
+    if (!ok || *end) {
+        diag_error(ctx, NULL, "--dim '%s': expected NAME=N or NAME=LO..HI with positive "
+                   "integers", spec);
         return QDQC_ERR_INVALID_ARG;
     }
     memcpy(name, spec, (size_t)(eq - spec));
     name[eq - spec] = 0;
-    return qdqc_context_set_dim(ctx, name, v);
+    return range ? qdqc_context_set_dim_range(ctx, name, lo, hi)
+                 : qdqc_context_set_dim(ctx, name, lo);
 }
 
 unsigned

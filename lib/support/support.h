@@ -214,6 +214,13 @@ typedef struct DimBind {
     int64_t value;
 } DimBind;
 
+/* --dim NAME=LO..HI: NAME stays a symbol, bound at run time to a value in [lo, hi]: the
+ * compiled object takes the actual shapes (lib/codegen/dynbatch.c). */
+typedef struct DimRange {
+    char *name;
+    int64_t lo, hi;
+} DimRange;
+
 struct qdqc_context {
     VEC(Diag) diags;
     size_t nerrors;
@@ -224,6 +231,7 @@ struct qdqc_context {
     VEC(InputShape) input_shapes;
     VEC(ConstInput) const_inputs;
     VEC(DimBind) dim_binds;
+    VEC(DimRange) dim_ranges;
     /* output sink for --print-after etc. (the CLI sets it; the library writes only here) */
     void (*print_sink)(void *user, const char *text);
     void *print_user;

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pass.h"
 
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -70,6 +71,20 @@ now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static bool
+defer_passes(Module *m, const char *pipeline)
+{
+    size_t old = m->deferred_passes ? strlen(m->deferred_passes) : 0;
+    char *p = realloc(m->deferred_passes, old + strlen(pipeline) + 2);
+    if (!p) {
+        diag_error(m->ctx, NULL, "out of memory");
+        return false;
+    }
+    snprintf(p + old, strlen(pipeline) + 2, "%s%s", old ? "," : "", pipeline);
+    m->deferred_passes = p;
+    return true;
+}
+
 bool
 pass_run_pipeline(Module *m, const char *pipeline)
 {
@@ -108,6 +123,13 @@ pass_run_pipeline(Module *m, const char *pipeline)
     if (!ok) {
         vec_free(&seq);
         return false;
+    }
+    int64_t lo, hi;
+    uint32_t nsym;
+    if (seq.len && ir_runtime_symbol(&m->g, &lo, &hi, &nsym)) {
+        /* a run-time dimension: the passes run on each specialisation at compile time */
+        vec_free(&seq);
+        return defer_passes(m, pipeline);
     }
     if (seq.len && !ir_require_static(&m->g, "the passes")) {
         vec_free(&seq);

@@ -44,6 +44,7 @@ typedef struct Opts {
     RunOpts run; /* qdqc run */
     BenchOpts bench; /* qdqc bench */
     qdqc_compile_options *copts; /* --target --mcpu --mattr --name --isa */
+    bool dim_range; /* a --dim NAME=LO..HI: the passes run at compile time, on each size */
 } Opts;
 
 static const char usage_text[] =
@@ -114,6 +115,9 @@ static const char usage_text[] =
     "  --input-shape NAME=DIMS fix a dynamic input shape, e.g. x=1x3x224x224 (repeatable)\n"
     "  --dim NAME=N            bind the symbolic dimension NAME (an ONNX dim_param, a text-IR\n"
     "                          ?NAME) to N in every input and shape (repeatable)\n"
+    "  --dim NAME=LO..HI       keep NAME a run-time dimension: the object's\n"
+    "                          PREFIX_run_shapes takes any NAME in [LO, HI] (a batch-like\n"
+    "                          dimension; docs/abi.md, \"Run-time dimensions\")\n"
     "  --const-input NAME=FILE.npy\n"
     "                          freeze ONNX graph input NAME to the array's value: it is no\n"
     "                          longer an input but a compile-time constant (repeatable)\n"
@@ -534,7 +538,8 @@ run_compile(Opts *o)
         rc = EXIT_INPUT;
         goto done;
     }
-    if (!strcmp(passes, "default") && !ends_with(o->input, ".qir") && strcmp(o->input, "-") != 0)
+    if (!strcmp(passes, "default") && !ends_with(o->input, ".qir") && strcmp(o->input, "-") != 0 &&
+        !o->dim_range)
         warn_if_no_integer_op(o, m);
     /* the code generator's kinds from one compile; --report adds the header (its workspace) */
     qdqc_emit_kind ck[MAX_OUTPUTS + 1];
@@ -797,6 +802,7 @@ parse_compile_flag(Opts *o, int argc, char **argv, int *i)
     } else if ((v = flag_value(argc, argv, i, "--dim", &m)) || m) {
         if (!v || qdqc_context_add_dim(o->ctx, v) != QDQC_OK)
             return v ? EXIT_USAGE : usage_error("--dim needs NAME=N");
+        o->dim_range |= strstr(v, "..") != NULL;
     } else if ((v = flag_value(argc, argv, i, "--const-input", &m)) || m) {
         qdqc_status st = v ? qdqc_context_add_const_input(o->ctx, v) : QDQC_OK;
         if (!v)
