@@ -280,6 +280,16 @@ QDQC_API qdqc_status qdqc_jit_create(qdqc_module *m, const qdqc_compile_options 
 QDQC_API void qdqc_jit_set_parallel_for(qdqc_jit *j, qdqc_parallel_for_fn pf, void *ctx);
 /* inputs/outputs as qdqc_module_run_reference. */
 QDQC_API qdqc_status qdqc_jit_run(qdqc_jit *j, const void *const *inputs, void *const *outputs);
+/* A session of a module with a run-time dimension (qdqc_context_set_dim_range): run at the
+ * inputs' shapes (input_shapes[i]: input i's dims; the dimension's axis any multiple its
+ * range allows, the others as the module's), writing each output's dims to output_shapes[i]
+ * (NULL, or an entry of NULL: not written). outputs == NULL only checks the shapes and writes
+ * output_shapes, so a caller can size its buffers first. QDQC_ERR_INVALID_ARG for shapes that
+ * do not conform (nothing runs) or a session without a run-time dimension (docs/abi.md,
+ * "Run-time dimensions"). */
+QDQC_API qdqc_status qdqc_jit_run_shapes(qdqc_jit *j, const int64_t *const *input_shapes,
+                                         const void *const *inputs, int64_t *const *output_shapes,
+                                         void *const *outputs);
 QDQC_API size_t qdqc_jit_workspace_size(const qdqc_jit *j);
 QDQC_API void qdqc_jit_destroy(qdqc_jit *j); /* NULL is a no-op */
 

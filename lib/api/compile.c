@@ -33,6 +33,8 @@ struct qdqc_jit {
      * second run at the same time (another thread, or the parallel-for hook calling back)
      * would overwrite them; it gets QDQC_ERR_BUSY instead */
     atomic_bool running;
+    bool dynamic; /* compiled with a run-time dimension: qdqc_jit_run_shapes */
+    qdqc_context *ctx;
 };
 
 qdqc_compile_options *
@@ -245,24 +247,37 @@ qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts, qdqc_jit **out
     if (!m || !out)
         return QDQC_ERR_INVALID_ARG;
     *out = NULL;
-    if (!ir_require_static(&m->g, "compiling"))
-        return QDQC_ERR_CODEGEN;
     CgOptions o;
     resolve(m, opts, &o);
-    OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
-    CgJitModel *jm = cg_jit_model_create(m, &o);
-    OOM_TRAP_LEAVE(trap);
-    if (!jm)
+    Module *unit = NULL;
+    CgDyn dyn;
+    int dynamic = api_dyn_prepare(m, &unit, &dyn);
+    if (dynamic < 0 || (!dynamic && !ir_require_static(&m->g, "compiling")))
         return QDQC_ERR_CODEGEN;
+    o.dyn = dynamic ? &dyn : NULL;
+    Module *cm = dynamic ? unit : m;
+    OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
+    CgJitModel *jm = cg_jit_model_create(cm, &o);
+    OOM_TRAP_LEAVE(trap);
+    api_dyn_free(&dyn);
+    if (!jm) {
+        ir_module_destroy(unit);
+        return QDQC_ERR_CODEGEN;
+    }
     qdqc_jit *j = try_calloc(1, sizeof *j);
     if (!j) {
         cg_jit_model_destroy(jm);
+        ir_module_destroy(unit);
         diag_error(m->ctx, NULL, "out of memory: JIT session");
         return QDQC_ERR_NOMEM;
     }
     j->m = jm;
+    j->dynamic = dynamic;
+    j->ctx = m->ctx;
     atomic_init(&j->running, false);
-    if (!jit_steps(j, m)) {
+    bool steps_ok = jit_steps(j, cm);
+    ir_module_destroy(unit);
+    if (!steps_ok) {
         qdqc_jit_destroy(j);
         diag_error(m->ctx, NULL, "out of memory: JIT session");
         return QDQC_ERR_NOMEM;
@@ -292,6 +307,25 @@ qdqc_jit_run(qdqc_jit *j, const void *const *inputs, void *const *outputs)
                                (CgStepHook)j->hook, j->hook_ctx);
     atomic_store_explicit(&j->running, false, memory_order_release);
     return ok ? QDQC_OK : QDQC_ERR_RUNTIME;
+}
+
+qdqc_status
+qdqc_jit_run_shapes(qdqc_jit *j, const int64_t *const *input_shapes, const void *const *inputs,
+                    int64_t *const *output_shapes, void *const *outputs)
+{
+    if (!j || !input_shapes || (outputs && !inputs))
+        return QDQC_ERR_INVALID_ARG;
+    if (!j->dynamic) {
+        diag_error(j->ctx, NULL, "qdqc_jit_run_shapes: the session has no run-time dimension "
+                   "(qdqc_context_set_dim_range); run it with qdqc_jit_run");
+        return QDQC_ERR_INVALID_ARG;
+    }
+    if (atomic_exchange_explicit(&j->running, true, memory_order_acquire))
+        return QDQC_ERR_BUSY;
+    int st = cg_jit_model_run_shapes(j->m, input_shapes, inputs, output_shapes, outputs,
+                                     (CgParallelFor)j->pf, j->pf_ctx);
+    atomic_store_explicit(&j->running, false, memory_order_release);
+    return (qdqc_status)st;
 }
 
 size_t

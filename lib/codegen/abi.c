@@ -238,6 +238,13 @@ emit_run_shapes(Kb *k, CgPlan *p, const CgDyn *d, LLVMValueRef runex)
         cg_if_else(k, &f0);
         cg_if_end(k, &f0);
     }
+    /* outputs == NULL: a shape query (the shapes checked and written, nothing run) */
+    LLVMBasicBlockRef query = LLVMAppendBasicBlockInContext(k->c, fn, "shape_query");
+    LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(k->c, fn, "");
+    LLVMBuildCondBr(k->b, LLVMBuildIsNull(k->b, pout, ""), query, go);
+    LLVMPositionBuilderAtEnd(k->b, query);
+    LLVMBuildRet(k->b, cg_i32(k, QDQC_OK));
+    LLVMPositionBuilderAtEnd(k->b, go);
     LLVMValueRef ins = cg_entry_alloca(k, LLVMArrayType2(k->ptr, nin ? nin : 1));
     LLVMValueRef outs = cg_entry_alloca(k, LLVMArrayType2(k->ptr, nout ? nout : 1));
     CgLoop l;
@@ -367,7 +374,8 @@ dyn_header(StrBuf *b, Graph *g, const CgDyn *d, const char *p, const char *P)
               " * dimensions, equal to _DIMS but on _DIM_AXIS, which is _DIM_COEF * n with n in\n"
               " * [%s_DIM_MIN, %s_DIM_MAX] and the same n for every input. Buffers hold n times\n"
               " * the _BYTES at 1. output_shapes (or an entry of it) may be NULL; else entry i\n"
-              " * receives output i's %s_OUTPUTi_RANK dimensions. Returns QDQC_ERR_INVALID_ARG (6)\n"
+              " * receives output i's %s_OUTPUTi_RANK dimensions; outputs == NULL only checks\n"
+              " * the shapes and writes output_shapes. Returns QDQC_ERR_INVALID_ARG (6)\n"
               " * before running anything when a shape does not conform, else as %s_run_ex. The\n"
               " * workspace is %s_WORKSPACE_SIZE bytes for every n. */\n"
               "int %s_run_shapes(const int64_t *const *input_shapes, const void *const *inputs,\n"

@@ -111,6 +111,14 @@ bool
 cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParallelFor pf,
                  void *pf_ctx, CgStepHook hook, void *hook_ctx);
 
+/* PREFIX_run_shapes of a session built with a run-time dimension (CgOptions.dyn): 0, or
+ * QDQC_ERR_INVALID_ARG (shapes; diagnostic), QDQC_ERR_RUNTIME (run-time check; diagnostic);
+ * out == NULL only checks the shapes and writes out_shapes. */
+int
+cg_jit_model_run_shapes(CgJitModel *j, const int64_t *const *in_shapes, const void *const *in,
+                        int64_t *const *out_shapes, void *const *out, CgParallelFor pf,
+                        void *pf_ctx);
+
 /* The steps of the session's run function (lent, valid while it lives). */
 const CgStep *
 cg_jit_model_steps(const CgJitModel *j, size_t *n);

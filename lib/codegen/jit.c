@@ -20,11 +20,14 @@
 typedef int (*RunExFn)(const void *const *, void *const *, void *, CgParallelFor, void *);
 typedef int (*RunProfileFn)(const void *const *, void *const *, void *, CgParallelFor, void *,
                             CgStepHook, void *);
+typedef int (*RunShapesFn)(const int64_t *const *, const void *const *, int64_t *const *,
+                           void *const *, void *, CgParallelFor, void *);
 
 struct CgJitModel {
     LLVMOrcLLJITRef jit;
     RunExFn run;
     RunProfileFn run_profile; /* with CgOptions.profile; else NULL */
+    RunShapesFn run_shapes;   /* with CgOptions.dyn (a run-time dimension); else NULL */
     CgStep *steps;            /* from the build, in run order */
     size_t nsteps;
     void *ws;
@@ -144,6 +147,15 @@ cg_jit_model_create(Module *m, const CgOptions *o)
         }
         j->run_profile = (RunProfileFn)(uintptr_t)addr;
     }
+    if (o->dyn) {
+        snprintf(name, sizeof name, "%s_run_shapes", o->prefix);
+        e = LLVMOrcLLJITLookup(j->jit, &addr, name);
+        if (e) {
+            jit_error(m, e, "JIT lookup");
+            goto fail;
+        }
+        j->run_shapes = (RunShapesFn)(uintptr_t)addr;
+    }
     ctx_phase_end(m->ctx, m->filename, "jit", t0);
     j->steps = b.steps; /* the session takes the step table over */
     j->nsteps = b.nsteps;
@@ -171,14 +183,10 @@ fail:
     return NULL;
 }
 
-bool
-cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParallelFor pf,
-                 void *pf_ctx, CgStepHook hook, void *hook_ctx)
+/* After a run: the workspace canary intact, the status 0; else a diagnostic. */
+static bool
+run_finished(CgJitModel *j, int st)
 {
-    if (!j || !j->run || (hook && !j->run_profile))
-        return false;
-    int st = hook ? j->run_profile(in, out, j->ws, pf, pf_ctx, hook, hook_ctx)
-                  : j->run(in, out, j->ws, pf, pf_ctx);
     for (size_t i = 0; i < JIT_CANARY; i++)
         if (((const uint8_t *)j->ws)[j->ws_size + i] != canary_byte(i)) {
             diag_error(j->ctx, NULL, "codegen: the compiled model wrote past the end of its "
@@ -195,6 +203,34 @@ cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParal
         return false;
     }
     return true;
+}
+
+bool
+cg_jit_model_run(CgJitModel *j, const void *const *in, void *const *out, CgParallelFor pf,
+                 void *pf_ctx, CgStepHook hook, void *hook_ctx)
+{
+    if (!j || !j->run || (hook && !j->run_profile))
+        return false;
+    int st = hook ? j->run_profile(in, out, j->ws, pf, pf_ctx, hook, hook_ctx)
+                  : j->run(in, out, j->ws, pf, pf_ctx);
+    return run_finished(j, st);
+}
+
+int
+cg_jit_model_run_shapes(CgJitModel *j, const int64_t *const *in_shapes, const void *const *in,
+                        int64_t *const *out_shapes, void *const *out, CgParallelFor pf,
+                        void *pf_ctx)
+{
+    if (!j || !j->run_shapes)
+        return QDQC_ERR_INVALID_ARG;
+    int st = j->run_shapes(in_shapes, in, out_shapes, out, j->ws, pf, pf_ctx);
+    if (st == QDQC_ERR_INVALID_ARG) {
+        diag_error(j->ctx, NULL, "the input shapes do not conform to the model's (a fixed "
+                   "dimension differs, the inputs disagree on the run-time dimension, or it "
+                   "is outside its range)");
+        return st;
+    }
+    return run_finished(j, st) ? QDQC_OK : QDQC_ERR_RUNTIME;
 }
 
 const CgStep *

@@ -99,7 +99,9 @@ def compile(model, target=None, requant="float", input_shapes=None, passes=None,
     dims: {symbol: size} binding symbolic dimensions (ONNX dim_params such as "batch_size") in
            every input and shape that uses them (the qdqc tool's --dim; docs/onnx.md,
            "Shapes"). A model compiles once all its symbols are bound, to the same code as with
-           the equivalent input_shapes.
+           the equivalent input_shapes. {symbol: (lo, hi)} keeps a batch-like symbol free:
+           the model then runs at any size in [lo, hi] (--dim NAME=LO..HI; docs/abi.md,
+           "Run-time dimensions"); Model.inputs show it as None in the shape.
     const_inputs: {input name: array} freezing ONNX graph inputs to compile-time constants
            (the qdqc tool's --const-input): the input is no longer an input of the model, and
            parameters a model takes as inputs (Reshape's shape, Slice's starts, ...) fold. The
@@ -124,7 +126,11 @@ def compile(model, target=None, requant="float", input_shapes=None, passes=None,
         spec = f"{name}=" + "x".join(str(int(d)) for d in shape)
         m._check(lib_.qdqc_context_add_input_shape(m._ctx, spec.encode()), "input_shapes")
     for name, size in (dims or {}).items():
-        m._check(lib_.qdqc_context_set_dim(m._ctx, str(name).encode(), int(size)), "dims")
+        if isinstance(size, (tuple, list)) and len(size) == 2:
+            m._check(lib_.qdqc_context_set_dim_range(m._ctx, str(name).encode(), int(size[0]),
+                                                     int(size[1])), "dims")
+        else:
+            m._check(lib_.qdqc_context_set_dim(m._ctx, str(name).encode(), int(size)), "dims")
     for name, value in (const_inputs or {}).items():
         a = np.ascontiguousarray(value)
         elem = elem_type_of(a.dtype)

@@ -27,6 +27,8 @@ _PROTOS = {
     "qdqc_context_set_option": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]),
     "qdqc_context_add_input_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "qdqc_context_set_dim": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64]),
+    "qdqc_context_set_dim_range": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
+                                                  ctypes.c_int64, ctypes.c_int64]),
     "qdqc_context_add_const_input": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "qdqc_context_add_const_input_data": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
                                                          ctypes.c_char_p, ctypes.c_int,
@@ -86,6 +88,8 @@ _PROTOS = {
     "qdqc_jit_create": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, c_void_pp]),
     "qdqc_jit_set_parallel_for": (None, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
     "qdqc_jit_run": (ctypes.c_int, [ctypes.c_void_p, c_void_pp, c_void_pp]),
+    "qdqc_jit_run_shapes": (ctypes.c_int, [ctypes.c_void_p, c_void_pp, c_void_pp, c_void_pp,
+                                           c_void_pp]),
     "qdqc_jit_workspace_size": (ctypes.c_size_t, [ctypes.c_void_p]),
     "qdqc_jit_destroy": (None, [ctypes.c_void_p]),
     # steps and per-step profiling (a model compiled with the option "profile" = "1")

@@ -142,7 +142,8 @@ class Model:
             rank = getattr(lib, f"qdqc_module_{kind}_rank")(self._mod, i)
             dims = getattr(lib, f"qdqc_module_{kind}_dims")(self._mod, i)
             elem = getattr(lib, f"qdqc_module_{kind}_elem_type")(self._mod, i).decode()
-            shape = tuple(int(dims[k]) for k in range(rank))
+            # a symbolic dimension (negative) reads None
+            shape = tuple(int(dims[k]) if dims[k] >= 0 else None for k in range(rank))
             res.append(TensorInfo(name, shape, elem, dtype_of(elem)))
         return res
 
@@ -407,14 +408,43 @@ class Model:
         res = []
         for t in self.inputs:
             a = self._as_input(t, arrays[t.name])
-            if a.shape != t.shape:
+            if len(a.shape) != len(t.shape) or any(
+                    w is not None and d != w for d, w in zip(a.shape, t.shape)):
                 raise Error("run", "QDQC_ERR_INVALID_ARG",
                             f"input '{t.name}': shape {a.shape}, expected {t.shape}")
             res.append(a)
         return res
 
+    def _dynamic(self):
+        return any(d is None for t in self.inputs + self.outputs for d in t.shape)
+
+    def _run_shapes(self, args, arrays):
+        """A JIT session with a run-time dimension: qdqc_jit_run_shapes sizes the outputs from
+        the inputs' shapes (a first call without outputs), then runs."""
+        self._live()
+        lib = self._lib
+        ins = self._inputs_from(args, arrays)
+        shp = [(ctypes.c_int64 * max(1, a.ndim))(*a.shape) for a in ins]
+        oshp = [(ctypes.c_int64 * max(1, len(t.shape)))() for t in self.outputs]
+        vp = ctypes.c_void_p
+        in_shapes = (vp * max(1, len(ins)))(*[ctypes.cast(x, vp) for x in shp])
+        out_shapes = (vp * max(1, len(oshp)))(*[ctypes.cast(x, vp) for x in oshp])
+        in_ptrs = (vp * max(1, len(ins)))(*[a.ctypes.data for a in ins])
+        self._check(lib.qdqc_jit_run_shapes(self._jit, in_shapes, in_ptrs, out_shapes, None),
+                    "run")
+        outs = [np.empty(tuple(o[k] for k in range(len(t.shape))), t.dtype)
+                for t, o in zip(self.outputs, oshp)]
+        out_ptrs = (vp * max(1, len(outs)))(*[a.ctypes.data for a in outs])
+        self._check(lib.qdqc_jit_run_shapes(self._jit, in_shapes, in_ptrs, out_shapes, out_ptrs),
+                    "run")
+        return {t.name: a for t, a in zip(self.outputs, outs)}
+
     def _run_with(self, fn, what, args, arrays):
         self._live()
+        if self._dynamic():
+            raise Error(what, "QDQC_ERR_INVALID_ARG",
+                        "the model has a run-time dimension: the JIT runs it at any size "
+                        "(Model.run); the reference interpreter needs it bound (dims={name: n})")
         ins = self._inputs_from(args, arrays)
         outs = [np.empty(t.shape, t.dtype) for t in self.outputs]
         in_ptrs = (ctypes.c_void_p * max(1, len(ins)))(*[a.ctypes.data for a in ins])
@@ -426,9 +456,12 @@ class Model:
         """Run the network; returns {output name: array}. Inputs by position, in the order of
         Model.inputs (m.run(x), m.run(x, y)), by name (m.run(input=x)), or both (the names
         then cover the inputs after the positional ones). Each array must have its input's
-        shape and dtype (Model.inputs[i].dtype): a different dtype is an InputTypeError
+        shape (any size on a run-time dimension, None in Model.inputs) and dtype
+        (Model.inputs[i].dtype): a different dtype is an InputTypeError
         (a TypeError), never a silent cast. Uses the engine named by Model.engine ("jit" or
         "reference")."""
+        if self._jit and self._dynamic():
+            return self._run_shapes(args, arrays)
         if self._jit:
             return self._run_with(lambda i, o: self._lib.qdqc_jit_run(self._jit, i, o), "run",
                                   args, arrays)

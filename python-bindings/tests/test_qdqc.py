@@ -190,6 +190,37 @@ def test_dims():
         qdqc.compile(data, dims={"batch": 0, "seq": 3})
 
 
+def test_dims_range(small_model):
+    """A run-time batch dimension: one JIT session runs every size in the range, each bit for
+    bit as the model compiled at that size; shapes outside it are errors."""
+    onnx = pytest.importorskip("onnx")
+    m = onnx.load(small_model)
+    inits = {i.name for i in m.graph.initializer}
+    for v in list(m.graph.input) + list(m.graph.output):
+        if v.name not in inits:
+            d = v.type.tensor_type.shape.dim[0]
+            d.ClearField("dim_value")
+            d.dim_param = "N"
+    del m.graph.value_info[:]
+    data = m.SerializeToString()
+    dyn = qdqc.compile(data, dims={"N": (1, 4)}, engine="jit")
+    x_info = dyn.inputs[0]
+    assert x_info.shape[0] is None
+    rng = np.random.default_rng(3)
+    for n in (1, 3):
+        x = rng.standard_normal((n,) + x_info.shape[1:]).astype(np.float32)
+        got = dyn.run(x)
+        want = qdqc.compile(data, dims={"N": n}, engine="jit").run(x)
+        for k in want:
+            assert got[k].shape == want[k].shape
+            np.testing.assert_array_equal(got[k], want[k])
+    x5 = np.zeros((5,) + x_info.shape[1:], np.float32)
+    with pytest.raises(qdqc.Error, match="do not conform"):
+        dyn.run(x5)
+    with pytest.raises(qdqc.Error, match="needs it bound"):
+        dyn.run_reference(x5[:1])
+
+
 def test_parse_error_carries_diagnostics():
     with pytest.raises(qdqc.Error) as e:
         qdqc.compile(b"graph @g(%x: f32[2]) -> f32[2] {\n  %y = nosuchop %x : f32[2]\n  return %y\n}\n")

@@ -286,6 +286,115 @@ done:
     return rc;
 }
 
+/* One timed call: qdqc_jit_run, or with --shape qdqc_jit_run_shapes at those shapes. */
+typedef struct BenchCall {
+    qdqc_jit *j;
+    int64_t **ish; /* per input its --shape dims; NULL: a static run */
+    int64_t **osh; /* per output, written by the run */
+} BenchCall;
+
+static bool
+bench_call(const BenchCall *c, void **in, void **out)
+{
+    if (!c->ish)
+        return qdqc_jit_run(c->j, (const void *const *)in, out) == QDQC_OK;
+    return qdqc_jit_run_shapes(c->j, (const int64_t *const *)c->ish, (const void *const *)in,
+                               c->osh, out) == QDQC_OK;
+}
+
+static void
+bench_call_free(BenchCall *c, size_t nin, size_t nout)
+{
+    for (size_t i = 0; c->ish && i < nin; i++)
+        free(c->ish[i]);
+    for (size_t i = 0; c->osh && i < nout; i++)
+        free(c->osh[i]);
+    free(c->ish);
+    free(c->osh);
+}
+
+/* Input i's shape: its --shape NAME=D0xD1... (the rank of the input), or the module's dims
+ * when they are static. dims gets 8 entries. */
+static bool
+shape_of_input(qdqc_module *m, const BenchOpts *o, size_t i, int64_t *dims)
+{
+    const char *name = qdqc_module_input_name(m, i);
+    int rank = qdqc_module_input_rank(m, i);
+    const int64_t *md = qdqc_module_input_dims(m, i);
+    for (int s = 0; s < o->nshapes; s++) {
+        const char *eq = strchr(o->shapes[s], '=');
+        if ((size_t)(eq - o->shapes[s]) != strlen(name) || strncmp(o->shapes[s], name, strlen(name)))
+            continue;
+        const char *p = eq + 1;
+        int r = 0;
+        for (char *end; r < 8; p = end + 1) {
+            long long d = strtoll(p, &end, 10);
+            if (end == p || d < 1)
+                break;
+            dims[r++] = d;
+            if (*end != 'x')
+                break;
+        }
+        if (r != rank) {
+            fprintf(stderr, "qdqc: error: --shape %s: input '%s' has %d dimensions\n",
+                    o->shapes[s], name, rank);
+            return false;
+        }
+        return true;
+    }
+    for (int a = 0; a < rank; a++)
+        if ((dims[a] = md[a]) < 0) {
+            fprintf(stderr, "qdqc: error: input '%s' has a run-time dimension (axis %d): give "
+                    "its shape with --shape %s=D0xD1x...\n", name, a, name);
+            return false;
+        }
+    return true;
+}
+
+/* The inputs (deterministic random values) and outputs of the timed runs. With --shape, the
+ * input shapes are the given ones and a shape query (qdqc_jit_run_shapes without outputs)
+ * sizes the outputs. */
+static bool
+bench_buffers(qdqc_module *m, const BenchOpts *o, BenchCall *c, void **in, void **out)
+{
+    size_t nin = qdqc_module_input_count(m), nout = qdqc_module_output_count(m);
+    if (o->nshapes && (!(c->ish = calloc(nin + 1, sizeof *c->ish)) ||
+                       !(c->osh = calloc(nout + 1, sizeof *c->osh))))
+        return false;
+    for (size_t i = 0; i < nin; i++) {
+        const char *et = qdqc_module_input_elem_type(m, i);
+        size_t es = qdqc_elem_type_size(et);
+        int64_t dims[8];
+        int rank = qdqc_module_input_rank(m, i);
+        if (!shape_of_input(m, o, i, dims) || (c->ish && !(c->ish[i] = calloc(9, sizeof(int64_t)))))
+            return false;
+        if (c->ish)
+            memcpy(c->ish[i], dims, (size_t)rank * sizeof *dims);
+        size_t n = cli_numel(rank, dims);
+        if (!es || !(in[i] = calloc(n ? n : 1, es))) {
+            fprintf(stderr, "qdqc: error: cannot allocate input '%s'\n", qdqc_module_input_name(m, i));
+            return false;
+        }
+        cli_fill_random(in[i], n, et, 1, i); /* a type it cannot generate (f16) stays zero */
+    }
+    for (size_t i = 0; c->ish && i < nout; i++)
+        if (!(c->osh[i] = calloc(9, sizeof(int64_t))))
+            return false;
+    if (c->ish && qdqc_jit_run_shapes(c->j, (const int64_t *const *)c->ish, (const void *const *)in,
+                                      c->osh, NULL) != QDQC_OK)
+        return false;
+    for (size_t i = 0; i < nout; i++) {
+        size_t es = qdqc_elem_type_size(qdqc_module_output_elem_type(m, i));
+        int rank = qdqc_module_output_rank(m, i);
+        size_t n = cli_numel(rank, c->osh ? c->osh[i] : qdqc_module_output_dims(m, i));
+        if (!es || !(out[i] = calloc(n ? n : 1, es))) {
+            fprintf(stderr, "qdqc: error: cannot allocate output '%s'\n", qdqc_module_output_name(m, i));
+            return false;
+        }
+    }
+    return true;
+}
+
 int
 qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
 {
@@ -303,33 +412,19 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
     double *t = calloc((size_t)iters, sizeof(double));
     qdqc_jit *j = NULL;
     qdqc_threadpool *pool = NULL;
+    BenchCall call = {0};
     int rc = 1;
     if (!in || !out || !t) {
         fprintf(stderr, "qdqc: error: out of memory\n");
         goto done;
     }
-    for (size_t i = 0; i < nin; i++) {
-        const char *et = qdqc_module_input_elem_type(m, i);
-        size_t es = qdqc_elem_type_size(et);
-        size_t n = cli_numel(qdqc_module_input_rank(m, i), qdqc_module_input_dims(m, i));
-        if (!es || !(in[i] = calloc(n ? n : 1, es))) {
-            fprintf(stderr, "qdqc: error: cannot allocate input '%s'\n", qdqc_module_input_name(m, i));
-            goto done;
-        }
-        cli_fill_random(in[i], n, et, 1, i); /* a type it cannot generate (f16) stays zero */
-    }
-    for (size_t i = 0; i < nout; i++) {
-        size_t es = qdqc_elem_type_size(qdqc_module_output_elem_type(m, i));
-        size_t n = cli_numel(qdqc_module_output_rank(m, i), qdqc_module_output_dims(m, i));
-        if (!es || !(out[i] = calloc(n ? n : 1, es))) {
-            fprintf(stderr, "qdqc: error: cannot allocate output '%s'\n", qdqc_module_output_name(m, i));
-            goto done;
-        }
-    }
     double c0 = now_ms();
     if (qdqc_jit_create(m, o->copts, &j) != QDQC_OK)
         goto done;
     double compile = now_ms() - c0;
+    call.j = j;
+    if (!bench_buffers(m, o, &call, in, out))
+        goto done;
     if (o->par_profile) {
         rc = par_profile(j, in, out, o, warmup + iters);
         goto done;
@@ -348,16 +443,18 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
     }
     for (int i = 0; i < warmup + iters; i++) {
         double s = now_ms();
-        if (qdqc_jit_run(j, (const void *const *)in, out) != QDQC_OK)
+        if (!bench_call(&call, in, out))
             goto done;
         if (i >= warmup)
             t[i - warmup] = now_ms() - s;
     }
     double med = median_of(t, iters);
     int p90 = (iters * 9 + 9) / 10 - 1; /* ceil(0.9 * iters) - 1 */
-    unsigned long long macs16;
-    unsigned long long macs = report_macs(m, &macs16);
+    unsigned long long macs16 = 0;
+    unsigned long long macs = call.ish ? 0 : report_macs(m, &macs16);
     double gops = med > 0 ? 2.0 * (double)(macs + macs16) / (med * 1e6) : 0.0;
+    if (call.ish) /* the module is symbolic: its MACs are counted at no size */
+        macs16 = 0;
     if (o->json) {
         int first = 1;
         json_head(o, "timing", &first);
@@ -392,13 +489,16 @@ qdqc_cli_bench(qdqc_context *ctx, const BenchOpts *o)
     printf("median %.3f ms\n", med);
     printf("min %.3f ms\n", t[0]);
     printf("p90 %.3f ms\n", t[p90]);
-    if (macs16)
+    if (call.ish)
+        printf("GOPS n/a (a run-time shape)\n");
+    else if (macs16)
         printf("GOPS %.2f ((%llu int8 + %llu int16xint8 MACs) x 2 / median)\n", gops, macs, macs16);
     else
         printf("GOPS %.2f (%llu int8 MACs x 2 / median)\n", gops, macs);
     printf("workspace %zu bytes\n", qdqc_jit_workspace_size(j));
     rc = 0;
 done:
+    bench_call_free(&call, nin, nout);
     qdqc_jit_destroy(j);
     qdqc_threadpool_destroy(pool);
     for (size_t i = 0; in && i < nin; i++)

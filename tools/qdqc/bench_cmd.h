@@ -1,6 +1,7 @@
 /* bench_cmd.h: `qdqc bench MODEL [--threads N] [--iters K] [--warmup W] [--profile |
  * --par-profile] [--json]`: JIT-compile MODEL (after the default pipeline, or --passes) and time
- * inferences on deterministic random inputs. --profile and --par-profile need the model compiled
+ * inferences on deterministic random inputs; --shape NAME=D0xD1... times a model compiled with
+ * a run-time dimension (--dim N=LO..HI) at that shape, through qdqc_jit_run_shapes. --profile and --par-profile need the model compiled
  * with the compile option "profile" (the caller sets it in copts). */
 #ifndef QDQC_TOOL_BENCH_CMD_H
 #define QDQC_TOOL_BENCH_CMD_H
@@ -8,6 +9,8 @@
 #include <qdqc/qdqc.h>
 
 #include <stdbool.h>
+
+enum { BENCH_MAX_SHAPES = 8 };
 
 typedef struct BenchOpts {
     const char *model;
@@ -19,6 +22,9 @@ typedef struct BenchOpts {
     bool par_profile;                  /* --par-profile: par_profile.h instead of timing */
     bool profile;                      /* --profile: each step's time by node instead */
     bool json;                         /* --json: one JSON object instead of text */
+    const char *shapes[BENCH_MAX_SHAPES]; /* --shape NAME=DIMS: run a model with a run-time
+                                           * dimension at these input shapes */
+    int nshapes;
 } BenchOpts;
 
 /* Prints "median <X> ms", min, p90, GOPS and the workspace (with par_profile: the report of

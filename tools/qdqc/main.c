@@ -58,7 +58,7 @@ static const char usage_text[] =
     "                                     per-layer error of the QDQ graph against the float\n"
     "                                     model and of the compiled code against the QDQ graph\n"
     "                                     (qdqc compare --help; docs/accuracy.md)\n"
-    "       qdqc bench MODEL [--threads N] [--iters K] [--warmup W]\n"
+    "       qdqc bench MODEL [--threads N] [--iters K] [--warmup W] [--shape NAME=DIMS]\n"
     "                [--profile | --par-profile] [--json]\n"
     "                                     JIT-compile MODEL and time it: median, min, p90\n"
     "                                     latency and GOPS (2 x int8 MACs / median)\n"
@@ -125,6 +125,8 @@ static const char usage_text[] =
     "  --engine=jit|ref        (run) execution engine: jit (compiled in process, the default)\n"
     "                          or ref (reference interpreter)\n"
     "  --iters K, --warmup W   (bench) timed runs (default 20) after W untimed ones (3)\n"
+    "  --shape NAME=D0xD1x...  (bench) time a model compiled with a run-time dimension\n"
+    "                          (--dim N=LO..HI) at this input shape (repeatable)\n"
     "  --profile               (bench) instead of timing: each node's time (min over the K\n"
     "                          runs), its share of the total and its GOPS, slowest first,\n"
     "                          by ONNX node name\n"
@@ -257,6 +259,9 @@ opt_one(Opts *o, const char *text, size_t len, const char *name, FILE *out)
 static int
 run_opt(Opts *o)
 {
+    if (o->dim_range)
+        return usage_error("opt: --dim NAME=LO..HI defers the passes to compile time (they run "
+                           "on the model at each size); give --dim NAME=<size> to see the IR");
     size_t len;
     size_t il = strlen(o->input);
     if (!o->split_input_file && il > 5 && strcmp(o->input + il - 5, ".onnx") == 0) {
@@ -888,6 +893,10 @@ parse_run_flag(Opts *o, int argc, char **argv, int *i)
         o->bench.profile = true;
     } else if (bench && strcmp(a, "--json") == 0) {
         o->bench.json = true;
+    } else if (bench && ((v = flag_value(argc, argv, i, "--shape", &m)) || m)) {
+        if (!v || !strchr(v, '=') || o->bench.nshapes == BENCH_MAX_SHAPES)
+            return usage_error("--shape needs NAME=D0xD1x... (at most 8)");
+        o->bench.shapes[o->bench.nshapes++] = v;
     } else if (o->run.inputs && (((v = flag_value(argc, argv, i, "--engine", &m)) || m) ||
                                  ((v = flag_value(argc, argv, i, "--input", &m)) || m) ||
                                  ((v = flag_value(argc, argv, i, "--output-dir", &m)) || m) ||
@@ -978,6 +987,9 @@ check_options(Opts *o)
     }
     if (o->cmd && !strcmp(o->cmd, "bench") && o->bench.profile && o->bench.par_profile)
         return usage_error("--profile and --par-profile are separate runs: give one");
+    if (o->cmd && !strcmp(o->cmd, "bench") && o->bench.nshapes &&
+        (o->bench.profile || o->bench.par_profile))
+        return usage_error("--shape times whole runs: not with --profile or --par-profile");
     return ARG_TAKEN;
 }
 
