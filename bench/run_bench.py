@@ -789,6 +789,81 @@ def report(a, rows, grows, peak, cmdline, load_end):
     return "\n".join(L) + "\n"
 
 
+# ---- run-time batch dimension (--dynamic) ----
+def batch_dynamic(src, dst, name="N", value=None):
+    """src with axis 0 of every graph input and output the symbol `name` (value None) or the
+    size `value`, intermediate shapes dropped (what torch.onnx.export(dynamic_axes=...) writes)."""
+    import onnx
+    m = onnx.load(src)
+    inits = {i.name for i in m.graph.initializer}
+    for v in list(m.graph.input) + list(m.graph.output):
+        if v.name not in inits:
+            d = v.type.tensor_type.shape.dim[0]
+            d.ClearField("dim_param")
+            d.ClearField("dim_value")
+            if value is None:
+                d.dim_param = name
+            else:
+                d.dim_value = value
+    del m.graph.value_info[:]
+    onnx.save(m, dst)
+
+
+def qdqc_bench_ms(qdqc, args, iters):
+    out = run([qdqc, "bench"] + args + ["--iters", str(iters), "--json"])
+    return json.loads(out[out.index("{"):])["median_ms"]
+
+
+def bench_dynamic(a, qdqc):
+    """Per model and batch size n: the object compiled once with --dim N=1..HI (run through
+    qdqc_jit_run_shapes), the static compile at n (--dim N=n) and ONNX Runtime on the dynamic file
+    and on a static file of batch n; medians of wall time, alternated over a.rounds rounds, the
+    minimum round kept (shared-machine noise only adds)."""
+    rows, hi = [], max(a.dynamic_sizes)
+    mdir = os.path.join(a.work, "models")
+    for name in a.models:
+        src = os.path.join(mdir, name + ".onnx")
+        x1 = np.load(os.path.join(mdir, name, "input.npy"))
+        dyn = os.path.join(a.work, name + ".dyn.onnx")
+        batch_dynamic(src, dyn)
+        iname = run(["/usr/bin/python3", "-c", "import onnx,sys; m=onnx.load(sys.argv[1]); "
+                     "print(m.graph.input[0].name)", dyn]).strip()
+        for n in a.dynamic_sizes:
+            stat = os.path.join(a.work, "%s.b%d.onnx" % (name, n))
+            batch_dynamic(src, stat, value=n)
+            inp = os.path.join(a.work, "%s.b%d.npy" % (name, n))
+            np.save(inp, np.ascontiguousarray(np.repeat(x1, n, axis=0)))
+            shape = "x".join(str(d) for d in (n,) + x1.shape[1:])
+            per = max(3, a.iters // a.rounds)
+            best = dict(dyn=[], static=[], ort_dyn=[], ort_static=[])
+            for _ in range(a.rounds):
+                best["dyn"].append(qdqc_bench_ms(qdqc, [dyn, "--dim", "N=1..%d" % hi, "--shape",
+                                                        "%s=%s" % (iname, shape)], per))
+                best["static"].append(qdqc_bench_ms(qdqc, [dyn, "--dim", "N=%d" % n], per))
+                for k, f in (("ort_dyn", dyn), ("ort_static", stat)):
+                    best[k].append(statistics.median(w for w, _ in ort_bench(f, inp, per, 1)))
+            r = dict(model=name, n=n, **{k: min(v) for k, v in best.items()})
+            log("%s n=%d: dynamic %.2f ms, static %.2f ms, ORT dynamic file %.2f ms, ORT static "
+                "file %.2f ms" % (name, n, r["dyn"], r["static"], r["ort_dyn"], r["ort_static"]))
+            rows.append(r)
+    return rows
+
+
+def report_dynamic(a, rows, cmdline):
+    t = ["Run-time batch dimension (`--dim N=1..%d`, one object for every size) against the "
+         "static compile at each size and ONNX Runtime on the same files; %s. 1 thread, wall "
+         "time, the minimum over %d rounds of each round's median. Reproduce: `%s`." %
+         (max(a.dynamic_sizes), machine(), a.rounds, cmdline), "",
+         "| model | N | dynamic ms | static ms | dynamic / static | ORT dynamic file ms | "
+         "ORT static file ms | ORT dynamic / static |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        t.append("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |" %
+                 (r["model"], r["n"], r["dyn"], r["static"], r["dyn"] / r["static"], r["ort_dyn"],
+                  r["ort_static"], r["ort_dyn"] / r["ort_static"]))
+    return "\n".join(t) + "\n"
+
+
 def write_doc(path, text, tag="bench"):
     begin, end = "<!-- %s:begin -->" % tag, "<!-- %s:end -->" % tag
     old = open(path).read() if os.path.exists(path) else ""
@@ -823,16 +898,30 @@ def main():
     ap.add_argument("--reuse-a16", action="store_true", help="re-render WORK/a16.json (A16W8 part)")
     ap.add_argument("--quick", action="store_true", help="fewer GEMM shapes")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--dynamic", action="store_true",
+                    help="only the run-time batch dimension: dynamic object vs static compile vs ORT")
+    ap.add_argument("--dynamic-sizes", default="1,4,8", help="batch sizes of --dynamic")
     ap.add_argument("--reuse-models", action="store_true",
                     help="take the model rows of the last run from WORK/rows.json (GEMM sweep only)")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
+    a.dynamic_sizes = [int(v) for v in a.dynamic_sizes.split(",")]
     a.models = [x for m in a.models.split(",") if m for x in (EDGE_MODELS if m == "edge" else [m])]
     threads = [int(t) for t in a.threads.split(",")]
     os.makedirs(a.work, exist_ok=True)
     qdqc = os.path.join(a.build, "bin", "qdqc")
     rows, grows, peak = [], [], 0.0
     cmdline = ("/usr/bin/python3 bench/run_bench.py " + " ".join(sys.argv[1:])).strip()
+    if a.dynamic:
+        mdir = os.path.join(a.work, "models")
+        if not all(os.path.exists(os.path.join(mdir, m + ".onnx")) for m in a.models):
+            log("generating the full-size models into %s" % mdir)
+            run(["/usr/bin/python3", os.path.join(ROOT, "test", "models", "gen_fixtures.py"),
+                 "--full", mdir, "--full-only"])
+        text = report_dynamic(a, bench_dynamic(a, qdqc), cmdline)
+        write_doc(a.out, text, "bench-dynamic")
+        sys.stdout.write(text)
+        return
     if a.transformers or a.transformers_only:
         names = [m for m in a.models if m in TRANSFORMERS] or TRANSFORMERS
         mdir = os.path.join(a.work, "models")

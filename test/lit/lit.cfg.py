@@ -52,6 +52,18 @@ else:
 if config.qdqc_sanitize:
     config.available_features.add("asan")
 
+# AArch64 under qemu-user (tools/setup.sh installs qemu-user and gcc-aarch64-linux-gnu): tests
+# that say REQUIRES: qemu-aarch64 are unsupported without them, an error under
+# QDQC_REQUIRE_CROSS=1 (.ci/run)
+import shutil
+if shutil.which("qemu-aarch64") and shutil.which("aarch64-linux-gnu-gcc"):
+    config.available_features.add("qemu-aarch64")
+elif os.environ.get("QDQC_REQUIRE_CROSS") == "1":
+    lit_config.error("QDQC_REQUIRE_CROSS=1 but qemu-aarch64 or aarch64-linux-gnu-gcc is missing")
+else:
+    lit_config.note("qemu-aarch64 / aarch64-linux-gnu-gcc not found: the AArch64 lit tests are "
+                    "unsupported (tools/setup.sh installs them)")
+
 # --- Tiers, host-variant runs and per-test time limits (docs/testing.md, "Tiers") ---------
 # Every test is in the quick tier (README's test command, tools/run-tests.sh) unless a line of
 # it says `TIER: long` (tools/run-tests.sh --full). `--param tier=quick|long|all` (default
