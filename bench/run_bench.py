@@ -810,15 +810,16 @@ def batch_dynamic(src, dst, name="N", value=None):
 
 
 def qdqc_bench_ms(qdqc, args, iters):
+    """Median process CPU ms per run of `qdqc bench` (1 thread: robust to other load)."""
     out = run([qdqc, "bench"] + args + ["--iters", str(iters), "--json"])
-    return json.loads(out[out.index("{"):])["median_ms"]
+    return json.loads(out[out.index("{"):])["median_cpu_ms"]
 
 
 def bench_dynamic(a, qdqc):
     """Per model and batch size n: the object compiled once with --dim N=1..HI (run through
     qdqc_jit_run_shapes), the static compile at n (--dim N=n) and ONNX Runtime on the dynamic file
-    and on a static file of batch n; medians of wall time, alternated over a.rounds rounds, the
-    minimum round kept (shared-machine noise only adds)."""
+    and on a static file of batch n; medians of process CPU time (1 thread), alternated over
+    a.rounds rounds, the minimum round kept (shared-machine noise only adds)."""
     rows, hi = [], max(a.dynamic_sizes)
     mdir = os.path.join(a.work, "models")
     for name in a.models:
@@ -841,7 +842,7 @@ def bench_dynamic(a, qdqc):
                                                         "%s=%s" % (iname, shape)], per))
                 best["static"].append(qdqc_bench_ms(qdqc, [dyn, "--dim", "N=%d" % n], per))
                 for k, f in (("ort_dyn", dyn), ("ort_static", stat)):
-                    best[k].append(statistics.median(w for w, _ in ort_bench(f, inp, per, 1)))
+                    best[k].append(statistics.median(c for _, c in ort_bench(f, inp, per, 1)))
             r = dict(model=name, n=n, **{k: min(v) for k, v in best.items()})
             log("%s n=%d: dynamic %.2f ms, static %.2f ms, ORT dynamic file %.2f ms, ORT static "
                 "file %.2f ms" % (name, n, r["dyn"], r["static"], r["ort_dyn"], r["ort_static"]))
@@ -851,8 +852,8 @@ def bench_dynamic(a, qdqc):
 
 def report_dynamic(a, rows, cmdline):
     t = ["Run-time batch dimension (`--dim N=1..%d`, one object for every size) against the "
-         "static compile at each size and ONNX Runtime on the same files; %s. 1 thread, wall "
-         "time, the minimum over %d rounds of each round's median. Reproduce: `%s`." %
+         "static compile at each size and ONNX Runtime on the same files; %s. 1 thread, process "
+         "CPU time per run, the minimum over %d rounds of each round's median. Reproduce: `%s`." %
          (max(a.dynamic_sizes), machine(), a.rounds, cmdline), "",
          "| model | N | dynamic ms | static ms | dynamic / static | ORT dynamic file ms | "
          "ORT static file ms | ORT dynamic / static |",

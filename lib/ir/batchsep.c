@@ -6,8 +6,11 @@
  * only when every node computes each index along ?b on its own. ir_batch_check decides it from
  * the graph specialised at ?b = 1, 2 and 3 (after the passes, so the check sees the ops that
  * are compiled):
- *   - the three graphs have the same nodes, operands, attributes and constants (the passes made
- *     the same decisions at every size), except a view's or an expand's target shape;
+ *   - the three graphs have the same nodes, operands and attributes (the passes made the same
+ *     decisions at every size), except a view's or an expand's target shape; a constant is the
+ *     same, or repeated per index (a value folded per batch), or integer indices growing by a
+ *     fixed step per index that only a gather along the symbol's axis reads, each index
+ *     within its own slice (the batch * seq offsets torch exports build attention masks with);
  *   - every value either does not change with ?b, or has ?b in one axis as c * ?b with only
  *     1-sized axes before it, so index i of ?b is the contiguous slice [i*u, (i+1)*u) of its
  *     buffer (u = its size at ?b = 1);
@@ -96,6 +99,8 @@ same_node(Graph *g1, const Node *n1, Graph *g2, const Node *n2)
     bool shape_free = (op_info(n1->op)->flags & OPF_VIEW) || n1->op == OP_EXPAND;
     for (uint32_t i = 0; i < n1->nattr; i++) {
         const Attr *a = &n1->attrs[i], *b = &n2->attrs[i];
+        if (n1->op == OP_CONST && a->kind == ATTR_TENSOR && b->kind == ATTR_TENSOR)
+            continue; /* its value: const_kind */
         if (shape_free && a->kind == ATTR_INTS && !strcmp(ir_str(g1, a->name), "shape") &&
             !strcmp(ir_str(g2, b->name), "shape"))
             continue;
@@ -105,6 +110,59 @@ same_node(Graph *g1, const Node *n1, Graph *g2, const Node *n2)
     if (!n1->q != !n2->q || (n1->q && (n1->q->axis != n2->q->axis || n1->q->n != n2->q->n)))
         return false;
     return true;
+}
+
+/* How a constant changes with the symbol: not at all, tiled (index i of the symbol is the
+ * value at 1: token-type embeddings of zeros folded per batch), or affine (integer indices,
+ * index i of the symbol is the value at 1 plus i * K: the flattened batch * seq offsets of a
+ * torch export's attention mask, read by a gather along the flattened axis). */
+enum { CONST_SAME, CONST_TILE, CONST_AFFINE, CONST_OTHER };
+
+static int64_t
+ival(const Tensor *t, size_t i)
+{
+    if (t->type.elem == ET_I64) {
+        int64_t v;
+        memcpy(&v, (const char *)t->data + 8 * i, 8);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, (const char *)t->data + 4 * i, 4);
+    return v;
+}
+
+static int
+const_kind(const Tensor *t1, const Tensor *t2, const Tensor *t3, const BAxis *ax, int64_t *k)
+{
+    *k = 0;
+    if (ax->axis < 0)
+        return t1->nbytes == t2->nbytes && t1->nbytes == t3->nbytes &&
+               !memcmp(t1->data, t2->data, t1->nbytes) && !memcmp(t1->data, t3->data, t1->nbytes)
+                   ? CONST_SAME : CONST_OTHER;
+    size_t u = t1->nbytes;
+    if (t2->nbytes != 2 * u || t3->nbytes != 3 * u)
+        return CONST_OTHER;
+    bool tile = true;
+    for (size_t r = 0; r < 3 && tile; r++)
+        tile = (r == 2 || !memcmp((const char *)t2->data + r * u, t1->data, u)) &&
+               !memcmp((const char *)t3->data + r * u, t1->data, u);
+    if (tile)
+        return CONST_TILE;
+    if (t1->type.elem != ET_I64 && t1->type.elem != ET_I32)
+        return CONST_OTHER;
+    size_t n = u / elem_size(t1->type.elem);
+    if (!n)
+        return CONST_OTHER;
+    int64_t d = ival(t2, n) - ival(t1, 0);
+    if (d <= 0)
+        return CONST_OTHER;
+    for (size_t j = 0; j < n; j++)
+        if (ival(t2, j) != ival(t1, j) || ival(t3, j) != ival(t1, j) ||
+            ival(t2, n + j) != ival(t1, j) + d || ival(t3, n + j) != ival(t1, j) + d ||
+            ival(t3, 2 * n + j) != ival(t1, j) + 2 * d || ival(t1, j) < 0 || ival(t1, j) >= d)
+            return CONST_OTHER;
+    *k = d;
+    return CONST_AFFINE;
 }
 
 /* Whether an axis/axes/perm attribute of n (relative to an operand of rank r carrying the
@@ -145,8 +203,15 @@ elementwise_ok(Graph *g, const Node *n, const BAxis *ax)
 }
 
 static bool
-batch_op_ok(Graph *g, const Node *n, const BAxis *ax, const char **why)
+batch_op_ok(Graph *g, const Node *n, const BAxis *ax, const int64_t *aff, const char **why)
 {
+    /* a gather along the symbol's axis by affine indices that stay in their own slice */
+    if (n->op == OP_GATHER && n->in[1].id && aff[n->in[1].id] && ax[n->in[0].id].axis == 0 &&
+        aff[n->in[1].id] == ax[n->in[0].id].coef) {
+        const Attr *a = ir_attr(g, n, "axis");
+        if (!a || (a->kind == ATTR_INT && a->i == 0))
+            return true;
+    }
     int64_t coef = 0;
     for (uint32_t i = 0; i < n->nin + n->nout; i++) {
         ValueId v = i < n->nin ? n->in[i] : n->out[i - n->nin];
@@ -183,7 +248,7 @@ batch_op_ok(Graph *g, const Node *n, const BAxis *ax, const char **why)
 }
 
 static bool
-node_ok(Graph *g, const Node *n, const BAxis *ax, const char **why)
+node_ok(Graph *g, const Node *n, const BAxis *ax, const int64_t *aff, const char **why)
 {
     bool any = false;
     for (uint32_t i = 0; i < n->nin + n->nout; i++) {
@@ -192,6 +257,15 @@ node_ok(Graph *g, const Node *n, const BAxis *ax, const char **why)
     }
     if (!any)
         return true;
+    for (uint32_t i = 1; i < n->nin; i++)
+        if (n->in[i].id && aff[n->in[i].id] && n->op != OP_GATHER) {
+            *why = "an operand holds indices that grow with the symbol";
+            return false;
+        }
+    if (n->nin && n->in[0].id && aff[n->in[0].id]) {
+        *why = "an operand holds indices that grow with the symbol";
+        return false;
+    }
     for (uint32_t i = 0; i < n->nout; i++)
         if (n->out[i].id && ax[n->out[i].id].axis < 0) {
             *why = "a result does not have the symbol: the op combines the values along it";
@@ -222,7 +296,7 @@ node_ok(Graph *g, const Node *n, const BAxis *ax, const char **why)
         *why = "the op does not compute each index along the symbol independently";
         return false;
     }
-    return batch_op_ok(g, n, ax, why);
+    return batch_op_ok(g, n, ax, aff, why);
 }
 
 static bool
@@ -278,11 +352,27 @@ ir_batch_check(Module *const ms[3], const char *sym, IrBatchIO *in, IrBatchIO *o
         if (!type_axis(&g1->values.data[v].type, &g2->values.data[v].type,
                        &g3->values.data[v].type, &ax[v]))
             ok = value_report(g1, (ValueId){v}, g2, sym);
+    int64_t *aff = ok ? calloc(g1->values.len, sizeof *aff) : NULL;
+    ok = ok && aff;
+    for (uint32_t i = 1; ok && i < g1->nodes.len; i++) {
+        Node *n = &g1->nodes.data[i];
+        if (n->dead || n->op != OP_CONST || !n->nout)
+            continue;
+        ValueId v = n->out[0];
+        const Tensor *t1 = ir_const_of(g1, v), *t2 = ir_const_of(g2, v), *t3 = ir_const_of(g3, v);
+        int kind = t1 && t2 && t3 ? const_kind(t1, t2, t3, &ax[v.id], &aff[v.id]) : CONST_OTHER;
+        if (kind != CONST_OTHER)
+            continue;
+        node_error(g1, n, "constant %%%s depends on ?%s in a way a run-time dimension cannot "
+                   "follow (neither repeated nor growing by a fixed step per index); bind it "
+                   "with --dim %s=<size>", ir_value_name(g1, v), sym, sym);
+        ok = false;
+    }
     for (uint32_t i = 1; ok && i < g1->nodes.len; i++) {
         Node *n = &g1->nodes.data[i];
         const char *why = NULL;
-        if (n->dead || node_ok(g2, &g2->nodes.data[i], ax, &why))
-            continue;
+        if (n->dead || n->op == OP_CONST || node_ok(g2, &g2->nodes.data[i], ax, aff, &why))
+            continue; /* a constant: const_kind above */
         node_error(g1, n, "?%s cannot be a run-time dimension: %s; bind it with --dim %s=<size>",
                    sym, why, sym);
         ok = false;
@@ -292,6 +382,7 @@ ir_batch_check(Module *const ms[3], const char *sym, IrBatchIO *in, IrBatchIO *o
     for (uint32_t i = 0; ok && i < g1->outputs.len; i++)
         out[i] = (IrBatchIO){ax[g1->outputs.data[i].id].axis, ax[g1->outputs.data[i].id].coef};
     free(ax);
+    free(aff);
     return ok;
 }
 

@@ -4,48 +4,69 @@ and compare every output bit for bit with `qdqc run` of the same inputs (which b
 compiles a static model) and with the reference interpreter. Prints one line per size.
 --aarch64: the object for aarch64-linux-gnu (i8mm), the driver linked statically by CC (the
 cross compiler) and run under qemu-aarch64 -cpu max; compared with the reference only."""
+import json
 import os
+import re
 import subprocess
 import sys
 
 import numpy as np
-import onnx
-from onnx import helper
 
 args = sys.argv[1:]
-cross = args[0] == "--aarch64"
-if cross:
-    args = args[1:]
+cross, sym, binds = False, "N", {}
+while args[0].startswith("--"):
+    opt = args.pop(0)
+    if opt == "--aarch64":
+        cross = True
+    elif opt == "--sym":  # the run-time symbol (default N)
+        sym = args.pop(0)
+    elif opt == "--bind":  # NAME=V: another symbol, bound for every run
+        k, v = args.pop(0).split("=")
+        binds[k] = int(v)
 qdqc, cc, model, lo, hi = args[0], args[1], args[2], int(args[3]), int(args[4])
 sizes = [int(s) for s in args[5:]]
 src = os.path.dirname(os.path.abspath(__file__))
 target = ["--target=aarch64-linux-gnu", "--mattr=+neon,+dotprod,+i8mm", "--isa=i8mm"] if cross else []
-subprocess.run([qdqc, model, "--dim", f"N={lo}..{hi}", "-o", "model.o", "-o", "model.h"] + target,
-               check=True)
+bind_args = [a for k, v in binds.items() for a in ("--dim", f"{k}={v}")]
+subprocess.run([qdqc, model, "--dim", f"{sym}={lo}..{hi}", "-o", "model.o", "-o", "model.h"] +
+               bind_args + target, check=True)
 subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I."] +
                (["-static"] if cross else []) +
                [os.path.join(src, "run_shapes_main.c"), "model.o", "-lm", "-o", "run_shapes"],
                check=True)
 runner = ["qemu-aarch64", "-cpu", "max"] if cross else []
 
-m = onnx.load(model)
-inits = {i.name for i in m.graph.initializer}
-inputs = [v for v in m.graph.input if v.name not in inits]
-outputs = [v.name for v in m.graph.output]
+# inputs and outputs as the header describes them (works for ONNX and text IR alike)
+hdr = open("model.h").read()
+DT = {"f32": np.float32, "u8": np.uint8, "i8": np.int8, "i64": np.int64, "i32": np.int32,
+      "bool": np.bool_, "u16": np.uint16, "i16": np.int16}
+
+
+def io(kind, i):
+    get = lambda key: re.search(r"#define MODEL_%s%d_%s (.*)" % (kind, i, key), hdr).group(1)
+    dims = [int(v) for v in get("DIMS").strip("{}").split(",")]
+    return dict(name=json.loads(get("NAME")), dt=DT[json.loads(get("ELEM_TYPE"))], dims=dims,
+                axis=int(get("DIM_AXIS")), coef=int(get("DIM_COEF")))
+
+
+nin = int(re.search(r"#define MODEL_NUM_INPUTS (\d+)", hdr).group(1))
+nout = int(re.search(r"#define MODEL_NUM_OUTPUTS (\d+)", hdr).group(1))
+inputs = [io("INPUT", i) for i in range(nin)]
+outputs = [io("OUTPUT", i)["name"] for i in range(nout)]
 rng = np.random.default_rng(7)
 for n in sizes:
     args, files = [], []
     for k, v in enumerate(inputs):
-        tt = v.type.tensor_type
-        dt = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[tt.elem_type]
-        shape = [n if d.dim_param else d.dim_value for d in tt.shape.dim]
+        dt, shape = v["dt"], list(v["dims"])
+        if v["axis"] >= 0:
+            shape[v["axis"]] = v["coef"] * n
         if np.issubdtype(dt, np.floating):
             x = rng.standard_normal(shape).astype(dt)
         else:
             x = rng.integers(0, 2, shape).astype(dt)
         x.tofile(f"in{k}.bin")
         np.save(f"in{k}_{n}.npy", x)
-        files.append(f"{v.name}=in{k}_{n}.npy")
+        files.append(f"{v['name']}=in{k}_{n}.npy")
     r = subprocess.run(runner + ["./run_shapes", str(n)] + [f"in{k}.bin" for k in range(len(inputs))] +
                        [f"out{k}.bin" for k in range(len(outputs))],
                        capture_output=True, text=True)
