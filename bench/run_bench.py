@@ -842,10 +842,13 @@ def bench_dynamic(a, qdqc):
                                                         "%s=%s" % (iname, shape)], per))
                 best["static"].append(qdqc_bench_ms(qdqc, [dyn, "--dim", "N=%d" % n], per))
                 for k, f in (("ort_dyn", dyn), ("ort_static", stat)):
-                    best[k].append(statistics.median(c for _, c in ort_bench(f, inp, per, 1)))
-            r = dict(model=name, n=n, **{k: min(v) for k, v in best.items()})
-            log("%s n=%d: dynamic %.2f ms, static %.2f ms, ORT dynamic file %.2f ms, ORT static "
-                "file %.2f ms" % (name, n, r["dyn"], r["static"], r["ort_dyn"], r["ort_static"]))
+                    try:
+                        best[k].append(statistics.median(c for _, c in ort_bench(f, inp, per, 1)))
+                    except RuntimeError as e:  # ORT refusing the file (e.g. [1]-shaped scales)
+                        log("%s: ORT failed: %s" % (name, str(e).strip().splitlines()[-1]))
+            r = dict(model=name, n=n, **{k: min(v) if v else None for k, v in best.items()})
+            log("%s n=%d: dynamic %.2f ms, static %.2f ms, ORT dynamic file %s ms, ORT static "
+                "file %s ms" % (name, n, r["dyn"], r["static"], fmt(r["ort_dyn"]), fmt(r["ort_static"])))
             rows.append(r)
     return rows
 
@@ -859,9 +862,11 @@ def report_dynamic(a, rows, cmdline):
          "ORT static file ms | ORT dynamic / static |",
          "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        t.append("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |" %
-                 (r["model"], r["n"], r["dyn"], r["static"], r["dyn"] / r["static"], r["ort_dyn"],
-                  r["ort_static"], r["ort_dyn"] / r["ort_static"]))
+        ort = r["ort_dyn"] and r["ort_static"]
+        t.append("| %s | %d | %.2f | %.2f | %.2f | %s | %s | %s |" %
+                 (r["model"], r["n"], r["dyn"], r["static"], r["dyn"] / r["static"],
+                  fmt(r["ort_dyn"]), fmt(r["ort_static"]),
+                  fmt(r["ort_dyn"] / r["ort_static"]) if ort else "ORT refused the file"))
     return "\n".join(t) + "\n"
 
 

@@ -9,8 +9,8 @@ m = onnx.load(sys.argv[1])
 name = sys.argv[3] if len(sys.argv) > 3 else "N"
 inits = {i.name for i in m.graph.initializer}
 for v in list(m.graph.input) + list(m.graph.output):
-    if v.name in inits:
-        continue
+    if v.name in inits or not v.type.tensor_type.shape.dim:
+        continue  # an initializer, or a scalar: no batch axis
     d = v.type.tensor_type.shape.dim[0]
     d.ClearField("dim_value")
     d.dim_param = name

@@ -1,0 +1,37 @@
+"""dynamic_batch_sweep.py QDQC CC FIXTURE_DIR: every fixture model made batch-dynamic
+(batch_dynamic.py) is either refused by `qdqc --dim N=1..4` with an error naming a node or a
+value, or compiles and runs at N = 1 and 3 bit for bit as `qdqc run` (static compile) and the
+reference interpreter (dynamic_batch_check.py). Prints the accepted and refused counts, then
+one line per failure; exit 1 on any failure (a crash, an error without a location, a
+mismatch)."""
+import glob
+import os
+import subprocess
+import sys
+
+qdqc, cc, fixtures = sys.argv[1:4]
+here = os.path.dirname(os.path.abspath(__file__))
+accepted, refused, failures = [], [], []
+for path in sorted(glob.glob(os.path.join(fixtures, "*.onnx"))):
+    name = os.path.basename(path)[:-5]
+    os.makedirs(name, exist_ok=True)
+    dyn = os.path.join(name, "m.onnx")
+    subprocess.run([sys.executable, os.path.join(here, "batch_dynamic.py"), path, dyn], check=True)
+    r = subprocess.run([qdqc, dyn, "--dim", "N=1..4", "--emit=header", "-o", os.devnull],
+                       capture_output=True, text=True)
+    if r.returncode:
+        if r.returncode == 1 and " error: " in r.stderr and "m.onnx" in r.stderr:
+            refused.append(name)
+        else:
+            failures.append("%s: refused badly (exit %d): %s" % (name, r.returncode, r.stderr.strip()))
+        continue
+    c = subprocess.run([sys.executable, os.path.join(here, "dynamic_batch_check.py"), qdqc, cc,
+                        "m.onnx", "1", "4", "1", "3"], capture_output=True, text=True, cwd=name)
+    if c.returncode:
+        failures.append("%s: %s%s" % (name, c.stdout.strip(), c.stderr.strip()[-400:]))
+    else:
+        accepted.append(name)
+print("accepted %d, refused %d, failed %d" % (len(accepted), len(refused), len(failures)))
+for f in failures:
+    print("FAIL " + f)
+sys.exit(1 if failures else 0)
