@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """dynq_bert.py: dynamic quantization through qdqc, before and after, against ONNX Runtime, in
-one script (issue 14 item 3; with --wonly, issue 15 item 1's int8 activations).
+one script (with --wonly, the weight-only matmuls' int8 activations).
 
     /usr/bin/python3 bench/dynq_bert.py [--build build] [--before DIR] [--wonly] [--iters 60]
                                         [--rounds 6] [--threads 1,2] [--work /tmp/qdqc_dynq]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""gen_wonly_mlp.py: the weight-only MLPs and decoder linears of the benchmark (issue 15).
+"""gen_wonly_mlp.py: the weight-only MLPs and decoder linears of the benchmark.
 
     /usr/bin/python3 bench/gen_wonly_mlp.py OUTDIR
 

@@ -28,20 +28,20 @@
    MobileNetV2 conv shapes (as the im2col GEMM for qdqc, as a convolution for oneDNN).
 4. Weight-only models (bench/gen_wonly_mlp.py: float activations, DequantizeLinear(int8 weights
    per column, or int4 in blocks of 32 / 128 along K) -> MatMul: MLPs and LLaMA-7B-shaped
-   decoder linears at batch 1 and 16; issue 15 items 1, 5, 6): qdqc vs ORT latency, qdqc's read
+   decoder linears at batch 1 and 16): qdqc vs ORT latency, qdqc's read
    rate in GB/s against this core's measured read bandwidth (bench/readbw.c: L3 for weights
    that fit it, DRAM otherwise; both measured at the start of the run), the difference from
    ORT's outputs (--opt disabled: against the per-element bound of test/e2e/wonly_ort.py) and
    what ORT --opt all makes of the graph. `--wonly-only` runs just this part, `--wonly-models`
    a subset.
-5. Transformer blocks (`--transformers`, or by name in --models; issue 14 item 7): the models of
+5. Transformer blocks (`--transformers`, or by name in --models): the models of
    test/models/gen_transformers.py --full (BERT-base layer as ORT quantize_static, quantize_dynamic
    and TensorRT export, ViT-B/16 block, GPT-2 block, torch's nn.TransformerEncoderLayer), timed
    like the CNNs, with GOPS over every MAC of the model (int8 and float), the int8 part's share of
    the measured vpdpbusd peak and, from `qdqc bench --profile --json`, the attention qmatmuls'
    GMAC/s and share of the peak; table between <!-- bench-transformers:begin/end -->.
    A model qdqc refuses is a row with its message. `--transformers-only` runs just this part.
-6. A16W8 (16-bit activations, int8 weights; issue 15 item 3): the vpdpwssd peak (bench/peak,
+6. A16W8 (16-bit activations, int8 weights): the vpdpwssd peak (bench/peak,
    --peak12w), the generated A16W8 GEMM (gemm_bench --a16) on the GEMM and ResNet-18 conv shapes
    against it, and the A16W8 ResNet-18-shaped net (gen_fixtures.py --full:
    resnet18_ort_a16w8_224, opset-21 uint16 Q/DQ) against ORT, alternating, with its share of the
@@ -86,7 +86,7 @@ BERT_DYNQ_MODELS = ["bert_base_dynq", "bert_small_dynq"]
 # quantize_static QDQ (_ort) and PT2E QAT (_qat); by name in --models only, `edge` for all ten
 EDGE_MODELS = ["%s_%s" % (n, s) for n in ("mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
                                           "mnasnet1_0", "convnext_atto") for s in ("ort", "qat")]
-# transformer blocks (test/models/gen_transformers.py --full; issue 14 item 7): BERT-base layer in
+# transformer blocks (test/models/gen_transformers.py --full): BERT-base layer in
 # three quantizer styles, ViT-B/16 block with patch embedding, GPT-2 block, torch
 # TransformerEncoderLayer export; their attention products (both operands activations)
 TRANSFORMERS = ["bert_qs_base", "bert_dyn_base", "vit_qs_b16", "bert_trt_base", "gpt2_qs_base",
@@ -379,7 +379,7 @@ def report_transformers(a, rows, peak, cmdline):
     return "\n".join(L) + "\n"
 
 
-# ---- weight-only MLPs (issue 15 item 1) ----
+# ---- weight-only MLPs ----
 
 def l3_bytes():
     try:
@@ -506,7 +506,7 @@ def report_wonly(a, rows, bw_l3, bw_dram, fma, cmdline):
     return "\n".join(L) + "\n"
 
 
-# ---- A16W8 (issue 15 item 3) ----
+# ---- A16W8 (16-bit activations, int8 weights) ----
 
 A16_MODELS = ["resnet18_ort_a16w8_224"]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """torch_vit_bench.py: qdqc vs ONNX Runtime on the FX QAT exports of torchvision's transformers
-(test/models/torch_vit.py; issue 23 item 4), and where qdqc's time goes.
+(test/models/torch_vit.py), and where qdqc's time goes.
 
     /usr/bin/python3 bench/torch_vit_bench.py [--build build] [--work /tmp/qdqc_vit]
         [--models vit2_qat,vit2_qat_o17,swins1_qat,swin_t_qat] [--rounds 5] [--iters 4]

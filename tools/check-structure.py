@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check-structure.py BUILD_DIR [--src ROOT] [--max-lines N]: the tree's structure rules, as a test.
 
-Three checks over lib/ and tools/ (docs/architecture.md, "The tree" and the layering paragraph):
+Three checks over lib/ and tools/ (docs/architecture.md, "The tree" and the layering paragraph),
+and one over the text of lib/, tools/, include/ and docs/:
 1. No loop of files that call each other. From the object files of the build (nm): file A
    depends on file B when A uses a global symbol B defines; every strongly connected component
    of more than one file is a failure.
@@ -11,6 +12,9 @@ Three checks over lib/ and tools/ (docs/architecture.md, "The tree" and the laye
 3. Includes follow the layering. Every folder of lib/ has a rank (LAYERS below, bottom first); a
    file may include headers of its own folder and of lower-ranked ones, plus the pairs in
    ALLOWED. tools/ includes the public headers (include/qdqc), its own, and lib/support.
+4. No file cites an issue of the project's tracker by number ("issue" or "issues", an optional
+   '#', then a digit; any case): a comment or page says what the thing is, and history belongs in
+   CHANGELOG.md, the one file not read. Another project's issue is cited as owner/repo#N.
 Prints each failure and a summary line; exit 1 on any failure.
 """
 import argparse
@@ -173,6 +177,34 @@ def bad_includes(src):
     return fails
 
 
+# 4: where the text rule applies, and what it refuses
+TEXT_DIRS = ('lib', 'tools', 'include', 'docs')
+ISSUE_REF = re.compile(r'\bissues? #?[0-9]', re.I)
+# not read for now: their comments are being rewritten in a change of their own (then remove)
+ISSUE_REF_PENDING = {'tools/fuzz/gen.c', 'tools/fuzz/mutate.c'}
+
+
+def issue_refs(src):
+    fails = []
+    for top in TEXT_DIRS:
+        for dp, _, fs in os.walk(os.path.join(src, top)):
+            for f in sorted(fs):
+                path = os.path.join(dp, f)
+                rel = os.path.relpath(path, src)
+                if f == 'CHANGELOG.md' or rel in ISSUE_REF_PENDING or not os.path.isfile(path):
+                    continue
+                with open(path, 'rb') as fh:
+                    data = fh.read()
+                if b'\0' in data:
+                    continue  # binary
+                for n, line in enumerate(data.decode('utf-8', 'replace').split('\n'), 1):
+                    m = ISSUE_REF.search(line)
+                    if m:
+                        fails.append('issue number in %s:%d: "%s" (say what it is instead)'
+                                     % (rel, n, line.strip()[:80]))
+    return fails
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('build')
@@ -186,12 +218,13 @@ def main():
     nobj, loops = call_loops(a.build, a.src)
     longest, long_fails = long_functions(a.src, a.max_lines)
     incl = bad_includes(a.src)
-    for f in loops + long_fails + incl:
+    refs = issue_refs(a.src)
+    for f in loops + long_fails + incl + refs:
         print('check-structure: ' + f)
     print('check-structure: %s object files; %d call loops; longest function %d lines (%s); '
-          '%d includes against the layering'
-          % (nobj, 0 if nobj is None else len(loops), longest[0], longest[1], len(incl)))
-    return 1 if loops or long_fails or incl else 0
+          '%d includes against the layering; %d issue numbers'
+          % (nobj, 0 if nobj is None else len(loops), longest[0], longest[1], len(incl), len(refs)))
+    return 1 if loops or long_fails or incl or refs else 0
 
 
 if __name__ == '__main__':

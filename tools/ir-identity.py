@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ir-identity: is the LLVM IR qdqc emits unchanged? (issue 18 item 5)
+"""ir-identity: is the LLVM IR qdqc emits unchanged?
 
 Compiles a list of models from the source tree with pinned targets (--target plus --isa, which picks
 a baseline CPU, so the result does not depend on the host) and --emit=llvm, and either writes the IR

@@ -120,8 +120,8 @@ static const AttrRow attr_rows[] = {
      "sparse_value value value_float value_floats value_int value_ints value_string "
      "value_strings"},
     {"ConstantOfShape", 10, 21, "value"},
-    /* issue 14 item 4 (opsets 10-17 from onnx 1.12's schemas; ReduceMax/Min-18 axes input,
-     * ReduceMax/Min-20 bool, from the changelog) */
+    /* comparisons, logic, selection, reductions (opsets 10-17 from onnx 1.12's schemas;
+     * ReduceMax/Min-18 axes input, ReduceMax/Min-20 bool, from the changelog) */
     {"Equal", 10, 21, ""},
     {"Less", 10, 21, ""},
     {"LessOrEqual", 12, 21, ""},

@@ -580,7 +580,7 @@ const OnnxOpEntry onnx_layout_table[] = {
     {"Gather", op_gather, 2, 2, 1},
     {"Constant", op_constant, 0, 0, 1},
     {"ConstantOfShape", op_constant_of_shape, 1, 1, 1},
-    /* issue 14 item 4 */
+    /* broadcasting, tiling, ranges */
     {"Expand", op_expand, 2, 2, 1},
     {"Tile", op_tile, 2, 2, 1},
     {"Range", op_range, 3, 3, 1},

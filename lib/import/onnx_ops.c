@@ -515,7 +515,7 @@ op_cast(OnnxImp *I)
     return onnx_emit(I, n, ET_NONE);
 }
 
-/* ---- comparisons, logic, selection, reductions (issue 14 item 4; docs/ir.md) ---- */
+/* ---- comparisons, logic, selection, reductions (docs/ir.md) ---- */
 static bool op_equal(OnnxImp *I) { return onnx_simple(I, OP_EQUAL, 2); }
 static bool op_less(OnnxImp *I) { return onnx_simple(I, OP_LESS, 2); }
 static bool op_less_equal(OnnxImp *I) { return onnx_simple(I, OP_LESS_EQUAL, 2); }
@@ -591,7 +591,7 @@ static const OnnxOpEntry onnx_op_table[] = {
     {"Identity", op_identity, 1, 1, 1},
     {"Dropout", op_dropout, 1, 3, 2},
     {"Cast", op_cast, 1, 1, 1},
-    /* issue 14 item 4: comparisons, logic, selection, reductions, Einsum (onnx_einsum.c) */
+    /* comparisons, logic, selection, reductions, Einsum (onnx_einsum.c) */
     {"Equal", op_equal, 2, 2, 1},
     {"Less", op_less, 2, 2, 1},
     {"LessOrEqual", op_less_equal, 2, 2, 1},

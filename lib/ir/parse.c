@@ -58,6 +58,54 @@ numlist_free(NumList *l)
     vec_free(&l->iv);
 }
 
+/* After a list element: step over its last token; then ']' ends the list (*end) or ',' goes on
+ * to the next element. False (an error reported) on anything else. */
+static bool
+list_next(Parser *P, bool *end)
+{
+    lex_next(P);
+    *end = lex_accept(P, T_RBRACK);
+    return *end || lex_expect(P, T_COMMA, "',' or ']'");
+}
+
+/* One element of a number list: an int, a float or a symbolic dimension (not both of the last
+ * two in one list); the current token stays for list_next. */
+static bool
+num_list_elem(Parser *P, NumList *out, size_t max)
+{
+    if (P->tok == T_SYM) {
+        int64_t v;
+        if (out->any_float || out->iv.len >= max || !sym_value(P, &v)) {
+            if (!P->failed)
+                ERR(out->any_float ? "a symbolic dimension in a float list"
+                                   : "list has too many elements");
+            return false;
+        }
+        out->any_sym = true;
+        vec_push(&out->v, ir_dim_is_tag(v) ? 0.0 : (double)v);
+        vec_push(&out->iv, v);
+        return true;
+    }
+    if (P->tok != T_INT && P->tok != T_FLOAT) {
+        ERR("expected a number, got %s", lex_tok_desc(P->tok));
+        return false;
+    }
+    if (out->v.len >= max) {
+        ERR("list has more than %zu elements", max);
+        return false;
+    }
+    if (P->tok == T_FLOAT && out->any_sym) {
+        ERR("a float in a list of symbolic dimensions");
+        return false;
+    }
+    if (P->tok == T_FLOAT)
+        out->any_float = true;
+    double d = P->tok == T_INT ? (double)P->ival : P->fval;
+    vec_push(&out->v, d);
+    vec_push(&out->iv, P->tok == T_INT ? P->ival : 0);
+    return true;
+}
+
 /* '[' [num (',' num)*] ']' ; at most `max` elements */
 static bool
 parse_num_list(Parser *P, NumList *out, size_t max)
@@ -69,48 +117,10 @@ parse_num_list(Parser *P, NumList *out, size_t max)
         return false;
     if (lex_accept(P, T_RBRACK))
         return true;
-    for (;;) {
-        if (P->tok == T_SYM) {
-            int64_t v;
-            if (out->any_float || out->iv.len >= max || !sym_value(P, &v)) {
-                if (!P->failed)
-                    ERR(out->any_float ? "a symbolic dimension in a float list"
-                                       : "list has too many elements");
-                return false;
-            }
-            out->any_sym = true;
-            vec_push(&out->v, ir_dim_is_tag(v) ? 0.0 : (double)v);
-            vec_push(&out->iv, v);
-            lex_next(P);
-            if (lex_accept(P, T_RBRACK))
-                return true;
-            if (!lex_expect(P, T_COMMA, "',' or ']'"))
-                return false;
-            continue;
-        }
-        if (P->tok != T_INT && P->tok != T_FLOAT) {
-            ERR("expected a number, got %s", lex_tok_desc(P->tok));
+    for (bool end = false; !end;)
+        if (!num_list_elem(P, out, max) || !list_next(P, &end))
             return false;
-        }
-        if (out->v.len >= max) {
-            ERR("list has more than %zu elements", max);
-            return false;
-        }
-        if (P->tok == T_FLOAT && out->any_sym) {
-            ERR("a float in a list of symbolic dimensions");
-            return false;
-        }
-        if (P->tok == T_FLOAT)
-            out->any_float = true;
-        double d = P->tok == T_INT ? (double)P->ival : P->fval;
-        vec_push(&out->v, d);
-        vec_push(&out->iv, P->tok == T_INT ? P->ival : 0);
-        lex_next(P);
-        if (lex_accept(P, T_RBRACK))
-            return true;
-        if (!lex_expect(P, T_COMMA, "',' or ']'"))
-            return false;
-    }
+    return true;
 }
 
 static bool
@@ -281,6 +291,38 @@ brace_starts_quant(Parser *P)
     return false;
 }
 
+/* One dimension of a type: a constant >= 0 or a symbolic dimension, appended to t; the current
+ * token stays for list_next. */
+static bool
+type_dim(Parser *P, Type *t)
+{
+    bool sym = P->tok == T_SYM;
+    int64_t d;
+    if (sym) {
+        if (t->rank == IR_MAX_RANK) {
+            ERR("more than %d dimensions", IR_MAX_RANK);
+            return false;
+        }
+        if (!sym_value(P, &d))
+            return false;
+    } else if (P->tok == T_INT) {
+        d = P->ival;
+    } else {
+        ERR("expected a dimension, got %s", lex_tok_desc(P->tok));
+        return false;
+    }
+    if (!(sym && ir_dim_is_tag(d)) && d < 0) {
+        ERR("dimension must not be negative, got %lld", (long long)d);
+        return false;
+    }
+    if (t->rank == IR_MAX_RANK) {
+        ERR("more than %d dimensions", IR_MAX_RANK);
+        return false;
+    }
+    t->dims[t->rank++] = d;
+    return true;
+}
+
 static bool
 parse_type(Parser *P, Type *t)
 {
@@ -300,46 +342,9 @@ parse_type(Parser *P, Type *t)
     if (!lex_expect(P, T_LBRACK, "'[' after the element type"))
         return false;
     if (!lex_accept(P, T_RBRACK)) {
-        for (;;) {
-            int64_t sv;
-            if (P->tok == T_SYM) {
-                if (t->rank == IR_MAX_RANK) {
-                    ERR("more than %d dimensions", IR_MAX_RANK);
-                    return false;
-                }
-                if (!sym_value(P, &sv))
-                    return false;
-                if (!ir_dim_is_tag(sv) && sv < 0) {
-                    ERR("dimension must not be negative, got %lld", (long long)sv);
-                    return false;
-                }
-                t->dims[t->rank++] = sv;
-                lex_next(P);
-                if (lex_accept(P, T_RBRACK))
-                    break;
-                if (!lex_expect(P, T_COMMA, "',' or ']'"))
-                    return false;
-                continue;
-            }
-            if (P->tok != T_INT) {
-                ERR("expected a dimension, got %s", lex_tok_desc(P->tok));
+        for (bool end = false; !end;)
+            if (!type_dim(P, t) || !list_next(P, &end))
                 return false;
-            }
-            if (P->ival < 0) {
-                ERR("dimension must not be negative, got %lld", (long long)P->ival);
-                return false;
-            }
-            if (t->rank == IR_MAX_RANK) {
-                ERR("more than %d dimensions", IR_MAX_RANK);
-                return false;
-            }
-            t->dims[t->rank++] = P->ival;
-            lex_next(P);
-            if (lex_accept(P, T_RBRACK))
-                break;
-            if (!lex_expect(P, T_COMMA, "',' or ']'"))
-                return false;
-        }
     }
     size_t n;
     if (ir_type_is_static(t) && (!type_numel(t, &n) || n > ((size_t)1 << 40))) {

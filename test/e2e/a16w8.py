@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """a16w8.py QDQC [--out DIR] [--only NAME,...] [--isa A,B] [--write DIR] [--ir NAME] [--list]:
-16-bit activations with 8-bit weights (A16W8, issue 15 item 3) end to end.
+16-bit activations with 8-bit weights (A16W8) end to end.
 
 ONNX opset-21 QDQ models with INT16/UINT16 activations, written here with python3-onnx: convs
 (3x3, 1x1, strided, padded, dilated, grouped, depthwise), MatMul and Gemm with int8 weights per

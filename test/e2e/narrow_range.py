@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """narrow_range.py QDQC [--out DIR] [--ir NAME]: fake quantizers narrower than their storage
 type (n_bits 2-7, signed and unsigned, and the symmetric restricted int8 range [-127, 127])
-keep their clamps through the passes (issue 15 item 4).
+keep their clamps through the passes.
 
 The encoding is the one PyTorch 1.13 uses for its only narrow range it exports, (0, 127):
 QuantizeLinear -> Clip(integer bounds) -> DequantizeLinear; qdqc folds the Clip into the

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """numeric_guards.py QDQC [--out DIR]: the int32 accumulator and run-time scales, end to end
-(issue 17 item 4; docs/numerics.md "The int32 accumulator", docs/abi.md).
+(docs/numerics.md "The int32 accumulator", docs/abi.md).
 
 1. Gemm whose int32 bias is INT32_MAX (ONNX Runtime style: int8 weights, int32 bias behind a
    DequantizeLinear with scale sx*sw, u8 activations), and a control whose bias fits. Compiling

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """qdq_types.py QDQC [--out DIR] [--list]: ONNX opset-21 QuantizeLinear/DequantizeLinear with the
-element types and forms of opset 21 (issue 15 item 2), end to end.
+element types and forms of opset 21, end to end.
 
 Types INT4/UINT4 (packed two per byte, low nibble first, odd element counts), INT16/UINT16,
 beside u8/i8; per tensor, per axis and blocked (`block_size`, also with a block that does not

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """torch_qat.py QDQC --cache DIR [--only a,b] [--no-ort] [--peer-python PY] [--keep DIR]
 
-Real PyTorch QAT exports end to end (issue 16 item 9): test/models/torch_qat.py writes (or
+Real PyTorch QAT exports end to end: test/models/torch_qat.py writes (or
 finds in its cache under DIR) torchvision's quantizable ResNet-18, MobileNetV2,
 MobileNetV3-small and ShuffleNetV2, fake-quantized and exported by torch 1.13 at opset 13.
 For each model, on the export's seeded input:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """torch_vit.py QDQC --cache DIR [--only a,b] [--no-ort] [--peer-python PY] [--keep DIR]
 
-Real PyTorch FX QAT exports of torchvision's transformers end to end (issue 23 item 4):
+Real PyTorch FX QAT exports of torchvision's transformers end to end:
 test/models/torch_vit.py writes (or finds in its cache under DIR) a 2-layer VisionTransformer at
 opset 13 and 17, Swin's first stage and swin_t, prepared with prepare_qat_fx (fbgemm QAT
 qconfig mapping, plain FakeQuantize), calibrated and exported without convert (attention float).

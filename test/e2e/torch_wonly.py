@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """torch_wonly.py QDQC --cache DIR [--no-ort] [--peer-python PY] [--self-test]: PyTorch 1.13 weight-only
-fake-quant exports with 4- and 6-bit weights end to end (issue 15 item 5).
+fake-quant exports with 4- and 6-bit weights end to end.
 
 test/models/torch_wonly.py writes (or finds in DIR) cnn_w4, cnn_w6, mlp_w4 and mlp_w6: float
 activations, every Conv / Gemm weight behind QuantizeLinear -> Clip(quant_min, quant_max) ->

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""wonly_block.py QDQC [--out DIR]: weight-only models end to end (issue 15 item 1), through the
+"""wonly_block.py QDQC [--out DIR]: weight-only models end to end, through the
 ONNX importer and the default pipeline.
 
 Models (float activations, int8/uint8 or int4/uint4 constant weights behind DequantizeLinear):

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""wonly_conv.py QDQC [--out DIR]: weight-only convolutions end to end (issue 15 item 1),
+"""wonly_conv.py QDQC [--out DIR]: weight-only convolutions end to end,
 through the ONNX importer and the default pipeline.
 
 Models (float activations, a Conv whose weight is DequantizeLinear of a constant 8- or 4-bit

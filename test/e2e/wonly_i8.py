@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""wonly_i8.py QDQC: weight-only matmuls with int8 activations (--weight-only=int8-acts; issue 15
-item 1; docs/numerics.md, "int8 activations") on ONNX models: DequantizeLinear(int8 or uint8
+"""wonly_i8.py QDQC: weight-only matmuls with int8 activations (--weight-only=int8-acts;
+docs/numerics.md, "int8 activations") on ONNX models: DequantizeLinear(int8 or uint8
 weights, per column) -> MatMul [-> Add bias], seeded inputs.
 
 For each model:

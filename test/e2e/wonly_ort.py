@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """wonly_ort.py QDQC [--out DIR] [--full] [--peer-python PY] [--no-ref]: weight-only models against ONNX
-Runtime's literal output (issue 15 item 5).
+Runtime's literal output.
 
 Models from bench/gen_wonly_mlp.py (float activations, DequantizeLinear of constant weights ->
 MatMul): decoder linears with int8 weights per column and int4 weights in blocks of 32 and 128

@@ -9,7 +9,7 @@ tools/setup.sh --peer), offline:
                                                                  # prints the directory
     .peer-venv/bin/python test/models/edge_cnns.py --list
 
-Networks (issue 29 item 4; input 1x3x224x224, 1000 logits, random initialisation, nothing is
+Networks (input 1x3x224x224, 1000 logits, random initialisation, nothing is
 downloaded: weights=None / pretrained=False, torch.manual_seed(SEED) before each build):
   mobilenet_v3_small, mobilenet_v3_large, efficientnet_b0 (stochastic_depth_prob=0: the same
   eval graph, and no Bernoulli in the QAT trace), mnasnet1_0   torchvision.models

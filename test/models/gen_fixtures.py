@@ -280,7 +280,7 @@ def ref_eval(op, ins, attrs):
         for a in sorted(int(v) for v in ins[1]):
             x = np.expand_dims(x, a)
         return [x]
-    # transformer-export ops (issue 14 item 4)
+    # transformer-export ops: comparisons, logic, selection, reductions
     if op in ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"):
         fn = {"Equal": np.equal, "Less": np.less, "LessOrEqual": np.less_equal,
               "Greater": np.greater, "GreaterOrEqual": np.greater_equal,
@@ -1270,7 +1270,7 @@ for _a, _v in (("u8", "i8"), ("u8", "u8"), ("i8", "i8")):
 
 
 def encoder_ops(name, act="u8", seq=8, hidden=32, heads=2, vocab=256, seed=91):
-    """The ops of transformer exports around a quantized self-attention block (issue 14 item 4),
+    """The ops of transformer exports around a quantized self-attention block,
     ORT quantize_static style: token ids (int64 [1, seq], every value in [-vocab, vocab) valid)
     -> Gather of a quantized embedding table (int8 behind DequantizeLinear) + positions (Range ->
     Unsqueeze -> Gather, folded) -> Q, K, V linears -> Einsum "bhid,bhjd->bhij" (Q K^T) ->

@@ -758,7 +758,7 @@ def _(out):
 
 
 @case("block_dq_opset21.onnx", "accept", "blocked quantization",
-      "opset-21 block-quantized DequantizeLinear (block_size=32 on axis 0 of a [64,16] int8 MatMul weight, scale [2,16]); onnx 1.12 cannot check it; imported since issue 15 (a float matmul of the weights dequantized by block)")
+      "opset-21 block-quantized DequantizeLinear (block_size=32 on axis 0 of a [64,16] int8 MatMul weight, scale [2,16]); onnx 1.12 cannot check it; imported (a float matmul of the weights dequantized by block)")
 def _(out):
     rng = np.random.default_rng(21)
     w = rng.integers(-127, 128, (64, 16)).astype(np.int8)

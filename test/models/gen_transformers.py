@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""gen_transformers.py: quantized transformer models (issue 14 item 6), deterministic.
+"""gen_transformers.py: quantized transformer models, deterministic.
 
     /usr/bin/python3 test/models/gen_transformers.py --out DIR            # the tiny CI variants
     /usr/bin/python3 test/models/gen_transformers.py --full DIR           # the full-size models

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_qat.py: real PyTorch QAT exports of torchvision's quantizable CNNs (issue 16 item 9).
+"""torch_qat.py: real PyTorch QAT exports of torchvision's quantizable CNNs.
 
 Run with Debian's interpreter and its torch 1.13 / torchvision 0.14 (python3-torch,
 python3-torchvision; tools/setup.sh installs them):

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_vit.py: real PyTorch FX QAT exports of torchvision's transformers (issue 23 item 4).
+"""torch_vit.py: real PyTorch FX QAT exports of torchvision's transformers.
 
 Run with Debian's interpreter and its torch 1.13 / torchvision 0.14:
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_wonly.py: 4- and 6-bit weight-only fake-quant exports from PyTorch 1.13 (issue 15 item 5).
+"""torch_wonly.py: 4- and 6-bit weight-only fake-quant exports from PyTorch 1.13.
 
     /usr/bin/python3 test/models/torch_wonly.py --out DIR      # DIR/<model>.onnx + DIR/<model>/input.npy
     /usr/bin/python3 test/models/torch_wonly.py --cache ROOT   # ROOT/<key>/..., skipped when present;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""compare_transformers.py: the transformer models against ONNX Runtime, at every Q (issue 14 item 6).
+"""compare_transformers.py: the transformer models against ONNX Runtime, at every Q.
 
     compare_transformers.py --qdqc QDQC --work DIR [--size tiny|base] [--only a,b]
                             [--peer-python PY] [--ort-run bench/ort_run.py] [--self-test] [MODEL.onnx ...]

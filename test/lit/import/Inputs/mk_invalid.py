@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""mk_invalid.py CASE OUT: write one small ONNX model with an invalid parameter (issue 17 item 4):
+"""mk_invalid.py CASE OUT: write one small ONNX model with an invalid parameter:
 zero points outside their type's range, attributes an op or its opset does not define; and
-models onnx.checker rejects for other reasons (issue 17 item 7: nodes out of order, incomplete
+models onnx.checker rejects for other reasons (nodes out of order, incomplete
 output declarations, a field given twice, ...).
 
 Models are built with python3-onnx's helper API without the checker. Run with /usr/bin/python3."""
@@ -210,8 +210,8 @@ def zp_i16_opset13():
     return qdq(nh.from_array(np.array(-3, np.int16), "zp"), opset=13)
 
 
-# ---- models onnx.checker rejects that qdqc used to accept without a word (issue 17 item 7,
-# the silent acceptances of qdqc-fuzz --mutate; test/lit/import/checker-rejects.test) ----
+# ---- models onnx.checker rejects that qdqc used to accept without a word (the
+# silent acceptances of qdqc-fuzz --mutate; test/lit/import/checker-rejects.test) ----
 def field(num, payload):
     """A length-delimited protobuf field (wire type 2) by hand."""
     key, n, out = (num << 3) | 2, len(payload), bytearray()

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""mk_select_ops.py CASE OUT: one small ONNX model with the ops of issue 14 item 4
+"""mk_select_ops.py CASE OUT: one small ONNX model with one of the selection ops
 (comparisons, logic, Where, Expand, Tile, Range, ReduceSum/Max/Min, ArgMax, Cast, Gather,
 Einsum) for import/select-ops.test. Run with /usr/bin/python3."""
 import sys

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""export_select_refused.py QDQC DIR: `--emit=mlir` of one small graph per op of issue 14
-item 4; prints, per op, the first error and whether an output file was written."""
+"""export_select_refused.py QDQC DIR: `--emit=mlir` of one small graph per selection op
+(comparisons, logic, broadcasting, reductions, cast); prints, per op, the first error and
+whether an output file was written."""
 import os
 import subprocess
 import sys

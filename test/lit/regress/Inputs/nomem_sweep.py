@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """nomem_sweep.py QDQC OUT_DIR: a valid model that needs more memory than it gets must fail
 with exit 1 and "out of memory", never abort the process and never be called "not a valid ONNX
-model" (issue 17 item 5, docs/api.md "Out of memory").
+model" (docs/api.md "Out of memory").
 
 Writes a QDQ model with 16.8 M float weights (a 64 MiB file: MatMul [1,4096] x Q->DQ(W
 [4096,4096] f32), as PyTorch exports store weights) to OUT_DIR, finds the address-space limit
