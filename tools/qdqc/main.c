@@ -533,6 +533,13 @@ run_compile(Opts *o)
         nout = 0;
     if (rc != EXIT_OK)
         goto done;
+    for (int i = 0; o->dim_range && i <= nout; i++)
+        if (i == nout ? o->report : out_kinds[kinds[i]].emit < 0) {
+            rc = usage_error("--dim NAME=LO..HI compiles the model at each size inside the "
+                             "compile: the IR, dot, MLIR and --report outputs need "
+                             "--dim NAME=<size>");
+            goto done;
+        }
     if (cli_load_module(o->ctx, o->input, &m) != QDQC_OK) {
         rc = EXIT_INPUT;
         goto done;
