@@ -3,7 +3,9 @@ symbol N in [LO, HI] (--dim N=LO..HI), run the object through model_run_shapes a
 and compare every output bit for bit with `qdqc run` of the same inputs (which binds N = n and
 compiles a static model) and with the reference interpreter. Prints one line per size.
 --aarch64: the object for aarch64-linux-gnu (i8mm), the driver linked statically by CC (the
-cross compiler) and run under qemu-aarch64 -cpu max; compared with the reference only."""
+cross compiler) and run under qemu-aarch64 -cpu max; compared with the reference only.
+--sym NAME: the run-time symbol (default N); --bind NAME=V: another symbol's size;
+--qdqc-flag F: an option of the dynamic compile (e.g. --isa=avx2: another kernel path)."""
 import json
 import os
 import re
@@ -13,7 +15,7 @@ import sys
 import numpy as np
 
 args = sys.argv[1:]
-cross, sym, binds = False, "N", {}
+cross, sym, binds, extra = False, "N", {}, []
 while args[0].startswith("--"):
     opt = args.pop(0)
     if opt == "--aarch64":
@@ -23,13 +25,15 @@ while args[0].startswith("--"):
     elif opt == "--bind":  # NAME=V: another symbol, bound for every run
         k, v = args.pop(0).split("=")
         binds[k] = int(v)
+    elif opt == "--qdqc-flag":  # an option of the dynamic compile (e.g. --isa=avx2)
+        extra.append(args.pop(0))
 qdqc, cc, model, lo, hi = args[0], args[1], args[2], int(args[3]), int(args[4])
 sizes = [int(s) for s in args[5:]]
 src = os.path.dirname(os.path.abspath(__file__))
 target = ["--target=aarch64-linux-gnu", "--mattr=+neon,+dotprod,+i8mm", "--isa=i8mm"] if cross else []
 bind_args = [a for k, v in binds.items() for a in ("--dim", f"{k}={v}")]
 subprocess.run([qdqc, model, "--dim", f"{sym}={lo}..{hi}", "-o", "model.o", "-o", "model.h"] +
-               bind_args + target, check=True)
+               bind_args + target + extra, check=True)
 subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I."] +
                (["-static"] if cross else []) +
                [os.path.join(src, "run_shapes_main.c"), "model.o", "-lm", "-o", "run_shapes"],
