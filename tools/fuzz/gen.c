@@ -1302,10 +1302,10 @@ op_softmax(Gen *g)
     return emit_q(g, v, x.rank, x.d, &proto, 1);
 }
 
-/* A Q->DQ pair whose DequantizeLinear has its own parameters (--qdq-pairs; issue 17: the
- * compiled code used the producer's). x (pool) -> dequantize (x's parameters) -> [relu |
- * maxpool 1x2 | nothing] -> quantize A -> a plain integer value -> dequantize B -> [relu |
- * nothing] -> quantize C (a new pool entry). A is x's parameters, or the same values in the
+/* A Q->DQ pair whose DequantizeLinear has its own parameters (--qdq-pairs: checks that each
+ * dequantize is computed with its own parameters, not its producer's). x (pool) -> dequantize
+ * (x's parameters) -> [relu | maxpool 1x2 | nothing] -> quantize A -> a plain integer value ->
+ * dequantize B -> [relu | nothing] -> quantize C (a new pool entry). A is x's parameters, or the same values in the
  * other 8-bit type (zero point +-128): dequantize -> max/relu -> quantize A is then exact, so
  * quantize C is the only rounding on the path and the 1-step bound applies to the result. B
  * differs from A in the scale, the zero point (or omits it: 0), both, per channel (axis) where
@@ -1432,7 +1432,7 @@ op_qdq_pair(Gen *g)
     return emit_q(g, vf, x.rank, d, &proto, 1);
 }
 
-/* A side trip through an opset-21 storage type (--qdq-types; issue 15): x dequantized,
+/* A side trip through an opset-21 storage type (--qdq-types): x dequantized,
  * quantized to i4, u4, i16 or u16 per tensor, per axis (axis 1) or blocked (block_size 1-4 on
  * the last axis, constant scale and zero point operands), dequantized with the same
  * parameters, then quantized to 8 bits as usual. The scale is chosen so that the values mostly
@@ -1512,7 +1512,7 @@ op_qdq_types(Gen *g)
     return emit_q(g, vd, x.rank, x.d, &proto, 2);
 }
 
-/* ---- transformer patterns (--transformer; issue 14 item 7's fuzzer) ---- */
+/* ---- transformer patterns (--transformer: attention and float islands) ---- */
 
 /* A stage of a multi-op slot starts with no inputs: each stage's result is its own pool entry
  * whose dependencies are that stage's inputs, so the per-op bound applies stage by stage. */
@@ -1814,7 +1814,7 @@ op_island(Gen *g)
     return emit_q(g, cur, x.rank, x.d, &proto, 1);
 }
 
-/* The ops of issue 14 item 4 between a dequantize and a quantize (--select-ops): where on a
+/* Selection and reduction ops between a dequantize and a quantize (--select-ops): where on a
  * comparison with a constant or with a broadcast reduce_max (an argmax-like mask), the other
  * branch a constant on x's grid; reduce_max / reduce_min kept as 1 and expanded back; tile;
  * reduce_sum; a cast round trip through f16; and a gather along an axis by the run-time
@@ -1931,7 +1931,7 @@ op_select(Gen *g)
     return emit_q(g, v, rank, yd, &proto, add);
 }
 
-/* ONNX Runtime's dynamic quantization of a MatMul (--dynq; issue 14 item 3): x dequantized,
+/* ONNX Runtime's dynamic quantization of a MatMul (--dynq): x dequantized,
  * then dynamic_quantize, matmul_integer with constant weights [K, N] (i8 with zero point 0, i8
  * with a small zero point, or u8 with one zero point per column; the zero point operands
  * sometimes absent), cast to f32, mul by mul(x_scale, w_scale) (w_scale one value or one per
@@ -2016,7 +2016,7 @@ op_dynq(Gen *g)
     return emit_q(g, av, a.rank, yd, &proto, 1);
 }
 
-/* ---- weight-only ops (--wonly; issue 15) ----
+/* ---- weight-only ops (--wonly) ----
  * A float activation (a graph input, filled uniformly in [-4.4, 4.4) by fuzz.c, never a
  * dequantize: qdq-fold would make the op integer) times constant weights behind a dequantize:
  * i8, u8, i4 or u4 integers per tensor, per output channel or (matmul, gemm) in blocks along K
