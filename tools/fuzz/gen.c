@@ -88,6 +88,12 @@ sb_free(Sb *b)
 
 /* ---- the generator ---- */
 
+/* What a dimension is in the symbolic form: c times the product of the symbols in mask m
+ * (bit j: symbol j, ?b or ?s), plus k; m == 0: its size. The size (QT.d) is its value bound. */
+typedef struct SymDim {
+    int32_t m, k;
+} SymDim;
+
 typedef struct QT {
     int id;          /* value %vID */
     int rank;
@@ -100,8 +106,7 @@ typedef struct QT {
     int out;         /* index in the graph outputs, -1 if not an output */
     int slot;        /* producing slot, -1 for graph inputs */
     int deps[4];     /* pool indices of the inputs of the producing slot (-1: none) */
-    uint8_t sym[4];  /* symbolic dimensions: bit j set in sym[k] when d[k] is a multiple of
-                        symbol j (0: ?b, 1: ?s); d[k] is the size it has when bound */
+    SymDim sym[4];   /* the dimensions in the symbolic form */
 } QT;
 
 #define MAXPOOL 96
@@ -126,11 +131,11 @@ typedef struct Gen {
      * random numbers, so the graph is the same whether or not it prints the symbols. */
     int nsym;
     int64_t symsize[2];
-    uint8_t sym0[4];
+    SymDim sym0[4];
     bool print_sym; /* write symbols (the second pass) instead of sizes */
     bool sym_aware; /* the current slot's op kind carries symbols */
     bool sym_fail;
-    uint8_t ysym[4];
+    SymDim ysym[4];
 } Gen;
 
 static const char *const sym_name[2] = {"b", "s"};
@@ -152,19 +157,26 @@ dims_str(char *buf, size_t n, int rank, const int64_t *d)
 }
 
 static bool
-any_sym(const uint8_t *sym, int rank)
+any_sym(const SymDim *sym, int rank)
 {
     for (int k = 0; sym && k < rank; k++)
-        if (sym[k])
+        if (sym[k].m)
             return true;
     return false;
 }
 
-/* One dimension as the text IR writes it: its size, or (printing symbols) the symbol or the
- * product c*b*s of symbols it is. */
-static void
-dim_str(const Gen *g, char *buf, size_t n, int64_t d, uint8_t m)
+static bool
+same_dim(SymDim a, SymDim b)
 {
+    return a.m == b.m && (!a.m || a.k == b.k);
+}
+
+/* One dimension as the text IR writes it: its size, or (printing symbols) the symbol or the
+ * expression c*b*s + k it is. */
+static void
+dim_str(const Gen *g, char *buf, size_t n, int64_t d, SymDim sd)
+{
+    int m = sd.m;
     if (!g->print_sym || !m) {
         snprintf(buf, n, "%lld", (long long)d);
         return;
@@ -176,8 +188,8 @@ dim_str(const Gen *g, char *buf, size_t n, int64_t d, uint8_t m)
             prod *= g->symsize[j];
             nf++;
         }
-    long long c = (long long)(d / prod);
-    if (c == 1 && nf == 1) {
+    long long c = (long long)((d - sd.k) / prod);
+    if (c == 1 && nf == 1 && !sd.k) {
         snprintf(buf, n, "?%s", sym_name[(m & 1) ? 0 : 1]);
         return;
     }
@@ -192,6 +204,8 @@ dim_str(const Gen *g, char *buf, size_t n, int64_t d, uint8_t m)
             k += (size_t)snprintf(buf + k, n - k, "%s%s", sep, sym_name[j]);
             sep = "*";
         }
+    if (sd.k && k < n)
+        k += (size_t)snprintf(buf + k, n - k, " %c %d", sd.k < 0 ? '-' : '+', abs(sd.k));
     if (k < n)
         snprintf(buf + k, n - k, ")");
 }
@@ -199,31 +213,33 @@ dim_str(const Gen *g, char *buf, size_t n, int64_t d, uint8_t m)
 /* A shape with its symbols (sym NULL: static); `sep` between dimensions: "," in a type,
  * ", " in an attribute. */
 static void
-sdims_str(const Gen *g, char *buf, size_t n, int rank, const int64_t *d, const uint8_t *sym,
+sdims_str(const Gen *g, char *buf, size_t n, int rank, const int64_t *d, const SymDim *sym,
           const char *sep)
 {
     size_t k = (size_t)snprintf(buf, n, "[");
     for (int i = 0; i < rank && k < n; i++) {
         char one[40];
-        dim_str(g, one, sizeof one, d[i], sym ? sym[i] : 0);
+        dim_str(g, one, sizeof one, d[i], sym ? sym[i] : (SymDim){0, 0});
         k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? sep : "", one);
     }
     if (k < n)
         snprintf(buf + k, n - k, "]");
 }
 
-/* Symbols of a dimension that is the product of dims [k0, k1) of t: the union, or a failure
- * (sym_fail) when a symbol would appear twice. */
-static uint8_t
+/* A dimension that is the product of dims [k0, k1) of t: the union of their symbols, or a
+ * failure (sym_fail) when a symbol would appear twice or a sum would be multiplied. */
+static SymDim
 sym_prod(Gen *g, const QT *t, int k0, int k1)
 {
-    uint8_t m = 0;
+    if (k1 - k0 == 1)
+        return t->sym[k0];
+    SymDim r = {0, 0};
     for (int k = k0; k < k1; k++) {
-        if (m & t->sym[k])
+        if ((r.m & t->sym[k].m) || (t->sym[k].m && t->sym[k].k))
             g->sym_fail = true;
-        m |= t->sym[k];
+        r.m |= t->sym[k].m;
     }
-    return m;
+    return r;
 }
 
 /* Storage range and name of (u8, w16): u8, i8, u16, i16. */
@@ -392,7 +408,7 @@ emit_dq(Gen *g, int i)
 /* A new graph input; float (quantized by a quantize node) or integer, with the symbolic
  * dimensions sym (NULL: none). Returns the pool index. */
 static int new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp,
-                        const uint8_t *sym);
+                        const SymDim *sym);
 
 static int
 new_input(Gen *g, int rank, const int64_t *d, bool u8)
@@ -401,7 +417,7 @@ new_input(Gen *g, int rank, const int64_t *d, bool u8)
 }
 
 static int
-new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp, const uint8_t *sym)
+new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp, const SymDim *sym)
 {
     if (g->npool >= MAXPOOL - 1 || g->nin >= MAXIN)
         return -1;
@@ -922,21 +938,21 @@ op_matmul(Gen *g)
     int64_t yd[4];
     memcpy(yd, a.d, sizeof yd);
     yd[a.rank - 1] = N;
-    if (a.sym[a.rank - 1])
+    if (a.sym[a.rank - 1].m)
         g->sym_fail = true; /* K is the constant weights' dimension */
     memcpy(g->ysym, a.sym, sizeof g->ysym);
-    g->ysym[a.rank - 1] = 0;
+    g->ysym[a.rank - 1] = (SymDim){0, 0};
     int af = emit_dq(g, ai), bf;
     double bmag;
     if (chance(r, 0.25)) {
         /* activation x activation: b [.., K, N] with a's batch dims */
         int64_t bd[4];
-        uint8_t bs[4];
+        SymDim bs[4];
         memcpy(bd, a.d, sizeof bd);
         memcpy(bs, g->ysym, sizeof bs);
         bd[a.rank - 2] = K;
         bd[a.rank - 1] = N;
-        bs[a.rank - 2] = 0;
+        bs[a.rank - 2] = (SymDim){0, 0};
         int bi = new_input_qp(g, a.rank, bd, chance(r, 0.6), NULL, bs);
         if (bi < 0)
             return -1;
@@ -1023,7 +1039,7 @@ op_binary(Gen *g)
     QT a = g->pool[ai];
     int bi = -1;
     int64_t bd[4];
-    uint8_t bs[4];
+    SymDim bs[4];
     memcpy(bd, a.d, sizeof bd);
     memcpy(bs, a.sym, sizeof bs);
     memcpy(g->ysym, a.sym, sizeof g->ysym);
@@ -1031,15 +1047,16 @@ op_binary(Gen *g)
         for (int k = 0; k < a.rank; k++)
             if (k != 1) {
                 bd[k] = 1; /* [1,C,1,1] broadcast */
-                bs[k] = 0;
+                bs[k] = (SymDim){0, 0};
             }
     } else if (chance(r, 0.5)) {
         for (int i = g->npool - 1; i >= 0; i--)
             if (i != ai && g->pool[i].rank == a.rank &&
                 !memcmp(g->pool[i].d, a.d, sizeof a.d)) {
                 bi = i;
-                if (memcmp(g->pool[i].sym, a.sym, sizeof a.sym))
-                    g->sym_fail = true; /* a symbol against its size */
+                for (int k = 0; k < a.rank; k++)
+                    if (!same_dim(g->pool[i].sym[k], a.sym[k]))
+                        g->sym_fail = true; /* a symbol against its size */
                 break;
             }
     }
@@ -1086,9 +1103,10 @@ op_concat(Gen *g)
     int idx[3] = {ai, -1, -1};
     int64_t C = a.d[1];
     bool same = chance(r, 0.25);
-    if (a.sym[1])
-        g->sym_fail = true; /* the concat axis (a sum of a symbol and sizes) */
-    memcpy(g->ysym, a.sym, sizeof g->ysym);
+    memcpy(g->ysym, a.sym, sizeof g->ysym); /* along a symbolic axis: the symbol + sizes */
+    SymDim ps[4]; /* the other pieces: a's dimensions, a size along the axis */
+    memcpy(ps, a.sym, sizeof ps);
+    ps[1] = (SymDim){0, 0};
     for (int k = 1; k < n; k++) {
         int64_t d[4];
         memcpy(d, a.d, sizeof d);
@@ -1099,15 +1117,16 @@ op_concat(Gen *g)
                 if (i != ai && g->pool[i].rank == 4 && g->pool[i].d[0] == a.d[0] &&
                     g->pool[i].d[2] == a.d[2] && g->pool[i].d[3] == a.d[3]) {
                     bi = i;
-                    const uint8_t *bs = g->pool[i].sym;
-                    if (bs[0] != a.sym[0] || bs[1] || bs[2] != a.sym[2] || bs[3] != a.sym[3])
+                    const SymDim *bs = g->pool[i].sym;
+                    if (!same_dim(bs[0], a.sym[0]) || bs[1].m || !same_dim(bs[2], a.sym[2]) ||
+                        !same_dim(bs[3], a.sym[3]))
                         g->sym_fail = true;
                     break;
                 }
         }
         if (bi < 0) {
             /* same: the parameters of a (a pure layout concat) */
-            bi = new_input_qp(g, 4, d, a.u8, same ? &a : NULL, a.sym);
+            bi = new_input_qp(g, 4, d, a.u8, same ? &a : NULL, ps);
             if (bi < 0)
                 return -1;
         }
@@ -1124,6 +1143,8 @@ op_concat(Gen *g)
             hi = qt_hi(&g->pool[idx[k]]);
     }
     int64_t yd[4] = {a.d[0], C, a.d[2], a.d[3]};
+    if (a.sym[1].m)
+        g->ysym[1].k += (int32_t)(C - a.d[1]);
     char ds[96];
     sdims_str(g, ds, sizeof ds, 4, yd, g->ysym, ",");
     int v = newval(g);
@@ -1293,7 +1314,7 @@ op_layout(Gen *g)
     QT x = g->pool[xi];
     int64_t yd[4];
     memcpy(yd, x.d, sizeof yd);
-    uint8_t *ys = g->ysym;
+    SymDim *ys = g->ysym;
     memcpy(ys, x.sym, sizeof x.sym);
     int yr = x.rank;
     char attrs[256] = "";
@@ -1331,7 +1352,7 @@ op_layout(Gen *g)
             ys[1] = sym_prod(g, &x, 1, x.rank);
         }
         for (int k = yr; k < 4; k++)
-            ys[k] = 0;
+            ys[k] = (SymDim){0, 0};
         char sh[128];
         sdims_str(g, sh, sizeof sh, yr, yd, ys, ", ");
         snprintf(attrs, sizeof attrs, ", shape=%s", sh);
@@ -1343,21 +1364,34 @@ op_layout(Gen *g)
         yd[0] = x.d[0];
         yd[1] = numel(x.rank, x.d) / x.d[0];
         ys[1] = sym_prod(g, &x, 1, x.rank);
-        ys[2] = ys[3] = 0;
+        ys[2] = ys[3] = (SymDim){0, 0};
         snprintf(attrs, sizeof attrs, ", axis=1");
         op = "flatten";
         break;
     }
     case 3: { /* slice one axis */
         int ax = fz_int(r, 0, x.rank - 1);
+        if (g->sp->sym_pct >= 100 && any_sym(x.sym, x.rank) && chance(r, 0.5))
+            for (ax = 0; !x.sym[ax].m; ax++) /* --symbolic: often a symbolic axis */
+                ;
         int64_t n = x.d[ax];
         int64_t st = fz_int(r, 0, (int)(n - 1)), en = fz_int(r, (int)st + 1, (int)n);
         int step = fz_int(r, 1, 2);
+        if (x.sym[ax].m && g->sp->sym_pct >= 100) {
+            en = n; /* --symbolic: what a symbolic axis allows, to its end */
+            step = 1;
+        }
         yd[ax] = (en - st + step - 1) / step;
-        if (x.sym[ax])
-            g->sym_fail = true; /* constant bounds on a symbolic axis */
-        snprintf(attrs, sizeof attrs, ", starts=[%lld], ends=[%lld], axes=[%d], steps=[%d]",
-                 (long long)st, (long long)en, ax, step);
+        char ends[40];
+        snprintf(ends, sizeof ends, "%lld", (long long)en);
+        if (x.sym[ax].m && (en != n || step != 1)) {
+            g->sym_fail = true; /* a symbolic axis: step 1 to its end only */
+        } else if (x.sym[ax].m) {
+            dim_str(g, ends, sizeof ends, n, x.sym[ax]); /* ends=[?s] */
+            ys[ax].k -= (int32_t)st;
+        }
+        snprintf(attrs, sizeof attrs, ", starts=[%lld], ends=[%s], axes=[%d], steps=[%d]",
+                 (long long)st, ends, ax, step);
         op = "slice";
         break;
     }
@@ -2535,10 +2569,10 @@ sym_choose(Gen *g, int rank, const int64_t *d)
         k0 = k1;
         k1 = t;
     }
-    g->sym0[k0] = 1;
+    g->sym0[k0].m = 1;
     g->symsize[0] = d[k0];
     if (g->nsym == 2) {
-        g->sym0[k1] = 2;
+        g->sym0[k1].m = 2;
         g->symsize[1] = d[k1];
     }
 }
