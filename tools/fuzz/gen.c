@@ -10,7 +10,13 @@
  * the shrinker does (fuzz.c).
  *
  * Every graph is valid by construction (shapes computed here, attributes inside ONNX's rules);
- * a graph the parser or verifier refuses is a generator bug and reported as such. */
+ * a graph the parser or verifier refuses is a generator bug and reported as such.
+ *
+ * Symbolic dimensions (sym_choose): some of the first input's dimensions can be written as
+ * symbols. Each pool entry records what its dimensions are in terms of them (SymDim); the op
+ * kinds whose IR ops type symbols carry them, any other use keeps the graph static. The graph
+ * is generated twice, with sizes and then with the symbols printed, from the same random
+ * stream, so the two texts are one graph (fuzz.c checks that binding makes them equal). */
 #include "fuzz.h"
 
 #include <math.h>
