@@ -18,7 +18,8 @@
  * input's paths go only through ops that type symbols are also written with one or two of
  * that input's dimensions as symbols (?b, ?s; gen.c, sym_choose). That form must parse,
  * verify and print the same after a round trip, and bound to the sizes (qdqc_context_set_dim)
- * print exactly as the graph written with them; the three checks below run on the bound form.
+ * print exactly as the graph written with them; the three checks below run on the bound form,
+ * and again on the form bound to larger sizes (each + 1..3: a graph never written with sizes).
  *
  * Each random QDQ graph (gen.c) is checked three ways, through the public API only:
  *   1. literal QDQ semantics (reference interpreter, no passes) vs the integer reference
@@ -349,6 +350,18 @@ run_jit(qdqc_module *m, const char *isa, const Bufs *in, Bufs *out, qdqc_threadp
     return true;
 }
 
+/* pre put before res->detail (which is cut to fit) */
+static void
+prefix_detail(Result *res, const char *pre)
+{
+    size_t n = strlen(res->detail), k = strlen(pre);
+    if (n + k >= sizeof res->detail)
+        n = sizeof res->detail - k - 1;
+    memmove(res->detail + k, res->detail, n);
+    memcpy(res->detail, pre, k);
+    res->detail[n + k] = 0;
+}
+
 /* A symbolic graph's bindings, "// fz-dim NAME SIZE" lines, set on ctx; how many. */
 static int
 bind_dims(qdqc_context *ctx, const char *text)
@@ -527,13 +540,7 @@ check_text(const char *text, uint64_t input_seed, bool fixed, const Opts *op, Re
             /* literal vs the fixed-mode integer reference, same bound: a fixed-mode result is
              * within 1/2 + E of the exact value and the literal one within 1/2 + (f32 error);
              * both extras are far below 1/2 (docs/numerics.md), so integers differ by <= 1 */
-            static const char pre[] = "requant=fixed: ";
-            size_t n = strlen(res->detail), k = sizeof pre - 1;
-            if (n + k >= sizeof res->detail)
-                n = sizeof res->detail - k - 1;
-            memmove(res->detail + k, res->detail, n);
-            memcpy(res->detail, pre, k);
-            res->detail[n + k] = 0;
+            prefix_detail(res, "requant=fixed: ");
         } else {
             bufs_alloc(&ojit, mi, true);
             char err[700] = "";
@@ -563,9 +570,33 @@ done:
 
 /* ---- generation + check, shrinking ---- */
 
+/* The symbolic form with its "// fz-dim" sizes grown by 1..3 each: a graph the generator never
+ * wrote with sizes (growing keeps every slice start inside its axis). */
+static void
+rebind_text(const char *text, uint64_t seed, Sb *out)
+{
+    Rng r = {seed * 0xD6E8FEB86659FD93ull + 3};
+    const char *p = text, *q;
+    while ((q = strstr(p, "// fz-dim ")) != NULL) {
+        char name[64];
+        long long size;
+        int n = 0;
+        sb_printf(out, "%.*s", (int)(q - p), p);
+        if (sscanf(q + 10, "%63s %lld%n", name, &size, &n) < 2) {
+            sb_printf(out, "// fz-dim ");
+            p = q + 10;
+            continue;
+        }
+        sb_printf(out, "// fz-dim %s %lld", name, size + fz_int(&r, 1, 3));
+        p = q + 10 + n;
+    }
+    sb_printf(out, "%s", p);
+}
+
 /* A symbolic graph is checked in its symbolic form (check_symbolic), then bound to its sizes
- * through the context (qdqc_context_set_dim) for the three-way check; text_out gets the text
- * checked. */
+ * through the context (qdqc_context_set_dim) for the three-way check, then bound to other
+ * sizes (rebind_text) and checked the three ways again; text_out gets the text that failed,
+ * or the symbolic form. */
 static void
 gen_check(const GenSpec *sp, const Opts *op, Result *res, Sb *text_out)
 {
@@ -577,11 +608,26 @@ gen_check(const GenSpec *sp, const Opts *op, Result *res, Sb *text_out)
     res->out = -1;
     if (!gg.nsym || check_symbolic(gg.sym_text.p, gg.text.p, op, res))
         check_text(text->p, sp->seed, fixed, op, res);
+    Sb other = {0};
+    if (gg.nsym && res->cls == FZ_OK) {
+        Result r2;
+        rebind_text(gg.sym_text.p, sp->seed, &other);
+        check_text(other.p, sp->seed, fixed, op, &r2);
+        r2.compared += res->compared;
+        if (res->worst_nonstrict > r2.worst_nonstrict)
+            r2.worst_nonstrict = res->worst_nonstrict;
+        *res = r2;
+        if (res->cls != FZ_OK && res->cls != FZ_UNSUP) {
+            prefix_detail(res, "bound to other sizes: ");
+            text = &other;
+        }
+    }
     if (text_out) {
         sb_free(text_out);
         *text_out = *text;
         memset(text, 0, sizeof *text);
     }
+    sb_free(&other);
     fz_graph_free(&gg);
 }
 
@@ -1004,7 +1050,8 @@ print_totals(const Tally *t, long count, double secs)
     printf("), %ld not compiled (op not supported by the code generator", t->nclass[FZ_UNSUP]);
     printf("), %ld graphs with a propagated difference > 1 (max %.3g units), %.1f s\n",
            t->nonstrict, t->worst_nonstrict, secs);
-    printf("symbolic: %ld graphs checked in symbolic form, then bound (%s %ld, %s %ld)\n",
+    printf("symbolic: %ld graphs checked in symbolic form, bound to their sizes and to larger "
+           "ones (%s %ld, %s %ld)\n",
            t->nsymbolic, class_name[FZ_SYM_RT], t->nclass[FZ_SYM_RT], class_name[FZ_SYM_BIND],
            t->nclass[FZ_SYM_BIND]);
     for (int k = 0; k < t->nunsup; k++)
