@@ -14,6 +14,12 @@
  * --dynq adds ONNX Runtime's dynamic quantization of a MatMul (gen.c, op_dynq).
  * --a16 makes half of the quantized activations 16-bit (u16/i16: A16W8 integer ops).
  * --wonly adds weight-only matmul/gemm/conv on float activations (gen.c, op_wonly).
+ * Symbolic dimensions: half of the graphs (--symbolic: all, --no-symbolic: none) whose first
+ * input's paths go only through ops that type symbols are also written with one or two of
+ * that input's dimensions as symbols (?b, ?s; gen.c, sym_choose). That form must parse,
+ * verify and print the same after a round trip, and bound to the sizes (qdqc_context_set_dim)
+ * print exactly as the graph written with them; the three checks below run on the bound form,
+ * and again on the form bound to larger sizes (each + 1..3: a graph never written with sizes).
  *
  * Each random QDQ graph (gen.c) is checked three ways, through the public API only:
  *   1. literal QDQ semantics (reference interpreter, no passes) vs the integer reference
@@ -36,11 +42,12 @@
 #include <time.h>
 
 enum { FZ_OK, FZ_UNSUP, FZ_GEN, FZ_REF_LIT, FZ_PIPE, FZ_REF_INT, FZ_BOUND, FZ_JIT_ERR, FZ_JIT,
-       FZ_FIXED, FZ_NCLASS };
+       FZ_FIXED, FZ_SYM_RT, FZ_SYM_BIND, FZ_NCLASS };
 static const char *const class_name[] = {"ok", "jit-unsupported", "invalid-graph",
                                          "ref-literal-error", "pipeline-error",
                                          "ref-integer-error", "qdq-vs-int", "jit-error",
-                                         "jit-vs-ref", "jit-vs-ref-fixed"};
+                                         "jit-vs-ref", "jit-vs-ref-fixed",
+                                         "symbolic-roundtrip", "symbolic-vs-static"};
 
 typedef struct Opts {
     const char *isas[8];
@@ -50,7 +57,8 @@ typedef struct Opts {
     bool verbose;
     bool rotate;       /* one ISA path per graph (round robin) instead of all */
     bool strict_unsup; /* an op the code generator does not support is a failure */
-    int inject;        /* self-test: 1 perturbs the integer reference, 2 the JIT output */
+    int inject;        /* self-test: 1 perturbs the integer reference, 2 the JIT output, 3 the
+                          printed IR of a bound symbolic graph */
 } Opts;
 
 typedef struct Result {
@@ -60,6 +68,7 @@ typedef struct Result {
     int out;         /* failing output (-1 unknown) */
     double worst_nonstrict; /* largest lit-vs-int difference where the bound does not apply */
     long compared;
+    bool symbolic;   /* the graph was checked in its symbolic form, bound */
 } Result;
 
 typedef struct Bufs {
@@ -341,6 +350,106 @@ run_jit(qdqc_module *m, const char *isa, const Bufs *in, Bufs *out, qdqc_threadp
     return true;
 }
 
+/* pre put before res->detail (which is cut to fit) */
+static void
+prefix_detail(Result *res, const char *pre)
+{
+    size_t n = strlen(res->detail), k = strlen(pre);
+    if (n + k >= sizeof res->detail)
+        n = sizeof res->detail - k - 1;
+    memmove(res->detail + k, res->detail, n);
+    memcpy(res->detail, pre, k);
+    res->detail[n + k] = 0;
+}
+
+/* A symbolic graph's bindings, "// fz-dim NAME SIZE" lines, set on ctx; how many. */
+static int
+bind_dims(qdqc_context *ctx, const char *text)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, "// fz-dim ")) != NULL; p += 10) {
+        char name[64];
+        long long size;
+        if (sscanf(p + 10, "%63s %lld", name, &size) == 2 &&
+            qdqc_context_set_dim(ctx, name, size) == QDQC_OK)
+            n++;
+    }
+    return n;
+}
+
+/* The first line where a and b differ, both versions, into res->detail. */
+static void
+first_difference(const char *what, const char *a, const char *b, Result *res)
+{
+    int line = 1;
+    const char *la = a, *lb = b;
+    for (size_t k = 0; a[k] && a[k] == b[k]; k++)
+        if (a[k] == '\n') {
+            line++;
+            la = a + k + 1;
+            lb = b + k + 1;
+        }
+    int na = (int)strcspn(la, "\n"), nb = (int)strcspn(lb, "\n");
+    snprintf(res->detail, sizeof res->detail, "%s: line %d differs: '%.*s' vs '%.*s'", what,
+             line, na < 600 ? na : 600, la, nb < 600 ? nb : 600, lb);
+}
+
+/* text parsed (with the bindings of ctx) and verified, printed; NULL with the diagnostic */
+static char *
+parse_print(qdqc_context *ctx, const char *text, Result *res, int cls)
+{
+    qdqc_module *m = NULL;
+    char *p = NULL;
+    if (qdqc_module_parse(ctx, text, strlen(text), "fuzz.qir", &m) == QDQC_OK &&
+        qdqc_module_verify(m) == QDQC_OK)
+        p = qdqc_module_print(m);
+    if (!p) {
+        res->cls = cls;
+        first_diag(ctx, res->detail, sizeof res->detail);
+    }
+    qdqc_module_destroy(m);
+    return p;
+}
+
+/* The checks of a graph's symbolic form (fz-dim lines) before it is bound for the three-way
+ * check: unbound, it parses, verifies and prints with its symbols, and the printed IR parses
+ * and prints the same (round trip); bound to the sizes, it prints as the same graph written
+ * with them (static_text; NULL: not compared). */
+static bool
+check_symbolic(const char *text, const char *static_text, const Opts *op, Result *res)
+{
+    res->symbolic = true;
+    qdqc_context *ctx = qdqc_context_create();
+    char *p1 = parse_print(ctx, text, res, FZ_SYM_RT), *p2 = NULL, *pb = NULL, *ps = NULL;
+    if (p1 && !strstr(p1, "?")) {
+        res->cls = FZ_SYM_RT;
+        snprintf(res->detail, sizeof res->detail, "unbound: printed without a symbol");
+    } else if (p1 && (p2 = parse_print(ctx, p1, res, FZ_SYM_RT)) != NULL && strcmp(p1, p2)) {
+        res->cls = FZ_SYM_RT;
+        first_difference("printed, parsed and printed again", p1, p2, res);
+    }
+    qdqc_context_destroy(ctx);
+    if (res->cls == FZ_OK && static_text) {
+        qdqc_context *cb = qdqc_context_create(), *cs = qdqc_context_create();
+        bind_dims(cb, text);
+        pb = parse_print(cb, text, res, FZ_SYM_BIND);
+        ps = pb ? parse_print(cs, static_text, res, FZ_SYM_BIND) : NULL;
+        if (pb && ps && op->inject == 3)
+            pb[strcspn(pb, "]")] = ')'; /* self-test: the first shape's bracket */
+        if (pb && ps && strcmp(pb, ps)) {
+            res->cls = FZ_SYM_BIND;
+            first_difference("bound vs written with the sizes", pb, ps, res);
+        }
+        qdqc_context_destroy(cb);
+        qdqc_context_destroy(cs);
+    }
+    qdqc_string_free(p1);
+    qdqc_string_free(p2);
+    qdqc_string_free(pb);
+    qdqc_string_free(ps);
+    return res->cls == FZ_OK;
+}
+
 /* The three-way check of one graph text. */
 static void
 check_text(const char *text, uint64_t input_seed, bool fixed, const Opts *op, Result *res)
@@ -350,6 +459,7 @@ check_text(const char *text, uint64_t input_seed, bool fixed, const Opts *op, Re
     Meta meta;
     parse_meta(text, &meta);
     qdqc_context *ctx = qdqc_context_create();
+    res->symbolic = bind_dims(ctx, text) > 0;
     qdqc_module *ml = NULL, *mi = NULL;
     Bufs in = {0}, olit = {0}, oint = {0}, ojit = {0};
     if (qdqc_module_parse(ctx, text, strlen(text), "fuzz.qir", &ml) != QDQC_OK ||
@@ -430,13 +540,7 @@ check_text(const char *text, uint64_t input_seed, bool fixed, const Opts *op, Re
             /* literal vs the fixed-mode integer reference, same bound: a fixed-mode result is
              * within 1/2 + E of the exact value and the literal one within 1/2 + (f32 error);
              * both extras are far below 1/2 (docs/numerics.md), so integers differ by <= 1 */
-            static const char pre[] = "requant=fixed: ";
-            size_t n = strlen(res->detail), k = sizeof pre - 1;
-            if (n + k >= sizeof res->detail)
-                n = sizeof res->detail - k - 1;
-            memmove(res->detail + k, res->detail, n);
-            memcpy(res->detail, pre, k);
-            res->detail[n + k] = 0;
+            prefix_detail(res, "requant=fixed: ");
         } else {
             bufs_alloc(&ojit, mi, true);
             char err[700] = "";
@@ -466,19 +570,65 @@ done:
 
 /* ---- generation + check, shrinking ---- */
 
+/* The symbolic form with its "// fz-dim" sizes grown by 1..3 each: a graph the generator never
+ * wrote with sizes (growing keeps every slice start inside its axis). */
+static void
+rebind_text(const char *text, uint64_t seed, Sb *out)
+{
+    Rng r = {seed * 0xD6E8FEB86659FD93ull + 3};
+    const char *p = text, *q;
+    while ((q = strstr(p, "// fz-dim ")) != NULL) {
+        char name[64];
+        long long size;
+        int n = 0;
+        sb_printf(out, "%.*s", (int)(q - p), p);
+        if (sscanf(q + 10, "%63s %lld%n", name, &size, &n) < 2) {
+            sb_printf(out, "// fz-dim ");
+            p = q + 10;
+            continue;
+        }
+        sb_printf(out, "// fz-dim %s %lld", name, size + fz_int(&r, 1, 3));
+        p = q + 10 + n;
+    }
+    sb_printf(out, "%s", p);
+}
+
+/* A symbolic graph is checked in its symbolic form (check_symbolic), then bound to its sizes
+ * through the context (qdqc_context_set_dim) for the three-way check, then bound to other
+ * sizes (rebind_text) and checked the three ways again; text_out gets the text that failed,
+ * or the symbolic form. */
 static void
 gen_check(const GenSpec *sp, const Opts *op, Result *res, Sb *text_out)
 {
     GenGraph gg;
     fz_generate(sp, &gg);
     bool fixed = op->fixed_every > 0 && sp->seed % (uint64_t)op->fixed_every == 0;
-    check_text(gg.text.p, sp->seed, fixed, op, res);
+    Sb *text = gg.nsym ? &gg.sym_text : &gg.text;
+    memset(res, 0, sizeof *res);
+    res->out = -1;
+    if (!gg.nsym || check_symbolic(gg.sym_text.p, gg.text.p, op, res))
+        check_text(text->p, sp->seed, fixed, op, res);
+    Sb other = {0};
+    if (gg.nsym && res->cls == FZ_OK) {
+        Result r2;
+        rebind_text(gg.sym_text.p, sp->seed, &other);
+        check_text(other.p, sp->seed, fixed, op, &r2);
+        r2.compared += res->compared;
+        if (res->worst_nonstrict > r2.worst_nonstrict)
+            r2.worst_nonstrict = res->worst_nonstrict;
+        *res = r2;
+        if (res->cls != FZ_OK && res->cls != FZ_UNSUP) {
+            prefix_detail(res, "bound to other sizes: ");
+            text = &other;
+        }
+    }
     if (text_out) {
         sb_free(text_out);
-        *text_out = gg.text;
-    } else {
-        sb_free(&gg.text);
+        *text_out = *text;
+        memset(text, 0, sizeof *text);
     }
+    sb_free(&other);
+    fz_graph_free(&gg);
 }
 
 static bool
@@ -503,7 +653,7 @@ shrink(GenSpec *sp, const Opts *op, const Result *orig, Result *last)
         GenGraph gg;
         fz_generate(sp, &gg);
         int slot = orig->out < gg.nout ? gg.out[orig->out].slot : -1;
-        sb_free(&gg.text);
+        fz_graph_free(&gg);
         if (slot >= 0) {
             GenSpec t = *sp;
             t.only_slot = slot;
@@ -607,11 +757,13 @@ usage(void)
             "usage: qdqc-fuzz [--count N] [--seed S] [--slots K] [--isa A,B] [--out DIR]\n"
             "                 [--isa-mode all|rotate] [--fixed-every N] [--no-threads] [--no-shrink]\n"
             "                 [--max-fail N] [--progress N] [--strict-unsupported] [--qdq-pairs]\n"
-            "                 [--qdq-types] [--transformer] [--select-ops] [--dynq] [--a16] [--wonly] [-v]\n"
+            "                 [--qdq-types] [--transformer] [--select-ops] [--dynq] [--a16] [--wonly]\n"
+            "                 [--symbolic | --no-symbolic] [-v]\n"
             "       qdqc-fuzz --check FILE.qir... [--input-seed S]\n"
             "       qdqc-fuzz --mutate [--count N] [--seed S] [--jobs J] ... MODEL.onnx...\n"
             "       qdqc-fuzz --print [--seed S] [--slots K] [--skip MASK] [--max-n N] [--max-c N]\n"
-            "                 [--max-hw N] [--only-slot K]      (the graph of seed S, as shrunk)\n");
+            "                 [--max-hw N] [--only-slot K] [--symbolic]  (the graph of seed S,\n"
+            "                 as shrunk; with --symbolic its symbolic form if it has one)\n");
 }
 
 /* The command line of a generating run, --print or --check. */
@@ -692,6 +844,10 @@ cli_switch(Cli *c, const char *a)
         g->a16 = true;
     else if (!strcmp(a, "--wonly"))
         g->wonly = true;
+    else if (!strcmp(a, "--symbolic"))
+        g->sym_pct = 100;
+    else if (!strcmp(a, "--no-symbolic"))
+        g->sym_pct = 0;
     else if (!strcmp(a, "--strict-unsupported"))
         c->op.strict_unsup = true;
     else if (!strcmp(a, "--no-threads"))
@@ -750,7 +906,7 @@ parse_cli(Cli *c, int argc, char **argv)
     return -1;
 }
 
-/* --check: re-check reproducers */
+/* --check: re-check reproducers (a symbolic one: its round trip, then bound) */
 static int
 check_files(const Cli *c)
 {
@@ -762,9 +918,12 @@ check_files(const Cli *c)
             return 2;
         }
         Result r;
-        check_text(text, c->input_seed, strstr(text, "// fz-fixed") != NULL, &c->op, &r);
-        printf("%s: %s%s%s (%ld elements compared)\n", c->files[f], class_name[r.cls],
-               r.cls ? ": " : "", r.cls ? r.detail : "", r.compared);
+        memset(&r, 0, sizeof r);
+        if (!strstr(text, "// fz-dim ") || check_symbolic(text, NULL, &c->op, &r))
+            check_text(text, c->input_seed, strstr(text, "// fz-fixed") != NULL, &c->op, &r);
+        printf("%s: %s%s%s (%ld elements compared%s)\n", c->files[f], class_name[r.cls],
+               r.cls ? ": " : "", r.cls ? r.detail : "", r.compared,
+               r.symbolic ? ", symbolic form bound" : "");
         bad += r.cls != FZ_OK && r.cls != FZ_UNSUP;
         free(text);
     }
@@ -790,14 +949,15 @@ print_graph(Cli *c)
         base.maxhw = c->pmaxhw;
     base.only_slot = c->ponly;
     fz_generate(&base, &gg);
-    fputs(gg.text.p, stdout);
-    sb_free(&gg.text);
+    /* --symbolic: the symbolic form the run checks, when the graph has one */
+    fputs(gg.nsym && base.sym_pct == 100 ? gg.sym_text.p : gg.text.p, stdout);
+    fz_graph_free(&gg);
     return 0;
 }
 
 /* the totals of a generating run */
 typedef struct Tally {
-    long nclass[FZ_NCLASS], compared, nonstrict;
+    long nclass[FZ_NCLASS], compared, nonstrict, nsymbolic;
     double worst_nonstrict;
     int nfail, nunsup;
     struct {
@@ -812,6 +972,7 @@ tally(Tally *t, const Result *res, uint64_t seed)
 {
     t->nclass[res->cls]++;
     t->compared += res->compared;
+    t->nsymbolic += res->symbolic;
     if (res->worst_nonstrict > 0) {
         t->nonstrict++;
         if (res->worst_nonstrict > t->worst_nonstrict)
@@ -884,11 +1045,15 @@ static void
 print_totals(const Tally *t, long count, double secs)
 {
     printf("%ld graphs, %ld elements compared, %d mismatches (", count, t->compared, t->nfail);
-    for (int c = 2; c < FZ_NCLASS; c++)
+    for (int c = 2; c < FZ_SYM_RT; c++)
         printf("%s%s %ld", c > 2 ? ", " : "", class_name[c], t->nclass[c]);
     printf("), %ld not compiled (op not supported by the code generator", t->nclass[FZ_UNSUP]);
     printf("), %ld graphs with a propagated difference > 1 (max %.3g units), %.1f s\n",
            t->nonstrict, t->worst_nonstrict, secs);
+    printf("symbolic: %ld graphs checked in symbolic form, bound to their sizes and to larger "
+           "ones (%s %ld, %s %ld)\n",
+           t->nsymbolic, class_name[FZ_SYM_RT], t->nclass[FZ_SYM_RT], class_name[FZ_SYM_BIND],
+           t->nclass[FZ_SYM_BIND]);
     for (int k = 0; k < t->nunsup; k++)
         printf("  not compiled: %ld x '%s' (first: seed %llu)\n", t->unsup[k].n, t->unsup[k].msg,
                (unsigned long long)t->unsup[k].seed);
@@ -962,6 +1127,7 @@ main(int argc, char **argv)
     c.base.maxn = 2;
     c.base.maxc = 24;
     c.base.maxhw = 12;
+    c.base.sym_pct = 50;
     int rc = parse_cli(&c, argc, argv);
     if (rc >= 0)
         return rc;

@@ -52,6 +52,9 @@ typedef struct GenSpec {
                           qconv/qmatmul/element-wise ops, 8<->16 boundaries; gen.c choose_qp) */
     bool wonly;        /* --wonly: also weight-only ops, float activations times i8/u8/i4/u4 or
                           narrow-range weights (gen.c, op_wonly) */
+    int sym_pct;       /* percent of the graphs whose first input has symbolic dimensions
+                          (?b, ?s), kept where every op on their paths types them (gen.c,
+                          sym_choose): 50 by default, --symbolic 100, --no-symbolic 0 */
 } GenSpec;
 
 enum { OUT_Q, OUT_DQ, OUT_F32 };
@@ -77,11 +80,19 @@ typedef struct GenGraph {
     /* graph inputs that are run-time scales: filled uniformly in [lo, hi] ("// fz-scale") */
     int nscale_in;
     struct { int input; float lo, hi; } scale_in[8];
+    /* a symbolic graph: sym_text is the same graph with nsym of the first input's dimensions
+       written as symbols (and "// fz-dim NAME SIZE" lines), sym_size[j] the size text has for
+       symbol j; nsym 0 and sym_text empty otherwise */
+    Sb sym_text;
+    int nsym;
+    const char *sym_name[2];
+    int64_t sym_size[2];
 } GenGraph;
 
-/* Generate the graph of sp into gg (text IR, with one "// fz-out" line per output added by
- * the caller); false if it has no output. */
+/* Generate the graph of sp into gg (text IR, with one "// fz-out" line per output, and its
+ * symbolic form when it has one); false if it has no output. fz_graph_free frees the texts. */
 bool fz_generate(const GenSpec *sp, GenGraph *gg);
+void fz_graph_free(GenGraph *gg);
 
 /* qdqc-fuzz --mutate (mutate.c): the whole command line; the exit status. */
 int fz_mutate_main(int argc, char **argv);

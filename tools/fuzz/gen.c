@@ -10,7 +10,13 @@
  * the shrinker does (fuzz.c).
  *
  * Every graph is valid by construction (shapes computed here, attributes inside ONNX's rules);
- * a graph the parser or verifier refuses is a generator bug and reported as such. */
+ * a graph the parser or verifier refuses is a generator bug and reported as such.
+ *
+ * Symbolic dimensions (sym_choose): some of the first input's dimensions can be written as
+ * symbols. Each pool entry records what its dimensions are in terms of them (SymDim); the op
+ * kinds whose IR ops type symbols carry them, any other use keeps the graph static. The graph
+ * is generated twice, with sizes and then with the symbols printed, from the same random
+ * stream, so the two texts are one graph (fuzz.c checks that binding makes them equal). */
 #include "fuzz.h"
 
 #include <math.h>
@@ -88,6 +94,12 @@ sb_free(Sb *b)
 
 /* ---- the generator ---- */
 
+/* What a dimension is in the symbolic form: c times the product of the symbols in mask m
+ * (bit j: symbol j, ?b or ?s), plus k; m == 0: its size. The size (QT.d) is its value bound. */
+typedef struct SymDim {
+    int32_t m, k;
+} SymDim;
+
 typedef struct QT {
     int id;          /* value %vID */
     int rank;
@@ -100,6 +112,7 @@ typedef struct QT {
     int out;         /* index in the graph outputs, -1 if not an output */
     int slot;        /* producing slot, -1 for graph inputs */
     int deps[4];     /* pool indices of the inputs of the producing slot (-1: none) */
+    SymDim sym[4];   /* the dimensions in the symbolic form */
 } QT;
 
 #define MAXPOOL 96
@@ -117,7 +130,21 @@ typedef struct Gen {
     GenGraph *gg;
     int cur_deps[4];
     int ncur_deps;
+    /* Symbolic dimensions: the first graph input's dims listed in sym0 are symbols, bound
+     * to the sizes drawn for them (symsize). The op kinds whose IR ops type symbols (OPF_SYMDIM
+     * in lib/ir/ops.def) carry them to their results (ysym: the current op's result); any other
+     * use of a symbolic value sets sym_fail and the graph stays static. Tracking draws no
+     * random numbers, so the graph is the same whether or not it prints the symbols. */
+    int nsym;
+    int64_t symsize[2];
+    SymDim sym0[4];
+    bool print_sym; /* write symbols (the second pass) instead of sizes */
+    bool sym_aware; /* the current slot's op kind carries symbols */
+    bool sym_fail;
+    SymDim ysym[4];
 } Gen;
+
+static const char *const sym_name[2] = {"b", "s"};
 
 static int
 newval(Gen *g)
@@ -133,6 +160,92 @@ dims_str(char *buf, size_t n, int rank, const int64_t *d)
     for (int i = 0; i < rank; i++)
         k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)d[i]);
     snprintf(buf + k, n - k, "]");
+}
+
+static bool
+any_sym(const SymDim *sym, int rank)
+{
+    for (int k = 0; sym && k < rank; k++)
+        if (sym[k].m)
+            return true;
+    return false;
+}
+
+static bool
+same_dim(SymDim a, SymDim b)
+{
+    return a.m == b.m && (!a.m || a.k == b.k);
+}
+
+/* One dimension as the text IR writes it: its size, or (printing symbols) the symbol or the
+ * expression c*b*s + k it is. */
+static void
+dim_str(const Gen *g, char *buf, size_t n, int64_t d, SymDim sd)
+{
+    int m = sd.m;
+    if (!g->print_sym || !m) {
+        snprintf(buf, n, "%lld", (long long)d);
+        return;
+    }
+    int64_t prod = 1;
+    int nf = 0;
+    for (int j = 0; j < 2; j++)
+        if ((m >> j) & 1) {
+            prod *= g->symsize[j];
+            nf++;
+        }
+    long long c = (long long)((d - sd.k) / prod);
+    if (c == 1 && nf == 1 && !sd.k) {
+        snprintf(buf, n, "?%s", sym_name[(m & 1) ? 0 : 1]);
+        return;
+    }
+    size_t k = (size_t)snprintf(buf, n, "?(");
+    const char *sep = "";
+    if (c != 1) {
+        k += (size_t)snprintf(buf + k, n - k, "%lld", c);
+        sep = "*";
+    }
+    for (int j = 0; j < 2 && k < n; j++)
+        if ((m >> j) & 1) {
+            k += (size_t)snprintf(buf + k, n - k, "%s%s", sep, sym_name[j]);
+            sep = "*";
+        }
+    if (sd.k && k < n)
+        k += (size_t)snprintf(buf + k, n - k, " %c %d", sd.k < 0 ? '-' : '+', abs(sd.k));
+    if (k < n)
+        snprintf(buf + k, n - k, ")");
+}
+
+/* A shape with its symbols (sym NULL: static); `sep` between dimensions: "," in a type,
+ * ", " in an attribute. */
+static void
+sdims_str(const Gen *g, char *buf, size_t n, int rank, const int64_t *d, const SymDim *sym,
+          const char *sep)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < rank && k < n; i++) {
+        char one[40];
+        dim_str(g, one, sizeof one, d[i], sym ? sym[i] : (SymDim){0, 0});
+        k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? sep : "", one);
+    }
+    if (k < n)
+        snprintf(buf + k, n - k, "]");
+}
+
+/* A dimension that is the product of dims [k0, k1) of t: the union of their symbols, or a
+ * failure (sym_fail) when a symbol would appear twice or a sum would be multiplied. */
+static SymDim
+sym_prod(Gen *g, const QT *t, int k0, int k1)
+{
+    if (k1 - k0 == 1)
+        return t->sym[k0];
+    SymDim r = {0, 0};
+    for (int k = k0; k < k1; k++) {
+        if ((r.m & t->sym[k].m) || (t->sym[k].m && t->sym[k].k))
+            g->sym_fail = true;
+        r.m |= t->sym[k].m;
+    }
+    return r;
 }
 
 /* Storage range and name of (u8, w16): u8, i8, u16, i16. */
@@ -165,10 +278,10 @@ qp_str(char *buf, size_t n, bool u8, bool w16, float s, int zp, int qmin, int qm
 }
 
 static void
-qtype_str(char *buf, size_t n, const QT *t)
+qtype_str(const Gen *g, char *buf, size_t n, const QT *t)
 {
     char d[96], q[128];
-    dims_str(d, sizeof d, t->rank, t->d);
+    sdims_str(g, d, sizeof d, t->rank, t->d, t->sym, ",");
     qp_str(q, sizeof q, t->u8, t->w16, t->s, t->zp, t->qmin, t->qmax);
     snprintf(buf, n, "%s%s%s", st_name(t->u8, t->w16), d, q);
 }
@@ -283,7 +396,9 @@ emit_dq(Gen *g, int i)
 {
     const QT *t = &g->pool[i];
     char d[96], q[128];
-    dims_str(d, sizeof d, t->rank, t->d);
+    sdims_str(g, d, sizeof d, t->rank, t->d, t->sym, ",");
+    if (!g->sym_aware && any_sym(t->sym, t->rank))
+        g->sym_fail = true; /* an op kind that does not type symbols */
     int v = newval(g);
     sb_printf(&g->body, "  %%v%d = dequantize %%v%d, scale=%.9g, zp=%d", v, t->id, (double)t->s,
               t->zp);
@@ -296,17 +411,19 @@ emit_dq(Gen *g, int i)
     return v;
 }
 
-/* A new graph input; float (quantized by a quantize node) or integer. Returns the pool index. */
-static int new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp);
+/* A new graph input; float (quantized by a quantize node) or integer, with the symbolic
+ * dimensions sym (NULL: none). Returns the pool index. */
+static int new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp,
+                        const SymDim *sym);
 
 static int
 new_input(Gen *g, int rank, const int64_t *d, bool u8)
 {
-    return new_input_qp(g, rank, d, u8, NULL);
+    return new_input_qp(g, rank, d, u8, NULL, NULL);
 }
 
 static int
-new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp)
+new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp, const SymDim *sym)
 {
     if (g->npool >= MAXPOOL - 1 || g->nin >= MAXIN)
         return -1;
@@ -319,8 +436,10 @@ new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp)
     t.out = -1;
     for (int k = 0; k < 4; k++)
         t.deps[k] = -1;
+    if (sym)
+        memcpy(t.sym, sym, sizeof t.sym);
     char ds[96], ty[256];
-    dims_str(ds, sizeof ds, rank, d);
+    sdims_str(g, ds, sizeof ds, rank, d, t.sym, ",");
     int in = g->nin++;
     if (chance(r, 0.35)) {
         /* float input [-4, 4) (fuzz.c fills it), quantize node */
@@ -335,7 +454,7 @@ new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp)
         }
         sb_printf(&g->sig, "%s%%in%d: f32%s", in ? ", " : "", in, ds);
         t.id = newval(g);
-        qtype_str(ty, sizeof ty, &t);
+        qtype_str(g, ty, sizeof ty, &t);
         char q[128];
         qp_str(q, sizeof q, t.u8, t.w16, t.s, t.zp, t.qmin, t.qmax);
         /* the node's parameters as items: strip the braces */
@@ -354,7 +473,7 @@ new_input_qp(Gen *g, int rank, const int64_t *d, bool u8, const QT *qp)
             t.qmax = st_hi(qp->u8, qp->w16);
         }
         t.id = newval(g);
-        qtype_str(ty, sizeof ty, &t);
+        qtype_str(g, ty, sizeof ty, &t);
         sb_printf(&g->sig, "%s%%v%d: %s", in ? ", " : "", t.id, ty);
     }
     g->pool[g->npool] = t;
@@ -370,6 +489,7 @@ emit_q(Gen *g, int fv, int rank, const int64_t *d, const QT *proto, int depth_ad
     QT t = *proto;
     t.rank = rank;
     memcpy(t.d, d, sizeof t.d);
+    memcpy(t.sym, g->ysym, sizeof t.sym); /* the op set them (zero for the static op kinds) */
     t.id = newval(g);
     t.slot = g->gg->nslots_used;
     t.out = -1;
@@ -381,7 +501,7 @@ emit_q(Gen *g, int fv, int rank, const int64_t *d, const QT *proto, int depth_ad
     }
     t.depth = depth + depth_add;
     char ty[256], q[128];
-    qtype_str(ty, sizeof ty, &t);
+    qtype_str(g, ty, sizeof ty, &t);
     qp_str(q, sizeof q, t.u8, t.w16, t.s, t.zp, t.qmin, t.qmax);
     q[strlen(q) - 1] = 0;
     sb_printf(&g->body, "  %%v%d = quantize %%v%d, %s : %s\n", t.id, fv, q + 1, ty);
@@ -659,7 +779,7 @@ emit_act(Gen *g, int v, int rank, const int64_t *d, double *lo, double *hi, bool
 {
     Rng *r = &g->r;
     char ds[96];
-    dims_str(ds, sizeof ds, rank, d);
+    sdims_str(g, ds, sizeof ds, rank, d, g->ysym, ",");
     double p = fz_unif(r);
     *relu_q = false;
     if (p < 0.5)
@@ -824,15 +944,22 @@ op_matmul(Gen *g)
     int64_t yd[4];
     memcpy(yd, a.d, sizeof yd);
     yd[a.rank - 1] = N;
+    if (a.sym[a.rank - 1].m)
+        g->sym_fail = true; /* K is the constant weights' dimension */
+    memcpy(g->ysym, a.sym, sizeof g->ysym);
+    g->ysym[a.rank - 1] = (SymDim){0, 0};
     int af = emit_dq(g, ai), bf;
     double bmag;
     if (chance(r, 0.25)) {
         /* activation x activation: b [.., K, N] with a's batch dims */
         int64_t bd[4];
+        SymDim bs[4];
         memcpy(bd, a.d, sizeof bd);
+        memcpy(bs, g->ysym, sizeof bs);
         bd[a.rank - 2] = K;
         bd[a.rank - 1] = N;
-        int bi = new_input(g, a.rank, bd, chance(r, 0.6));
+        bs[a.rank - 2] = (SymDim){0, 0};
+        int bi = new_input_qp(g, a.rank, bd, chance(r, 0.6), NULL, bs);
         if (bi < 0)
             return -1;
         bf = emit_dq(g, bi);
@@ -846,7 +973,7 @@ op_matmul(Gen *g)
         free(swv);
     }
     char yds[96];
-    dims_str(yds, sizeof yds, a.rank, yd);
+    sdims_str(g, yds, sizeof yds, a.rank, yd, g->ysym, ",");
     int mv = newval(g);
     sb_printf(&g->body, "  %%v%d = matmul %%v%d, %%v%d : f32%s\n", mv, af, bf, yds);
     double ystd = sqrt((double)K) * qt_mag(&a) * 0.5 * bmag;
@@ -918,21 +1045,29 @@ op_binary(Gen *g)
     QT a = g->pool[ai];
     int bi = -1;
     int64_t bd[4];
+    SymDim bs[4];
     memcpy(bd, a.d, sizeof bd);
+    memcpy(bs, a.sym, sizeof bs);
+    memcpy(g->ysym, a.sym, sizeof g->ysym);
     if (chance(r, 0.25) && a.rank >= 2) {
         for (int k = 0; k < a.rank; k++)
-            if (k != 1)
+            if (k != 1) {
                 bd[k] = 1; /* [1,C,1,1] broadcast */
+                bs[k] = (SymDim){0, 0};
+            }
     } else if (chance(r, 0.5)) {
         for (int i = g->npool - 1; i >= 0; i--)
             if (i != ai && g->pool[i].rank == a.rank &&
                 !memcmp(g->pool[i].d, a.d, sizeof a.d)) {
                 bi = i;
+                for (int k = 0; k < a.rank; k++)
+                    if (!same_dim(g->pool[i].sym[k], a.sym[k]))
+                        g->sym_fail = true; /* a symbol against its size */
                 break;
             }
     }
     if (bi < 0)
-        bi = new_input(g, a.rank, bd, chance(r, 0.5) ? a.u8 : !a.u8);
+        bi = new_input_qp(g, a.rank, bd, chance(r, 0.5) ? a.u8 : !a.u8, NULL, bs);
     if (bi < 0)
         return -1;
     QT b = g->pool[bi];
@@ -941,7 +1076,7 @@ op_binary(Gen *g)
     static const char *ops[] = {"add", "add", "sub", "mul"};
     int k = fz_int(r, 0, 3);
     char ds[96];
-    dims_str(ds, sizeof ds, a.rank, a.d);
+    sdims_str(g, ds, sizeof ds, a.rank, a.d, a.sym, ",");
     int v = newval(g);
     sb_printf(&g->body, "  %%v%d = %s %%v%d, %%v%d : f32%s\n", v, ops[k], af, bf, ds);
     double lo, hi;
@@ -974,6 +1109,10 @@ op_concat(Gen *g)
     int idx[3] = {ai, -1, -1};
     int64_t C = a.d[1];
     bool same = chance(r, 0.25);
+    memcpy(g->ysym, a.sym, sizeof g->ysym); /* along a symbolic axis: the symbol + sizes */
+    SymDim ps[4]; /* the other pieces: a's dimensions, a size along the axis */
+    memcpy(ps, a.sym, sizeof ps);
+    ps[1] = (SymDim){0, 0};
     for (int k = 1; k < n; k++) {
         int64_t d[4];
         memcpy(d, a.d, sizeof d);
@@ -984,12 +1123,16 @@ op_concat(Gen *g)
                 if (i != ai && g->pool[i].rank == 4 && g->pool[i].d[0] == a.d[0] &&
                     g->pool[i].d[2] == a.d[2] && g->pool[i].d[3] == a.d[3]) {
                     bi = i;
+                    const SymDim *bs = g->pool[i].sym;
+                    if (!same_dim(bs[0], a.sym[0]) || bs[1].m || !same_dim(bs[2], a.sym[2]) ||
+                        !same_dim(bs[3], a.sym[3]))
+                        g->sym_fail = true;
                     break;
                 }
         }
         if (bi < 0) {
             /* same: the parameters of a (a pure layout concat) */
-            bi = new_input_qp(g, 4, d, a.u8, same ? &a : NULL);
+            bi = new_input_qp(g, 4, d, a.u8, same ? &a : NULL, ps);
             if (bi < 0)
                 return -1;
         }
@@ -1006,8 +1149,10 @@ op_concat(Gen *g)
             hi = qt_hi(&g->pool[idx[k]]);
     }
     int64_t yd[4] = {a.d[0], C, a.d[2], a.d[3]};
+    if (a.sym[1].m)
+        g->ysym[1].k += (int32_t)(C - a.d[1]);
     char ds[96];
-    dims_str(ds, sizeof ds, 4, yd);
+    sdims_str(g, ds, sizeof ds, 4, yd, g->ysym, ",");
     int v = newval(g);
     sb_printf(&g->body, "  %%v%d = concat", v);
     for (int k = 0; k < n; k++)
@@ -1106,7 +1251,8 @@ op_act(Gen *g)
     QT x = g->pool[xi];
     int xf = emit_dq(g, xi);
     char ds[96];
-    dims_str(ds, sizeof ds, x.rank, x.d);
+    memcpy(g->ysym, x.sym, sizeof g->ysym);
+    sdims_str(g, ds, sizeof ds, x.rank, x.d, x.sym, ",");
     int v = newval(g);
     double lo = qt_lo(&x), hi = qt_hi(&x);
     switch (fz_int(r, 0, 8)) {
@@ -1174,6 +1320,8 @@ op_layout(Gen *g)
     QT x = g->pool[xi];
     int64_t yd[4];
     memcpy(yd, x.d, sizeof yd);
+    SymDim *ys = g->ysym;
+    memcpy(ys, x.sym, sizeof x.sym);
     int yr = x.rank;
     char attrs[256] = "";
     const char *op;
@@ -1188,6 +1336,7 @@ op_layout(Gen *g)
         size_t n = (size_t)snprintf(attrs, sizeof attrs, ", perm=[");
         for (int k = 0; k < x.rank; k++) {
             yd[k] = x.d[perm[k]];
+            ys[k] = x.sym[perm[k]];
             n += (size_t)snprintf(attrs + n, sizeof attrs - n, k ? ", %d" : "%d", perm[k]);
         }
         snprintf(attrs + n, sizeof attrs - n, "]");
@@ -1201,16 +1350,18 @@ op_layout(Gen *g)
             yd[0] = x.d[0];
             yd[1] = x.d[1];
             yd[2] = tot / (x.d[0] * x.d[1]);
+            ys[2] = sym_prod(g, &x, 2, x.rank);
         } else {
             yr = 2;
             yd[0] = x.d[0];
             yd[1] = tot / x.d[0];
+            ys[1] = sym_prod(g, &x, 1, x.rank);
         }
-        size_t n = (size_t)snprintf(attrs, sizeof attrs, ", shape=[");
-        for (int k = 0; k < yr; k++)
-            n += (size_t)snprintf(attrs + n, sizeof attrs - n, k ? ", %lld" : "%lld",
-                                  (long long)yd[k]);
-        snprintf(attrs + n, sizeof attrs - n, "]");
+        for (int k = yr; k < 4; k++)
+            ys[k] = (SymDim){0, 0};
+        char sh[128];
+        sdims_str(g, sh, sizeof sh, yr, yd, ys, ", ");
+        snprintf(attrs, sizeof attrs, ", shape=%s", sh);
         op = "reshape";
         break;
     }
@@ -1218,23 +1369,42 @@ op_layout(Gen *g)
         yr = 2;
         yd[0] = x.d[0];
         yd[1] = numel(x.rank, x.d) / x.d[0];
+        ys[1] = sym_prod(g, &x, 1, x.rank);
+        ys[2] = ys[3] = (SymDim){0, 0};
         snprintf(attrs, sizeof attrs, ", axis=1");
         op = "flatten";
         break;
     }
     case 3: { /* slice one axis */
         int ax = fz_int(r, 0, x.rank - 1);
+        if (g->sp->sym_pct >= 100 && any_sym(x.sym, x.rank) && chance(r, 0.5))
+            for (ax = 0; !x.sym[ax].m; ax++) /* --symbolic: often a symbolic axis */
+                ;
         int64_t n = x.d[ax];
         int64_t st = fz_int(r, 0, (int)(n - 1)), en = fz_int(r, (int)st + 1, (int)n);
         int step = fz_int(r, 1, 2);
+        if (x.sym[ax].m && g->sp->sym_pct >= 100) {
+            en = n; /* --symbolic: what a symbolic axis allows, to its end */
+            step = 1;
+        }
         yd[ax] = (en - st + step - 1) / step;
-        snprintf(attrs, sizeof attrs, ", starts=[%lld], ends=[%lld], axes=[%d], steps=[%d]",
-                 (long long)st, (long long)en, ax, step);
+        char ends[40];
+        snprintf(ends, sizeof ends, "%lld", (long long)en);
+        if (x.sym[ax].m && (en != n || step != 1)) {
+            g->sym_fail = true; /* a symbolic axis: step 1 to its end only */
+        } else if (x.sym[ax].m) {
+            dim_str(g, ends, sizeof ends, n, x.sym[ax]); /* ends=[?s] */
+            ys[ax].k -= (int32_t)st;
+        }
+        snprintf(attrs, sizeof attrs, ", starts=[%lld], ends=[%s], axes=[%d], steps=[%d]",
+                 (long long)st, ends, ax, step);
         op = "slice";
         break;
     }
     case 4: { /* pad (constant 0.0, which quantizes to the zero point) */
         int64_t p[8] = {0};
+        if (any_sym(x.sym, x.rank))
+            g->sym_fail = true; /* pad does not type symbols */
         for (int k = 0; k < x.rank; k++) {
             if (k == 0)
                 continue;
@@ -1256,7 +1426,7 @@ op_layout(Gen *g)
     }
     int xf = emit_dq(g, xi);
     char ds[96];
-    dims_str(ds, sizeof ds, yr, yd);
+    sdims_str(g, ds, sizeof ds, yr, yd, ys, ",");
     int v = newval(g);
     sb_printf(&g->body, "  %%v%d = %s %%v%d%s : f32%s\n", v, op, xf, attrs, ds);
     QT proto = x;
@@ -1275,6 +1445,7 @@ op_requant(Gen *g)
     if (xi < 0)
         return -1;
     QT x = g->pool[xi];
+    memcpy(g->ysym, x.sym, sizeof g->ysym);
     int xf = emit_dq(g, xi);
     QT proto;
     memset(&proto, 0, sizeof proto);
@@ -1292,7 +1463,8 @@ op_softmax(Gen *g)
     QT x = g->pool[xi];
     int xf = emit_dq(g, xi);
     char ds[96];
-    dims_str(ds, sizeof ds, x.rank, x.d);
+    memcpy(g->ysym, x.sym, sizeof g->ysym);
+    sdims_str(g, ds, sizeof ds, x.rank, x.d, x.sym, ",");
     int v = newval(g);
     sb_printf(&g->body, "  %%v%d = softmax %%v%d, axis=%d : f32%s\n", v, xf,
               chance(&g->r, 0.7) ? -1 : fz_int(&g->r, 0, x.rank - 1), ds);
@@ -1302,10 +1474,10 @@ op_softmax(Gen *g)
     return emit_q(g, v, x.rank, x.d, &proto, 1);
 }
 
-/* A Q->DQ pair whose DequantizeLinear has its own parameters (--qdq-pairs; issue 17: the
- * compiled code used the producer's). x (pool) -> dequantize (x's parameters) -> [relu |
- * maxpool 1x2 | nothing] -> quantize A -> a plain integer value -> dequantize B -> [relu |
- * nothing] -> quantize C (a new pool entry). A is x's parameters, or the same values in the
+/* A Q->DQ pair whose DequantizeLinear has its own parameters (--qdq-pairs: checks that each
+ * dequantize is computed with its own parameters, not its producer's). x (pool) -> dequantize
+ * (x's parameters) -> [relu | maxpool 1x2 | nothing] -> quantize A -> a plain integer value ->
+ * dequantize B -> [relu | nothing] -> quantize C (a new pool entry). A is x's parameters, or the same values in the
  * other 8-bit type (zero point +-128): dequantize -> max/relu -> quantize A is then exact, so
  * quantize C is the only rounding on the path and the 1-step bound applies to the result. B
  * differs from A in the scale, the zero point (or omits it: 0), both, per channel (axis) where
@@ -1432,7 +1604,7 @@ op_qdq_pair(Gen *g)
     return emit_q(g, vf, x.rank, d, &proto, 1);
 }
 
-/* A side trip through an opset-21 storage type (--qdq-types; issue 15): x dequantized,
+/* A side trip through an opset-21 storage type (--qdq-types): x dequantized,
  * quantized to i4, u4, i16 or u16 per tensor, per axis (axis 1) or blocked (block_size 1-4 on
  * the last axis, constant scale and zero point operands), dequantized with the same
  * parameters, then quantized to 8 bits as usual. The scale is chosen so that the values mostly
@@ -1512,7 +1684,7 @@ op_qdq_types(Gen *g)
     return emit_q(g, vd, x.rank, x.d, &proto, 2);
 }
 
-/* ---- transformer patterns (--transformer; issue 14 item 7's fuzzer) ---- */
+/* ---- transformer patterns (--transformer: attention and float islands) ---- */
 
 /* A stage of a multi-op slot starts with no inputs: each stage's result is its own pool entry
  * whose dependencies are that stage's inputs, so the per-op bound applies stage by stage. */
@@ -1814,7 +1986,7 @@ op_island(Gen *g)
     return emit_q(g, cur, x.rank, x.d, &proto, 1);
 }
 
-/* The ops of issue 14 item 4 between a dequantize and a quantize (--select-ops): where on a
+/* Selection and reduction ops between a dequantize and a quantize (--select-ops): where on a
  * comparison with a constant or with a broadcast reduce_max (an argmax-like mask), the other
  * branch a constant on x's grid; reduce_max / reduce_min kept as 1 and expanded back; tile;
  * reduce_sum; a cast round trip through f16; and a gather along an axis by the run-time
@@ -1931,7 +2103,7 @@ op_select(Gen *g)
     return emit_q(g, v, rank, yd, &proto, add);
 }
 
-/* ONNX Runtime's dynamic quantization of a MatMul (--dynq; issue 14 item 3): x dequantized,
+/* ONNX Runtime's dynamic quantization of a MatMul (--dynq): x dequantized,
  * then dynamic_quantize, matmul_integer with constant weights [K, N] (i8 with zero point 0, i8
  * with a small zero point, or u8 with one zero point per column; the zero point operands
  * sometimes absent), cast to f32, mul by mul(x_scale, w_scale) (w_scale one value or one per
@@ -2016,7 +2188,7 @@ op_dynq(Gen *g)
     return emit_q(g, av, a.rank, yd, &proto, 1);
 }
 
-/* ---- weight-only ops (--wonly; issue 15) ----
+/* ---- weight-only ops (--wonly) ----
  * A float activation (a graph input, filled uniformly in [-4.4, 4.4) by fuzz.c, never a
  * dequantize: qdq-fold would make the op integer) times constant weights behind a dequantize:
  * i8, u8, i4 or u4 integers per tensor, per output channel or (matmul, gemm) in blocks along K
@@ -2301,6 +2473,13 @@ run_slot(Gen *g)
         w[K_DYNQ] = K_DYNQ_WEIGHT;
     if (g->sp->wonly)
         w[K_WONLY] = K_WONLY_WEIGHT;
+    if (g->sp->sym_pct >= 100) {
+        /* --symbolic: fewer of the kinds that do not type symbols, so most graphs keep them */
+        w[K_CONV] = 4;
+        w[K_FCONV] = 1;
+        w[K_GEMM] = 2;
+        w[K_POOL] = 2;
+    }
     for (int k = 0; k < K_COUNT; k++)
         tot += w[k];
     int x = fz_int(&g->r, 0, tot - 1), k = 0;
@@ -2308,6 +2487,11 @@ run_slot(Gen *g)
         x -= w[k++];
     if (g->sp->only_kind >= 0)
         k = g->sp->only_kind;
+    /* the op kinds whose IR ops all type symbolic dimensions (OPF_SYMDIM), within the limits
+     * each of them checks (sym_fail) */
+    g->sym_aware = k == K_MATMUL || k == K_BIN || k == K_CONCAT || k == K_ACT ||
+                   k == K_LAYOUT || k == K_REQ || k == K_SOFTMAX;
+    memset(g->ysym, 0, sizeof g->ysym);
     switch (k) {
     case K_CONV: return op_conv(g, false);
     case K_FCONV: return op_conv(g, true);
@@ -2357,13 +2541,13 @@ add_output(Gen *g, int pi, bool dq, Sb *ret, Sb *rty)
     char ty[256];
     if (dq) {
         char ds[96];
-        dims_str(ds, sizeof ds, t->rank, t->d);
+        sdims_str(g, ds, sizeof ds, t->rank, t->d, t->sym, ",");
         int v = emit_dq(g, pi);
         o->kind = OUT_DQ;
         sb_printf(ret, "%s%%v%d", gg->nout ? ", " : "", v);
         sb_printf(rty, "%sf32%s", gg->nout ? ", " : "", ds);
     } else {
-        qtype_str(ty, sizeof ty, t);
+        qtype_str(g, ty, sizeof ty, t);
         o->kind = OUT_Q;
         sb_printf(ret, "%s%%v%d", gg->nout ? ", " : "", t->id);
         sb_printf(rty, "%s%s", gg->nout ? ", " : "", ty);
@@ -2371,13 +2555,44 @@ add_output(Gen *g, int pi, bool dq, Sb *ret, Sb *rty)
     t->out = gg->nout++;
 }
 
-bool
-fz_generate(const GenSpec *sp, GenGraph *gg)
+/* Which dimensions of the first graph input are symbols (sp->sym_pct percent of the graphs;
+ * one or two dimensions, ?b and ?s), bound to the sizes drawn for them. From a random stream
+ * of its own: the graph is the one drawn without symbols. */
+static void
+sym_choose(Gen *g, int rank, const int64_t *d)
+{
+    const GenSpec *sp = g->sp;
+    Rng r = {sp->seed * 0xA24BAED4963EE407ull + 29};
+    if (fz_int(&r, 0, 99) >= sp->sym_pct)
+        return;
+    int k0 = chance(&r, 0.6) ? 0 : fz_int(&r, 1, rank - 1);
+    int k1 = fz_int(&r, 0, rank - 2);
+    if (k1 >= k0)
+        k1++;
+    g->nsym = fz_int(&r, 1, 2);
+    if (g->nsym == 2 && k1 < k0) { /* ?b before ?s */
+        int t = k0;
+        k0 = k1;
+        k1 = t;
+    }
+    g->sym0[k0].m = 1;
+    g->symsize[0] = d[k0];
+    if (g->nsym == 2) {
+        g->sym0[k1].m = 2;
+        g->symsize[1] = d[k1];
+    }
+}
+
+/* One generation of the graph of sp into gg: with sizes, or (print_sym) with the symbols of
+ * sym_choose; *sym_ok: the graph has symbols and every op on their paths types them. */
+static bool
+gen_pass(const GenSpec *sp, GenGraph *gg, bool print_sym, bool *sym_ok)
 {
     Gen *g = calloc(1, sizeof *g);
     memset(gg, 0, sizeof *gg);
     g->sp = sp;
     g->gg = gg;
+    g->print_sym = print_sym;
     Rng r0 = {sp->seed * 0x2545F4914F6CDD1Dull + 17};
     /* graph input */
     g->r = r0;
@@ -2387,9 +2602,11 @@ fz_generate(const GenSpec *sp, GenGraph *gg)
         d[1] = cap(fz_int(&g->r, 17, 72), 4 * sp->maxc); /* deep: K past 64 */
     if (chance(&g->r, 0.15)) {
         int64_t d2[4] = {d[0], cap(fz_int(&g->r, 1, 48), 4 * sp->maxc), 0, 0};
-        new_input(g, 2, d2, chance(&g->r, 0.6));
+        sym_choose(g, 2, d2);
+        new_input_qp(g, 2, d2, chance(&g->r, 0.6), NULL, g->sym0);
     } else {
-        new_input(g, 4, d, chance(&g->r, 0.6));
+        sym_choose(g, 4, d);
+        new_input_qp(g, 4, d, chance(&g->r, 0.6), NULL, g->sym0);
     }
     bool all_out = sp->all_outputs;
     Sb ret = {0}, rty = {0};
@@ -2454,6 +2671,8 @@ fz_generate(const GenSpec *sp, GenGraph *gg)
         /* nothing produced (all slots skipped): return the requantized input */
         g->ncur_deps = 0;
         g->r.s = sp->seed ^ 0x5555;
+        g->sym_aware = true;
+        memset(g->ysym, 0, sizeof g->ysym);
         int pi = op_requant(g);
         if (pi >= 0)
             add_output(g, pi, false, &ret, &rty);
@@ -2468,6 +2687,8 @@ fz_generate(const GenSpec *sp, GenGraph *gg)
               sp->wonly ? " --wonly" : "");
     if (sp->a16) /* (its own line: the first stays byte-identical without the flag) */
         sb_printf(t, "// qdqc-fuzz --a16\n");
+    for (int j = 0; print_sym && j < g->nsym; j++)
+        sb_printf(t, "// fz-dim %s %lld\n", sym_name[j], (long long)g->symsize[j]);
     for (int i = 0; i < gg->nscale_in; i++)
         sb_printf(t, "// fz-scale %d %.9g %.9g\n", gg->scale_in[i].input,
                   (double)gg->scale_in[i].lo, (double)gg->scale_in[i].hi);
@@ -2485,6 +2706,35 @@ fz_generate(const GenSpec *sp, GenGraph *gg)
     sb_free(&rty);
     sb_free(&g->sig);
     sb_free(&g->body);
+    *sym_ok = g->nsym > 0 && !g->sym_fail;
+    gg->nsym = *sym_ok ? g->nsym : 0;
+    for (int j = 0; j < gg->nsym; j++) {
+        gg->sym_name[j] = sym_name[j];
+        gg->sym_size[j] = g->symsize[j];
+    }
     free(g);
     return gg->nout > 0;
+}
+
+bool
+fz_generate(const GenSpec *sp, GenGraph *gg)
+{
+    bool sym = false;
+    bool ok = gen_pass(sp, gg, false, &sym);
+    if (sym) {
+        /* the same graph again, its symbols printed */
+        GenGraph *t = malloc(sizeof *t);
+        bool sym2 = false;
+        gen_pass(sp, t, true, &sym2);
+        gg->sym_text = t->text;
+        free(t);
+    }
+    return ok;
+}
+
+void
+fz_graph_free(GenGraph *gg)
+{
+    sb_free(&gg->text);
+    sb_free(&gg->sym_text);
 }

@@ -25,10 +25,10 @@
  * one-engine-fails, error-without-message. A failing mutant is written to --out DIR as
  * mutant-S-I.onnx. A jit-vs-ref or one-engine-fails mutant whose imported graph has a
  * dequantize with other parameters than the quantize that produces its operand is tagged
- * "known: dq-params" (the defect of issue 17 item 1, fixed: the tag points a regression to its
- * likely cause); --allow-known does not count tagged mutants as failures. --inject mismatch|crash|hang makes every child flip a
- * JIT output bit, die of SIGSEGV or never finish, to show those are caught (lit
- * regress/mutate-selftest.test). Exit status: 0 no failure, 1 failures, 2 usage. */
+ * "known: dq-params" (the tag points at the likely cause: a dequantize computed with its
+ * operand's parameters instead of its own); --allow-known does not count tagged mutants as
+ * failures. --inject mismatch|crash|hang makes every child flip a JIT output bit, die of
+ * SIGSEGV or never finish, to show those are caught (lit regress/mutate-selftest.test). Exit status: 0 no failure, 1 failures, 2 usage. */
 #define _POSIX_C_SOURCE 200809L
 #include "fuzz.h"
 
@@ -627,7 +627,8 @@ mbufs_alloc(MBufs *b, qdqc_module *m, bool out, size_t *total)
 }
 
 /* Does a dequantize take other parameters than the quantize that produces its operand (in
- * the printed IR, before the passes)? The compiled code's known bug (issue 17 item 1). */
+ * the printed IR, before the passes)? Such a mismatch is tagged "known: dq-params": computing
+ * the dequantize with its operand's parameters is its likely cause. */
 static bool
 dq_own_params(const char *ir)
 {
