@@ -1,18 +1,28 @@
-"""dynamic_batch_sweep.py QDQC CC FIXTURE_DIR: every fixture model made batch-dynamic
+"""dynamic_batch_sweep.py QDQC CC FIXTURE_DIR [--part K/P]: every fixture model made batch-dynamic
 (batch_dynamic.py) is either refused by `qdqc --dim N=1..4` with an error naming a node or a
 value, or compiles and runs at N = 1 and 3 bit for bit as `qdqc run` (static compile) and the
 reference interpreter (dynamic_batch_check.py). Prints the accepted and refused counts, then
 one line per failure; exit 1 on any failure (a crash, an error without a location, a
-mismatch)."""
+mismatch). --part K/P: only the fixtures whose sorted index is K modulo P (K = "day": the day
+of the year modulo P, so P days cover them all)."""
+import datetime
 import glob
 import os
 import subprocess
 import sys
 
 qdqc, cc, fixtures = sys.argv[1:4]
+part, parts = 0, 1
+if len(sys.argv) > 5 and sys.argv[4] == "--part":
+    k, p = sys.argv[5].split("/")
+    parts = int(p)
+    part = datetime.date.today().timetuple().tm_yday % parts if k == "day" else int(k)
 here = os.path.dirname(os.path.abspath(__file__))
 accepted, refused, failures = [], [], []
-for path in sorted(glob.glob(os.path.join(fixtures, "*.onnx"))):
+paths = sorted(glob.glob(os.path.join(fixtures, "*.onnx")))
+if parts > 1:
+    print("part %d of %d: %d of %d fixtures" % (part, parts, len(paths[part::parts]), len(paths)))
+for path in paths[part::parts]:
     name = os.path.basename(path)[:-5]
     os.makedirs(name, exist_ok=True)
     dyn = os.path.join(name, "m.onnx")
