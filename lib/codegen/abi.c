@@ -92,15 +92,8 @@ emit_step_call(Kb *k, CgPlan *p, uint32_t s, LLVMValueRef fn, LLVMValueRef runex
         hargs[2] = cg_i32(k, 1);
         LLVMBuildCall2(k->b, hook_t, hook, hargs, 3, "");
     }
-    if (cg_node_may_fail(g, n)) {
-        LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, runex, "fail");
-        LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, runex, "");
-        LLVMBuildCondBr(k->b, LLVMBuildICmp(k->b, LLVMIntNE, st, cg_i32(k, QDQC_OK), ""), bad,
-                        cont);
-        LLVMPositionBuilderAtEnd(k->b, bad);
-        LLVMBuildRet(k->b, st);
-        LLVMPositionBuilderAtEnd(k->b, cont);
-    }
+    if (cg_node_may_fail(g, n)) /* k->fn is runex */
+        cg_ret_if(k, LLVMBuildICmp(k->b, LLVMIntNE, st, cg_i32(k, QDQC_OK), ""), st, "fail");
 }
 
 /* PREFIX_run_ex, or (profile) PREFIX_run_profile: run_ex's steps with the step hook in its
@@ -157,12 +150,7 @@ emit_run(Kb *k, CgPlan *p, const LLVMValueRef *fns, LLVMValueRef runex)
 static void
 dyn_require(Kb *k, LLVMValueRef ok)
 {
-    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, k->fn, "bad_shape");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, k->fn, "");
-    LLVMBuildCondBr(k->b, ok, cont, bad);
-    LLVMPositionBuilderAtEnd(k->b, bad);
-    LLVMBuildRet(k->b, cg_i32(k, QDQC_ERR_INVALID_ARG));
-    LLVMPositionBuilderAtEnd(k->b, cont);
+    cg_ret_unless(k, ok, cg_i32(k, QDQC_ERR_INVALID_ARG), "bad_shape");
 }
 
 static LLVMValueRef
@@ -200,10 +188,9 @@ dyn_read_inputs(Kb *k, const CgDyn *d, LLVMValueRef shapes, LLVMValueRef vs)
 }
 
 static LLVMValueRef
-emit_run_shapes(Kb *k, CgPlan *p, const CgDyn *d, LLVMValueRef runex)
+emit_run_shapes(Kb *k, const CgDyn *d, LLVMValueRef runex)
 {
     Graph *g = k->g;
-    (void)p;
     char name[128];
     LLVMTypeRef pt[7] = {k->ptr, k->ptr, k->ptr, k->ptr, k->ptr, k->ptr, k->ptr};
     snprintf(name, sizeof name, "%s_run_shapes", k->prefix);
@@ -239,12 +226,7 @@ emit_run_shapes(Kb *k, CgPlan *p, const CgDyn *d, LLVMValueRef runex)
         cg_if_end(k, &f0);
     }
     /* outputs == NULL: a shape query (the shapes checked and written, nothing run) */
-    LLVMBasicBlockRef query = LLVMAppendBasicBlockInContext(k->c, fn, "shape_query");
-    LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(k->c, fn, "");
-    LLVMBuildCondBr(k->b, LLVMBuildIsNull(k->b, pout, ""), query, go);
-    LLVMPositionBuilderAtEnd(k->b, query);
-    LLVMBuildRet(k->b, cg_i32(k, QDQC_OK));
-    LLVMPositionBuilderAtEnd(k->b, go);
+    cg_ret_if(k, LLVMBuildIsNull(k->b, pout, ""), cg_i32(k, QDQC_OK), "shape_query");
     LLVMValueRef ins = cg_entry_alloca(k, LLVMArrayType2(k->ptr, nin ? nin : 1));
     LLVMValueRef outs = cg_entry_alloca(k, LLVMArrayType2(k->ptr, nout ? nout : 1));
     CgLoop l;
@@ -263,12 +245,7 @@ emit_run_shapes(Kb *k, CgPlan *p, const CgDyn *d, LLVMValueRef runex)
     }
     LLVMValueRef args[5] = {ins, outs, LLVMGetParam(fn, 4), LLVMGetParam(fn, 5), LLVMGetParam(fn, 6)};
     LLVMValueRef st = LLVMBuildCall2(k->b, LLVMGlobalGetValueType(runex), runex, args, 5, "");
-    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, fn, "failed");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, fn, "");
-    LLVMBuildCondBr(k->b, LLVMBuildICmp(k->b, LLVMIntNE, st, cg_i32(k, 0), ""), bad, cont);
-    LLVMPositionBuilderAtEnd(k->b, bad);
-    LLVMBuildRet(k->b, st);
-    LLVMPositionBuilderAtEnd(k->b, cont);
+    cg_ret_if(k, LLVMBuildICmp(k->b, LLVMIntNE, st, cg_i32(k, 0), ""), st, "failed");
     cg_loop_end(k, &l);
     LLVMBuildRet(k->b, cg_i32(k, QDQC_OK));
     return fn;
@@ -298,7 +275,7 @@ cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile, const struc
     LLVMPositionBuilderAtEnd(k->b, LLVMAppendBasicBlockInContext(k->c, wsz, "entry"));
     LLVMBuildRet(k->b, cg_i64(k, p->workspace));
     if (dyn)
-        emit_run_shapes(k, p, dyn, runex);
+        emit_run_shapes(k, dyn, runex);
 }
 
 /* ---- the C header ---- */

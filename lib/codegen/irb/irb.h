@@ -87,6 +87,11 @@ typedef struct CgIf {
 void cg_if_begin(Kb *k, CgIf *f, LLVMValueRef cond);
 void cg_if_else(Kb *k, CgIf *f);
 void cg_if_end(Kb *k, CgIf *f);
+/* Return the i32 `status` from the current function (k->fn) when `bad` holds (cg_ret_if) or
+ * unless `ok` holds (cg_ret_unless), from a block named `name`; the builder continues on the
+ * other branch. A node function's run-time check, a C ABI entry's argument check. */
+void cg_ret_if(Kb *k, LLVMValueRef bad, LLVMValueRef status, const char *name);
+void cg_ret_unless(Kb *k, LLVMValueRef ok, LLVMValueRef status, const char *name);
 /* v (i64) in [0, hi) as an i1 */
 LLVMValueRef cg_in_range(Kb *k, LLVMValueRef v, int64_t hi);
 

@@ -422,6 +422,29 @@ cg_if_end(Kb *k, CgIf *f)
     LLVMPositionBuilderAtEnd(k->b, f->join);
 }
 
+static void
+ret_branch(Kb *k, LLVMValueRef cond, bool ret_on_true, LLVMValueRef status, const char *name)
+{
+    LLVMBasicBlockRef ret = LLVMAppendBasicBlockInContext(k->c, k->fn, name);
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, k->fn, "");
+    LLVMBuildCondBr(k->b, cond, ret_on_true ? ret : cont, ret_on_true ? cont : ret);
+    LLVMPositionBuilderAtEnd(k->b, ret);
+    LLVMBuildRet(k->b, status);
+    LLVMPositionBuilderAtEnd(k->b, cont);
+}
+
+void
+cg_ret_if(Kb *k, LLVMValueRef bad, LLVMValueRef status, const char *name)
+{
+    ret_branch(k, bad, true, status, name);
+}
+
+void
+cg_ret_unless(Kb *k, LLVMValueRef ok, LLVMValueRef status, const char *name)
+{
+    ret_branch(k, ok, false, status, name);
+}
+
 LLVMValueRef
 cg_in_range(Kb *k, LLVMValueRef v, int64_t hi)
 {

@@ -174,12 +174,7 @@ cg_dynq_scratch(Kb *k, Node *n)
 static void
 fail_if(Kb *k, LLVMValueRef bad)
 {
-    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(k->c, k->fn, "dynq_fail");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, k->fn, "");
-    LLVMBuildCondBr(k->b, bad, fail, cont);
-    LLVMPositionBuilderAtEnd(k->b, fail);
-    LLVMBuildRet(k->b, cg_i32(k, QDQC_ERR_RUNTIME));
-    LLVMPositionBuilderAtEnd(k->b, cont);
+    cg_ret_if(k, bad, cg_i32(k, QDQC_ERR_RUNTIME), "dynq_fail");
 }
 
 bool

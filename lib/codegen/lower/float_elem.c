@@ -430,12 +430,7 @@ cg_emit_qdq_dynamic(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef good = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGT, sv, cg_f32(k, 0.0f), ""),
                                      LLVMBuildFCmp(b, LLVMRealOLT, sv, cg_f32(k, INFINITY), ""),
                                      "");
-    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, k->fn, "bad_scale");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, k->fn, "");
-    LLVMBuildCondBr(b, good, cont, bad);
-    LLVMPositionBuilderAtEnd(b, bad);
-    LLVMBuildRet(b, cg_i32(k, QDQC_ERR_RUNTIME));
-    LLVMPositionBuilderAtEnd(b, cont);
+    cg_ret_unless(k, good, cg_i32(k, QDQC_ERR_RUNTIME), "bad_scale");
     cg_loop_end(k, &ls);
     CgLoop lo_, lc, li;
     LLVMValueRef vo = cg_loop_begin(k, &lo_, cg_i64(k, outer));

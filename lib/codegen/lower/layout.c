@@ -345,12 +345,7 @@ emit_gather(Kb *k, Node *n, const CgNodeArgs *a, const Type *x, const Type *y)
         LLVMValueRef ix = cg_load_i64(k, it->elem, a->in[1], vj);
         LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, ix, cg_i64(k, -dim), ""),
                                        LLVMBuildICmp(b, LLVMIntSLT, ix, cg_i64(k, dim), ""), "");
-        LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(k->c, k->fn, "bad_index");
-        LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(k->c, k->fn, "");
-        LLVMBuildCondBr(b, ok, cont, bad);
-        LLVMPositionBuilderAtEnd(b, bad);
-        LLVMBuildRet(b, cg_i32(k, QDQC_ERR_RUNTIME));
-        LLVMPositionBuilderAtEnd(b, cont);
+        cg_ret_unless(k, ok, cg_i32(k, QDQC_ERR_RUNTIME), "bad_index");
         cg_loop_end(k, &lc);
     }
     if (outer * ni == 0 || inner == 0)
