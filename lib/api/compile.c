@@ -128,6 +128,22 @@ resolve(qdqc_module *m, const qdqc_compile_options *opts, CgOptions *o)
     o->requant_fixed = m->ctx->opt.requant_fixed != 0;
 }
 
+/* The module to compile and its options: m itself when its shapes are static, or with a
+ * run-time dimension (api_dyn_prepare) the module at size 1 in *unit, o->dyn = dyn (free both
+ * after the compile: ir_module_destroy, api_dyn_free; both are empty otherwise). NULL with a
+ * diagnostic. */
+static Module *
+compile_input(Module *m, const qdqc_compile_options *opts, CgOptions *o, Module **unit,
+              CgDyn *dyn)
+{
+    resolve(m, opts, o);
+    int dynamic = api_dyn_prepare(m, unit, dyn);
+    if (dynamic < 0 || (!dynamic && !ir_require_static(&m->g, "compiling")))
+        return NULL;
+    o->dyn = dynamic ? dyn : NULL;
+    return dynamic ? *unit : m;
+}
+
 qdqc_status
 qdqc_module_compile_outputs(qdqc_module *m, const qdqc_compile_options *opts, size_t n,
                             const qdqc_emit_kind *kinds, char **outs, size_t *lens)
@@ -147,16 +163,13 @@ qdqc_module_compile_outputs(qdqc_module *m, const qdqc_compile_options *opts, si
                                                : CG_EMIT_BITCODE;
     }
     CgOptions o;
-    resolve(m, opts, &o);
     Module *unit = NULL;
     CgDyn dyn;
-    int dynamic = api_dyn_prepare(m, &unit, &dyn);
-    if (dynamic < 0 || (!dynamic && !ir_require_static(&m->g, "compiling")))
+    Module *cm = compile_input(m, opts, &o, &unit, &dyn);
+    if (!cm)
         return QDQC_ERR_CODEGEN;
-    o.dyn = dynamic ? &dyn : NULL;
     OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
-    qdqc_status st =
-        cg_compile_kinds(dynamic ? unit : m, &o, n, ck, outs, lens) ? QDQC_OK : QDQC_ERR_CODEGEN;
+    qdqc_status st = cg_compile_kinds(cm, &o, n, ck, outs, lens) ? QDQC_OK : QDQC_ERR_CODEGEN;
     OOM_TRAP_LEAVE(trap);
     ir_module_destroy(unit);
     api_dyn_free(&dyn);
@@ -248,14 +261,11 @@ qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts, qdqc_jit **out
         return QDQC_ERR_INVALID_ARG;
     *out = NULL;
     CgOptions o;
-    resolve(m, opts, &o);
     Module *unit = NULL;
     CgDyn dyn;
-    int dynamic = api_dyn_prepare(m, &unit, &dyn);
-    if (dynamic < 0 || (!dynamic && !ir_require_static(&m->g, "compiling")))
+    Module *cm = compile_input(m, opts, &o, &unit, &dyn);
+    if (!cm)
         return QDQC_ERR_CODEGEN;
-    o.dyn = dynamic ? &dyn : NULL;
-    Module *cm = dynamic ? unit : m;
     OOM_TRAP_ENTER(trap, m->ctx, m->filename, QDQC_ERR_NOMEM);
     CgJitModel *jm = cg_jit_model_create(cm, &o);
     OOM_TRAP_LEAVE(trap);
@@ -272,7 +282,7 @@ qdqc_jit_create(qdqc_module *m, const qdqc_compile_options *opts, qdqc_jit **out
         return QDQC_ERR_NOMEM;
     }
     j->m = jm;
-    j->dynamic = dynamic;
+    j->dynamic = unit != NULL;
     j->ctx = m->ctx;
     atomic_init(&j->running, false);
     bool steps_ok = jit_steps(j, cm);

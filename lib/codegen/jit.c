@@ -79,6 +79,19 @@ jit_runs_on_host(Module *m, const CgTarget *t)
     return true;
 }
 
+/* The address of the public function PREFIX_<what>; false with a diagnostic. */
+static bool
+jit_lookup(CgJitModel *j, Module *m, const char *prefix, const char *what,
+           LLVMOrcExecutorAddress *addr)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s_%s", prefix, what);
+    LLVMErrorRef e = LLVMOrcLLJITLookup(j->jit, addr, name);
+    if (e)
+        jit_error(m, e, "JIT lookup");
+    return !e;
+}
+
 CgJitModel *
 cg_jit_model_create(Module *m, const CgOptions *o)
 {
@@ -128,34 +141,15 @@ cg_jit_model_create(Module *m, const CgOptions *o)
         jit_error(m, e, "cannot add the module to the JIT");
         goto fail;
     }
-    char name[128];
-    snprintf(name, sizeof name, "%s_run_ex", o->prefix);
-    LLVMOrcExecutorAddress addr = 0;
+    LLVMOrcExecutorAddress run = 0, prof = 0, shapes = 0;
     double t0 = clock_ms(); /* the first lookup compiles the module to machine code */
-    e = LLVMOrcLLJITLookup(j->jit, &addr, name);
-    if (e) {
-        jit_error(m, e, "JIT lookup");
+    if (!jit_lookup(j, m, o->prefix, "run_ex", &run) ||
+        (o->profile && !jit_lookup(j, m, o->prefix, "run_profile", &prof)) ||
+        (o->dyn && !jit_lookup(j, m, o->prefix, "run_shapes", &shapes)))
         goto fail;
-    }
-    j->run = (RunExFn)(uintptr_t)addr;
-    if (o->profile) {
-        snprintf(name, sizeof name, "%s_run_profile", o->prefix);
-        e = LLVMOrcLLJITLookup(j->jit, &addr, name);
-        if (e) {
-            jit_error(m, e, "JIT lookup");
-            goto fail;
-        }
-        j->run_profile = (RunProfileFn)(uintptr_t)addr;
-    }
-    if (o->dyn) {
-        snprintf(name, sizeof name, "%s_run_shapes", o->prefix);
-        e = LLVMOrcLLJITLookup(j->jit, &addr, name);
-        if (e) {
-            jit_error(m, e, "JIT lookup");
-            goto fail;
-        }
-        j->run_shapes = (RunShapesFn)(uintptr_t)addr;
-    }
+    j->run = (RunExFn)(uintptr_t)run;
+    j->run_profile = (RunProfileFn)(uintptr_t)prof;
+    j->run_shapes = (RunShapesFn)(uintptr_t)shapes;
     ctx_phase_end(m->ctx, m->filename, "jit", t0);
     j->steps = b.steps; /* the session takes the step table over */
     j->nsteps = b.nsteps;
