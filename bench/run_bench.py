@@ -790,23 +790,11 @@ def report(a, rows, grows, peak, cmdline, load_end):
 
 
 # ---- run-time batch dimension (--dynamic) ----
-def batch_dynamic(src, dst, name="N", value=None):
-    """src with axis 0 of every graph input and output the symbol `name` (value None) or the
-    size `value`, intermediate shapes dropped (what torch.onnx.export(dynamic_axes=...) writes)."""
-    import onnx
-    m = onnx.load(src)
-    inits = {i.name for i in m.graph.initializer}
-    for v in list(m.graph.input) + list(m.graph.output):
-        if v.name not in inits:
-            d = v.type.tensor_type.shape.dim[0]
-            d.ClearField("dim_param")
-            d.ClearField("dim_value")
-            if value is None:
-                d.dim_param = name
-            else:
-                d.dim_value = value
-    del m.graph.value_info[:]
-    onnx.save(m, dst)
+def set_batch(src, dst, value=None):
+    """test/models/batch_dynamic.py: axis 0 of src's inputs and outputs the symbol N, or `value`."""
+    sys.path.insert(0, os.path.join(ROOT, "test", "models"))
+    import batch_dynamic
+    batch_dynamic.set_batch(src, dst, value=value)
 
 
 def qdqc_bench_ms(qdqc, args, iters):
@@ -826,12 +814,12 @@ def bench_dynamic(a, qdqc):
         src = os.path.join(mdir, name + ".onnx")
         x1 = np.load(os.path.join(mdir, name, "input.npy"))
         dyn = os.path.join(a.work, name + ".dyn.onnx")
-        batch_dynamic(src, dyn)
+        set_batch(src, dyn)
         iname = run(["/usr/bin/python3", "-c", "import onnx,sys; m=onnx.load(sys.argv[1]); "
                      "print(m.graph.input[0].name)", dyn]).strip()
         for n in a.dynamic_sizes:
             stat = os.path.join(a.work, "%s.b%d.onnx" % (name, n))
-            batch_dynamic(src, stat, value=n)
+            set_batch(src, stat, value=n)
             inp = os.path.join(a.work, "%s.b%d.npy" % (name, n))
             np.save(inp, np.ascontiguousarray(np.repeat(x1, n, axis=0)))
             shape = "x".join(str(d) for d in (n,) + x1.shape[1:])

@@ -702,12 +702,7 @@ check_symbolic_operands(OnnxImp *I, const char *op)
     for (size_t k = 0; k < I->node->n_input; k++) {
         ValueId v = IN(I, k);
         const Type *t = v.id ? TY(I, v) : NULL;
-        int d = t ? ir_type_first_sym(t) : -1;
-        if (d == 0 && k == 0 && batch) {
-            Type rest = *t;
-            rest.dims[0] = 1;
-            d = ir_type_first_sym(&rest);
-        }
+        int d = t ? ir_type_first_sym_from(t, k == 0 && batch ? 1 : 0) : -1;
         if (d < 0)
             continue;
         char ds[96];

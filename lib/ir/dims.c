@@ -521,7 +521,13 @@ ir_type_numel_dim(Graph *g, const Type *t, int64_t *out)
 int
 ir_type_first_sym(const Type *t)
 {
-    for (int i = 0; i < t->rank; i++)
+    return ir_type_first_sym_from(t, 0);
+}
+
+int
+ir_type_first_sym_from(const Type *t, int from)
+{
+    for (int i = from; i < t->rank; i++)
         if (ir_dim_is_tag(t->dims[i]))
             return i;
     return -1;

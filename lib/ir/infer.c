@@ -1225,12 +1225,8 @@ symbolic_operands_ok(Graph *g, Node *n)
     bool symn = op_info(n->op)->flags & OPF_SYMN;
     for (uint32_t i = 0; i < n->nin; i++) {
         const Type *t = in_type(g, n, i);
-        int d = t ? ir_type_first_sym(t) : -1;
-        if (d == 0 && i == 0 && symn) { /* the batch axis: carried, never computed on */
-            Type rest = *t;
-            rest.dims[0] = 1;
-            d = ir_type_first_sym(&rest);
-        }
+        /* OPF_SYMN: operand 0's batch axis is carried, never computed on */
+        int d = t ? ir_type_first_sym_from(t, i == 0 && symn ? 1 : 0) : -1;
         if (d >= 0) {
             char ts[256];
             fmt_shape(g, ts, sizeof ts, t);

@@ -384,6 +384,7 @@ bool ir_dim_name_char(char c, bool first);
 bool ir_type_is_static(const Type *t);
 bool ir_type_numel_dim(Graph *g, const Type *t, int64_t *out); /* the element count, symbolic */
 int ir_type_first_sym(const Type *t); /* the first symbolic axis, or -1 */
+int ir_type_first_sym_from(const Type *t, int from); /* the same from axis `from` on */
 bool ir_tensor_has_sym(const Tensor *t); /* an i64 tensor holding a symbolic value */
 /* An error naming the first value (graph inputs first) with a symbolic dimension: `what`
  * ("the passes", "compiling") needs static shapes. */

@@ -1,5 +1,5 @@
 """dynamic_batch_sweep.py QDQC CC FIXTURE_DIR [--part K/P]: every fixture model made batch-dynamic
-(batch_dynamic.py) is either refused by `qdqc --dim N=1..4` with an error naming a node or a
+(test/models/batch_dynamic.py) is either refused by `qdqc --dim N=1..4` with an error naming a node or a
 value, or compiles and runs at N = 1 and 3 bit for bit as `qdqc run` (static compile) and the
 reference interpreter (dynamic_batch_check.py). Prints the accepted and refused counts, then
 one line per failure; exit 1 on any failure (a crash, an error without a location, a
@@ -18,6 +18,8 @@ if len(sys.argv) > 5 and sys.argv[4] == "--part":
     parts = int(p)
     part = datetime.date.today().timetuple().tm_yday % parts if k == "day" else int(k)
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "..", "models"))
+from batch_dynamic import set_batch  # noqa: E402
 accepted, refused, failures = [], [], []
 paths = sorted(glob.glob(os.path.join(fixtures, "*.onnx")))
 if parts > 1:
@@ -26,7 +28,7 @@ for path in paths[part::parts]:
     name = os.path.basename(path)[:-5]
     os.makedirs(name, exist_ok=True)
     dyn = os.path.join(name, "m.onnx")
-    subprocess.run([sys.executable, os.path.join(here, "batch_dynamic.py"), path, dyn], check=True)
+    set_batch(path, dyn)
     r = subprocess.run([qdqc, dyn, "--dim", "N=1..4", "--emit=header", "-o", os.devnull],
                        capture_output=True, text=True)
     if r.returncode:
