@@ -26,6 +26,24 @@ config.substitutions.append(("%qdqc_obj", config.qdqc_obj_root))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))
 
+# Models that producers write (torch exports, ONNX Runtime's and the other quantizers' files) take
+# minutes to make and depend only on the generator script, its seed and the producers' versions,
+# which their cache keys hash (test/models/model_cache.py). %qdqc_model_cache keeps them outside
+# the build tree, next to the peer environment, so every clone and build on the machine (CI's
+# clean clones, the sanitizer build) shares them: $QDQC_MODEL_CACHE, else
+# ${QDQC_PEER_CACHE:-/var/cache/qdqc}/models, else (not writable) the build directory.
+def _model_cache():
+    d = os.environ.get("QDQC_MODEL_CACHE") or \
+        os.path.join(os.environ.get("QDQC_PEER_CACHE") or "/var/cache/qdqc", "models")
+    try:
+        os.makedirs(d, exist_ok=True)
+        if os.access(d, os.W_OK):
+            return d
+    except OSError:
+        pass
+    return os.path.join(config.qdqc_obj_root, "test")
+config.substitutions.append(("%qdqc_model_cache", _model_cache()))
+
 # The peer environment (tools/setup.sh --peer; docs/testing.md): ONNX Runtime and the other peers
 # in a venv linked from the source tree as .peer-venv. %peer_python is its interpreter; the test
 # scripts find the same one through $QDQC_PEER_PYTHON (test/peer/peerenv.py). A test that needs a

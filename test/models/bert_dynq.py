@@ -33,8 +33,10 @@ import hashlib
 import io
 import os
 import sys
-import time
 import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_cache  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -151,14 +153,7 @@ def main():
     torch.set_num_threads(1)
     out = a.out or os.path.join(a.cache, cache_key(a.seed))
     os.makedirs(out, exist_ok=True)
-    for n in names:
-        if a.cache and os.path.exists(os.path.join(out, n, "done")):
-            continue
-        t0 = time.time()
-        export(n, a.seed, out)
-        if a.cache:
-            open(os.path.join(out, n, "done"), "w").close()
-        print("bert_dynq.py: %s.onnx in %.1f s" % (n, time.time() - t0), file=sys.stderr)
+    model_cache.fill("bert_dynq.py", out, names, lambda n: export(n, a.seed, out), bool(a.cache))
     if a.cache:
         print(out)
     return 0

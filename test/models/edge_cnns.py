@@ -41,11 +41,13 @@ import contextlib
 import hashlib
 import os
 import sys
-import time
 import traceback
 import warnings
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_cache  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -214,15 +216,8 @@ def main():
     torch.set_num_threads(1)
     out = os.path.abspath(a.out or os.path.join(a.cache, cache_key(a.seed)))
     os.makedirs(out, exist_ok=True)
-    for n in names:
-        if a.cache and (os.path.exists(os.path.join(out, n, "done")) or
-                        os.path.exists(os.path.join(out, n + ".error.txt"))):
-            continue
-        t0 = time.time()
-        if make(n, out):
-            if a.cache:
-                open(os.path.join(out, n, "done"), "w").close()
-            print("edge_cnns.py: %s.onnx in %.1f s" % (n, time.time() - t0), file=sys.stderr)
+    model_cache.fill("edge_cnns.py", out, names, lambda n: make(n, out), bool(a.cache),
+                     lambda n: os.path.exists(os.path.join(out, n + ".error.txt")))
     if a.cache:
         print(out)
     return 0

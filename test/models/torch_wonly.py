@@ -30,8 +30,10 @@ import hashlib
 import io
 import os
 import sys
-import time
 import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_cache  # noqa: E402
 
 MODELS = {"cnn_w4": ("cnn", -8, 7), "cnn_w6": ("cnn", -32, 31),
           "mlp_w4": ("mlp", -8, 7), "mlp_w6": ("mlp", -32, 31)}
@@ -165,14 +167,7 @@ def main():
     register_symbolic()
     out = a.out or os.path.join(a.cache, cache_key(a.seed))
     os.makedirs(out, exist_ok=True)
-    for n in MODELS:
-        if a.cache and os.path.exists(os.path.join(out, n, "done")):
-            continue
-        t0 = time.time()
-        export(n, a.seed, out)
-        if a.cache:
-            open(os.path.join(out, n, "done"), "w").close()
-        print("torch_wonly.py: %s.onnx in %.1f s" % (n, time.time() - t0), file=sys.stderr)
+    model_cache.fill("torch_wonly.py", out, MODELS, lambda n: export(n, a.seed, out), bool(a.cache))
     if a.cache:
         print(out)
     return 0

@@ -75,6 +75,11 @@ def make(cdir, prod, quick):
         with open(os.path.join(d, "make.log"), "w") as log:
             # in the producer's directory: Quark writes quantized_info.csv into the current one
             r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=3600, cwd=d)
+        if r.returncode < 0:
+            # killed (out of memory, interrupted): not the producer's answer, so nothing is
+            # cached for it (the corpus directory outlives this run: lit.cfg.py's model cache)
+            raise RuntimeError("make_corpus.py --producer %s killed by signal %d (see %s)"
+                               % (prod, -r.returncode, os.path.join(d, "make.log")))
         if r.returncode not in (0, 3) and not os.path.exists(os.path.join(d, "ERROR.txt")):
             with open(os.path.join(d, "ERROR.txt"), "w") as f:
                 f.write("make_corpus.py exited %d (see make.log)\n" % r.returncode)
