@@ -6,7 +6,8 @@
  * sizes 1, 2 and 3 of the symbol. The three results must be the same graph with the symbol in
  * one leading axis of the values that carry it, and every node must compute each index along
  * it on its own (lib/ir/batchsep.c); the code is then the graph at size 1, run once per index,
- * so every size gives the bits a static compile at that size gives. */
+ * so every size gives the bits a static compile at that size gives. A range that reaches 4 also
+ * gets the graph at 4 or 8 (chunk_size), run on each full chunk of indices. */
 #include "api/dynamic.h"
 #include "support/support.h"
 
@@ -19,7 +20,21 @@ api_dyn_free(CgDyn *d)
 {
     free(d->in);
     free(d->out);
+    ir_module_destroy(d->chunk_unit);
     d->in = d->out = NULL;
+    d->chunk_unit = NULL;
+}
+
+/* The size of the second graph: the GEMMs of a graph run once per index have M = one image's
+ * pixels (49 on ResNet's 7x7 maps), too few rows for the microkernel's tiles and the threads;
+ * eight indices at a time give them eight times the rows. 0 (no second graph) when the range
+ * does not reach 4. */
+static int64_t
+chunk_size(int64_t hi)
+{
+    if (hi < 4)
+        return 0;
+    return hi < 8 ? 4 : 8;
 }
 
 /* The largest buffer of an input or output at size 1, for the overflow check. */
@@ -96,6 +111,14 @@ api_dyn_prepare(Module *m, Module **unit, CgDyn *d)
          check_io(ms[0], d);
     ir_module_destroy(ms[1]);
     ir_module_destroy(ms[2]);
+    /* the second graph: the same passes at sym = chunk (separable like 1, 2 and 3) */
+    d->chunk = ok ? chunk_size(d->hi) : 0;
+    if (d->chunk) {
+        d->chunk_unit = ir_module_specialise(m, d->sym, d->chunk);
+        ok = d->chunk_unit &&
+             (!m->deferred_passes || qdqc_module_run_passes(d->chunk_unit, m->deferred_passes) == QDQC_OK) &&
+             ir_require_static(&d->chunk_unit->g, "compiling");
+    }
     if (!ok) {
         ir_module_destroy(ms[0]);
         api_dyn_free(d);

@@ -144,7 +144,8 @@ emit_run(Kb *k, CgPlan *p, const LLVMValueRef *fns, LLVMValueRef runex)
  * Reads the symbol's value from the input shapes (each must match the graph's, the symbol's
  * axis a multiple of it, every input agreeing), checks it against [lo, hi], writes the output
  * shapes, then calls run_ex once per index of the symbol on the next slice of each input and
- * output that carries it. A bad shape returns QDQC_ERR_INVALID_ARG before anything runs. */
+ * output that carries it (with CgDyn.chunk, first the chunk graph's run_ex once per full chunk
+ * of indices). A bad shape returns QDQC_ERR_INVALID_ARG before anything runs. */
 
 /* Fail (return QDQC_ERR_INVALID_ARG) unless ok. */
 static void
@@ -185,6 +186,44 @@ dyn_read_inputs(Kb *k, const CgDyn *d, LLVMValueRef shapes, LLVMValueRef vs)
             LLVMBuildStore(k->b, q, vs);
         }
     }
+}
+
+void
+cg_dyn_chunk_prefix(const char *prefix, const CgDyn *dyn, char *out, size_t n)
+{
+    int w = snprintf(out, n, "%s_b%lld", prefix, (long long)dyn->chunk);
+    if (w < 0 || (size_t)w >= n)
+        snprintf(out, n, "qdqc_b%lld", (long long)dyn->chunk);
+}
+
+/* The arrays PREFIX_run_shapes fills for each call of a run_ex: input and output pointers, the
+ * caller's arrays, and the last three arguments (workspace, pf, pf_ctx). */
+typedef struct DynCall {
+    LLVMValueRef ins, outs, pin, pout;
+    LLVMValueRef tail[3];
+} DynCall;
+
+/* Call runex on the slices of the inputs and outputs that start at index b of the symbol (the
+ * graph at size 1 lays each index out as one slab); return its status if not 0. */
+static void
+dyn_call(Kb *k, const CgDyn *d, const DynCall *c, LLVMValueRef b, LLVMValueRef runex)
+{
+    Graph *g = k->g;
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        uint32_t n = pass ? g->outputs.len : g->inputs.len;
+        for (uint32_t i = 0; i < n; i++) {
+            const IrBatchIO *io = pass ? &d->out[i] : &d->in[i];
+            ValueId val = pass ? g->outputs.data[i] : g->inputs.data[i];
+            LLVMValueRef ptr = dyn_load_ptr(k, pass ? c->pout : c->pin, i);
+            if (io->axis >= 0)
+                ptr = cg_gep(k, ptr, LLVMBuildMul(k->b, b, cg_i64(k, cg_value_bytes(g, val)), ""));
+            LLVMValueRef idx = cg_i64(k, i);
+            LLVMBuildStore(k->b, ptr, LLVMBuildGEP2(k->b, k->ptr, pass ? c->outs : c->ins, &idx, 1, ""));
+        }
+    }
+    LLVMValueRef args[5] = {c->ins, c->outs, c->tail[0], c->tail[1], c->tail[2]};
+    LLVMValueRef st = LLVMBuildCall2(k->b, LLVMGlobalGetValueType(runex), runex, args, 5, "");
+    cg_ret_if(k, LLVMBuildICmp(k->b, LLVMIntNE, st, cg_i32(k, 0), ""), st, "failed");
 }
 
 static LLVMValueRef
@@ -229,23 +268,26 @@ emit_run_shapes(Kb *k, const CgDyn *d, LLVMValueRef runex)
     cg_ret_if(k, LLVMBuildIsNull(k->b, pout, ""), cg_i32(k, QDQC_OK), "shape_query");
     LLVMValueRef ins = cg_entry_alloca(k, LLVMArrayType2(k->ptr, nin ? nin : 1));
     LLVMValueRef outs = cg_entry_alloca(k, LLVMArrayType2(k->ptr, nout ? nout : 1));
-    CgLoop l;
-    LLVMValueRef b = cg_loop_begin(k, &l, v);
-    for (uint32_t pass = 0; pass < 2; pass++) {
-        uint32_t n = pass ? nout : nin;
-        for (uint32_t i = 0; i < n; i++) {
-            const IrBatchIO *io = pass ? &d->out[i] : &d->in[i];
-            ValueId val = pass ? g->outputs.data[i] : g->inputs.data[i];
-            LLVMValueRef ptr = dyn_load_ptr(k, pass ? pout : pin, i);
-            if (io->axis >= 0)
-                ptr = cg_gep(k, ptr, LLVMBuildMul(k->b, b, cg_i64(k, cg_value_bytes(g, val)), ""));
-            LLVMValueRef idx = cg_i64(k, i);
-            LLVMBuildStore(k->b, ptr, LLVMBuildGEP2(k->b, k->ptr, pass ? outs : ins, &idx, 1, ""));
-        }
+    DynCall c = {ins, outs, pin, pout, {0}};
+    for (int i = 0; i < 3; i++)
+        c.tail[i] = LLVMGetParam(fn, 4 + i);
+    LLVMValueRef done = cg_i64(k, 0);
+    if (d->chunk) {
+        /* each full chunk of indices through the graph compiled at the chunk size (build.c) */
+        char cp[64], cname[96];
+        cg_dyn_chunk_prefix(k->prefix, d, cp, sizeof cp);
+        snprintf(cname, sizeof cname, "%s_run_ex", cp);
+        LLVMValueRef chunk_runex = LLVMGetNamedFunction(k->mod, cname);
+        QDQC_ASSERT(chunk_runex);
+        CgLoop l;
+        LLVMValueRef ci = cg_loop_begin(k, &l, LLVMBuildSDiv(k->b, v, cg_i64(k, d->chunk), "nchunks"));
+        dyn_call(k, d, &c, LLVMBuildMul(k->b, ci, cg_i64(k, d->chunk), ""), chunk_runex);
+        cg_loop_end(k, &l);
+        done = LLVMBuildMul(k->b, LLVMBuildSDiv(k->b, v, cg_i64(k, d->chunk), ""), cg_i64(k, d->chunk), "done");
     }
-    LLVMValueRef args[5] = {ins, outs, LLVMGetParam(fn, 4), LLVMGetParam(fn, 5), LLVMGetParam(fn, 6)};
-    LLVMValueRef st = LLVMBuildCall2(k->b, LLVMGlobalGetValueType(runex), runex, args, 5, "");
-    cg_ret_if(k, LLVMBuildICmp(k->b, LLVMIntNE, st, cg_i32(k, 0), ""), st, "failed");
+    CgLoop l;
+    LLVMValueRef r = cg_loop_begin(k, &l, LLVMBuildSub(k->b, v, done, "left"));
+    dyn_call(k, d, &c, LLVMBuildAdd(k->b, done, r, ""), runex);
     cg_loop_end(k, &l);
     LLVMBuildRet(k->b, cg_i32(k, QDQC_OK));
     return fn;

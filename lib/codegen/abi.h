@@ -13,4 +13,9 @@ struct CgDyn;
 void
 cg_emit_abi(Kb *k, CgPlan *p, const LLVMValueRef *fns, bool profile, const struct CgDyn *dyn);
 
+/* The prefix of the graph compiled at dyn's chunk size, whose run_ex PREFIX_run_shapes calls
+ * (internal to the module): PREFIX_b<chunk>, or qdqc_b<chunk> when PREFIX is too long. */
+void
+cg_dyn_chunk_prefix(const char *prefix, const struct CgDyn *dyn, char *out, size_t n);
+
 #endif

@@ -171,18 +171,15 @@ build_target(Module *m, const CgOptions *o, CgBuilt *b, char *err, size_t errlen
     return true;
 }
 
-bool
-cg_build(Module *m, const CgOptions *o, CgBuilt *b)
+/* Plan graph m and emit its steps and ABI functions (o's prefix) into b's module; the
+ * workspace at least ws_floor; with steps, b's step table. False after setting err. */
+static bool
+emit_graph(Module *m, const CgOptions *o, CgBuilt *b, char *err, size_t errlen, int64_t ws_floor,
+           bool steps)
 {
-    char err[1024] = "";
-    memset(b, 0, sizeof *b);
-    double t0 = clock_ms();
     Graph *g = &m->g;
-    if (!build_target(m, o, b, err, sizeof err))
-        return false;
-
     Kb k;
-    kb_init(&k, b, g, o, err, sizeof err);
+    kb_init(&k, b, g, o, err, errlen);
     k.gemm_cache = cg_gemm_cache_create(); /* NULL (out of memory): no sharing */
     CgPlan plan;
     CgPlanStatus ps = cg_plan_build(&k, &plan);
@@ -195,6 +192,8 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         oom_raise("code generation: planning %u nodes", g->nodes.len);
     }
     bool ok = ps == CG_PLAN_OK;
+    if (ok && plan.workspace < ws_floor)
+        plan.workspace = ws_floor; /* PREFIX_workspace_size serves every graph of the module */
     if (ok)
         b->workspace = plan.workspace;
 
@@ -207,7 +206,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
     cg_gemm_cache_destroy(k.gemm_cache);
     free(fns);
     /* the steps in run order, for the step table of the JIT and the header */
-    b->steps = ok ? try_calloc(plan.nsteps ? plan.nsteps : 1, sizeof *b->steps) : NULL;
+    b->steps = ok && steps ? try_calloc(plan.nsteps ? plan.nsteps : 1, sizeof *b->steps) : NULL;
     for (uint32_t s = 0; b->steps && s < plan.nsteps; s++) {
         CgStep *st = &b->steps[s];
         uint32_t se = plan.se_of[plan.steps[s]]; /* named by its pool and its scale */
@@ -216,7 +215,7 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
                     : plan.fuse[plan.steps[s]] ? (uint32_t)(plan.fuse[plan.steps[s]] - g->nodes.data) : 0;
     }
     b->nsteps = b->steps ? plan.nsteps : 0;
-    bool steps_oom = ok && !b->steps;
+    bool steps_oom = ok && steps && !b->steps;
     uint32_t nsteps = ps == CG_PLAN_OK ? plan.nsteps : 0;
     if (ps == CG_PLAN_OK)
         cg_plan_free(&plan);
@@ -224,6 +223,41 @@ cg_build(Module *m, const CgOptions *o, CgBuilt *b)
         cg_built_free(b);
         oom_raise("code generation: the table of %u steps", nsteps);
     }
+    return ok;
+}
+
+/* The graph at the run-time dimension's chunk size (CgDyn.chunk) as PREFIX_b<chunk>_run_ex
+ * (cg_dyn_chunk_prefix), internal to the module: PREFIX_run_shapes calls it on each full chunk (abi.c). */
+static bool
+emit_chunk_graph(const CgOptions *o, CgBuilt *b, char *err, size_t errlen)
+{
+    CgOptions oc = *o;
+    cg_dyn_chunk_prefix(o->prefix, o->dyn, oc.prefix, sizeof oc.prefix);
+    oc.profile = false;
+    oc.dyn = NULL;
+    if (!emit_graph(o->dyn->chunk_unit, &oc, b, err, errlen, 0, false))
+        return false;
+    static const char *const abi[] = {"run_ex", "run", "workspace_size"};
+    for (size_t i = 0; i < sizeof abi / sizeof abi[0]; i++) {
+        char name[160];
+        snprintf(name, sizeof name, "%s_%s", oc.prefix, abi[i]);
+        LLVMValueRef fn = LLVMGetNamedFunction(b->mod, name);
+        if (fn)
+            LLVMSetLinkage(fn, LLVMInternalLinkage);
+    }
+    return true;
+}
+
+bool
+cg_build(Module *m, const CgOptions *o, CgBuilt *b)
+{
+    char err[1024] = "";
+    memset(b, 0, sizeof *b);
+    double t0 = clock_ms();
+    if (!build_target(m, o, b, err, sizeof err))
+        return false;
+    bool ok = !o->dyn || !o->dyn->chunk || emit_chunk_graph(o, b, err, sizeof err);
+    ok = ok && emit_graph(m, o, b, err, sizeof err, b->workspace, true);
     if (!ok) {
         if (err[0])
             diag_error(m->ctx, NULL, "codegen: %s", err);

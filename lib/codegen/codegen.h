@@ -43,12 +43,16 @@ typedef struct CgOptions {
     const struct CgDyn *dyn; /* a run-time batch dimension: also emit PREFIX_run_shapes */
 } CgOptions;
 
-/* A run-time batch dimension (lib/api/dynamic.c): the graph is compiled at sym = 1 and
- * PREFIX_run_shapes runs it once per index of sym (docs/abi.md, "Run-time dimensions"). */
+/* A run-time batch dimension (lib/api/dynamic.c): the graph is compiled at sym = 1 and, when
+ * the range reaches far enough, also at sym = chunk; PREFIX_run_shapes runs the chunk graph on
+ * each full chunk of indices and the size-1 graph on each index left (docs/abi.md, "Run-time
+ * dimensions"). */
 typedef struct CgDyn {
     char sym[128];
     int64_t lo, hi;
     IrBatchIO *in, *out; /* per graph input / output of the graph compiled at sym = 1 */
+    int64_t chunk;       /* 0, or the size of the second graph */
+    Module *chunk_unit;  /* the graph at sym = chunk (owned by dynamic.c) */
 } CgDyn;
 
 typedef enum CgEmitKind {

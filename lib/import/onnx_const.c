@@ -158,8 +158,8 @@ op_trilu(OnnxImp *I)
 }
 
 const OnnxOpEntry onnx_const_table[] = {
-    {"Mod", op_mod, 2, 2, 1},
-    {"ScatterND", op_scatter_nd, 3, 3, 1},
-    {"Trilu", op_trilu, 1, 2, 1},
+    {"Mod", op_mod, 2, 2, 1, SYM_NONE},
+    {"ScatterND", op_scatter_nd, 3, 3, 1, SYM_NONE},
+    {"Trilu", op_trilu, 1, 2, 1, SYM_NONE},
 };
 const size_t onnx_const_table_len = ARRAY_LEN(onnx_const_table);

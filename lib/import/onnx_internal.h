@@ -84,10 +84,15 @@ bool onnx_translate(OnnxImp *I);
 
 /* One op handler: translates I->node, false after a diagnostic. */
 typedef bool (*OpFn)(OnnxImp *I);
+/* Which operands of an op may carry symbolic dimensions (a dim_param the import keeps,
+ * lib/ir/dims.c): none (an error naming the symbol, unless --dim binds it), any operand (the
+ * qdqc ops it becomes type symbols: OPF_SYMDIM), or only axis 0 of input 0, the batch (OPF_SYMN). */
+typedef enum { SYM_NONE, SYM_ANY, SYM_BATCH } OnnxSym;
 typedef struct OnnxOpEntry {
     const char *name;
     OpFn fn;
     int min_in, max_in, max_out;
+    OnnxSym sym;
 } OnnxOpEntry;
 
 /* Operand k of the current node (VNONE if absent or empty), its type, its constant value. */

@@ -552,61 +552,61 @@ op_argmax(OnnxImp *I)
 
 /* ---- dispatch ---- */
 static const OnnxOpEntry onnx_op_table[] = {
-    {"Conv", op_conv, 2, 3, 1},
-    {"ConvTranspose", op_conv_transpose, 2, 3, 1},
-    {"MatMul", op_matmul, 2, 2, 1},
-    {"Gemm", op_gemm, 2, 3, 1},
-    {"BatchNormalization", op_batchnorm, 5, 5, 1},
-    {"Add", op_add, 2, 2, 1},
-    {"Sub", op_sub, 2, 2, 1},
-    {"Mul", op_mul, 2, 2, 1},
-    {"Div", op_div, 2, 2, 1},
-    {"Relu", op_relu, 1, 1, 1},
-    {"Clip", op_clip, 1, 3, 1},
-    {"LeakyRelu", op_leaky_relu, 1, 1, 1},
-    {"PRelu", op_prelu, 2, 2, 1},
-    {"Sigmoid", op_sigmoid, 1, 1, 1},
-    {"HardSigmoid", op_hard_sigmoid, 1, 1, 1},
-    {"HardSwish", op_hard_swish, 1, 1, 1},
-    {"Tanh", op_tanh, 1, 1, 1},
-    {"Erf", op_erf, 1, 1, 1},
-    {"Gelu", op_gelu, 1, 1, 1},
+    {"Conv", op_conv, 2, 3, 1, SYM_BATCH},
+    {"ConvTranspose", op_conv_transpose, 2, 3, 1, SYM_NONE},
+    {"MatMul", op_matmul, 2, 2, 1, SYM_ANY},
+    {"Gemm", op_gemm, 2, 3, 1, SYM_BATCH},
+    {"BatchNormalization", op_batchnorm, 5, 5, 1, SYM_BATCH},
+    {"Add", op_add, 2, 2, 1, SYM_ANY},
+    {"Sub", op_sub, 2, 2, 1, SYM_ANY},
+    {"Mul", op_mul, 2, 2, 1, SYM_ANY},
+    {"Div", op_div, 2, 2, 1, SYM_ANY},
+    {"Relu", op_relu, 1, 1, 1, SYM_ANY},
+    {"Clip", op_clip, 1, 3, 1, SYM_ANY},
+    {"LeakyRelu", op_leaky_relu, 1, 1, 1, SYM_ANY},
+    {"PRelu", op_prelu, 2, 2, 1, SYM_ANY},
+    {"Sigmoid", op_sigmoid, 1, 1, 1, SYM_ANY},
+    {"HardSigmoid", op_hard_sigmoid, 1, 1, 1, SYM_ANY},
+    {"HardSwish", op_hard_swish, 1, 1, 1, SYM_ANY},
+    {"Tanh", op_tanh, 1, 1, 1, SYM_ANY},
+    {"Erf", op_erf, 1, 1, 1, SYM_ANY},
+    {"Gelu", op_gelu, 1, 1, 1, SYM_ANY},
     /* float-island math */
-    {"Exp", op_exp, 1, 1, 1},
-    {"Log", op_log, 1, 1, 1},
-    {"Sqrt", op_sqrt, 1, 1, 1},
-    {"Reciprocal", op_reciprocal, 1, 1, 1},
-    {"Neg", op_neg, 1, 1, 1},
-    {"Abs", op_abs, 1, 1, 1},
-    {"Round", op_round, 1, 1, 1},
-    {"Pow", op_pow, 2, 2, 1},
-    {"Min", op_min, 1, 4096, 1},
-    {"Max", op_max, 1, 4096, 1},
-    {"Softmax", op_softmax, 1, 1, 1},
-    {"LayerNormalization", op_layernorm, 2, 3, 3},
-    {"ReduceMean", op_reduce_mean, 1, 2, 1},
-    {"MaxPool", op_maxpool, 1, 1, 2},
-    {"AveragePool", op_avgpool, 1, 1, 1},
-    {"GlobalAveragePool", op_global_avgpool, 1, 1, 1},
-    {"Identity", op_identity, 1, 1, 1},
-    {"Dropout", op_dropout, 1, 3, 2},
-    {"Cast", op_cast, 1, 1, 1},
+    {"Exp", op_exp, 1, 1, 1, SYM_ANY},
+    {"Log", op_log, 1, 1, 1, SYM_ANY},
+    {"Sqrt", op_sqrt, 1, 1, 1, SYM_ANY},
+    {"Reciprocal", op_reciprocal, 1, 1, 1, SYM_ANY},
+    {"Neg", op_neg, 1, 1, 1, SYM_ANY},
+    {"Abs", op_abs, 1, 1, 1, SYM_ANY},
+    {"Round", op_round, 1, 1, 1, SYM_NONE},
+    {"Pow", op_pow, 2, 2, 1, SYM_ANY},
+    {"Min", op_min, 1, 4096, 1, SYM_ANY},
+    {"Max", op_max, 1, 4096, 1, SYM_ANY},
+    {"Softmax", op_softmax, 1, 1, 1, SYM_ANY},
+    {"LayerNormalization", op_layernorm, 2, 3, 3, SYM_ANY},
+    {"ReduceMean", op_reduce_mean, 1, 2, 1, SYM_BATCH},
+    {"MaxPool", op_maxpool, 1, 1, 2, SYM_BATCH},
+    {"AveragePool", op_avgpool, 1, 1, 1, SYM_BATCH},
+    {"GlobalAveragePool", op_global_avgpool, 1, 1, 1, SYM_BATCH},
+    {"Identity", op_identity, 1, 1, 1, SYM_ANY},
+    {"Dropout", op_dropout, 1, 3, 2, SYM_NONE},
+    {"Cast", op_cast, 1, 1, 1, SYM_ANY},
     /* comparisons, logic, selection, reductions, Einsum (onnx_einsum.c) */
-    {"Equal", op_equal, 2, 2, 1},
-    {"Less", op_less, 2, 2, 1},
-    {"LessOrEqual", op_less_equal, 2, 2, 1},
-    {"Greater", op_greater, 2, 2, 1},
-    {"GreaterOrEqual", op_greater_equal, 2, 2, 1},
-    {"Not", op_not, 1, 1, 1},
-    {"And", op_and, 2, 2, 1},
-    {"Or", op_or, 2, 2, 1},
-    {"Xor", op_xor, 2, 2, 1},
-    {"Where", op_where, 3, 3, 1},
-    {"ReduceSum", op_reduce_sum, 1, 2, 1},
-    {"ReduceMax", op_reduce_max, 1, 2, 1},
-    {"ReduceMin", op_reduce_min, 1, 2, 1},
-    {"ArgMax", op_argmax, 1, 1, 1},
-    {"Einsum", onnx_op_einsum, 1, 64, 1},
+    {"Equal", op_equal, 2, 2, 1, SYM_ANY},
+    {"Less", op_less, 2, 2, 1, SYM_ANY},
+    {"LessOrEqual", op_less_equal, 2, 2, 1, SYM_ANY},
+    {"Greater", op_greater, 2, 2, 1, SYM_ANY},
+    {"GreaterOrEqual", op_greater_equal, 2, 2, 1, SYM_ANY},
+    {"Not", op_not, 1, 1, 1, SYM_ANY},
+    {"And", op_and, 2, 2, 1, SYM_ANY},
+    {"Or", op_or, 2, 2, 1, SYM_ANY},
+    {"Xor", op_xor, 2, 2, 1, SYM_ANY},
+    {"Where", op_where, 3, 3, 1, SYM_ANY},
+    {"ReduceSum", op_reduce_sum, 1, 2, 1, SYM_NONE},
+    {"ReduceMax", op_reduce_max, 1, 2, 1, SYM_NONE},
+    {"ReduceMin", op_reduce_min, 1, 2, 1, SYM_NONE},
+    {"ArgMax", op_argmax, 1, 1, 1, SYM_NONE},
+    {"Einsum", onnx_op_einsum, 1, 64, 1, SYM_NONE},
 };
 
 static const OnnxOpEntry *
@@ -659,46 +659,14 @@ onnx_op_supported(const OnnxImp *I, const char *domain, const char *op_type)
     return find_op(I, domain, op_type) != NULL;
 }
 
-/* The ONNX ops whose import takes operands with symbolic dimensions (their qdqc ops type
- * them, dims.c); any other op with such an operand is an error naming the symbol. */
+/* An operand with a symbolic dimension the op's row does not allow (OnnxOpEntry.sym) is an
+ * error naming the symbol. */
 static bool
-takes_symbolic(const char *op)
+check_symbolic_operands(OnnxImp *I, const OnnxOpEntry *e)
 {
-    static const char *const ok[] = {
-        "QuantizeLinear", "DequantizeLinear", "MatMul", "Add", "Sub", "Mul", "Div", "Pow",
-        "Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "Log", "Neg", "Abs",
-        "Reciprocal", "Softmax", "Cast", "Transpose", "Reshape", "Shape", "Gather", "Concat",
-        "Unsqueeze", "Squeeze", "Identity", "Where", "Equal", "Less", "Greater", "Not",
-        "LayerNormalization", "Clip", "Max", "Min", "GreaterOrEqual", "LessOrEqual", "And", "Or",
-        "Xor", "Flatten", "ConstantOfShape", "Range", "Expand", "Slice", "LeakyRelu",
-        "HardSigmoid", "HardSwish", "PRelu",
-    };
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        if (strcmp(op, ok[i]) == 0)
-            return true;
-    return false;
-}
-
-/* The ONNX ops that take a symbol in axis 0 (the batch) of input 0 only (OPF_SYMN). */
-static bool
-takes_symbolic_batch(const char *op)
-{
-    static const char *const ok[] = {
-        "Conv", "BatchNormalization", "Gemm", "AveragePool", "GlobalAveragePool", "MaxPool",
-        "ReduceMean",
-    };
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        if (strcmp(op, ok[i]) == 0)
-            return true;
-    return false;
-}
-
-static bool
-check_symbolic_operands(OnnxImp *I, const char *op)
-{
-    if (!I->g->dimx.len || takes_symbolic(op))
+    if (!I->g->dimx.len || e->sym == SYM_ANY)
         return true;
-    bool batch = takes_symbolic_batch(op);
+    bool batch = e->sym == SYM_BATCH;
     for (size_t k = 0; k < I->node->n_input; k++) {
         ValueId v = IN(I, k);
         const Type *t = v.id ? TY(I, v) : NULL;
@@ -710,7 +678,7 @@ check_symbolic_operands(OnnxImp *I, const char *op)
         ir_dim_sym_name(I->g, t->dims[d], &sym);
         onnx_node_error(I, "input %zu has the symbolic dimension %s (axis %d), and qdqc imports "
                         "%s only with static shapes; bind it with --dim %s=<size>", k,
-                        ir_dim_str(I->g, t->dims[d], ds, sizeof ds), d, op, sym);
+                        ir_dim_str(I->g, t->dims[d], ds, sizeof ds), d, e->name, sym);
         return false;
     }
     return true;
@@ -745,7 +713,7 @@ onnx_translate(OnnxImp *I)
                             e->max_out == 1 ? "" : "s", e->name);
             return false;
         }
-    if (!check_symbolic_operands(I, e->name))
+    if (!check_symbolic_operands(I, e))
         return false;
     bool ok = e->fn(I);
     if (ok && I->bad_attr)

@@ -720,13 +720,13 @@ onnx_qop_ms_alias(const char *op_type)
 }
 
 const OnnxOpEntry onnx_qop_table[] = {
-    {"QuantizeLinear", op_quantize, 2, 3, 1},
-    {"DequantizeLinear", op_dequantize, 2, 3, 1},
-    {"DynamicQuantizeLinear", op_dynamic_quantize, 1, 1, 3},
-    {"QLinearConv", op_qlinear_conv, 8, 9, 1},
-    {"QLinearMatMul", op_qlinear_matmul, 8, 8, 1},
-    {"ConvInteger", op_conv_integer, 2, 4, 1},
-    {"MatMulInteger", op_matmul_integer, 2, 4, 1},
-    {"MatMulNBits", op_matmul_nbits, 3, 6, 1}, /* com.microsoft only (find_op) */
+    {"QuantizeLinear", op_quantize, 2, 3, 1, SYM_ANY},
+    {"DequantizeLinear", op_dequantize, 2, 3, 1, SYM_ANY},
+    {"DynamicQuantizeLinear", op_dynamic_quantize, 1, 1, 3, SYM_NONE},
+    {"QLinearConv", op_qlinear_conv, 8, 9, 1, SYM_NONE},
+    {"QLinearMatMul", op_qlinear_matmul, 8, 8, 1, SYM_NONE},
+    {"ConvInteger", op_conv_integer, 2, 4, 1, SYM_NONE},
+    {"MatMulInteger", op_matmul_integer, 2, 4, 1, SYM_NONE},
+    {"MatMulNBits", op_matmul_nbits, 3, 6, 1, SYM_NONE}, /* com.microsoft only (find_op) */
 };
 const size_t onnx_qop_table_len = ARRAY_LEN(onnx_qop_table);

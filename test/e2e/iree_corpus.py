@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""iree_corpus.py QDQC REFUSALS [-j JOBS] [--json OUT] [--base DIR | --producers WORKDIR [--quick]]
-                [MODEL...]
+"""iree_corpus.py QDQC REFUSALS [-j JOBS] [--json OUT] [--part K/P]
+                [--base DIR | --producers WORKDIR [--quick]] [MODEL...]
 
 qdqc's `--emit=mlir` output compiled and run by IREE (docs/mlir.md, "Running exported MLIR with
 IREE"), over the corpus of test/e2e/mlir_corpus.py (default: test/models/**/*.onnx,
@@ -33,9 +33,11 @@ its first error; # comments; test/e2e/iree_refusals.tsv for the repository's cor
 test/e2e/iree_producer_refusals.tsv for the producer corpus); an unlisted failure, or a listed
 model that now passes, is a failure of this script (the list stays exact; with --base, so is a
 listed model not among the models, except with --quick, whose corpus is a subset of the full
-corpus and shares its list). Prints one line per failure and a summary; exit 0
-iff there is none. --json writes one record per model (status, error, max difference)."""
+corpus and shares its list). --part K/P: only the models whose sorted index is K modulo P (K =
+"day": the day of the year modulo P, so the parts rotate daily). Prints one line per failure and
+a summary; exit 0 iff there is none. --json writes one record per model (status, error, max difference)."""
 import concurrent.futures
+import datetime
 import glob
 import json
 import os
@@ -250,6 +252,7 @@ def main():
         return 2
     qdqc, reffile = argv[0], argv[1]
     rest, jobs, models, jout, base, work, quick = argv[2:], 2, [], None, None, None, False
+    part, parts = 0, 1
     while rest:
         a = rest.pop(0)
         if a == "-j":
@@ -262,6 +265,10 @@ def main():
             work = os.path.abspath(rest.pop(0))
         elif a == "--quick":
             quick = True
+        elif a == "--part":
+            k, p = rest.pop(0).split("/")
+            parts = int(p)
+            part = datetime.date.today().timetuple().tm_yday % parts if k == "day" else int(k)
         else:
             models.append(os.path.abspath(a))
     refusals = read_tsv(reffile)
@@ -275,6 +282,9 @@ def main():
         models = sorted(glob.glob(os.path.join(root, "test", "models", "**", "*.onnx"), recursive=True))
         models += sorted(glob.glob(os.path.join(root, "examples", "*.onnx")))
         models += sorted(glob.glob(os.path.join(root, "test", "e2e", "graphs", "*.qir")))
+    if parts > 1:
+        print("part %d of %d: %d of %d models" % (part, parts, len(models[part::parts]), len(models)))
+        models = models[part::parts]
     counts = dict(equal=0, within1=0, refused=0, xrefused=0, qrefused=0, skipped=0, FAIL=0)
     recs = []
     with tempfile.TemporaryDirectory() as tmp, \
@@ -284,7 +294,7 @@ def main():
             recs.append(rec)
             if msg:
                 print("FAIL: " + msg, flush=True)
-    if base is not None and not quick:
+    if base is not None and not quick and parts == 1:
         # a listed model that is not in the corpus: the list names what is there (--quick's
         # corpus is a subset of the full one: its list is the full corpus')
         names = {r["model"] for r in recs}

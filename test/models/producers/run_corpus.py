@@ -44,6 +44,9 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import model_cache  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 MAKE = os.path.join(HERE, "make_corpus.py")
@@ -352,6 +355,11 @@ def main(argv):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     cdir = corpus_dir(work, quick)
+    # the corpus directory outlives the clone (lit.cfg.py's model cache): mark it used, and drop
+    # the corpora of older make_corpus.py versions nobody used for two weeks
+    os.makedirs(cdir, exist_ok=True)
+    os.utime(cdir)
+    model_cache.prune(work, cdir)
     prods = [p for p in PRODUCERS if only is None or any(o.split("/")[0] == p for o in only)]
     results, perr = [], {}
     os.makedirs(work, exist_ok=True)
