@@ -123,7 +123,7 @@ def main(argv):
     sys.path.insert(0, os.path.dirname(GEN))
     import edge_cnns
     names = [n for n in (opts["--only"].split(",") if "--only" in opts else edge_cnns.MODELS) if n]
-    tmp = tempfile.mkdtemp(dir=opts["--cache"], prefix="run-")
+    tmp = tempfile.mkdtemp(prefix="edge_cnns-")
     results = []
     for n in names:
         path = os.path.join(mdir, n + ".onnx")

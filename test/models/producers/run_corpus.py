@@ -32,12 +32,14 @@ run is (ok-as-ort-all: more than one unit, but no more than ORT --opt all: the n
 grow along deep networks, docs/agreement.md "Networks"); --strict fails those too. Refusals and
 producer errors are results, exit 0.
 """
+import atexit
 import fcntl
 import fnmatch
 import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -368,7 +370,9 @@ def main(argv):
             make(cdir, p, quick)
         print(cdir)
         return 0
-    tmp = tempfile.mkdtemp(dir=work, prefix="run-")
+    # the objects and outputs of this run: removed at exit (WORKDIR is the cache, kept)
+    tmp = tempfile.mkdtemp(prefix="run_corpus-")
+    atexit.register(shutil.rmtree, tmp, True)
     for p in prods:
         make(cdir, p, quick)
         d = os.path.join(cdir, p)
