@@ -279,11 +279,12 @@ emit_run_shapes(Kb *k, const CgDyn *d, LLVMValueRef runex)
         snprintf(cname, sizeof cname, "%s_run_ex", cp);
         LLVMValueRef chunk_runex = LLVMGetNamedFunction(k->mod, cname);
         QDQC_ASSERT(chunk_runex);
+        LLVMValueRef nchunks = LLVMBuildSDiv(k->b, v, cg_i64(k, d->chunk), "nchunks");
         CgLoop l;
-        LLVMValueRef ci = cg_loop_begin(k, &l, LLVMBuildSDiv(k->b, v, cg_i64(k, d->chunk), "nchunks"));
+        LLVMValueRef ci = cg_loop_begin(k, &l, nchunks);
         dyn_call(k, d, &c, LLVMBuildMul(k->b, ci, cg_i64(k, d->chunk), ""), chunk_runex);
         cg_loop_end(k, &l);
-        done = LLVMBuildMul(k->b, LLVMBuildSDiv(k->b, v, cg_i64(k, d->chunk), ""), cg_i64(k, d->chunk), "done");
+        done = LLVMBuildMul(k->b, nchunks, cg_i64(k, d->chunk), "done");
     }
     CgLoop l;
     LLVMValueRef r = cg_loop_begin(k, &l, LLVMBuildSub(k->b, v, done, "left"));

@@ -40,9 +40,7 @@ def fill(tag, out, names, make, cached, failed=lambda name: False):
     import sys
     import time
     if cached:
-        os.makedirs(out, exist_ok=True)
-        os.utime(out)
-        prune(os.path.dirname(os.path.abspath(out)), out)
+        use(out)
     with lock(out if cached else None):
         for n in names:
             if cached and (os.path.exists(os.path.join(out, n, "done")) or failed(n)):
@@ -53,6 +51,13 @@ def fill(tag, out, names, make, cached, failed=lambda name: False):
             if cached:
                 open(os.path.join(out, n, "done"), "w").close()
             print("%s: %s.onnx in %.1f s" % (tag, n, time.time() - t0), file=sys.stderr)
+
+
+def use(out):
+    """Create the cache directory OUT if needed, mark it used now, and prune its siblings."""
+    os.makedirs(out, exist_ok=True)
+    os.utime(out)
+    prune(os.path.dirname(os.path.abspath(out)), out)
 
 
 def prune(parent, keep):

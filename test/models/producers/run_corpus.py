@@ -359,9 +359,7 @@ def main(argv):
     cdir = corpus_dir(work, quick)
     # the corpus directory outlives the clone (lit.cfg.py's model cache): mark it used, and drop
     # the corpora of older make_corpus.py versions nobody used for two weeks
-    os.makedirs(cdir, exist_ok=True)
-    os.utime(cdir)
-    model_cache.prune(work, cdir)
+    model_cache.use(cdir)
     prods = [p for p in PRODUCERS if only is None or any(o.split("/")[0] == p for o in only)]
     results, perr = [], {}
     os.makedirs(work, exist_ok=True)
