@@ -101,4 +101,9 @@ if _tier not in ("quick", "long", "all"):
 config.test_format = QdqcTest(tier=_tier, host_cpu=_host_cpu,
                               costs=read_costs(os.path.join(config.test_source_root, ".lit_test_times.txt")),
                               sanitize=config.qdqc_sanitize,
-                              floor=int(lit_config.params.get("time_floor", "120")))
+                              floor=int(lit_config.params.get("time_floor", "120")),
+                              rotate=lit_config.params.get("sanitize_rotate", "day"),
+                              root=config.test_source_root)
+if lit_config.params.get("sanitize_rotate", "day") not in ("day", "all", "0", "1"):
+    lit_config.fatal("--param sanitize_rotate=%s: expected day, all, 0 or 1"
+                     % lit_config.params["sanitize_rotate"])
