@@ -16,7 +16,7 @@ fi
 "$out/qdqc_peak"
 llvm_inc=$(llvm-config-22 --includedir)
 clang-22 -std=c11 -O2 -Wall -Wextra -Werror -I"$root/lib" -I"$root/include" -I"$llvm_inc" \
-    "$root"/lib/codegen/target/*.c "$root"/lib/codegen/irb/core.c "$root"/lib/support/errbuf.c "$root"/lib/codegen/gemm/*.c \
+    "$root"/lib/codegen/target/*.c "$root"/lib/codegen/irb/core.c "$root"/lib/support/errbuf.c "$root"/lib/support/support.c "$root"/lib/codegen/gemm/*.c \
     "$root"/bench/gemm_bench.c \
     $(llvm-config-22 --ldflags) -lLLVM-22 -lm -o "$out/qdqc_gemm_bench"
 case " $* " in

@@ -96,6 +96,11 @@ api_dyn_prepare(Module *m, Module **unit, CgDyn *d)
     bool ok = true;
     for (int i = 0; i < 3 && ok; i++) {
         ms[i] = ir_module_specialise(m, d->sym, i + 1);
+        if (!ms[i])
+            diag_emit(m->ctx, QDQC_SEV_NOTE, NULL,
+                      "a run-time dimension is checked on the model at ?%s = 1, 2 and 3, whatever "
+                      "its range: the model must take each of those sizes; bind it with --dim "
+                      "%s=<size> otherwise", d->sym, d->sym);
         ok = ms[i] && (!m->deferred_passes ||
                        qdqc_module_run_passes(ms[i], m->deferred_passes) == QDQC_OK);
     }

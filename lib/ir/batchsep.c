@@ -25,6 +25,7 @@
 #include "ir/ir.h"
 #include "support/support.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -397,7 +398,12 @@ ir_module_specialise(Module *m, const char *sym, int64_t value)
     }
     DimBind b = {xstrdup(sym), value};
     vec_push(&ctx->dim_binds, b);
-    Module *r = ir_parse(ctx, text, strlen(text), m->filename);
+    /* an error of the parse itself (a size the graph cannot take, such as a negative
+     * dimension) is in the text printed here: the file name says which text */
+    char name[512];
+    snprintf(name, sizeof name, "%s (specialised at ?%s = %lld)", m->filename, sym,
+             (long long)value);
+    Module *r = ir_parse(ctx, text, strlen(text), name);
     ctx->dim_binds.len--;
     free(b.name);
     free(text);

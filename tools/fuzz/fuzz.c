@@ -19,7 +19,9 @@
  * that input's dimensions as symbols (?b, ?s; gen.c, sym_choose). That form must parse,
  * verify and print the same after a round trip, and bound to the sizes (qdqc_context_set_dim)
  * print exactly as the graph written with them; the three checks below run on the bound form,
- * and again on the form bound to larger sizes (each + 1..3: a graph never written with sizes).
+ * and again on the form bound to larger sizes (each + 1..3: a graph never written with sizes);
+ * then the graph is compiled once with a symbol as a run-time dimension and run at three sizes
+ * against the reference bound to each (check_dynamic).
  *
  * Each random QDQ graph (gen.c) is checked three ways, through the public API only:
  *   1. literal QDQ semantics (reference interpreter, no passes) vs the integer reference
@@ -42,12 +44,13 @@
 #include <time.h>
 
 enum { FZ_OK, FZ_UNSUP, FZ_GEN, FZ_REF_LIT, FZ_PIPE, FZ_REF_INT, FZ_BOUND, FZ_JIT_ERR, FZ_JIT,
-       FZ_FIXED, FZ_SYM_RT, FZ_SYM_BIND, FZ_NCLASS };
+       FZ_FIXED, FZ_SYM_RT, FZ_SYM_BIND, FZ_DYN, FZ_NCLASS };
 static const char *const class_name[] = {"ok", "jit-unsupported", "invalid-graph",
                                          "ref-literal-error", "pipeline-error",
                                          "ref-integer-error", "qdq-vs-int", "jit-error",
                                          "jit-vs-ref", "jit-vs-ref-fixed",
-                                         "symbolic-roundtrip", "symbolic-vs-static"};
+                                         "symbolic-roundtrip", "symbolic-vs-static",
+                                         "dynamic-vs-static"};
 
 typedef struct Opts {
     const char *isas[8];
@@ -58,7 +61,8 @@ typedef struct Opts {
     bool rotate;       /* one ISA path per graph (round robin) instead of all */
     bool strict_unsup; /* an op the code generator does not support is a failure */
     int inject;        /* self-test: 1 perturbs the integer reference, 2 the JIT output, 3 the
-                          printed IR of a bound symbolic graph */
+                          printed IR of a bound symbolic graph, 4 the output of a run with a
+                          run-time dimension at its largest size */
 } Opts;
 
 typedef struct Result {
@@ -69,6 +73,9 @@ typedef struct Result {
     double worst_nonstrict; /* largest lit-vs-int difference where the bound does not apply */
     long compared;
     bool symbolic;   /* the graph was checked in its symbolic form, bound */
+    int dyn;         /* check_dynamic: 0 not tried, 1 compiled with a run-time dimension and
+                        run, 2 refused by the compiler (a symbol that is not batch-like) */
+    int dyn_sizes;   /* sizes run through qdqc_jit_run_shapes and compared */
 } Result;
 
 typedef struct Bufs {
@@ -593,6 +600,152 @@ rebind_text(const char *text, uint64_t seed, Sb *out)
     sb_printf(out, "%s", p);
 }
 
+/* The "// fz-dim NAME SIZE" lines of a symbolic graph (at most 2); how many. */
+static int
+read_dims(const char *text, char names[2][64], int64_t sizes[2])
+{
+    int n = 0;
+    for (const char *p = text; n < 2 && (p = strstr(p, "// fz-dim ")) != NULL; p += 10) {
+        long long size;
+        if (sscanf(p + 10, "%63s %lld", names[n], &size) == 2)
+            sizes[n++] = size;
+    }
+    return n;
+}
+
+/* ctx with symbol j of names at `size` (a range [1, size] when range is set) and the others at
+ * their own sizes. */
+static qdqc_context *
+dims_context(int ns, char names[2][64], const int64_t sizes[2], int j, int64_t size, bool range)
+{
+    qdqc_context *ctx = qdqc_context_create();
+    for (int k = 0; k < ns; k++) {
+        if (k != j)
+            qdqc_context_set_dim(ctx, names[k], sizes[k]);
+        else if (range)
+            qdqc_context_set_dim_range(ctx, names[k], 1, size);
+        else
+            qdqc_context_set_dim(ctx, names[k], size);
+    }
+    return ctx;
+}
+
+/* One size n of check_dynamic: the graph bound to n through the default pipeline, its integer
+ * reference against the run-time-dimension session jd at the same inputs, bit for bit. */
+static void
+dynamic_size(qdqc_jit *jd, const char *text, qdqc_context *cs, int64_t n, uint64_t seed,
+             const char *isa, const char *name, int64_t hi, bool perturb, Result *res)
+{
+    qdqc_module *ms = NULL;
+    Bufs in = {0}, oref = {0}, ojit = {0};
+    if (qdqc_module_parse(cs, text, strlen(text), "fuzz.qir", &ms) != QDQC_OK ||
+        qdqc_module_run_passes(ms, "default") != QDQC_OK) {
+        res->cls = FZ_PIPE;
+        first_diag(cs, res->detail, sizeof res->detail);
+        goto done;
+    }
+    bufs_alloc(&in, ms, false);
+    fill_inputs(&in, seed + (uint64_t)n, text);
+    bufs_alloc(&oref, ms, true);
+    bufs_alloc(&ojit, ms, true);
+    if (qdqc_module_run_reference(ms, (const void *const *)in.p, oref.p) != QDQC_OK) {
+        res->cls = FZ_REF_INT;
+        first_diag(cs, res->detail, sizeof res->detail);
+        goto done;
+    }
+    const int64_t *shapes[64];
+    for (size_t i = 0; i < in.n && i < 64; i++)
+        shapes[i] = qdqc_module_input_dims(ms, i);
+    char what[160];
+    snprintf(what, sizeof what, "run-time dimension %s in [1, %lld], isa %s, at %s = %lld", name,
+             (long long)hi, *isa ? isa : "default", name, (long long)n);
+    qdqc_status st = in.n > 64 ? QDQC_ERR_INVALID_ARG
+                                : qdqc_jit_run_shapes(jd, shapes, (const void *const *)in.p,
+                                                      NULL, ojit.p);
+    if (st == QDQC_OK && perturb && ojit.n && ojit.bytes[0])
+        ((uint8_t *)ojit.p[0])[0] ^= 1; /* self-test (--inject 4) */
+    if (st != QDQC_OK) {
+        res->cls = FZ_DYN;
+        res->isa = isa;
+        snprintf(res->detail, sizeof res->detail, "%s: qdqc_jit_run_shapes: %s", what,
+                 qdqc_status_name(st));
+    } else if (compare_exact(&oref, &ojit, FZ_DYN, isa, what, res)) {
+        res->dyn_sizes++;
+        for (size_t i = 0; i < oref.n; i++)
+            res->compared += (long)(oref.bytes[i] / qdqc_elem_type_size(oref.et[i]));
+    }
+done:
+    bufs_free(&in);
+    bufs_free(&oref);
+    bufs_free(&ojit);
+    qdqc_module_destroy(ms);
+}
+
+/* The run-time dimension check of a symbolic graph that passed its other checks: one of its
+ * symbols (?b, the one in the earlier axis, for three seeds in four) gets the range [1, size + 3] (qdqc_context_set_dim_range; the other
+ * stays bound to its size), the graph is compiled once on one ISA path and run through
+ * qdqc_jit_run_shapes at 1, its own size and the top of the range (a range that reaches 4 also
+ * has the chunk graph, docs/abi.md), each bit for bit against the integer reference of the
+ * graph bound to that size; with --threads the last size on a 2-thread pool. A symbol that is
+ * not batch-like is refused by the compiler: counted (res->dyn = 2), not a failure. */
+static void
+check_dynamic(const char *text, uint64_t seed, const Opts *op, Result *res)
+{
+    char names[2][64];
+    int64_t sizes[2];
+    int ns = read_dims(text, names, sizes);
+    if (!ns)
+        return;
+    int j = ns > 1 && seed % 4 == 3; /* mostly ?b, the symbol in the earlier axis */
+    int64_t hi = sizes[j] + 3;
+    const char *isa = op->nisa ? op->isas[(seed / 2) % (uint64_t)op->nisa] : "";
+    qdqc_context *cd = dims_context(ns, names, sizes, j, hi, true);
+    qdqc_module *md = NULL;
+    qdqc_jit *jd = NULL;
+    qdqc_threadpool *pool = NULL;
+    if (qdqc_module_parse(cd, text, strlen(text), "fuzz.qir", &md) != QDQC_OK ||
+        qdqc_module_run_passes(md, "default") != QDQC_OK) {
+        res->cls = FZ_DYN;
+        first_diag(cd, res->detail, sizeof res->detail);
+        prefix_detail(res, "parsed with a run-time dimension: ");
+        goto done;
+    }
+    qdqc_compile_options *o = qdqc_compile_options_create();
+    if (*isa)
+        qdqc_compile_options_set(o, "isa", isa);
+    qdqc_status st = qdqc_jit_create(md, o, &jd);
+    qdqc_compile_options_destroy(o);
+    if (st != QDQC_OK) {
+        res->dyn = 2;
+        if (op->verbose) {
+            char d[600];
+            first_diag(cd, d, sizeof d);
+            printf("seed %llu: run-time dimension %s refused: %s\n", (unsigned long long)seed,
+                   names[j], d);
+        }
+        goto done;
+    }
+    res->dyn = 1;
+    int64_t at[3] = {1, sizes[j], hi};
+    for (int t = 0; t < 3 && res->cls == FZ_OK; t++) {
+        if (t && at[t] == at[t - 1])
+            continue;
+        if (t == 2 && op->threads) {
+            pool = qdqc_threadpool_create(2);
+            qdqc_jit_set_parallel_for(jd, qdqc_threadpool_parallel_for, pool);
+        }
+        qdqc_context *cs = dims_context(ns, names, sizes, j, at[t], false);
+        dynamic_size(jd, text, cs, at[t], seed, isa, names[j], hi, t == 2 && op->inject == 4,
+                     res);
+        qdqc_context_destroy(cs);
+    }
+done:
+    qdqc_jit_destroy(jd);
+    qdqc_threadpool_destroy(pool);
+    qdqc_module_destroy(md);
+    qdqc_context_destroy(cd);
+}
+
 /* A symbolic graph is checked in its symbolic form (check_symbolic), then bound to its sizes
  * through the context (qdqc_context_set_dim) for the three-way check, then bound to other
  * sizes (rebind_text) and checked the three ways again; text_out gets the text that failed,
@@ -622,6 +775,8 @@ gen_check(const GenSpec *sp, const Opts *op, Result *res, Sb *text_out)
             text = &other;
         }
     }
+    if (gg.nsym && res->cls == FZ_OK && !fixed)
+        check_dynamic(gg.sym_text.p, sp->seed, op, res);
     if (text_out) {
         sb_free(text_out);
         *text_out = *text;
@@ -906,7 +1061,8 @@ parse_cli(Cli *c, int argc, char **argv)
     return -1;
 }
 
-/* --check: re-check reproducers (a symbolic one: its round trip, then bound) */
+/* --check: re-check reproducers (a symbolic one: its round trip, then bound, then with a
+ * run-time dimension) */
 static int
 check_files(const Cli *c)
 {
@@ -921,9 +1077,13 @@ check_files(const Cli *c)
         memset(&r, 0, sizeof r);
         if (!strstr(text, "// fz-dim ") || check_symbolic(text, NULL, &c->op, &r))
             check_text(text, c->input_seed, strstr(text, "// fz-fixed") != NULL, &c->op, &r);
-        printf("%s: %s%s%s (%ld elements compared%s)\n", c->files[f], class_name[r.cls],
+        if (r.cls == FZ_OK && strstr(text, "// fz-dim ") && !strstr(text, "// fz-fixed"))
+            check_dynamic(text, c->input_seed, &c->op, &r);
+        printf("%s: %s%s%s (%ld elements compared%s%s)\n", c->files[f], class_name[r.cls],
                r.cls ? ": " : "", r.cls ? r.detail : "", r.compared,
-               r.symbolic ? ", symbolic form bound" : "");
+               r.symbolic ? ", symbolic form bound" : "",
+               r.dyn == 1 ? ", run with a run-time dimension"
+               : r.dyn == 2 ? ", run-time dimension refused" : "");
         bad += r.cls != FZ_OK && r.cls != FZ_UNSUP;
         free(text);
     }
@@ -957,7 +1117,7 @@ print_graph(Cli *c)
 
 /* the totals of a generating run */
 typedef struct Tally {
-    long nclass[FZ_NCLASS], compared, nonstrict, nsymbolic;
+    long nclass[FZ_NCLASS], compared, nonstrict, nsymbolic, ndyn, ndyn_refused, ndyn_sizes;
     double worst_nonstrict;
     int nfail, nunsup;
     struct {
@@ -973,6 +1133,9 @@ tally(Tally *t, const Result *res, uint64_t seed)
     t->nclass[res->cls]++;
     t->compared += res->compared;
     t->nsymbolic += res->symbolic;
+    t->ndyn += res->dyn == 1;
+    t->ndyn_refused += res->dyn == 2;
+    t->ndyn_sizes += res->dyn_sizes;
     if (res->worst_nonstrict > 0) {
         t->nonstrict++;
         if (res->worst_nonstrict > t->worst_nonstrict)
@@ -1054,6 +1217,9 @@ print_totals(const Tally *t, long count, double secs)
            "ones (%s %ld, %s %ld)\n",
            t->nsymbolic, class_name[FZ_SYM_RT], t->nclass[FZ_SYM_RT], class_name[FZ_SYM_BIND],
            t->nclass[FZ_SYM_BIND]);
+    printf("run-time dimension: %ld graphs compiled with one and run at %ld sizes, %ld refused "
+           "(a symbol that is not batch-like) (%s %ld)\n",
+           t->ndyn, t->ndyn_sizes, t->ndyn_refused, class_name[FZ_DYN], t->nclass[FZ_DYN]);
     for (int k = 0; k < t->nunsup; k++)
         printf("  not compiled: %ld x '%s' (first: seed %llu)\n", t->unsup[k].n, t->unsup[k].msg,
                (unsigned long long)t->unsup[k].seed);

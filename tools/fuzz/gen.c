@@ -818,6 +818,11 @@ op_conv(Gen *g, bool float_weights)
     if (xi < 0)
         return -1;
     QT x = g->pool[xi];
+    /* a symbol in the batch axis alone passes through (conv types a symbolic N, OPF_SYMN) */
+    if (any_sym(x.sym, 1) && !any_sym(x.sym + 1, 3)) {
+        g->sym_aware = true;
+        g->ysym[0] = x.sym[0];
+    }
     int64_t C = x.d[1], H = x.d[2], W = x.d[3];
     int group = 1, M;
     double p = fz_unif(r);
@@ -884,7 +889,7 @@ op_conv(Gen *g, bool float_weights)
     int bf = float_weights ? 0 : emit_bias(g, M, x.s, swv, perch, ystd, &rounded_bias);
     int64_t yd[4] = {x.d[0], M, oh, ow};
     char yds[96];
-    dims_str(yds, sizeof yds, 4, yd);
+    sdims_str(g, yds, sizeof yds, 4, yd, g->ysym, ",");
     int cv = newval(g);
     sb_printf(&g->body, "  %%v%d = conv %%v%d, %%v%d", cv, xf, wf);
     if (bf)
@@ -901,7 +906,8 @@ op_conv(Gen *g, bool float_weights)
     bool relu_q;
     int av = emit_act(g, cv, 4, yd, &lo, &hi, &relu_q);
     /* TensorRT style: no quantize after the last conv, float graph output */
-    if (g->gg->nslots_used == g->sp->nslots - 1 && chance(r, 0.1) && av == cv) {
+    if (g->gg->nslots_used == g->sp->nslots - 1 && chance(r, 0.1) && av == cv &&
+        !any_sym(g->ysym, 4)) { /* (the float output's type is written without symbols) */
         g->gg->float_out_value = cv;
         g->gg->float_out_rank = 4;
         memcpy(g->gg->float_out_dims, yd, sizeof yd);
@@ -1182,6 +1188,11 @@ op_pool(Gen *g)
     if (xi < 0)
         return -1;
     QT x = g->pool[xi];
+    /* a symbol in the batch axis alone passes through (the pools type a symbolic N, OPF_SYMN) */
+    if (any_sym(x.sym, 1) && !any_sym(x.sym + 1, 3)) {
+        g->sym_aware = true;
+        g->ysym[0] = x.sym[0];
+    }
     double p = fz_unif(r);
     int kind = p < 0.4 ? 0 : p < 0.8 ? 1 : 2; /* max, avg, global avg */
     int xf = emit_dq(g, xi);
@@ -1189,7 +1200,7 @@ op_pool(Gen *g)
     int v = newval(g);
     if (kind == 2) {
         char ds[96];
-        dims_str(ds, sizeof ds, 4, yd);
+        sdims_str(g, ds, sizeof ds, 4, yd, g->ysym, ",");
         sb_printf(&g->body, "  %%v%d = global_avgpool %%v%d : f32%s\n", v, xf, ds);
     } else {
         int kh = fz_int(r, 1, 3), kw = chance(r, 0.8) ? kh : fz_int(r, 1, 3);
@@ -1218,7 +1229,7 @@ op_pool(Gen *g)
             yd[3] = (x.d[3] - 1) / s + 1;
         }
         char ds[96];
-        dims_str(ds, sizeof ds, 4, yd);
+        sdims_str(g, ds, sizeof ds, 4, yd, g->ysym, ",");
         sb_printf(&g->body,
                   "  %%v%d = %s %%v%d, kernel_shape=[%d, %d], strides=[%d, %d], pads=[%d, %d, %d, %d]",
                   v, kind == 0 ? "maxpool" : "avgpool", xf, kh, kw, s, s, pads[0], pads[1],

@@ -1,4 +1,4 @@
-"""lit-rotation.test's checker: rotation_parts on the real timing file and on a made-up one."""
+"""lit-rotation.test checker: rotation_parts on the real timing file and on a made-up one."""
 import os
 import re
 import sys
