@@ -46,9 +46,7 @@ static void
 kb_init(Kb *k, CgBuilt *b, Graph *g, const CgOptions *o, char *err, size_t errlen)
 {
     memset(k, 0, sizeof *k);
-    k->c = b->ctx;
-    k->mod = b->mod;
-    k->b = LLVMCreateBuilderInContext(b->ctx);
+    irb_init(&k->ir, b->mod, LLVMCreateBuilderInContext(b->ctx));
     k->t = &b->t;
     k->isa = b->isa;
     k->rq = cg_rq_mode(o->requant_fixed);
@@ -56,15 +54,6 @@ kb_init(Kb *k, CgBuilt *b, Graph *g, const CgOptions *o, char *err, size_t errle
     k->prefix = o->prefix;
     k->err = err;
     k->errlen = errlen;
-    k->i1 = LLVMInt1TypeInContext(k->c);
-    k->i8 = LLVMInt8TypeInContext(k->c);
-    k->i16 = LLVMInt16TypeInContext(k->c);
-    k->i32 = LLVMInt32TypeInContext(k->c);
-    k->i64 = LLVMInt64TypeInContext(k->c);
-    k->f32 = LLVMFloatTypeInContext(k->c);
-    k->f64 = LLVMDoubleTypeInContext(k->c);
-    k->ptr = LLVMPointerTypeInContext(k->c, 0);
-    k->vd = LLVMVoidTypeInContext(k->c);
 }
 
 static void

@@ -544,17 +544,9 @@ static void
 gen_init(Gen *g, LLVMModuleRef mod, const CgGemmSpec *s, const GemmPlan *plan)
 {
     memset(g, 0, sizeof *g);
-    g->mod = mod;
-    g->c = LLVMGetModuleContext(mod);
+    irb_init(&g->ir, mod, NULL);
     g->s = s;
     g->p = plan;
-    g->i1 = LLVMInt1TypeInContext(g->c);
-    g->i8 = LLVMInt8TypeInContext(g->c);
-    g->i16 = LLVMInt16TypeInContext(g->c);
-    g->i32 = LLVMInt32TypeInContext(g->c);
-    g->i64 = LLVMInt64TypeInContext(g->c);
-    g->f32 = LLVMFloatTypeInContext(g->c);
-    g->ptr = LLVMPointerTypeInContext(g->c, 0);
     g->acc = plan->acc_slots;
     g->wacc = plan->acc_slots + plan->nacc;
     g->accty = LLVMVectorType(g->i32, (unsigned)plan->vl);
@@ -655,8 +647,7 @@ emit_gemm_body(Gen *g, bool shared)
             if (!*slot)
                 continue;
             LLVMValueRef idx = ci64(g, i);
-            LLVMValueRef v = LLVMBuildLoad2(g->b, g->ptr, LLVMBuildGEP2(g->b, g->ptr, pc, &idx, 1, ""), "");
-            LLVMSetAlignment(v, 8);
+            LLVMValueRef v = irb_load(&g->ir, g->ptr, LLVMBuildGEP2(g->b, g->ptr, pc, &idx, 1, ""), 8);
             *slot = v;
         }
         if (g->g_epi) { /* the instance's zero point and clamp (epi_global) */

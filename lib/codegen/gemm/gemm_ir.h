@@ -14,13 +14,10 @@
 #include "codegen/irb/core.h"
 
 typedef struct Gen {
-    LLVMContextRef c;
-    LLVMModuleRef mod;
-    LLVMBuilderRef b;
-    LLVMValueRef fn;
+    IRB_EMBED; /* c, mod, b, fn, the types (irb/core.h) */
     const CgGemmSpec *s;
     const GemmPlan *p;
-    LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, accty, outty;
+    LLVMTypeRef accty, outty;
     int esize;
     LLVMValueRef arg_a, arg_c, arg_mb, arg_me, arg_r;
     LLVMValueRef g_b, g_cb, g_zb, g_mult, g_fxm, g_fxr, g_fxs, g_scale, g_fbias, g_csum;
@@ -52,34 +49,31 @@ typedef IrbLoop Loop;
 static inline LLVMValueRef
 ci64(Gen *g, int64_t v)
 {
-    return LLVMConstInt(g->i64, (unsigned long long)v, 1);
+    return irb_i64(&g->ir, v);
 }
 
 static inline LLVMValueRef
 ci32(Gen *g, int64_t v)
 {
-    return LLVMConstInt(g->i32, (unsigned long long)v, 1);
+    return irb_i32(&g->ir, v);
 }
 
 static inline LLVMValueRef
 gep8(Gen *g, LLVMValueRef base, LLVMValueRef off)
 {
-    return LLVMBuildInBoundsGEP2(g->b, g->i8, base, &off, 1, "");
+    return irb_gep8(&g->ir, base, off);
 }
 
 static inline LLVMValueRef
 load(Gen *g, LLVMTypeRef ty, LLVMValueRef ptr, unsigned align)
 {
-    LLVMValueRef v = LLVMBuildLoad2(g->b, ty, ptr, "");
-    LLVMSetAlignment(v, align);
-    return v;
+    return irb_load(&g->ir, ty, ptr, align);
 }
 
 static inline void
 store(Gen *g, LLVMValueRef v, LLVMValueRef ptr, unsigned align)
 {
-    LLVMValueRef st = LLVMBuildStore(g->b, v, ptr);
-    LLVMSetAlignment(st, align);
+    irb_store(&g->ir, v, ptr, align);
 }
 
 static inline LLVMValueRef
@@ -125,7 +119,7 @@ intr2(Gen *g, const char *name, LLVMValueRef a, LLVMValueRef b)
 static inline LLVMBasicBlockRef
 block(Gen *g, const char *name)
 {
-    return LLVMAppendBasicBlockInContext(g->c, g->fn, name);
+    return irb_block(&g->ir, name);
 }
 
 /* for (iv = start; iv < end; iv += step): builder left in the body. */

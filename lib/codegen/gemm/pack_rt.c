@@ -23,11 +23,7 @@
 #include "codegen/target/module.h"
 
 typedef struct Pk {
-    LLVMContextRef c;
-    LLVMModuleRef mod;
-    LLVMBuilderRef b;
-    LLVMValueRef fn;
-    LLVMTypeRef i8, i16, i32, i64, ptr;
+    IRB_EMBED; /* c, mod, b, fn, the types (irb/core.h) */
     const GemmPlan *p;
     const CgGemmSpec *s;
     const CgGemmRtB *rb;
@@ -35,21 +31,18 @@ typedef struct Pk {
     int32_t coef; /* -(off + za): colsum' coefficient of cb */
 } Pk;
 
-typedef struct PkLoop {
-    LLVMBasicBlockRef head, exit;
-    LLVMValueRef iv;
-} PkLoop;
+typedef IrbDoLoop PkLoop;
 
 static LLVMValueRef
 k64(Pk *k, int64_t v)
 {
-    return LLVMConstInt(k->i64, (unsigned long long)v, 1);
+    return irb_i64(&k->ir, v);
 }
 
 static LLVMValueRef
 gep(Pk *k, LLVMValueRef base, LLVMValueRef off)
 {
-    return LLVMBuildInBoundsGEP2(k->b, k->i8, base, &off, 1, "");
+    return irb_gep8(&k->ir, base, off);
 }
 
 static LLVMValueRef
@@ -59,31 +52,17 @@ madd(Pk *k, LLVMValueRef a, int64_t m, LLVMValueRef c)
     return c ? LLVMBuildNSWAdd(k->b, v, c, "") : v;
 }
 
-/* do { body } while (++iv < n), for a constant n > 0 (pk_loop_end gets n): builder left in
- * the body */
+/* do { body } while (++iv < n), for a constant n > 0 (irb_do_begin / irb_do_end) */
 static LLVMValueRef
 pk_loop(Pk *k, PkLoop *l, const char *name)
 {
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(k->b);
-    l->head = LLVMAppendBasicBlockInContext(k->c, k->fn, name);
-    l->exit = LLVMAppendBasicBlockInContext(k->c, k->fn, name);
-    LLVMBuildBr(k->b, l->head);
-    LLVMPositionBuilderAtEnd(k->b, l->head);
-    l->iv = LLVMBuildPhi(k->b, k->i64, name);
-    LLVMValueRef zero = k64(k, 0);
-    LLVMAddIncoming(l->iv, &zero, &pre, 1);
-    return l->iv;
+    return irb_do_begin(&k->ir, l, name);
 }
 
 static void
 pk_loop_end(Pk *k, PkLoop *l, int64_t n)
 {
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(k->b);
-    LLVMValueRef next = LLVMBuildNSWAdd(k->b, l->iv, k64(k, 1), "");
-    LLVMAddIncoming(l->iv, &next, &latch, 1);
-    LLVMValueRef more = LLVMBuildICmp(k->b, LLVMIntSLT, next, k64(k, n), "");
-    LLVMBuildCondBr(k->b, more, l->head, l->exit);
-    LLVMPositionBuilderAtEnd(k->b, l->exit);
+    irb_do_end(&k->ir, l, k64(k, n));
 }
 
 /* The kg (or jn < kg, the last group) elements of channel n0 + c, group g, of the panel at
@@ -97,8 +76,7 @@ pk_body(Pk *k, LLVMValueRef pb, int64_t nrp, LLVMValueRef n, LLVMValueRef c, LLV
     LLVMValueRef dst = gep(k, k->P, madd(k, madd(k, g, nrp, c), p->kg * p->belem, pb));
     LLVMValueRef sum = NULL;
     for (int j = 0; j < jn; j++) {
-        LLVMValueRef v = LLVMBuildLoad2(k->b, k->i8, j ? gep(k, src, k64(k, j * k->rb->sk)) : src, "");
-        LLVMSetAlignment(v, 1);
+        LLVMValueRef v = irb_load(&k->ir, k->i8, j ? gep(k, src, k64(k, j * k->rb->sk)) : src, 1);
         if (!k->rb->b_signed)
             v = LLVMBuildXor(k->b, v, LLVMConstInt(k->i8, 0x80, 0), "");
         LLVMValueRef st;
@@ -115,10 +93,9 @@ pk_body(Pk *k, LLVMValueRef pb, int64_t nrp, LLVMValueRef n, LLVMValueRef c, LLV
     }
     if (sum) { /* cb[n] += coef * sum (int32, wrapping like plan.c's uint32 folding) */
         LLVMValueRef cp = gep(k, k->cb, madd(k, n, 4, NULL));
-        LLVMValueRef old = LLVMBuildLoad2(k->b, k->i32, cp, "");
-        LLVMSetAlignment(old, 4);
+        LLVMValueRef old = irb_load(&k->ir, k->i32, cp, 4);
         LLVMValueRef upd = LLVMBuildMul(k->b, sum, LLVMConstInt(k->i32, (unsigned long long)k->coef, 1), "");
-        LLVMSetAlignment(LLVMBuildStore(k->b, LLVMBuildAdd(k->b, old, upd, ""), cp), 4);
+        irb_store(&k->ir, LLVMBuildAdd(k->b, old, upd, ""), cp, 4);
     }
 }
 
@@ -200,13 +177,7 @@ cg_gemm_rt_emit_pack(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const 
     }
     Pk kk, *k = &kk;
     memset(k, 0, sizeof *k);
-    k->mod = mod;
-    k->c = LLVMGetModuleContext(mod);
-    k->i8 = LLVMInt8TypeInContext(k->c);
-    k->i16 = LLVMInt16TypeInContext(k->c);
-    k->i32 = LLVMInt32TypeInContext(k->c);
-    k->i64 = LLVMInt64TypeInContext(k->c);
-    k->ptr = LLVMPointerTypeInContext(k->c, 0);
+    irb_init(&k->ir, mod, NULL);
     k->p = &plan;
     k->s = s;
     k->rb = rb;
@@ -251,7 +222,7 @@ cg_gemm_rt_emit_pack(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const 
         LLVMValueRef bv = LLVMBuildLoad2(k->b, k->i32, gep(k, bias, madd(k, n, 4, NULL)), "");
         LLVMSetAlignment(a, 4);
         LLVMSetAlignment(bv, 4);
-        LLVMSetAlignment(LLVMBuildStore(k->b, LLVMBuildAdd(k->b, a, bv, ""), cp), 4);
+        irb_store(&k->ir, LLVMBuildAdd(k->b, a, bv, ""), cp, 4);
         pk_loop_end(k, &ln, s->n);
     }
     if (s->n % plan.nr != 0 || s->k % plan.kg != 0)

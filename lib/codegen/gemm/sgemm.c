@@ -93,13 +93,10 @@ cg_sgemm_stack_bytes(const CgTarget *t, CgGemmIsa isa, const CgSgemmSpec *s)
 /* ---- emission state ---- */
 
 typedef struct SG {
-    LLVMContextRef c;
-    LLVMModuleRef mod;
-    LLVMBuilderRef b;
-    LLVMValueRef fn;
+    IRB_EMBED; /* c, mod, b, fn, the types (irb/core.h) */
     const CgSgemmSpec *s;
     const SPlan *p;
-    LLVMTypeRef i1, i64, f32, ptr, vty;
+    LLVMTypeRef vty;
     LLVMValueRef A, C, mb, me, B;  /* arguments */
     LLVMValueRef gb, gbias, buf;   /* packed constant B, padded bias, run-time B chunk */
     /* sized by the tile (mr x nv accumulators, at most the path record's gemm_max_acc): */
@@ -143,15 +140,14 @@ smin(SG *g, LLVMValueRef a, LLVMValueRef b)
 static LLVMValueRef
 vload(SG *g, LLVMValueRef ptr, unsigned align)
 {
-    LLVMValueRef v = LLVMBuildLoad2(g->b, g->vty, ptr, "");
-    LLVMSetAlignment(v, align);
+    LLVMValueRef v = irb_load(&g->ir, g->vty, ptr, align);
     return v;
 }
 
 static void
 vstore(SG *g, LLVMValueRef v, LLVMValueRef ptr)
 {
-    LLVMSetAlignment(LLVMBuildStore(g->b, v, ptr), 4);
+    irb_store(&g->ir, v, ptr, 4);
 }
 
 /* The mask of the first `lanes` lanes. */
@@ -331,7 +327,7 @@ pack_chunk(SG *g, LLVMValueRef n0, int nv, int last, LLVMValueRef k0, LLVMValueR
         for (int64_t c = 0; c < nrp; c++) {
             LLVMValueRef x = c < valid ? LLVMBuildLoad2(g->b, g->f32, gepf(g, src, ci(g, c * s->sbn)), "")
                                        : LLVMConstReal(g->f32, 0.0);
-            LLVMSetAlignment(LLVMBuildStore(g->b, x, gepf(g, dst, ci(g, c))), 4);
+            irb_store(&g->ir, x, gepf(g, dst, ci(g, c)), 4);
         }
     }
     loop_end(g, &l, IRB_NO_UNROLL);
@@ -387,14 +383,9 @@ cg_sgemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgSgemm
     g->rowp = slots + 2 * nacc;
     g->crow = g->rowp + p.mr;
     g->valid = g->crow + p.mr;
-    g->mod = mod;
-    g->c = LLVMGetModuleContext(mod);
+    irb_init(&g->ir, mod, NULL);
     g->s = s;
     g->p = &p;
-    g->i1 = LLVMInt1TypeInContext(g->c);
-    g->i64 = LLVMInt64TypeInContext(g->c);
-    g->f32 = LLVMFloatTypeInContext(g->c);
-    g->ptr = LLVMPointerTypeInContext(g->c, 0);
     g->vty = LLVMVectorType(g->f32, (unsigned)p.vl);
     LLVMTypeRef params[5] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr};
     g->fn = LLVMAddFunction(mod, name, LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, 5, 0));

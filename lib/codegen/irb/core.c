@@ -60,6 +60,93 @@ irb_loop_hint(LLVMContextRef c, LLVMValueRef br, unsigned hints)
     LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
 }
 
+void
+irb_init(Irb *ir, LLVMModuleRef mod, LLVMBuilderRef b)
+{
+    LLVMContextRef c = LLVMGetModuleContext(mod);
+    *ir = (Irb){.c = c, .mod = mod, .b = b};
+    ir->i1 = LLVMInt1TypeInContext(c);
+    ir->i8 = LLVMInt8TypeInContext(c);
+    ir->i16 = LLVMInt16TypeInContext(c);
+    ir->i32 = LLVMInt32TypeInContext(c);
+    ir->i64 = LLVMInt64TypeInContext(c);
+    ir->f32 = LLVMFloatTypeInContext(c);
+    ir->f64 = LLVMDoubleTypeInContext(c);
+    ir->ptr = LLVMPointerTypeInContext(c, 0);
+    ir->vd = LLVMVoidTypeInContext(c);
+}
+
+LLVMValueRef
+irb_i64(const Irb *ir, int64_t v)
+{
+    return LLVMConstInt(ir->i64, (unsigned long long)v, 1);
+}
+
+LLVMValueRef
+irb_i32(const Irb *ir, int64_t v)
+{
+    return LLVMConstInt(ir->i32, (unsigned long long)v, 1);
+}
+
+LLVMValueRef
+irb_gep8(const Irb *ir, LLVMValueRef base, LLVMValueRef off)
+{
+    return LLVMBuildInBoundsGEP2(ir->b, ir->i8, base, &off, 1, "");
+}
+
+LLVMValueRef
+irb_load(const Irb *ir, LLVMTypeRef t, LLVMValueRef ptr, unsigned align)
+{
+    LLVMValueRef v = LLVMBuildLoad2(ir->b, t, ptr, "");
+    LLVMSetAlignment(v, align);
+    return v;
+}
+
+void
+irb_store(const Irb *ir, LLVMValueRef v, LLVMValueRef ptr, unsigned align)
+{
+    LLVMSetAlignment(LLVMBuildStore(ir->b, v, ptr), align);
+}
+
+LLVMValueRef
+irb_fma(const Irb *ir, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef args[3] = {a, b, c};
+    return irb_intr(ir->b, ir->c, ir->mod, "llvm.fma", &t, 1, args, 3);
+}
+
+LLVMBasicBlockRef
+irb_block(const Irb *ir, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(ir->c, ir->fn, name);
+}
+
+LLVMValueRef
+irb_do_begin(const Irb *ir, IrbDoLoop *l, const char *name)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(ir->b);
+    l->head = LLVMAppendBasicBlockInContext(ir->c, ir->fn, name);
+    l->exit = LLVMAppendBasicBlockInContext(ir->c, ir->fn, name);
+    LLVMBuildBr(ir->b, l->head);
+    LLVMPositionBuilderAtEnd(ir->b, l->head);
+    l->iv = LLVMBuildPhi(ir->b, ir->i64, name);
+    LLVMValueRef zero = irb_i64(ir, 0);
+    LLVMAddIncoming(l->iv, &zero, &pre, 1);
+    return l->iv;
+}
+
+void
+irb_do_end(const Irb *ir, IrbDoLoop *l, LLVMValueRef n)
+{
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(ir->b);
+    LLVMValueRef next = LLVMBuildNSWAdd(ir->b, l->iv, irb_i64(ir, 1), "");
+    LLVMAddIncoming(l->iv, &next, &latch, 1);
+    LLVMValueRef more = LLVMBuildICmp(ir->b, LLVMIntSLT, next, n, "");
+    LLVMBuildCondBr(ir->b, more, l->head, l->exit);
+    LLVMPositionBuilderAtEnd(ir->b, l->exit);
+}
+
 LLVMValueRef
 irb_splat(LLVMBuilderRef b, LLVMContextRef c, LLVMValueRef s, unsigned n)
 {

@@ -1,10 +1,12 @@
 /* core.h: the IR-building sequences every emitter shares, on plain LLVM handles (irb/core.c).
  *
- * lib/codegen has two builder states: Kb (irb.h: node kernels) and Gen (gemm/gemm_ir.h: the GEMM
- * generator, which also builds standalone without the graph). Both are thin views over these
- * functions, so a loop, a splat, a constant global, an intrinsic call or a fixed-point rescale
- * is built by exactly one piece of code. No llvm-c include needed (handles are declared with
- * llvm-c's own spelling). */
+ * One IR-building state, Irb (below), is embedded by every builder of lib/codegen: Kb (irb.h:
+ * node kernels), Gen (gemm/gemm_ir.h: the GEMM generator, which also builds standalone without
+ * the graph), Pk (gemm/pack_rt.c: run-time packing of B) and SG (gemm/sgemm.c: the f32 GEMM).
+ * Their small helpers are thin views over these functions, so a loop, a splat, a constant
+ * global, an intrinsic call, an aligned load or store or a fixed-point rescale is built by
+ * exactly one piece of code. No llvm-c include needed (handles are declared with llvm-c's own
+ * spelling). */
 #ifndef QDQC_CODEGEN_IRB_CORE_H
 #define QDQC_CODEGEN_IRB_CORE_H
 
@@ -24,6 +26,68 @@ typedef struct LLVMOpaqueValue *LLVMValueRef;
 typedef struct LLVMOpaqueBuilder *LLVMBuilderRef;
 typedef struct LLVMOpaqueType *LLVMTypeRef;
 typedef struct LLVMOpaqueBasicBlock *LLVMBasicBlockRef;
+
+/* The state every builder shares: the module, the builder, the function being emitted and the
+ * common types (irb_init). A builder embeds it with IRB_EMBED, an anonymous union that names
+ * the members both directly (k->b, g->i32) and as one Irb (&k->ir), which every irb_* function
+ * below that takes an Irb accepts: the same layout, by the same member list. */
+#define IRB_FIELDS                                                                              \
+    LLVMContextRef c;                                                                           \
+    LLVMModuleRef mod;                                                                          \
+    LLVMBuilderRef b;                                                                           \
+    LLVMValueRef fn; /* the function being emitted */                                           \
+    LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd
+
+typedef struct Irb {
+    IRB_FIELDS;
+} Irb;
+
+#define IRB_EMBED                                                                               \
+    union {                                                                                     \
+        Irb ir;                                                                                 \
+        struct {                                                                                \
+            IRB_FIELDS;                                                                         \
+        };                                                                                      \
+    }
+
+/* ir for module mod and builder b (NULL: none yet): its context, no function, the types. */
+void
+irb_init(Irb *ir, LLVMModuleRef mod, LLVMBuilderRef b);
+
+/* Integer constants (sign-extended) and an i8 in-bounds GEP base + off. */
+LLVMValueRef
+irb_i64(const Irb *ir, int64_t v);
+LLVMValueRef
+irb_i32(const Irb *ir, int64_t v);
+LLVMValueRef
+irb_gep8(const Irb *ir, LLVMValueRef base, LLVMValueRef off);
+
+/* A load of type t from ptr and a store of v to ptr, with the given alignment. */
+LLVMValueRef
+irb_load(const Irb *ir, LLVMTypeRef t, LLVMValueRef ptr, unsigned align);
+void
+irb_store(const Irb *ir, LLVMValueRef v, LLVMValueRef ptr, unsigned align);
+
+/* llvm.fma(a, b, c) on a's type (scalar or vector). */
+LLVMValueRef
+irb_fma(const Irb *ir, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
+
+/* A basic block appended to the function being emitted. */
+LLVMBasicBlockRef
+irb_block(const Irb *ir, const char *name);
+
+/* do { body } while (++iv < n): iv an i64 phi from 0, for a trip count known to be at least
+ * 1 (no test before the first pass). irb_do_begin leaves the builder in the body (blocks
+ * `name` and `name` for the body and the exit, the phi `name`); irb_do_end closes it with the
+ * count n (an i64) and leaves the builder in the exit block. */
+typedef struct IrbDoLoop {
+    LLVMBasicBlockRef head, exit;
+    LLVMValueRef iv;
+} IrbDoLoop;
+LLVMValueRef
+irb_do_begin(const Irb *ir, IrbDoLoop *l, const char *name);
+void
+irb_do_end(const Irb *ir, IrbDoLoop *l, LLVMValueRef n);
 
 /* for (iv = start; iv < end; iv += step), iv an i64 phi. */
 typedef struct IrbLoop {

@@ -23,10 +23,7 @@ typedef struct CgGemmCache CgGemmCache; /* gemm/gemm.h; Kb only carries it */
 typedef struct CgRqMode CgRqMode; /* below */
 
 typedef struct Kb {
-    LLVMContextRef c;
-    LLVMModuleRef mod;
-    LLVMBuilderRef b;
-    LLVMValueRef fn; /* function being emitted */
+    IRB_EMBED; /* c, mod, b, fn (the function being emitted), the types (irb/core.h) */
     const CgTarget *t;
     CgGemmIsa isa;
     const CgRqMode *rq; /* the requantize epilogue of --requant (cg_rq_mode), chosen once */
@@ -35,7 +32,6 @@ typedef struct Kb {
     unsigned counter;
     char *err;
     size_t errlen;
-    LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
     const uint8_t *nhwc; /* per ValueId: stored NHWC (cg_layout_plan, plan/layout.c) */
     CgGemmCache *gemm_cache; /* GEMMs of the module that share a body (cg_gemm_emit_shared) */
 } Kb;

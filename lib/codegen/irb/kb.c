@@ -105,13 +105,13 @@ cg_entry_alloca(Kb *k, LLVMTypeRef t)
 LLVMValueRef
 cg_i64(Kb *k, int64_t v)
 {
-    return LLVMConstInt(k->i64, (unsigned long long)v, 1);
+    return irb_i64(&k->ir, v);
 }
 
 LLVMValueRef
 cg_i32(Kb *k, int64_t v)
 {
-    return LLVMConstInt(k->i32, (unsigned long long)v, 1);
+    return irb_i32(&k->ir, v);
 }
 
 LLVMValueRef
@@ -166,25 +166,20 @@ cg_load_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx)
 {
     LLVMTypeRef t = cg_elem_type(k, e);
     LLVMValueRef p = LLVMBuildGEP2(k->b, t, base, &idx, 1, "");
-    LLVMValueRef v = LLVMBuildLoad2(k->b, t, p, "");
-    LLVMSetAlignment(v, 1);
+    LLVMValueRef v = irb_load(&k->ir, t, p, 1);
     return v;
 }
 
 LLVMValueRef
 cg_load_at(Kb *k, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef off, unsigned align)
 {
-    LLVMValueRef l = LLVMBuildLoad2(k->b, t, cg_gep(k, base, off), "");
-    LLVMSetAlignment(l, align);
-    return l;
+    return irb_load(&k->ir, t, cg_gep(k, base, off), align);
 }
 
 LLVMValueRef
 cg_fma(Kb *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
 {
-    LLVMTypeRef t = LLVMTypeOf(a);
-    LLVMValueRef args[3] = {a, b, c};
-    return irb_intr(k->b, k->c, k->mod, "llvm.fma", &t, 1, args, 3);
+    return irb_fma(&k->ir, a, b, c);
 }
 
 void

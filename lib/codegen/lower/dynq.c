@@ -48,8 +48,7 @@ static LLVMValueRef
 vload(Kb *k, LLVMValueRef base, LLVMValueRef i, unsigned lanes, ElemType e)
 {
     LLVMTypeRef t = LLVMVectorType(cg_elem_type(k, e), lanes);
-    LLVMValueRef v = LLVMBuildLoad2(k->b, t, cg_gep(k, base, cg_mul(k, i, cg_i64(k, (int64_t)elem_size(e)))), "");
-    LLVMSetAlignment(v, (unsigned)elem_size(e));
+    LLVMValueRef v = irb_load(&k->ir, t, cg_gep(k, base, cg_mul(k, i, cg_i64(k, (int64_t)elem_size(e)))), (unsigned)elem_size(e));
     return v;
 }
 

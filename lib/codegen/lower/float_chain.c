@@ -80,8 +80,7 @@ ld(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef i, unsigned w)
         return e == ET_F32 ? cg_load_raw(k, e, base, i) : cg_load_i64(k, e, base, i);
     LLVMTypeRef et = cg_elem_type(k, e);
     LLVMValueRef p = LLVMBuildGEP2(k->b, et, base, &i, 1, "");
-    LLVMValueRef v = LLVMBuildLoad2(k->b, LLVMVectorType(et, w), p, "");
-    LLVMSetAlignment(v, 1);
+    LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(et, w), p, 1);
     return v;
 }
 
@@ -98,7 +97,7 @@ st(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef i, LLVMValueRef v, unsigne
     LLVMTypeRef et = cg_elem_type(k, e);
     if (e != ET_F32)
         v = LLVMBuildTrunc(k->b, v, LLVMVectorType(et, w), "");
-    LLVMSetAlignment(LLVMBuildStore(k->b, v, LLVMBuildGEP2(k->b, et, base, &i, 1, "")), 1);
+    irb_store(&k->ir, v, LLVMBuildGEP2(k->b, et, base, &i, 1, ""), 1);
 }
 
 static bool

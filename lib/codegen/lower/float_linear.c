@@ -122,7 +122,7 @@ cg_emit_conv_loops(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef xv = LLVMBuildSelect(b, inb, cg_load_raw(k, ET_F32, a->in[0], xi), cg_f32(k, 0.0f), "");
     LLVMValueRef fa[3] = {xv, cg_load_raw(k, ET_F32, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))),
                           LLVMBuildLoad2(b, k->f32, accp, "")};
-    LLVMBuildStore(b, irb_intr(b, k->c, k->mod, "llvm.fma", &k->f32, 1, fa, 3), accp);
+    LLVMBuildStore(b, irb_fma(&k->ir, fa[0], fa[1], fa[2]), accp);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lk[d]);
     cg_loop_end(k, &lc);
@@ -181,7 +181,7 @@ cg_emit_convt_loops(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef xv = LLVMBuildSelect(b, inb, cg_load_raw(k, ET_F32, a->in[0], xi), cg_f32(k, 0.0f), "");
     LLVMValueRef fa[3] = {xv, cg_load_raw(k, ET_F32, a->in[1], cg_add(k, wb, lin3(k, kv, W->k))),
                           LLVMBuildLoad2(b, k->f32, accp, "")};
-    LLVMBuildStore(b, irb_intr(b, k->c, k->mod, "llvm.fma", &k->f32, 1, fa, 3), accp);
+    LLVMBuildStore(b, irb_fma(&k->ir, fa[0], fa[1], fa[2]), accp);
     for (int d = 2; d >= 0; d--)
         cg_loop_end(k, &lk[d]);
     cg_loop_end(k, &lc);

@@ -516,8 +516,7 @@ fe_load(Fe *e, LLVMValueRef base, bool one, LLVMValueRef i, unsigned w)
         return w == 1 ? s : cg_vsplat(k, s, w);
     }
     LLVMValueRef p = LLVMBuildGEP2(k->b, k->f32, base, &i, 1, "");
-    LLVMValueRef v = LLVMBuildLoad2(k->b, LLVMVectorType(k->f32, w), p, "");
-    LLVMSetAlignment(v, 4);
+    LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(k->f32, w), p, 4);
     return v;
 }
 
@@ -530,7 +529,7 @@ fe_store(Fe *e, LLVMValueRef base, LLVMValueRef i, LLVMValueRef v, unsigned w)
         return;
     }
     LLVMValueRef p = LLVMBuildGEP2(k->b, k->f32, base, &i, 1, "");
-    LLVMSetAlignment(LLVMBuildStore(k->b, v, p), 4);
+    irb_store(&k->ir, v, p, 4);
 }
 
 /* elements [from, from + count): vectors of vl, then one at a time */

@@ -38,8 +38,7 @@ vload(Kb *k, LLVMValueRef base, LLVMValueRef i, unsigned w)
 {
     if (w == 1)
         return cg_load_raw(k, ET_F32, base, i);
-    LLVMValueRef v = LLVMBuildLoad2(k->b, LLVMVectorType(k->f32, w), vptr(k, base, i), "");
-    LLVMSetAlignment(v, 4);
+    LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(k->f32, w), vptr(k, base, i), 4);
     return v;
 }
 
@@ -50,7 +49,7 @@ vstore(Kb *k, LLVMValueRef base, LLVMValueRef i, LLVMValueRef v, unsigned w)
         cg_store_raw(k, ET_F32, base, i, v);
         return;
     }
-    LLVMSetAlignment(LLVMBuildStore(k->b, v, vptr(k, base, i)), 4);
+    irb_store(&k->ir, v, vptr(k, base, i), 4);
 }
 
 /* Masked vectors for a contiguous row's tail on x86 (AVX2 vmaskmovps, AVX-512 k-masks): the

@@ -136,7 +136,7 @@ static void
 store_f32s(Kb *k, const WcPlan *p, LLVMValueRef base, LLVMValueRef e, LLVMValueRef v, int64_t lanes)
 {
     if (lanes >= p->V) {
-        LLVMSetAlignment(LLVMBuildStore(k->b, v, cg_gep(k, base, off4(k, e))), 4);
+        irb_store(&k->ir, v, cg_gep(k, base, off4(k, e)), 4);
         return;
     }
     for (int64_t l = 0; l < lanes; l++)

@@ -99,7 +99,7 @@ plane_tiles(Kb *k, ElemType e, LLVMValueRef *io, LLVMValueRef di, LLVMValueRef s
     vtranspose(k, r, W);
     for (unsigned t = 0; t < W; t++) {
         LLVMValueRef o = cg_add(k, di, cg_add(k, j0, cg_mul(k, cg_add(k, c0, cg_i64(k, t)), cg_i64(k, D))));
-        LLVMSetAlignment(LLVMBuildStore(k->b, r[t], LLVMBuildGEP2(k->b, it, io[0], &o, 1, "")), 1);
+        irb_store(&k->ir, r[t], LLVMBuildGEP2(k->b, it, io[0], &o, 1, ""), 1);
     }
     cg_loop_end_hint(k, &l2, IRB_NO_UNROLL);
     cg_loop_end_hint(k, &l1, IRB_NO_UNROLL);

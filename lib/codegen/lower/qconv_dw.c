@@ -223,8 +223,7 @@ dw_clamp_load(Dw *d, LLVMValueRef gq)
 static LLVMValueRef
 vload(Kb *k, LLVMTypeRef elt, unsigned n, LLVMValueRef p)
 {
-    LLVMValueRef v = LLVMBuildLoad2(k->b, LLVMVectorType(elt, n), p, "");
-    LLVMSetAlignment(v, 1);
+    LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(elt, n), p, 1);
     return v;
 }
 
@@ -685,7 +684,7 @@ nq4_store(Dw *d, int P, LLVMValueRef *acc, LLVMValueRef *ch, LLVMValueRef *yp, L
     LLVMTypeRef v16 = LLVMVectorType(k->i8, 16);
     int64_t es = (int64_t)elem_size(d->ye);
     for (int p = 0; p < P && d->n16; p++)
-        LLVMSetAlignment(LLVMBuildStore(k->b, nq4_narrow(d, acc + 4 * p, ch), cg_gep(k, yp[p], c0)), 1);
+        irb_store(&k->ir, nq4_narrow(d, acc + 4 * p, ch), cg_gep(k, yp[p], c0), 1);
     for (int p = 0; p < P && es == 1 && !d->n16; p++) { /* 8-bit results: the 16 channels as one vector */
         LLVMTypeRef h8 = LLVMVectorType(k->i16, 8);
         LLVMValueRef o[4], ix[16];
@@ -697,7 +696,7 @@ nq4_store(Dw *d, int P, LLVMValueRef *acc, LLVMValueRef *ch, LLVMValueRef *yp, L
         LLVMValueRef lo = LLVMBuildBitCast(k->b, LLVMBuildShuffleVector(k->b, o[0], o[1], m8, ""), v16, "");
         LLVMValueRef hi = LLVMBuildBitCast(k->b, LLVMBuildShuffleVector(k->b, o[2], o[3], m8, ""), v16, "");
         LLVMValueRef all = LLVMBuildShuffleVector(k->b, lo, hi, LLVMConstVector(ix, 16), "");
-        LLVMSetAlignment(LLVMBuildStore(k->b, all, cg_gep(k, yp[p], c0)), 1);
+        irb_store(&k->ir, all, cg_gep(k, yp[p], c0), 1);
     }
     for (int p = 0; p < P && es != 1; p++)
         for (int j = 0; j < 4; j++)
@@ -1353,7 +1352,7 @@ void
 cg_dw_store_lanes(Kb *k, LLVMValueRef out, unsigned n, int64_t l0, int64_t cnt, LLVMValueRef p, int64_t es)
 {
     if (l0 == 0 && cnt == (int64_t)n) {
-        LLVMSetAlignment(LLVMBuildStore(k->b, out, p), 1);
+        irb_store(&k->ir, out, p, 1);
         return;
     }
     for (int64_t i = 0, piece = n / 2; i < cnt; piece /= 2) {
@@ -1363,7 +1362,7 @@ cg_dw_store_lanes(Kb *k, LLVMValueRef out, unsigned n, int64_t l0, int64_t cnt, 
         for (int64_t q = 0; q < piece; q++)
             ix[q] = LLVMConstInt(k->i32, (unsigned long long)(l0 + i + q), 0);
         LLVMValueRef pv = LLVMBuildShuffleVector(k->b, out, out, LLVMConstVector(ix, (unsigned)piece), "");
-        LLVMSetAlignment(LLVMBuildStore(k->b, pv, cg_gep(k, p, cg_i64(k, i * es))), 1);
+        irb_store(&k->ir, pv, cg_gep(k, p, cg_i64(k, i * es)), 1);
         i += piece;
     }
 }
@@ -1581,7 +1580,7 @@ dw_rows_copy(Kb *k, const ConvGeo *c, LLVMValueRef x, LLVMValueRef v, LLVMValueR
             for (; c->W - i >= piece; i += piece) {
                 LLVMValueRef b = vload(k, k->i8, (unsigned)piece, cg_gep(k, from, cg_i64(k, i)));
                 b = LLVMBuildXor(k->b, b, cg_vsplat(k, LLVMConstInt(k->i8, 0x80, 0), (unsigned)piece), "");
-                LLVMSetAlignment(LLVMBuildStore(k->b, b, cg_gep(k, dst, cg_i64(k, i))), 1);
+                irb_store(&k->ir, b, cg_gep(k, dst, cg_i64(k, i)), 1);
             }
     }
     cg_loop_end(k, &lh);
@@ -1680,7 +1679,7 @@ dw_rows(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, con
         if (d.magic)
             b = LLVMBuildAdd(k->b, b, LLVMConstInt(k->i32, 0x4B400000, 0), "");
         d.bslot = cg_entry_alloca(k, LLVMVectorType(k->i32, vl));
-        LLVMSetAlignment(LLVMBuildStore(k->b, cg_vsplat(k, b, vl), d.bslot), 16);
+        irb_store(&k->ir, cg_vsplat(k, b, vl), d.bslot, 16);
     }
     for (int64_t j = 0; d.flat && j < nq; j += DWR_MAXACC) {
         int nb = (int)(nq - j < DWR_MAXACC ? nq - j : DWR_MAXACC);

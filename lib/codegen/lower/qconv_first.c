@@ -96,15 +96,14 @@ cg_first_ok(Kb *k, Node *n, const ConvGeo *c)
 static LLVMValueRef
 vload(Kb *k, unsigned n, LLVMValueRef p)
 {
-    LLVMValueRef v = LLVMBuildLoad2(k->b, LLVMVectorType(k->i8, n), p, "");
-    LLVMSetAlignment(v, 1);
+    LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(k->i8, n), p, 1);
     return v;
 }
 
 static void
 vstore(Kb *k, LLVMValueRef v, LLVMValueRef p)
 {
-    LLVMSetAlignment(LLVMBuildStore(k->b, v, p), 1);
+    irb_store(&k->ir, v, p, 1);
 }
 
 static LLVMValueRef

@@ -78,8 +78,7 @@ copy_bytes(Kb *k, LLVMValueRef dst, LLVMValueRef src, int64_t n)
         nv = 0;
     LLVMTypeRef vt = LLVMVectorType(k->i8, 64);
     for (int64_t i = 0; i < nv; i++) {
-        LLVMValueRef v = LLVMBuildLoad2(k->b, vt, cg_gep(k, src, cg_i64(k, 64 * i)), "");
-        LLVMSetAlignment(v, 1);
+        LLVMValueRef v = irb_load(&k->ir, vt, cg_gep(k, src, cg_i64(k, 64 * i)), 1);
         LLVMValueRef st = LLVMBuildStore(k->b, v, cg_gep(k, dst, cg_i64(k, 64 * i)));
         LLVMSetAlignment(st, 1);
     }

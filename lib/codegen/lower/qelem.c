@@ -137,8 +137,7 @@ lut_range(Kb *k, const Type *x, const Type *y, LLVMValueRef gt, LLVMValueRef *io
         LLVMTypeRef vt = LLVMVectorType(k->i8, 64);
         CgLoop l;
         LLVMValueRef i = cg_add(k, start, cg_mul(k, cg_loop_begin(k, &l, nvec), cg_i64(k, 64)));
-        LLVMValueRef xv = LLVMBuildLoad2(k->b, vt, LLVMBuildGEP2(k->b, k->i8, io[0], &i, 1, ""), "");
-        LLVMSetAlignment(xv, 1);
+        LLVMValueRef xv = irb_load(&k->ir, vt, LLVMBuildGEP2(k->b, k->i8, io[0], &i, 1, ""), 1);
         LLVMValueRef st = LLVMBuildStore(k->b, lut_vec64(k, gt, xv, lo), LLVMBuildGEP2(k->b, k->i8, io[1], &i, 1, ""));
         LLVMSetAlignment(st, 1);
         cg_loop_end_novec(k, &l);

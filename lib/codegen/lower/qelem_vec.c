@@ -171,8 +171,7 @@ ev_vec(Ev *e, LLVMValueRef *p, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
         if (e->scalar[j]) {
             x = cg_vsplat(k, LLVMBuildLoad2(k->b, k->i8, p[j], ""), lanes);
         } else {
-            x = LLVMBuildLoad2(k->b, LLVMVectorType(k->i8, lanes), cg_gep(k, p[j], i), "");
-            LLVMSetAlignment(x, 1);
+            x = irb_load(&k->ir, LLVMVectorType(k->i8, lanes), cg_gep(k, p[j], i), 1);
         }
         v[j] = k->rq->elem_vec_operand(k, &e->q, j, x, lanes);
     }
