@@ -234,6 +234,38 @@ ir_reduce_mask(const Graph *g, const Node *n, int rank, bool *red)
     return true;
 }
 
+bool
+ir_reduce_split(const Graph *g, const Node *n, const Type *t, IrReduceSplit *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!ir_reduce_mask(g, n, t->rank, s->red))
+        return false;
+    int64_t xs[IR_MAX_RANK], os = 1;
+    type_strides(t, xs);
+    s->cnt = s->nkept = 1;
+    s->trailing = true;
+    for (int d = 0; d < t->rank; d++) {
+        if (s->red[d]) {
+            s->rd[s->nr] = t->dims[d];
+            s->rst[0][s->nr++] = xs[d];
+            s->cnt *= t->dims[d];
+        } else {
+            s->trailing = s->trailing && s->nr == 0;
+            s->kd[s->nk] = t->dims[d];
+            s->kst[0][s->nk++] = xs[d];
+            s->nkept *= t->dims[d];
+        }
+    }
+    for (int d = t->rank - 1, j = s->nk - 1; d >= 0; d--) {
+        s->ost[d] = s->red[d] ? 0 : os;
+        if (!s->red[d]) {
+            s->kst[1][j--] = os;
+            os *= t->dims[d];
+        }
+    }
+    return true;
+}
+
 double
 ir_sum_combine(const double *p)
 {
@@ -255,15 +287,10 @@ static bool
 eval_reduce(Graph *g, const Node *n, const Tensor *x, Tensor *y, char *err, size_t len)
 {
     const Type *t = &x->type;
-    bool red[IR_MAX_RANK];
-    if (!ir_reduce_mask(g, n, t->rank, red))
+    IrReduceSplit rs;
+    if (!ir_reduce_split(g, n, t, &rs))
         EFAIL("axis out of range");
-    int64_t ost[IR_MAX_RANK], s = 1;
-    for (int d = t->rank - 1; d >= 0; d--) {
-        ost[d] = red[d] ? 0 : s;
-        if (!red[d])
-            s *= t->dims[d];
-    }
+    const int64_t *ost = rs.ost;
     bool fl = elem_is_float(t->elem), sum = n->op == OP_REDUCE_SUM, max = n->op == OP_REDUCE_MAX;
     size_t ny = type_numel_unchecked(&y->type), nx = type_numel_unchecked(t);
     size_t lanes = sum && fl ? IR_SUM_LANES : 1;

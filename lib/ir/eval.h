@@ -20,6 +20,22 @@ bool ir_eval(Graph *g, const Node *n, const Tensor *const *in, Tensor *const *ou
 /* reduce_sum / reduce_max / reduce_min: red[d] for every reduced axis of a rank-r operand
  * ('axes', default all; negative counts from the end). False if an axis is out of range. */
 bool ir_reduce_mask(const Graph *g, const Node *n, int rank, bool *red);
+/* A reduction of operand type t by n's 'axes' (any op with that attribute: reduce_*, the means)
+ * split into what every engine's loops need: the mask, the kept and the reduced axes in order
+ * with their sizes and the operand's element strides (kst[0], rst[0]) and the dense result's
+ * strides over the kept axes (kst[1]), per operand axis the result's stride (ost: 0 on a
+ * reduced axis), the elements per result (cnt), the results (nkept), and whether the reduced
+ * axes are the trailing ones. False if an axis is out of range. */
+typedef struct IrReduceSplit {
+    bool red[IR_MAX_RANK];
+    int nk, nr;
+    int64_t kd[IR_MAX_RANK], rd[IR_MAX_RANK];
+    int64_t kst[2][IR_MAX_RANK], rst[1][IR_MAX_RANK];
+    int64_t ost[IR_MAX_RANK];
+    int64_t cnt, nkept;
+    bool trailing;
+} IrReduceSplit;
+bool ir_reduce_split(const Graph *g, const Node *n, const Type *t, IrReduceSplit *s);
 /* The float reduce_sum order: the k-th element of an output's reduced elements (row-major over
  * the reduced axes) is added in double to partial sum k mod IR_SUM_LANES (each starting at
  * -0.0, the neutral element), and the partials combine as ((p0+p4)+(p2+p6))+((p1+p5)+(p3+p7));

@@ -9,6 +9,8 @@
  * evaluated in double and rounded once. */
 #include "ref/ref_impl.h"
 
+#include "ir/eval.h"
+
 #include "numerics/elementwise.h"
 #include "numerics/fmath.h"
 
@@ -310,22 +312,14 @@ ref_op_reduce_mean(RefCtx *c, Node *n)
     if (!q && (!x || !y))
         return false;
     const Type *t = &xt->type;
-    int64_t axes[IR_MAX_RANK];
-    int k = ir_attr_ints(c->g, n, "axes", axes, IR_MAX_RANK);
-    bool red[IR_MAX_RANK] = {0};
-    for (int d = 0; d < t->rank; d++)
-        red[d] = k < 0;
-    for (int i = 0; i < k; i++)
-        red[axes[i] < 0 ? axes[i] + t->rank : axes[i]] = true;
-    /* output index = input index with reduced axes dropped (strides over the kept dims) */
-    int64_t ost[IR_MAX_RANK], s = 1, cnt = 1;
-    for (int d = t->rank - 1; d >= 0; d--) {
-        ost[d] = red[d] ? 0 : s;
-        if (!red[d])
-            s *= t->dims[d];
-        else
-            cnt *= t->dims[d];
+    IrReduceSplit rs;
+    if (!ir_reduce_split(c->g, n, t, &rs)) {
+        node_error(c->g, n, "axis out of range");
+        return false;
     }
+    /* output index = input index with reduced axes dropped (strides over the kept dims) */
+    const int64_t *ost = rs.ost;
+    int64_t cnt = rs.cnt;
     QnFixed fix = {0, 0};
     if (q && c->requant_fixed && cnt > 0 &&
         !ref_fixed_ok(c, n, qn_qavg_fixed_params(sx, sy, cnt, ref_int_bits(c, n, 0), &fix)))

@@ -10,6 +10,7 @@
  * test/e2e/fixtures.test checks it. */
 #include "codegen/lower/float_math.h"
 #include "codegen/lower/lower.h"
+#include "ir/eval.h"
 #include "numerics/elementwise.h"
 
 #include <llvm-c/Core.h>
@@ -265,35 +266,10 @@ cg_emit_qreduce_mean(Kb *k, Node *n, const CgNodeArgs *a)
     const Type *t = vt(k, n->in[0]), *y = vt(k, n->out[0]);
     if (q && (!t->q || t->q->axis >= 0 || !y->q || y->q->axis >= 0 || !elem_is_int(y->elem)))
         return cg_fail(k, n, "qreduce_mean needs per-tensor quantized operand and result");
-    int64_t axes[IR_MAX_RANK];
-    int na = ir_attr_ints(k->g, n, "axes", axes, IR_MAX_RANK);
-    bool red[IR_MAX_RANK] = {0};
-    for (int d = 0; d < t->rank; d++)
-        red[d] = na < 0;
-    for (int i = 0; i < na; i++) {
-        int64_t ax = axes[i] < 0 ? axes[i] + t->rank : axes[i];
-        if (ax < 0 || ax >= t->rank)
-            return cg_fail(k, n, "axis %lld out of range", (long long)axes[i]);
-        red[ax] = true;
-    }
-    int64_t xs[IR_MAX_RANK], kd[IR_MAX_RANK], rd[IR_MAX_RANK];
-    int64_t kst[2][IR_MAX_RANK], rst[1][IR_MAX_RANK], cnt = 1, s = 1;
-    int nk = 0, nr = 0;
-    type_strides(t, xs);
-    for (int d = 0; d < t->rank; d++) {
-        if (red[d]) {
-            rd[nr] = t->dims[d];
-            rst[0][nr++] = xs[d];
-            cnt *= t->dims[d];
-        } else {
-            kd[nk] = t->dims[d];
-            kst[0][nk++] = xs[d];
-        }
-    }
-    for (int d = nk - 1; d >= 0; d--) {
-        kst[1][d] = s;
-        s *= kd[d];
-    }
+    IrReduceSplit rs;
+    if (!ir_reduce_split(k->g, n, t, &rs))
+        return cg_fail(k, n, "axis out of range");
+    int64_t cnt = rs.cnt;
     /* qn_qavg or qn_qavg_fixed of the sum over cnt */
     CgRq rq = {.mode = k->rq, .mult = NULL, .fmult = NULL, .fshift = NULL, .zp = y->q->zp[0],
                .lo = 0, .hi = 0, .sx = t->q->scale[0], .sy = y->q->scale[0], .by_count = false};
@@ -304,9 +280,9 @@ cg_emit_qreduce_mean(Kb *k, Node *n, const CgNodeArgs *a)
     CgNest nko, nre;
     LLVMValueRef ki[2], ri[1];
     LLVMValueRef accp = cg_entry_alloca(k, k->i64);
-    cg_nest_begin(k, &nko, kd, nk, 2, (const int64_t (*)[IR_MAX_RANK])kst, ki);
+    cg_nest_begin(k, &nko, rs.kd, rs.nk, 2, (const int64_t (*)[IR_MAX_RANK])rs.kst, ki);
     LLVMBuildStore(b, cg_i64(k, 0), accp);
-    cg_nest_begin(k, &nre, rd, nr, 1, (const int64_t (*)[IR_MAX_RANK])rst, ri);
+    cg_nest_begin(k, &nre, rs.rd, rs.nr, 1, (const int64_t (*)[IR_MAX_RANK])rs.rst, ri);
     LLVMValueRef xi = cg_add(k, ki[0], ri[0]);
     LLVMValueRef v = LLVMBuildSub(b, cg_load_i64(k, t->elem, a->in[0], xi), cg_i64(k, t->q->zp[0]), "");
     LLVMBuildStore(b, cg_add(k, LLVMBuildLoad2(b, k->i64, accp, ""), v), accp);

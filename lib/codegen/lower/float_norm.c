@@ -10,6 +10,7 @@
 #include "codegen/lower/float_math.h"
 
 #include "codegen/target/module.h"
+#include "ir/eval.h"
 #include "numerics/fmath.h"
 
 #include <llvm-c/Core.h>
@@ -397,34 +398,10 @@ emit_reduce_mean(Kb *k, Node *n, const CgNodeArgs *a)
     const Type *t = &ir_value(k->g, n->in[0])->type;
     if (t->elem != ET_F32)
         return cg_fail(k, n, "operand 0 must be f32, got %s", elem_name(t->elem));
-    int64_t axes[IR_MAX_RANK];
-    int na = ir_attr_ints(k->g, n, "axes", axes, IR_MAX_RANK);
-    bool red[IR_MAX_RANK] = {0};
-    for (int d = 0; d < t->rank; d++)
-        red[d] = na < 0;
-    for (int i = 0; i < na; i++) {
-        int64_t ax = axes[i] < 0 ? axes[i] + t->rank : axes[i];
-        if (ax < 0 || ax >= t->rank)
-            return cg_fail(k, n, "axis %lld out of range", (long long)axes[i]);
-        red[ax] = true;
-    }
-    int64_t xs[IR_MAX_RANK], kd[IR_MAX_RANK], rd[IR_MAX_RANK], kst[IR_MAX_RANK], rst[1][IR_MAX_RANK];
-    int64_t cnt = 1, nkept = 1;
-    int nk = 0, nr = 0;
-    bool trailing = true;
-    type_strides(t, xs);
-    for (int d = 0; d < t->rank; d++) {
-        if (red[d]) {
-            rd[nr] = t->dims[d];
-            rst[0][nr++] = xs[d];
-            cnt *= t->dims[d];
-        } else {
-            trailing = trailing && nr == 0;
-            kd[nk] = t->dims[d];
-            kst[nk++] = xs[d];
-            nkept *= t->dims[d];
-        }
-    }
+    IrReduceSplit rs;
+    if (!ir_reduce_split(k->g, n, t, &rs))
+        return cg_fail(k, n, "axis out of range");
+    int64_t cnt = rs.cnt, nkept = rs.nkept;
     if (nkept == 0)
         return true;
     unsigned vl = fm_lanes(k);
@@ -432,15 +409,16 @@ emit_reduce_mean(Kb *k, Node *n, const CgNodeArgs *a)
     LLVMValueRef io[2] = {a->in[0], a->out[0]};
     LLVMValueRef o = par_rows(k, &par, nkept, io, 2);
     LLVMValueRef sum;
-    if (trailing) {
+    if (rs.trailing) {
         Row r = {io[0], NULL, cg_mul(k, o, cg_i64(k, cnt)), cnt, 1};
         sum = row_sum(k, &r, SUM_X, NULL, vl);
     } else {
         /* input offset of kept index o, then the reduced nest with a running count */
         LLVMValueRef off = cg_i64(k, 0), rem = o;
-        for (int d = nk - 1; d >= 0; d--) {
-            off = cg_add(k, off, cg_mul(k, LLVMBuildURem(k->b, rem, cg_i64(k, kd[d]), ""), cg_i64(k, kst[d])));
-            rem = LLVMBuildUDiv(k->b, rem, cg_i64(k, kd[d]), "");
+        for (int d = rs.nk - 1; d >= 0; d--) {
+            off = cg_add(k, off, cg_mul(k, LLVMBuildURem(k->b, rem, cg_i64(k, rs.kd[d]), ""),
+                                        cg_i64(k, rs.kst[0][d])));
+            rem = LLVMBuildUDiv(k->b, rem, cg_i64(k, rs.kd[d]), "");
         }
         LLVMTypeRef pt = LLVMArrayType2(k->f32, QN_SUM_LANES);
         LLVMValueRef p = cg_entry_alloca(k, pt), cp = cg_entry_alloca(k, k->i64);
@@ -448,7 +426,7 @@ emit_reduce_mean(Kb *k, Node *n, const CgNodeArgs *a)
         LLVMBuildStore(k->b, cg_i64(k, 0), cp);
         CgNest ns;
         LLVMValueRef ri[1];
-        cg_nest_begin(k, &ns, rd, nr, 1, (const int64_t (*)[IR_MAX_RANK])rst, ri);
+        cg_nest_begin(k, &ns, rs.rd, rs.nr, 1, (const int64_t (*)[IR_MAX_RANK])rs.rst, ri);
         LLVMValueRef c = LLVMBuildLoad2(k->b, k->i64, cp, "");
         LLVMValueRef slot = vptr(k, p, LLVMBuildAnd(k->b, c, cg_i64(k, QN_SUM_LANES - 1), ""));
         LLVMValueRef x = cg_load_raw(k, ET_F32, io[0], cg_add(k, off, ri[0]));

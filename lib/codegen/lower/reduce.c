@@ -338,22 +338,13 @@ cg_emit_reduce(Kb *k, Node *n, const CgNodeArgs *a)
         return cg_fail(k, n, "%s of %s is not supported", op_info(n->op)->name, elem_name(t->elem));
     if (n->op == OP_ARGMAX)
         return emit_argmax(k, n, a);
-    bool red[IR_MAX_RANK];
-    if (!ir_reduce_mask(k->g, n, t->rank, red))
+    IrReduceSplit rs;
+    if (!ir_reduce_split(k->g, n, t, &rs))
         return cg_fail(k, n, "axis out of range");
     /* trailing reduced axes only: outputs x R contiguous elements */
-    int first = t->rank;
-    while (first > 0 && red[first - 1])
-        first--;
-    bool trailing = true;
-    for (int d = 0; d < first; d++)
-        trailing &= !red[d];
-    if (!trailing)
-        return emit_general(k, n, a, red);
-    int64_t outs = 1, R = 1;
-    for (int d = 0; d < t->rank; d++)
-        *(d < first ? &outs : &R) *= t->dims[d];
-    if (outs == 0)
+    if (!rs.trailing)
+        return emit_general(k, n, a, rs.red);
+    if (rs.nkept == 0)
         return true;
-    return emit_blocks(k, n, a, outs, R);
+    return emit_blocks(k, n, a, rs.nkept, rs.cnt);
 }
