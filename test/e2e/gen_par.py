@@ -13,7 +13,9 @@ generator splits into units for the host's parallel-for hook, with edges of each
   partial); an NCHW maxpool and a padded average pool (count_include_pad) of a graph input,
   whose results are graph outputs (never NHWC): 80 planes of 225 taps in blocks of 18 planes;
 - a classifier qmatmul with M = 2 rows (one row block) and N = 520: two column slices (320 and
-  200 channels), each its own GEMM, per-channel weights and a bias; dequantized to f32."""
+  200 channels), each its own GEMM, per-channel weights and a bias; dequantized to f32.
+Also graphs/conv_slices.qir (below): convolutions whose few row blocks make the code generator
+split their columns."""
 import os, random
 
 R = random.Random(7)
@@ -68,4 +70,20 @@ g.append("  %ap = qavgpool %x3, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1,
          " : u8[2,40,5,5]{scale=0.04, zp=110}\n")
 g.append("  return %y, %y2, %mp, %ap\n}\n")
 with open(OUT, "w") as f:
+    f.write("".join(g))
+
+# graphs/conv_slices.qir: convolutions over 7x7 maps (49 GEMM rows: a few row blocks of the
+# microkernel tile) to 320 and 256 channels, whose columns the code generator splits into two
+# GEMMs for the parallel-for hook (lib/codegen/lower/qconv.c, conv_slices): 192 + 128 and
+# 128 + 128 channels; the first result is also a graph output (NCHW).
+g = []
+g.append("graph @conv_slices(%x: u8[1,64,7,7]{scale=0.03, zp=120}) -> (u8[1,256,7,7]{scale=0.05, zp=7},"
+         " u8[1,320,7,7]{scale=0.04, zp=3}) {\n")
+g.append(wconst("w1", [320, 64, 3, 3], 0) + bconst("b1", 320))
+g.append(wconst("w2", [256, 320, 1, 1], 0) + bconst("b2", 256))
+g.append("  %c1 = qconv %x, %w1, %b1, pads=[1, 1, 1, 1], kernel_shape=[3, 3]"
+         " : u8[1,320,7,7]{scale=0.04, zp=3}\n")
+g.append("  %c2 = qconv %c1, %w2, %b2, kernel_shape=[1, 1] : u8[1,256,7,7]{scale=0.05, zp=7}\n")
+g.append("  return %c2, %c1\n}\n")
+with open(os.path.join(os.path.dirname(OUT), "conv_slices.qir"), "w") as f:
     f.write("".join(g))

@@ -415,6 +415,21 @@ gemm_blocks(Kb *k, LLVMValueRef gemm, const ConvGeo *c, int64_t br, int32_t zx, 
     cg_par_end(k, &par, a);
 }
 
+/* A convolution whose A is packed whole and whose rows make only a few row blocks (ResNet's
+ * 7x7 layers: 49 rows, 5 blocks of the AVX-512 tile) would give the parallel-for hook a few
+ * coarse units, each reading all of B: its columns are split into CONV_SLICES GEMMs of about
+ * equal width (multiples of 64 channels; same shape, so they share one body), and the hook
+ * shares out slices x row blocks, each unit reading its slice of B. Not with a fused residual
+ * add (its operand is read at the GEMM's own offsets). */
+enum { CONV_SLICES = 2, CONV_SLICE_MAX_BLOCKS = 6, CONV_SLICE_MIN_CHANNELS = 256 };
+
+static int
+conv_slices(const ConvGeo *c, int64_t br, int64_t rows, int rb, bool residual)
+{
+    bool few = (rows + rb - 1) / rb <= CONV_SLICE_MAX_BLOCKS;
+    return br == 0 && !residual && few && c->M >= CONV_SLICE_MIN_CHANNELS ? CONV_SLICES : 1;
+}
+
 /* Non-grouped convolution through the NHWC lowering of qconv_nhwc.c. */
 static bool
 emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi *e, int8_t *w,
@@ -437,17 +452,30 @@ emit_conv_nhwc(Kb *k, Node *n, const CgNodeArgs *a, const ConvGeo *c, const Epi 
     bool ok = a_of(k, n, &ae, &za);
     CgGemmSpec s = cg_gemm_spec(rows, c->M, lda, c->M, ae, za, wp, CG_GEMM_B_NK, zw, bias,
                                 epi_gemm(e, 0));
+    int rb = ok ? cg_gemm_row_block(k->t, k->isa, &s) : 1;
+    rb = rb > 0 ? rb : 1;
+    int P = conv_slices(c, br, rows, rb, a->res_add != NULL);
     ok = ok && (!a->res_add || residual_fill(k, n, a, &s));
-    LLVMValueRef gf = ok ? gemm_emit(k, n, &s) : NULL;
+    LLVMValueRef gf[CONV_SLICES];
+    int64_t coff[CONV_SLICES], ns = (c->M / P + 63) / 64 * 64;
+    for (int p = 0; p < P && ok; p++) {
+        int64_t n0 = p * ns, nw = p == P - 1 ? c->M - n0 : ns;
+        CgGemmSpec sp = P == 1 ? s
+                               : cg_gemm_spec(rows, nw, lda, c->M, ae, za, wp + n0 * lda,
+                                              CG_GEMM_B_NK, zw ? zw + n0 : NULL,
+                                              bias ? bias + n0 : NULL, epi_gemm(e, n0));
+        gf[p] = gemm_emit(k, n, &sp);
+        coff[p] = n0 * out_es(k, n);
+        ok = gf[p] != NULL;
+    }
     if (wp != w)
         free(wp);
-    if (!gf)
+    if (!ok)
         return false;
-    int rb = cg_gemm_row_block(k->t, k->isa, &s);
     if (br)
-        gemm_blocks(k, gf, c, br, xt->q->zp[0], A, st, a->res_add ? a->res : NULL, out_es(k, n), a);
+        gemm_blocks(k, gf[0], c, br, xt->q->zp[0], A, st, a->res_add ? a->res : NULL, out_es(k, n), a);
     else
-        call_gemm(k, gf, rows, rb > 0 ? rb : 1, A, st, a->res_add ? a->res : NULL, a);
+        call_gemms(k, gf, coff, P, rows, rb, A, st, a->res_add ? a->res : NULL, a);
     if (!c->out_nhwc)
         cg_nhwc_unstage(k, c, ir_value(k->g, n->out[0])->type.elem, st, a->out[0], a);
     return true;
