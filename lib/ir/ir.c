@@ -2,19 +2,26 @@
  * constants, use lists, compaction. Element types, qparams and tensors: types.c. */
 #include "ir.h"
 
+#include "numerics/fmath.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- ops ---- */
+#define SCALAR(f) f
+#define NOSCALAR NULL
 static const OpInfo op_tab[OP_COUNT] = {
-    [OP_INVALID] = {"<invalid>", 0, 0, 0, 0, 0},
-#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, ...) \
-    [OP_##E] = {NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS},
+    [OP_INVALID] = {"<invalid>", 0, 0, 0, 0, 0, NULL},
+#define OP(E, NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, INFER, REF, LOWER, SCRATCH, STATIC,      \
+           MLIR, VERIFY, LUT, FOLD, SUP, F32)                                                     \
+    [OP_##E] = {NAME, MININ, MAXIN, MINOUT, MAXOUT, FLAGS, F32},
 #include "ops.def"
 #undef OP
 };
+#undef SCALAR
+#undef NOSCALAR
 
 const OpInfo *
 op_info(OpKind k)

@@ -102,6 +102,7 @@ typedef struct OpInfo {
     const char *name;
     int min_in, max_in, min_out, max_out;
     unsigned flags;
+    float (*f32)(float); /* ops.def's SCALAR column: the f32 formula of a one-operand op, or NULL */
 } OpInfo;
 const OpInfo *op_info(OpKind k);
 OpKind op_from_name(const char *s, size_t n);

@@ -309,3 +309,33 @@ qn_sum16(const float *x, int64_t n, int64_t stride)
         p[j % QN_SUM_LANES] = p[j % QN_SUM_LANES] + x[j * stride];
     return qn_sum16_tree(p);
 }
+
+float
+qn_sqrtf(float x)
+{
+    return sqrtf(x);
+}
+
+float
+qn_reciprocalf(float x)
+{
+    return 1.0f / x;
+}
+
+float
+qn_negf(float x)
+{
+    return -x;
+}
+
+float
+qn_absf(float x)
+{
+    return fabsf(x);
+}
+
+float
+qn_roundf(float x)
+{
+    return rintf(x); /* ties to even in the default rounding mode */
+}

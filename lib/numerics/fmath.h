@@ -95,6 +95,14 @@ float qn_gelu_tanh(float x);
  * |x| rounded once to f32, with the sign and the special cases of C's pow (x < 0 and
  * non-integer y -> NaN; x = +-0 or +-inf by the sign of y). */
 float qn_powf(float x, float y);
+/* The one-instruction f32 functions, named so the op registry can point at them (ops.def's
+ * SCALAR column): the correctly rounded square root, 1 / x, -x, |x|, and round half to even
+ * (ONNX Round; rintf in the default rounding mode). */
+float qn_sqrtf(float x);
+float qn_reciprocalf(float x);
+float qn_negf(float x);
+float qn_absf(float x);
+float qn_roundf(float x);
 
 /* exp(y * log(a)) for finite a > 0 in f64 (docs/numerics.md): log by the atanh series of
  * s = (m - 1) / (m + 1) (QN_PLOG_N terms of 1 / (2k + 1)), t = y * (e * LN2 + log m) with

@@ -77,17 +77,13 @@ ref_op_binary(RefCtx *c, Node *n)
     return true;
 }
 
-/* the f32 functions of lib/numerics/fmath.c */
+/* the f32 functions of lib/numerics/fmath.c: the op's SCALAR column, or gelu's two forms */
 static float
 unary_f32(OpKind op, float x, bool tanh_gelu)
 {
-    switch (op) {
-    case OP_SIGMOID: return qn_sigmoidf(x);
-    case OP_TANH: return qn_tanhf(x);
-    case OP_ERF: return qn_erff(x);
-    case OP_GELU: return tanh_gelu ? qn_gelu_tanh(x) : qn_gelu_erf(x);
-    default: return x;
-    }
+    if (op == OP_GELU)
+        return tanh_gelu ? qn_gelu_tanh(x) : qn_gelu_erf(x);
+    return op_info(op)->f32 ? op_info(op)->f32(x) : x;
 }
 
 static double

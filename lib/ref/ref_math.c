@@ -14,32 +14,18 @@
 #include <math.h>
 #include <string.h>
 
-static float
-unary_f32(OpKind op, float x)
-{
-    switch (op) {
-    case OP_EXP: return qn_expf(x);
-    case OP_LOG: return qn_logf(x);
-    case OP_SQRT: return sqrtf(x);
-    case OP_RECIPROCAL: return 1.0f / x;
-    case OP_NEG: return -x;
-    case OP_ABS: return fabsf(x);
-    case OP_ROUND: return rintf(x); /* ties to even (ONNX Round) */
-    default: return x;
-    }
-}
-
 bool
 ref_op_math_unary(RefCtx *c, Node *n)
 {
     const RefTensor *x = ref_in(c, n, 0);
     RefTensor *y = ref_out(c, n, 0);
     size_t k = ref_numel(y);
-    if (x->type.elem == ET_F32) {
+    float (*f)(float) = op_info(n->op)->f32; /* ops.def's SCALAR column */
+    if (x->type.elem == ET_F32 && f) {
         const float *xf = x->data;
         float *yf = y->data;
         for (size_t i = 0; i < k; i++)
-            yf[i] = unary_f32(n->op, xf[i]);
+            yf[i] = f(xf[i]);
         return true;
     }
     if (elem_is_int(x->type.elem) && (n->op == OP_NEG || n->op == OP_ABS)) {

@@ -39,11 +39,12 @@ typedef struct Fn {
 static double
 eval(const Fn *f, double x)
 {
+    if (op_info(f->op)->f32) /* ops.def's SCALAR column: the f32 formula (x is an f32 value) */
+        return op_info(f->op)->f32((float)x);
     switch (f->op) {
     case OP_RELU: return x > 0 ? x : 0;
     case OP_CLIP: return x < f->lo ? f->lo : x > f->hi ? f->hi : x;
     case OP_LEAKY_RELU: return x < 0 ? f->alpha * x : x;
-    case OP_SIGMOID: return qn_sigmoidf((float)x);
     case OP_HARD_SIGMOID: {
         double v = f->alpha * x + f->beta;
         return v < 0 ? 0 : v > 1 ? 1 : v;
@@ -52,17 +53,7 @@ eval(const Fn *f, double x)
         double v = x / 6.0 + 0.5;
         return x * (v < 0 ? 0 : v > 1 ? 1 : v);
     }
-    case OP_TANH: return qn_tanhf((float)x);
-    case OP_ERF: return qn_erff((float)x);
     case OP_GELU: return f->tanh_approx ? qn_gelu_tanh((float)x) : qn_gelu_erf((float)x);
-    /* float-island math: as lib/ref/ref_math.c */
-    case OP_EXP: return qn_expf((float)x);
-    case OP_LOG: return qn_logf((float)x);
-    case OP_SQRT: return sqrtf((float)x);
-    case OP_RECIPROCAL: return 1.0f / (float)x;
-    case OP_NEG: return -x;
-    case OP_ABS: return fabs(x);
-    case OP_ROUND: return rintf((float)x); /* ties to even (the default rounding mode) */
     default: return NAN;
     }
 }
