@@ -682,8 +682,9 @@ done:
 }
 
 /* The run-time dimension check of a symbolic graph that passed its other checks: one of its
- * symbols (?b, the one in the earlier axis, for three seeds in four) gets the range [1, size + 3] (qdqc_context_set_dim_range; the other
- * stays bound to its size), the graph is compiled once on one ISA path and run through
+ * symbols (?b, the one in the earlier axis, for three seeds in four) gets the range
+ * [1, size + 3] (qdqc_context_set_dim_range; the other stays bound to its size), the graph
+ * is compiled once on one ISA path and run through
  * qdqc_jit_run_shapes at 1, its own size and the top of the range (a range that reaches 4 also
  * has the chunk graph, docs/abi.md), each bit for bit against the integer reference of the
  * graph bound to that size; with --threads the last size on a 2-thread pool. A symbol that is
