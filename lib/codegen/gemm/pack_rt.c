@@ -79,13 +79,10 @@ pk_body(Pk *k, LLVMValueRef pb, int64_t nrp, LLVMValueRef n, LLVMValueRef c, LLV
         LLVMValueRef v = irb_load(&k->ir, k->i8, j ? gep(k, src, k64(k, j * k->rb->sk)) : src, 1);
         if (!k->rb->b_signed)
             v = LLVMBuildXor(k->b, v, LLVMConstInt(k->i8, 0x80, 0), "");
-        LLVMValueRef st;
         if (p->belem == 2)
-            st = LLVMBuildStore(k->b, LLVMBuildSExt(k->b, v, k->i16, ""),
-                                gep(k, dst, k64(k, 2 * j)));
+            irb_store(&k->ir, LLVMBuildSExt(k->b, v, k->i16, ""), gep(k, dst, k64(k, 2 * j)), 2);
         else
-            st = LLVMBuildStore(k->b, v, j ? gep(k, dst, k64(k, j)) : dst);
-        LLVMSetAlignment(st, (unsigned)p->belem);
+            irb_store(&k->ir, v, j ? gep(k, dst, k64(k, j)) : dst, (unsigned)p->belem);
         if (k->coef) {
             LLVMValueRef w = LLVMBuildSExt(k->b, v, k->i32, "");
             sum = sum ? LLVMBuildAdd(k->b, sum, w, "") : w;
@@ -218,10 +215,8 @@ cg_gemm_rt_emit_pack(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const 
         PkLoop ln;
         LLVMValueRef n = pk_loop(k, &ln, "bias");
         LLVMValueRef cp = gep(k, k->cb, madd(k, n, 4, NULL));
-        LLVMValueRef a = LLVMBuildLoad2(k->b, k->i32, cp, "");
-        LLVMValueRef bv = LLVMBuildLoad2(k->b, k->i32, gep(k, bias, madd(k, n, 4, NULL)), "");
-        LLVMSetAlignment(a, 4);
-        LLVMSetAlignment(bv, 4);
+        LLVMValueRef a = irb_load(&k->ir, k->i32, cp, 4);
+        LLVMValueRef bv = irb_load(&k->ir, k->i32, gep(k, bias, madd(k, n, 4, NULL)), 4);
         irb_store(&k->ir, LLVMBuildAdd(k->b, a, bv, ""), cp, 4);
         pk_loop_end(k, &ln, s->n);
     }

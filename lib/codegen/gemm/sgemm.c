@@ -140,8 +140,7 @@ smin(SG *g, LLVMValueRef a, LLVMValueRef b)
 static LLVMValueRef
 vload(SG *g, LLVMValueRef ptr, unsigned align)
 {
-    LLVMValueRef v = irb_load(&g->ir, g->vty, ptr, align);
-    return v;
+    return irb_load(&g->ir, g->vty, ptr, align);
 }
 
 static void
@@ -388,7 +387,7 @@ cg_sgemm_emit(LLVMModuleRef mod, const CgTarget *t, CgGemmIsa isa, const CgSgemm
     g->p = &p;
     g->vty = LLVMVectorType(g->f32, (unsigned)p.vl);
     LLVMTypeRef params[5] = {g->ptr, g->ptr, g->i64, g->i64, g->ptr};
-    g->fn = LLVMAddFunction(mod, name, LLVMFunctionType(LLVMVoidTypeInContext(g->c), params, 5, 0));
+    g->fn = LLVMAddFunction(mod, name, LLVMFunctionType(g->vd, params, 5, 0));
     cg_function_set_target(g->fn, t, p.desc->vector_bits);
     unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
     LLVMAddAttributeAtIndex(g->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->c, nounwind, 0));

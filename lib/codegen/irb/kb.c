@@ -166,8 +166,7 @@ cg_load_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx)
 {
     LLVMTypeRef t = cg_elem_type(k, e);
     LLVMValueRef p = LLVMBuildGEP2(k->b, t, base, &idx, 1, "");
-    LLVMValueRef v = irb_load(&k->ir, t, p, 1);
-    return v;
+    return irb_load(&k->ir, t, p, 1);
 }
 
 LLVMValueRef
@@ -187,8 +186,7 @@ cg_store_raw(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef idx, LLVMValueRe
 {
     LLVMTypeRef t = cg_elem_type(k, e);
     LLVMValueRef p = LLVMBuildGEP2(k->b, t, base, &idx, 1, "");
-    LLVMValueRef s = LLVMBuildStore(k->b, v, p);
-    LLVMSetAlignment(s, 1);
+    irb_store(&k->ir, v, p, 1);
 }
 
 LLVMValueRef

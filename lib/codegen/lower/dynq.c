@@ -48,8 +48,8 @@ static LLVMValueRef
 vload(Kb *k, LLVMValueRef base, LLVMValueRef i, unsigned lanes, ElemType e)
 {
     LLVMTypeRef t = LLVMVectorType(cg_elem_type(k, e), lanes);
-    LLVMValueRef v = irb_load(&k->ir, t, cg_gep(k, base, cg_mul(k, i, cg_i64(k, (int64_t)elem_size(e)))), (unsigned)elem_size(e));
-    return v;
+    LLVMValueRef p = cg_gep(k, base, cg_mul(k, i, cg_i64(k, (int64_t)elem_size(e))));
+    return irb_load(&k->ir, t, p, (unsigned)elem_size(e));
 }
 
 /* Running max / min / NaN flag of `lanes` floats (accumulators in allocas of that width). */
@@ -138,9 +138,7 @@ quant_vec(Kb *k, LLVMValueRef x, LLVMValueRef y, LLVMValueRef i, unsigned w, LLV
     LLVMValueRef lo = LLVMConstNull(vi), hi = cg_vsplat(k, cg_i32(k, 255), w);
     v = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSLT, v, lo, ""), lo, v, "");
     v = LLVMBuildSelect(k->b, LLVMBuildICmp(k->b, LLVMIntSGT, v, hi, ""), hi, v, "");
-    LLVMValueRef st = LLVMBuildStore(k->b, LLVMBuildTrunc(k->b, v, LLVMVectorType(k->i8, w), ""),
-                                     cg_gep(k, y, i));
-    LLVMSetAlignment(st, 1);
+    irb_store(&k->ir, LLVMBuildTrunc(k->b, v, LLVMVectorType(k->i8, w), ""), cg_gep(k, y, i), 1);
 }
 
 /* quant_vec over [from, from + count) (count known): full vectors in a loop, then pieces. */
@@ -301,8 +299,7 @@ rowq_vec(Kb *k, LLVMValueRef x, LLVMValueRef q, LLVMValueRef i, unsigned w, LLVM
     v = fsel(k, LLVMRealOLT, v, lo, lo, v);
     v = fsel(k, LLVMRealOGT, v, hi, hi, v);
     v = LLVMBuildFPToSI(k->b, intr1(k, "llvm.roundeven", v), LLVMVectorType(k->i8, w), "");
-    LLVMValueRef st = LLVMBuildStore(k->b, v, cg_gep(k, q, i));
-    LLVMSetAlignment(st, 1);
+    irb_store(&k->ir, v, cg_gep(k, q, i), 1);
 }
 
 void

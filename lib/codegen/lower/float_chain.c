@@ -80,8 +80,7 @@ ld(Kb *k, ElemType e, LLVMValueRef base, LLVMValueRef i, unsigned w)
         return e == ET_F32 ? cg_load_raw(k, e, base, i) : cg_load_i64(k, e, base, i);
     LLVMTypeRef et = cg_elem_type(k, e);
     LLVMValueRef p = LLVMBuildGEP2(k->b, et, base, &i, 1, "");
-    LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(et, w), p, 1);
-    return v;
+    return irb_load(&k->ir, LLVMVectorType(et, w), p, 1);
 }
 
 static void

@@ -430,7 +430,7 @@ dw_tile(Kb *k, const FcPlan *p, DwTask *t, LLVMValueRef ow0, LLVMValueRef yrow, 
         LLVMValueRef e = cg_add(k, ow0, cg_i64(k, j * p->V));
         int64_t lanes = pix - j * p->V;
         if (lanes >= p->V) {
-            LLVMSetAlignment(LLVMBuildStore(B, v, cg_gep(k, yrow, off4(k, e))), 4);
+            irb_store(&k->ir, v, cg_gep(k, yrow, off4(k, e)), 4);
             continue;
         }
         for (int64_t l = 0; l < lanes; l++)

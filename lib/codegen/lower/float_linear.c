@@ -279,7 +279,7 @@ gap_planes(Kb *k, LLVMValueRef x, LLVMValueRef y, LLVMValueRef p0, unsigned w, i
                                    cg_vsplat(k, dconst(k, (double)isp), w), "");
     q = LLVMBuildFPTrunc(b, q, ft, "");
     LLVMValueRef ptr = LLVMBuildGEP2(b, k->f32, y, &p0, 1, "");
-    LLVMSetAlignment(LLVMBuildStore(b, q, ptr), 4);
+    irb_store(&k->ir, q, ptr, 4);
 }
 
 /* True when x (global_avgpool's input, planes of isp values) is the result of a dequantize of
@@ -338,8 +338,7 @@ gap_exact_plane(Kb *k, LLVMValueRef x, LLVMValueRef y, LLVMValueRef p, int64_t i
         LLVMValueRef off = cg_add(k, base, cg_add(k, cg_i64(k, step == 0 ? 0 : at), cg_mul(k, i, cg_i64(k, w))));
         for (int h = 0; h < w / 8; h++) {
             LLVMValueRef o = cg_add(k, off, cg_i64(k, 8 * h));
-            LLVMValueRef ld = LLVMBuildLoad2(b, f8, LLVMBuildGEP2(b, k->f32, x, &o, 1, ""), "");
-            LLVMSetAlignment(ld, 4);
+            LLVMValueRef ld = irb_load(&k->ir, f8, LLVMBuildGEP2(b, k->f32, x, &o, 1, ""), 4);
             LLVMValueRef e = LLVMBuildFPExt(b, ld, d8, "");
             LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, d8, acc[h], ""), e, ""), acc[h]);
         }
@@ -359,7 +358,7 @@ gap_exact_plane(Kb *k, LLVMValueRef x, LLVMValueRef y, LLVMValueRef p, int64_t i
     for (unsigned j = 0; j < 8; j++)
         sum = LLVMBuildFAdd(b, sum, LLVMBuildExtractElement(b, t, LLVMConstInt(k->i32, j, 0), ""), "");
     LLVMValueRef q = LLVMBuildFPTrunc(b, LLVMBuildFDiv(b, sum, dconst(k, (double)isp), ""), k->f32, "");
-    LLVMSetAlignment(LLVMBuildStore(b, q, LLVMBuildGEP2(b, k->f32, y, &p, 1, "")), 4);
+    irb_store(&k->ir, q, LLVMBuildGEP2(b, k->f32, y, &p, 1, ""), 4);
 }
 
 static bool

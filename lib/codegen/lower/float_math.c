@@ -516,8 +516,7 @@ fe_load(Fe *e, LLVMValueRef base, bool one, LLVMValueRef i, unsigned w)
         return w == 1 ? s : cg_vsplat(k, s, w);
     }
     LLVMValueRef p = LLVMBuildGEP2(k->b, k->f32, base, &i, 1, "");
-    LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(k->f32, w), p, 4);
-    return v;
+    return irb_load(&k->ir, LLVMVectorType(k->f32, w), p, 4);
 }
 
 static void

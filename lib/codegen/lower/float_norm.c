@@ -39,8 +39,7 @@ vload(Kb *k, LLVMValueRef base, LLVMValueRef i, unsigned w)
 {
     if (w == 1)
         return cg_load_raw(k, ET_F32, base, i);
-    LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(k->f32, w), vptr(k, base, i), 4);
-    return v;
+    return irb_load(&k->ir, LLVMVectorType(k->f32, w), vptr(k, base, i), 4);
 }
 
 static void
@@ -144,7 +143,7 @@ row_sum(Kb *k, const Row *r, SumKind kind, LLVMValueRef c, unsigned vl)
         }
         for (unsigned a = 0; a < nv; a++) {
             LLVMValueRef off = cg_i64(k, (int64_t)(a * vl));
-            LLVMSetAlignment(LLVMBuildStore(b, LLVMBuildLoad2(b, vt, acc[a], ""), vptr(k, p, off)), 4);
+            irb_store(&k->ir, LLVMBuildLoad2(b, vt, acc[a], ""), vptr(k, p, off), 4);
         }
     }
     if (rest > 0 && !mtail) {

@@ -310,8 +310,7 @@ cg_emit_wonly(Kb *k, Node *n, const CgNodeArgs *a)
     for (int r = 0; r < p.MR; r++)
         for (int j = 0; j < p.NV; j++) {
             LLVMValueRef off = cg_add(k, cg_mul(k, row[r], cg_i64(k, p.N)), cg_add(k, n0, cg_i64(k, j * p.V)));
-            LLVMValueRef st = LLVMBuildStore(B, fin[r][j], cg_gep(k, y, cg_mul(k, off, cg_i64(k, 4))));
-            LLVMSetAlignment(st, 4);
+            irb_store(&k->ir, fin[r][j], cg_gep(k, y, cg_mul(k, off, cg_i64(k, 4))), 4);
         }
     LLVMBuildBr(B, join);
     LLVMPositionBuilderAtEnd(B, part);

@@ -93,8 +93,7 @@ plane_tiles(Kb *k, ElemType e, LLVMValueRef *io, LLVMValueRef di, LLVMValueRef s
     LLVMValueRef r[16];
     for (unsigned t = 0; t < W; t++) {
         LLVMValueRef o = cg_add(k, si, cg_add(k, c0, cg_mul(k, cg_add(k, j0, cg_i64(k, t)), cg_i64(k, S))));
-        r[t] = LLVMBuildLoad2(k->b, vt, LLVMBuildGEP2(k->b, it, io[1], &o, 1, ""), "");
-        LLVMSetAlignment(r[t], 1);
+        r[t] = irb_load(&k->ir, vt, LLVMBuildGEP2(k->b, it, io[1], &o, 1, ""), 1);
     }
     vtranspose(k, r, W);
     for (unsigned t = 0; t < W; t++) {

@@ -223,8 +223,7 @@ dw_clamp_load(Dw *d, LLVMValueRef gq)
 static LLVMValueRef
 vload(Kb *k, LLVMTypeRef elt, unsigned n, LLVMValueRef p)
 {
-    LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(elt, n), p, 1);
-    return v;
+    return irb_load(&k->ir, LLVMVectorType(elt, n), p, 1);
 }
 
 static LLVMValueRef
@@ -493,8 +492,7 @@ ilv_group(Dw *d, LLVMValueRef *acc, LLVMValueRef m)
 static void
 epilogue_store(Dw *d, LLVMValueRef acc, LLVMValueRef ch, unsigned n, LLVMValueRef p)
 {
-    LLVMValueRef st = LLVMBuildStore(d->k->b, epilogue_vec(d, acc, ch, n), p);
-    LLVMSetAlignment(st, 1);
+    irb_store(&d->k->ir, epilogue_vec(d, acc, ch, n), p, 1);
 }
 
 /* The dot-product intrinsic for an n-lane vector (cg_isa_mac16), NULL for plain IR. Intrinsics

@@ -96,8 +96,7 @@ cg_first_ok(Kb *k, Node *n, const ConvGeo *c)
 static LLVMValueRef
 vload(Kb *k, unsigned n, LLVMValueRef p)
 {
-    LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(k->i8, n), p, 1);
-    return v;
+    return irb_load(&k->ir, LLVMVectorType(k->i8, n), p, 1);
 }
 
 static void

@@ -79,8 +79,7 @@ copy_bytes(Kb *k, LLVMValueRef dst, LLVMValueRef src, int64_t n)
     LLVMTypeRef vt = LLVMVectorType(k->i8, 64);
     for (int64_t i = 0; i < nv; i++) {
         LLVMValueRef v = irb_load(&k->ir, vt, cg_gep(k, src, cg_i64(k, 64 * i)), 1);
-        LLVMValueRef st = LLVMBuildStore(k->b, v, cg_gep(k, dst, cg_i64(k, 64 * i)));
-        LLVMSetAlignment(st, 1);
+        irb_store(&k->ir, v, cg_gep(k, dst, cg_i64(k, 64 * i)), 1);
     }
     if (n - 64 * nv > 0)
         LLVMBuildMemCpy(k->b, cg_gep(k, dst, cg_i64(k, 64 * nv)), 1, cg_gep(k, src, cg_i64(k, 64 * nv)), 1,

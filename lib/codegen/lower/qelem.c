@@ -111,8 +111,7 @@ lut_vec64(Kb *k, LLVMValueRef gt, LLVMValueRef x, int64_t lo)
     LLVMValueRef tb[4], half[2];
     for (int q = 0; q < 4; q++) {
         LLVMValueRef off = cg_i64(k, 64 * q);
-        tb[q] = LLVMBuildLoad2(k->b, vt, LLVMBuildGEP2(k->b, k->i8, gt, &off, 1, ""), "");
-        LLVMSetAlignment(tb[q], 64);
+        tb[q] = irb_load(&k->ir, vt, LLVMBuildGEP2(k->b, k->i8, gt, &off, 1, ""), 64);
     }
     for (int h = 0; h < 2; h++) {
         LLVMValueRef args[3] = {tb[2 * h], idx, tb[2 * h + 1]};
@@ -138,8 +137,8 @@ lut_range(Kb *k, const Type *x, const Type *y, LLVMValueRef gt, LLVMValueRef *io
         CgLoop l;
         LLVMValueRef i = cg_add(k, start, cg_mul(k, cg_loop_begin(k, &l, nvec), cg_i64(k, 64)));
         LLVMValueRef xv = irb_load(&k->ir, vt, LLVMBuildGEP2(k->b, k->i8, io[0], &i, 1, ""), 1);
-        LLVMValueRef st = LLVMBuildStore(k->b, lut_vec64(k, gt, xv, lo), LLVMBuildGEP2(k->b, k->i8, io[1], &i, 1, ""));
-        LLVMSetAlignment(st, 1);
+        LLVMValueRef yp = LLVMBuildGEP2(k->b, k->i8, io[1], &i, 1, "");
+        irb_store(&k->ir, lut_vec64(k, gt, xv, lo), yp, 1);
         cg_loop_end_novec(k, &l);
     }
     CgLoop l;

@@ -151,9 +151,8 @@ cg_elemwise_vec_ok(Kb *k, Node *n)
 static void
 ev_store(Kb *k, LLVMValueRef o, LLVMValueRef out, LLVMValueRef i, unsigned lanes)
 {
-    LLVMValueRef st = LLVMBuildStore(k->b, LLVMBuildTrunc(k->b, o, LLVMVectorType(k->i8, lanes), ""),
-                                     cg_gep(k, out, i));
-    LLVMSetAlignment(st, 1);
+    irb_store(&k->ir, LLVMBuildTrunc(k->b, o, LLVMVectorType(k->i8, lanes), ""), cg_gep(k, out, i),
+              1);
 }
 
 /* Result of `lanes` elements starting at element i (i64) of operands p[] into out. */

@@ -128,8 +128,7 @@ block(Kb *k, Node *n, ElemType e, LLVMValueRef x, LLVMValueRef base, int64_t R, 
         LLVMValueRef q = cg_loop_begin(k, &l, cg_i64(k, nv));
         LLVMValueRef p = LLVMBuildGEP2(b, cg_elem_type(k, e), x,
                                        (LLVMValueRef[]){cg_add(k, base, cg_mul(k, q, cg_i64(k, vl)))}, 1, "");
-        LLVMValueRef v = LLVMBuildLoad2(b, LLVMVectorType(cg_elem_type(k, e), vl), p, "");
-        LLVMSetAlignment(v, 1);
+        LLVMValueRef v = irb_load(&k->ir, LLVMVectorType(cg_elem_type(k, e), vl), p, 1);
         if (LLVMVectorType(cg_elem_type(k, e), vl) != vty)
             v = LLVMBuildFPExt(b, v, vty, "");
         LLVMValueRef acc = LLVMBuildLoad2(b, vty, accp, "");
