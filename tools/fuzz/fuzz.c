@@ -322,6 +322,19 @@ first_diag(qdqc_context *ctx, char *buf, size_t n)
     snprintf(buf, n, "%.*s", (int)(k < 600 ? k : 600), s);
 }
 
+/* text parsed (with the bindings of ctx) and run through the default pipeline into *m (which
+ * the caller destroys either way); false with res->cls = cls and the first diagnostic */
+static bool
+parse_default(qdqc_context *ctx, const char *text, qdqc_module **m, int cls, Result *res)
+{
+    if (qdqc_module_parse(ctx, text, strlen(text), "fuzz.qir", m) == QDQC_OK &&
+        qdqc_module_run_passes(*m, "default") == QDQC_OK)
+        return true;
+    res->cls = cls;
+    first_diag(ctx, res->detail, sizeof res->detail);
+    return false;
+}
+
 static bool
 run_jit(qdqc_module *m, const char *isa, const Bufs *in, Bufs *out, qdqc_threadpool *pool,
         char *err, size_t errlen)
@@ -483,12 +496,8 @@ check_text(const char *text, uint64_t input_seed, bool fixed, const Opts *op, Re
         first_diag(ctx, res->detail, sizeof res->detail);
         goto done;
     }
-    if (qdqc_module_parse(ctx, text, strlen(text), "fuzz.qir", &mi) != QDQC_OK ||
-        qdqc_module_run_passes(mi, "default") != QDQC_OK) {
-        res->cls = FZ_PIPE;
-        first_diag(ctx, res->detail, sizeof res->detail);
+    if (!parse_default(ctx, text, &mi, FZ_PIPE, res))
         goto done;
-    }
     bufs_alloc(&oint, mi, true);
     if (oint.n != olit.n) {
         res->cls = FZ_PIPE;
@@ -638,12 +647,8 @@ dynamic_size(qdqc_jit *jd, const char *text, qdqc_context *cs, int64_t n, uint64
 {
     qdqc_module *ms = NULL;
     Bufs in = {0}, oref = {0}, ojit = {0};
-    if (qdqc_module_parse(cs, text, strlen(text), "fuzz.qir", &ms) != QDQC_OK ||
-        qdqc_module_run_passes(ms, "default") != QDQC_OK) {
-        res->cls = FZ_PIPE;
-        first_diag(cs, res->detail, sizeof res->detail);
+    if (!parse_default(cs, text, &ms, FZ_PIPE, res))
         goto done;
-    }
     bufs_alloc(&in, ms, false);
     fill_inputs(&in, seed + (uint64_t)n, text);
     bufs_alloc(&oref, ms, true);
@@ -704,10 +709,7 @@ check_dynamic(const char *text, uint64_t seed, const Opts *op, Result *res)
     qdqc_module *md = NULL;
     qdqc_jit *jd = NULL;
     qdqc_threadpool *pool = NULL;
-    if (qdqc_module_parse(cd, text, strlen(text), "fuzz.qir", &md) != QDQC_OK ||
-        qdqc_module_run_passes(md, "default") != QDQC_OK) {
-        res->cls = FZ_DYN;
-        first_diag(cd, res->detail, sizeof res->detail);
+    if (!parse_default(cd, text, &md, FZ_DYN, res)) {
         prefix_detail(res, "parsed with a run-time dimension: ");
         goto done;
     }
