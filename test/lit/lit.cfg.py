@@ -98,12 +98,12 @@ from qdqc_lit import QdqcTest, read_costs  # noqa: E402
 _tier = lit_config.params.get("tier", "quick")
 if _tier not in ("quick", "long", "all"):
     lit_config.fatal("--param tier=%s: expected quick, long or all" % _tier)
+_rotate = lit_config.params.get("sanitize_rotate", "day")
+if _rotate not in ("day", "all", "0", "1"):
+    lit_config.fatal("--param sanitize_rotate=%s: expected day, all, 0 or 1" % _rotate)
 config.test_format = QdqcTest(tier=_tier, host_cpu=_host_cpu,
                               costs=read_costs(os.path.join(config.test_source_root, ".lit_test_times.txt")),
                               sanitize=config.qdqc_sanitize,
                               floor=int(lit_config.params.get("time_floor", "120")),
-                              rotate=lit_config.params.get("sanitize_rotate", "day"),
+                              rotate=_rotate,
                               root=config.test_source_root)
-if lit_config.params.get("sanitize_rotate", "day") not in ("day", "all", "0", "1"):
-    lit_config.fatal("--param sanitize_rotate=%s: expected day, all, 0 or 1"
-                     % lit_config.params["sanitize_rotate"])
